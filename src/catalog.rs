@@ -1,0 +1,291 @@
+//! Reading the store as checkpoints and runs: the note of any checkpoint commit (found through
+//! its `Agent-Run:` trailer, so inherited checkpoints of other runs resolve too), a run's
+//! summary, its chain, and the resolution of a checkpoint address.
+//!
+//! Read-only: nothing here writes objects or refs. Readers of notes are cached per run for
+//! the lifetime of one `Catalog`.
+
+use crate::error::{Error, Result};
+use crate::ids::{CheckpointSpec, RunId, StepName};
+use crate::model::{CheckpointLine, Note, Status};
+use crate::store::{CommitInfo, NotesReader, Store};
+use gix::ObjectId;
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// One checkpoint as read back: its commit and its folded note.
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    pub commit: CommitInfo,
+    pub note: Note,
+}
+
+impl Checkpoint {
+    pub fn id(&self) -> ObjectId {
+        self.commit.id
+    }
+    /// The checkpoint line (every checkpoint returned by the catalog has one).
+    pub fn line(&self) -> &CheckpointLine {
+        self.note
+            .checkpoint()
+            .expect("catalog only returns checkpoints with a checkpoint line")
+    }
+    pub fn status(&self) -> Option<Status> {
+        self.note.effective_status()
+    }
+    /// The JSON shape of DESIGN.md §4: the checkpoint line's fields plus `"checkpoint"`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self.line()).expect("serializable");
+        let o = v.as_object_mut().expect("object");
+        o.insert("checkpoint".into(), self.id().to_string().into());
+        o.insert(
+            "status".into(),
+            serde_json::to_value(self.status()).expect("serializable"),
+        );
+        o.insert(
+            "parents".into(),
+            self.commit.parents.iter().map(|p| p.to_string()).collect(),
+        );
+        o.insert("tree".into(), self.commit.tree.to_string().into());
+        let extra: Vec<serde_json::Value> = self
+            .note
+            .lines
+            .iter()
+            .filter(|l| !matches!(l, crate::model::NoteLine::Checkpoint(_)))
+            .map(|l| l.to_json())
+            .collect();
+        if !extra.is_empty() {
+            o.insert("records".into(), extra.into());
+        }
+        v
+    }
+}
+
+/// A run at a glance, for `list` and `status`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    pub run: String,
+    pub label: Option<String>,
+    /// `archived`, or the status of the newest checkpoint.
+    pub status: String,
+    pub archived: bool,
+    pub steps: Vec<String>,
+    pub checkpoints: u64,
+    pub last_activity: String,
+    pub head: String,
+    pub rewound_from: Option<crate::model::LineageLink>,
+    pub forked_from: Option<crate::model::LineageLink>,
+}
+
+/// Cached reader over the store.
+pub struct Catalog<'s> {
+    pub store: &'s Store,
+    readers: HashMap<String, NotesReader<'s>>,
+}
+
+impl<'s> Catalog<'s> {
+    pub fn new(store: &'s Store) -> Self {
+        Catalog {
+            store,
+            readers: HashMap::new(),
+        }
+    }
+
+    fn reader(&mut self, run: &RunId) -> Result<&mut NotesReader<'s>> {
+        if !self.readers.contains_key(run.as_str()) {
+            let r = self.store.notes_reader(run)?;
+            self.readers.insert(run.to_string(), r);
+        }
+        Ok(self.readers.get_mut(run.as_str()).expect("just inserted"))
+    }
+
+    /// Forget cached notes (after this process wrote new ones).
+    pub fn refresh(&mut self) {
+        self.readers.clear();
+    }
+
+    /// The checkpoint at `commit`, or `None` if that commit is not a checkpoint (no
+    /// `Agent-Run:` trailer or no note). A malformed note is an error.
+    pub fn try_checkpoint(&mut self, commit: ObjectId) -> Result<Option<Checkpoint>> {
+        let info = self.store.read_commit(commit)?;
+        let Some(run) = info.trailers.run.clone() else {
+            return Ok(None);
+        };
+        let Ok(run) = RunId::new(run) else {
+            return Ok(None);
+        };
+        let Some(note) = self.reader(&run)?.note(commit)? else {
+            return Ok(None);
+        };
+        if note.checkpoint().is_none() {
+            return Err(Error::corrupt(format!(
+                "the note of checkpoint {} has no checkpoint line",
+                short(commit)
+            )));
+        }
+        Ok(Some(Checkpoint { commit: info, note }))
+    }
+
+    /// Like [`Self::try_checkpoint`], but a commit without a note is an error.
+    pub fn checkpoint(&mut self, commit: ObjectId) -> Result<Checkpoint> {
+        self.try_checkpoint(commit)?.ok_or_else(|| {
+            Error::not_found(format!(
+                "{} is not an agent-rewind checkpoint (no Agent-Run trailer or no note)",
+                short(commit)
+            ))
+        })
+    }
+
+    /// The tip checkpoint of a run, `None` if the run does not exist.
+    pub fn run_tip(&mut self, run: &RunId) -> Result<Option<Checkpoint>> {
+        match self.store.run_head(run)? {
+            None => Ok(None),
+            Some(id) => self.checkpoint(id).map(Some),
+        }
+    }
+
+    pub fn require_run_tip(&mut self, run: &RunId) -> Result<Checkpoint> {
+        self.run_tip(run)?.ok_or_else(|| unknown_run(run))
+    }
+
+    /// The root (seq 0) checkpoint of the run whose tip is `tip`.
+    pub fn root_of(&mut self, tip: &Checkpoint) -> Result<Checkpoint> {
+        match tip.line().run_root.as_deref() {
+            None => Ok(tip.clone()),
+            Some(hex) => {
+                let id = ObjectId::from_hex(hex.as_bytes()).map_err(|_| {
+                    Error::corrupt(format!(
+                        "checkpoint {} has an invalid run_root",
+                        short(tip.id())
+                    ))
+                })?;
+                self.checkpoint(id)
+            }
+        }
+    }
+
+    /// The checkpoints of `run`'s own chain, oldest first (stops where the chain enters the
+    /// run it was rewound or forked from).
+    pub fn run_chain(&mut self, run: &RunId) -> Result<Vec<Checkpoint>> {
+        let tip = self.require_run_tip(run)?;
+        let mut out = vec![];
+        let mut next = Some(tip);
+        while let Some(cp) = next.take() {
+            let (seq, parent) = (cp.line().seq, cp.commit.parents.first().copied());
+            let own = cp.line().run == run.as_str();
+            if !own {
+                break;
+            }
+            out.push(cp);
+            if seq == 0 {
+                break;
+            }
+            if let Some(p) = parent {
+                next = self.try_checkpoint(p)?;
+            }
+        }
+        out.reverse();
+        Ok(out)
+    }
+
+    /// The first-parent lineage from a checkpoint back through every run it came from,
+    /// newest first, until a commit that is not a checkpoint.
+    pub fn lineage_chain(&mut self, from: ObjectId, limit: usize) -> Result<Vec<Checkpoint>> {
+        let mut out = vec![];
+        let mut next = self.try_checkpoint(from)?;
+        while let Some(cp) = next.take() {
+            if out.len() >= limit {
+                break;
+            }
+            let parent = cp.commit.parents.first().copied();
+            out.push(cp);
+            if let Some(p) = parent {
+                next = self.try_checkpoint(p)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Summary of a run from its tip and root notes: two note reads, whatever the run's length.
+    pub fn summary(&mut self, run: &RunId) -> Result<RunSummary> {
+        let tip = self.require_run_tip(run)?;
+        let root = self.root_of(&tip)?;
+        let steps = self
+            .store
+            .step_refs(run)?
+            .into_iter()
+            .map(|(s, _)| s.to_string())
+            .collect();
+        let archived = root.note.run_status() == Some("archived");
+        let line = tip.line();
+        Ok(RunSummary {
+            run: run.to_string(),
+            label: root.note.label().map(str::to_string),
+            status: if archived {
+                "archived".into()
+            } else {
+                tip.status()
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|| "active".into())
+            },
+            archived,
+            steps,
+            checkpoints: line.seq + 1,
+            last_activity: line.ts.clone(),
+            head: tip.id().to_string(),
+            rewound_from: root.line().rewound_from.clone(),
+            forked_from: root.line().forked_from.clone(),
+        })
+    }
+
+    /// Resolve a checkpoint address to a checkpoint.
+    pub fn resolve(&mut self, spec: &CheckpointSpec) -> Result<Checkpoint> {
+        match spec {
+            CheckpointSpec::RunHead(run) => self.require_run_tip(run),
+            CheckpointSpec::Step(run, step) => {
+                let id = self.step_commit(run, step)?;
+                self.checkpoint(id)
+            }
+            CheckpointSpec::Seq(run, seq) => {
+                let chain = self.run_chain(run)?;
+                chain
+                    .into_iter()
+                    .find(|c| c.line().seq == *seq)
+                    .ok_or_else(|| {
+                        Error::not_found(format!("run {run} has no checkpoint @{seq}"))
+                            .with_hint(format!("see `git agent-rewind list {run}`"))
+                    })
+            }
+            CheckpointSpec::Commit(hex) => {
+                if let Ok(run) = RunId::new(hex.clone())
+                    && self.store.run_head(&run)?.is_some()
+                {
+                    return self.require_run_tip(&run);
+                }
+                let id = self.store.resolve_commit_prefix(hex)?.ok_or_else(|| {
+                    Error::not_found(format!("no run or commit named {hex}"))
+                        .with_hint("see `git agent-rewind list`")
+                })?;
+                self.checkpoint(id)
+            }
+        }
+    }
+
+    pub fn step_commit(&mut self, run: &RunId, step: &StepName) -> Result<ObjectId> {
+        if self.store.run_head(run)?.is_none() {
+            return Err(unknown_run(run));
+        }
+        self.store.step_tip(run, step)?.ok_or_else(|| {
+            Error::not_found(format!("run {run} has no checkpoint for step {step}"))
+                .with_hint(format!("see `git agent-rewind list {run}`"))
+        })
+    }
+}
+
+pub fn unknown_run(run: &RunId) -> Error {
+    Error::not_found(format!("unknown run {run}")).with_hint("see `git agent-rewind list --all`")
+}
+
+pub fn short(id: ObjectId) -> String {
+    id.to_hex_with_len(12).to_string()
+}

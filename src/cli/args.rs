@@ -1,0 +1,148 @@
+//! The command line (clap). Definitions only: no git, no rendering.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "git-agent-rewind",
+    bin_name = "git agent-rewind",
+    version,
+    about = "Every step of an AI agent's workflow as a durable git checkpoint: rewind, fork, resume, share.",
+    propagate_version = true
+)]
+pub struct Cli {
+    /// Print one JSON document (arrays for list/log) instead of human output.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Run as if started in this directory.
+    #[arg(short = 'C', global = true, value_name = "PATH")]
+    pub dir: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// One-time set-up of this repository (idempotent).
+    Init,
+    /// Begin a run: record its first checkpoint and make it the active run of this worktree.
+    Start(StartArgs),
+    /// Snapshot the worktree now and append a checkpoint of STEP to the run.
+    Checkpoint(CheckpointArgs),
+    /// Record a step's lifecycle: `begin` before dispatch, `end` after the outcome.
+    #[command(subcommand)]
+    Step(StepCommand),
+    /// List runs, or the checkpoints of one run.
+    List(ListArgs),
+    /// Show one checkpoint: metadata, files changed against its predecessor, artifacts.
+    Show(ShowArgs),
+    /// Lineage: the chain back through rewinds and forks to the first run.
+    Log(LogArgs),
+    /// Unified diff of files and metadata between two checkpoints.
+    Diff(DiffArgs),
+    /// The active run of this worktree, its last checkpoint, unfinished steps, next action.
+    Status,
+}
+
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    /// Run id (default: a generated, time-sortable id).
+    #[arg(long)]
+    pub run: Option<String>,
+    /// Workflow file whose digest is recorded with the run.
+    #[arg(long, value_name = "FILE")]
+    pub workflow: Option<PathBuf>,
+    /// A human label for the run.
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// Free-form metadata, repeatable.
+    #[arg(long = "meta", value_name = "K=V")]
+    pub meta: Vec<String>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct RecordArgs {
+    /// The run (default: the active run of this worktree; a new run is started if none).
+    #[arg(long)]
+    pub run: Option<String>,
+    /// Step kind: agent, deterministic, effect, gate.
+    #[arg(long, value_name = "K")]
+    pub kind: Option<String>,
+    /// Status: pending, running, awaiting_approval, completed, failed, interrupted, skipped.
+    #[arg(long, value_name = "S")]
+    pub status: Option<String>,
+    /// The agent's own session id (e.g. Claude Code's session_id).
+    #[arg(long, value_name = "ID")]
+    pub session_id: Option<String>,
+    /// An artifact: a path in the worktree, or a URI (`scheme://…[#digest]`). Repeatable.
+    #[arg(long = "artifact", value_name = "P")]
+    pub artifacts: Vec<String>,
+    /// Free-form metadata, repeatable.
+    #[arg(long = "meta", value_name = "K=V")]
+    pub meta: Vec<String>,
+    /// A message, kept in the commit body and the note.
+    #[arg(short = 'm', long = "message", value_name = "TEXT")]
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckpointArgs {
+    /// The step this checkpoint belongs to.
+    pub step: String,
+    /// Event: begin, finish, commit, turn, manual, steer (default: manual).
+    #[arg(long, value_name = "E")]
+    pub event: Option<String>,
+    #[command(flatten)]
+    pub record: RecordArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StepCommand {
+    /// Record that STEP is about to run (status running, a new attempt).
+    Begin {
+        step: String,
+        #[command(flatten)]
+        record: RecordArgs,
+    },
+    /// Record STEP's outcome (`--status completed|failed`) with a snapshot.
+    End {
+        step: String,
+        /// The command's exit code, if any.
+        #[arg(long, value_name = "N")]
+        exit_code: Option<i32>,
+        #[command(flatten)]
+        record: RecordArgs,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// List the checkpoints of this run instead of all runs.
+    pub run: Option<String>,
+    /// Include archived runs.
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// `<run>`, `<run>/<step>`, `<run>@<seq>`, or a commit id.
+    pub checkpoint: String,
+}
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    pub run: String,
+    /// Show the tree of runs (which run came from which checkpoint of which run).
+    #[arg(long)]
+    pub graph: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The checkpoint to diff (against its predecessor when alone).
+    pub first: String,
+    /// With two: diff from FIRST to SECOND.
+    pub second: Option<String>,
+}

@@ -1,0 +1,218 @@
+//! The thin CLI: turn parsed arguments into library calls and their results into output.
+//! It knows nothing about git internals; every decision lives in the library.
+
+pub mod args;
+mod render;
+
+use agent_rewind::error::{Error, Result};
+use agent_rewind::ids::{CheckpointSpec, RunId, StepName};
+use agent_rewind::model::{Event, Status, StepKind};
+use agent_rewind::ops;
+use agent_rewind::store::Store;
+use args::{Cli, Command, RecordArgs, StepCommand};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// What a command produced: the JSON document and the human rendering of the same thing.
+pub struct Output {
+    pub json: serde_json::Value,
+    pub human: String,
+}
+
+impl Output {
+    fn new(json: serde_json::Value, human: String) -> Self {
+        Output { json, human }
+    }
+}
+
+pub fn execute(cli: Cli) -> Result<Output> {
+    let dir = match &cli.dir {
+        Some(d) => d.clone(),
+        None => std::env::current_dir()
+            .map_err(|e| Error::other(format!("no current directory: {e}")))?,
+    };
+    let open = || Store::discover(&dir);
+    let style = render::Style::detect();
+    match cli.command {
+        Command::Init => {
+            let out = ops::init::init(&open()?)?;
+            let human = if out.added.is_empty() {
+                format!("already initialized ({})", out.git_dir)
+            } else {
+                format!("initialized {}: set {}", out.git_dir, out.added.join(", "))
+            };
+            Ok(Output::new(
+                serde_json::to_value(&out).expect("json"),
+                human,
+            ))
+        }
+        Command::Start(a) => {
+            let store = open()?;
+            let workflow_digest = match &a.workflow {
+                Some(p) => Some(file_digest(&store, p)?),
+                None => None,
+            };
+            let rec = ops::start::start(
+                &store,
+                ops::start::StartOptions {
+                    run: a.run.map(RunId::new).transpose()?,
+                    label: a.label,
+                    workflow_digest,
+                    meta: parse_meta(&a.meta)?,
+                },
+            )?;
+            let human = format!(
+                "started run {}\n  checkpoint {}",
+                rec.line.run,
+                render::short(&rec.checkpoint.to_string())
+            );
+            let mut json = rec.to_json();
+            json["run"] = rec.line.run.clone().into();
+            Ok(Output::new(json, human))
+        }
+        Command::Checkpoint(a) => {
+            let store = open()?;
+            let step = StepName::new(a.step)?;
+            let mut opts = record_options(&a.record)?;
+            opts.event = a.event.as_deref().map(Event::parse).transpose()?;
+            let out = ops::checkpoint::checkpoint(&store, &step, opts)?;
+            Ok(recorded_output(&out, &style))
+        }
+        Command::Step(StepCommand::Begin { step, record }) => {
+            let store = open()?;
+            let out = ops::checkpoint::step_begin(
+                &store,
+                &StepName::new(step)?,
+                record_options(&record)?,
+            )?;
+            Ok(recorded_output(&out, &style))
+        }
+        Command::Step(StepCommand::End {
+            step,
+            exit_code,
+            record,
+        }) => {
+            let store = open()?;
+            let mut opts = record_options(&record)?;
+            opts.exit_code = exit_code;
+            let out = ops::checkpoint::step_end(&store, &StepName::new(step)?, opts)?;
+            Ok(recorded_output(&out, &style))
+        }
+        Command::List(a) => {
+            let store = open()?;
+            match a.run {
+                None => {
+                    let list = ops::list::list_runs(&store, a.all)?;
+                    for p in &list.problems {
+                        eprintln!("warning: {p}");
+                    }
+                    Ok(Output::new(
+                        serde_json::to_value(&list.runs).expect("json"),
+                        render::runs_table(&list.runs, &style),
+                    ))
+                }
+                Some(run) => {
+                    let run = RunId::new(run)?;
+                    let cps = ops::list::list_checkpoints(&store, &run)?;
+                    Ok(Output::new(
+                        cps.iter().map(|c| c.to_json()).collect(),
+                        render::checkpoints_table(&cps, &style),
+                    ))
+                }
+            }
+        }
+        Command::Show(a) => {
+            let store = open()?;
+            let shown = ops::show::show(&store, &CheckpointSpec::parse(&a.checkpoint)?)?;
+            Ok(Output::new(shown.to_json(), render::shown(&shown, &style)))
+        }
+        Command::Log(a) => {
+            let store = open()?;
+            let run = RunId::new(a.run)?;
+            if a.graph {
+                let g = ops::log::lineage_graph(&store, &run)?;
+                Ok(Output::new(
+                    serde_json::to_value(vec![&g]).expect("json"),
+                    render::graph(&g, &style),
+                ))
+            } else {
+                let chain = ops::log::lineage(&store, &run)?;
+                Ok(Output::new(
+                    chain.iter().map(|c| c.to_json()).collect(),
+                    render::lineage(&chain, &style),
+                ))
+            }
+        }
+        Command::Diff(a) => {
+            let store = open()?;
+            let first = CheckpointSpec::parse(&a.first)?;
+            let d = match a.second {
+                Some(s) => ops::diff::diff(&store, Some(&first), &CheckpointSpec::parse(&s)?)?,
+                None => ops::diff::diff(&store, None, &first)?,
+            };
+            Ok(Output::new(
+                serde_json::to_value(&d).expect("json"),
+                render::diff(&d, &style),
+            ))
+        }
+        Command::Status => {
+            let store = open()?;
+            match ops::status::status(&store)? {
+                None => Ok(Output::new(
+                    serde_json::json!({"run": null}),
+                    "no active run in this worktree (start one with `git agent-rewind start`)"
+                        .into(),
+                )),
+                Some(s) => Ok(Output::new(s.to_json(), render::status(&s, &style))),
+            }
+        }
+    }
+}
+
+fn recorded_output(out: &ops::checkpoint::CheckpointOutcome, style: &render::Style) -> Output {
+    let mut human = String::new();
+    if let Some(s) = &out.started {
+        human.push_str(&format!("started run {}\n", s.line.run));
+    }
+    human.push_str(&render::recorded(&out.recorded, style));
+    Output::new(out.recorded.to_json(), human)
+}
+
+fn record_options(a: &RecordArgs) -> Result<ops::checkpoint::CheckpointOptions> {
+    Ok(ops::checkpoint::CheckpointOptions {
+        run: a.run.clone().map(RunId::new).transpose()?,
+        kind: a.kind.as_deref().map(StepKind::parse).transpose()?,
+        status: a.status.as_deref().map(Status::parse).transpose()?,
+        session_id: a.session_id.clone(),
+        artifacts: a.artifacts.clone(),
+        meta: parse_meta(&a.meta)?,
+        message: a.message.clone(),
+        ..Default::default()
+    })
+}
+
+/// `k=v` pairs; keys are non-empty and without control characters.
+pub fn parse_meta(items: &[String]) -> Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for item in items {
+        let Some((k, v)) = item.split_once('=') else {
+            return Err(Error::usage(format!(
+                "invalid --meta {item:?}: expected KEY=VALUE"
+            )));
+        };
+        if k.is_empty() || k.chars().any(|c| c.is_control() || c.is_whitespace()) {
+            return Err(Error::usage(format!(
+                "invalid --meta key {k:?}: must be non-empty, no spaces or control characters"
+            )));
+        }
+        out.insert(k.to_string(), v.to_string());
+    }
+    Ok(out)
+}
+
+/// The digest recorded for a workflow file: its git blob id.
+fn file_digest(store: &Store, path: &PathBuf) -> Result<String> {
+    let data = std::fs::read(path)
+        .map_err(|e| Error::usage(format!("cannot read workflow file {}: {e}", path.display())))?;
+    Ok(format!("git-blob:{}", store.blob_id(&data)?))
+}

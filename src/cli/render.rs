@@ -1,0 +1,414 @@
+//! Human rendering: tables and summaries, colour only on a terminal without `NO_COLOR`.
+
+use agent_rewind::catalog::{Checkpoint, RunSummary};
+use agent_rewind::ops;
+use agent_rewind::ops::record::Recorded;
+use std::io::IsTerminal;
+
+pub struct Style {
+    color: bool,
+}
+
+impl Style {
+    pub fn detect() -> Style {
+        Style {
+            color: std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        }
+    }
+    fn paint(&self, code: &str, s: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    pub fn id(&self, s: &str) -> String {
+        self.paint("33", s)
+    }
+    pub fn bold(&self, s: &str) -> String {
+        self.paint("1", s)
+    }
+    pub fn dim(&self, s: &str) -> String {
+        self.paint("2", s)
+    }
+    pub fn status(&self, s: &str) -> String {
+        let code = match s {
+            "completed" => "32",
+            "failed" | "interrupted" => "31",
+            "running" | "awaiting_approval" => "36",
+            "archived" => "2",
+            _ => "0",
+        };
+        self.paint(code, s)
+    }
+}
+
+pub fn short(id: &str) -> String {
+    id.chars().take(12).collect()
+}
+
+fn opt(s: &Option<String>) -> &str {
+    s.as_deref().unwrap_or("-")
+}
+
+/// Left-align columns to their widths (ignoring colour codes).
+fn table(header: &[&str], rows: Vec<Vec<(String, String)>>) -> String {
+    let n = header.len();
+    let mut w: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for r in &rows {
+        for (i, (plain, _)) in r.iter().enumerate() {
+            w[i] = w[i].max(plain.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let line = |cells: Vec<(String, String)>, out: &mut String| {
+        let mut s = String::new();
+        for (i, (plain, shown)) in cells.into_iter().enumerate() {
+            s.push_str(&shown);
+            if i + 1 < n {
+                s.push_str(&" ".repeat(w[i] - plain.chars().count() + 2));
+            }
+        }
+        out.push_str(s.trim_end());
+        out.push('\n');
+    };
+    line(
+        header
+            .iter()
+            .map(|h| (h.to_string(), h.to_string()))
+            .collect(),
+        &mut out,
+    );
+    for r in rows {
+        line(r, &mut out);
+    }
+    out.trim_end().to_string()
+}
+
+fn cell(s: impl Into<String>) -> (String, String) {
+    let s = s.into();
+    (s.clone(), s)
+}
+
+fn styled(plain: impl Into<String>, f: impl Fn(&str) -> String) -> (String, String) {
+    let p = plain.into();
+    let s = f(&p);
+    (p, s)
+}
+
+pub fn runs_table(runs: &[RunSummary], st: &Style) -> String {
+    if runs.is_empty() {
+        return "no runs (start one with `git agent-rewind start`)".into();
+    }
+    let rows = runs
+        .iter()
+        .map(|r| {
+            let lineage = match (&r.rewound_from, &r.forked_from) {
+                (Some(l), _) => format!("rewound from {}", link(l)),
+                (_, Some(l)) => format!("forked from {}", link(l)),
+                _ => "-".into(),
+            };
+            vec![
+                styled(r.run.clone(), |s| st.id(s)),
+                styled(r.status.clone(), |s| st.status(s)),
+                cell(r.checkpoints.to_string()),
+                cell(if r.steps.is_empty() {
+                    "-".into()
+                } else {
+                    r.steps.join(",")
+                }),
+                cell(r.last_activity.clone()),
+                cell(opt(&r.label)),
+                cell(lineage),
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "RUN",
+            "STATUS",
+            "CKPTS",
+            "STEPS",
+            "LAST ACTIVITY",
+            "LABEL",
+            "LINEAGE",
+        ],
+        rows,
+    )
+}
+
+fn link(l: &agent_rewind::model::LineageLink) -> String {
+    match &l.step {
+        Some(s) => format!("{}/{} ({})", l.run, s, short(&l.checkpoint)),
+        None => format!("{} ({})", l.run, short(&l.checkpoint)),
+    }
+}
+
+pub fn checkpoints_table(cps: &[Checkpoint], st: &Style) -> String {
+    let rows = cps
+        .iter()
+        .map(|c| {
+            let l = c.line();
+            vec![
+                cell(l.seq.to_string()),
+                cell(opt(&l.step)),
+                cell(l.attempt.to_string()),
+                cell(l.event.to_string()),
+                styled(
+                    c.status()
+                        .map(|s| s.to_string())
+                        .unwrap_or_else(|| "-".into()),
+                    |s| st.status(s),
+                ),
+                cell(
+                    l.step_kind
+                        .map(|k| k.to_string())
+                        .unwrap_or_else(|| "-".into()),
+                ),
+                styled(short(&c.id().to_string()), |s| st.id(s)),
+                cell(l.ts.clone()),
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "SEQ", "STEP", "ATTEMPT", "EVENT", "STATUS", "KIND", "COMMIT", "TIME",
+        ],
+        rows,
+    )
+}
+
+pub fn recorded(r: &Recorded, st: &Style) -> String {
+    let l = &r.line;
+    let mut s = format!(
+        "{} {}@{} {} {}{}",
+        if r.unchanged { "unchanged" } else { "recorded" },
+        l.run,
+        l.seq,
+        opt(&l.step),
+        l.event,
+        l.status
+            .map(|x| format!(" ({})", st.status(x.as_str())))
+            .unwrap_or_default()
+    );
+    s.push_str(&format!(
+        "\n  checkpoint {}",
+        st.id(&short(&r.checkpoint.to_string()))
+    ));
+    for e in &l.excluded {
+        s.push_str(&format!("\n  excluded {} ({})", e.path, e.reason));
+    }
+    if !r.redacted.is_empty() {
+        s.push_str(&format!("\n  redacted {}", r.redacted.join(", ")));
+    }
+    s
+}
+
+pub fn shown(sh: &ops::show::Shown, st: &Style) -> String {
+    let c = &sh.checkpoint;
+    let l = c.line();
+    let mut s = format!("checkpoint {}\n", st.id(&c.id().to_string()));
+    let mut kv = |k: &str, v: String| s.push_str(&format!("{:<14}{}\n", format!("{k}:"), v));
+    kv("run", format!("{} @{}", l.run, l.seq));
+    kv("step", format!("{} (attempt {})", opt(&l.step), l.attempt));
+    kv("event", l.event.to_string());
+    kv(
+        "status",
+        c.status()
+            .map(|x| st.status(x.as_str()))
+            .unwrap_or_else(|| "-".into()),
+    );
+    if let Some(k) = l.step_kind {
+        kv("kind", k.to_string());
+    }
+    kv("time", l.ts.clone());
+    kv("writer", l.writer.clone());
+    kv(
+        "git commit",
+        format!(
+            "{} {}",
+            l.git_commit_sha.as_deref().map(short).unwrap_or("-".into()),
+            opt(&l.head_ref)
+        ),
+    );
+    if let Some(x) = &l.sdk_session_id {
+        kv("session", x.clone());
+    }
+    if let Some((lk, rewound)) = l.origin() {
+        kv(
+            if rewound {
+                "rewound from"
+            } else {
+                "forked from"
+            },
+            link(lk),
+        );
+    }
+    if let Some(m) = &l.message {
+        kv("message", m.clone());
+    }
+    if let Some(n) = &l.next_action {
+        kv("next action", n.clone());
+    }
+    for (k, v) in &l.meta {
+        kv(&format!("meta.{k}"), v.clone());
+    }
+    for a in &l.artifacts {
+        kv(
+            "artifact",
+            match (&a.path, &a.uri) {
+                (Some(p), _) => format!("{p} {}", a.oid.as_deref().map(short).unwrap_or_default()),
+                (_, Some(u)) => format!("{u} {}", a.digest.clone().unwrap_or_default()),
+                _ => "?".into(),
+            },
+        );
+    }
+    for e in &l.excluded {
+        kv("excluded", format!("{} ({})", e.path, e.reason));
+    }
+    for r in c.note.lines.iter().skip(1) {
+        kv("record", r.to_line());
+    }
+    s.push_str(&format!(
+        "\nfiles changed vs {}:\n",
+        sh.parent
+            .map(|p| short(&p.to_string()))
+            .unwrap_or("(empty)".into())
+    ));
+    if sh.files.is_empty() {
+        s.push_str("  (none)\n");
+    }
+    for f in &sh.files {
+        s.push_str(&format!("  {} {}\n", f.change, f.path));
+    }
+    s.trim_end().to_string()
+}
+
+pub fn lineage(chain: &[Checkpoint], st: &Style) -> String {
+    let mut s = String::new();
+    let mut current_run = String::new();
+    for c in chain {
+        let l = c.line();
+        if l.run != current_run {
+            current_run = l.run.clone();
+            s.push_str(&format!("run {}\n", st.bold(&l.run)));
+        }
+        s.push_str(&format!(
+            "  {} @{:<3} {:<12} {:<7} {:<10} {}\n",
+            st.id(&short(&c.id().to_string())),
+            l.seq,
+            opt(&l.step),
+            l.event.to_string(),
+            c.status()
+                .map(|x| x.to_string())
+                .unwrap_or_else(|| "-".into()),
+            st.dim(&l.ts)
+        ));
+        if let Some((lk, rewound)) = l.origin() {
+            s.push_str(&format!(
+                "  └─ {} {}\n",
+                if rewound {
+                    "rewound from"
+                } else {
+                    "forked from"
+                },
+                link(lk)
+            ));
+        }
+    }
+    s.trim_end().to_string()
+}
+
+pub fn graph(node: &ops::log::LineageNode, st: &Style) -> String {
+    fn walk(
+        n: &ops::log::LineageNode,
+        prefix: &str,
+        last: bool,
+        top: bool,
+        st: &Style,
+        out: &mut String,
+    ) {
+        let s = &n.summary;
+        let from = s.rewound_from.as_ref().or(s.forked_from.as_ref());
+        let rel = match (n.relation, from) {
+            (Some(r), Some(l)) => format!(" {} at {}", r, link(l)),
+            _ => String::new(),
+        };
+        let branch = if top {
+            ""
+        } else if last {
+            "└─ "
+        } else {
+            "├─ "
+        };
+        out.push_str(&format!(
+            "{prefix}{branch}{} [{}]{}{}\n",
+            st.bold(&s.run),
+            st.status(&s.status),
+            rel,
+            s.label
+                .as_ref()
+                .map(|l| format!(" \"{l}\""))
+                .unwrap_or_default()
+        ));
+        let child_prefix = if top {
+            String::new()
+        } else {
+            format!("{prefix}{}", if last { "   " } else { "│  " })
+        };
+        for (i, c) in n.children.iter().enumerate() {
+            walk(c, &child_prefix, i + 1 == n.children.len(), false, st, out);
+        }
+    }
+    let mut out = String::new();
+    walk(node, "", true, true, st, &mut out);
+    out.trim_end().to_string()
+}
+
+pub fn diff(d: &ops::diff::CheckpointDiff, _st: &Style) -> String {
+    let mut s = String::new();
+    for m in &d.metadata {
+        s.push_str(&format!("metadata {}: {} -> {}\n", m.field, m.from, m.to));
+    }
+    for f in &d.files {
+        match &f.patch {
+            Some(p) => {
+                s.push_str(&format!("diff --agent-rewind a/{0} b/{0}\n", f.path));
+                s.push_str(p);
+            }
+            None => s.push_str(&format!("Binary file {} differs ({})\n", f.path, f.change)),
+        }
+    }
+    if s.is_empty() {
+        s.push_str("no differences");
+    }
+    s.trim_end().to_string()
+}
+
+pub fn status(r: &ops::status::RunStatus, st: &Style) -> String {
+    let l = r.last.line();
+    let mut s = format!(
+        "active run {} [{}]{}\n",
+        st.bold(&r.summary.run),
+        st.status(&r.summary.status),
+        r.summary
+            .label
+            .as_ref()
+            .map(|x| format!(" \"{x}\""))
+            .unwrap_or_default()
+    );
+    s.push_str(&format!(
+        "last checkpoint {} @{} {} {} at {}\n",
+        st.id(&short(&r.last.id().to_string())),
+        l.seq,
+        opt(&l.step),
+        l.event,
+        l.ts
+    ));
+    if !r.unfinished.is_empty() {
+        s.push_str(&format!("unfinished steps: {}\n", r.unfinished.join(", ")));
+    }
+    s.push_str(&format!("next: {}", r.next_action));
+    s
+}

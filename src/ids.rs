@@ -1,0 +1,285 @@
+//! Names and addresses: run ids, step names, generated run ids, and the parsing of a
+//! checkpoint address (`<run>`, `<run>/<step>`, `<run>@<seq>`, a commit id).
+//!
+//! Validation happens here and only here, so every entry point (CLI, workflow file, hook
+//! payload, fetched refs) rejects the same names with the same message. A name is never
+//! silently rewritten. This module must not touch git.
+
+use crate::error::{Error, Result};
+use std::fmt;
+
+const MAX_NAME_LEN: usize = 64;
+
+/// Check a run id or step name against `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`, no `..`, not ending
+/// in `.lock` or `.`. `what` names the thing in the error message ("run id", "step name").
+pub fn validate_name(what: &str, name: &str) -> Result<()> {
+    let shown = shown_name(name);
+    let fail = |why: &str| {
+        Err(Error::usage(format!("invalid {what} {shown}: {why}")).with_hint(
+            "names use letters, digits, '.', '_' and '-', start with a letter or digit, at most 64 characters",
+        ))
+    };
+    if name.is_empty() {
+        return fail("it is empty");
+    }
+    if name.len() > MAX_NAME_LEN {
+        return fail(&format!(
+            "it is {} characters long (at most 64)",
+            name.len()
+        ));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+    {
+        return fail(&format!("character {c:?} is not allowed"));
+    }
+    if !name.as_bytes()[0].is_ascii_alphanumeric() {
+        return fail("it must start with a letter or digit");
+    }
+    if name.contains("..") {
+        return fail("it contains '..'");
+    }
+    if name.ends_with(".lock") {
+        return fail("it ends in '.lock'");
+    }
+    if name.ends_with('.') {
+        return fail("it ends in '.'");
+    }
+    Ok(())
+}
+
+/// Quote a name for an error message, escaping control characters and cutting long names.
+fn shown_name(name: &str) -> String {
+    let mut s: String = name.chars().take(40).collect();
+    if name.chars().count() > 40 {
+        s.push('…');
+    }
+    format!("{:?}", s)
+}
+
+/// A validated run id.
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(try_from = "String", into = "String")]
+pub struct RunId(String);
+
+impl RunId {
+    pub fn new(s: impl Into<String>) -> Result<Self> {
+        let s = s.into();
+        validate_name("run id", &s)?;
+        Ok(RunId(s))
+    }
+    /// A fresh, time-sortable, collision-free id: a lower-case ULID.
+    pub fn generate() -> Self {
+        RunId(ulid_lower())
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for RunId {
+    type Error = Error;
+    fn try_from(s: String) -> Result<Self> {
+        RunId::new(s)
+    }
+}
+impl From<RunId> for String {
+    fn from(r: RunId) -> String {
+        r.0
+    }
+}
+impl fmt::Display for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A validated step name (never `HEAD`).
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(try_from = "String", into = "String")]
+pub struct StepName(String);
+
+impl StepName {
+    pub fn new(s: impl Into<String>) -> Result<Self> {
+        let s = s.into();
+        validate_name("step name", &s)?;
+        if s == "HEAD" {
+            return Err(Error::usage(
+                "invalid step name \"HEAD\": it is reserved for the run's chain tip",
+            ));
+        }
+        Ok(StepName(s))
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for StepName {
+    type Error = Error;
+    fn try_from(s: String) -> Result<Self> {
+        StepName::new(s)
+    }
+}
+impl From<StepName> for String {
+    fn from(r: StepName) -> String {
+        r.0
+    }
+}
+impl fmt::Display for StepName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// How a checkpoint is addressed on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckpointSpec {
+    /// `<run>`: the run's chain tip.
+    RunHead(RunId),
+    /// `<run>/<step>`: the newest checkpoint of that step.
+    Step(RunId, StepName),
+    /// `<run>@<seq>`: the checkpoint at that position of the chain.
+    Seq(RunId, u64),
+    /// A full or abbreviated commit id (4 to 40 hex digits). Also tried as a run id when it is
+    /// both, by the resolver.
+    Commit(String),
+}
+
+impl CheckpointSpec {
+    pub fn parse(s: &str) -> Result<Self> {
+        if let Some((run, step)) = s.split_once('/') {
+            return Ok(CheckpointSpec::Step(RunId::new(run)?, StepName::new(step)?));
+        }
+        if let Some((run, seq)) = s.rsplit_once('@') {
+            let seq: u64 = seq.parse().map_err(|_| {
+                Error::usage(format!(
+                    "invalid checkpoint address {s:?}: '{seq}' after '@' is not a sequence number"
+                ))
+            })?;
+            return Ok(CheckpointSpec::Seq(RunId::new(run)?, seq));
+        }
+        if s.len() >= 4 && s.len() <= 40 && s.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(CheckpointSpec::Commit(s.to_ascii_lowercase()));
+        }
+        Ok(CheckpointSpec::RunHead(RunId::new(s).map_err(|e| {
+            e.context(format!(
+                "{s:?} is not a run, <run>/<step>, <run>@<seq> or a commit id"
+            ))
+        })?))
+    }
+}
+
+const CROCKFORD: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
+
+/// A ULID (48-bit milliseconds + 80 random bits) in lower-case Crockford base32, 26 chars.
+fn ulid_lower() -> String {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0)
+        & ((1u128 << 48) - 1);
+    let mut rnd = [0u8; 10];
+    fill_random(&mut rnd);
+    let mut value: u128 = ms << 80;
+    for (i, b) in rnd.iter().enumerate() {
+        value |= (*b as u128) << (8 * (9 - i));
+    }
+    let mut out = [0u8; 26];
+    for (i, slot) in out.iter_mut().enumerate() {
+        let shift = 5 * (25 - i);
+        *slot = CROCKFORD[((value >> shift) & 31) as usize];
+    }
+    String::from_utf8(out.to_vec()).expect("ascii")
+}
+
+/// Random bytes from the OS; falls back to std's randomly seeded hasher where
+/// `/dev/urandom` is unavailable.
+pub fn fill_random(buf: &mut [u8]) {
+    use std::io::Read;
+    if let Ok(mut f) = std::fs::File::open("/dev/urandom")
+        && f.read_exact(buf).is_ok()
+    {
+        return;
+    }
+    use std::hash::{BuildHasher, Hasher};
+    for (i, chunk) in buf.chunks_mut(8).enumerate() {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_usize(i);
+        h.write_u32(std::process::id());
+        let bytes = h.finish().to_le_bytes();
+        chunk.copy_from_slice(&bytes[..chunk.len()]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_bad_names() {
+        for bad in [
+            "",
+            "..",
+            "a..b",
+            "a/b",
+            "x.lock",
+            "x.",
+            ".x",
+            "-x",
+            "a b",
+            "a\u{7}b",
+            &"a".repeat(65),
+        ] {
+            assert!(
+                validate_name("run id", bad).is_err(),
+                "{bad:?} should be rejected"
+            );
+        }
+        assert!(StepName::new("HEAD").is_err());
+        for good in ["a", "plan", "run-1.2_x", &"a".repeat(64)] {
+            assert!(
+                validate_name("run id", good).is_ok(),
+                "{good:?} should be accepted"
+            );
+        }
+    }
+
+    #[test]
+    fn generated_ids_are_valid_sortable_and_distinct() {
+        let a = RunId::generate();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let b = RunId::generate();
+        assert_eq!(a.as_str().len(), 26);
+        assert!(a < b, "{a} < {b}");
+        assert!(RunId::new(a.as_str()).is_ok());
+    }
+
+    #[test]
+    fn parses_addresses() {
+        assert_eq!(
+            CheckpointSpec::parse("r1").unwrap(),
+            CheckpointSpec::RunHead(RunId::new("r1").unwrap())
+        );
+        assert!(matches!(
+            CheckpointSpec::parse("r1/plan").unwrap(),
+            CheckpointSpec::Step(_, _)
+        ));
+        assert!(matches!(
+            CheckpointSpec::parse("r1@3").unwrap(),
+            CheckpointSpec::Seq(_, 3)
+        ));
+        assert!(matches!(
+            CheckpointSpec::parse("abcdef12").unwrap(),
+            CheckpointSpec::Commit(_)
+        ));
+        assert!(CheckpointSpec::parse("r1@x").is_err());
+        assert!(CheckpointSpec::parse("r1/HEAD").is_err());
+        assert!(CheckpointSpec::parse("a/b/c").is_err());
+    }
+}

@@ -1,0 +1,23 @@
+//! git agent-rewind: every step of an AI agent's workflow as a durable git checkpoint.
+//!
+//! This crate is the library that owns the semantics: the storage format (refs, checkpoint
+//! commits, JSON Lines notes), the snapshot of a worktree, and one module per user-facing
+//! operation under [`ops`]. The binary in `src/main.rs` and `src/cli/` only parses arguments
+//! and renders results; an orchestrator can call [`ops`] directly instead.
+//!
+//! Layering, from the bottom: [`ids`] and [`model`] (pure data), [`store`] (the only module
+//! that talks to gix and the only one that spells ref names), [`snapshot`] (worktree → tree),
+//! [`ops`] (operations composed from the above). Nothing in the library prints to the
+//! terminal.
+
+pub mod catalog;
+pub mod error;
+pub mod ids;
+pub mod model;
+pub mod ops;
+pub mod redact;
+pub mod snapshot;
+pub mod store;
+pub mod time;
+
+pub use error::{Error, Result};

@@ -1,0 +1,32 @@
+//! `git-agent-rewind`: parse arguments, call the library, render, map errors to exit codes
+//! (0 success, 1 failure with a one-line cause and a hint on stderr, 2 usage error).
+
+mod cli;
+
+use agent_rewind::error::ErrorKind;
+use clap::Parser;
+use std::io::Write;
+
+fn main() {
+    let parsed = cli::args::Cli::parse();
+    let json = parsed.json;
+    match cli::execute(parsed) {
+        Ok(out) => {
+            let mut stdout = std::io::stdout().lock();
+            let text = if json {
+                serde_json::to_string_pretty(&out.json).expect("serializable")
+            } else {
+                out.human
+            };
+            // A closed pipe (`| head`) is not an error worth reporting.
+            let _ = writeln!(stdout, "{text}");
+        }
+        Err(e) => {
+            eprintln!("error: {}", e.message);
+            if let Some(h) = &e.hint {
+                eprintln!("hint: {h}");
+            }
+            std::process::exit(if e.kind == ErrorKind::Usage { 2 } else { 1 });
+        }
+    }
+}

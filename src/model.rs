@@ -1,0 +1,501 @@
+//! The data of the format: checkpoint lines and the other JSON Lines record types, step kinds,
+//! statuses, events, and the fold of a note's lines into the current state of a checkpoint.
+//!
+//! Pure data and pure functions: serialization shape is the contract of DESIGN.md §3.3, so
+//! field names here must not change without a schema bump. Nothing here touches git.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Schema id of a checkpoint line.
+pub const CHECKPOINT_SCHEMA: &str = "agent-rewind/checkpoint/v1";
+/// Value of the `Agent-Schema:` trailer.
+pub const TRAILER_SCHEMA: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepKind {
+    Agent,
+    Deterministic,
+    Effect,
+    Gate,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Pending,
+    Running,
+    AwaitingApproval,
+    Completed,
+    Failed,
+    Interrupted,
+    Skipped,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Event {
+    Start,
+    Root,
+    Begin,
+    Finish,
+    Commit,
+    Turn,
+    Manual,
+    Steer,
+}
+
+macro_rules! text_enum {
+    ($ty:ty, $what:literal, [$($v:ident = $s:literal),* $(,)?]) => {
+        impl $ty {
+            pub fn as_str(&self) -> &'static str {
+                match self { $(Self::$v => $s),* }
+            }
+            pub fn parse(s: &str) -> crate::Result<Self> {
+                match s {
+                    $($s => Ok(Self::$v),)*
+                    _ => Err(crate::Error::usage(format!(
+                        concat!("unknown ", $what, " {:?} (expected one of: {})"),
+                        s, [$($s),*].join(", ")))),
+                }
+            }
+        }
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { f.write_str(self.as_str()) }
+        }
+    };
+}
+text_enum!(
+    StepKind,
+    "step kind",
+    [
+        Agent = "agent",
+        Deterministic = "deterministic",
+        Effect = "effect",
+        Gate = "gate"
+    ]
+);
+text_enum!(
+    Status,
+    "status",
+    [
+        Pending = "pending",
+        Running = "running",
+        AwaitingApproval = "awaiting_approval",
+        Completed = "completed",
+        Failed = "failed",
+        Interrupted = "interrupted",
+        Skipped = "skipped"
+    ]
+);
+text_enum!(
+    Event,
+    "event",
+    [
+        Start = "start",
+        Root = "root",
+        Begin = "begin",
+        Finish = "finish",
+        Commit = "commit",
+        Turn = "turn",
+        Manual = "manual",
+        Steer = "steer"
+    ]
+);
+
+/// Where a run came from: `{ "run", "step", "checkpoint" }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LineageLink {
+    pub run: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    pub checkpoint: String,
+}
+
+/// An artifact: a path in the snapshot (with its blob id) or an external URI with a digest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Artifact {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oid: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uri: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+}
+
+/// A path the snapshot left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Excluded {
+    pub path: String,
+    pub reason: String,
+}
+
+/// The `checkpoint` line of a note (schema `agent-rewind/checkpoint/v1`).
+///
+/// Fields beyond DESIGN.md §3.3 (documented in docs/FORMAT.md): `run_root` (commit of the
+/// run's seq-0 checkpoint, so run-level facts are found in one read), `label`,
+/// `workflow_digest`, `message`, `exit_code`, `tree`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointLine {
+    pub schema: String,
+    pub run: String,
+    #[serde(default)]
+    pub step: Option<String>,
+    pub attempt: u32,
+    pub seq: u64,
+    pub event: Event,
+    #[serde(default)]
+    pub step_kind: Option<StepKind>,
+    #[serde(default)]
+    pub status: Option<Status>,
+    #[serde(default)]
+    pub sdk_session_id: Option<String>,
+    #[serde(default)]
+    pub git_commit_sha: Option<String>,
+    #[serde(default)]
+    pub head_ref: Option<String>,
+    #[serde(default)]
+    pub artifacts: Vec<Artifact>,
+    #[serde(default)]
+    pub inputs_hash: Option<String>,
+    #[serde(default)]
+    pub idempotency_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewound_from: Option<LineageLink>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<LineageLink>,
+    #[serde(default)]
+    pub excluded: Vec<Excluded>,
+    #[serde(default)]
+    pub started_at: Option<String>,
+    #[serde(default)]
+    pub finished_at: Option<String>,
+    pub ts: String,
+    pub writer: String,
+    #[serde(default)]
+    pub next_action: Option<String>,
+    #[serde(default)]
+    pub meta: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow_digest: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_root: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+}
+
+impl CheckpointLine {
+    /// The lineage link of a root checkpoint, and whether it was a rewind (`true`) or a fork.
+    pub fn origin(&self) -> Option<(&LineageLink, bool)> {
+        self.rewound_from
+            .as_ref()
+            .map(|l| (l, true))
+            .or_else(|| self.forked_from.as_ref().map(|l| (l, false)))
+    }
+
+    /// Equal in everything a re-recording would repeat (ignores times and writer).
+    pub fn same_facts(&self, other: &CheckpointLine) -> bool {
+        let strip = |c: &CheckpointLine| {
+            let mut c = c.clone();
+            c.seq = 0;
+            c.ts.clear();
+            c.started_at = None;
+            c.finished_at = None;
+            c.writer.clear();
+            c.run_root = None;
+            c
+        };
+        strip(self) == strip(other)
+    }
+}
+
+/// One line of a note body. Unknown types are kept verbatim so newer writers' lines survive.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NoteLine {
+    Checkpoint(Box<CheckpointLine>),
+    /// A later status for the checkpoint's step (e.g. a gate passed, a step reconciled).
+    Status {
+        status: Status,
+        ts: String,
+        reason: Option<String>,
+    },
+    /// A run-level status (`archived`, `active`, `deleted`), recorded on the run's root note.
+    RunStatus {
+        status: String,
+        ts: String,
+        reason: Option<String>,
+    },
+    /// A new label for the run, recorded on the run's root note.
+    Label {
+        label: String,
+        ts: String,
+    },
+    /// An approval or rejection bound to this exact checkpoint.
+    Approval {
+        approved: bool,
+        by: String,
+        ts: String,
+        message: Option<String>,
+    },
+    /// Which fields of this note had secret-looking values replaced.
+    Redaction {
+        fields: Vec<String>,
+        ts: String,
+    },
+    Other(serde_json::Value),
+}
+
+impl NoteLine {
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        let mut v = match self {
+            NoteLine::Checkpoint(c) => {
+                let mut v = serde_json::to_value(c).expect("serializable");
+                v.as_object_mut()
+                    .expect("object")
+                    .insert("type".into(), json!("checkpoint"));
+                return v;
+            }
+            NoteLine::Status { status, ts, reason } => {
+                json!({"type": "status", "status": status, "ts": ts, "reason": reason})
+            }
+            NoteLine::RunStatus { status, ts, reason } => {
+                json!({"type": "run-status", "status": status, "ts": ts, "reason": reason})
+            }
+            NoteLine::Label { label, ts } => json!({"type": "label", "label": label, "ts": ts}),
+            NoteLine::Approval {
+                approved,
+                by,
+                ts,
+                message,
+            } => json!({
+                "type": "approval", "decision": if *approved { "approved" } else { "rejected" },
+                "by": by, "ts": ts, "message": message}),
+            NoteLine::Redaction { fields, ts } => {
+                json!({"type": "redaction", "fields": fields, "ts": ts})
+            }
+            NoteLine::Other(v) => return v.clone(),
+        };
+        if let Some(o) = v.as_object_mut() {
+            o.retain(|_, v| !v.is_null());
+        }
+        v
+    }
+
+    /// One line of JSON, no trailing newline.
+    pub fn to_line(&self) -> String {
+        serde_json::to_string(&self.to_json()).expect("serializable")
+    }
+
+    pub fn parse(line: &str) -> Result<NoteLine, String> {
+        let v: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+        let ty = v
+            .get("type")
+            .and_then(|t| t.as_str())
+            .ok_or("a line without a \"type\"")?;
+        let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
+        let req = |k: &str| s(k).ok_or_else(|| format!("a {ty} line without {k:?}"));
+        Ok(match ty {
+            "checkpoint" => NoteLine::Checkpoint(Box::new(
+                serde_json::from_value(v.clone())
+                    .map_err(|e| format!("bad checkpoint line: {e}"))?,
+            )),
+            "status" => NoteLine::Status {
+                status: Status::parse(&req("status")?).map_err(|e| e.message)?,
+                ts: req("ts")?,
+                reason: s("reason"),
+            },
+            "run-status" => NoteLine::RunStatus {
+                status: req("status")?,
+                ts: req("ts")?,
+                reason: s("reason"),
+            },
+            "label" => NoteLine::Label {
+                label: req("label")?,
+                ts: req("ts")?,
+            },
+            "approval" => NoteLine::Approval {
+                approved: match req("decision")?.as_str() {
+                    "approved" => true,
+                    "rejected" => false,
+                    other => return Err(format!("unknown approval decision {other:?}")),
+                },
+                by: req("by")?,
+                ts: req("ts")?,
+                message: s("message"),
+            },
+            "redaction" => NoteLine::Redaction {
+                fields: v
+                    .get("fields")
+                    .and_then(|f| f.as_array())
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|x| x.as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                ts: req("ts")?,
+            },
+            _ => NoteLine::Other(v),
+        })
+    }
+}
+
+/// A parsed note: all its lines, folded on demand.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Note {
+    pub lines: Vec<NoteLine>,
+}
+
+impl Note {
+    /// Parse a JSON Lines body. Empty lines are skipped; any malformed line fails the note.
+    pub fn parse(body: &str) -> Result<Note, String> {
+        let mut lines = Vec::new();
+        for (i, l) in body.lines().enumerate() {
+            if l.trim().is_empty() {
+                continue;
+            }
+            lines.push(NoteLine::parse(l).map_err(|e| format!("line {}: {e}", i + 1))?);
+        }
+        Ok(Note { lines })
+    }
+
+    pub fn to_body(&self) -> String {
+        let mut s = String::new();
+        for l in &self.lines {
+            s.push_str(&l.to_line());
+            s.push('\n');
+        }
+        s
+    }
+
+    /// The checkpoint line (the first one, if a merge ever produced two).
+    pub fn checkpoint(&self) -> Option<&CheckpointLine> {
+        self.lines.iter().find_map(|l| match l {
+            NoteLine::Checkpoint(c) => Some(c.as_ref()),
+            _ => None,
+        })
+    }
+
+    /// The step status after folding later `status` lines by timestamp.
+    pub fn effective_status(&self) -> Option<Status> {
+        let base = self
+            .checkpoint()
+            .and_then(|c| c.status.map(|s| (c.ts.as_str(), s)));
+        self.lines
+            .iter()
+            .filter_map(|l| match l {
+                NoteLine::Status { status, ts, .. } => Some((ts.as_str(), *status)),
+                _ => None,
+            })
+            .chain(base)
+            .max_by(|a, b| a.0.cmp(b.0))
+            .map(|(_, s)| s)
+    }
+
+    /// The latest run-level status recorded on this (root) note, if any.
+    pub fn run_status(&self) -> Option<&str> {
+        self.lines
+            .iter()
+            .filter_map(|l| match l {
+                NoteLine::RunStatus { status, ts, .. } => Some((ts.as_str(), status.as_str())),
+                _ => None,
+            })
+            .max_by(|a, b| a.0.cmp(b.0))
+            .map(|(_, s)| s)
+    }
+
+    /// The run's label: the latest `label` line, else the checkpoint line's label.
+    pub fn label(&self) -> Option<&str> {
+        self.lines
+            .iter()
+            .filter_map(|l| match l {
+                NoteLine::Label { label, ts } => Some((ts.as_str(), label.as_str())),
+                _ => None,
+            })
+            .max_by(|a, b| a.0.cmp(b.0))
+            .map(|(_, s)| s)
+            .or_else(|| self.checkpoint().and_then(|c| c.label.as_deref()))
+    }
+
+    pub fn approvals(&self) -> impl Iterator<Item = &NoteLine> {
+        self.lines
+            .iter()
+            .filter(|l| matches!(l, NoteLine::Approval { .. }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line() -> CheckpointLine {
+        CheckpointLine {
+            schema: CHECKPOINT_SCHEMA.into(),
+            run: "r1".into(),
+            step: Some("plan".into()),
+            attempt: 1,
+            seq: 2,
+            event: Event::Finish,
+            step_kind: Some(StepKind::Agent),
+            status: Some(Status::Completed),
+            sdk_session_id: None,
+            git_commit_sha: None,
+            head_ref: None,
+            artifacts: vec![],
+            inputs_hash: None,
+            idempotency_key: None,
+            rewound_from: None,
+            forked_from: None,
+            excluded: vec![],
+            started_at: None,
+            finished_at: None,
+            ts: "2026-01-01T00:00:00.000Z".into(),
+            writer: "me@host".into(),
+            next_action: None,
+            meta: BTreeMap::new(),
+            message: None,
+            label: None,
+            workflow_digest: None,
+            run_root: None,
+            exit_code: None,
+        }
+    }
+
+    #[test]
+    fn round_trip_and_fold() {
+        let note = Note {
+            lines: vec![
+                NoteLine::Checkpoint(Box::new(line())),
+                NoteLine::Status {
+                    status: Status::Failed,
+                    ts: "2026-01-02T00:00:00.000Z".into(),
+                    reason: None,
+                },
+                NoteLine::Other(serde_json::json!({"type": "future", "x": 1})),
+            ],
+        };
+        let body = note.to_body();
+        assert_eq!(body.lines().count(), 3);
+        assert!(body.lines().all(|l| l.contains("\"type\":")));
+        let back = Note::parse(&body).unwrap();
+        assert_eq!(back, note);
+        assert_eq!(back.effective_status(), Some(Status::Failed));
+        assert_eq!(back.checkpoint().unwrap().step.as_deref(), Some("plan"));
+    }
+
+    #[test]
+    fn malformed_lines_are_reported() {
+        assert!(Note::parse("{not json").is_err());
+        assert!(Note::parse("{\"x\":1}").is_err());
+        assert!(Note::parse("{\"type\":\"checkpoint\"}").is_err());
+    }
+}

@@ -1,0 +1,164 @@
+//! `checkpoint`, `step begin`, `step end`: snapshot now and append to a run. A run that does
+//! not exist yet is started implicitly (a `start` checkpoint first); without `--run` the
+//! worktree's active run is used, or a new one is started and made active.
+
+use super::active::{active_run, set_active_run};
+use super::record::{Record, Recorded, append};
+use super::start::{StartOptions, start};
+use crate::error::{Error, Result};
+use crate::ids::{RunId, StepName};
+use crate::model::{Event, Status, StepKind};
+use crate::store::Store;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Default)]
+pub struct CheckpointOptions {
+    pub run: Option<RunId>,
+    pub kind: Option<StepKind>,
+    pub status: Option<Status>,
+    pub event: Option<Event>,
+    pub session_id: Option<String>,
+    pub artifacts: Vec<String>,
+    pub meta: BTreeMap<String, String>,
+    pub message: Option<String>,
+    pub exit_code: Option<i32>,
+    pub inputs_hash: Option<String>,
+    pub idempotency_key: Option<String>,
+    pub next_action: Option<String>,
+}
+
+/// The result, with the id of a run that was started implicitly.
+#[derive(Debug, Clone)]
+pub struct CheckpointOutcome {
+    pub recorded: Recorded,
+    pub started: Option<Recorded>,
+}
+
+/// Record a checkpoint of `step`.
+pub fn checkpoint(
+    store: &Store,
+    step: &StepName,
+    opts: CheckpointOptions,
+) -> Result<CheckpointOutcome> {
+    let event = opts.event.unwrap_or(Event::Manual);
+    if matches!(event, Event::Start | Event::Root) {
+        return Err(Error::usage(format!(
+            "event {event} is recorded by `start`/`rewind`/`fork`, not by `checkpoint`"
+        )));
+    }
+    store.workdir()?;
+    let (run, started) = ensure_run(store, opts.run.clone())?;
+    let mut rec = Record::new(run, event);
+    rec.step = Some(step.clone());
+    rec.kind = opts.kind;
+    rec.status = opts.status.or(match event {
+        Event::Begin => Some(Status::Running),
+        _ => None,
+    });
+    rec.session_id = opts.session_id;
+    rec.artifacts = opts.artifacts;
+    rec.meta = opts.meta;
+    rec.message = opts.message;
+    rec.exit_code = opts.exit_code;
+    rec.inputs_hash = opts.inputs_hash;
+    rec.idempotency_key = opts.idempotency_key;
+    rec.next_action = opts
+        .next_action
+        .or_else(|| default_next_action(event, step, rec.status));
+    let recorded = append(store, rec)?;
+    Ok(CheckpointOutcome { recorded, started })
+}
+
+/// `step begin`: record before dispatch (status `running`, a new attempt).
+pub fn step_begin(
+    store: &Store,
+    step: &StepName,
+    mut opts: CheckpointOptions,
+) -> Result<CheckpointOutcome> {
+    opts.event = Some(Event::Begin);
+    opts.status = Some(opts.status.unwrap_or(Status::Running));
+    checkpoint(store, step, opts)
+}
+
+/// `step end`: record the outcome after the step ran.
+pub fn step_end(
+    store: &Store,
+    step: &StepName,
+    mut opts: CheckpointOptions,
+) -> Result<CheckpointOutcome> {
+    match opts.status {
+        Some(
+            Status::Completed
+            | Status::Failed
+            | Status::Skipped
+            | Status::Interrupted
+            | Status::AwaitingApproval,
+        ) => {}
+        Some(other) => {
+            return Err(Error::usage(format!(
+                "step end needs an outcome status (completed, failed, skipped, interrupted, awaiting_approval), not {other}"
+            )));
+        }
+        None => return Err(Error::usage("step end needs --status completed|failed")),
+    }
+    opts.event = Some(Event::Finish);
+    if opts.kind.is_none() {
+        // Keep the kind the step was begun with.
+        let run = match &opts.run {
+            Some(r) => Some(r.clone()),
+            None => active_run(store)?,
+        };
+        if let Some(run) = run
+            && let Some(tip) = store.step_tip(&run, step)?
+            && let Some(cp) = crate::catalog::Catalog::new(store).try_checkpoint(tip)?
+        {
+            opts.kind = cp.line().step_kind;
+        }
+    }
+    checkpoint(store, step, opts)
+}
+
+/// The run to append to: `--run` (started implicitly if new), the active run, or a new one.
+fn ensure_run(store: &Store, run: Option<RunId>) -> Result<(RunId, Option<Recorded>)> {
+    let run = match run {
+        Some(r) => r,
+        None => match active_run(store)? {
+            Some(r) => r,
+            None => {
+                let rec = start(store, StartOptions::default())?;
+                let run = RunId::new(rec.line.run.clone())?;
+                return Ok((run, Some(rec)));
+            }
+        },
+    };
+    if store.run_head(&run)?.is_some() {
+        return Ok((run, None));
+    }
+    match start(
+        store,
+        StartOptions {
+            run: Some(run.clone()),
+            ..Default::default()
+        },
+    ) {
+        Ok(rec) => Ok((run, Some(rec))),
+        // Another process started it between our check and our write: append to it.
+        Err(_) if store.run_head(&run)?.is_some() => {
+            set_active_run(store, &run)?;
+            Ok((run, None))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn default_next_action(event: Event, step: &StepName, status: Option<Status>) -> Option<String> {
+    Some(match (event, status) {
+        (Event::Begin, _) => {
+            format!("wait for step {step} to finish; if its process died, resume reconciles it")
+        }
+        (_, Some(Status::Failed)) => format!("fix the cause and retry step {step}"),
+        (_, Some(Status::AwaitingApproval)) => format!("approve or reject step {step}"),
+        (_, Some(Status::Completed)) => "run the next step".into(),
+        _ => return None,
+    })
+}

@@ -1,0 +1,137 @@
+//! `diff`: a unified diff of the files, and of the metadata, between two checkpoints
+//! (default: a checkpoint against its predecessor).
+
+use crate::catalog::{Catalog, Checkpoint};
+use crate::error::Result;
+use crate::ids::CheckpointSpec;
+use crate::store::Store;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FileDiff {
+    pub path: String,
+    pub change: char,
+    /// Unified diff text; `None` for binary content.
+    pub patch: Option<String>,
+    pub binary: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MetaDiff {
+    pub field: String,
+    pub from: serde_json::Value,
+    pub to: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckpointDiff {
+    pub from: String,
+    pub to: String,
+    pub files: Vec<FileDiff>,
+    pub metadata: Vec<MetaDiff>,
+}
+
+/// Diff `to` against `from`; with `from = None`, against `to`'s first parent.
+pub fn diff(
+    store: &Store,
+    from: Option<&CheckpointSpec>,
+    to: &CheckpointSpec,
+) -> Result<CheckpointDiff> {
+    let mut catalog = Catalog::new(store);
+    let to_cp = catalog.resolve(to)?;
+    let (from_id, from_tree, from_cp): (String, _, Option<Checkpoint>) = match from {
+        Some(spec) => {
+            let c = catalog.resolve(spec)?;
+            (c.id().to_string(), c.commit.tree, Some(c))
+        }
+        None => match to_cp.commit.parents.first() {
+            Some(p) => (
+                p.to_string(),
+                store.commit_tree(*p)?,
+                catalog.try_checkpoint(*p)?,
+            ),
+            None => ("(empty)".into(), store.empty_tree(), None),
+        },
+    };
+    let mut files = vec![];
+    for c in store.diff_trees(from_tree, to_cp.commit.tree)? {
+        let old = match c.old {
+            Some((id, _)) => store.read_blob(id)?,
+            None => vec![],
+        };
+        let new = match c.new {
+            Some((id, _)) => store.read_blob(id)?,
+            None => vec![],
+        };
+        let binary = old.contains(&0)
+            || new.contains(&0)
+            || std::str::from_utf8(&old).is_err()
+            || std::str::from_utf8(&new).is_err();
+        let patch = (!binary).then(|| {
+            let (o, n) = (String::from_utf8_lossy(&old), String::from_utf8_lossy(&new));
+            let a = if c.old.is_some() {
+                format!("a/{}", c.path)
+            } else {
+                "/dev/null".into()
+            };
+            let b = if c.new.is_some() {
+                format!("b/{}", c.path)
+            } else {
+                "/dev/null".into()
+            };
+            similar::TextDiff::from_lines(o.as_ref(), n.as_ref())
+                .unified_diff()
+                .context_radius(3)
+                .header(&a, &b)
+                .to_string()
+        });
+        files.push(FileDiff {
+            path: c.path,
+            change: c.change,
+            patch,
+            binary,
+        });
+    }
+    let metadata = match &from_cp {
+        Some(f) => meta_diff(&f.to_json(), &to_cp.to_json()),
+        None => vec![],
+    };
+    Ok(CheckpointDiff {
+        from: from_id,
+        to: to_cp.id().to_string(),
+        files,
+        metadata,
+    })
+}
+
+fn meta_diff(a: &serde_json::Value, b: &serde_json::Value) -> Vec<MetaDiff> {
+    const SKIP: &[&str] = &[
+        "checkpoint",
+        "parents",
+        "tree",
+        "ts",
+        "started_at",
+        "finished_at",
+        "seq",
+    ];
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return vec![];
+    };
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| !SKIP.contains(&k.as_str()))
+        .filter_map(|k| {
+            let (x, y) = (
+                a.get(k).cloned().unwrap_or_default(),
+                b.get(k).cloned().unwrap_or_default(),
+            );
+            (x != y).then(|| MetaDiff {
+                field: k.clone(),
+                from: x,
+                to: y,
+            })
+        })
+        .collect()
+}

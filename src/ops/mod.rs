@@ -1,0 +1,13 @@
+//! One module per user-facing operation. Each takes plain arguments, returns plain data
+//! (serializable for `--json`), and never prints: rendering is the CLI's job.
+
+pub mod active;
+pub mod checkpoint;
+pub mod diff;
+pub mod init;
+pub mod list;
+pub mod log;
+pub mod record;
+pub mod show;
+pub mod start;
+pub mod status;

@@ -1,0 +1,63 @@
+//! `show`: one checkpoint's metadata, the files changed against its predecessor (first
+//! parent), and its artifacts.
+
+use crate::catalog::{Catalog, Checkpoint};
+use crate::error::Result;
+use crate::ids::CheckpointSpec;
+use crate::store::Store;
+use gix::ObjectId;
+use serde::Serialize;
+
+/// A changed path between two trees: `A`dded, `M`odified, `D`eleted, `T`ype change.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct FileChange {
+    pub path: String,
+    pub change: char,
+}
+
+#[derive(Debug, Clone)]
+pub struct Shown {
+    pub checkpoint: Checkpoint,
+    pub parent: Option<ObjectId>,
+    pub files: Vec<FileChange>,
+}
+
+impl Shown {
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = self.checkpoint.to_json();
+        let o = v.as_object_mut().expect("object");
+        o.insert(
+            "files".into(),
+            serde_json::to_value(&self.files).expect("serializable"),
+        );
+        v
+    }
+}
+
+pub fn show(store: &Store, spec: &CheckpointSpec) -> Result<Shown> {
+    let mut catalog = Catalog::new(store);
+    let checkpoint = catalog.resolve(spec)?;
+    let parent = checkpoint.commit.parents.first().copied();
+    let from = match parent {
+        Some(p) => store.commit_tree(p)?,
+        None => store.empty_tree(),
+    };
+    let files = changed_files(store, from, checkpoint.commit.tree)?;
+    Ok(Shown {
+        checkpoint,
+        parent,
+        files,
+    })
+}
+
+/// The paths that differ between two trees, sorted.
+pub fn changed_files(store: &Store, from: ObjectId, to: ObjectId) -> Result<Vec<FileChange>> {
+    Ok(store
+        .diff_trees(from, to)?
+        .into_iter()
+        .map(|c| FileChange {
+            path: c.path,
+            change: c.change,
+        })
+        .collect())
+}

@@ -1,0 +1,215 @@
+//! Worktree → tree (DESIGN.md §3.5): tracked files with their current content (staged or
+//! not) plus untracked files that are not ignored, minus the exclusion policy.
+//!
+//! One in-process `gix` status pass (stat cache of the real index, dirwalk honouring
+//! ignores) and a tree editor over HEAD's tree, so the cost grows with the number of changed
+//! files. It must never write the user's index, HEAD or files: it only writes objects.
+
+use crate::error::{Error, Result};
+use crate::model::Excluded;
+use crate::redact::{SECRET_PATH_PATTERNS, glob_matches};
+use crate::store::Store;
+use gix::ObjectId;
+use gix::bstr::{BStr, ByteSlice};
+use std::collections::HashSet;
+
+/// Default `agentRewind.maxUntrackedSize`: 10 MiB.
+pub const DEFAULT_MAX_UNTRACKED: u64 = 10 * 1024 * 1024;
+
+/// What the snapshot leaves out.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub max_untracked_size: u64,
+    /// Secret patterns plus `agentRewind.exclude` globs.
+    pub exclude: Vec<String>,
+}
+
+impl Policy {
+    /// The policy from the repository's config (`agentRewind.maxUntrackedSize`,
+    /// `agentRewind.exclude`).
+    pub fn from_config(store: &Store) -> Result<Policy> {
+        let mut exclude: Vec<String> = SECRET_PATH_PATTERNS.iter().map(|s| s.to_string()).collect();
+        exclude.extend(store.config_strings("agentRewind.exclude"));
+        Ok(Policy {
+            max_untracked_size: store
+                .config_size("agentRewind.maxUntrackedSize")?
+                .unwrap_or(DEFAULT_MAX_UNTRACKED),
+            exclude,
+        })
+    }
+
+    fn excluded_pattern(&self, path: &str) -> Option<&str> {
+        self.exclude
+            .iter()
+            .find(|p| glob_matches(p, path))
+            .map(String::as_str)
+    }
+}
+
+/// The result of a snapshot.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub tree: ObjectId,
+    pub excluded: Vec<Excluded>,
+}
+
+/// Snapshot the worktree of `store`. Exclusion applies to paths that are not in HEAD
+/// (untracked or newly staged); files already committed are kept as git keeps them.
+pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
+    use gix::status::index_worktree::Item as IW;
+    use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
+
+    let repo = store.repo();
+    let workdir = store.workdir()?.to_path_buf();
+    let head_tree = repo.head_tree_id_or_empty()?.detach();
+    let mut editor = repo.edit_tree(head_tree)?;
+    let (mut pipeline, index) = repo.filter_pipeline(None)?;
+
+    let iter = repo
+        .status(gix::progress::Discard)?
+        .index(index.clone())
+        .head_tree(head_tree)
+        .untracked_files(gix::status::UntrackedFiles::Files)
+        .index_worktree_rewrites(None)
+        .tree_index_track_renames(gix::status::tree_index::TrackRenames::Disabled)
+        .index_worktree_submodules(None)
+        .into_iter(Vec::<gix::bstr::BString>::new())?;
+
+    let mut staged = Vec::new();
+    let mut worktree = Vec::new();
+    for item in iter {
+        match item.map_err(|e| {
+            Error::other(format!(
+                "status failed: {}",
+                crate::error::one_line(&e.to_string())
+            ))
+        })? {
+            gix::status::Item::TreeIndex(c) => staged.push(c),
+            gix::status::Item::IndexWorktree(c) => worktree.push(c),
+        }
+    }
+
+    let mut excluded = Vec::new();
+    let mut skip: HashSet<Vec<u8>> = HashSet::new();
+    let exclude =
+        |path: &BStr, reason: String, excluded: &mut Vec<Excluded>, skip: &mut HashSet<Vec<u8>>| {
+            skip.insert(path.to_vec());
+            excluded.push(Excluded {
+                path: path.to_str_lossy().into_owned(),
+                reason,
+            });
+        };
+
+    // Index vs HEAD first.
+    for c in &staged {
+        use gix::diff::index::ChangeRef as C;
+        match c {
+            C::Addition {
+                location,
+                entry_mode,
+                id,
+                ..
+            } => {
+                if let Some(p) = policy.excluded_pattern(&location.to_str_lossy()) {
+                    exclude(
+                        location.as_ref(),
+                        format!("matches secret pattern {p}"),
+                        &mut excluded,
+                        &mut skip,
+                    );
+                    continue;
+                }
+                if let Some(kind) = entry_mode.to_tree_entry_mode().map(|m| m.kind()) {
+                    editor.upsert(location.as_ref(), kind, id.clone().into_owned())?;
+                }
+            }
+            C::Modification {
+                location,
+                entry_mode,
+                id,
+                ..
+            } => {
+                if let Some(kind) = entry_mode.to_tree_entry_mode().map(|m| m.kind()) {
+                    editor.upsert(location.as_ref(), kind, id.clone().into_owned())?;
+                }
+            }
+            C::Deletion { location, .. } => {
+                editor.remove(location.as_ref())?;
+            }
+            C::Rewrite { .. } => {}
+        }
+    }
+    // …then worktree vs index on top.
+    for item in worktree {
+        match item {
+            IW::Modification {
+                rela_path, status, ..
+            } => {
+                if skip.contains(rela_path.as_slice()) {
+                    continue;
+                }
+                match status {
+                    EntryStatus::Change(Change::Removed) => {
+                        editor.remove(rela_path.as_bstr())?;
+                    }
+                    EntryStatus::Change(Change::Modification { .. } | Change::Type { .. })
+                    | EntryStatus::IntentToAdd
+                    | EntryStatus::Conflict { .. } => {
+                        match pipeline.worktree_file_to_object(rela_path.as_bstr(), &index)? {
+                            Some((id, kind, _)) => {
+                                editor.upsert(rela_path.as_bstr(), kind, id)?;
+                            }
+                            None => {
+                                editor.remove(rela_path.as_bstr())?;
+                            }
+                        }
+                    }
+                    _ => {} // stat-only changes, submodule changes: keep the index/HEAD entry
+                }
+            }
+            IW::DirectoryContents { entry, .. }
+                if entry.status == gix::dir::entry::Status::Untracked
+                    && !matches!(
+                        entry.disk_kind,
+                        Some(gix::dir::entry::Kind::Directory) | None
+                    ) =>
+            {
+                let rela = entry.rela_path.as_bstr();
+                let shown = rela.to_str_lossy();
+                if let Some(p) = policy.excluded_pattern(&shown) {
+                    exclude(
+                        rela,
+                        format!("matches secret pattern {p}"),
+                        &mut excluded,
+                        &mut skip,
+                    );
+                    continue;
+                }
+                let full = workdir.join(gix::path::from_bstr(rela)?);
+                if let Ok(md) = std::fs::symlink_metadata(&full)
+                    && md.is_file()
+                    && md.len() > policy.max_untracked_size
+                {
+                    exclude(
+                        rela,
+                        format!(
+                            "untracked file of {} bytes exceeds agentRewind.maxUntrackedSize ({})",
+                            md.len(),
+                            policy.max_untracked_size
+                        ),
+                        &mut excluded,
+                        &mut skip,
+                    );
+                    continue;
+                }
+                if let Some((id, kind, _)) = pipeline.worktree_file_to_object(rela, &index)? {
+                    editor.upsert(rela, kind, id)?;
+                }
+            }
+            _ => {}
+        }
+    }
+    let tree = editor.write()?.detach();
+    excluded.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(Snapshot { tree, excluded })
+}

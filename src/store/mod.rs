@@ -1,0 +1,238 @@
+//! The git-native store on gix: opening the repository, reading and writing our objects,
+//! notes and refs, and the publish transaction with compare-and-swap.
+//!
+//! This is the only module that uses gix (`layout` is the only one that spells ref names).
+//! It knows the format but not the operations: it never decides *what* to record, never
+//! touches the user's index, HEAD or files, and never prints.
+
+pub mod layout;
+mod lock;
+mod notes;
+mod objects;
+mod publish;
+
+pub use lock::RunLock;
+pub use notes::NotesReader;
+pub use objects::{CommitInfo, Trailers, TreeChange};
+pub use publish::{PublishError, RefChange};
+
+use crate::error::{Error, Result};
+use crate::ids::{RunId, StepName};
+use gix::ObjectId;
+use std::path::{Path, PathBuf};
+
+/// Every run with its tip, and the names under `refs/agent-runs/` that are not valid run ids.
+pub type RunRefs = (Vec<(RunId, ObjectId)>, Vec<String>);
+
+/// An open repository.
+pub struct Store {
+    repo: gix::Repository,
+}
+
+/// What the user's HEAD is right now.
+#[derive(Debug, Clone)]
+pub struct UserHead {
+    /// The commit HEAD points at; `None` on an unborn branch.
+    pub commit: Option<ObjectId>,
+    /// `refs/heads/…` HEAD is attached to; `None` when detached.
+    pub branch: Option<String>,
+}
+
+impl Store {
+    /// Open the repository containing `dir` (like git does: walking up).
+    pub fn discover(dir: &Path) -> Result<Store> {
+        let repo = gix::discover(dir).map_err(|e| {
+            Error::refused(format!(
+                "not a git repository: {} ({})",
+                dir.display(),
+                crate::error::one_line(&e.to_string())
+            ))
+            .with_hint("run this inside a git repository, or `git init` one first")
+        })?;
+        Ok(Store { repo })
+    }
+
+    /// Open and require a worktree (snapshots and checkouts need one).
+    pub fn discover_worktree(dir: &Path) -> Result<Store> {
+        let store = Self::discover(dir)?;
+        store.workdir()?;
+        Ok(store)
+    }
+
+    /// The underlying repository, for the modules of the store and for `snapshot`.
+    pub fn repo(&self) -> &gix::Repository {
+        &self.repo
+    }
+
+    pub fn is_bare(&self) -> bool {
+        self.repo.workdir().is_none()
+    }
+
+    pub fn workdir(&self) -> Result<&Path> {
+        self.repo.workdir().ok_or_else(|| {
+            Error::refused(format!(
+                "{} is a bare repository; this command needs a worktree",
+                self.repo.git_dir().display()
+            ))
+            .with_hint("run it in a clone with a worktree, or add one with `git worktree add`")
+        })
+    }
+
+    /// This worktree's private git dir (`.git`, or `.git/worktrees/<name>` for a linked one).
+    pub fn git_dir(&self) -> &Path {
+        self.repo.git_dir()
+    }
+
+    /// The git dir shared by all worktrees.
+    pub fn common_dir(&self) -> &Path {
+        self.repo.common_dir()
+    }
+
+    /// Our private folder inside `dir` (created on demand).
+    pub fn private_dir(dir: &Path) -> PathBuf {
+        dir.join("agent-rewind")
+    }
+
+    pub fn object_hash(&self) -> gix::hash::Kind {
+        self.repo.object_hash()
+    }
+
+    pub fn empty_tree(&self) -> ObjectId {
+        ObjectId::empty_tree(self.repo.object_hash())
+    }
+
+    pub fn user_head(&self) -> Result<UserHead> {
+        let head = self.repo.head()?;
+        let branch = head.referent_name().map(|n| n.as_bstr().to_string());
+        let commit = match self.repo.head_id() {
+            Ok(id) => Some(id.detach()),
+            Err(_) if head.is_unborn() => None,
+            Err(e) => return Err(e.into()),
+        };
+        Ok(UserHead { commit, branch })
+    }
+
+    /// The object a ref points at (peeled to its direct target), or `None` when absent.
+    pub fn ref_target(&self, name: &str) -> Result<Option<ObjectId>> {
+        match self.repo.try_find_reference(name)? {
+            Some(mut r) => Ok(Some(r.peel_to_id()?.detach())),
+            None => Ok(None),
+        }
+    }
+
+    pub fn run_head(&self, run: &RunId) -> Result<Option<ObjectId>> {
+        self.ref_target(&layout::run_head(run))
+    }
+
+    pub fn step_tip(&self, run: &RunId, step: &StepName) -> Result<Option<ObjectId>> {
+        self.ref_target(&layout::step_ref(run, step))
+    }
+
+    pub fn notes_tip(&self, run: &RunId) -> Result<Option<ObjectId>> {
+        self.ref_target(&layout::notes_ref(run))
+    }
+
+    /// All refs under `prefix` (which must end in `/`), as (full name, target).
+    pub fn refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>> {
+        debug_assert!(prefix.ends_with('/'));
+        let platform = self.repo.references()?;
+        let mut out = Vec::new();
+        for r in platform.prefixed(prefix)? {
+            let r =
+                r.map_err(|e| Error::other(format!("could not read refs under {prefix}: {e}")))?;
+            if let Some(id) = r.target().try_id() {
+                out.push((r.name().as_bstr().to_string(), id.to_owned()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every run that has a `HEAD` ref, with its tip; names that fail validation are returned
+    /// separately so callers can warn instead of failing.
+    pub fn list_runs(&self) -> Result<RunRefs> {
+        let mut runs = Vec::new();
+        let mut invalid = Vec::new();
+        for (name, id) in self.refs_under(layout::RUNS_PREFIX)? {
+            if let Some(layout::RunRef::Head(run)) = layout::parse_run_ref(&name) {
+                match RunId::new(run.clone()) {
+                    Ok(r) => runs.push((r, id)),
+                    Err(_) => invalid.push(run),
+                }
+            }
+        }
+        Ok((runs, invalid))
+    }
+
+    /// The step refs of a run (not `HEAD`), sorted by name.
+    pub fn step_refs(&self, run: &RunId) -> Result<Vec<(StepName, ObjectId)>> {
+        let mut out = Vec::new();
+        for (name, id) in self.refs_under(&layout::run_prefix(run))? {
+            if let Some(layout::RunRef::Step(_, step)) = layout::parse_run_ref(&name)
+                && let Ok(step) = StepName::new(step)
+            {
+                out.push((step, id));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Expand an abbreviated commit id (at least 4 hex digits) to a full one.
+    pub fn resolve_commit_prefix(&self, hex: &str) -> Result<Option<ObjectId>> {
+        let spec = format!("{hex}^{{commit}}");
+        match self.repo.rev_parse_single(spec.as_str()) {
+            Ok(id) => Ok(Some(id.detach())),
+            Err(e)
+                if e.to_string().contains("ambiguous") || e.to_string().contains("Ambiguous") =>
+            {
+                Err(Error::usage(format!("commit id prefix {hex} is ambiguous"))
+                    .with_hint("give more hex digits"))
+            }
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Read a config value as a string.
+    pub fn config_string(&self, key: &str) -> Option<String> {
+        self.repo
+            .config_snapshot()
+            .string(key)
+            .map(|s| s.to_string())
+    }
+
+    /// Read all values of a multi-valued config key.
+    pub fn config_strings(&self, key: &str) -> Vec<String> {
+        self.repo
+            .config_snapshot()
+            .plumbing()
+            .strings(key)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    /// Read an integer config value that may carry a `k`/`m`/`g` suffix.
+    pub fn config_size(&self, key: &str) -> Result<Option<u64>> {
+        match self.config_string(key) {
+            None => Ok(None),
+            Some(v) => parse_size(&v).map(Some).ok_or_else(|| {
+                Error::usage(format!(
+                    "config {key} = {v:?} is not a size (like 10m or 1048576)"
+                ))
+            }),
+        }
+    }
+}
+
+/// `10m`, `512k`, `1g`, `1048576` → bytes.
+pub fn parse_size(v: &str) -> Option<u64> {
+    let v = v.trim();
+    let (num, mult) = match v.chars().last()? {
+        'k' | 'K' => (&v[..v.len() - 1], 1024),
+        'm' | 'M' => (&v[..v.len() - 1], 1024 * 1024),
+        'g' | 'G' => (&v[..v.len() - 1], 1024 * 1024 * 1024),
+        _ => (v, 1),
+    };
+    num.trim().parse::<u64>().ok().map(|n| n * mult)
+}

@@ -1,0 +1,309 @@
+//! Commits: writing checkpoint commits with the user's identity (or a fixed fallback, never
+//! touching config), reading them back with their `Agent-*` trailers, trees and blobs.
+
+use super::Store;
+use crate::error::{Error, Result};
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+
+/// The identity used when the user has none configured.
+const FALLBACK_NAME: &str = "git-agent-rewind";
+const FALLBACK_EMAIL: &str = "agent-rewind@localhost";
+
+/// The `Agent-*` trailers of a checkpoint commit message.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trailers {
+    pub run: Option<String>,
+    pub step: Option<String>,
+    pub attempt: Option<u32>,
+    pub event: Option<String>,
+    pub schema: Option<u32>,
+}
+
+impl Trailers {
+    /// Render as trailer lines (ends with a newline).
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        if let Some(r) = &self.run {
+            s.push_str(&format!("Agent-Run: {r}\n"));
+        }
+        if let Some(st) = &self.step {
+            s.push_str(&format!("Agent-Step: {st}\n"));
+        }
+        if let Some(a) = self.attempt {
+            s.push_str(&format!("Agent-Attempt: {a}\n"));
+        }
+        if let Some(e) = &self.event {
+            s.push_str(&format!("Agent-Event: {e}\n"));
+        }
+        if let Some(v) = self.schema {
+            s.push_str(&format!("Agent-Schema: {v}\n"));
+        }
+        s
+    }
+
+    /// Parse `Agent-*` trailers from the last paragraph of a message.
+    pub fn parse(message: &str) -> Trailers {
+        let mut t = Trailers::default();
+        let last = message.trim_end().rsplit("\n\n").next().unwrap_or("");
+        for line in last.lines() {
+            let Some((k, v)) = line.split_once(':') else {
+                continue;
+            };
+            let v = v.trim().to_string();
+            match k.trim() {
+                "Agent-Run" => t.run = Some(v),
+                "Agent-Step" => t.step = Some(v),
+                "Agent-Attempt" => t.attempt = v.parse().ok(),
+                "Agent-Event" => t.event = Some(v),
+                "Agent-Schema" => t.schema = v.parse().ok(),
+                _ => {}
+            }
+        }
+        t
+    }
+}
+
+/// A decoded commit.
+#[derive(Debug, Clone)]
+pub struct CommitInfo {
+    pub id: ObjectId,
+    pub tree: ObjectId,
+    pub parents: Vec<ObjectId>,
+    pub message: String,
+    pub trailers: Trailers,
+    /// Committer time, seconds since the epoch.
+    pub time: i64,
+}
+
+impl Store {
+    fn signature(&self) -> gix::actor::Signature {
+        let time = gix::date::Time::now_utc();
+        let (name, email) = match self.repo.committer() {
+            Some(Ok(sig)) => (sig.name.to_string(), sig.email.to_string()),
+            _ => (FALLBACK_NAME.to_string(), FALLBACK_EMAIL.to_string()),
+        };
+        gix::actor::Signature {
+            name: name.into(),
+            email: email.into(),
+            time,
+        }
+    }
+
+    /// Write a commit (never signed) without moving any ref.
+    pub fn write_commit(
+        &self,
+        tree: ObjectId,
+        parents: &[ObjectId],
+        message: &str,
+    ) -> Result<ObjectId> {
+        let sig = self.signature();
+        let commit = gix::objs::Commit {
+            message: message.into(),
+            tree,
+            author: sig.clone(),
+            committer: sig,
+            encoding: None,
+            parents: parents.iter().copied().collect(),
+            extra_headers: Default::default(),
+        };
+        Ok(self.repo.write_object(&commit)?.detach())
+    }
+
+    /// The id `data` would have as a blob, without writing it.
+    pub fn blob_id(&self, data: &[u8]) -> Result<ObjectId> {
+        Ok(gix::objs::compute_hash(
+            self.repo.object_hash(),
+            gix::objs::Kind::Blob,
+            data,
+        )?)
+    }
+
+    pub fn write_blob(&self, data: &[u8]) -> Result<ObjectId> {
+        Ok(self.repo.write_blob(data)?.detach())
+    }
+
+    pub fn read_commit(&self, id: ObjectId) -> Result<CommitInfo> {
+        let commit = self.repo.find_commit(id).map_err(|e| {
+            Error::not_found(format!(
+                "{id} is not a commit in this repository ({})",
+                crate::error::one_line(&e.to_string())
+            ))
+        })?;
+        let decoded = commit.decode()?;
+        let message = decoded.message.to_str_lossy().into_owned();
+        Ok(CommitInfo {
+            id,
+            tree: decoded.tree(),
+            parents: decoded.parents().collect(),
+            trailers: Trailers::parse(&message),
+            time: decoded.committer()?.time()?.seconds,
+            message,
+        })
+    }
+
+    /// Whether the object exists in the object database.
+    pub fn has_object(&self, id: ObjectId) -> bool {
+        self.repo.has_object(id)
+    }
+
+    pub fn read_blob(&self, id: ObjectId) -> Result<Vec<u8>> {
+        Ok(self.repo.find_blob(id)?.data.clone())
+    }
+
+    /// The tree of a commit.
+    pub fn commit_tree(&self, id: ObjectId) -> Result<ObjectId> {
+        Ok(self.read_commit(id)?.tree)
+    }
+
+    /// All blob paths of a tree with their ids and modes, sorted by path.
+    pub fn tree_entries(
+        &self,
+        tree: ObjectId,
+    ) -> Result<Vec<(String, ObjectId, gix::objs::tree::EntryMode)>> {
+        let tree = self.repo.find_tree(tree)?;
+        let mut rec = gix::traverse::tree::Recorder::default();
+        tree.traverse().breadthfirst(&mut rec)?;
+        let mut out: Vec<_> = rec
+            .records
+            .into_iter()
+            .filter(|e| !e.mode.is_tree())
+            .map(|e| (e.filepath.to_string(), e.oid, e.mode))
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
+    /// First-parent walk from `tip`, newest first, at most `limit` commits.
+    pub fn first_parent_chain(&self, tip: ObjectId, limit: usize) -> Result<Vec<CommitInfo>> {
+        let mut out = Vec::new();
+        let mut next = Some(tip);
+        while let Some(id) = next {
+            if out.len() >= limit {
+                break;
+            }
+            let c = self.read_commit(id)?;
+            next = c.parents.first().copied();
+            out.push(c);
+        }
+        Ok(out)
+    }
+
+    /// Whether `ancestor` is reachable from `descendant` (or equal).
+    pub fn is_ancestor(&self, ancestor: ObjectId, descendant: ObjectId) -> Result<bool> {
+        if ancestor == descendant {
+            return Ok(true);
+        }
+        match self.repo.merge_base(ancestor, descendant) {
+            Ok(base) => Ok(base.map(|b| b.detach()) == Some(ancestor)),
+            Err(_) => Ok(false),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trailers_round_trip() {
+        let t = Trailers {
+            run: Some("r1".into()),
+            step: Some("plan".into()),
+            attempt: Some(2),
+            event: Some("finish".into()),
+            schema: Some(1),
+        };
+        let msg = format!("subject\n\nbody text\n\n{}", t.render());
+        assert_eq!(Trailers::parse(&msg), t);
+        assert_eq!(Trailers::parse("no trailers"), Trailers::default());
+    }
+}
+
+/// One path that differs between two trees (directories are not listed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeChange {
+    pub path: String,
+    /// `A`dded, `D`eleted, `M`odified, `T`ype changed (e.g. file ↔ symlink).
+    pub change: char,
+    pub old: Option<(ObjectId, gix::objs::tree::EntryKind)>,
+    pub new: Option<(ObjectId, gix::objs::tree::EntryKind)>,
+}
+
+impl Store {
+    /// The paths that differ between two trees, sorted; identical subtrees are skipped
+    /// without being read.
+    pub fn diff_trees(&self, from: ObjectId, to: ObjectId) -> Result<Vec<TreeChange>> {
+        use gix::object::tree::diff::ChangeDetached as C;
+        let old = self.repo.find_tree(from)?;
+        let new = self.repo.find_tree(to)?;
+        let changes =
+            self.repo
+                .diff_tree_to_tree(Some(&old), Some(&new), gix::diff::Options::default())?;
+        let mut out = vec![];
+        for c in changes {
+            let tc = match c {
+                C::Addition {
+                    location,
+                    entry_mode,
+                    id,
+                    ..
+                } if !entry_mode.is_tree() => TreeChange {
+                    path: location.to_string(),
+                    change: 'A',
+                    old: None,
+                    new: Some((id, entry_mode.kind())),
+                },
+                C::Deletion {
+                    location,
+                    entry_mode,
+                    id,
+                    ..
+                } if !entry_mode.is_tree() => TreeChange {
+                    path: location.to_string(),
+                    change: 'D',
+                    old: Some((id, entry_mode.kind())),
+                    new: None,
+                },
+                C::Modification {
+                    location,
+                    previous_entry_mode,
+                    previous_id,
+                    entry_mode,
+                    id,
+                } => {
+                    match (previous_entry_mode.is_tree(), entry_mode.is_tree()) {
+                        (true, true) => continue,
+                        (false, false) => TreeChange {
+                            path: location.to_string(),
+                            change: if previous_entry_mode.kind() == entry_mode.kind() {
+                                'M'
+                            } else {
+                                'T'
+                            },
+                            old: Some((previous_id, previous_entry_mode.kind())),
+                            new: Some((id, entry_mode.kind())),
+                        },
+                        // A file became a directory or back: the file side is what changed.
+                        (true, false) => TreeChange {
+                            path: location.to_string(),
+                            change: 'A',
+                            old: None,
+                            new: Some((id, entry_mode.kind())),
+                        },
+                        (false, true) => TreeChange {
+                            path: location.to_string(),
+                            change: 'D',
+                            old: Some((previous_id, previous_entry_mode.kind())),
+                            new: None,
+                        },
+                    }
+                }
+                _ => continue,
+            };
+            out.push(tc);
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+}

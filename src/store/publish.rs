@@ -1,0 +1,127 @@
+//! The publish transaction (DESIGN.md §3.4): every ref change of one logical write goes into
+//! one gix ref transaction, each with compare-and-swap on the value the writer read, with a
+//! forced reflog. Objects must already be written.
+//!
+//! gix commits loose refs one by one, in the order given, so callers order changes so that a
+//! crash between two renames is harmless: notes before `HEAD`, `HEAD` before step refs (a
+//! step ref may lag behind `HEAD` after a crash, never run ahead of it).
+
+use super::Store;
+use crate::error::{Error, Result};
+use gix::ObjectId;
+use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+use gix::refs::{FullName, Target};
+
+/// One ref change: `new = None` deletes; `expected = None` means "must not exist".
+#[derive(Debug, Clone)]
+pub struct RefChange {
+    pub name: String,
+    pub new: Option<ObjectId>,
+    pub expected: Option<ObjectId>,
+}
+
+impl RefChange {
+    pub fn set(name: impl Into<String>, new: ObjectId, expected: Option<ObjectId>) -> Self {
+        RefChange {
+            name: name.into(),
+            new: Some(new),
+            expected,
+        }
+    }
+    pub fn delete(name: impl Into<String>, expected: ObjectId) -> Self {
+        RefChange {
+            name: name.into(),
+            new: None,
+            expected: Some(expected),
+        }
+    }
+}
+
+/// Why a publish did not happen.
+#[derive(Debug)]
+pub enum PublishError {
+    /// A ref did not have the expected value: another writer was first. Re-read and retry.
+    Conflict(String),
+    /// Anything else.
+    Failed(Error),
+}
+
+impl From<PublishError> for Error {
+    fn from(e: PublishError) -> Error {
+        match e {
+            PublishError::Conflict(m) => Error::conflict(m),
+            PublishError::Failed(e) => e,
+        }
+    }
+}
+
+impl Store {
+    /// Apply all changes in one transaction, or none of them.
+    pub fn publish(&self, changes: &[RefChange], reflog_message: &str) -> Result<(), PublishError> {
+        let msg = reflog_message.replace('\n', " ");
+        let edits = changes
+            .iter()
+            .map(|c| to_edit(c, &msg))
+            .collect::<Result<Vec<_>>>()
+            .map_err(PublishError::Failed)?;
+        match self.repo.edit_references(edits.clone()) {
+            Ok(_) => Ok(()),
+            Err(e) if e.is_conflict() => Err(PublishError::Conflict(crate::error::one_line(
+                &e.to_string(),
+            ))),
+            Err(e) if e.is_retryable() => {
+                // A ref lock is held. Under our writer lock that can only be a killed writer's
+                // leftover: remove those and try once more.
+                let names: Vec<String> = changes.iter().map(|c| c.name.clone()).collect();
+                if self.remove_stale_ref_locks(&names) == 0 {
+                    return Err(PublishError::Conflict(crate::error::one_line(
+                        &e.to_string(),
+                    )));
+                }
+                match self.repo.edit_references(edits) {
+                    Ok(_) => Ok(()),
+                    Err(e) if e.is_conflict() || e.is_retryable() => Err(PublishError::Conflict(
+                        crate::error::one_line(&e.to_string()),
+                    )),
+                    Err(e) => Err(PublishError::Failed(e.into())),
+                }
+            }
+            Err(e) => Err(PublishError::Failed(e.into())),
+        }
+    }
+}
+
+fn to_edit(c: &RefChange, msg: &str) -> Result<RefEdit> {
+    let name: FullName = c
+        .name
+        .as_str()
+        .try_into()
+        .map_err(|e| Error::usage(format!("invalid ref name {:?}: {e}", c.name)))?;
+    let expected = match c.expected {
+        Some(id) => PreviousValue::MustExistAndMatch(Target::Object(id)),
+        None => PreviousValue::MustNotExist,
+    };
+    Ok(match c.new {
+        Some(new) => RefEdit {
+            change: Change::Update {
+                log: LogChange {
+                    mode: RefLog::AndReference,
+                    force_create_reflog: true,
+                    message: msg.into(),
+                },
+                expected,
+                new: Target::Object(new),
+            },
+            name,
+            deref: false,
+        },
+        None => RefEdit {
+            change: Change::Delete {
+                expected,
+                log: RefLog::AndReference,
+            },
+            name,
+            deref: false,
+        },
+    })
+}

@@ -1,0 +1,184 @@
+//! Shared helpers for the integration tests: temporary repositories driven by the real `git`
+//! binary, and the `git-agent-rewind` binary under test.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_git-agent-rewind"))
+}
+
+/// A temporary repository with a deterministic git environment.
+pub struct Repo {
+    pub dir: tempfile::TempDir,
+}
+
+impl Repo {
+    /// `git init` with one commit (`README.md`).
+    pub fn new() -> Repo {
+        let r = Repo::empty();
+        r.write("README.md", "hello\n");
+        r.git(&["add", "-A"]);
+        r.git(&["commit", "-q", "-m", "initial"]);
+        r
+    }
+
+    /// `git init` with no commit (an unborn branch).
+    pub fn empty() -> Repo {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let r = Repo { dir };
+        r.git(&["init", "-q", "-b", "main"]);
+        r.git(&["config", "user.name", "Test User"]);
+        r.git(&["config", "user.email", "test@example.com"]);
+        r.git(&["config", "commit.gpgsign", "false"]);
+        r
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Run git in the repository; panics on failure; returns stdout.
+    pub fn git(&self, args: &[&str]) -> String {
+        git_in(self.path(), args)
+    }
+
+    /// Run git, returning the whole output whatever the exit status.
+    pub fn git_output(&self, args: &[&str]) -> Output {
+        git_cmd(self.path()).args(args).output().expect("run git")
+    }
+
+    /// Run the tool in the repository; returns the whole output.
+    pub fn run(&self, args: &[&str]) -> Output {
+        run_in(self.path(), args)
+    }
+
+    /// Run the tool; panic with its stderr unless it succeeds; return stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        ok_in(self.path(), args)
+    }
+
+    /// Run the tool with `--json` and parse stdout.
+    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+        let mut a = vec!["--json"];
+        a.extend_from_slice(args);
+        let out = self.ok(&a);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+    }
+
+    pub fn write(&self, rel: &str, content: &str) {
+        let p = self.path().join(rel);
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(p, content).unwrap();
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path().join(rel)).unwrap()
+    }
+
+    /// Bytes of `.git/index` (None when absent).
+    pub fn index_bytes(&self) -> Option<Vec<u8>> {
+        std::fs::read(self.path().join(".git/index")).ok()
+    }
+
+    /// `git rev-parse`.
+    pub fn rev(&self, spec: &str) -> String {
+        self.git(&["rev-parse", spec]).trim().to_string()
+    }
+
+    /// `git fsck --strict` must be clean.
+    pub fn assert_fsck(&self) {
+        let out = self.git_output(&["fsck", "--strict", "--no-progress"]);
+        assert!(
+            out.status.success(),
+            "git fsck --strict failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// The tree `git add -A` would write, computed in a throw-away index.
+    pub fn add_all_tree(&self) -> String {
+        let tmp = tempfile::NamedTempFile::new().unwrap();
+        if let Some(bytes) = self.index_bytes() {
+            std::fs::write(tmp.path(), bytes).unwrap();
+        } else {
+            std::fs::remove_file(tmp.path()).ok();
+        }
+        let run = |args: &[&str]| {
+            let out = git_cmd(self.path()).env("GIT_INDEX_FILE", tmp.path()).args(args).output().unwrap();
+            assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8(out.stdout).unwrap()
+        };
+        run(&["add", "-A"]);
+        run(&["write-tree"]).trim().to_string()
+    }
+}
+
+/// A git command with a deterministic environment (no user/system config, no pager).
+pub fn git_cmd(dir: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_PAGER", "cat")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE");
+    c
+}
+
+pub fn git_in(dir: &Path, args: &[&str]) -> String {
+    let out = git_cmd(dir).args(args).output().expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The tool as a command, with the same deterministic environment.
+pub fn tool_cmd(dir: &Path) -> Command {
+    let mut c = Command::new(bin());
+    c.current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("NO_COLOR", "1")
+        .env_remove("AGENT_RUN")
+        .env_remove("AGENT_STEP")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE");
+    c
+}
+
+pub fn run_in(dir: &Path, args: &[&str]) -> Output {
+    tool_cmd(dir).args(args).output().expect("run git-agent-rewind")
+}
+
+pub fn ok_in(dir: &Path, args: &[&str]) -> String {
+    let out = run_in(dir, args);
+    assert!(
+        out.status.success(),
+        "git-agent-rewind {args:?} failed ({:?}): {}{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Every ref under a prefix, as (name, id), via `git for-each-ref`.
+pub fn refs(dir: &Path, prefix: &str) -> Vec<(String, String)> {
+    git_in(dir, &["for-each-ref", "--format=%(refname) %(objectname)", prefix])
+        .lines()
+        .filter_map(|l| l.split_once(' ').map(|(a, b)| (a.to_string(), b.to_string())))
+        .collect()
+}
