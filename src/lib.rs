@@ -13,6 +13,7 @@
 pub mod catalog;
 pub mod error;
 pub mod ids;
+pub mod materialize;
 pub mod model;
 pub mod ops;
 pub mod redact;

@@ -38,6 +38,15 @@ impl Policy {
         })
     }
 
+    /// The policy for safety backups: they stay local, so secret-looking files are kept;
+    /// big untracked files are still left out (and are never touched by a checkout).
+    pub fn for_backup(store: &Store) -> Result<Policy> {
+        Ok(Policy {
+            exclude: vec![],
+            ..Self::from_config(store)?
+        })
+    }
+
     fn excluded_pattern(&self, path: &str) -> Option<&str> {
         self.exclude
             .iter()
@@ -49,7 +58,11 @@ impl Policy {
 /// The result of a snapshot.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
+    /// The worktree as it is (what a checkpoint records).
     pub tree: ObjectId,
+    /// The index as it is (HEAD plus staged changes), for backups that must restore
+    /// staged and unstaged state separately.
+    pub index_tree: ObjectId,
     pub excluded: Vec<Excluded>,
 }
 
@@ -139,6 +152,7 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
             C::Rewrite { .. } => {}
         }
     }
+    let index_tree = editor.write()?.detach();
     // …then worktree vs index on top.
     for item in worktree {
         match item {
@@ -211,5 +225,9 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     }
     let tree = editor.write()?.detach();
     excluded.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(Snapshot { tree, excluded })
+    Ok(Snapshot {
+        tree,
+        index_tree,
+        excluded,
+    })
 }

@@ -43,6 +43,54 @@ pub enum Command {
     Diff(DiffArgs),
     /// The active run of this worktree, its last checkpoint, unfinished steps, next action.
     Status,
+    /// New run pinned to an earlier point of RUN, checked out here; the source is archived.
+    Rewind(RewindArgs),
+    /// Like rewind, but the source run stays active (A/B exploration).
+    Fork(RewindArgs),
+    /// Put files from a checkpoint back into the worktree (whole, or the given paths).
+    Restore(RestoreArgs),
+    /// Bring back the worktree as it was before the last rewind/fork/restore/undo.
+    Undo,
+}
+
+#[derive(Debug, Args)]
+pub struct RewindArgs {
+    /// The run to go back in.
+    pub run: String,
+    /// A step (the state right before its latest attempt began), or a checkpoint
+    /// (`<run>@<seq>`, a commit id).
+    #[arg(long, value_name = "STEP|CHECKPOINT", required_unless_present = "list")]
+    pub to: Option<String>,
+    /// The state when the step last finished, instead of right before it began.
+    #[arg(long)]
+    pub after: bool,
+    /// Check out into a new linked worktree at PATH; this worktree is left alone.
+    #[arg(long, value_name = "PATH", conflicts_with = "no_checkout")]
+    pub worktree: Option<PathBuf>,
+    /// Only write refs (for orchestrators).
+    #[arg(long)]
+    pub no_checkout: bool,
+    /// The new run's id (default: generated).
+    #[arg(long = "run", value_name = "NEWID")]
+    pub new_run: Option<String>,
+    /// Branch to create (default: agent-runs/<newrun>).
+    #[arg(long, value_name = "NAME")]
+    pub branch: Option<String>,
+    /// A label for the new run.
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// List the run's checkpoints instead (same as `list RUN`).
+    #[arg(long)]
+    pub list: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// `<run>`, `<run>/<step>`, `<run>@<seq>`, or a commit id.
+    pub checkpoint: String,
+    /// Only these paths (files or folders); default: the whole tree.
+    #[arg(last = true, value_name = "PATH")]
+    pub paths: Vec<String>,
 }
 
 #[derive(Debug, Args)]

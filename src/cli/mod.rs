@@ -166,7 +166,67 @@ pub fn execute(cli: Cli) -> Result<Output> {
                 Some(s) => Ok(Output::new(s.to_json(), render::status(&s, &style))),
             }
         }
+        Command::Rewind(a) => rewind(&open()?, a, false, &style),
+        Command::Fork(a) => rewind(&open()?, a, true, &style),
+        Command::Restore(a) => {
+            let store = open()?;
+            let out =
+                ops::restore::restore(&store, &CheckpointSpec::parse(&a.checkpoint)?, &a.paths)?;
+            let human = format!(
+                "restored {} path(s) from {}\n  backup {} (`git agent-rewind undo` brings the previous state back)",
+                out.changed.len(),
+                render::short(&out.checkpoint),
+                render::short(&out.backup.commit)
+            );
+            Ok(Output::new(
+                serde_json::to_value(&out).expect("json"),
+                human,
+            ))
+        }
+        Command::Undo => {
+            let out = ops::undo::undo(&open()?)?;
+            let human = format!(
+                "restored the state before: {}\n  backup of the state just replaced: {}",
+                out.restored.reason,
+                render::short(&out.backup.commit)
+            );
+            Ok(Output::new(
+                serde_json::to_value(&out).expect("json"),
+                human,
+            ))
+        }
     }
+}
+
+fn rewind(store: &Store, a: args::RewindArgs, fork: bool, style: &render::Style) -> Result<Output> {
+    let run = RunId::new(a.run)?;
+    if a.list {
+        let cps = ops::list::list_checkpoints(store, &run)?;
+        return Ok(Output::new(
+            cps.iter().map(|c| c.to_json()).collect(),
+            render::checkpoints_table(&cps, style),
+        ));
+    }
+    let to =
+        a.to.ok_or_else(|| Error::usage("--to <step|checkpoint> is required"))?;
+    let out = ops::rewind::rewind(
+        store,
+        &run,
+        ops::rewind::RewindOptions {
+            to: ops::rewind::RewindTarget::Named(to),
+            after: a.after,
+            worktree: a.worktree,
+            no_checkout: a.no_checkout,
+            new_run: a.new_run.map(RunId::new).transpose()?,
+            branch: a.branch,
+            fork,
+            label: a.label,
+        },
+    )?;
+    Ok(Output::new(
+        serde_json::to_value(&out).expect("json"),
+        render::rewound(&out, style),
+    ))
 }
 
 fn recorded_output(out: &ops::checkpoint::CheckpointOutcome, style: &render::Style) -> Output {

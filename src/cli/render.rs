@@ -412,3 +412,40 @@ pub fn status(r: &ops::status::RunStatus, st: &Style) -> String {
     s.push_str(&format!("next: {}", r.next_action));
     s
 }
+
+pub fn rewound(o: &ops::rewind::RewindOutcome, st: &Style) -> String {
+    let mut s = format!(
+        "{} run {} from {}{} ({})\n",
+        o.relation,
+        st.bold(&o.run),
+        o.source_run,
+        o.from_step
+            .as_ref()
+            .map(|x| format!("/{x}"))
+            .unwrap_or_default(),
+        st.id(&short(&o.from_checkpoint))
+    );
+    if let Some(b) = &o.branch {
+        s.push_str(&format!("  branch    {b}\n"));
+    }
+    if let Some(w) = &o.worktree {
+        s.push_str(&format!("  worktree  {w}\n"));
+    }
+    s.push_str(&format!(
+        "  session   {}\n",
+        o.sdk_session_id.as_deref().unwrap_or("-")
+    ));
+    if !o.inherited_steps.is_empty() {
+        s.push_str(&format!("  inherited {}\n", o.inherited_steps.join(", ")));
+    }
+    if o.source_archived {
+        s.push_str(&format!("  archived  {}\n", o.source_run));
+    }
+    if let Some(b) = &o.backup {
+        s.push_str(&format!(
+            "  backup    {} (`git agent-rewind undo` brings the previous state back)\n",
+            short(&b.commit)
+        ));
+    }
+    s.trim_end().to_string()
+}

@@ -14,7 +14,7 @@ use crate::model::{
 };
 use crate::redact;
 use crate::snapshot::{Policy, snapshot_worktree};
-use crate::store::{PublishError, RefChange, Store, Trailers, layout};
+use crate::store::{PublishError, RefChange, Store, Trailers, UserHead, layout};
 use gix::ObjectId;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -71,6 +71,9 @@ pub struct Record {
     pub new_run: bool,
     /// Write even when identical to the tip.
     pub force: bool,
+    /// The user's HEAD to record instead of the current one (a rewind's root records the
+    /// commit the new run's branch starts at).
+    pub user_head: Option<UserHead>,
 }
 
 impl Record {
@@ -96,6 +99,7 @@ impl Record {
             origin: None,
             new_run: false,
             force: false,
+            user_head: None,
         }
     }
 }
@@ -136,7 +140,10 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         }
         TreeSource::Given { tree, excluded } => (*tree, excluded.clone()),
     };
-    let user_head = store.user_head()?;
+    let user_head = match &rec.user_head {
+        Some(h) => h.clone(),
+        None => store.user_head()?,
+    };
     let artifacts = resolve_artifacts(store, tree, &rec.artifacts)?;
     let (meta, message, session_id, mut redacted) = redact_fields(&rec);
     let writer = crate::time::writer_id();
@@ -191,8 +198,10 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
             (None, None) => user_head.commit,
         };
         let mut parents: Vec<ObjectId> = first_parent.into_iter().collect();
+        // A root's first parent (the checkpoint it came from) already reaches its commit.
         if let Some(h) = user_head.commit
             && Some(h) != first_parent
+            && !(prev.is_none() && rec.origin.is_some())
         {
             parents.push(h);
         }
@@ -444,4 +453,54 @@ fn resolve_artifacts(store: &Store, tree: ObjectId, args: &[String]) -> Result<V
 /// The id to show for a commit in messages.
 pub fn shown(id: ObjectId) -> String {
     short(id)
+}
+
+/// Append lines to the note of `commit` in `run`'s notes ref (a later fact about that
+/// checkpoint: a run status, an approval…). Compare-and-swap on the notes ref, with retry.
+pub fn append_note_lines(
+    store: &Store,
+    run: &RunId,
+    commit: ObjectId,
+    lines: &[NoteLine],
+) -> Result<()> {
+    let _lock = store.writer_lock(run.as_str())?;
+    for attempt in 0..MAX_ATTEMPTS {
+        let notes_tip = store.notes_tip(run)?;
+        let mut body = store.notes_reader(run)?.body(commit)?.ok_or_else(|| {
+            Error::not_found(format!(
+                "checkpoint {} has no note in run {run}",
+                short(commit)
+            ))
+        })?;
+        if !body.is_empty() && !body.ends_with(b"\n") {
+            body.push(b'\n');
+        }
+        for l in lines {
+            body.extend_from_slice(l.to_line().as_bytes());
+            body.push(b'\n');
+        }
+        let notes_commit = store.write_notes_commit(
+            notes_tip,
+            &[(commit, body)],
+            &format!("agent-rewind: record on {}", short(commit)),
+        )?;
+        match store.publish(
+            &[RefChange::set(
+                layout::notes_ref(run),
+                notes_commit,
+                notes_tip,
+            )],
+            "agent-rewind: append record",
+        ) {
+            Ok(()) => return Ok(()),
+            Err(PublishError::Conflict(why)) if attempt + 1 == MAX_ATTEMPTS => {
+                return Err(Error::conflict(format!(
+                    "could not update the notes of run {run}: {why}"
+                )));
+            }
+            Err(PublishError::Conflict(_)) => backoff(attempt),
+            Err(PublishError::Failed(e)) => return Err(e),
+        }
+    }
+    unreachable!("the loop returns")
 }

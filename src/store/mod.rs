@@ -5,11 +5,13 @@
 //! It knows the format but not the operations: it never decides *what* to record, never
 //! touches the user's index, HEAD or files, and never prints.
 
+pub mod gitbin;
 pub mod layout;
 mod lock;
 mod notes;
 mod objects;
 mod publish;
+mod worktree;
 
 pub use lock::RunLock;
 pub use notes::NotesReader;
@@ -190,6 +192,36 @@ impl Store {
             }
             Err(_) => Ok(None),
         }
+    }
+
+    /// The git operation in progress in this worktree (merge, rebase, cherry-pick, revert),
+    /// if any: rewinding over it would lose its state.
+    pub fn operation_in_progress(&self) -> Option<&'static str> {
+        let d = self.git_dir();
+        [
+            ("MERGE_HEAD", "a merge"),
+            ("CHERRY_PICK_HEAD", "a cherry-pick"),
+            ("REVERT_HEAD", "a revert"),
+            ("rebase-merge", "a rebase"),
+            ("rebase-apply", "a rebase or am"),
+            ("BISECT_LOG", "a bisect"),
+        ]
+        .into_iter()
+        .find(|(f, _)| d.join(f).exists())
+        .map(|(_, what)| what)
+    }
+
+    /// Paths with unmerged (conflicted) entries in the user's index.
+    pub fn unmerged_paths(&self) -> Result<Vec<String>> {
+        let index = self.repo.index_or_empty()?;
+        let mut out: Vec<String> = index
+            .entries()
+            .iter()
+            .filter(|e| e.stage_raw() != 0)
+            .map(|e| e.path(&index).to_string())
+            .collect();
+        out.dedup();
+        Ok(out)
     }
 
     /// Read a config value as a string.

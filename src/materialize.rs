@@ -1,0 +1,229 @@
+//! Putting a checkpoint's files into a worktree without ever losing a byte.
+//!
+//! Before anything is overwritten, the current state (worktree, index, HEAD) is captured as
+//! a backup commit on `refs/agent-rewind/backups` (a chain shared by all worktrees, each entry
+//! naming its worktree), so `undo` can bring it back. Then only the paths that differ are
+//! written, each atomically. Untracked files the backup could not hold (too big) and ignored
+//! files are never touched: if the target needs their path, the operation is refused.
+//!
+//! This module decides *what* to write; `store` does the writing. It never prints.
+
+use crate::error::{Error, Result};
+use crate::model::Excluded;
+use crate::snapshot::{Policy, snapshot_worktree};
+use crate::store::{PublishError, RefChange, Store, TreeChange, layout};
+use gix::ObjectId;
+use serde::Serialize;
+
+/// A safety snapshot taken before a worktree was overwritten.
+#[derive(Debug, Clone, Serialize)]
+pub struct Backup {
+    /// The backup commit (its tree is the worktree as it was).
+    pub commit: String,
+    pub worktree_tree: String,
+    pub index_tree: String,
+    /// The user's HEAD commit then (None on an unborn branch).
+    pub head: Option<String>,
+    /// The branch HEAD was attached to then (None when detached).
+    pub branch: Option<String>,
+    /// Which worktree (its git dir).
+    pub worktree: String,
+    pub reason: String,
+    /// Untracked files too big for the backup: left in place, never touched.
+    pub left_in_place: Vec<Excluded>,
+}
+
+/// Refuse when the worktree is in a state a checkout would destroy: a merge, rebase,
+/// cherry-pick or revert in progress, or conflicted paths.
+pub fn ensure_safe_to_overwrite(store: &Store) -> Result<()> {
+    store.workdir()?;
+    if let Some(op) = store.operation_in_progress() {
+        return Err(
+            Error::refused(format!("{op} is in progress in this worktree")).with_hint(
+                "finish or abort it first (e.g. `git merge --abort`, `git rebase --abort`)",
+            ),
+        );
+    }
+    let unmerged = store.unmerged_paths()?;
+    if !unmerged.is_empty() {
+        return Err(Error::refused(format!(
+            "{} path(s) have unresolved conflicts (first: {})",
+            unmerged.len(),
+            unmerged[0]
+        ))
+        .with_hint("resolve them and `git add` them, or `git merge --abort`"));
+    }
+    Ok(())
+}
+
+/// Capture the worktree, index and HEAD of this worktree onto the backups chain.
+pub fn take_backup(store: &Store, reason: &str) -> Result<Backup> {
+    let snap = snapshot_worktree(store, &Policy::for_backup(store)?)?;
+    let head = store.user_head()?;
+    let index_commit = store.write_commit(
+        snap.index_tree,
+        &head.commit.into_iter().collect::<Vec<_>>(),
+        "agent-rewind: index at backup\n",
+    )?;
+    let worktree = store.git_dir().display().to_string();
+    let message = format!(
+        "agent-rewind backup: {}\n\nBackup-Reason: {}\nBackup-Worktree: {}\nBackup-Head: {}\nBackup-Branch: {}\nBackup-Index: {}\n",
+        one_line(reason),
+        one_line(reason),
+        worktree,
+        head.commit
+            .map(|c| c.to_string())
+            .unwrap_or_else(|| "unborn".into()),
+        head.branch.clone().unwrap_or_else(|| "detached".into()),
+        index_commit,
+    );
+    let _lock = store.writer_lock("backups")?;
+    for attempt in 0..20 {
+        let prev = store.ref_target(layout::BACKUPS_REF)?;
+        let mut parents: Vec<ObjectId> = prev.into_iter().collect();
+        parents.push(index_commit);
+        let commit = store.write_commit(snap.tree, &parents, &message)?;
+        match store.publish(
+            &[RefChange::set(layout::BACKUPS_REF, commit, prev)],
+            &format!("agent-rewind: backup before {}", one_line(reason)),
+        ) {
+            Ok(()) => {
+                return Ok(Backup {
+                    commit: commit.to_string(),
+                    worktree_tree: snap.tree.to_string(),
+                    index_tree: snap.index_tree.to_string(),
+                    head: head.commit.map(|c| c.to_string()),
+                    branch: head.branch,
+                    worktree,
+                    reason: reason.to_string(),
+                    left_in_place: snap.excluded,
+                });
+            }
+            Err(PublishError::Conflict(_)) if attempt < 19 => {
+                std::thread::sleep(std::time::Duration::from_millis(5 << attempt.min(5)))
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    unreachable!("the loop returns")
+}
+
+fn one_line(s: &str) -> String {
+    s.replace('\n', " ")
+}
+
+/// The backups of this worktree, newest first.
+pub fn backups_of_this_worktree(store: &Store, limit: usize) -> Result<Vec<Backup>> {
+    let Some(tip) = store.ref_target(layout::BACKUPS_REF)? else {
+        return Ok(vec![]);
+    };
+    let me = store.git_dir().display().to_string();
+    let mut out = vec![];
+    for c in store.first_parent_chain(tip, usize::MAX)? {
+        let field = |k: &str| {
+            c.message
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{k}: ")).map(str::to_string))
+        };
+        if field("Backup-Worktree").as_deref() != Some(me.as_str()) {
+            continue;
+        }
+        let Some(index_commit) =
+            field("Backup-Index").and_then(|h| ObjectId::from_hex(h.as_bytes()).ok())
+        else {
+            continue;
+        };
+        out.push(Backup {
+            commit: c.id.to_string(),
+            worktree_tree: c.tree.to_string(),
+            index_tree: store.commit_tree(index_commit)?.to_string(),
+            head: field("Backup-Head").filter(|h| h != "unborn"),
+            branch: field("Backup-Branch").filter(|b| b != "detached"),
+            worktree: me.clone(),
+            reason: field("Backup-Reason").unwrap_or_default(),
+            left_in_place: vec![],
+        });
+        if out.len() >= limit {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// The changes that turn the worktree captured in `from` (a backup tree) into `to`,
+/// optionally only under the given paths (files or folders).
+pub fn plan_changes(
+    store: &Store,
+    from: ObjectId,
+    to: ObjectId,
+    paths: Option<&[String]>,
+) -> Result<Vec<TreeChange>> {
+    let mut changes = store.diff_trees(from, to)?;
+    if let Some(paths) = paths {
+        let norm: Vec<String> = paths
+            .iter()
+            .map(|p| p.trim_start_matches("./").trim_end_matches('/').to_string())
+            .collect();
+        changes.retain(|c| {
+            norm.iter().any(|p| {
+                p.is_empty() || p == "." || c.path == *p || c.path.starts_with(&format!("{p}/"))
+            })
+        });
+    }
+    Ok(changes)
+}
+
+/// Refuse when writing `changes` would overwrite something the backup does not hold: a path
+/// that is new in the target but exists on disk (an ignored or too-big untracked file), or
+/// a folder the target needs to be a file (or back) that holds such files.
+pub fn ensure_no_unsaved_collisions(store: &Store, changes: &[TreeChange]) -> Result<()> {
+    let root = store.workdir()?;
+    for c in changes.iter().filter(|c| c.old.is_none()) {
+        let full = root.join(&c.path);
+        if std::fs::symlink_metadata(&full).is_ok() {
+            return Err(Error::refused(format!(
+                "{} exists in the worktree but is not in the backup (ignored or too big), and the target needs that path",
+                c.path
+            ))
+            .with_hint("move it out of the way, then run the command again"));
+        }
+    }
+    Ok(())
+}
+
+/// Write the planned changes into this worktree.
+pub fn write_changes(store: &Store, changes: &[TreeChange]) -> Result<()> {
+    store.apply_changes(store.workdir()?, changes)
+}
+
+/// Put HEAD, index and worktree of this worktree back to what `backup` captured. The
+/// current state must already be backed up by the caller.
+pub fn restore_backup(store: &Store, current_tree: ObjectId, backup: &Backup) -> Result<()> {
+    let target = oid(&backup.worktree_tree)?;
+    let changes = plan_changes(store, current_tree, target, None)?;
+    ensure_no_unsaved_collisions(store, &changes)?;
+    write_changes(store, &changes)?;
+    let head = backup.head.as_deref().map(oid).transpose()?;
+    match (&backup.branch, head) {
+        (Some(b), _) => {
+            let short = b.strip_prefix("refs/heads/").unwrap_or(b);
+            // The branch may have moved since; leave it where it is and only re-attach HEAD.
+            store.git(&[
+                "symbolic-ref",
+                "-m",
+                "agent-rewind: undo",
+                "HEAD",
+                &layout::branch_ref(short),
+            ])?;
+        }
+        (None, Some(h)) => store.move_user_head(None, Some(h))?,
+        (None, None) => {}
+    }
+    store.reset_user_index(Some(oid(&backup.index_tree)?))?;
+    Ok(())
+}
+
+fn oid(hex: &str) -> Result<ObjectId> {
+    ObjectId::from_hex(hex.as_bytes())
+        .map_err(|_| Error::corrupt(format!("invalid object id {hex:?} in a backup")))
+}

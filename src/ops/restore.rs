@@ -1,0 +1,54 @@
+//! `restore`: put files from a checkpoint back into this worktree — the whole tree, or only
+//! the named paths (files or folders) — after a backup. HEAD and the index are left alone,
+//! so restored files show up as changes against them.
+
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::ids::CheckpointSpec;
+use crate::materialize::{self, Backup};
+use crate::store::Store;
+use gix::ObjectId;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RestoreOutcome {
+    pub checkpoint: String,
+    /// Paths written or removed.
+    pub changed: Vec<String>,
+    pub backup: Backup,
+}
+
+pub fn restore(store: &Store, spec: &CheckpointSpec, paths: &[String]) -> Result<RestoreOutcome> {
+    materialize::ensure_safe_to_overwrite(store)?;
+    let cp = Catalog::new(store).resolve(spec)?;
+    let root = store.workdir()?.to_path_buf();
+    // A named path must exist in the checkpoint or in the worktree.
+    if !paths.is_empty() {
+        let entries = store.tree_entries(cp.commit.tree)?;
+        for p in paths {
+            let p = p.trim_start_matches("./").trim_end_matches('/');
+            let in_checkpoint = p.is_empty()
+                || p == "."
+                || entries
+                    .iter()
+                    .any(|(e, _, _)| e == p || e.starts_with(&format!("{p}/")));
+            if !in_checkpoint && std::fs::symlink_metadata(root.join(p)).is_err() {
+                return Err(Error::not_found(format!(
+                    "{p} is neither in checkpoint {} nor in the worktree",
+                    crate::catalog::short(cp.id())
+                )));
+            }
+        }
+    }
+    let backup = materialize::take_backup(store, &format!("restore {}", cp.id()))?;
+    let current = ObjectId::from_hex(backup.worktree_tree.as_bytes()).expect("we wrote it");
+    let filter = (!paths.is_empty()).then_some(paths);
+    let changes = materialize::plan_changes(store, current, cp.commit.tree, filter)?;
+    materialize::ensure_no_unsaved_collisions(store, &changes)?;
+    materialize::write_changes(store, &changes)?;
+    Ok(RestoreOutcome {
+        checkpoint: cp.id().to_string(),
+        changed: changes.into_iter().map(|c| c.path).collect(),
+        backup,
+    })
+}

@@ -1,0 +1,346 @@
+//! `rewind` and `fork` (DESIGN.md §4 "Rewind and fork, precisely"): a new run whose root
+//! checkpoint has the chosen checkpoint as first parent, carries `rewound_from`/`forked_from`,
+//! and inherits the step refs of the steps completed before that point. Rewind archives the
+//! source run; fork leaves it active. The state is then checked out into this worktree (after
+//! a backup), into a new linked worktree, or not at all (`--no-checkout`).
+//!
+//! Every refusal happens before anything is written.
+
+use super::active::set_active_run;
+use super::record::{Origin, Record, TreeSource, append, append_note_lines};
+use crate::catalog::{Catalog, Checkpoint, short, unknown_run};
+use crate::error::{Error, Result};
+use crate::ids::{CheckpointSpec, RunId, StepName};
+use crate::materialize::{self, Backup};
+use crate::model::{Event, LineageLink, NoteLine, Status};
+use crate::store::{Store, UserHead, layout};
+use gix::ObjectId;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Where to go back to.
+#[derive(Debug, Clone)]
+pub enum RewindTarget {
+    /// A step name, or a checkpoint address (`<run>@<seq>`, a commit id…), decided by what
+    /// the run has.
+    Named(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct RewindOptions {
+    pub to: RewindTarget,
+    /// The state when the step last finished, instead of right before it began.
+    pub after: bool,
+    pub worktree: Option<PathBuf>,
+    pub no_checkout: bool,
+    pub new_run: Option<RunId>,
+    pub branch: Option<String>,
+    /// Fork (source stays active) instead of rewind (source archived).
+    pub fork: bool,
+    pub label: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RewindOutcome {
+    /// The new run.
+    pub run: String,
+    pub source_run: String,
+    pub relation: &'static str,
+    /// The checkpoint the new run starts from, and its step.
+    pub from_checkpoint: String,
+    pub from_step: Option<String>,
+    /// The new run's root checkpoint.
+    pub checkpoint: String,
+    pub inherited_steps: Vec<String>,
+    /// The agent session recorded at the chosen point, to resume the conversation there.
+    pub sdk_session_id: Option<String>,
+    pub git_commit_sha: Option<String>,
+    pub branch: Option<String>,
+    pub worktree: Option<String>,
+    pub backup: Option<Backup>,
+    pub source_archived: bool,
+}
+
+/// The chosen point in the source run's lineage.
+struct Point {
+    checkpoint: Checkpoint,
+    step: Option<String>,
+}
+
+pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<RewindOutcome> {
+    let mut catalog = Catalog::new(store);
+    let tip = catalog
+        .run_tip(source)?
+        .ok_or_else(|| unknown_run(source))?;
+    let chain = catalog.lineage_chain(tip.id(), usize::MAX)?;
+    let point = choose_point(store, &mut catalog, source, &chain, &opts)?;
+
+    // Every check before the first write.
+    let new_run = opts.new_run.clone().unwrap_or_else(RunId::generate);
+    if store.run_head(&new_run)?.is_some() {
+        return Err(Error::refused(format!("run {new_run} already exists"))
+            .with_hint("choose another --run id"));
+    }
+    let in_place = opts.worktree.is_none() && !opts.no_checkout;
+    let branch = match (&opts.branch, opts.no_checkout) {
+        (Some(b), _) => Some(b.clone()),
+        (None, false) => Some(layout::default_branch(&new_run)),
+        (None, true) => None,
+    };
+    if let Some(b) = &branch {
+        store.check_branch_name(b)?;
+        if store.branch_exists(b)? {
+            return Err(Error::refused(format!("branch {b} already exists"))
+                .with_hint("choose another --branch"));
+        }
+    }
+    if let Some(path) = &opts.worktree {
+        if path.exists()
+            && std::fs::read_dir(path)
+                .map(|mut d| d.next().is_some())
+                .unwrap_or(true)
+        {
+            return Err(
+                Error::refused(format!("{} exists and is not empty", path.display()))
+                    .with_hint("give a new or empty folder to --worktree"),
+            );
+        }
+    }
+    if in_place {
+        materialize::ensure_safe_to_overwrite(store)?;
+    }
+    let line = point.checkpoint.line().clone();
+    let git_commit = line
+        .git_commit_sha
+        .as_deref()
+        .map(|h| ObjectId::from_hex(h.as_bytes()))
+        .transpose()
+        .map_err(|_| Error::corrupt("the chosen checkpoint has an invalid git_commit_sha"))?;
+    let target_tree = point.checkpoint.commit.tree;
+
+    // In place: back up, and make sure the checkout would only touch what the backup holds.
+    let relation = if opts.fork { "forked" } else { "rewound" };
+    let (backup, changes) = if in_place {
+        let backup = materialize::take_backup(
+            store,
+            &format!(
+                "{} {source} into {new_run}",
+                if opts.fork { "fork" } else { "rewind" }
+            ),
+        )?;
+        let current = ObjectId::from_hex(backup.worktree_tree.as_bytes()).expect("we wrote it");
+        let changes = materialize::plan_changes(store, current, target_tree, None)?;
+        materialize::ensure_no_unsaved_collisions(store, &changes)?;
+        (Some(backup), changes)
+    } else {
+        (None, vec![])
+    };
+
+    // The new run.
+    let inherited = inherited_steps(&mut catalog, point.checkpoint.id())?;
+    let session = session_at(&mut catalog, point.checkpoint.id())?;
+    let mut rec = Record::new(new_run.clone(), Event::Root);
+    rec.tree = TreeSource::Given {
+        tree: target_tree,
+        excluded: line.excluded.clone(),
+    };
+    rec.origin = Some(Origin {
+        link: LineageLink {
+            run: line.run.clone(),
+            step: point.step.clone(),
+            checkpoint: point.checkpoint.id().to_string(),
+        },
+        rewound: !opts.fork,
+        checkpoint: point.checkpoint.id(),
+        inherited_steps: inherited.clone(),
+    });
+    rec.new_run = true;
+    rec.session_id = session.clone();
+    rec.label = opts.label.clone();
+    rec.user_head = Some(UserHead {
+        commit: git_commit,
+        branch: branch.as_ref().map(|b| layout::branch_ref(b)),
+    });
+    rec.next_action = Some(match &point.step {
+        Some(s) if !opts.after => format!("re-enter step {s} (`git agent-rewind resume`)"),
+        _ => "continue the run from here".into(),
+    });
+    let root = append(store, rec)?;
+
+    let mut source_archived = false;
+    if !opts.fork {
+        let src_root = catalog.root_of(&tip)?;
+        append_note_lines(
+            store,
+            source,
+            src_root.id(),
+            &[NoteLine::RunStatus {
+                status: "archived".into(),
+                ts: crate::time::now_rfc3339(),
+                reason: Some(format!("rewound into {new_run}")),
+            }],
+        )?;
+        source_archived = true;
+    }
+
+    // Materialize.
+    let mut worktree_shown = None;
+    if in_place {
+        materialize::write_changes(store, &changes)?;
+        store.move_user_head(branch.as_deref(), git_commit)?;
+        let index_tree = match git_commit {
+            Some(c) => Some(store.commit_tree(c)?),
+            None => None,
+        };
+        store.reset_user_index(index_tree)?;
+        set_active_run(store, &new_run)?;
+        worktree_shown = Some(store.workdir()?.display().to_string());
+    } else if let Some(path) = &opts.worktree {
+        store.add_linked_worktree(path, branch.as_deref(), git_commit)?;
+        let linked = Store::discover_worktree(path)?;
+        let base = match git_commit {
+            Some(c) => store.commit_tree(c)?,
+            None => store.empty_tree(),
+        };
+        let changes = linked.diff_trees(base, target_tree)?;
+        linked.apply_changes(linked.workdir()?, &changes)?;
+        set_active_run(&linked, &new_run)?;
+        worktree_shown = Some(path.display().to_string());
+    } else if let (Some(b), Some(c)) = (&branch, git_commit) {
+        store.git(&["branch", b, &c.to_string()])?;
+    }
+
+    Ok(RewindOutcome {
+        run: new_run.to_string(),
+        source_run: source.to_string(),
+        relation,
+        from_checkpoint: point.checkpoint.id().to_string(),
+        from_step: point.step,
+        checkpoint: root.checkpoint.to_string(),
+        inherited_steps: inherited.iter().map(|(s, _)| s.to_string()).collect(),
+        sdk_session_id: session,
+        git_commit_sha: line.git_commit_sha.clone(),
+        branch,
+        worktree: worktree_shown,
+        backup,
+        source_archived,
+    })
+}
+
+/// Resolve `--to` against the run's lineage chain (newest first).
+fn choose_point(
+    store: &Store,
+    catalog: &mut Catalog,
+    source: &RunId,
+    chain: &[Checkpoint],
+    opts: &RewindOptions,
+) -> Result<Point> {
+    let RewindTarget::Named(name) = &opts.to;
+    let as_step = StepName::new(name.clone())
+        .ok()
+        .filter(|s| store.step_tip(source, s).ok().flatten().is_some());
+    if let Some(step) = as_step {
+        let latest = chain
+            .iter()
+            .position(|c| c.line().step.as_deref() == Some(step.as_str()))
+            .ok_or_else(|| {
+                Error::not_found(format!(
+                    "step {step} has no checkpoint in the lineage of run {source}"
+                ))
+            })?;
+        if opts.after {
+            let done = chain[latest..]
+                .iter()
+                .find(|c| {
+                    c.line().step.as_deref() == Some(step.as_str())
+                        && c.line().event == Event::Finish
+                })
+                .ok_or_else(|| {
+                    Error::not_found(format!("step {step} of run {source} never finished"))
+                        .with_hint("rewind --to it (without --after) to re-enter it")
+                })?;
+            return Ok(Point {
+                checkpoint: done.clone(),
+                step: Some(step.to_string()),
+            });
+        }
+        let attempt = chain[latest].line().attempt;
+        let mut first = latest;
+        for (i, c) in chain.iter().enumerate().skip(latest) {
+            let l = c.line();
+            if l.step.as_deref() == Some(step.as_str()) && l.attempt == attempt {
+                first = i;
+            }
+        }
+        let before = chain.get(first + 1).ok_or_else(|| {
+            Error::not_found(format!(
+                "step {step} has no checkpoint before it in run {source}"
+            ))
+            .with_hint(format!(
+                "use --after {step}, or an exact checkpoint (`git agent-rewind list {source}`)"
+            ))
+        })?;
+        return Ok(Point {
+            checkpoint: before.clone(),
+            step: Some(step.to_string()),
+        });
+    }
+    if opts.after {
+        return Err(Error::usage(format!(
+            "--after needs a step of run {source}; {name:?} is not one"
+        )));
+    }
+    let spec = CheckpointSpec::parse(name).map_err(|_| {
+        Error::not_found(format!(
+            "run {source} has no step {name:?}, and it is not a checkpoint address"
+        ))
+        .with_hint(format!("see `git agent-rewind list {source}`"))
+    })?;
+    let spec = match spec {
+        // A bare word that is not a step of this run.
+        CheckpointSpec::RunHead(r) if store.run_head(&r)?.is_none() => {
+            return Err(
+                Error::not_found(format!("run {source} has no step {name:?}"))
+                    .with_hint(format!("see `git agent-rewind list {source}`")),
+            );
+        }
+        s => s,
+    };
+    let cp = catalog.resolve(&spec)?;
+    if !chain.iter().any(|c| c.id() == cp.id()) {
+        return Err(Error::refused(format!(
+            "checkpoint {} is not in the lineage of run {source}",
+            short(cp.id())
+        ))
+        .with_hint("rewind or fork the run that checkpoint belongs to"));
+    }
+    let step = cp.line().step.clone();
+    Ok(Point {
+        checkpoint: cp,
+        step,
+    })
+}
+
+/// Steps whose newest record at or before `point` (in its lineage) completed or was skipped.
+fn inherited_steps(catalog: &mut Catalog, point: ObjectId) -> Result<Vec<(StepName, ObjectId)>> {
+    let mut newest: BTreeMap<String, (Option<Status>, ObjectId)> = BTreeMap::new();
+    for c in catalog.lineage_chain(point, usize::MAX)? {
+        if let Some(s) = &c.line().step {
+            newest.entry(s.clone()).or_insert((c.status(), c.id()));
+        }
+    }
+    Ok(newest
+        .into_iter()
+        .filter(|(_, (st, _))| matches!(st, Some(Status::Completed | Status::Skipped)))
+        .filter_map(|(s, (_, id))| StepName::new(s).ok().map(|s| (s, id)))
+        .collect())
+}
+
+/// The newest agent session id recorded at or before `point`.
+fn session_at(catalog: &mut Catalog, point: ObjectId) -> Result<Option<String>> {
+    Ok(catalog
+        .lineage_chain(point, usize::MAX)?
+        .into_iter()
+        .find_map(|c| c.line().sdk_session_id.clone()))
+}

@@ -1,0 +1,32 @@
+//! `undo`: bring this worktree back to the state saved by its last backup (before the last
+//! rewind, fork, restore — or undo). The current state is backed up first, so an undo is
+//! itself undoable.
+
+use crate::error::{Error, Result};
+use crate::materialize::{self, Backup};
+use crate::store::Store;
+use gix::ObjectId;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct UndoOutcome {
+    /// The backup that was brought back.
+    pub restored: Backup,
+    /// The backup of the state just before this undo (what the next `undo` brings back).
+    pub backup: Backup,
+}
+
+pub fn undo(store: &Store) -> Result<UndoOutcome> {
+    materialize::ensure_safe_to_overwrite(store)?;
+    let target = materialize::backups_of_this_worktree(store, 1)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::not_found("nothing to undo: no backup was taken in this worktree"))?;
+    let backup = materialize::take_backup(store, &format!("undo to {}", target.commit))?;
+    let current = ObjectId::from_hex(backup.worktree_tree.as_bytes()).expect("we wrote it");
+    materialize::restore_backup(store, current, &target)?;
+    Ok(UndoOutcome {
+        restored: target,
+        backup,
+    })
+}

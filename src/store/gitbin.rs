@@ -1,0 +1,145 @@
+//! What must go through the git binary (gix 0.90 has no equivalent): moving the user's
+//! HEAD, resetting the user's index to a commit, linked worktrees with git's own
+//! bookkeeping, config writes, push and fetch. Every call is a separate `git` process with
+//! the repository made explicit; failures become one-line errors naming the command.
+
+use super::Store;
+use crate::error::{Error, Result};
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Run git in `dir` with `args`; return stdout on success.
+pub fn git(dir: &Path, args: &[&str]) -> Result<String> {
+    let out = git_output(dir, args)?;
+    if !out.status.success() {
+        return Err(Error::other(format!(
+            "`git {}` failed: {}",
+            args.join(" "),
+            crate::error::one_line(&String::from_utf8_lossy(&out.stderr))
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+pub fn git_output(dir: &Path, args: &[&str]) -> Result<Output> {
+    Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env_remove("GIT_INDEX_FILE")
+        .output()
+        .map_err(|e| Error::other(format!("could not run git: {e}")))
+}
+
+impl Store {
+    /// Run git inside this repository's worktree (or git dir when bare).
+    pub fn git(&self, args: &[&str]) -> Result<String> {
+        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
+        git(dir, args)
+    }
+
+    /// Point the user's HEAD at `branch` (creating the branch at `commit`, which must not
+    /// exist yet), or detach it at `commit`. `commit = None` leaves an unborn branch.
+    pub fn move_user_head(
+        &self,
+        branch: Option<&str>,
+        commit: Option<gix::ObjectId>,
+    ) -> Result<()> {
+        let zero = gix::ObjectId::null(self.object_hash()).to_string();
+        match (branch, commit) {
+            (Some(b), Some(c)) => {
+                let full = super::layout::branch_ref(b);
+                self.git(&[
+                    "update-ref",
+                    "-m",
+                    "agent-rewind: branch for rewound run",
+                    &full,
+                    &c.to_string(),
+                    &zero,
+                ])?;
+                self.git(&[
+                    "symbolic-ref",
+                    "-m",
+                    "agent-rewind: checkout",
+                    "HEAD",
+                    &full,
+                ])?;
+            }
+            (Some(b), None) => {
+                self.git(&[
+                    "symbolic-ref",
+                    "-m",
+                    "agent-rewind: checkout",
+                    "HEAD",
+                    &super::layout::branch_ref(b),
+                ])?;
+            }
+            (None, Some(c)) => {
+                self.git(&[
+                    "update-ref",
+                    "--no-deref",
+                    "-m",
+                    "agent-rewind: checkout",
+                    "HEAD",
+                    &c.to_string(),
+                ])?;
+            }
+            (None, None) => return Err(Error::usage("cannot detach HEAD without a commit")),
+        }
+        Ok(())
+    }
+
+    /// Make the user's index equal to `tree` (keeping cached stat data of unchanged
+    /// entries), then refresh it against the worktree. `None` empties the index.
+    pub fn reset_user_index(&self, tree: Option<gix::ObjectId>) -> Result<()> {
+        match tree {
+            Some(t) => self.git(&["read-tree", "--reset", &t.to_string()])?,
+            None => self.git(&["read-tree", "--empty"])?,
+        };
+        // `--refresh` exits non-zero when files differ from the index: that is expected.
+        let _ = git_output(self.workdir()?, &["update-index", "-q", "--refresh"])?;
+        Ok(())
+    }
+
+    /// Whether a local branch exists.
+    pub fn branch_exists(&self, branch: &str) -> Result<bool> {
+        Ok(self
+            .ref_target(&super::layout::branch_ref(branch))?
+            .is_some())
+    }
+
+    /// Validate a branch name the way git does.
+    pub fn check_branch_name(&self, branch: &str) -> Result<()> {
+        let out = git_output(
+            self.repo.git_dir(),
+            &["check-ref-format", "--branch", branch],
+        )?;
+        if !out.status.success() {
+            return Err(Error::usage(format!("invalid branch name {branch:?}")));
+        }
+        Ok(())
+    }
+
+    /// `git worktree add` a new linked worktree at `path` on a new `branch` at `commit`
+    /// (or detached when `branch` is None).
+    pub fn add_linked_worktree(
+        &self,
+        path: &Path,
+        branch: Option<&str>,
+        commit: Option<gix::ObjectId>,
+    ) -> Result<()> {
+        let p = path.to_string_lossy().to_string();
+        let c = commit.map(|c| c.to_string());
+        let mut args = vec!["worktree", "add", "--quiet"];
+        match (branch, &c) {
+            (Some(b), Some(c)) => args.extend(["-b", b, p.as_str(), c.as_str()]),
+            (None, Some(c)) => args.extend(["--detach", p.as_str(), c.as_str()]),
+            (Some(b), None) => args.extend(["--orphan", "-b", b, p.as_str()]),
+            (None, None) => {
+                return Err(Error::refused(
+                    "the checkpoint has no commit to check out detached",
+                ));
+            }
+        }
+        git(self.common_dir(), &args).map(|_| ())
+    }
+}
