@@ -95,17 +95,16 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
                 .with_hint("choose another --branch"));
         }
     }
-    if let Some(path) = &opts.worktree {
-        if path.exists()
-            && std::fs::read_dir(path)
-                .map(|mut d| d.next().is_some())
-                .unwrap_or(true)
-        {
-            return Err(
-                Error::refused(format!("{} exists and is not empty", path.display()))
-                    .with_hint("give a new or empty folder to --worktree"),
-            );
-        }
+    if let Some(path) = &opts.worktree
+        && path.exists()
+        && std::fs::read_dir(path)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        return Err(
+            Error::refused(format!("{} exists and is not empty", path.display()))
+                .with_hint("give a new or empty folder to --worktree"),
+        );
     }
     if in_place {
         materialize::ensure_safe_to_overwrite(store)?;
