@@ -20,5 +20,6 @@ pub mod redact;
 pub mod snapshot;
 pub mod store;
 pub mod time;
+pub mod workflow;
 
 pub use error::{Error, Result};

@@ -51,6 +51,16 @@ pub enum Command {
     Restore(RestoreArgs),
     /// Bring back the worktree as it was before the last rewind/fork/restore/undo.
     Undo,
+    /// Execute a workflow file as a new run.
+    Run(RunArgs),
+    /// Continue a run without redoing finished steps.
+    Resume(ResumeArgs),
+    /// Approve a checkpoint (a gate passes only with an approval of its exact checkpoint).
+    Approve(ApproveArgs),
+    /// Reject a checkpoint.
+    Reject(ApproveArgs),
+    /// Change a run's inputs and invalidate steps; shows the blast radius first.
+    Steer(SteerArgs),
 }
 
 #[derive(Debug, Args)]
@@ -193,4 +203,53 @@ pub struct DiffArgs {
     pub first: String,
     /// With two: diff from FIRST to SECOND.
     pub second: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The workflow file (TOML).
+    pub workflow: PathBuf,
+    /// Run id (default: generated).
+    #[arg(long)]
+    pub run: Option<String>,
+    /// A label for the run (default: the workflow's name).
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The run (default: the active run of this worktree).
+    pub run: Option<String>,
+    /// Record a new attempt of STEP even if it was interrupted or failed.
+    #[arg(long, value_name = "STEP")]
+    pub retry: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// `<run>`, `<run>/<step>`, `<run>@<seq>`, or a commit id.
+    pub checkpoint: String,
+    /// Who decides (default: your git identity).
+    #[arg(long, value_name = "WHO")]
+    pub by: Option<String>,
+    #[arg(short = 'm', long = "message", value_name = "TEXT")]
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SteerArgs {
+    pub run: String,
+    /// Replace PATH (relative to the worktree root) with the content of FILE. Repeatable.
+    #[arg(long = "edit", value_name = "PATH=FILE")]
+    pub edits: Vec<String>,
+    /// Re-run STEP (and what depends on it) on the next resume. Repeatable.
+    #[arg(long = "invalidate", value_name = "STEP")]
+    pub invalidate: Vec<String>,
+    /// Only show the blast radius (the default without --yes).
+    #[arg(long, conflicts_with = "yes")]
+    pub dry_run: bool,
+    /// Apply.
+    #[arg(long)]
+    pub yes: bool,
 }

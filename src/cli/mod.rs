@@ -183,6 +183,48 @@ pub fn execute(cli: Cli) -> Result<Output> {
                 human,
             ))
         }
+        Command::Run(a) => {
+            let store = open()?;
+            let report = ops::run::run_workflow(
+                &store,
+                &a.workflow,
+                a.run.map(RunId::new).transpose()?,
+                a.label,
+            )?;
+            Ok(run_report_output(report, &style))
+        }
+        Command::Resume(a) => {
+            let store = open()?;
+            let report = ops::run::resume(
+                &store,
+                a.run.map(RunId::new).transpose()?,
+                a.retry.as_deref(),
+            )?;
+            Ok(run_report_output(report, &style))
+        }
+        Command::Approve(a) => approval(&open()?, a, true),
+        Command::Reject(a) => approval(&open()?, a, false),
+        Command::Steer(a) => {
+            let store = open()?;
+            let run = RunId::new(a.run)?;
+            let mut edits = vec![];
+            for e in &a.edits {
+                let (p, f) = e.split_once('=').ok_or_else(|| {
+                    Error::usage(format!("invalid --edit {e:?}: expected PATH=FILE"))
+                })?;
+                edits.push((p.to_string(), PathBuf::from(f)));
+            }
+            let invalidate = a
+                .invalidate
+                .into_iter()
+                .map(StepName::new)
+                .collect::<Result<Vec<_>>>()?;
+            let out = ops::steer::steer(&store, &run, &edits, &invalidate, a.yes && !a.dry_run)?;
+            Ok(Output::new(
+                serde_json::to_value(&out).expect("json"),
+                render::steer(&out, &style),
+            ))
+        }
         Command::Undo => {
             let out = ops::undo::undo(&open()?)?;
             let human = format!(
@@ -227,6 +269,42 @@ fn rewind(store: &Store, a: args::RewindArgs, fork: bool, style: &render::Style)
         serde_json::to_value(&out).expect("json"),
         render::rewound(&out, style),
     ))
+}
+
+fn approval(store: &Store, a: args::ApproveArgs, approved: bool) -> Result<Output> {
+    let out = ops::approve::decide(
+        store,
+        &CheckpointSpec::parse(&a.checkpoint)?,
+        approved,
+        a.by,
+        a.message,
+    )?;
+    let human = format!(
+        "{} checkpoint {} ({}{}) by {}",
+        out.decision,
+        render::short(&out.checkpoint),
+        out.run,
+        out.step
+            .as_ref()
+            .map(|s| format!("/{s}"))
+            .unwrap_or_default(),
+        out.by
+    );
+    Ok(Output::new(
+        serde_json::to_value(&out).expect("json"),
+        human,
+    ))
+}
+
+/// A workflow report; a stopped run is still a successful command (the report says why).
+fn run_report_output(
+    report: agent_rewind::workflow::runner::RunReport,
+    style: &render::Style,
+) -> Output {
+    Output::new(
+        serde_json::to_value(&report).expect("json"),
+        render::run_report(&report, style),
+    )
 }
 
 fn recorded_output(out: &ops::checkpoint::CheckpointOutcome, style: &render::Style) -> Output {

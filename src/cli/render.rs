@@ -449,3 +449,61 @@ pub fn rewound(o: &ops::rewind::RewindOutcome, st: &Style) -> String {
     }
     s.trim_end().to_string()
 }
+
+pub fn run_report(r: &agent_rewind::workflow::runner::RunReport, st: &Style) -> String {
+    let mut s = format!("run {} ({})\n", st.bold(&r.run), r.workflow);
+    if let Some(h) = &r.took_over_from {
+        s.push_str(&format!("  took over a stale runner lock ({h})\n"));
+    }
+    if r.workflow_changed {
+        s.push_str("  note: the workflow file changed since this run last recorded it\n");
+    }
+    for step in &r.reconciled {
+        s.push_str(&format!(
+            "  reconciled {step}: its runner died mid-step (interrupted)\n"
+        ));
+    }
+    for x in &r.steps {
+        s.push_str(&format!(
+            "  {:<14} {:<15} {}{}\n",
+            x.step,
+            x.action,
+            x.reason,
+            x.exit_code
+                .map(|c| format!(" (exit {c})"))
+                .unwrap_or_default()
+        ));
+    }
+    match &r.stopped {
+        Some(why) => s.push_str(&format!("stopped: {why}\nnext: {}", r.next_action)),
+        None => s.push_str(&st.status("completed")),
+    }
+    s
+}
+
+pub fn steer(o: &ops::steer::SteerOutcome, st: &Style) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "{} {}\n",
+        if o.applied { "steered" } else { "would steer" },
+        st.bold(&o.run)
+    ));
+    for e in &o.edits {
+        s.push_str(&format!("  edit       {e}\n"));
+    }
+    for i in &o.invalidated {
+        s.push_str(&format!("  invalidate {i}\n"));
+    }
+    s.push_str("blast radius (re-run by the next resume):\n");
+    if o.blast_radius.is_empty() {
+        s.push_str("  (nothing)\n");
+    }
+    for i in &o.blast_radius {
+        s.push_str(&format!("  {:<14} {}\n", i.step, i.reason));
+    }
+    match &o.checkpoint {
+        Some(c) => s.push_str(&format!("recorded steer checkpoint {}", short(c))),
+        None => s.push_str("nothing changed; add --yes to apply"),
+    }
+    s
+}

@@ -25,6 +25,8 @@ pub struct CheckpointOptions {
     pub inputs_hash: Option<String>,
     pub idempotency_key: Option<String>,
     pub next_action: Option<String>,
+    /// More note lines written in the same commit as the checkpoint line.
+    pub note_lines: Vec<crate::model::NoteLine>,
 }
 
 /// The result, with the id of a run that was started implicitly.
@@ -62,6 +64,7 @@ pub fn checkpoint(
     rec.exit_code = opts.exit_code;
     rec.inputs_hash = opts.inputs_hash;
     rec.idempotency_key = opts.idempotency_key;
+    rec.extra_lines = opts.note_lines;
     rec.next_action = opts
         .next_action
         .or_else(|| default_next_action(event, step, rec.status));
@@ -102,19 +105,6 @@ pub fn step_end(
         None => return Err(Error::usage("step end needs --status completed|failed")),
     }
     opts.event = Some(Event::Finish);
-    if opts.kind.is_none() {
-        // Keep the kind the step was begun with.
-        let run = match &opts.run {
-            Some(r) => Some(r.clone()),
-            None => active_run(store)?,
-        };
-        if let Some(run) = run
-            && let Some(tip) = store.step_tip(&run, step)?
-            && let Some(cp) = crate::catalog::Catalog::new(store).try_checkpoint(tip)?
-        {
-            opts.kind = cp.line().step_kind;
-        }
-    }
     checkpoint(store, step, opts)
 }
 

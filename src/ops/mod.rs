@@ -2,6 +2,7 @@
 //! (serializable for `--json`), and never prints: rendering is the CLI's job.
 
 pub mod active;
+pub mod approve;
 pub mod checkpoint;
 pub mod diff;
 pub mod init;
@@ -10,7 +11,9 @@ pub mod log;
 pub mod record;
 pub mod restore;
 pub mod rewind;
+pub mod run;
 pub mod show;
 pub mod start;
 pub mod status;
+pub mod steer;
 pub mod undo;

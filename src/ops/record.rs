@@ -74,6 +74,9 @@ pub struct Record {
     /// The user's HEAD to record instead of the current one (a rewind's root records the
     /// commit the new run's branch starts at).
     pub user_head: Option<UserHead>,
+    /// More note lines written with the checkpoint line, in the same commit (e.g. the
+    /// `rewrite` record of the post-rewrite hook). A record with any is never `unchanged`.
+    pub extra_lines: Vec<NoteLine>,
 }
 
 impl Record {
@@ -100,6 +103,7 @@ impl Record {
             new_run: false,
             force: false,
             user_head: None,
+            extra_lines: vec![],
         }
     }
 }
@@ -206,6 +210,25 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
             parents.push(h);
         }
 
+        // A record of a step that is neither its begin nor its finish (a commit, a turn, a
+        // manual checkpoint) continues the step's current attempt: it keeps its status,
+        // kind and input hash unless told otherwise.
+        let continues = step_prev
+            .as_ref()
+            .filter(|_| !matches!(rec.event, Event::Begin | Event::Finish));
+        let status = rec.status.or_else(|| continues.and_then(|c| c.status()));
+        let kind = rec
+            .kind
+            .or_else(|| step_prev.as_ref().and_then(|c| c.line().step_kind));
+        let inputs_hash = rec
+            .inputs_hash
+            .clone()
+            .or_else(|| continues.and_then(|c| c.line().inputs_hash.clone()));
+        let idempotency_key = rec
+            .idempotency_key
+            .clone()
+            .or_else(|| continues.and_then(|c| c.line().idempotency_key.clone()));
+
         let now = crate::time::now_rfc3339();
         let line = CheckpointLine {
             schema: CHECKPOINT_SCHEMA.into(),
@@ -214,14 +237,14 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
             attempt: attempt_no,
             seq,
             event: rec.event,
-            step_kind: rec.kind,
-            status: rec.status,
+            step_kind: kind,
+            status,
             sdk_session_id: session_id.clone(),
             git_commit_sha: user_head.commit.map(|c| c.to_string()),
             head_ref: user_head.branch.clone(),
             artifacts: artifacts.clone(),
-            inputs_hash: rec.inputs_hash.clone(),
-            idempotency_key: rec.idempotency_key.clone(),
+            inputs_hash,
+            idempotency_key,
             rewound_from: rec
                 .origin
                 .as_ref()
@@ -252,6 +275,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
 
         if let Some(p) = &prev
             && !rec.force
+            && rec.extra_lines.is_empty()
             && p.commit.tree == tree
             && p.line().git_commit_sha == line.git_commit_sha
             && p.line().same_facts(&line)
@@ -265,6 +289,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         }
 
         let mut lines = vec![NoteLine::Checkpoint(Box::new(line.clone()))];
+        lines.extend(rec.extra_lines.iter().cloned());
         if !redacted.is_empty() {
             lines.push(NoteLine::Redaction {
                 fields: redacted.clone(),

@@ -137,7 +137,13 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     };
 
     // The new run.
-    let inherited = inherited_steps(&mut catalog, point.checkpoint.id())?;
+    // The step being re-entered is not inherited, even if an earlier attempt completed.
+    let reentered = point.step.clone().filter(|_| !opts.after);
+    let inherited: Vec<(StepName, ObjectId)> =
+        inherited_steps(&mut catalog, point.checkpoint.id())?
+            .into_iter()
+            .filter(|(s, _)| Some(s.as_str()) != reentered.as_deref())
+            .collect();
     let session = session_at(&mut catalog, point.checkpoint.id())?;
     let mut rec = Record::new(new_run.clone(), Event::Root);
     rec.tree = TreeSource::Given {

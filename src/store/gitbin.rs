@@ -1,7 +1,8 @@
 //! What must go through the git binary (gix 0.90 has no equivalent): moving the user's
 //! HEAD, resetting the user's index to a commit, linked worktrees with git's own
-//! bookkeeping, config writes, push and fetch. Every call is a separate `git` process with
-//! the repository made explicit; failures become one-line errors naming the command.
+//! bookkeeping, config writes, push and fetch, and where git looks for hooks. Every call is
+//! a separate `git` process with the repository made explicit; failures become one-line
+//! errors naming the command.
 
 use super::Store;
 use crate::error::{Error, Result};
@@ -98,6 +99,25 @@ impl Store {
         // `--refresh` exits non-zero when files differ from the index: that is expected.
         let _ = git_output(self.workdir()?, &["update-index", "-q", "--refresh"])?;
         Ok(())
+    }
+
+    /// The hooks directory git actually uses for this repository: `core.hooksPath` when set
+    /// (relative values resolved the way git resolves them), else the common `hooks` folder
+    /// that linked worktrees share. The folder may not exist yet.
+    pub fn hooks_dir(&self) -> Result<std::path::PathBuf> {
+        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
+        let out = git(dir, &["rev-parse", "--git-path", "hooks"])?;
+        let p = Path::new(out.trim_end_matches(['\n', '\r']));
+        if p.as_os_str().is_empty() {
+            return Err(Error::other(
+                "`git rev-parse --git-path hooks` printed nothing",
+            ));
+        }
+        Ok(if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            dir.join(p)
+        })
     }
 
     /// Whether a local branch exists.

@@ -1,0 +1,63 @@
+//! `approve` / `reject`: append an approval record bound to one exact checkpoint (in that
+//! checkpoint's run notes). Only such a record lets a gate pass; nothing else counts.
+
+use super::record::append_note_lines;
+use crate::catalog::Catalog;
+use crate::error::Result;
+use crate::ids::{CheckpointSpec, RunId};
+use crate::model::NoteLine;
+use crate::store::Store;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ApprovalOutcome {
+    pub checkpoint: String,
+    pub run: String,
+    pub step: Option<String>,
+    pub decision: &'static str,
+    pub by: String,
+}
+
+pub fn decide(
+    store: &Store,
+    spec: &CheckpointSpec,
+    approved: bool,
+    by: Option<String>,
+    message: Option<String>,
+) -> Result<ApprovalOutcome> {
+    let cp = Catalog::new(store).resolve(spec)?;
+    let line = cp.line();
+    let run = RunId::new(line.run.clone())?;
+    let by = by.unwrap_or_else(|| default_approver(store));
+    let message = message.map(|m| crate::redact::redact_value("message", &m).0);
+    append_note_lines(
+        store,
+        &run,
+        cp.id(),
+        &[NoteLine::Approval {
+            approved,
+            by: by.clone(),
+            ts: crate::time::now_rfc3339(),
+            message,
+        }],
+    )?;
+    Ok(ApprovalOutcome {
+        checkpoint: cp.id().to_string(),
+        run: run.to_string(),
+        step: line.step.clone(),
+        decision: if approved { "approved" } else { "rejected" },
+        by,
+    })
+}
+
+/// `Name <email>` from git config, else the writer id.
+fn default_approver(store: &Store) -> String {
+    match (
+        store.config_string("user.name"),
+        store.config_string("user.email"),
+    ) {
+        (Some(n), Some(e)) => format!("{n} <{e}>"),
+        (Some(n), None) => n,
+        _ => crate::time::writer_id(),
+    }
+}

@@ -1,0 +1,175 @@
+//! `steer`: change a run's inputs and invalidate steps. Shows the blast radius (which steps
+//! the next `resume` re-runs, and why) and only applies with `--yes`: then it backs up the
+//! worktree, writes the edited files, and records a `steer` checkpoint as the audit receipt
+//! (edits, invalidations, who, when). A run that a runner is executing is never steered.
+
+use super::run::workflow_file;
+use crate::error::{Error, Result};
+use crate::ids::{RunId, StepName};
+use crate::materialize::{self, Backup};
+use crate::model::Event;
+use crate::ops::record::{Record, append};
+use crate::store::Store;
+use crate::workflow::{self, lock, plan::STEER_INVALIDATE_META};
+use serde::Serialize;
+use std::path::{Component, Path, PathBuf};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Impact {
+    pub step: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SteerOutcome {
+    pub run: String,
+    pub applied: bool,
+    pub edits: Vec<String>,
+    pub invalidated: Vec<String>,
+    /// Steps the next `resume` re-runs, in workflow order, with the reason.
+    pub blast_radius: Vec<Impact>,
+    /// The `steer` checkpoint (when applied).
+    pub checkpoint: Option<String>,
+    pub backup: Option<Backup>,
+}
+
+pub fn steer(
+    store: &Store,
+    run: &RunId,
+    edits: &[(String, PathBuf)],
+    invalidate: &[StepName],
+    apply: bool,
+) -> Result<SteerOutcome> {
+    if store.run_head(run)?.is_none() {
+        return Err(crate::catalog::unknown_run(run));
+    }
+    if lock::is_running(store, run)? {
+        return Err(Error::refused(format!(
+            "run {run} is running; a running run is not steered"
+        ))
+        .with_hint("wait for the runner to stop, then steer"));
+    }
+    if edits.is_empty() && invalidate.is_empty() {
+        return Err(Error::usage(
+            "nothing to steer: give --edit PATH=FILE and/or --invalidate STEP",
+        ));
+    }
+    let wf = workflow::load(&workflow_file(store, run)?)?;
+    for s in invalidate {
+        if wf.step(s.as_str()).is_none() {
+            return Err(Error::usage(format!(
+                "--invalidate {s}: the workflow {} has no such step",
+                wf.name
+            )));
+        }
+    }
+    let mut contents = vec![];
+    for (path, file) in edits {
+        check_relative(path)?;
+        let data = std::fs::read(file)
+            .map_err(|e| Error::usage(format!("--edit {path}={}: {e}", file.display())))?;
+        contents.push((path.clone(), data));
+    }
+
+    // Blast radius: invalidated steps, steps reading an edited file, and what depends on them.
+    let mut radius: Vec<Impact> = vec![];
+    for s in &wf.steps {
+        let mut why = None;
+        if invalidate.contains(&s.name) {
+            why = Some("invalidated".to_string());
+        } else if let Some((p, _)) = contents
+            .iter()
+            .find(|(p, _)| s.inputs.iter().any(|g| crate::redact::glob_matches(g, p)))
+        {
+            why = Some(format!("its input {p} is edited"));
+        } else if let Some(up) = s
+            .needs
+            .iter()
+            .find(|n| radius.iter().any(|i| i.step == n.as_str()))
+        {
+            why = Some(format!("depends on {up}"));
+        }
+        if let Some(reason) = why {
+            radius.push(Impact {
+                step: s.name.to_string(),
+                reason,
+            });
+        }
+    }
+
+    let mut outcome = SteerOutcome {
+        run: run.to_string(),
+        applied: false,
+        edits: contents.iter().map(|(p, _)| p.clone()).collect(),
+        invalidated: invalidate.iter().map(|s| s.to_string()).collect(),
+        blast_radius: radius,
+        checkpoint: None,
+        backup: None,
+    };
+    if !apply {
+        return Ok(outcome);
+    }
+    let root = store.workdir()?.to_path_buf();
+    if !contents.is_empty() {
+        outcome.backup = Some(materialize::take_backup(store, &format!("steer {run}"))?);
+        for (path, data) in &contents {
+            write_atomically(&root.join(path), data)?;
+        }
+    }
+    let mut rec = Record::new(run.clone(), Event::Steer);
+    rec.meta
+        .insert(STEER_INVALIDATE_META.into(), outcome.invalidated.join(","));
+    rec.meta.insert("edits".into(), outcome.edits.join(","));
+    rec.meta.insert("by".into(), crate::time::writer_id());
+    rec.message = Some(format!(
+        "steer: edited [{}], invalidated [{}]; will re-run [{}]",
+        outcome.edits.join(", "),
+        outcome.invalidated.join(", "),
+        outcome
+            .blast_radius
+            .iter()
+            .map(|i| i.step.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    rec.next_action = Some("`git agent-rewind resume` re-runs the steered steps".into());
+    rec.force = true;
+    let recorded = append(store, rec)?;
+    outcome.checkpoint = Some(recorded.checkpoint.to_string());
+    outcome.applied = true;
+    Ok(outcome)
+}
+
+fn check_relative(path: &str) -> Result<()> {
+    let p = Path::new(path);
+    if path.is_empty()
+        || p.is_absolute()
+        || p.components().any(|c| !matches!(c, Component::Normal(_)))
+    {
+        return Err(Error::usage(format!(
+            "--edit {path:?}: give a path relative to the worktree root, without '..'"
+        )));
+    }
+    if p.components()
+        .next()
+        .is_some_and(|c| c.as_os_str() == ".git")
+    {
+        return Err(Error::usage(format!(
+            "--edit {path:?}: refusing to write inside .git"
+        )));
+    }
+    Ok(())
+}
+
+fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension(format!("agent-rewind-{}.tmp", std::process::id()));
+    std::fs::write(&tmp, data)?;
+    if let Ok(md) = std::fs::metadata(path) {
+        std::fs::set_permissions(&tmp, md.permissions())?;
+    }
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}

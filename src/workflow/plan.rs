@@ -1,0 +1,343 @@
+//! The planner: for one step of a workflow run, what the run's record says about it and
+//! what to do next — skip (completed with the same input hash), run (new, changed,
+//! invalidated, retried, or interrupted but safe to re-run), stop (interrupted or failed agent
+//! and effect steps wait for `--retry`; gates wait for an approval of their exact checkpoint),
+//! or skip an effect whose idempotency key already completed in the lineage.
+//!
+//! Reads the store; never writes (the runner records what the planner decided).
+
+use crate::catalog::{Catalog, Checkpoint};
+use crate::error::Result;
+use crate::ids::RunId;
+use crate::model::{NoteLine, Status, StepKind};
+use crate::store::Store;
+use crate::workflow::{StepDef, Workflow};
+use gix::ObjectId;
+use std::collections::HashSet;
+
+/// What to do with a step now.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// Completed (or skipped) with the same input hash: nothing to do.
+    Skip { reason: String },
+    /// Run the step's command as a new attempt.
+    Run { reason: String },
+    /// An effect whose idempotency key already completed: record it as skipped.
+    SkipEffect { original: ObjectId },
+    /// Record a new gate checkpoint awaiting approval, then stop.
+    OpenGate { reason: String },
+    /// The gate's exact checkpoint was approved: record it completed and go on.
+    PassGate { by: String },
+    /// Stop the run here.
+    Stop { reason: String, next_action: String },
+}
+
+/// Everything the planner needs about the run.
+pub struct Context<'a, 's> {
+    pub store: &'s Store,
+    pub catalog: &'a mut Catalog<'s>,
+    pub run: &'a RunId,
+    pub workflow: &'a Workflow,
+    pub retry: Option<&'a str>,
+    /// Steps that ran during this invocation: whatever depends on them runs again.
+    pub ran_now: &'a HashSet<String>,
+}
+
+/// The newest checkpoint of `step` in the run (its step ref, possibly inherited).
+pub fn latest(cx: &mut Context, step: &str) -> Result<Option<Checkpoint>> {
+    let Ok(name) = crate::ids::StepName::new(step) else {
+        return Ok(None);
+    };
+    match cx.store.step_tip(cx.run, &name)? {
+        Some(id) => cx.catalog.try_checkpoint(id),
+        None => Ok(None),
+    }
+}
+
+/// Digest of the step definition, the blob ids of its input files in `tree`, and the output
+/// trees of its upstream steps.
+pub fn inputs_hash(cx: &mut Context, step: &StepDef, tree: ObjectId) -> Result<String> {
+    let mut text = String::from("agent-rewind inputs v1\n");
+    text.push_str(&format!(
+        "step {}\n",
+        serde_json::to_string(step).expect("serializable")
+    ));
+    if !step.inputs.is_empty() {
+        for (path, oid, _) in cx.store.tree_entries(tree)? {
+            if step
+                .inputs
+                .iter()
+                .any(|g| crate::redact::glob_matches(g, &path))
+            {
+                text.push_str(&format!("input {path} {oid}\n"));
+            }
+        }
+    }
+    for need in &step.needs {
+        let out = latest(cx, need.as_str())?
+            .filter(|c| matches!(c.status(), Some(Status::Completed | Status::Skipped)))
+            .map(|c| c.commit.tree.to_string())
+            .unwrap_or_else(|| "none".into());
+        text.push_str(&format!("upstream {need} {out}\n"));
+    }
+    Ok(format!("sha1:{}", cx.store.blob_id(text.as_bytes())?))
+}
+
+/// The idempotency key of an effect step: the first run of the lineage and the step name.
+pub fn idempotency_key(cx: &mut Context, step: &StepDef) -> Result<String> {
+    let first = lineage_runs(cx)?
+        .last()
+        .cloned()
+        .unwrap_or_else(|| cx.run.clone());
+    Ok(format!(
+        "sha1:{}",
+        cx.store
+            .blob_id(format!("effect {first} {}", step.name).as_bytes())?
+    ))
+}
+
+/// This run and every run it was rewound or forked from, newest first.
+pub fn lineage_runs(cx: &mut Context) -> Result<Vec<RunId>> {
+    let mut out = vec![cx.run.clone()];
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut cur = cx.run.clone();
+    while seen.insert(cur.to_string()) {
+        let Some(tip) = cx.catalog.run_tip(&cur)? else {
+            break;
+        };
+        let root = cx.catalog.root_of(&tip)?;
+        let Some((link, _)) = root.line().origin() else {
+            break;
+        };
+        let Ok(next) = RunId::new(link.run.clone()) else {
+            break;
+        };
+        out.push(next.clone());
+        cur = next;
+    }
+    Ok(out)
+}
+
+/// A completed record of `key` in this run or any run of its lineage.
+fn completed_effect(cx: &mut Context, key: &str) -> Result<Option<ObjectId>> {
+    for run in lineage_runs(cx)? {
+        if cx.store.run_head(&run)?.is_none() {
+            continue;
+        }
+        for c in cx.catalog.run_chain(&run)?.into_iter().rev() {
+            if c.line().idempotency_key.as_deref() == Some(key)
+                && c.status() == Some(Status::Completed)
+            {
+                return Ok(Some(c.id()));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Decide what to do with `step`, given the input hash it has now.
+pub fn decide(cx: &mut Context, step: &StepDef, hash: &str) -> Result<Decision> {
+    let name = step.name.as_str();
+    let latest = latest(cx, name)?;
+    let status = latest.as_ref().and_then(|c| c.status());
+    let same_inputs = latest
+        .as_ref()
+        .and_then(|c| c.line().inputs_hash.as_deref())
+        == Some(hash);
+    let forced_by = match latest.as_ref().map(|c| c.id()) {
+        Some(since) => {
+            steered_since(cx, name, since)?.map(|c| format!("steer {}", crate::catalog::short(c)))
+        }
+        None => None,
+    }
+    .or_else(|| {
+        step.needs
+            .iter()
+            .find(|n| cx.ran_now.contains(n.as_str()))
+            .map(|n| format!("upstream step {n} ran again"))
+    });
+    let retry = cx.retry == Some(name);
+
+    if step.kind == StepKind::Gate {
+        if let Some(c) = &latest
+            && same_inputs
+            && forced_by.is_none()
+            && !retry
+        {
+            match status {
+                Some(Status::Completed) => {
+                    return Ok(Decision::Skip {
+                        reason: "approved".into(),
+                    });
+                }
+                Some(Status::AwaitingApproval) => {
+                    let decision = c
+                        .note
+                        .approvals()
+                        .filter_map(|l| match l {
+                            NoteLine::Approval {
+                                approved, by, ts, ..
+                            } => Some((ts.clone(), *approved, by.clone())),
+                            _ => None,
+                        })
+                        .max_by(|a, b| a.0.cmp(&b.0));
+                    return Ok(match decision {
+                        Some((_, true, by)) => Decision::PassGate { by },
+                        Some((_, false, by)) => Decision::Stop {
+                            reason: format!("gate {name} was rejected by {by}"),
+                            next_action: format!(
+                                "change the work (`steer`, `rewind`) so the gate is asked again, or approve checkpoint {}",
+                                crate::catalog::short(c.id())
+                            ),
+                        },
+                        None => Decision::Stop {
+                            reason: format!("gate {name} is awaiting approval"),
+                            next_action: format!(
+                                "`git agent-rewind approve {}` then `git agent-rewind resume`",
+                                c.id()
+                            ),
+                        },
+                    });
+                }
+                _ => {}
+            }
+        }
+        let reason = match (&latest, forced_by) {
+            (None, _) => "first time".to_string(),
+            (_, Some(why)) => why,
+            _ if retry => "--retry".into(),
+            _ => "its inputs changed".into(),
+        };
+        return Ok(Decision::OpenGate { reason });
+    }
+
+    let run_reason = if retry {
+        Some("--retry".to_string())
+    } else {
+        match (status, &latest) {
+            (None, _) | (_, None) => Some("not run yet".into()),
+            (Some(Status::Running | Status::Interrupted), Some(c)) => {
+                if step.rerun_safe() {
+                    Some(format!(
+                        "attempt {} was interrupted; {} steps are re-run",
+                        c.line().attempt,
+                        step.kind
+                    ))
+                } else {
+                    return Ok(Decision::Stop {
+                        reason: format!(
+                            "{} step {name} was interrupted (attempt {})",
+                            step.kind,
+                            c.line().attempt
+                        ),
+                        next_action: format!(
+                            "check its work, then `git agent-rewind resume --retry {name}`"
+                        ),
+                    });
+                }
+            }
+            (Some(Status::Failed), Some(c)) => {
+                if step.rerun_safe() {
+                    Some(format!(
+                        "attempt {} failed; {} steps are re-run",
+                        c.line().attempt,
+                        step.kind
+                    ))
+                } else {
+                    return Ok(Decision::Stop {
+                        reason: format!(
+                            "{} step {name} failed (attempt {})",
+                            step.kind,
+                            c.line().attempt
+                        ),
+                        next_action: format!(
+                            "fix the cause, then `git agent-rewind resume --retry {name}`"
+                        ),
+                    });
+                }
+            }
+            (Some(Status::Pending), _) => Some("invalidated".into()),
+            (Some(Status::AwaitingApproval), _) => {
+                Some("awaiting approval, but not a gate any more".into())
+            }
+            (Some(Status::Completed | Status::Skipped), _) => match forced_by {
+                Some(why) => Some(why),
+                None if !same_inputs => Some("its inputs changed".into()),
+                None => None,
+            },
+        }
+    };
+    let Some(reason) = run_reason else {
+        return Ok(Decision::Skip {
+            reason: "completed with the same inputs".into(),
+        });
+    };
+    if step.kind == StepKind::Effect && !retry {
+        let key = idempotency_key(cx, step)?;
+        if let Some(original) = completed_effect(cx, &key)? {
+            return Ok(Decision::SkipEffect { original });
+        }
+    }
+    Ok(Decision::Run { reason })
+}
+
+/// Meta key of a `steer` checkpoint listing the steps it invalidated (comma-separated).
+pub const STEER_INVALIDATE_META: &str = "invalidate";
+
+/// The newest `steer` checkpoint of this run, newer than `since`, that invalidated `step`.
+fn steered_since(cx: &mut Context, step: &str, since: ObjectId) -> Result<Option<ObjectId>> {
+    for c in cx.catalog.run_chain(cx.run)?.into_iter().rev() {
+        if c.id() == since {
+            break;
+        }
+        if c.line().event == crate::model::Event::Steer
+            && c.line()
+                .meta
+                .get(STEER_INVALIDATE_META)
+                .is_some_and(|v| v.split(',').any(|s| s == step))
+        {
+            return Ok(Some(c.id()));
+        }
+    }
+    Ok(None)
+}
+
+/// A `begin` whose process died: mark it interrupted (appended to its note) so it is
+/// reconciled exactly once. Returns the reconciled steps.
+pub fn reconcile_interrupted(cx: &mut Context) -> Result<Vec<String>> {
+    let mut out = vec![];
+    for step in &cx.workflow.steps.clone() {
+        let Some(c) = latest(cx, step.name.as_str())? else {
+            continue;
+        };
+        if c.line().run == cx.run.as_str() && c.status() == Some(Status::Running) {
+            crate::ops::record::append_note_lines(
+                cx.store,
+                cx.run,
+                c.id(),
+                &[NoteLine::Status {
+                    status: Status::Interrupted,
+                    ts: crate::time::now_rfc3339(),
+                    reason: Some("its runner died before the step finished".into()),
+                }],
+            )?;
+            out.push(step.name.to_string());
+        }
+    }
+    if !out.is_empty() {
+        cx.catalog.refresh();
+    }
+    Ok(out)
+}
+
+/// The newest agent session id recorded in the run's lineage (what a resumed agent continues).
+pub fn resume_session(cx: &mut Context) -> Result<Option<String>> {
+    let Some(tip) = cx.store.run_head(cx.run)? else {
+        return Ok(None);
+    };
+    Ok(cx
+        .catalog
+        .lineage_chain(tip, usize::MAX)?
+        .into_iter()
+        .find_map(|c| c.line().sdk_session_id.clone()))
+}

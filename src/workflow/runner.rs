@@ -1,0 +1,368 @@
+//! The runner: executes a workflow run step by step under the run's runner lock. For each
+//! step it asks the planner, records `begin` (running) before dispatching the command, and
+//! `finish` (completed/failed, with a snapshot and the exit code) after it. A failing step,
+//! an interrupted agent/effect step or a gate stops the run with a next action in words.
+//!
+//! The step's command runs under `sh -c` in the worktree with `AGENT_RUN`, `AGENT_STEP`,
+//! `AGENT_ATTEMPT`, `AGENT_RESUME_SESSION` and `AGENT_IDEMPOTENCY_KEY` set; its output goes
+//! to our stderr so `--json` output stays clean. Nothing fetched or stored is ever executed:
+//! commands come only from the workflow file given by the user.
+
+use super::plan::{self, Context, Decision};
+use super::{StepDef, Workflow, lock};
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::ids::RunId;
+use crate::model::{Event, Status};
+use crate::ops::record::{Record, TreeSource, append};
+use crate::snapshot::{Policy, snapshot_worktree};
+use crate::store::Store;
+use serde::Serialize;
+use std::collections::HashSet;
+use std::process::{Command, Stdio};
+
+/// What happened to one step during this invocation.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepReport {
+    pub step: String,
+    /// `ran`, `skipped`, `skipped-effect`, `gate-opened`, `gate-passed`, `stopped`.
+    pub action: &'static str,
+    pub reason: String,
+    pub status: Option<Status>,
+    pub attempt: Option<u32>,
+    pub exit_code: Option<i32>,
+    pub checkpoint: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    pub run: String,
+    pub workflow: String,
+    pub steps: Vec<StepReport>,
+    /// True when every step is done.
+    pub finished: bool,
+    /// Why the run stopped early, if it did.
+    pub stopped: Option<String>,
+    pub next_action: String,
+    /// Steps whose interrupted attempt was reconciled at the start.
+    pub reconciled: Vec<String>,
+    /// The runner whose stale lock was taken over, if any.
+    pub took_over_from: Option<String>,
+    /// The workflow file changed since the run last recorded it.
+    pub workflow_changed: bool,
+}
+
+/// Execute (or continue) `run` with `workflow`.
+pub fn execute(
+    store: &Store,
+    run: &RunId,
+    workflow: &Workflow,
+    retry: Option<&str>,
+) -> Result<RunReport> {
+    if let Some(r) = retry
+        && workflow.step(r).is_none()
+    {
+        return Err(Error::usage(format!(
+            "--retry {r}: the workflow has no step {r:?}"
+        )));
+    }
+    let runner = lock::acquire(store, run)?;
+    let digest = format!("git-blob:{}", store.blob_id(workflow.text.as_bytes())?);
+    let mut catalog = Catalog::new(store);
+    let recorded_digest = {
+        let tip = catalog.require_run_tip(run)?;
+        catalog
+            .lineage_chain(tip.id(), usize::MAX)?
+            .into_iter()
+            .find_map(|c| c.line().workflow_digest.clone())
+    };
+    let workflow_changed = recorded_digest.is_some_and(|d| d != digest);
+    let ran_now: HashSet<String> = HashSet::new();
+    let mut cx = Context {
+        store,
+        catalog: &mut catalog,
+        run,
+        workflow,
+        retry,
+        ran_now: &ran_now,
+    };
+    let reconciled = plan::reconcile_interrupted(&mut cx)?;
+    let mut ran_now = ran_now;
+    let mut reports = vec![];
+    let policy = Policy::from_config(store)?;
+
+    for step in &workflow.steps {
+        let mut catalog = Catalog::new(store);
+        let mut cx = Context {
+            store,
+            catalog: &mut catalog,
+            run,
+            workflow,
+            retry,
+            ran_now: &ran_now,
+        };
+        let snap = snapshot_worktree(store, &policy)?;
+        let hash = plan::inputs_hash(&mut cx, step, snap.tree)?;
+        let decision = plan::decide(&mut cx, step, &hash)?;
+        let given = TreeSource::Given {
+            tree: snap.tree,
+            excluded: snap.excluded.clone(),
+        };
+        let base = |event: Event, status: Status| {
+            let mut r = Record::new(run.clone(), event);
+            r.step = Some(step.name.clone());
+            r.kind = Some(step.kind);
+            r.status = Some(status);
+            r.inputs_hash = Some(hash.clone());
+            r.workflow_digest = Some(digest.clone());
+            r.force = true;
+            r
+        };
+        match decision {
+            Decision::Skip { reason } => {
+                reports.push(report(step, "skipped", reason, None, None));
+            }
+            Decision::SkipEffect { original } => {
+                let mut r = base(Event::Finish, Status::Skipped);
+                r.tree = given;
+                r.idempotency_key = Some(plan::idempotency_key(&mut cx, step)?);
+                r.meta.insert("duplicate_of".into(), original.to_string());
+                r.next_action = Some("run the next step".into());
+                let rec = append(store, r)?;
+                let reason = format!(
+                    "its effect already completed at {}",
+                    crate::catalog::short(original)
+                );
+                let mut rep = report(
+                    step,
+                    "skipped-effect",
+                    reason,
+                    Some(Status::Skipped),
+                    Some(rec.line.attempt),
+                );
+                rep.checkpoint = Some(rec.checkpoint.to_string());
+                reports.push(rep);
+            }
+            Decision::OpenGate { reason } => {
+                let mut r = base(Event::Begin, Status::AwaitingApproval);
+                r.tree = given;
+                r.next_action = Some(format!("approve or reject gate {}", step.name));
+                let rec = append(store, r)?;
+                let next = format!(
+                    "`git agent-rewind approve {}` then `git agent-rewind resume`",
+                    rec.checkpoint
+                );
+                let mut rep = report(
+                    step,
+                    "gate-opened",
+                    reason,
+                    Some(Status::AwaitingApproval),
+                    Some(rec.line.attempt),
+                );
+                rep.checkpoint = Some(rec.checkpoint.to_string());
+                reports.push(rep);
+                return Ok(finish(
+                    run,
+                    workflow,
+                    reports,
+                    Some(format!("gate {} is awaiting approval", step.name)),
+                    next,
+                    reconciled,
+                    runner,
+                    workflow_changed,
+                ));
+            }
+            Decision::PassGate { by } => {
+                let mut r = base(Event::Finish, Status::Completed);
+                r.tree = given;
+                r.meta.insert("approved_by".into(), by.clone());
+                r.next_action = Some("run the next step".into());
+                let rec = append(store, r)?;
+                let mut rep = report(
+                    step,
+                    "gate-passed",
+                    format!("approved by {by}"),
+                    Some(Status::Completed),
+                    Some(rec.line.attempt),
+                );
+                rep.checkpoint = Some(rec.checkpoint.to_string());
+                reports.push(rep);
+            }
+            Decision::Stop {
+                reason,
+                next_action,
+            } => {
+                reports.push(report(step, "stopped", reason.clone(), None, None));
+                return Ok(finish(
+                    run,
+                    workflow,
+                    reports,
+                    Some(reason),
+                    next_action,
+                    reconciled,
+                    runner,
+                    workflow_changed,
+                ));
+            }
+            Decision::Run { reason } => {
+                let key = match step.kind {
+                    crate::model::StepKind::Effect => Some(plan::idempotency_key(&mut cx, step)?),
+                    _ => None,
+                };
+                let session = plan::resume_session(&mut cx)?;
+                let mut r = base(Event::Begin, Status::Running);
+                r.tree = given;
+                r.idempotency_key = key.clone();
+                let begun = append(store, r)?;
+                let attempt = begun.line.attempt;
+                let code = run_command(
+                    store,
+                    run,
+                    step,
+                    attempt,
+                    session.as_deref(),
+                    key.as_deref(),
+                )?;
+                let ok = code == Some(0);
+                let mut r = base(
+                    Event::Finish,
+                    if ok {
+                        Status::Completed
+                    } else {
+                        Status::Failed
+                    },
+                );
+                r.idempotency_key = key;
+                r.exit_code = code;
+                r.next_action = Some(if ok {
+                    "run the next step".into()
+                } else {
+                    format!(
+                        "fix the cause and `git agent-rewind resume` (step {} failed)",
+                        step.name
+                    )
+                });
+                let done = append(store, r)?;
+                ran_now.insert(step.name.to_string());
+                let mut rep = report(step, "ran", reason, done.line.status, Some(attempt));
+                rep.exit_code = code;
+                rep.checkpoint = Some(done.checkpoint.to_string());
+                reports.push(rep);
+                if !ok {
+                    let why = match code {
+                        Some(c) => format!("step {} failed with exit code {c}", step.name),
+                        None => format!("step {} was killed by a signal", step.name),
+                    };
+                    let next = if step.rerun_safe() {
+                        format!(
+                            "fix the cause, then `git agent-rewind resume` re-runs {}",
+                            step.name
+                        )
+                    } else {
+                        format!(
+                            "fix the cause, then `git agent-rewind resume --retry {}`",
+                            step.name
+                        )
+                    };
+                    return Ok(finish(
+                        run,
+                        workflow,
+                        reports,
+                        Some(why),
+                        next,
+                        reconciled,
+                        runner,
+                        workflow_changed,
+                    ));
+                }
+            }
+        }
+    }
+    Ok(finish(
+        run,
+        workflow,
+        reports,
+        None,
+        "nothing: the workflow is complete".into(),
+        reconciled,
+        runner,
+        workflow_changed,
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    run: &RunId,
+    workflow: &Workflow,
+    steps: Vec<StepReport>,
+    stopped: Option<String>,
+    next_action: String,
+    reconciled: Vec<String>,
+    runner: lock::RunnerLock,
+    workflow_changed: bool,
+) -> RunReport {
+    RunReport {
+        run: run.to_string(),
+        workflow: workflow.name.clone(),
+        finished: stopped.is_none(),
+        steps,
+        stopped,
+        next_action,
+        reconciled,
+        took_over_from: runner.took_over_from.clone(),
+        workflow_changed,
+    }
+}
+
+fn report(
+    step: &StepDef,
+    action: &'static str,
+    reason: String,
+    status: Option<Status>,
+    attempt: Option<u32>,
+) -> StepReport {
+    StepReport {
+        step: step.name.to_string(),
+        action,
+        reason,
+        status,
+        attempt,
+        exit_code: None,
+        checkpoint: None,
+    }
+}
+
+/// Run the step's command; returns its exit code (None when killed by a signal).
+fn run_command(
+    store: &Store,
+    run: &RunId,
+    step: &StepDef,
+    attempt: u32,
+    session: Option<&str>,
+    key: Option<&str>,
+) -> Result<Option<i32>> {
+    let Some(cmd) = &step.run else {
+        return Ok(Some(0));
+    };
+    let stderr = std::io::stderr();
+    let to_stderr = || -> Result<Stdio> {
+        use std::os::fd::AsFd;
+        Ok(Stdio::from(stderr.as_fd().try_clone_to_owned()?))
+    };
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .current_dir(store.workdir()?)
+        .envs(&step.env)
+        .env("AGENT_RUN", run.as_str())
+        .env("AGENT_STEP", step.name.as_str())
+        .env("AGENT_ATTEMPT", attempt.to_string())
+        .env("AGENT_RESUME_SESSION", session.unwrap_or(""))
+        .env("AGENT_IDEMPOTENCY_KEY", key.unwrap_or(""))
+        .stdin(Stdio::null())
+        .stdout(to_stderr()?)
+        .stderr(to_stderr()?)
+        .status()
+        .map_err(|e| Error::other(format!("could not run step {}: {e}", step.name)))?;
+    Ok(status.code())
+}

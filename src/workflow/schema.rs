@@ -1,0 +1,333 @@
+//! Workflow files (TOML, DESIGN.md §5): parsing and validation. Every error names the file,
+//! the line and the field. Pure: reads the file's text, touches nothing else.
+
+use crate::error::{Error, Result};
+use crate::ids::StepName;
+use crate::model::StepKind;
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// A validated workflow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workflow {
+    pub name: String,
+    pub path: PathBuf,
+    /// The file's text, for its digest.
+    pub text: String,
+    /// Steps in file order (which is a valid dependency order after validation).
+    pub steps: Vec<StepDef>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StepDef {
+    pub name: StepName,
+    pub kind: StepKind,
+    /// Run by `sh -c` in the worktree; gates have none.
+    pub run: Option<String>,
+    pub inputs: Vec<String>,
+    pub needs: Vec<StepName>,
+    /// Safe to re-run after an interruption even when not deterministic.
+    pub idempotent: bool,
+    pub env: BTreeMap<String, String>,
+}
+
+impl StepDef {
+    /// Whether an interrupted attempt may be re-run without asking.
+    pub fn rerun_safe(&self) -> bool {
+        self.kind == StepKind::Deterministic || self.idempotent
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    workflow: Option<RawHeader>,
+    #[serde(default)]
+    steps: Vec<RawStep>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHeader {
+    name: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStep {
+    name: Spanned<String>,
+    kind: Option<Spanned<String>>,
+    run: Option<Spanned<String>>,
+    #[serde(default)]
+    inputs: Vec<Spanned<String>>,
+    needs: Option<Vec<Spanned<String>>>,
+    idempotent: Option<bool>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+}
+
+/// Read and validate a workflow file.
+pub fn load(path: &Path) -> Result<Workflow> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::usage(format!("cannot read workflow file {}: {e}", path.display())))?;
+    parse(path, &text)
+}
+
+/// Validate workflow `text` (as if read from `path`).
+pub fn parse(path: &Path, text: &str) -> Result<Workflow> {
+    let shown = path.display().to_string();
+    let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
+    let at = |span: std::ops::Range<usize>, field: &str, msg: String| {
+        Error::usage(format!("{shown}:{}: {field}: {msg}", line_of(span.start)))
+    };
+    let raw: RawFile = toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| line_of(s.start)).unwrap_or(1);
+        Error::usage(format!(
+            "{shown}:{line}: {}",
+            crate::error::one_line(e.message())
+        ))
+    })?;
+    let name = match raw.workflow.and_then(|w| w.name) {
+        Some(n) if !n.get_ref().trim().is_empty() => n.into_inner(),
+        Some(n) => return Err(at(n.span(), "workflow.name", "must not be empty".into())),
+        None => {
+            return Err(Error::usage(format!(
+                "{shown}:1: workflow.name: missing ([workflow] name = \"…\")"
+            )));
+        }
+    };
+    if raw.steps.is_empty() {
+        return Err(Error::usage(format!(
+            "{shown}:1: steps: the workflow has no [[steps]]"
+        )));
+    }
+    let mut steps: Vec<StepDef> = vec![];
+    let mut spans: HashMap<String, std::ops::Range<usize>> = HashMap::new();
+    let mut raw_needs: Vec<Vec<Spanned<String>>> = vec![];
+    for (i, s) in raw.steps.into_iter().enumerate() {
+        let field = |f: &str| format!("steps[{i}].{f}");
+        let step_name = StepName::new(s.name.get_ref().clone())
+            .map_err(|e| at(s.name.span(), &field("name"), e.message))?;
+        if spans.contains_key(step_name.as_str()) {
+            return Err(at(
+                s.name.span(),
+                &field("name"),
+                format!("duplicate step name {step_name:?}"),
+            ));
+        }
+        spans.insert(step_name.to_string(), s.name.span());
+        let kind = match &s.kind {
+            Some(k) => {
+                StepKind::parse(k.get_ref()).map_err(|e| at(k.span(), &field("kind"), e.message))?
+            }
+            None => StepKind::Agent,
+        };
+        match (&s.run, kind) {
+            (Some(r), StepKind::Gate) => {
+                return Err(at(
+                    r.span(),
+                    &field("run"),
+                    "a gate step waits for an approval and has no command".into(),
+                ));
+            }
+            (Some(r), _) if r.get_ref().trim().is_empty() => {
+                return Err(at(r.span(), &field("run"), "must not be empty".into()));
+            }
+            (None, k) if k != StepKind::Gate => {
+                return Err(at(
+                    s.name.span(),
+                    &field("run"),
+                    format!("a {k} step needs a command (run = \"…\")"),
+                ));
+            }
+            _ => {}
+        }
+        for input in &s.inputs {
+            if input.get_ref().trim().is_empty() {
+                return Err(at(input.span(), &field("inputs"), "an empty glob".into()));
+            }
+        }
+        raw_needs.push(match s.needs {
+            Some(n) => n,
+            // Default: the previous step.
+            None => steps
+                .last()
+                .map(|p: &StepDef| vec![Spanned::new(0..0, p.name.to_string())])
+                .unwrap_or_default(),
+        });
+        steps.push(StepDef {
+            name: step_name,
+            kind,
+            run: s.run.map(Spanned::into_inner),
+            inputs: s.inputs.into_iter().map(Spanned::into_inner).collect(),
+            needs: vec![],
+            idempotent: s.idempotent.unwrap_or(false),
+            env: s.env,
+        });
+    }
+    for (i, needs) in raw_needs.into_iter().enumerate() {
+        for n in needs {
+            if !spans.contains_key(n.get_ref()) {
+                return Err(at(
+                    n.span(),
+                    &format!("steps[{i}].needs"),
+                    format!("unknown upstream step {:?}", n.get_ref()),
+                ));
+            }
+            if n.get_ref() == steps[i].name.as_str() {
+                return Err(at(
+                    n.span(),
+                    &format!("steps[{i}].needs"),
+                    "a step cannot need itself".into(),
+                ));
+            }
+            let need = StepName::new(n.into_inner())?;
+            if !steps[i].needs.contains(&need) {
+                steps[i].needs.push(need);
+            }
+        }
+    }
+    let order = topological_order(&steps).map_err(|cycle| {
+        let first = &cycle[0];
+        at(
+            spans[first.as_str()].clone(),
+            "needs",
+            format!("cycle: {}", cycle.join(" -> ")),
+        )
+    })?;
+    let steps = order.into_iter().map(|i| steps[i].clone()).collect();
+    Ok(Workflow {
+        name,
+        path: path.to_path_buf(),
+        text: text.to_string(),
+        steps,
+    })
+}
+
+/// Indices in dependency order, keeping file order where free; a cycle is returned as the
+/// names along it.
+fn topological_order(steps: &[StepDef]) -> std::result::Result<Vec<usize>, Vec<String>> {
+    let index: HashMap<&str, usize> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.as_str(), i))
+        .collect();
+    let mut state = vec![0u8; steps.len()]; // 0 new, 1 on stack, 2 done
+    let mut out = vec![];
+    fn visit(
+        i: usize,
+        steps: &[StepDef],
+        index: &HashMap<&str, usize>,
+        state: &mut [u8],
+        stack: &mut Vec<usize>,
+        out: &mut Vec<usize>,
+    ) -> std::result::Result<(), Vec<String>> {
+        match state[i] {
+            2 => return Ok(()),
+            1 => {
+                let start = stack.iter().position(|&s| s == i).unwrap_or(0);
+                let mut cycle: Vec<String> = stack[start..]
+                    .iter()
+                    .map(|&s| steps[s].name.to_string())
+                    .collect();
+                cycle.push(steps[i].name.to_string());
+                return Err(cycle);
+            }
+            _ => {}
+        }
+        state[i] = 1;
+        stack.push(i);
+        for n in &steps[i].needs {
+            visit(index[n.as_str()], steps, index, state, stack, out)?;
+        }
+        stack.pop();
+        state[i] = 2;
+        out.push(i);
+        Ok(())
+    }
+    for i in 0..steps.len() {
+        visit(i, steps, &index, &mut state, &mut vec![], &mut out)?;
+    }
+    Ok(out)
+}
+
+impl Workflow {
+    pub fn step(&self, name: &str) -> Option<&StepDef> {
+        self.steps.iter().find(|s| s.name.as_str() == name)
+    }
+
+    /// Steps that depend on `name`, directly or not.
+    pub fn downstream_of(&self, name: &str) -> Vec<&StepDef> {
+        let mut hit: Vec<&str> = vec![name];
+        let mut out = vec![];
+        for s in &self.steps {
+            if s.needs.iter().any(|n| hit.contains(&n.as_str())) {
+                hit.push(s.name.as_str());
+                out.push(s);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(text: &str) -> Result<Workflow> {
+        parse(Path::new("wf.toml"), text)
+    }
+
+    #[test]
+    fn parses_and_defaults_needs_to_previous_step() {
+        let wf = p("[workflow]\nname = \"f\"\n[[steps]]\nname = \"a\"\nrun = \"true\"\n[[steps]]\nname = \"b\"\nkind = \"deterministic\"\nrun = \"true\"\n").unwrap();
+        assert_eq!(wf.steps.len(), 2);
+        assert_eq!(wf.steps[1].needs[0].as_str(), "a");
+        assert_eq!(wf.steps[0].kind, StepKind::Agent);
+    }
+
+    #[test]
+    fn errors_name_file_line_and_field() {
+        let e =
+            p("[workflow]\nname = \"f\"\n[[steps]]\nname = \"a\"\nkind = \"robot\"\nrun = \"x\"\n")
+                .unwrap_err();
+        assert!(
+            e.message
+                .starts_with("wf.toml:5: steps[0].kind: unknown step kind"),
+            "{}",
+            e.message
+        );
+        let e = p("[workflow]\nname = \"f\"\n[[steps]]\nname = \"a\"\nrun = \"x\"\n[[steps]]\nname = \"a\"\nrun = \"y\"\n").unwrap_err();
+        assert!(
+            e.message.starts_with("wf.toml:7: steps[1].name: duplicate"),
+            "{}",
+            e.message
+        );
+        let e = p("[workflow]\nname = \"f\"\n[[steps]]\nname = \"a\"\nrun = \"x\"\nneeds = [\"b\"]\n[[steps]]\nname = \"b\"\nrun = \"y\"\n").unwrap_err();
+        assert!(e.message.contains("cycle: "), "{}", e.message);
+        let e =
+            p("[workflow]\nname = \"f\"\n[[steps]]\nname = \"a\"\nrun = \"x\"\nneeds = [\"zz\"]\n")
+                .unwrap_err();
+        assert!(
+            e.message
+                .starts_with("wf.toml:6: steps[0].needs: unknown upstream step \"zz\""),
+            "{}",
+            e.message
+        );
+        let e =
+            p("[workflow]\nname = \"f\"\n[[steps]]\nname = \"a/b\"\nrun = \"x\"\n").unwrap_err();
+        assert!(
+            e.message
+                .starts_with("wf.toml:4: steps[0].name: invalid step name"),
+            "{}",
+            e.message
+        );
+        let e = p("[workflow]\nname = \"f\"\n[[steps]]\nname = \"a\"\nrun = \n").unwrap_err();
+        assert!(e.message.starts_with("wf.toml:5:"), "{}", e.message);
+        let e = p("[workflow]\nname = \"f\"\n[[steps]]\nname = \"a\"\nrun = \"x\"\ncolour = 1\n")
+            .unwrap_err();
+        assert!(e.message.contains("colour"), "{}", e.message);
+    }
+}
