@@ -216,18 +216,24 @@ impl<'s> Catalog<'s> {
             .into_iter()
             .map(|(s, _)| s.to_string())
             .collect();
-        let archived = root.note.run_status() == Some("archived");
         let line = tip.line();
+        let recorded = root.note.run_status();
+        let archived = matches!(recorded, Some((_, "archived")));
+        let status = match recorded {
+            Some((_, "archived")) => "archived".to_string(),
+            // A run status holds until a newer checkpoint is appended.
+            Some((ts, s)) if ts >= line.ts.as_str() => s.to_string(),
+            _ => match tip.status() {
+                Some(
+                    s @ (Status::Running | Status::AwaitingApproval | Status::Failed | Status::Interrupted),
+                ) => s.to_string(),
+                _ => "active".into(),
+            },
+        };
         Ok(RunSummary {
             run: run.to_string(),
             label: root.note.label().map(str::to_string),
-            status: if archived {
-                "archived".into()
-            } else {
-                tip.status()
-                    .map(|s| s.to_string())
-                    .unwrap_or_else(|| "active".into())
-            },
+            status,
             archived,
             steps,
             checkpoints: line.seq + 1,

@@ -401,8 +401,8 @@ impl Note {
             .map(|(_, s)| s)
     }
 
-    /// The latest run-level status recorded on this (root) note, if any.
-    pub fn run_status(&self) -> Option<&str> {
+    /// The latest run-level status recorded on this (root) note, with its time.
+    pub fn run_status(&self) -> Option<(&str, &str)> {
         self.lines
             .iter()
             .filter_map(|l| match l {
@@ -410,7 +410,6 @@ impl Note {
                 _ => None,
             })
             .max_by(|a, b| a.0.cmp(b.0))
-            .map(|(_, s)| s)
     }
 
     /// The run's label: the latest `label` line, else the checkpoint line's label.

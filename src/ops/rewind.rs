@@ -162,7 +162,11 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     });
     rec.new_run = true;
     rec.session_id = session.clone();
-    rec.label = opts.label.clone();
+    // The new run keeps the source's label unless given one.
+    rec.label = match &opts.label {
+        Some(l) => Some(l.clone()),
+        None => catalog.root_of(&tip)?.note.label().map(str::to_string),
+    };
     rec.user_head = Some(UserHead {
         commit: git_commit,
         branch: branch.as_ref().map(|b| layout::branch_ref(b)),

@@ -278,6 +278,20 @@ pub fn execute(
             }
         }
     }
+    // Record the run as completed on its root note (a newer checkpoint makes it active again).
+    let mut catalog = Catalog::new(store);
+    let tip = catalog.require_run_tip(run)?;
+    let root = catalog.root_of(&tip)?;
+    crate::ops::record::append_note_lines(
+        store,
+        run,
+        root.id(),
+        &[crate::model::NoteLine::RunStatus {
+            status: "completed".into(),
+            ts: crate::time::now_rfc3339(),
+            reason: Some(format!("workflow {} finished", workflow.name)),
+        }],
+    )?;
     Ok(finish(
         run,
         workflow,

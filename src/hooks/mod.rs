@@ -1,0 +1,144 @@
+//! Hooks (DESIGN.md §7): installing and removing them, and the handlers they call.
+//!
+//! - [`install`]: the git hook files (`post-commit`, `post-rewrite`) as marker-delimited
+//!   blocks in the hooks folder git actually uses, and the agent settings ([`settings`]:
+//!   Claude Code's `.claude/settings.json`), without clobbering anything that is not ours.
+//! - [`handlers`]: `hook post-commit` / `hook post-rewrite`, recording into the worktree's
+//!   active run; [`claude`]: `hook claude`, reading Claude Code's hook payload.
+//!
+//! A handler never decides to fail the user's operation: it returns an outcome (recorded,
+//! or skipped with a reason) or an error, and the CLI turns errors into a warning with exit
+//! status 0. Nothing here prompts or prints.
+
+pub mod claude;
+pub mod handlers;
+pub mod install;
+pub mod settings;
+
+use crate::error::{Error, Result};
+use serde::Serialize;
+
+/// First line of every block we add to a hook file.
+pub const MARKER_BEGIN: &str = "# >>> git-agent-rewind >>>";
+/// Last line of every block we add to a hook file.
+pub const MARKER_END: &str = "# <<< git-agent-rewind <<<";
+
+/// The git hooks we install.
+pub const GIT_HOOKS: [GitHook; 2] = [GitHook::PostCommit, GitHook::PostRewrite];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GitHook {
+    PostCommit,
+    PostRewrite,
+}
+
+impl GitHook {
+    /// The hook's file name (and the `hook <name>` argument).
+    pub fn name(self) -> &'static str {
+        match self {
+            GitHook::PostCommit => "post-commit",
+            GitHook::PostRewrite => "post-rewrite",
+        }
+    }
+
+    /// The block template from `hooks/` at the repository root.
+    pub(crate) fn template(self) -> &'static str {
+        match self {
+            GitHook::PostCommit => include_str!("../../hooks/post-commit"),
+            GitHook::PostRewrite => include_str!("../../hooks/post-rewrite"),
+        }
+    }
+}
+
+/// An agent whose hook configuration we manage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Agent {
+    Claude,
+}
+
+impl Agent {
+    pub const ALL: [Agent; 1] = [Agent::Claude];
+
+    pub fn parse(s: &str) -> Result<Agent> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "claude" | "claude-code" => Ok(Agent::Claude),
+            other => Err(Error::usage(format!("unknown agent {other:?}"))
+                .with_hint("supported agents: claude")),
+        }
+    }
+}
+
+/// What a hook invocation did. Serialized as the `--json` output of `hook <name>`.
+#[derive(Debug, Clone, Serialize)]
+pub struct HookOutcome {
+    pub hook: String,
+    /// `recorded` (a new checkpoint), `appended` (a record added to an existing checkpoint),
+    /// `started` / `joined` (a run, for an agent's session start), `skipped` (nothing to do),
+    /// `ignored` (a payload we could not use).
+    pub action: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Problems worth telling the user about (the CLI prints them to stderr).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+impl HookOutcome {
+    pub(crate) fn new(hook: &str, action: &'static str) -> Self {
+        HookOutcome {
+            hook: hook.to_string(),
+            action,
+            run: None,
+            step: None,
+            checkpoint: None,
+            reason: None,
+            warnings: vec![],
+        }
+    }
+
+    pub(crate) fn skipped(hook: &str, reason: impl Into<String>) -> Self {
+        HookOutcome {
+            reason: Some(reason.into()),
+            ..Self::new(hook, "skipped")
+        }
+    }
+
+    pub(crate) fn ignored(hook: &str, reason: impl Into<String>) -> Self {
+        HookOutcome {
+            reason: Some(reason.into()),
+            ..Self::new(hook, "ignored")
+        }
+    }
+
+    /// Whether something was written.
+    pub fn wrote(&self) -> bool {
+        matches!(self.action, "recorded" | "appended" | "started")
+    }
+}
+
+/// Run the handler `name` (`post-commit`, `post-rewrite`, `claude`) from `dir` with the hook's
+/// arguments and standard input. Errors are for the caller to report; it must still exit 0.
+pub fn run_hook(
+    name: &str,
+    args: &[String],
+    dir: &std::path::Path,
+    stdin: &[u8],
+) -> Result<HookOutcome> {
+    match name {
+        "post-commit" => handlers::post_commit(&crate::store::Store::discover(dir)?),
+        "post-rewrite" => {
+            let kind = args.first().map(String::as_str).unwrap_or("");
+            handlers::post_rewrite(&crate::store::Store::discover(dir)?, kind, stdin)
+        }
+        "claude" => Ok(claude::handle(stdin, dir)),
+        other => Err(Error::usage(format!("unknown hook {other:?}"))
+            .with_hint("hooks: post-commit, post-rewrite, claude")),
+    }
+}
