@@ -51,6 +51,8 @@ pub enum Command {
     Restore(RestoreArgs),
     /// Bring back the worktree as it was before the last rewind/fork/restore/undo.
     Undo,
+    /// Print shell completions (bash, zsh, fish, elvish, powershell).
+    Completions { shell: clap_complete::Shell },
     /// Execute a workflow file as a new run.
     Run(RunArgs),
     /// Continue a run without redoing finished steps.

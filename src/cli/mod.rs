@@ -225,6 +225,16 @@ pub fn execute(cli: Cli) -> Result<Output> {
                 render::steer(&out, &style),
             ))
         }
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "git-agent-rewind", &mut buf);
+            let text = String::from_utf8_lossy(&buf).trim_end().to_string();
+            Ok(Output::new(
+                serde_json::json!({ "shell": shell.to_string(), "script": text }),
+                text,
+            ))
+        }
         Command::Undo => {
             let out = ops::undo::undo(&open()?)?;
             let human = format!(
