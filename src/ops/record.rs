@@ -137,6 +137,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
     if store.is_bare() {
         store.workdir()?;
     }
+    check_artifacts(store, &rec.artifacts)?;
     let (tree, excluded) = match &rec.tree {
         TreeSource::Worktree => {
             let snap = snapshot_worktree(store, &Policy::from_config(store)?)?;
@@ -427,25 +428,41 @@ fn redact_fields(
     (meta, message, session, redacted)
 }
 
+/// Refuse bad `--artifact` arguments before anything is written: a URI carrying a
+/// credential (never echoed back), a path that is not in the worktree.
+fn check_artifacts(store: &Store, args: &[String]) -> Result<()> {
+    for a in args {
+        if a.contains("://") {
+            if redact::looks_secret(a) {
+                return Err(Error::usage(
+                    "an artifact URI contains a credential; refusing to record it",
+                )
+                .with_hint(
+                    "point to the artifact without user:password (use a credential helper)",
+                ));
+            }
+        } else if let Ok(root) = store.workdir()
+            && std::fs::symlink_metadata(root.join(a.trim_start_matches("./"))).is_err()
+        {
+            return Err(
+                Error::usage(format!("artifact {a:?} does not exist in the worktree"))
+                    .with_hint("artifact paths are relative to the repository root"),
+            );
+        }
+    }
+    Ok(())
+}
+
 /// `path` artifacts get the blob id they have in the snapshot; `scheme://` ones are kept as
 /// URIs (with `#sha256=…` style digests split off).
 fn resolve_artifacts(store: &Store, tree: ObjectId, args: &[String]) -> Result<Vec<Artifact>> {
-    if args.is_empty() {
-        return Ok(vec![]);
-    }
     let mut out = vec![];
-    let entries = store.tree_entries(tree)?;
     for a in args {
         if a.contains("://") {
             let (uri, digest) = match a.split_once('#') {
                 Some((u, d)) => (u.to_string(), Some(d.to_string())),
                 None => (a.clone(), None),
             };
-            if redact::looks_secret(&uri) {
-                return Err(Error::usage(format!(
-                    "artifact URI {uri:?} contains a credential; refusing to record it"
-                )));
-            }
             out.push(Artifact {
                 path: None,
                 oid: None,
@@ -455,19 +472,15 @@ fn resolve_artifacts(store: &Store, tree: ObjectId, args: &[String]) -> Result<V
             continue;
         }
         let path = a.trim_start_matches("./").to_string();
-        let oid = entries
-            .iter()
-            .find(|(p, _, _)| *p == path)
-            .map(|(_, id, _)| id.to_string())
-            .ok_or_else(|| {
-                Error::usage(format!(
-                    "artifact {path:?} is not in the snapshot (missing, ignored or excluded)"
-                ))
-                .with_hint("artifact paths are relative to the repository root")
-            })?;
+        let oid = store.path_in_tree(tree, &path)?.ok_or_else(|| {
+            Error::usage(format!(
+                "artifact {path:?} is not in the snapshot (ignored, excluded or a folder)"
+            ))
+            .with_hint("artifact paths are relative to the repository root")
+        })?;
         out.push(Artifact {
             path: Some(path),
-            oid: Some(oid),
+            oid: Some(oid.to_string()),
             uri: None,
             digest: None,
         });

@@ -1,5 +1,6 @@
-//! Notes: reading a run's JSON Lines notes and building new notes commits (the tree is
-//! laid out exactly as `git notes` lays it out, via gix-note). Writing a notes commit does
+//! Notes: reading a run's JSON Lines notes, building new notes commits (the tree is laid out
+//! exactly as `git notes` lays it out, via gix-note), and merging two diverged notes commits
+//! by the sorted union of their lines (git's `cat_sort_uniq`). Writing a notes commit does
 //! not publish it; `publish` moves the notes ref together with the run's refs.
 
 use super::{Store, layout};
@@ -8,7 +9,7 @@ use crate::ids::RunId;
 use crate::model::Note;
 use gix::ObjectId;
 use gix::note::plumbing::State;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// Reads notes of one notes commit, caching the opened notes tree across lookups.
 pub struct NotesReader<'s> {
@@ -30,6 +31,7 @@ impl<'s> NotesReader<'s> {
                 self.origin,
                 crate::error::one_line(&e.to_string())
             ))
+            .with_hint(CORRUPT_HINT)
         })?;
         match blob {
             Some(b) => Ok(Some(self.store.read_blob(b)?)),
@@ -44,6 +46,7 @@ impl<'s> NotesReader<'s> {
             Some(bytes) => {
                 let text = String::from_utf8(bytes).map_err(|_| {
                     Error::corrupt(format!("note for {commit} in {} is not UTF-8", self.origin))
+                        .with_hint(CORRUPT_HINT)
                 })?;
                 Note::parse(&text).map(Some).map_err(|e| {
                     Error::corrupt(format!(
@@ -51,11 +54,16 @@ impl<'s> NotesReader<'s> {
                         short(commit),
                         self.origin
                     ))
+                    .with_hint(CORRUPT_HINT)
                 })
             }
         }
     }
 }
+
+/// What to do about a note that cannot be read.
+const CORRUPT_HINT: &str = "inspect it with `git notes --ref=<ref without refs/notes/> show <commit>`; \
+    other runs are unaffected, and `git reflog <ref>` shows its earlier versions";
 
 pub(crate) fn short(id: ObjectId) -> String {
     id.to_hex_with_len(12).to_string()
@@ -85,6 +93,7 @@ impl Store {
                             "{origin} does not point at a notes commit: {}",
                             e.message
                         ))
+                        .with_hint(CORRUPT_HINT)
                     })?
                     .tree;
                 Some(State::new(tree, self.repo()).map_err(|e| {
@@ -92,6 +101,7 @@ impl Store {
                         "{origin} holds an unreadable notes tree: {}",
                         crate::error::one_line(&e.to_string())
                     ))
+                    .with_hint(CORRUPT_HINT)
                 })?)
             }
         };
@@ -138,5 +148,74 @@ impl Store {
             }
         }
         Ok(out)
+    }
+
+    /// A notes commit that holds every note of `ours` and of `theirs`, with both as parents
+    /// (so a later push of it is a fast-forward of either). A note present on both sides
+    /// with different bodies becomes the sorted union of their lines; nothing is lost.
+    pub fn merge_notes_commits(
+        &self,
+        ours: ObjectId,
+        theirs: ObjectId,
+        message: &str,
+    ) -> Result<ObjectId> {
+        let mine = self.all_notes(ours)?;
+        let other = self.all_notes(theirs)?;
+        let mut state = State::new(self.read_commit(ours)?.tree, self.repo())?;
+        let mut annotated: Vec<ObjectId> = other.keys().copied().collect();
+        annotated.sort();
+        for obj in annotated {
+            let their_blob = other[&obj];
+            let blob = match mine.get(&obj) {
+                Some(b) if *b == their_blob => continue,
+                None => their_blob,
+                Some(b) => {
+                    let merged = union_lines(&self.read_blob(*b)?, &self.read_blob(their_blob)?);
+                    self.write_blob(&merged)?
+                }
+            };
+            state.edit(obj, Some(blob), self.repo())?;
+        }
+        let tree = state.write(self.repo())?;
+        self.write_commit(tree, &[ours, theirs], message)
+    }
+
+    /// The size in bytes of an object, without reading its content.
+    pub fn object_size(&self, id: ObjectId) -> Result<u64> {
+        Ok(self.repo().find_header(id)?.size())
+    }
+}
+
+/// The sorted, de-duplicated union of the non-empty lines of two note bodies (git's
+/// `cat_sort_uniq`), each line ending in a newline. Commutative, so two machines merging the
+/// same notes get the same body.
+pub fn union_lines(a: &[u8], b: &[u8]) -> Vec<u8> {
+    let lines: BTreeSet<&[u8]> = a
+        .split(|c| *c == b'\n')
+        .chain(b.split(|c| *c == b'\n'))
+        .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+        .collect();
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    for l in lines {
+        out.extend_from_slice(l);
+        out.push(b'\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::union_lines;
+
+    #[test]
+    fn union_is_sorted_deduplicated_and_commutative() {
+        let a = b"{\"type\":\"checkpoint\"}\n{\"type\":\"approval\",\"by\":\"a\"}\n";
+        let b = b"{\"type\":\"checkpoint\"}\n{\"type\":\"approval\",\"by\":\"b\"}\n\n";
+        let m = union_lines(a, b);
+        assert_eq!(m, union_lines(b, a));
+        let text = String::from_utf8(m).unwrap();
+        assert_eq!(text.lines().count(), 3);
+        assert!(text.ends_with('\n'));
+        assert!(text.contains("\"by\":\"a\"") && text.contains("\"by\":\"b\""));
     }
 }

@@ -156,6 +156,15 @@ impl Store {
         Ok(self.read_commit(id)?.tree)
     }
 
+    /// The id of the file (not folder) at `path` in `tree`, if any.
+    pub fn path_in_tree(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
+        let tree = self.repo.find_tree(tree)?;
+        Ok(tree
+            .lookup_entry_by_path(path)?
+            .filter(|e| !e.mode().is_tree())
+            .map(|e| e.object_id()))
+    }
+
     /// All blob paths of a tree with their ids and modes, sorted by path.
     pub fn tree_entries(
         &self,

@@ -101,21 +101,10 @@ impl Repo {
         );
     }
 
-    /// The tree `git add -A` would write, computed in a throw-away index.
+    /// The tree `git add -A` would write, computed in a throw-away index (see
+    /// [`add_all_tree_in`]).
     pub fn add_all_tree(&self) -> String {
-        let tmp = tempfile::NamedTempFile::new().unwrap();
-        if let Some(bytes) = self.index_bytes() {
-            std::fs::write(tmp.path(), bytes).unwrap();
-        } else {
-            std::fs::remove_file(tmp.path()).ok();
-        }
-        let run = |args: &[&str]| {
-            let out = git_cmd(self.path()).env("GIT_INDEX_FILE", tmp.path()).args(args).output().unwrap();
-            assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-            String::from_utf8(out.stdout).unwrap()
-        };
-        run(&["add", "-A"]);
-        run(&["write-tree"]).trim().to_string()
+        add_all_tree_in(self.path())
     }
 }
 
@@ -160,7 +149,10 @@ pub fn tool_cmd(dir: &Path) -> Command {
 }
 
 pub fn run_in(dir: &Path, args: &[&str]) -> Output {
-    tool_cmd(dir).args(args).output().expect("run git-agent-rewind")
+    tool_cmd(dir)
+        .args(args)
+        .output()
+        .expect("run git-agent-rewind")
 }
 
 pub fn ok_in(dir: &Path, args: &[&str]) -> String {
@@ -177,8 +169,52 @@ pub fn ok_in(dir: &Path, args: &[&str]) -> String {
 
 /// Every ref under a prefix, as (name, id), via `git for-each-ref`.
 pub fn refs(dir: &Path, prefix: &str) -> Vec<(String, String)> {
-    git_in(dir, &["for-each-ref", "--format=%(refname) %(objectname)", prefix])
-        .lines()
-        .filter_map(|l| l.split_once(' ').map(|(a, b)| (a.to_string(), b.to_string())))
-        .collect()
+    git_in(
+        dir,
+        &["for-each-ref", "--format=%(refname) %(objectname)", prefix],
+    )
+    .lines()
+    .filter_map(|l| {
+        l.split_once(' ')
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+    })
+    .collect()
+}
+
+/// The tree `git add -A` would write in the worktree at `dir` (linked worktrees included),
+/// computed in a throw-away copy of that worktree's index.
+///
+/// Unlike [`Repo::add_all_tree`], the copy keeps the real index's mtime: git decides whether
+/// an entry whose stat data matches may still have changed ("racily clean") by comparing
+/// file mtimes with the index file's own mtime, so a copy stamped "now" makes git trust
+/// stale stat data and miss same-size edits made within the same second.
+pub fn add_all_tree_in(dir: &Path) -> String {
+    let index = dir.join(git_in(dir, &["rev-parse", "--git-path", "index"]).trim());
+    let tmp = tempfile::NamedTempFile::new().unwrap();
+    match std::fs::metadata(&index) {
+        Ok(md) => {
+            std::fs::write(tmp.path(), std::fs::read(&index).unwrap()).unwrap();
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(tmp.path())
+                .unwrap();
+            f.set_modified(md.modified().unwrap()).unwrap();
+        }
+        Err(_) => std::fs::remove_file(tmp.path()).unwrap(),
+    }
+    let run = |args: &[&str]| {
+        let out = git_cmd(dir)
+            .env("GIT_INDEX_FILE", tmp.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    run(&["add", "-A"]);
+    run(&["write-tree"]).trim().to_string()
 }
