@@ -209,13 +209,24 @@ impl<'s> Catalog<'s> {
     /// Summary of a run from its tip and root notes: two note reads, whatever the run's length.
     pub fn summary(&mut self, run: &RunId) -> Result<RunSummary> {
         let tip = self.require_run_tip(run)?;
+        let steps = self.store.step_refs(run)?;
+        self.summary_of(run, tip, &steps)
+    }
+
+    /// [`Self::summary`] from refs already read (see `Store::run_ref_sets`).
+    pub fn summary_from_refs(&mut self, refs: &crate::store::RunRefSet) -> Result<RunSummary> {
+        let tip = self.checkpoint(refs.head)?;
+        self.summary_of(&refs.run, tip, &refs.steps)
+    }
+
+    fn summary_of(
+        &mut self,
+        run: &RunId,
+        tip: Checkpoint,
+        steps: &[(StepName, ObjectId)],
+    ) -> Result<RunSummary> {
         let root = self.root_of(&tip)?;
-        let steps = self
-            .store
-            .step_refs(run)?
-            .into_iter()
-            .map(|(s, _)| s.to_string())
-            .collect();
+        let steps = steps.iter().map(|(s, _)| s.to_string()).collect();
         let line = tip.line();
         let recorded = root.note.run_status();
         let archived = matches!(recorded, Some((_, "archived")));
@@ -225,7 +236,10 @@ impl<'s> Catalog<'s> {
             Some((ts, s)) if ts >= line.ts.as_str() => s.to_string(),
             _ => match tip.status() {
                 Some(
-                    s @ (Status::Running | Status::AwaitingApproval | Status::Failed | Status::Interrupted),
+                    s @ (Status::Running
+                    | Status::AwaitingApproval
+                    | Status::Failed
+                    | Status::Interrupted),
                 ) => s.to_string(),
                 _ => "active".into(),
             },

@@ -17,18 +17,18 @@ pub struct RunList {
 
 /// All runs, newest activity first; archived runs only with `all`.
 pub fn list_runs(store: &Store, all: bool) -> Result<RunList> {
-    let (runs, invalid) = store.list_runs()?;
+    let (runs, invalid) = store.run_ref_sets()?;
     let mut problems: Vec<String> = invalid
         .into_iter()
-        .map(|r| format!("{r:?}: invalid run name, skipped"))
+        .map(|r| format!("{r:?}: invalid run or step name, skipped"))
         .collect();
     let mut catalog = Catalog::new(store);
     let mut out = Vec::with_capacity(runs.len());
-    for (run, _) in runs {
-        match catalog.summary(&run) {
+    for refs in &runs {
+        match catalog.summary_from_refs(refs) {
             Ok(s) if all || !s.archived => out.push(s),
             Ok(_) => {}
-            Err(e) => problems.push(format!("{run}: {}", e.message)),
+            Err(e) => problems.push(format!("{}: {}", refs.run, e.message)),
         }
     }
     out.sort_by(|a, b| {

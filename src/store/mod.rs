@@ -14,7 +14,7 @@ mod publish;
 mod worktree;
 
 pub use lock::RunLock;
-pub use notes::NotesReader;
+pub use notes::{NotesReader, union_lines};
 pub use objects::{CommitInfo, Trailers, TreeChange};
 pub use publish::{PublishError, RefChange};
 
@@ -25,6 +25,14 @@ use std::path::{Path, PathBuf};
 
 /// Every run with its tip, and the names under `refs/agent-runs/` that are not valid run ids.
 pub type RunRefs = (Vec<(RunId, ObjectId)>, Vec<String>);
+
+/// The refs of one run, as read by [`Store::run_ref_sets`].
+#[derive(Debug, Clone)]
+pub struct RunRefSet {
+    pub run: RunId,
+    pub head: ObjectId,
+    pub steps: Vec<(StepName, ObjectId)>,
+}
 
 /// An open repository.
 pub struct Store {
@@ -163,6 +171,38 @@ impl Store {
             }
         }
         Ok((runs, invalid))
+    }
+
+    /// One pass over `refs/agent-runs/`: every run with a `HEAD`, its tip and its step refs
+    /// (sorted), plus the names that are not valid run or step names.
+    pub fn run_ref_sets(&self) -> Result<(Vec<RunRefSet>, Vec<String>)> {
+        let mut by_run: std::collections::BTreeMap<
+            String,
+            (Option<ObjectId>, Vec<(StepName, ObjectId)>),
+        > = Default::default();
+        let mut invalid = Vec::new();
+        for (name, id) in self.refs_under(layout::RUNS_PREFIX)? {
+            match layout::parse_run_ref(&name) {
+                Some(layout::RunRef::Head(run)) => by_run.entry(run).or_default().0 = Some(id),
+                Some(layout::RunRef::Step(run, step)) => match StepName::new(step) {
+                    Ok(step) => by_run.entry(run).or_default().1.push((step, id)),
+                    Err(_) => invalid.push(name),
+                },
+                None => invalid.push(name),
+            }
+        }
+        let mut out = Vec::with_capacity(by_run.len());
+        for (run, (head, mut steps)) in by_run {
+            match (RunId::new(run.clone()), head) {
+                (Ok(run), Some(head)) => {
+                    steps.sort();
+                    out.push(RunRefSet { run, head, steps });
+                }
+                (Err(_), _) => invalid.push(run),
+                (Ok(_), None) => {} // step refs without a HEAD: a partial write or foreign refs
+            }
+        }
+        Ok((out, invalid))
     }
 
     /// The step refs of a run (not `HEAD`), sorted by name.
