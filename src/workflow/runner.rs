@@ -282,16 +282,20 @@ pub fn execute(
     let mut catalog = Catalog::new(store);
     let tip = catalog.require_run_tip(run)?;
     let root = catalog.root_of(&tip)?;
-    crate::ops::record::append_note_lines(
-        store,
-        run,
-        root.id(),
-        &[crate::model::NoteLine::RunStatus {
-            status: "completed".into(),
-            ts: crate::time::now_rfc3339(),
-            reason: Some(format!("workflow {} finished", workflow.name)),
-        }],
-    )?;
+    let already =
+        matches!(root.note.run_status(), Some((ts, "completed")) if ts >= tip.line().ts.as_str());
+    if !already {
+        crate::ops::record::append_note_lines(
+            store,
+            run,
+            root.id(),
+            &[crate::model::NoteLine::RunStatus {
+                status: "completed".into(),
+                ts: crate::time::now_rfc3339(),
+                reason: Some(format!("workflow {} finished", workflow.name)),
+            }],
+        )?;
+    }
     Ok(finish(
         run,
         workflow,

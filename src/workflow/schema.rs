@@ -83,11 +83,26 @@ pub fn parse(path: &Path, text: &str) -> Result<Workflow> {
         Error::usage(format!("{shown}:{}: {field}: {msg}", line_of(span.start)))
     };
     let raw: RawFile = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| line_of(s.start)).unwrap_or(1);
-        Error::usage(format!(
-            "{shown}:{line}: {}",
-            crate::error::one_line(e.message())
-        ))
+        let offset = e.span().map(|s| s.start).unwrap_or(0);
+        let message = crate::error::one_line(e.message());
+        // Name the field: the table the error is in, and the key when toml names it.
+        let mut field = table_at(text, offset);
+        if let Some(key) = message
+            .strip_prefix("unknown field `")
+            .and_then(|r| r.split('`').next())
+        {
+            field = if field.is_empty() {
+                key.to_string()
+            } else {
+                format!("{field}.{key}")
+            };
+        }
+        let field = if field.is_empty() {
+            String::new()
+        } else {
+            format!(" {field}:")
+        };
+        Error::usage(format!("{shown}:{}:{field} {message}", line_of(offset)))
     })?;
     let name = match raw.workflow.and_then(|w| w.name) {
         Some(n) if !n.get_ref().trim().is_empty() => n.into_inner(),
@@ -204,6 +219,24 @@ pub fn parse(path: &Path, text: &str) -> Result<Workflow> {
         text: text.to_string(),
         steps,
     })
+}
+
+/// The table that byte `offset` of `text` is in: `workflow`, `steps[i]`, or "" (top level).
+fn table_at(text: &str, offset: usize) -> String {
+    let mut table = String::new();
+    let mut steps = 0;
+    for line in text[..offset.min(text.len())].lines() {
+        match line.trim() {
+            "[[steps]]" => {
+                table = format!("steps[{steps}]");
+                steps += 1;
+            }
+            "[workflow]" => table = "workflow".into(),
+            l if l.starts_with('[') => table = l.trim_matches(|c| c == '[' || c == ']').to_string(),
+            _ => {}
+        }
+    }
+    table
 }
 
 /// Indices in dependency order, keeping file order where free; a cycle is returned as the
