@@ -11,7 +11,7 @@
 use crate::error::{Error, Result};
 use crate::model::Excluded;
 use crate::snapshot::{Policy, snapshot_worktree};
-use crate::store::{PublishError, RefChange, Store, TreeChange, layout};
+use crate::store::{PublishError, RefChange, Store, TreeChange, UserHead, layout};
 use gix::ObjectId;
 use serde::Serialize;
 
@@ -56,12 +56,37 @@ pub fn ensure_safe_to_overwrite(store: &Store) -> Result<()> {
     Ok(())
 }
 
+/// The current state of this worktree (worktree tree, index tree, HEAD), written as
+/// objects but not yet published: nothing is referenced until [`publish_backup`].
+#[derive(Debug, Clone)]
+pub struct Capture {
+    pub tree: ObjectId,
+    pub index_tree: ObjectId,
+    pub head: UserHead,
+    /// Untracked files too big for the backup (left in place, never touched).
+    pub excluded: Vec<Excluded>,
+}
+
+pub fn capture(store: &Store) -> Result<Capture> {
+    let snap = snapshot_worktree(store, &Policy::for_backup(store)?)?;
+    Ok(Capture {
+        tree: snap.tree,
+        index_tree: snap.index_tree,
+        head: store.user_head()?,
+        excluded: snap.excluded,
+    })
+}
+
 /// Capture the worktree, index and HEAD of this worktree onto the backups chain.
 pub fn take_backup(store: &Store, reason: &str) -> Result<Backup> {
-    let snap = snapshot_worktree(store, &Policy::for_backup(store)?)?;
-    let head = store.user_head()?;
+    publish_backup(store, &capture(store)?, reason)
+}
+
+/// Put a capture on the backups chain (compare-and-swap, retried).
+pub fn publish_backup(store: &Store, cap: &Capture, reason: &str) -> Result<Backup> {
+    let head = &cap.head;
     let index_commit = store.write_commit(
-        snap.index_tree,
+        cap.index_tree,
         &head.commit.into_iter().collect::<Vec<_>>(),
         "agent-rewind: index at backup\n",
     )?;
@@ -82,7 +107,7 @@ pub fn take_backup(store: &Store, reason: &str) -> Result<Backup> {
         let prev = store.ref_target(layout::BACKUPS_REF)?;
         let mut parents: Vec<ObjectId> = prev.into_iter().collect();
         parents.push(index_commit);
-        let commit = store.write_commit(snap.tree, &parents, &message)?;
+        let commit = store.write_commit(cap.tree, &parents, &message)?;
         match store.publish(
             &[RefChange::set(layout::BACKUPS_REF, commit, prev)],
             &format!("agent-rewind: backup before {}", one_line(reason)),
@@ -90,13 +115,13 @@ pub fn take_backup(store: &Store, reason: &str) -> Result<Backup> {
             Ok(()) => {
                 return Ok(Backup {
                     commit: commit.to_string(),
-                    worktree_tree: snap.tree.to_string(),
-                    index_tree: snap.index_tree.to_string(),
+                    worktree_tree: cap.tree.to_string(),
+                    index_tree: cap.index_tree.to_string(),
                     head: head.commit.map(|c| c.to_string()),
-                    branch: head.branch,
+                    branch: head.branch.clone(),
                     worktree,
                     reason: reason.to_string(),
-                    left_in_place: snap.excluded,
+                    left_in_place: cap.excluded.clone(),
                 });
             }
             Err(PublishError::Conflict(_)) if attempt < 19 => {
@@ -106,6 +131,32 @@ pub fn take_backup(store: &Store, reason: &str) -> Result<Backup> {
         }
     }
     unreachable!("the loop returns")
+}
+
+/// Everything an overwrite needs, decided before anything is written: the capture of the
+/// current state (to publish as the backup) and the changes that reach the target.
+pub struct PreparedOverwrite {
+    pub capture: Capture,
+    pub changes: Vec<TreeChange>,
+}
+
+/// Capture this worktree and plan the changes that turn it into `target` (only under
+/// `paths` when given). Refuses — with nothing written but unreferenced objects — when the
+/// changes would overwrite something the capture does not hold. Secret-looking untracked
+/// files that checkpoints leave out are also left in place when the target lacks them.
+pub fn prepare_overwrite(
+    store: &Store,
+    target: ObjectId,
+    paths: Option<&[String]>,
+) -> Result<PreparedOverwrite> {
+    let capture = capture(store)?;
+    let mut changes = plan_changes(store, capture.tree, target, paths)?;
+    if paths.is_none() {
+        let policy = Policy::from_config(store)?;
+        changes.retain(|c| !(c.new.is_none() && policy.is_excluded_path(&c.path)));
+    }
+    ensure_no_unsaved_collisions(store, capture.tree, &changes)?;
+    Ok(PreparedOverwrite { capture, changes })
 }
 
 fn one_line(s: &str) -> String {
@@ -173,22 +224,83 @@ pub fn plan_changes(
     Ok(changes)
 }
 
-/// Refuse when writing `changes` would overwrite something the backup does not hold: a path
-/// that is new in the target but exists on disk (an ignored or too-big untracked file), or
-/// a folder the target needs to be a file (or back) that holds such files.
-pub fn ensure_no_unsaved_collisions(store: &Store, changes: &[TreeChange]) -> Result<()> {
+/// Refuse when writing `changes` would overwrite something `from` (the capture that becomes
+/// the backup) does not hold: a file at a path the target adds, a folder there holding such
+/// files, or a file where the target needs a folder. Ignored files and untracked files too
+/// big for the backup are never overwritten.
+pub fn ensure_no_unsaved_collisions(
+    store: &Store,
+    from: ObjectId,
+    changes: &[TreeChange],
+) -> Result<()> {
     let root = store.workdir()?;
+    let refuse = |path: &str| {
+        Err(Error::refused(format!(
+            "{path} is in the worktree but not in the backup (ignored or too big), and the target needs that path"
+        ))
+        .with_hint("move it out of the way, then run the command again"))
+    };
     for c in changes.iter().filter(|c| c.old.is_none()) {
-        let full = root.join(&c.path);
-        if std::fs::symlink_metadata(&full).is_ok() {
-            return Err(Error::refused(format!(
-                "{} exists in the worktree but is not in the backup (ignored or too big), and the target needs that path",
-                c.path
-            ))
-            .with_hint("move it out of the way, then run the command again"));
+        // A file where the target needs a folder.
+        let mut prefix = String::new();
+        for comp in c
+            .path
+            .split('/')
+            .collect::<Vec<_>>()
+            .split_last()
+            .map(|(_, dirs)| dirs)
+            .unwrap_or(&[])
+        {
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(comp);
+            match std::fs::symlink_metadata(root.join(&prefix)) {
+                Ok(md) if !md.is_dir() && store.path_in_tree(from, &prefix)?.is_none() => {
+                    return refuse(&prefix);
+                }
+                _ => {}
+            }
+        }
+        // The path itself.
+        match std::fs::symlink_metadata(root.join(&c.path)) {
+            Err(_) => {}
+            Ok(md) if md.is_dir() => {
+                if let Some(unsaved) = first_unsaved_under(store, root, from, &c.path)? {
+                    return refuse(&unsaved);
+                }
+            }
+            Ok(_) => {
+                if store.path_in_tree(from, &c.path)?.is_none() {
+                    return refuse(&c.path);
+                }
+            }
         }
     }
     Ok(())
+}
+
+/// The first file under folder `rel` (on disk) that `tree` does not hold.
+fn first_unsaved_under(
+    store: &Store,
+    root: &std::path::Path,
+    tree: ObjectId,
+    rel: &str,
+) -> Result<Option<String>> {
+    let mut stack = vec![rel.to_string()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(root.join(&dir))? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = format!("{dir}/{name}");
+            if entry.file_type()?.is_dir() {
+                stack.push(path);
+            } else if store.path_in_tree(tree, &path)?.is_none() {
+                return Ok(Some(path));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// Write the planned changes into this worktree.
@@ -196,13 +308,11 @@ pub fn write_changes(store: &Store, changes: &[TreeChange]) -> Result<()> {
     store.apply_changes(store.workdir()?, changes)
 }
 
-/// Put HEAD, index and worktree of this worktree back to what `backup` captured. The
-/// current state must already be backed up by the caller.
-pub fn restore_backup(store: &Store, current_tree: ObjectId, backup: &Backup) -> Result<()> {
-    let target = oid(&backup.worktree_tree)?;
-    let changes = plan_changes(store, current_tree, target, None)?;
-    ensure_no_unsaved_collisions(store, &changes)?;
-    write_changes(store, &changes)?;
+/// Put HEAD, index and worktree of this worktree back to what `backup` captured, writing
+/// the `changes` planned by [`prepare_overwrite`]. The current state must already be backed
+/// up by the caller.
+pub fn restore_backup(store: &Store, changes: &[TreeChange], backup: &Backup) -> Result<()> {
+    write_changes(store, changes)?;
     let head = backup.head.as_deref().map(oid).transpose()?;
     match (&backup.branch, head) {
         (Some(b), _) => {

@@ -47,6 +47,11 @@ impl Policy {
         })
     }
 
+    /// Whether checkpoints leave `path` out when it is not in HEAD (a secret pattern).
+    pub fn is_excluded_path(&self, path: &str) -> bool {
+        self.excluded_pattern(path).is_some()
+    }
+
     fn excluded_pattern(&self, path: &str) -> Option<&str> {
         self.exclude
             .iter()
@@ -153,7 +158,11 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
         }
     }
     let index_tree = editor.write()?.detach();
-    // …then worktree vs index on top.
+    // …then worktree vs index on top: tracked entries first, untracked files last. Status
+    // items arrive in any order (they are produced in parallel), and a tracked file that
+    // became a folder must be removed before the untracked files inside that folder are
+    // added, or the removal would take them with it.
+    worktree.sort_by_key(|item| matches!(item, IW::DirectoryContents { .. }));
     for item in worktree {
         match item {
             IW::Modification {

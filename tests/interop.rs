@@ -1021,3 +1021,31 @@ fn reflogs_record_every_move_of_our_refs() {
     ]));
     assert_eq!(notes_moves.len(), s.cps.len());
 }
+
+/// A tracked file replaced by a folder of the same name (and a tracked folder replaced by a
+/// file): every snapshot keeps the new content. Status reports these changes in any order,
+/// so record many times.
+#[test]
+fn a_file_turned_folder_and_a_folder_turned_file_are_snapshotted_every_time() {
+    let repo = Repo::new();
+    repo.write("f2d", "a file\n");
+    repo.write("d2f/inner.txt", "inside\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "base"]);
+    repo.ok(&["start", "--run", "r1"]);
+    std::fs::remove_file(repo.path().join("f2d")).unwrap();
+    std::fs::remove_dir_all(repo.path().join("d2f")).unwrap();
+    repo.write("d2f", "now a file\n");
+    for i in 0..12 {
+        repo.write("f2d/child.txt", &format!("round {i}\n"));
+        repo.ok(&["checkpoint", "s", "--meta", &format!("i={i}")]);
+        let tree = repo.rev("refs/agent-runs/r1/HEAD^{tree}");
+        assert_eq!(tree, repo.add_all_tree(), "round {i}");
+        let files = repo.git(&["ls-tree", "-r", "--name-only", &tree]);
+        assert!(
+            files.lines().any(|l| l == "f2d/child.txt"),
+            "round {i}: {files}"
+        );
+        assert!(files.lines().any(|l| l == "d2f"), "round {i}: {files}");
+    }
+}

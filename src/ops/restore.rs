@@ -7,7 +7,6 @@ use crate::error::{Error, Result};
 use crate::ids::CheckpointSpec;
 use crate::materialize::{self, Backup};
 use crate::store::Store;
-use gix::ObjectId;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -40,11 +39,11 @@ pub fn restore(store: &Store, spec: &CheckpointSpec, paths: &[String]) -> Result
             }
         }
     }
-    let backup = materialize::take_backup(store, &format!("restore {}", cp.id()))?;
-    let current = ObjectId::from_hex(backup.worktree_tree.as_bytes()).expect("we wrote it");
     let filter = (!paths.is_empty()).then_some(paths);
-    let changes = materialize::plan_changes(store, current, cp.commit.tree, filter)?;
-    materialize::ensure_no_unsaved_collisions(store, &changes)?;
+    let prepared = materialize::prepare_overwrite(store, cp.commit.tree, filter)?;
+    let backup =
+        materialize::publish_backup(store, &prepared.capture, &format!("restore {}", cp.id()))?;
+    let changes = prepared.changes;
     materialize::write_changes(store, &changes)?;
     Ok(RestoreOutcome {
         checkpoint: cp.id().to_string(),

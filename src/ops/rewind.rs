@@ -118,20 +118,17 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
         .map_err(|_| Error::corrupt("the chosen checkpoint has an invalid git_commit_sha"))?;
     let target_tree = point.checkpoint.commit.tree;
 
-    // In place: back up, and make sure the checkout would only touch what the backup holds.
+    // In place: decide every change, and refuse if one would touch what the backup cannot
+    // hold, before anything is published; then publish the backup.
     let relation = if opts.fork { "forked" } else { "rewound" };
     let (backup, changes) = if in_place {
-        let backup = materialize::take_backup(
-            store,
-            &format!(
-                "{} {source} into {new_run}",
-                if opts.fork { "fork" } else { "rewind" }
-            ),
-        )?;
-        let current = ObjectId::from_hex(backup.worktree_tree.as_bytes()).expect("we wrote it");
-        let changes = materialize::plan_changes(store, current, target_tree, None)?;
-        materialize::ensure_no_unsaved_collisions(store, &changes)?;
-        (Some(backup), changes)
+        let prepared = materialize::prepare_overwrite(store, target_tree, None)?;
+        let reason = format!(
+            "{} {source} into {new_run}",
+            if opts.fork { "fork" } else { "rewind" }
+        );
+        let backup = materialize::publish_backup(store, &prepared.capture, &reason)?;
+        (Some(backup), prepared.changes)
     } else {
         (None, vec![])
     };

@@ -22,9 +22,15 @@ pub fn undo(store: &Store) -> Result<UndoOutcome> {
         .into_iter()
         .next()
         .ok_or_else(|| Error::not_found("nothing to undo: no backup was taken in this worktree"))?;
-    let backup = materialize::take_backup(store, &format!("undo to {}", target.commit))?;
-    let current = ObjectId::from_hex(backup.worktree_tree.as_bytes()).expect("we wrote it");
-    materialize::restore_backup(store, current, &target)?;
+    let target_tree = ObjectId::from_hex(target.worktree_tree.as_bytes())
+        .map_err(|_| Error::corrupt(format!("backup {} has an invalid tree id", target.commit)))?;
+    let prepared = materialize::prepare_overwrite(store, target_tree, None)?;
+    let backup = materialize::publish_backup(
+        store,
+        &prepared.capture,
+        &format!("undo to {}", target.commit),
+    )?;
+    materialize::restore_backup(store, &prepared.changes, &target)?;
     Ok(UndoOutcome {
         restored: target,
         backup,

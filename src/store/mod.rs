@@ -26,6 +26,9 @@ use std::path::{Path, PathBuf};
 /// Every run with its tip, and the names under `refs/agent-runs/` that are not valid run ids.
 pub type RunRefs = (Vec<(RunId, ObjectId)>, Vec<String>);
 
+/// A run's HEAD (if seen yet) and step refs while scanning.
+type PartialRunRefs = (Option<ObjectId>, Vec<(StepName, ObjectId)>);
+
 /// The refs of one run, as read by [`Store::run_ref_sets`].
 #[derive(Debug, Clone)]
 pub struct RunRefSet {
@@ -176,10 +179,7 @@ impl Store {
     /// One pass over `refs/agent-runs/`: every run with a `HEAD`, its tip and its step refs
     /// (sorted), plus the names that are not valid run or step names.
     pub fn run_ref_sets(&self) -> Result<(Vec<RunRefSet>, Vec<String>)> {
-        let mut by_run: std::collections::BTreeMap<
-            String,
-            (Option<ObjectId>, Vec<(StepName, ObjectId)>),
-        > = Default::default();
+        let mut by_run: std::collections::BTreeMap<String, PartialRunRefs> = Default::default();
         let mut invalid = Vec::new();
         for (name, id) in self.refs_under(layout::RUNS_PREFIX)? {
             match layout::parse_run_ref(&name) {

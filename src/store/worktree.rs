@@ -9,13 +9,16 @@ use super::{Store, TreeChange};
 use crate::error::{Error, Result};
 use gix::objs::tree::EntryKind;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 impl Store {
     /// Make `root` (a worktree directory) go from the state described by `changes`' `old`
     /// side to their `new` side: delete removed paths, write added and modified ones.
     pub fn apply_changes(&self, root: &Path, changes: &[TreeChange]) -> Result<()> {
         let (mut pipeline, _index) = self.repo.filter_pipeline(None)?;
+        // Temp files live in our private folder, so a crash never leaves one in the worktree.
+        let tmp_dir = Store::private_dir(self.git_dir()).join("tmp");
+        std::fs::create_dir_all(&tmp_dir)?;
         // Deletions first, so a file can replace a directory and the other way round.
         for c in changes.iter().filter(|c| c.new.is_none()) {
             let full = root.join(&c.path);
@@ -39,7 +42,7 @@ impl Store {
                 EntryKind::Link => {
                     let target = self.read_blob(id)?;
                     let target = gix::path::from_byte_slice(&target)?.to_path_buf();
-                    atomic_replace(&full, |tmp| {
+                    atomic_replace(&full, &tmp_dir, |tmp| {
                         std::os::unix::fs::symlink(&target, tmp).map_err(Into::into)
                     })?;
                 }
@@ -51,7 +54,7 @@ impl Store {
                     let mut bytes = Vec::with_capacity(data.len());
                     out.read_to_end(&mut bytes)?;
                     let exec = kind == EntryKind::BlobExecutable;
-                    atomic_replace(&full, |tmp| write_file(tmp, &bytes, exec))?;
+                    atomic_replace(&full, &tmp_dir, |tmp| write_file(tmp, &bytes, exec))?;
                 }
             }
         }
@@ -69,13 +72,16 @@ fn write_file(path: &Path, bytes: &[u8], exec: bool) -> Result<()> {
 
 /// Create `tmp` next to `path` with `create`, then rename it over `path`. A directory in
 /// the way is removed first (its content is in the caller's backup).
-fn atomic_replace(path: &Path, create: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+/// Create the new content with `create` in `tmp_dir` (our private folder, normally on the
+/// same filesystem), then rename it over `path`; when the rename crosses filesystems, a temp
+/// file next to `path` is used instead. A folder in the way is removed first (the caller
+/// checked that the backup holds everything in it).
+fn atomic_replace(path: &Path, tmp_dir: &Path, create: impl Fn(&Path) -> Result<()>) -> Result<()> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    let tmp: PathBuf =
-        path.with_file_name(format!(".{name}.agent-rewind-{}.tmp", std::process::id()));
+    let tmp = tmp_dir.join(format!("{}-{name}", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
     create(&tmp).map_err(|e| e.context(format!("could not write {}", path.display())))?;
     if let Ok(md) = std::fs::symlink_metadata(path)
@@ -83,14 +89,29 @@ fn atomic_replace(path: &Path, create: impl FnOnce(&Path) -> Result<()>) -> Resu
     {
         std::fs::remove_dir_all(path)?;
     }
-    std::fs::rename(&tmp, path)
-        .map_err(|e| Error::other(format!("could not replace {}: {e}", path.display())))?;
-    Ok(())
+    match std::fs::rename(&tmp, path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => {
+            let _ = std::fs::remove_file(&tmp);
+            let sibling =
+                path.with_file_name(format!(".{name}.agent-rewind-{}.tmp", std::process::id()));
+            create(&sibling)
+                .map_err(|e| e.context(format!("could not write {}", path.display())))?;
+            std::fs::rename(&sibling, path)
+                .map_err(|e| Error::other(format!("could not replace {}: {e}", path.display())))
+        }
+        Err(e) => Err(Error::other(format!(
+            "could not replace {}: {e}",
+            path.display()
+        ))),
+    }
 }
 
+/// Remove a file or symlink the target no longer has. A folder found there instead (the
+/// worktree changed since it was captured) is left alone: its content is not in the backup.
 fn remove_path(path: &Path) -> Result<()> {
     match std::fs::symlink_metadata(path) {
-        Ok(md) if md.is_dir() => std::fs::remove_dir_all(path)?,
+        Ok(md) if md.is_dir() => {}
         Ok(_) => std::fs::remove_file(path)?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(e.into()),
