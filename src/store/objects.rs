@@ -77,16 +77,25 @@ pub struct CommitInfo {
 }
 
 impl Store {
+    /// The committer identity: `GIT_COMMITTER_*`, else `committer.*`/`user.*` config, else
+    /// `EMAIL`, else a fixed fallback. Read from the config snapshot directly: gix's own
+    /// persona lookup resolves the local time zone by walking the zoneinfo database, and
+    /// checkpoint times are UTC anyway.
     fn signature(&self) -> gix::actor::Signature {
-        let time = gix::date::Time::now_utc();
-        let (name, email) = match self.repo.committer() {
-            Some(Ok(sig)) => (sig.name.to_string(), sig.email.to_string()),
-            _ => (FALLBACK_NAME.to_string(), FALLBACK_EMAIL.to_string()),
-        };
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        let name = env("GIT_COMMITTER_NAME")
+            .or_else(|| self.config_string("committer.name"))
+            .or_else(|| self.config_string("user.name"))
+            .unwrap_or_else(|| FALLBACK_NAME.to_string());
+        let email = env("GIT_COMMITTER_EMAIL")
+            .or_else(|| self.config_string("committer.email"))
+            .or_else(|| self.config_string("user.email"))
+            .or_else(|| env("EMAIL"))
+            .unwrap_or_else(|| FALLBACK_EMAIL.to_string());
         gix::actor::Signature {
             name: name.into(),
             email: email.into(),
-            time,
+            time: gix::date::Time::now_utc(),
         }
     }
 
@@ -196,6 +205,15 @@ impl Store {
             out.push(c);
         }
         Ok(out)
+    }
+
+    /// The best common ancestor of two commits, if they have one.
+    pub fn merge_base(&self, a: ObjectId, b: ObjectId) -> Result<Option<ObjectId>> {
+        match self.repo.merge_base(a, b) {
+            Ok(base) => Ok(base.map(|b| b.detach())),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Whether `ancestor` is reachable from `descendant` (or equal).
