@@ -62,7 +62,7 @@ impl Checkpoint {
 }
 
 /// A run at a glance, for `list` and `status`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct RunSummary {
     pub run: String,
     pub label: Option<String>,
@@ -81,6 +81,7 @@ pub struct RunSummary {
 pub struct Catalog<'s> {
     pub store: &'s Store,
     readers: HashMap<String, NotesReader<'s>>,
+    notes_tips: Option<HashMap<String, ObjectId>>,
 }
 
 impl<'s> Catalog<'s> {
@@ -88,12 +89,26 @@ impl<'s> Catalog<'s> {
         Catalog {
             store,
             readers: HashMap::new(),
+            notes_tips: None,
         }
+    }
+
+    /// Use notes tips read in one pass (`Store::notes_tips`) instead of one ref lookup per
+    /// run: for reading many runs at once.
+    pub fn with_notes_tips(mut self, tips: HashMap<String, ObjectId>) -> Self {
+        self.notes_tips = Some(tips);
+        self
     }
 
     fn reader(&mut self, run: &RunId) -> Result<&mut NotesReader<'s>> {
         if !self.readers.contains_key(run.as_str()) {
-            let r = self.store.notes_reader(run)?;
+            let r = match &self.notes_tips {
+                Some(tips) => self.store.notes_reader_at(
+                    tips.get(run.as_str()).copied(),
+                    crate::store::layout::notes_ref(run),
+                )?,
+                None => self.store.notes_reader(run)?,
+            };
             self.readers.insert(run.to_string(), r);
         }
         Ok(self.readers.get_mut(run.as_str()).expect("just inserted"))
@@ -102,6 +117,7 @@ impl<'s> Catalog<'s> {
     /// Forget cached notes (after this process wrote new ones).
     pub fn refresh(&mut self) {
         self.readers.clear();
+        self.notes_tips = None;
     }
 
     /// The checkpoint at `commit`, or `None` if that commit is not a checkpoint (no

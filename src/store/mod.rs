@@ -128,6 +128,10 @@ impl Store {
     /// The object a ref points at (peeled to its direct target), or `None` when absent.
     pub fn ref_target(&self, name: &str) -> Result<Option<ObjectId>> {
         match self.repo.try_find_reference(name)? {
+            // A direct ref: its id, without reading the object (our refs never point at tags).
+            Some(r) if r.target().try_id().is_some() => {
+                Ok(r.target().try_id().map(ToOwned::to_owned))
+            }
             Some(mut r) => Ok(Some(r.peel_to_id()?.detach())),
             None => Ok(None),
         }
@@ -203,6 +207,18 @@ impl Store {
             }
         }
         Ok((out, invalid))
+    }
+
+    /// One pass over `refs/notes/agent-runs/`: the notes tip of every run, by run name.
+    pub fn notes_tips(&self) -> Result<std::collections::HashMap<String, ObjectId>> {
+        Ok(self
+            .refs_under(layout::NOTES_PREFIX)?
+            .into_iter()
+            .filter_map(|(name, id)| {
+                let run = name.strip_prefix(layout::NOTES_PREFIX)?;
+                (!run.contains('/')).then(|| (run.to_string(), id))
+            })
+            .collect())
     }
 
     /// The step refs of a run (not `HEAD`), sorted by name.
