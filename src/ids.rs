@@ -137,6 +137,33 @@ impl fmt::Display for StepName {
     }
 }
 
+/// A validated git remote name, as used in the staging namespace
+/// (`refs/agent-runs-remote/<remote>/…`): the same rules as a run id, so it is one ref
+/// component (no `/`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RemoteName(String);
+
+impl RemoteName {
+    pub fn new(s: impl Into<String>) -> Result<Self> {
+        let s = s.into();
+        validate_name("remote name", &s).map_err(|e| {
+            e.with_hint(
+                "remotes for agent runs are named like runs: letters, digits, '.', '_', '-' (no '/')",
+            )
+        })?;
+        Ok(RemoteName(s))
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for RemoteName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// How a checkpoint is addressed on the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CheckpointSpec {

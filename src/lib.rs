@@ -7,16 +7,19 @@
 //!
 //! Layering, from the bottom: [`ids`] and [`model`] (pure data), [`store`] (the only module
 //! that talks to gix and the only one that spells ref names), [`snapshot`] (worktree → tree),
-//! [`ops`] (operations composed from the above). Nothing in the library prints to the
-//! terminal.
+//! [`remote`] (push, fetch and bundles through the git binary, and validation of what was
+//! fetched), [`ops`] (operations composed from the above), [`hooks`] (installing git/agent hooks and
+//! the handlers they call, built on [`ops`]). Nothing in the library prints to the terminal.
 
 pub mod catalog;
 pub mod error;
+pub mod hooks;
 pub mod ids;
 pub mod materialize;
 pub mod model;
 pub mod ops;
 pub mod redact;
+pub mod remote;
 pub mod snapshot;
 pub mod store;
 pub mod time;

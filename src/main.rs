@@ -12,14 +12,22 @@ fn main() {
     let json = parsed.json;
     match cli::execute(parsed) {
         Ok(out) => {
+            let exit_code = out.exit_code;
             let mut stdout = std::io::stdout().lock();
             let text = if json {
                 serde_json::to_string_pretty(&out.json).expect("serializable")
             } else {
                 out.human
             };
-            // A closed pipe (`| head`) is not an error worth reporting.
-            let _ = writeln!(stdout, "{text}");
+            // A closed pipe (`| head`) is not an error worth reporting. An empty human
+            // output (the `hook` entry points) prints nothing, not even a newline.
+            if json || !text.is_empty() {
+                let _ = writeln!(stdout, "{text}");
+            }
+            if exit_code != 0 {
+                let _ = stdout.flush();
+                std::process::exit(exit_code);
+            }
         }
         Err(e) => {
             eprintln!("error: {}", e.message);

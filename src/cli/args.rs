@@ -24,8 +24,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// One-time set-up of this repository (idempotent).
-    Init,
+    /// One-time set-up of this repository (idempotent); optionally installs hooks.
+    Init(InitArgs),
     /// Begin a run: record its first checkpoint and make it the active run of this worktree.
     Start(StartArgs),
     /// Snapshot the worktree now and append a checkpoint of STEP to the run.
@@ -63,6 +63,24 @@ pub enum Command {
     Reject(ApproveArgs),
     /// Change a run's inputs and invalidate steps; shows the blast radius first.
     Steer(SteerArgs),
+    /// Install or remove the git hooks and agent hooks (never clobbering existing ones).
+    #[command(subcommand)]
+    Hooks(HooksCommand),
+    /// Entry point the installed hooks call: post-commit, post-rewrite, claude. Always exits 0.
+    Hook(HookArgs),
+    /// Push runs (refs and notes) to a remote with `git push --atomic`, never forced.
+    Push(PushArgs),
+    /// Fetch runs from a remote and import them (new, fast-forward, or a forked run when
+    /// both sides moved on; notes merged).
+    Fetch(FetchArgs),
+    /// Delete a run from this repository (its refs, notes and fetched copies).
+    Delete(DeleteArgs),
+    /// Delete old runs: older than DUR and/or beyond the newest N; then pack refs.
+    Gc(GcArgs),
+    /// Write runs (chain, refs and notes) to a git bundle file.
+    Export(ExportArgs),
+    /// Import the runs of a bundle file made by `export`.
+    Import(ImportArgs),
 }
 
 #[derive(Debug, Args)]
@@ -254,4 +272,100 @@ pub struct SteerArgs {
     /// Apply.
     #[arg(long)]
     pub yes: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Also install the git hooks (post-commit, post-rewrite).
+    #[arg(long)]
+    pub hooks: bool,
+    /// Also install an agent's hooks (claude). Repeatable.
+    #[arg(long = "agent", value_name = "AGENT")]
+    pub agents: Vec<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HooksCommand {
+    /// Install hooks: the git hooks (the default), and/or an agent's (`--agent claude`).
+    Install(HooksArgs),
+    /// Remove exactly what install added (with no flags: the git hooks and every agent's).
+    Uninstall(HooksArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HooksArgs {
+    /// The git hooks (post-commit, post-rewrite) in the hooks folder git uses.
+    #[arg(long)]
+    pub git: bool,
+    /// An agent's hooks: claude (merged into .claude/settings.json). Repeatable.
+    #[arg(long = "agent", value_name = "AGENT")]
+    pub agents: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// post-commit, post-rewrite or claude.
+    pub name: String,
+    /// The arguments git passes to the hook (post-rewrite: amend or rebase).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// `[REMOTE] [RUN…]`: the first word is the remote when one of that name exists
+    /// (default: origin); the rest are runs (default: the active run of this worktree).
+    #[arg(value_name = "REMOTE|RUN")]
+    pub words: Vec<String>,
+    /// Every run of this repository.
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FetchArgs {
+    /// `[REMOTE] [RUN…]`: the first word is the remote when one of that name exists
+    /// (default: origin); the rest are runs (default: every run of the remote).
+    #[arg(value_name = "REMOTE|RUN")]
+    pub words: Vec<String>,
+    /// Every run of the remote (the default when no run is named).
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    pub run: String,
+    /// Delete even when other runs' lineage passes through it.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct GcArgs {
+    /// Only runs whose last activity is older than this (e.g. 30d, 12h, 2w, 1d12h).
+    #[arg(long, value_name = "DUR")]
+    pub older_than: Option<String>,
+    /// Always keep the newest N runs.
+    #[arg(long, value_name = "N")]
+    pub keep: Option<usize>,
+    /// Only list what would be deleted.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The runs to export.
+    #[arg(required = true)]
+    pub runs: Vec<String>,
+    /// The bundle file to write.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// A bundle file written by `export`.
+    pub file: PathBuf,
 }

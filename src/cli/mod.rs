@@ -2,7 +2,9 @@
 //! It knows nothing about git internals; every decision lives in the library.
 
 pub mod args;
+mod hooks;
 mod render;
+mod share;
 
 use agent_rewind::error::{Error, Result};
 use agent_rewind::ids::{CheckpointSpec, RunId, StepName};
@@ -17,11 +19,18 @@ use std::path::PathBuf;
 pub struct Output {
     pub json: serde_json::Value,
     pub human: String,
+    /// Exit status after printing: 0, or 1 when the command reported a partial failure
+    /// (e.g. a push with rejected runs) in its output.
+    pub exit_code: i32,
 }
 
 impl Output {
     fn new(json: serde_json::Value, human: String) -> Self {
-        Output { json, human }
+        Output {
+            json,
+            human,
+            exit_code: 0,
+        }
     }
 }
 
@@ -34,17 +43,20 @@ pub fn execute(cli: Cli) -> Result<Output> {
     let open = || Store::discover(&dir);
     let style = render::Style::detect();
     match cli.command {
-        Command::Init => {
-            let out = ops::init::init(&open()?)?;
+        Command::Init(a) => {
+            let store = open()?;
+            let hook_opts = hooks::init_options(&a)?;
+            let out = ops::init::init(&store)?;
             let human = if out.added.is_empty() {
                 format!("already initialized ({})", out.git_dir)
             } else {
                 format!("initialized {}: set {}", out.git_dir, out.added.join(", "))
             };
-            Ok(Output::new(
-                serde_json::to_value(&out).expect("json"),
-                human,
-            ))
+            let mut output = Output::new(serde_json::to_value(&out).expect("json"), human);
+            if let Some(opts) = hook_opts {
+                hooks::init_hooks(&store, &opts, &mut output)?;
+            }
+            Ok(output)
         }
         Command::Start(a) => {
             let store = open()?;
@@ -225,6 +237,8 @@ pub fn execute(cli: Cli) -> Result<Output> {
                 render::steer(&out, &style),
             ))
         }
+        Command::Hooks(cmd) => hooks::hooks(&open()?, cmd),
+        Command::Hook(a) => Ok(hooks::hook(&a, &dir)),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             let mut buf = Vec::new();
@@ -235,6 +249,12 @@ pub fn execute(cli: Cli) -> Result<Output> {
                 text,
             ))
         }
+        Command::Push(a) => share::push(&open()?, a, &style),
+        Command::Fetch(a) => share::fetch(&open()?, a, &style),
+        Command::Delete(a) => share::delete(&open()?, a),
+        Command::Gc(a) => share::gc(&open()?, a, &style),
+        Command::Export(a) => share::export(&open()?, a),
+        Command::Import(a) => share::import(&open()?, a, &style),
         Command::Undo => {
             let out = ops::undo::undo(&open()?)?;
             let human = format!(

@@ -1,6 +1,7 @@
 //! Human rendering: tables and summaries, colour only on a terminal without `NO_COLOR`.
 
 use agent_rewind::catalog::{Checkpoint, RunSummary};
+use agent_rewind::model::NoteLine;
 use agent_rewind::ops;
 use agent_rewind::ops::record::Recorded;
 use std::io::IsTerminal;
@@ -267,8 +268,18 @@ pub fn shown(sh: &ops::show::Shown, st: &Style) -> String {
     for e in &l.excluded {
         kv("excluded", format!("{} ({})", e.path, e.reason));
     }
-    for r in c.note.lines.iter().skip(1) {
-        kv("record", r.to_line());
+    // Every line but the checkpoint line (a merged note's lines are sorted, so it need not
+    // be the first).
+    let records = c
+        .note
+        .lines
+        .iter()
+        .filter(|l| !matches!(l, NoteLine::Checkpoint(_)));
+    for r in records {
+        match rewrite_lines(r) {
+            Some(lines) => lines.into_iter().for_each(|l| kv("rewritten", l)),
+            None => kv("record", r.to_line()),
+        }
     }
     s.push_str(&format!(
         "\nfiles changed vs {}:\n",
@@ -283,6 +294,35 @@ pub fn shown(sh: &ops::show::Shown, st: &Style) -> String {
         s.push_str(&format!("  {} {}\n", f.change, f.path));
     }
     s.trim_end().to_string()
+}
+
+/// A `rewrite` record (post-rewrite hook) as one line per commit: `old → new (kind, from
+/// checkpoint X)`.
+fn rewrite_lines(r: &agent_rewind::model::NoteLine) -> Option<Vec<String>> {
+    let v = r.to_json();
+    if v.get("type")?.as_str()? != "rewrite" {
+        return None;
+    }
+    let kind = v.get("kind").and_then(|k| k.as_str()).unwrap_or("rewrite");
+    let s = |m: &serde_json::Value, k: &str| {
+        m.get(k)
+            .and_then(|x| x.as_str())
+            .map(short)
+            .unwrap_or_else(|| "?".into())
+    };
+    Some(
+        v.get("mapping")?
+            .as_array()?
+            .iter()
+            .map(|m| {
+                let from = match m.get("checkpoint").and_then(|x| x.as_str()) {
+                    Some(cp) => format!(", from checkpoint {}", short(cp)),
+                    None => String::new(),
+                };
+                format!("{} → {} ({kind}{from})", s(m, "old"), s(m, "new"))
+            })
+            .collect(),
+    )
 }
 
 pub fn lineage(chain: &[Checkpoint], st: &Style) -> String {

@@ -213,7 +213,10 @@ fn foreign_interpreter(first_line: &str) -> Option<String> {
 fn resolve(path: &Path) -> Result<Option<PathBuf>> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::other(format!("could not read {}: {e}", path.display()))),
+        Err(e) => Err(Error::other(format!(
+            "could not read {}: {e}",
+            path.display()
+        ))),
         Ok(md) if md.file_type().is_symlink() => match std::fs::canonicalize(path) {
             Ok(target) => Ok(Some(target)),
             Err(_) => Err(Error::refused(format!(
@@ -387,7 +390,10 @@ mod tests {
             foreign_interpreter("#!/usr/bin/env python3").as_deref(),
             Some("python3")
         );
-        assert_eq!(foreign_interpreter("#!/usr/bin/node").as_deref(), Some("node"));
+        assert_eq!(
+            foreign_interpreter("#!/usr/bin/node").as_deref(),
+            Some("node")
+        );
         assert_eq!(foreign_interpreter("echo hi"), None);
     }
 

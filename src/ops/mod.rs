@@ -3,11 +3,16 @@
 
 pub mod active;
 pub mod approve;
+pub mod bundle;
 pub mod checkpoint;
+pub mod delete;
 pub mod diff;
+pub mod fetch;
+pub mod gc;
 pub mod init;
 pub mod list;
 pub mod log;
+pub mod push;
 pub mod record;
 pub mod restore;
 pub mod rewind;

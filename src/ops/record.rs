@@ -134,7 +134,9 @@ impl Recorded {
 
 /// Append one checkpoint to `rec.run`.
 pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
-    if store.is_bare() {
+    // A bare repository has no worktree to snapshot (a given tree needs none: a fetch
+    // importing a diverged run).
+    if store.is_bare() && matches!(rec.tree, TreeSource::Worktree) {
         store.workdir()?;
     }
     check_artifacts(store, &rec.artifacts)?;
@@ -351,7 +353,8 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
     unreachable!("the loop returns")
 }
 
-fn backoff(attempt: u32) {
+/// Sleep before retrying after a lost compare-and-swap: exponential with jitter.
+pub(crate) fn backoff(attempt: u32) {
     let mut b = [0u8; 2];
     crate::ids::fill_random(&mut b);
     let base = 2u64.saturating_pow(attempt.min(6));

@@ -38,6 +38,13 @@ impl Store {
         git(dir, args)
     }
 
+    /// Run git inside this repository and return its whole output, whatever its exit
+    /// status (for commands whose failures are parsed: push, fetch, bundle).
+    pub fn git_unchecked(&self, args: &[&str]) -> Result<Output> {
+        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
+        git_output(dir, args)
+    }
+
     /// Point the user's HEAD at `branch` (creating the branch at `commit`, which must not
     /// exist yet), or detach it at `commit`. `commit = None` leaves an unborn branch.
     pub fn move_user_head(

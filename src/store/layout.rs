@@ -12,7 +12,7 @@
 //! Names passed in are already validated ([`crate::ids`]); this module must never accept a
 //! raw string as a run or step.
 
-use crate::ids::{RunId, StepName};
+use crate::ids::{RemoteName, RunId, StepName};
 
 pub const RUNS_PREFIX: &str = "refs/agent-runs/";
 pub const NOTES_PREFIX: &str = "refs/notes/agent-runs/";
@@ -38,6 +38,12 @@ pub fn step_ref(run: &RunId, step: &StepName) -> String {
     format!("{RUNS_PREFIX}{run}/{step}")
 }
 
+/// A ref in a run's folder by the leaf name it was listed under (not validated: for deleting
+/// whatever is there).
+pub fn listed_run_ref(run: &RunId, leaf: &str) -> String {
+    format!("{RUNS_PREFIX}{run}/{leaf}")
+}
+
 pub fn notes_ref(run: &RunId) -> String {
     format!("{NOTES_PREFIX}{run}")
 }
@@ -47,15 +53,21 @@ pub fn notes_short(run: &RunId) -> String {
     format!("agent-runs/{run}")
 }
 
-pub fn remote_run_prefix(remote: &str) -> String {
+/// The staging folder of every run fetched from `remote`.
+pub fn remote_run_prefix(remote: &RemoteName) -> String {
     format!("{REMOTE_RUNS_PREFIX}{remote}/")
 }
 
-pub fn remote_run_head(remote: &str, run: &RunId) -> String {
+/// The staging folder of the notes refs fetched from `remote`.
+pub fn remote_notes_prefix(remote: &RemoteName) -> String {
+    format!("{REMOTE_NOTES_PREFIX}{remote}/")
+}
+
+pub fn remote_run_head(remote: &RemoteName, run: &RunId) -> String {
     format!("{REMOTE_RUNS_PREFIX}{remote}/{run}/{HEAD_LEAF}")
 }
 
-pub fn remote_notes_ref(remote: &str, run: &RunId) -> String {
+pub fn remote_notes_ref(remote: &RemoteName, run: &RunId) -> String {
     format!("{REMOTE_NOTES_PREFIX}{remote}/{run}")
 }
 
@@ -89,7 +101,7 @@ pub fn parse_run_ref(full: &str) -> Option<RunRef> {
     })
 }
 
-/// Refspecs that push one run: its ref folder and its notes ref.
+/// Refspecs that push one run: its ref folder and its notes ref (never forced: no `+`).
 pub fn push_refspecs(run: &RunId) -> [String; 2] {
     [
         format!("{RUNS_PREFIX}{run}/*:{RUNS_PREFIX}{run}/*"),
@@ -97,13 +109,80 @@ pub fn push_refspecs(run: &RunId) -> [String; 2] {
     ]
 }
 
-/// Refspecs that fetch every run of `remote` into the staging namespace.
-pub fn fetch_refspecs(remote: &str) -> [String; 2] {
+/// Refspecs that push every run but `excluded` (names as listed locally, possibly invalid:
+/// they are what is left out) with two globs and negative refspecs, so the command line does
+/// not grow with the number of runs.
+pub fn push_all_refspecs(excluded: &[String]) -> Vec<String> {
+    let mut v = vec![
+        format!("{RUNS_PREFIX}*:{RUNS_PREFIX}*"),
+        format!("{NOTES_PREFIX}*:{NOTES_PREFIX}*"),
+    ];
+    for run in excluded {
+        v.push(format!("^{RUNS_PREFIX}{run}/*"));
+        v.push(format!("^{NOTES_PREFIX}{run}"));
+    }
+    v
+}
+
+/// Refspecs that fetch every run of `remote` into the staging namespace (forced: staging is
+/// ours to overwrite, import decides what reaches the run's own refs).
+pub fn fetch_refspecs(remote: &RemoteName) -> [String; 2] {
     [
         format!("+{RUNS_PREFIX}*:{REMOTE_RUNS_PREFIX}{remote}/*"),
         format!("+{NOTES_PREFIX}*:{REMOTE_NOTES_PREFIX}{remote}/*"),
     ]
 }
+
+/// Refspecs that fetch one run of `remote` into the staging namespace. The notes refspec is
+/// a prefix glob (`<run>*`) so a run the remote does not have is simply not fetched instead
+/// of failing the whole fetch; it may stage other runs whose names start with `<run>`.
+pub fn fetch_run_refspecs(remote: &RemoteName, run: &RunId) -> [String; 2] {
+    [
+        format!("+{RUNS_PREFIX}{run}/*:{REMOTE_RUNS_PREFIX}{remote}/{run}/*"),
+        format!("+{NOTES_PREFIX}{run}*:{REMOTE_NOTES_PREFIX}{remote}/{run}*"),
+    ]
+}
+
+/// A ref found in a staging namespace, split into the run name and what follows it (names
+/// not validated: they came from another machine).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StagedRef {
+    /// `refs/agent-runs-remote/<remote>/<run>/<rest>`; `rest` may contain `/` (invalid).
+    Run(String, String),
+    /// `refs/notes/agent-runs-remote/<remote>/<run>`; `run` may contain `/` (invalid).
+    Notes(String),
+}
+
+/// Parse a full ref name under the staging namespace of `remote`.
+pub fn parse_staged_ref(remote: &RemoteName, full: &str) -> Option<StagedRef> {
+    if let Some(rest) = full.strip_prefix(&remote_run_prefix(remote)) {
+        let (run, leaf) = rest.split_once('/')?;
+        return Some(StagedRef::Run(run.to_string(), leaf.to_string()));
+    }
+    full.strip_prefix(&remote_notes_prefix(remote))
+        .map(|run| StagedRef::Notes(run.to_string()))
+}
+
+/// The run a full ref name under [`NOTES_PREFIX`] belongs to (not validated).
+pub fn parse_notes_ref(full: &str) -> Option<String> {
+    let run = full.strip_prefix(NOTES_PREFIX)?;
+    (!run.is_empty() && !run.contains('/')).then(|| run.to_string())
+}
+
+/// The remote and run of a ref under either staging namespace (names not validated).
+pub fn parse_any_staged_ref(full: &str) -> Option<(String, String)> {
+    if let Some(rest) = full.strip_prefix(REMOTE_RUNS_PREFIX) {
+        let (remote, rest) = rest.split_once('/')?;
+        let (run, _) = rest.split_once('/')?;
+        return Some((remote.to_string(), run.to_string()));
+    }
+    let rest = full.strip_prefix(REMOTE_NOTES_PREFIX)?;
+    let (remote, run) = rest.split_once('/')?;
+    Some((remote.to_string(), run.to_string()))
+}
+
+/// The staging remote name `import` uses for the runs of a bundle file.
+pub const BUNDLE_REMOTE: &str = "bundle";
 
 #[cfg(test)]
 mod tests {
@@ -124,5 +203,40 @@ mod tests {
         assert_eq!(parse_run_ref("refs/agent-runs/r1"), None);
         assert_eq!(parse_run_ref("refs/agent-runs/r1/a/b"), None);
         assert_eq!(notes_ref(&run), "refs/notes/agent-runs/r1");
+        assert_eq!(
+            parse_notes_ref("refs/notes/agent-runs/r1"),
+            Some("r1".into())
+        );
+        assert_eq!(parse_notes_ref("refs/notes/agent-runs/a/b"), None);
+    }
+
+    #[test]
+    fn staged_names_round_trip() {
+        let run = RunId::new("r1").unwrap();
+        let o = RemoteName::new("origin").unwrap();
+        assert_eq!(
+            parse_staged_ref(&o, &remote_run_head(&o, &run)),
+            Some(StagedRef::Run("r1".into(), "HEAD".into()))
+        );
+        assert_eq!(
+            parse_staged_ref(&o, &remote_notes_ref(&o, &run)),
+            Some(StagedRef::Notes("r1".into()))
+        );
+        assert_eq!(
+            parse_staged_ref(&o, "refs/agent-runs-remote/other/r1/HEAD"),
+            None
+        );
+        assert_eq!(
+            parse_any_staged_ref(&remote_run_head(&o, &run)),
+            Some(("origin".into(), "r1".into()))
+        );
+        assert_eq!(
+            parse_any_staged_ref(&remote_notes_ref(&o, &run)),
+            Some(("origin".into(), "r1".into()))
+        );
+        assert_eq!(
+            parse_any_staged_ref("refs/agent-runs-remote/origin/r1"),
+            None
+        );
     }
 }

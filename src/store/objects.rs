@@ -81,7 +81,7 @@ impl Store {
     /// `EMAIL`, else a fixed fallback. Read from the config snapshot directly: gix's own
     /// persona lookup resolves the local time zone by walking the zoneinfo database, and
     /// checkpoint times are UTC anyway.
-    fn signature(&self) -> gix::actor::Signature {
+    pub(super) fn signature(&self) -> gix::actor::Signature {
         let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
         let name = env("GIT_COMMITTER_NAME")
             .or_else(|| self.config_string("committer.name"))

@@ -64,7 +64,13 @@ impl Store {
             .map(|c| to_edit(c, &msg))
             .collect::<Result<Vec<_>>>()
             .map_err(PublishError::Failed)?;
-        match self.repo.edit_references(edits.clone()) {
+        // Reflog entries are signed like our commits. `edit_references` would ask
+        // `repo.committer()`, which fails when no identity is configured (DESIGN §3.2: never
+        // fail for that) and resolves the local time zone by walking the zoneinfo database.
+        let signature = self.signature();
+        let mut time = gix::date::parse::TimeBuf::default();
+        let committer = Some(signature.to_ref(&mut time));
+        match self.repo.edit_references_as(edits.clone(), committer) {
             Ok(_) => Ok(()),
             Err(e) if e.is_conflict() => Err(PublishError::Conflict(crate::error::one_line(
                 &e.to_string(),
@@ -78,7 +84,7 @@ impl Store {
                         &e.to_string(),
                     )));
                 }
-                match self.repo.edit_references(edits) {
+                match self.repo.edit_references_as(edits, committer) {
                     Ok(_) => Ok(()),
                     Err(e) if e.is_conflict() || e.is_retryable() => Err(PublishError::Conflict(
                         crate::error::one_line(&e.to_string()),

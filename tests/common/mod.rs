@@ -218,3 +218,33 @@ pub fn add_all_tree_in(dir: &Path) -> String {
     run(&["add", "-A"]);
     run(&["write-tree"]).trim().to_string()
 }
+
+/// Run the tool with `input` on stdin (and extra environment), returning the whole output.
+pub fn tool_stdin(dir: &Path, args: &[&str], input: &[u8], env: &[(&str, &str)]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut c = tool_cmd(dir);
+    c.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// `--json` output of the tool run in `dir`.
+pub fn json_in(dir: &Path, args: &[&str]) -> serde_json::Value {
+    let mut a = vec!["--json"];
+    a.extend_from_slice(args);
+    let out = ok_in(dir, &a);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+}
+
+/// The checkpoints of `run`, oldest first.
+pub fn checkpoints(dir: &Path, run: &str) -> Vec<serde_json::Value> {
+    json_in(dir, &["list", run]).as_array().unwrap().clone()
+}

@@ -1,0 +1,328 @@
+//! The git hook handlers: `hook post-commit` records a `commit` checkpoint in the worktree's
+//! active run; `hook post-rewrite` records the old → new mapping of a rebase or amend.
+//!
+//! Their cost must not grow with the repository's history: they read the active-run file,
+//! the run's tip and step refs, and snapshot the worktree — never a walk over all runs or a
+//! whole chain (the rewrite mapping's look-up of old commits is bounded). They must never
+//! prompt, and never record while a rebase, merge or cherry-pick is half-way (the rebase is
+//! recorded once, at its end, by post-rewrite).
+
+use super::HookOutcome;
+use crate::catalog::{Catalog, short};
+use crate::error::{Error, Result};
+use crate::ids::{RunId, StepName};
+use crate::model::{Event, NoteLine};
+use crate::ops::active::active_run;
+use crate::ops::checkpoint::{CheckpointOptions, checkpoint};
+use crate::ops::record::append_note_lines;
+use crate::store::{Store, Trailers, UserHead};
+use gix::ObjectId;
+use serde_json::json;
+use std::collections::BTreeMap;
+
+/// Step of a commit checkpoint when nothing else names one.
+pub const DEFAULT_COMMIT_STEP: &str = "commit";
+/// How many checkpoints back post-rewrite looks for the checkpoints of the old commits.
+const REWRITE_LOOKBACK: usize = 2_000;
+/// Most mapping lines one post-rewrite records.
+const MAX_MAPPING: usize = 100_000;
+
+/// Where the step of a hook checkpoint came from (kept in `meta.step_from`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepSource {
+    Env,
+    Trailer,
+    Begun,
+    Default,
+}
+
+impl StepSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepSource::Env => "env",
+            StepSource::Trailer => "trailer",
+            StepSource::Begun => "begun",
+            StepSource::Default => "default",
+        }
+    }
+}
+
+/// The git operation half-way in this worktree that a hook must not record in the middle of.
+pub fn operation_in_progress(store: &Store) -> Option<&'static str> {
+    if let Some(op) = store.operation_in_progress()
+        && op != "a bisect"
+    {
+        return Some(op);
+    }
+    // A multi-commit cherry-pick or revert keeps its plan here between picks.
+    store
+        .git_dir()
+        .join("sequencer")
+        .is_dir()
+        .then_some("a cherry-pick or revert")
+}
+
+/// The run a hook records into: `AGENT_RUN`, else the worktree's active run when it still
+/// exists. `Err(reason)` says why there is none.
+pub fn hook_run(store: &Store) -> Result<std::result::Result<RunId, String>> {
+    let from_env = std::env::var("AGENT_RUN").is_ok_and(|v| !v.is_empty());
+    match active_run(store)? {
+        None => Ok(Err("no active run in this worktree".into())),
+        // An orchestrator naming a new run in AGENT_RUN starts it implicitly.
+        Some(run) if from_env => Ok(Ok(run)),
+        Some(run) if store.run_head(&run)?.is_some() => Ok(Ok(run)),
+        Some(run) => Ok(Err(format!(
+            "the active run {run} no longer exists (deleted?)"
+        ))),
+    }
+}
+
+/// The step a hook checkpoint belongs to: `AGENT_STEP`, else an `Agent-Step:` trailer of the
+/// user's HEAD commit, else the step begun last in `run`, else `fallback`.
+pub fn hook_step(
+    store: &Store,
+    run: &RunId,
+    head: Option<ObjectId>,
+    fallback: &str,
+) -> Result<(StepName, StepSource)> {
+    if let Ok(env) = std::env::var("AGENT_STEP")
+        && !env.is_empty()
+    {
+        return Ok((
+            StepName::new(env).map_err(|e| e.context("AGENT_STEP"))?,
+            StepSource::Env,
+        ));
+    }
+    if let Some(h) = head
+        && let Some(step) = Trailers::parse(&store.read_commit(h)?.message).step
+    {
+        return Ok((
+            StepName::new(step)
+                .map_err(|e| e.context(format!("Agent-Step trailer of commit {}", short(h))))?,
+            StepSource::Trailer,
+        ));
+    }
+    if let Some(step) = last_begun_step(store, run)? {
+        return Ok((step, StepSource::Begun));
+    }
+    Ok((StepName::new(fallback)?, StepSource::Default))
+}
+
+/// The step whose latest attempt began last: every checkpoint of an attempt carries the
+/// attempt's `started_at` (set by its `begin`), so comparing the tips of the run's step refs
+/// finds it in one read per step, however long the run.
+pub fn last_begun_step(store: &Store, run: &RunId) -> Result<Option<StepName>> {
+    let mut catalog = Catalog::new(store);
+    let mut best: Option<(String, StepName)> = None;
+    for (step, id) in store.step_refs(run)? {
+        let Some(cp) = catalog.try_checkpoint(id)? else {
+            continue;
+        };
+        if let Some(started) = cp.line().started_at.clone()
+            && best.as_ref().is_none_or(|(b, _)| started > *b)
+        {
+            best = Some((started, step));
+        }
+    }
+    Ok(best.map(|(_, s)| s))
+}
+
+/// First line of a commit message.
+fn subject(store: &Store, commit: Option<ObjectId>) -> Option<String> {
+    let c = store.read_commit(commit?).ok()?;
+    let s = c.message.lines().next()?.trim().to_string();
+    (!s.is_empty()).then(|| format!("commit {}: {s}", short(c.id)))
+}
+
+/// `hook post-commit`: a `commit` checkpoint in the active run, or nothing.
+pub fn post_commit(store: &Store) -> Result<HookOutcome> {
+    const HOOK: &str = "post-commit";
+    if store.is_bare() {
+        return Ok(HookOutcome::skipped(HOOK, "bare repository"));
+    }
+    if let Some(op) = operation_in_progress(store) {
+        return Ok(HookOutcome::skipped(
+            HOOK,
+            format!("{op} is in progress; it is recorded when it ends"),
+        ));
+    }
+    let run = match hook_run(store)? {
+        Ok(r) => r,
+        Err(why) => return Ok(HookOutcome::skipped(HOOK, why)),
+    };
+    let head = store.user_head()?;
+    let (step, source) = hook_step(store, &run, head.commit, DEFAULT_COMMIT_STEP)?;
+    record(store, HOOK, run, step, source, &head, vec![])
+}
+
+fn record(
+    store: &Store,
+    hook: &str,
+    run: RunId,
+    step: StepName,
+    source: StepSource,
+    head: &UserHead,
+    note_lines: Vec<NoteLine>,
+) -> Result<HookOutcome> {
+    let mut meta = BTreeMap::new();
+    meta.insert("step_from".to_string(), source.as_str().to_string());
+    let out = checkpoint(
+        store,
+        &step,
+        CheckpointOptions {
+            run: Some(run),
+            event: Some(Event::Commit),
+            message: subject(store, head.commit),
+            meta,
+            note_lines,
+            ..Default::default()
+        },
+    )?;
+    let r = &out.recorded;
+    Ok(HookOutcome {
+        run: Some(r.line.run.clone()),
+        step: Some(step.to_string()),
+        checkpoint: Some(r.checkpoint.to_string()),
+        ..HookOutcome::new(hook, if r.unchanged { "skipped" } else { "recorded" })
+    })
+}
+
+/// Parse git's post-rewrite input: `<old> <new> [<extra>]` per line.
+pub fn parse_mapping(input: &[u8]) -> (Vec<(ObjectId, ObjectId)>, Vec<String>) {
+    let mut pairs = vec![];
+    let mut bad = vec![];
+    for line in String::from_utf8_lossy(input).lines() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let mut words = line.split_whitespace();
+        let ids = (words.next(), words.next());
+        match ids {
+            (Some(o), Some(n)) => match (
+                ObjectId::from_hex(o.as_bytes()),
+                ObjectId::from_hex(n.as_bytes()),
+            ) {
+                (Ok(o), Ok(n)) if pairs.len() < MAX_MAPPING => pairs.push((o, n)),
+                _ => bad.push(line.chars().take(100).collect()),
+            },
+            _ => bad.push(line.chars().take(100).collect()),
+        }
+    }
+    (pairs, bad)
+}
+
+/// The checkpoint of `run` (newest first, a bounded walk back from the tip) that recorded each
+/// of `commits` as the user's HEAD.
+fn checkpoints_of(
+    store: &Store,
+    run: &RunId,
+    commits: &[ObjectId],
+) -> Result<BTreeMap<ObjectId, ObjectId>> {
+    let mut found = BTreeMap::new();
+    let mut catalog = Catalog::new(store);
+    let mut next = store.run_head(run)?;
+    let mut seen = 0;
+    while let Some(id) = next.take() {
+        if found.len() == commits.len() || seen >= REWRITE_LOOKBACK {
+            break;
+        }
+        seen += 1;
+        let Some(cp) = catalog.try_checkpoint(id)? else {
+            break;
+        };
+        let line = cp.line();
+        if let Some(sha) = line.git_commit_sha.as_deref()
+            && let Ok(c) = ObjectId::from_hex(sha.as_bytes())
+            && commits.contains(&c)
+        {
+            found.entry(c).or_insert(id);
+        }
+        if line.seq == 0 {
+            break;
+        }
+        next = cp.commit.parents.first().copied();
+    }
+    Ok(found)
+}
+
+/// `hook post-rewrite <amend|rebase>`: a `rewrite` record (the old → new mapping, with the
+/// checkpoint that recorded each old commit) on the checkpoint of the new HEAD — the tip when
+/// it already recorded that commit (an amend's post-commit did), else a new `commit`
+/// checkpoint (after a rebase, whose picks were not recorded one by one).
+pub fn post_rewrite(store: &Store, kind: &str, input: &[u8]) -> Result<HookOutcome> {
+    const HOOK: &str = "post-rewrite";
+    if kind.is_empty()
+        || kind.len() > 32
+        || !kind.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
+    {
+        return Err(Error::usage(format!(
+            "post-rewrite needs the rewrite kind (amend or rebase) as its argument, got {kind:?}"
+        )));
+    }
+    if store.is_bare() {
+        return Ok(HookOutcome::skipped(HOOK, "bare repository"));
+    }
+    // An amend in the middle of a rebase is part of the rebase's own mapping at its end.
+    if kind != "rebase"
+        && let Some(op) = operation_in_progress(store)
+    {
+        return Ok(HookOutcome::skipped(
+            HOOK,
+            format!("{op} is in progress; it is recorded when it ends"),
+        ));
+    }
+    let run = match hook_run(store)? {
+        Ok(r) => r,
+        Err(why) => return Ok(HookOutcome::skipped(HOOK, why)),
+    };
+    let (pairs, bad) = parse_mapping(input);
+    let mut warnings: Vec<String> = bad
+        .iter()
+        .map(|l| format!("ignored a malformed post-rewrite line: {l:?}"))
+        .collect();
+    if pairs.is_empty() {
+        let mut out = HookOutcome::skipped(HOOK, "no old → new mapping on standard input");
+        out.warnings = warnings;
+        return Ok(out);
+    }
+    let olds: Vec<ObjectId> = pairs.iter().map(|(o, _)| *o).collect();
+    let origin = checkpoints_of(store, &run, &olds)?;
+    let mapping: Vec<serde_json::Value> = pairs
+        .iter()
+        .map(|(o, n)| {
+            let mut m = json!({"old": o.to_string(), "new": n.to_string()});
+            if let Some(cp) = origin.get(o) {
+                m["checkpoint"] = cp.to_string().into();
+            }
+            m
+        })
+        .collect();
+    let line = NoteLine::Other(json!({
+        "type": "rewrite",
+        "kind": kind,
+        "mapping": mapping,
+        "ts": crate::time::now_rfc3339(),
+    }));
+
+    let head = store.user_head()?;
+    let mut catalog = Catalog::new(store);
+    if let Some(tip) = catalog.run_tip(&run)?
+        && tip.line().run == run.as_str()
+        && head.commit.is_some()
+        && tip.line().git_commit_sha == head.commit.map(|c| c.to_string())
+    {
+        append_note_lines(store, &run, tip.id(), &[line])?;
+        let mut out = HookOutcome::new(HOOK, "appended");
+        out.run = Some(run.to_string());
+        out.step = tip.line().step.clone();
+        out.checkpoint = Some(tip.id().to_string());
+        out.warnings = warnings;
+        return Ok(out);
+    }
+    let (step, source) = hook_step(store, &run, head.commit, DEFAULT_COMMIT_STEP)?;
+    let mut out = record(store, HOOK, run, step, source, &head, vec![line])?;
+    warnings.append(&mut out.warnings);
+    out.warnings = warnings;
+    Ok(out)
+}

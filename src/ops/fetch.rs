@@ -1,0 +1,422 @@
+//! `fetch`: bring runs from a remote (DESIGN.md §6). `git fetch` stages them under
+//! `refs/agent-runs-remote/<remote>/…`; each staged run is then validated and imported:
+//!
+//! | local run | result |
+//! |---|---|
+//! | absent | created with the remote's refs and notes (`new`) |
+//! | same HEAD | nothing (`up to date`), notes merged if they differ |
+//! | remote descends from local | HEAD and step refs fast-forwarded, notes merged |
+//! | local descends from remote | nothing for the refs (`local is ahead`), notes merged |
+//! | diverged | local refs untouched; the remote continuation becomes a new run forked from the last common checkpoint |
+//!
+//! Notes that diverged are merged by the sorted union of their lines (`store::union_lines`)
+//! into a commit with both sides as parents. A run that fails validation is skipped with a
+//! warning; the others are still imported. Refs only ever move forward, every change of a
+//! run is one compare-and-swap transaction taken under the run's writer lock, and nothing
+//! fetched is ever executed.
+
+use super::delete;
+use super::record::{Origin, Record, TreeSource, append, backoff};
+use crate::catalog::{Catalog, short};
+use crate::error::{Error, Result};
+use crate::ids::{RemoteName, RunId};
+use crate::model::{Event, LineageLink};
+use crate::remote::staged::{self, LocalRun, StagedRun, ValidRun};
+use crate::remote::{self, Remote};
+use crate::store::{PublishError, RefChange, Store, UserHead, layout};
+use gix::ObjectId;
+use serde::Serialize;
+
+const MAX_ATTEMPTS: u32 = 20;
+
+/// What happened to one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImportReport {
+    pub run: String,
+    /// `new`, `up to date`, `fast-forwarded`, `local is ahead`, `diverged`, `skipped`
+    /// (invalid: not imported), `failed` (could not be imported here), `not on remote`,
+    /// `deleted here`.
+    pub result: &'static str,
+    /// For `diverged`: the new run holding the remote continuation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub imported_as: Option<String>,
+    /// `merged` / `fast-forwarded` when the run's notes changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notes: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl ImportReport {
+    fn new(run: &str, result: &'static str) -> Self {
+        ImportReport {
+            run: run.to_string(),
+            result,
+            imported_as: None,
+            notes: None,
+            detail: None,
+        }
+    }
+    fn detail(mut self, d: impl Into<String>) -> Self {
+        self.detail = Some(d.into());
+        self
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FetchOutcome {
+    pub remote: String,
+    /// Every run named, and every other run whose import did something or needs attention.
+    pub runs: Vec<ImportReport>,
+    /// Runs not named and not listed in `runs`: already up to date / deleted here (with a
+    /// remote of 10,000 runs, a line each would drown the ones that changed).
+    pub up_to_date: usize,
+    pub deleted_here: usize,
+    /// One line per skipped run (invalid name, refs or notes) and per failed import.
+    pub warnings: Vec<String>,
+}
+
+impl FetchOutcome {
+    /// How many runs had `result` (listed or counted).
+    pub fn count(&self, result: &str) -> usize {
+        let listed = self.runs.iter().filter(|r| r.result == result).count();
+        listed
+            + match result {
+                "up to date" => self.up_to_date,
+                "deleted here" => self.deleted_here,
+                _ => 0,
+            }
+    }
+
+    fn add(&mut self, report: ImportReport, named: bool) {
+        match report.result {
+            "up to date" if !named && report.notes.is_none() => self.up_to_date += 1,
+            "deleted here" if !named => self.deleted_here += 1,
+            _ => self.runs.push(report),
+        }
+    }
+}
+
+/// Fetch `runs` (all runs when empty) from `remote` and import them.
+pub fn fetch(store: &Store, remote: &Remote, runs: &[RunId]) -> Result<FetchOutcome> {
+    let only = (!runs.is_empty()).then_some(runs);
+    remote::fetch_into_staging(store, remote, only)?;
+    import_staged(store, &remote.name, only)
+}
+
+/// Import what is staged for `staging` (all staged runs, or only `only`).
+pub fn import_staged(
+    store: &Store,
+    staging: &RemoteName,
+    only: Option<&[RunId]>,
+) -> Result<FetchOutcome> {
+    let staged_all = staged::staged_runs(store, staging)?;
+    let locals = staged::local_runs(store)?;
+    let deleted = delete::deleted_runs(store)?;
+    let mut out = FetchOutcome {
+        remote: staging.to_string(),
+        runs: vec![],
+        up_to_date: 0,
+        deleted_here: 0,
+        warnings: vec![],
+    };
+    let none = LocalRun::default();
+    let mut selected: Vec<&StagedRun> = vec![];
+    match only {
+        None => selected.extend(staged_all.values()),
+        Some(runs) => {
+            let mut seen = std::collections::HashSet::new();
+            for r in runs.iter().filter(|r| seen.insert(*r)) {
+                match staged_all.get(r.as_str()) {
+                    Some(s) => selected.push(s),
+                    None => out.runs.push(
+                        ImportReport::new(r.as_str(), "not on remote")
+                            .detail(format!("remote {staging} has no run {r}")),
+                    ),
+                }
+            }
+        }
+    }
+    for s in selected {
+        let local = locals.get(&s.name).unwrap_or(&none);
+        if local.head.is_none()
+            && only.is_none()
+            && let (Some(tip), Some(head)) = (deleted.get(&s.name), s.head)
+            && store.is_ancestor(head, *tip).unwrap_or(false)
+        {
+            let report = ImportReport::new(&s.name, "deleted here").detail(format!(
+                "deleted in this repository; `fetch {staging} {}` brings it back",
+                s.name
+            ));
+            out.add(report, false);
+            continue;
+        }
+        // One run's failure (say, unreadable local notes) does not stop the others.
+        let report = import_one(store, staging, s, local, deleted.contains_key(&s.name))
+            .unwrap_or_else(|e| ImportReport::new(&s.name, "failed").detail(e.message));
+        if matches!(report.result, "skipped" | "failed") {
+            out.warnings.push(format!(
+                "run {:?} from {staging} {}: {}",
+                s.name,
+                report.result,
+                report.detail.as_deref().unwrap_or("invalid")
+            ));
+        }
+        out.add(report, only.is_some());
+    }
+    Ok(out)
+}
+
+fn import_one(
+    store: &Store,
+    staging: &RemoteName,
+    staged: &StagedRun,
+    listed: &LocalRun,
+    was_deleted: bool,
+) -> Result<ImportReport> {
+    if listed.same_as(staged) {
+        return Ok(ImportReport::new(&staged.name, "up to date"));
+    }
+    let valid = match staged::validate(store, staged, listed) {
+        Ok(v) => v,
+        Err(why) => return Ok(ImportReport::new(&staged.name, "skipped").detail(why)),
+    };
+    let lock = store.writer_lock(valid.run.as_str())?;
+    for attempt in 0..MAX_ATTEMPTS {
+        let local = staged::local_run(store, &valid.run)?;
+        match apply(store, staging, &valid, &local) {
+            Ok(Applied::Done(report)) => {
+                if was_deleted {
+                    delete::forget_deleted(store, &valid.run)?;
+                }
+                return Ok(report);
+            }
+            Ok(Applied::Diverged(mut report, local_head)) => {
+                drop(lock);
+                let (fork, earlier) = import_fork(store, staging, &valid, local_head)?;
+                report.imported_as = Some(fork.to_string());
+                if earlier {
+                    report.detail = Some(format!("already imported as {fork}"));
+                }
+                return Ok(report);
+            }
+            Err(PublishError::Conflict(_)) if attempt + 1 < MAX_ATTEMPTS => backoff(attempt),
+            Err(e) => return Err(Error::from(e).context(format!("import of run {}", valid.run))),
+        }
+    }
+    unreachable!("the loop returns")
+}
+
+enum Applied {
+    Done(ImportReport),
+    /// Notes are merged; the remote continuation still has to become its own run.
+    Diverged(ImportReport, ObjectId),
+}
+
+/// One attempt: decide from the local refs read now, publish in one transaction.
+fn apply(
+    store: &Store,
+    staging: &RemoteName,
+    v: &ValidRun,
+    local: &LocalRun,
+) -> Result<Applied, PublishError> {
+    let f = PublishError::Failed;
+    let (result, move_refs) = match local.head {
+        None => ("new", true),
+        Some(h) if h == v.head => ("up to date", true),
+        Some(h) if store.is_ancestor(h, v.head).map_err(f)? => ("fast-forwarded", true),
+        Some(h) if store.is_ancestor(v.head, h).map_err(f)? => ("local is ahead", false),
+        Some(_) => ("diverged", false),
+    };
+    let mut report = ImportReport::new(v.run.as_str(), result);
+    let mut changes = vec![];
+    // Notes first, then HEAD, then steps (the crash-safe order of store::publish).
+    if let Some((new, how)) = notes_target(store, staging, v, local.notes).map_err(f)? {
+        changes.push(RefChange::set(layout::notes_ref(&v.run), new, local.notes));
+        if local.notes.is_some() {
+            report.notes = Some(how);
+        }
+    }
+    if move_refs {
+        if local.head != Some(v.head) {
+            changes.push(RefChange::set(layout::run_head(&v.run), v.head, local.head));
+        }
+        for (step, id) in &v.steps {
+            let name = layout::step_ref(&v.run, step);
+            match local.steps.get(step.as_str()) {
+                None => changes.push(RefChange::set(name, *id, None)),
+                Some(l) if l == id => {}
+                Some(l) if store.is_ancestor(*l, *id).map_err(f)? => {
+                    changes.push(RefChange::set(name, *id, Some(*l)))
+                }
+                Some(_) => {} // the local step is newer (or went elsewhere): keep it
+            }
+        }
+    }
+    if !changes.is_empty() {
+        store.publish(
+            &changes,
+            &format!("agent-rewind: fetch {} from {staging} ({result})", v.run),
+        )?;
+    }
+    match (result, local.head) {
+        ("diverged", Some(h)) => Ok(Applied::Diverged(report, h)),
+        _ => Ok(Applied::Done(report)),
+    }
+}
+
+/// The notes commit the local notes ref should move to, if any, and how it was obtained.
+fn notes_target(
+    store: &Store,
+    staging: &RemoteName,
+    v: &ValidRun,
+    local: Option<ObjectId>,
+) -> Result<Option<(ObjectId, &'static str)>> {
+    Ok(match local {
+        None => Some((v.notes, "new")),
+        Some(l) if l == v.notes => None,
+        Some(l) if store.is_ancestor(l, v.notes)? => Some((v.notes, "fast-forwarded")),
+        Some(l) if store.is_ancestor(v.notes, l)? => None,
+        Some(l) => Some((
+            store.merge_notes_commits(
+                l,
+                v.notes,
+                &format!("agent-rewind: merge notes of {} from {staging}", v.run),
+            )?,
+            "merged",
+        )),
+    })
+}
+
+/// The new run for the remote continuation of a diverged run: its root checkpoint has the
+/// remote tip as first parent (so the remote's checkpoints are in its first-parent chain),
+/// inherits the remote's step refs, and is `forked_from` the last common checkpoint.
+/// Returns the run, and whether it had been imported by an earlier fetch.
+fn import_fork(
+    store: &Store,
+    staging: &RemoteName,
+    v: &ValidRun,
+    local_head: ObjectId,
+) -> Result<(RunId, bool)> {
+    let mut catalog = Catalog::new(store);
+    let tip = catalog.checkpoint(v.head)?;
+    let base = store.merge_base(local_head, v.head)?;
+    let base_cp = match base {
+        Some(b) => catalog.try_checkpoint(b)?,
+        None => None,
+    };
+    let link = match &base_cp {
+        Some(cp) => LineageLink {
+            run: cp.line().run.clone(),
+            step: cp.line().step.clone(),
+            checkpoint: cp.id().to_string(),
+        },
+        // No common checkpoint (two machines created runs of the same name).
+        None => LineageLink {
+            run: v.run.to_string(),
+            step: tip.line().step.clone(),
+            checkpoint: v.head.to_string(),
+        },
+    };
+    let mut name = None;
+    for n in 1..=20 {
+        let candidate = fork_name(&v.run, staging, v.head, n)?;
+        match catalog.run_tip(&candidate)? {
+            None => {
+                name = Some(candidate);
+                break;
+            }
+            Some(existing) => {
+                let root = catalog.root_of(&existing)?;
+                if root.commit.parents.first() == Some(&v.head) && root.line().event == Event::Root
+                {
+                    return Ok((candidate, true));
+                }
+            }
+        }
+    }
+    let name = name.ok_or_else(|| {
+        Error::conflict(format!(
+            "no free run id for the remote continuation of {}",
+            v.run
+        ))
+    })?;
+    let line = tip.line().clone();
+    let session = catalog
+        .lineage_chain(v.head, 10_000)?
+        .into_iter()
+        .find_map(|c| c.line().sdk_session_id.clone());
+    let label = catalog.root_of(&tip)?.note.label().map(str::to_string);
+    let mut rec = Record::new(name.clone(), Event::Root);
+    rec.tree = TreeSource::Given {
+        tree: tip.commit.tree,
+        excluded: line.excluded.clone(),
+    };
+    rec.origin = Some(Origin {
+        link,
+        rewound: false,
+        checkpoint: v.head,
+        inherited_steps: v.steps.clone(),
+    });
+    rec.new_run = true;
+    rec.session_id = session;
+    rec.label = label;
+    rec.user_head = Some(UserHead {
+        commit: line
+            .git_commit_sha
+            .as_deref()
+            .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok()),
+        branch: line.head_ref.clone(),
+    });
+    rec.message = Some(format!(
+        "run {} diverged: this is its continuation fetched from {staging} (tip {}); the local run was left untouched",
+        v.run,
+        short(v.head)
+    ));
+    rec.next_action = Some(format!(
+        "continue the run as recorded on {staging} (`git agent-rewind resume {name}`)"
+    ));
+    append(store, rec)?;
+    Ok((name, false))
+}
+
+/// `<run>-<remote>-<8 hex of the remote tip>` (`-<n>` appended for n > 1), cut to 64
+/// characters by shortening the run part.
+pub fn fork_name(run: &RunId, staging: &RemoteName, tip: ObjectId, n: u32) -> Result<RunId> {
+    let hex = tip.to_hex_with_len(8).to_string();
+    let n = if n > 1 {
+        format!("-{n}")
+    } else {
+        String::new()
+    };
+    let mut suffix = format!("-{staging}-{hex}{n}");
+    if suffix.len() > 48 {
+        suffix = format!("-{hex}{n}"); // a very long remote name
+    }
+    let head: String = run.as_str().chars().take(64 - suffix.len()).collect();
+    RunId::new(format!("{head}{suffix}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fork_names_are_valid_and_bounded() {
+        let tip = ObjectId::from_hex(b"0123456789abcdef0123456789abcdef01234567").unwrap();
+        let o = RemoteName::new("origin").unwrap();
+        let r = RunId::new("r1").unwrap();
+        assert_eq!(
+            fork_name(&r, &o, tip, 1).unwrap().as_str(),
+            "r1-origin-01234567"
+        );
+        assert_eq!(
+            fork_name(&r, &o, tip, 2).unwrap().as_str(),
+            "r1-origin-01234567-2"
+        );
+        let long = RunId::new("a".repeat(64)).unwrap();
+        let n = fork_name(&long, &o, tip, 1).unwrap();
+        assert_eq!(n.as_str().len(), 64);
+        assert!(n.as_str().ends_with("-origin-01234567"));
+    }
+}

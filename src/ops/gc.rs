@@ -1,0 +1,288 @@
+//! `gc`: retention. Selects the runs whose last activity is older than a duration and/or
+//! that fall beyond the newest N, lists them, and (without `--dry-run`) deletes exactly
+//! those through `delete`, then packs refs (`git pack-refs --all`) so listing stays fast.
+//!
+//! It never deletes, without saying so, a run that a kept run's lineage passes through: such
+//! a run is kept and reported with the run that needs it. Nor the active run of this
+//! worktree, nor a run it cannot read. `--dry-run` changes nothing. Objects are left to
+//! `git gc`; reflogs of deleted refs are removed with them (the others only ever hold
+//! ancestors of their ref's current value, so they keep nothing alive).
+
+use super::active::active_run;
+use super::delete::{delete_runs, dependents, origins_of};
+use super::list::list_runs;
+use crate::error::{Error, Result};
+use crate::ids::RunId;
+use crate::remote::staged;
+use crate::store::Store;
+use serde::Serialize;
+use std::collections::{BTreeSet, HashMap};
+
+#[derive(Debug, Clone, Default)]
+pub struct GcOptions {
+    /// Only runs whose last activity is older than this many seconds.
+    pub older_than: Option<i64>,
+    /// Never the newest N runs.
+    pub keep: Option<usize>,
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GcRun {
+    pub run: String,
+    pub last_activity: String,
+    pub label: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KeptRun {
+    pub run: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GcOutcome {
+    pub dry_run: bool,
+    /// Deleted (or, with `dry_run`, that would be deleted), newest first.
+    pub deleted: Vec<GcRun>,
+    /// Selected by age/count but kept, and why.
+    pub kept: Vec<KeptRun>,
+    /// Runs that could not be read (never deleted by gc).
+    pub problems: Vec<String>,
+    pub runs_before: usize,
+    pub runs_after: usize,
+    pub refs_packed: bool,
+}
+
+pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
+    if opts.older_than.is_none() && opts.keep.is_none() {
+        return Err(Error::usage("gc needs --older-than DUR and/or --keep N")
+            .with_hint("e.g. `git agent-rewind gc --older-than 30d --keep 20 --dry-run`"));
+    }
+    // One pass over the refs, two note reads per run (like `list`); newest first.
+    let list = list_runs(store, true)?;
+    let problems: Vec<String> = list
+        .problems
+        .iter()
+        .map(|p| format!("{p} (left alone)"))
+        .collect();
+    let origins = origins_of(&list.runs);
+    let mut runs: Vec<(RunId, String, Option<String>)> = list
+        .runs
+        .into_iter()
+        .filter_map(|s| Some((RunId::new(s.run).ok()?, s.last_activity, s.label)))
+        .collect();
+    runs.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let runs_before = runs.len();
+    let cutoff = opts.older_than.map(|secs| unix_now() - secs);
+    let selected: Vec<usize> = (0..runs.len())
+        .filter(|i| opts.keep.is_none_or(|k| *i >= k))
+        .filter(|i| {
+            cutoff.is_none_or(|c| crate::time::parse_rfc3339(&runs[*i].1).is_some_and(|t| t <= c))
+        })
+        .collect();
+
+    // Keep what a kept run's lineage passes through, and the active run.
+    let active = active_run(store).ok().flatten();
+    let mut kept = vec![];
+    let mut gone: BTreeSet<String> = selected.iter().map(|i| runs[*i].0.to_string()).collect();
+    if let Some(a) = &active
+        && gone.remove(a.as_str())
+    {
+        kept.push(KeptRun {
+            run: a.to_string(),
+            reason: "the active run of this worktree".into(),
+        });
+    }
+    loop {
+        let needed = needed_by(&origins, &gone);
+        if needed.is_empty() {
+            break;
+        }
+        for (run, by) in needed {
+            gone.remove(&run);
+            kept.push(KeptRun {
+                run,
+                reason: format!("the lineage of {by} passes through it"),
+            });
+        }
+    }
+    let mut deleted: Vec<GcRun> = selected
+        .iter()
+        .map(|i| &runs[*i])
+        .filter(|(r, _, _)| gone.contains(r.as_str()))
+        .map(|(r, ts, label)| GcRun {
+            run: r.to_string(),
+            last_activity: ts.clone(),
+            label: label.clone(),
+        })
+        .collect();
+    let mut refs_packed = false;
+    if !opts.dry_run {
+        // Runs that came from others first, so a lineage is never cut by a partial gc.
+        let order = lineage_order(&deleted, &origins);
+        let locals = staged::local_runs(store)?;
+        let batch: Vec<_> = order
+            .iter()
+            .filter_map(|r| {
+                let run = RunId::new(r.clone()).ok()?;
+                Some((run, locals.get(r.as_str())?.clone()))
+            })
+            .collect();
+        let done: BTreeSet<String> = delete_runs(store, &batch)?
+            .into_iter()
+            .map(|(r, _)| r.to_string())
+            .collect();
+        deleted.retain(|d| {
+            let ok = done.contains(&d.run);
+            if !ok {
+                kept.push(KeptRun {
+                    run: d.run.clone(),
+                    reason: "it changed while gc ran".into(),
+                });
+            }
+            ok
+        });
+        store.git(&["pack-refs", "--all"])?;
+        refs_packed = true;
+    }
+    kept.sort_by(|a, b| a.run.cmp(&b.run));
+    Ok(GcOutcome {
+        dry_run: opts.dry_run,
+        runs_after: if opts.dry_run {
+            runs_before
+        } else {
+            runs_before - deleted.len()
+        },
+        deleted,
+        kept,
+        problems,
+        runs_before,
+        refs_packed,
+    })
+}
+
+/// Runs in `gone` that a run outside it needs, with one run that needs each.
+fn needed_by(origins: &HashMap<String, String>, gone: &BTreeSet<String>) -> Vec<(String, String)> {
+    let mut out = vec![];
+    for by in dependents(origins, gone) {
+        // The first run of `gone` on `by`'s origin chain.
+        let mut cur = by.clone();
+        let mut steps = 0;
+        while let Some(o) = origins.get(&cur) {
+            if gone.contains(o) {
+                if !out.iter().any(|(r, _)| r == o) {
+                    out.push((o.clone(), by.clone()));
+                }
+                break;
+            }
+            cur = o.clone();
+            steps += 1;
+            if steps > origins.len() {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Deleted runs ordered so that a run comes before the run it came from.
+fn lineage_order(deleted: &[GcRun], origins: &HashMap<String, String>) -> Vec<String> {
+    let depth = |r: &str| {
+        let mut d = 0usize;
+        let mut cur = r.to_string();
+        while let Some(o) = origins.get(&cur) {
+            d += 1;
+            if d > origins.len() {
+                break;
+            }
+            cur = o.clone();
+        }
+        d
+    };
+    let mut v: Vec<(usize, String)> = deleted
+        .iter()
+        .map(|d| (depth(&d.run), d.run.clone()))
+        .collect();
+    v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    v.into_iter().map(|(_, r)| r).collect()
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// `90d`, `12h`, `2w`, `1d12h`, `45m`, `30s` → seconds.
+pub fn parse_duration(s: &str) -> Result<i64> {
+    let bad = || {
+        Error::usage(format!("invalid duration {s:?}"))
+            .with_hint("use a number with a unit: s, m, h, d, w (e.g. 30d, 12h, 1d12h)")
+    };
+    let mut total: i64 = 0;
+    let mut num = String::new();
+    let mut any = false;
+    for c in s.trim().chars() {
+        if c.is_ascii_digit() {
+            num.push(c);
+            continue;
+        }
+        let unit = match c {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            'd' => 86_400,
+            'w' => 7 * 86_400,
+            _ => return Err(bad()),
+        };
+        let n: i64 = num.parse().map_err(|_| bad())?;
+        total = total
+            .checked_add(n.checked_mul(unit).ok_or_else(bad)?)
+            .ok_or_else(bad)?;
+        num.clear();
+        any = true;
+    }
+    if !num.is_empty() || !any {
+        return Err(bad());
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30d").unwrap(), 30 * 86_400);
+        assert_eq!(parse_duration("1d12h").unwrap(), 36 * 3600);
+        assert_eq!(parse_duration("0s").unwrap(), 0);
+        for bad in ["", "10", "d", "5x", "-1d"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn lineage_is_kept_and_ordered() {
+        let origins: HashMap<String, String> = [("b", "a"), ("c", "b")]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .into();
+        let gone: BTreeSet<String> = ["a", "b"].map(String::from).into();
+        assert_eq!(
+            needed_by(&origins, &gone),
+            vec![("b".to_string(), "c".to_string())]
+        );
+        let all: BTreeSet<String> = ["a", "b", "c"].map(String::from).into();
+        assert!(needed_by(&origins, &all).is_empty());
+        let runs: Vec<GcRun> = ["a", "b", "c"]
+            .map(|r| GcRun {
+                run: r.into(),
+                last_activity: String::new(),
+                label: None,
+            })
+            .into();
+        assert_eq!(lineage_order(&runs, &origins), vec!["c", "b", "a"]);
+    }
+}

@@ -1,0 +1,284 @@
+//! `push`: share runs (DESIGN.md §6): the runs' ref folders and notes refs with one
+//! `git push --atomic`, never forced, as the user's own git process. Pushing again is a
+//! no-op. A run whose remote copy moved on is reported, never overwritten: the atomic push
+//! then failed as a whole, so the other runs are pushed again without it and still land.
+//!
+//! It never pushes anything but the refs of the runs asked for (never branches, tags or
+//! staged copies), and never fetches or changes local refs.
+
+use super::active::active_run;
+use super::record::backoff;
+use crate::error::{Error, Result};
+use crate::ids::RunId;
+use crate::remote::{self, RefStatus, Remote};
+use crate::store::{Store, layout};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Batches tried before falling back to one push per run.
+const BATCH_ROUNDS: u32 = 4;
+/// Tries of one run's push when the remote reports a passing failure (a held lock).
+const SINGLE_TRIES: u32 = 5;
+/// Runs per `git push` when they are named one by one (bounds the command line).
+const RUNS_PER_PUSH: usize = 300;
+/// Most runs left out of an `--all` push by negative refspecs before naming runs instead.
+const MAX_EXCLUDED: usize = 300;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunPush {
+    pub run: String,
+    /// `pushed`, `up to date`, `rejected`.
+    pub result: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PushOutcome {
+    pub remote: String,
+    /// Every run named; with `--all`, every run that was pushed or rejected.
+    pub runs: Vec<RunPush>,
+    /// With `--all`: how many runs were already up to date (not listed in `runs`).
+    pub up_to_date: usize,
+}
+
+impl PushOutcome {
+    /// How many runs had `result` (listed or counted).
+    pub fn count(&self, result: &str) -> usize {
+        let listed = self.runs.iter().filter(|r| r.result == result).count();
+        listed
+            + if result == "up to date" {
+                self.up_to_date
+            } else {
+                0
+            }
+    }
+}
+
+/// Every local run, for `--all`: pushed with globs, minus what is left out.
+struct AllRuns {
+    valid: Vec<RunId>,
+    /// Names under refs/agent-runs/ that are not valid run ids: never pushed.
+    invalid: Vec<String>,
+}
+
+/// Push `runs` (or every run with `all`; the active run of this worktree when neither).
+pub fn push(store: &Store, remote: &Remote, runs: &[RunId], all: bool) -> Result<PushOutcome> {
+    let all = match all {
+        true => {
+            let (runs, invalid) = store.list_runs()?;
+            let mut valid: Vec<RunId> = runs.into_iter().map(|(r, _)| r).collect();
+            valid.sort();
+            Some(AllRuns { valid, invalid })
+        }
+        false => None,
+    };
+    let selected = match &all {
+        Some(a) => a.valid.clone(),
+        None => select(store, runs)?,
+    };
+    let mut specs: BTreeMap<RunId, Vec<String>> = BTreeMap::new();
+    for run in &selected {
+        let [refs, notes] = layout::push_refspecs(run);
+        let mut s = vec![refs];
+        if store.notes_tip(run)?.is_some() {
+            s.push(notes);
+        }
+        specs.insert(run.clone(), s);
+    }
+    let mut done: BTreeMap<RunId, RunPush> = BTreeMap::new();
+    let mut pending: Vec<RunId> = selected.clone();
+    let mut round = 0;
+    while !pending.is_empty() && round < BATCH_ROUNDS {
+        round += 1;
+        let before = pending.len();
+        let mut next = vec![];
+        for (runs, refspecs) in batches(&pending, all.as_ref(), &specs) {
+            next.extend(push_batch(store, remote, &runs, &refspecs, &mut done)?);
+        }
+        pending = next;
+        if pending.len() == before && !pending.is_empty() {
+            backoff(round);
+        }
+    }
+    // Whatever atomic batches could not settle: one run at a time.
+    for run in pending {
+        let one = std::slice::from_ref(&run);
+        let mut settled = false;
+        for attempt in 0..SINGLE_TRIES {
+            if push_batch(store, remote, one, &specs[&run], &mut done)?.is_empty() {
+                settled = true;
+                break;
+            }
+            backoff(attempt + 2);
+        }
+        if !settled {
+            done.insert(
+                run.clone(),
+                rejected(
+                    &run,
+                    "the remote kept refusing the push (busy?)".into(),
+                    None,
+                ),
+            );
+        }
+    }
+    let mut out = PushOutcome {
+        remote: remote.name.to_string(),
+        runs: vec![],
+        up_to_date: 0,
+    };
+    for r in selected.iter().filter_map(|r| done.remove(r)) {
+        match r.result {
+            "up to date" if all.is_some() => out.up_to_date += 1,
+            _ => out.runs.push(r),
+        }
+    }
+    Ok(out)
+}
+
+fn select(store: &Store, runs: &[RunId]) -> Result<Vec<RunId>> {
+    let mut runs = if runs.is_empty() {
+        vec![active_run(store)?.ok_or_else(|| {
+            Error::usage("which runs? name them, or use --all")
+                .with_hint("`git agent-rewind push [REMOTE] RUN…` or `push --all`")
+        })?]
+    } else {
+        runs.to_vec()
+    };
+    for r in &runs {
+        if store.run_head(r)?.is_none() {
+            return Err(crate::catalog::unknown_run(r));
+        }
+    }
+    runs.sort();
+    runs.dedup();
+    Ok(runs)
+}
+
+/// The `git push` processes for `pending`: with `--all`, two globs minus the runs already
+/// settled; otherwise (or when too many are settled) the runs' own refspecs, in chunks.
+fn batches(
+    pending: &[RunId],
+    all: Option<&AllRuns>,
+    specs: &BTreeMap<RunId, Vec<String>>,
+) -> Vec<(Vec<RunId>, Vec<String>)> {
+    if let Some(all) = all
+        && pending.len() > 1
+    {
+        let keep: std::collections::BTreeSet<&RunId> = pending.iter().collect();
+        let excluded: Vec<String> = all
+            .valid
+            .iter()
+            .filter(|r| !keep.contains(r))
+            .map(|r| r.to_string())
+            .chain(all.invalid.iter().cloned())
+            .collect();
+        if excluded.len() <= MAX_EXCLUDED {
+            return vec![(pending.to_vec(), layout::push_all_refspecs(&excluded))];
+        }
+    }
+    pending
+        .chunks(RUNS_PER_PUSH)
+        .map(|c| {
+            (
+                c.to_vec(),
+                c.iter().flat_map(|r| specs[r].clone()).collect(),
+            )
+        })
+        .collect()
+}
+
+/// One atomic push of `refspecs` covering `runs`; settled runs go to `done`, the others are
+/// returned.
+fn push_batch(
+    store: &Store,
+    remote: &Remote,
+    runs: &[RunId],
+    refspecs: &[String],
+    done: &mut BTreeMap<RunId, RunPush>,
+) -> Result<Vec<RunId>> {
+    let attempt = remote::push_atomic(store, remote, refspecs)?;
+    if attempt.refs.is_empty() && !attempt.success {
+        return Err(Error::other(format!(
+            "`git push` to {} failed: {}",
+            remote.name,
+            if attempt.stderr.is_empty() {
+                "no output".into()
+            } else {
+                attempt.stderr.clone()
+            }
+        ))
+        .with_hint("check that the remote is reachable and writable (`git push --dry-run`)"));
+    }
+    let mut by_run: BTreeMap<String, Vec<&RefStatus>> = BTreeMap::new();
+    for r in &attempt.refs {
+        if let Some((run, _)) = remote::run_of_ref(&r.dst) {
+            by_run.entry(run).or_default().push(r);
+        }
+    }
+    let mut pending = vec![];
+    for run in runs {
+        let refs = by_run.remove(run.as_str()).unwrap_or_default();
+        match settle(run, &refs, attempt.success) {
+            Some(p) => {
+                done.insert(run.clone(), p);
+            }
+            None => pending.push(run.clone()),
+        }
+    }
+    Ok(pending)
+}
+
+/// What one run's ref results mean; `None` when it must be pushed again.
+fn settle(run: &RunId, refs: &[&RefStatus], success: bool) -> Option<RunPush> {
+    let own: Vec<&&RefStatus> = refs
+        .iter()
+        .filter(|r| r.rejected() && !r.collateral())
+        .collect();
+    if own.iter().any(|r| r.transient()) {
+        return None;
+    }
+    if own.iter().any(|r| r.moved_on()) {
+        let notes_only = own
+            .iter()
+            .all(|r| remote::run_of_ref(&r.dst).is_some_and(|(_, notes)| notes));
+        return Some(if notes_only {
+            rejected(
+                run,
+                "its notes on the remote moved on (a record added on another machine)".into(),
+                Some("`git agent-rewind fetch` merges the notes; then push again".into()),
+            )
+        } else {
+            rejected(
+                run,
+                "the remote copy moved on (it has checkpoints this one lacks)".into(),
+                Some("`git agent-rewind fetch` first: it fast-forwards this run, or imports the remote continuation as a new run when both moved on".into()),
+            )
+        });
+    }
+    if let Some(r) = own.first() {
+        return Some(rejected(run, format!("{} {}", r.dst, r.summary), None));
+    }
+    let changed = refs.iter().any(|r| r.flag != '=');
+    if success || (!refs.is_empty() && !changed) {
+        return Some(RunPush {
+            run: run.to_string(),
+            result: if changed { "pushed" } else { "up to date" },
+            reason: None,
+            hint: None,
+        });
+    }
+    None // only rejected because another run's ref was: push it again
+}
+
+fn rejected(run: &RunId, reason: String, hint: Option<String>) -> RunPush {
+    RunPush {
+        run: run.to_string(),
+        result: "rejected",
+        reason: Some(reason),
+        hint,
+    }
+}

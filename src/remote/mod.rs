@@ -1,0 +1,266 @@
+//! Sharing runs through the git binary (DESIGN.md §6): which remote, `git push --atomic` of
+//! runs' refs with its per-ref results, `git fetch` into the staging namespace
+//! (`refs/agent-runs-remote/<remote>/…`), bundles, and reading and validating what was
+//! staged ([`staged`]). The user's own git does all network work, as its own process, so
+//! credentials, ssh config, proxies and `insteadOf` apply.
+//!
+//! It never forces a push, never writes the user's `remote.*` config, `refs/remotes/` or
+//! `FETCH_HEAD`, never executes anything it fetched, and never moves a run's own refs:
+//! deciding what a staged run means for the local one is `ops::fetch`'s job.
+
+pub mod staged;
+
+use crate::error::{Error, Result};
+use crate::ids::{RemoteName, RunId};
+use crate::store::{Store, layout};
+use std::path::Path;
+
+/// The remote used when none is named.
+pub const DEFAULT_REMOTE: &str = "origin";
+
+/// A configured git remote.
+#[derive(Debug, Clone)]
+pub struct Remote {
+    pub name: RemoteName,
+    pub url: String,
+}
+
+/// The remote called `name` (default `origin`), which must be configured in this repository.
+pub fn resolve(store: &Store, name: Option<&str>) -> Result<Remote> {
+    let shown = name.unwrap_or(DEFAULT_REMOTE);
+    let url = remote_url(store, shown);
+    match (url, name) {
+        (Some(url), _) => Ok(Remote {
+            name: RemoteName::new(shown)?,
+            url,
+        }),
+        (None, None) => Err(Error::not_found(format!("no remote {DEFAULT_REMOTE}"))
+            .with_hint("add one with `git remote add origin URL`, or name the remote to use")),
+        (None, Some(n)) => Err(Error::not_found(format!("unknown remote {n:?}"))
+            .with_hint("`git remote -v` lists the remotes of this repository")),
+    }
+}
+
+fn remote_url(store: &Store, name: &str) -> Option<String> {
+    if name.is_empty() || name.contains(['\n', '\0']) {
+        return None;
+    }
+    store
+        .config_string(&format!("remote.{name}.url"))
+        .or_else(|| store.config_string(&format!("remote.{name}.pushurl")))
+}
+
+/// Split `[REMOTE] [RUN…]`: the first word is the remote when a remote of that name is
+/// configured; otherwise every word is a run and the remote is `origin`.
+pub fn split_remote_and_runs(store: &Store, words: &[String]) -> Result<(Remote, Vec<RunId>)> {
+    let (remote, runs) = match words.split_first() {
+        Some((first, rest)) if remote_url(store, first).is_some() => {
+            (resolve(store, Some(first))?, rest)
+        }
+        _ => (resolve(store, None)?, words),
+    };
+    let runs = runs
+        .iter()
+        .map(|r| RunId::new(r.clone()))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((remote, runs))
+}
+
+/// What the remote said about one ref of a push (`git push --porcelain`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefStatus {
+    /// ` ` fast-forward, `*` new, `=` up to date, `!` rejected, `-` deleted, `+` forced.
+    pub flag: char,
+    /// The remote ref.
+    pub dst: String,
+    /// `[rejected] (non-fast-forward)`, `[up to date]`, `abc..def`, …
+    pub summary: String,
+}
+
+impl RefStatus {
+    pub fn rejected(&self) -> bool {
+        self.flag == '!'
+    }
+    /// Rejected only because another ref of the same atomic push was.
+    pub fn collateral(&self) -> bool {
+        self.rejected() && self.summary.contains("atomic push failed")
+    }
+    /// Rejected because the remote ref moved on (it is not an ancestor of ours).
+    pub fn moved_on(&self) -> bool {
+        self.rejected()
+            && (self.summary.contains("non-fast-forward")
+                || self.summary.contains("fetch first")
+                || self.summary.contains("stale info"))
+    }
+    /// Rejected by the remote for a passing reason (a lock held by a concurrent push).
+    pub fn transient(&self) -> bool {
+        self.rejected()
+            && self.summary.contains("remote rejected")
+            && (self.summary.contains("lock") || self.summary.contains("try again"))
+    }
+}
+
+/// The result of one `git push` process.
+#[derive(Debug, Clone)]
+pub struct PushAttempt {
+    pub success: bool,
+    pub refs: Vec<RefStatus>,
+    /// git's stderr, as one line (for failures without per-ref results).
+    pub stderr: String,
+}
+
+/// `git push --atomic --porcelain <remote> <refspecs…>`: never forced, all or nothing.
+pub fn push_atomic(store: &Store, remote: &Remote, refspecs: &[String]) -> Result<PushAttempt> {
+    let mut args = vec!["push", "--atomic", "--porcelain"];
+    args.push(remote.name.as_str());
+    args.extend(refspecs.iter().map(String::as_str));
+    let out = store.git_unchecked(&args)?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = crate::error::one_line(&String::from_utf8_lossy(&out.stderr));
+    if stderr.contains("does not support --atomic") {
+        return Err(Error::refused(format!(
+            "remote {} does not support atomic pushes",
+            remote.name
+        ))
+        .with_hint("agent runs are pushed with `git push --atomic` so a run never lands half; use a remote whose server supports it"));
+    }
+    Ok(PushAttempt {
+        success: out.status.success(),
+        refs: parse_porcelain(&stdout),
+        stderr,
+    })
+}
+
+/// Parse the per-ref lines of `git push --porcelain`: `<flag>\t<src>:<dst>\t<summary>`.
+pub fn parse_porcelain(stdout: &str) -> Vec<RefStatus> {
+    stdout
+        .lines()
+        .filter_map(|l| {
+            let mut parts = l.splitn(3, '\t');
+            let flag = parts.next()?.chars().next()?;
+            let spec = parts.next()?;
+            let summary = parts.next().unwrap_or("").to_string();
+            let dst = spec.rsplit_once(':').map_or(spec, |(_, d)| d).to_string();
+            Some(RefStatus { flag, dst, summary })
+        })
+        .collect()
+}
+
+/// The run a pushed ref belongs to, and whether it is the run's notes ref.
+pub fn run_of_ref(dst: &str) -> Option<(String, bool)> {
+    if let Some(r) = layout::parse_run_ref(dst) {
+        return Some(match r {
+            layout::RunRef::Head(run) | layout::RunRef::Step(run, _) => (run, false),
+        });
+    }
+    layout::parse_notes_ref(dst).map(|run| (run, true))
+}
+
+/// `git fetch` the runs of `remote` (all, or only `runs`) into its staging namespace. The
+/// staging refs are force-updated and pruned; nothing else is written (no tags, no
+/// `FETCH_HEAD`, no `refs/remotes/`).
+pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>) -> Result<()> {
+    let refspecs: Vec<String> = match runs {
+        None => layout::fetch_refspecs(&remote.name).to_vec(),
+        Some(runs) => runs
+            .iter()
+            .flat_map(|r| layout::fetch_run_refspecs(&remote.name, r))
+            .collect(),
+    };
+    fetch(
+        store,
+        remote.name.as_str(),
+        &remote.name.to_string(),
+        &refspecs,
+    )
+}
+
+fn fetch(store: &Store, source: &str, shown: &str, refspecs: &[String]) -> Result<()> {
+    let mut args = vec![
+        "fetch",
+        "--no-tags",
+        "--prune",
+        "--no-write-fetch-head",
+        "--quiet",
+        "--no-recurse-submodules",
+    ];
+    args.push(source);
+    args.extend(refspecs.iter().map(String::as_str));
+    let out = store.git_unchecked(&args)?;
+    if !out.status.success() {
+        return Err(Error::other(format!(
+            "`git fetch` from {shown} failed: {}",
+            crate::error::one_line(&String::from_utf8_lossy(&out.stderr))
+        ))
+        .with_hint("check that the remote is reachable with `git ls-remote`"));
+    }
+    Ok(())
+}
+
+/// `git bundle create FILE <refs…>`: a bundle without prerequisites, so any repository can
+/// import it.
+pub fn bundle_create(store: &Store, file: &Path, refs: &[String]) -> Result<()> {
+    let path = file.to_string_lossy();
+    let mut args = vec!["bundle", "create", "--quiet", path.as_ref()];
+    args.extend(refs.iter().map(String::as_str));
+    let out = store.git_unchecked(&args)?;
+    if !out.status.success() {
+        return Err(Error::other(format!(
+            "`git bundle create` failed: {}",
+            crate::error::one_line(&String::from_utf8_lossy(&out.stderr))
+        )));
+    }
+    Ok(())
+}
+
+/// `git bundle verify FILE`, then the refs it holds.
+pub fn bundle_verify(store: &Store, file: &Path) -> Result<Vec<String>> {
+    let path = file.to_string_lossy();
+    if !file.is_file() {
+        return Err(Error::usage(format!("no such file: {path}")));
+    }
+    let out = store.git_unchecked(&["bundle", "verify", "--quiet", path.as_ref()])?;
+    if !out.status.success() {
+        return Err(Error::refused(format!(
+            "{path} is not a valid bundle for this repository: {}",
+            crate::error::one_line(&String::from_utf8_lossy(&out.stderr))
+        ))
+        .with_hint("create it with `git agent-rewind export RUN -o FILE`"));
+    }
+    let heads = store.git_unchecked(&["bundle", "list-heads", path.as_ref()])?;
+    Ok(String::from_utf8_lossy(&heads.stdout)
+        .lines()
+        .filter_map(|l| l.split_once(' ').map(|(_, r)| r.to_string()))
+        .collect())
+}
+
+/// Fetch the runs of a bundle file into the staging namespace of `staging`.
+pub fn fetch_bundle(store: &Store, file: &Path, staging: &RemoteName) -> Result<()> {
+    let path = std::path::absolute(file)?;
+    let source = path.to_string_lossy();
+    fetch(
+        store,
+        source.as_ref(),
+        &format!("bundle {}", file.display()),
+        &layout::fetch_refspecs(staging),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_porcelain_lines() {
+        let out = "To ../remote.git\n=\trefs/notes/agent-runs/r1:refs/notes/agent-runs/r1\t[up to date]\n\
+                   !\trefs/agent-runs/r1/HEAD:refs/agent-runs/r1/HEAD\t[rejected] (non-fast-forward)\n\
+                   !\trefs/agent-runs/r2/HEAD:refs/agent-runs/r2/HEAD\t[rejected] (atomic push failed)\nDone\n";
+        let refs = parse_porcelain(out);
+        assert_eq!(refs.len(), 3);
+        assert_eq!(refs[0].flag, '=');
+        assert!(refs[1].moved_on() && !refs[1].collateral());
+        assert!(refs[2].collateral() && !refs[2].moved_on());
+        assert_eq!(run_of_ref(&refs[1].dst), Some(("r1".into(), false)));
+        assert_eq!(run_of_ref(&refs[0].dst), Some(("r1".into(), true)));
+    }
+}

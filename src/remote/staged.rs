@@ -1,0 +1,245 @@
+//! What a fetch staged, read back and validated before anything of it reaches a run's own
+//! refs: ref names (run ids, step names, nothing nested), that the refs point at checkpoint
+//! commits of that run, and that every note that would be imported is valid JSON Lines of a
+//! bounded size. Also the local refs of runs, grouped the same way, for the comparison.
+//!
+//! Read-only. A staged run that fails validation is described in one line (the caller
+//! warns and skips it); nothing here ever executes or interprets fetched content beyond
+//! parsing it.
+
+use crate::error::Result;
+use crate::ids::{RemoteName, RunId, StepName};
+use crate::model::Note;
+use crate::store::{Store, layout};
+use gix::ObjectId;
+use std::collections::{BTreeMap, HashMap};
+
+/// The largest note body accepted from another machine.
+pub const MAX_NOTE_BYTES: u64 = 1024 * 1024;
+/// The most step refs a fetched run may have.
+pub const MAX_STEPS: usize = 1000;
+
+/// A run as staged from a remote. Names are raw: they came from another machine.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StagedRun {
+    pub name: String,
+    pub head: Option<ObjectId>,
+    pub steps: BTreeMap<String, ObjectId>,
+    /// Refs nested deeper than `<run>/<leaf>` (never valid).
+    pub stray: Vec<String>,
+    pub notes: Option<ObjectId>,
+}
+
+/// The refs of a local run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LocalRun {
+    pub head: Option<ObjectId>,
+    pub steps: BTreeMap<String, ObjectId>,
+    pub notes: Option<ObjectId>,
+}
+
+impl LocalRun {
+    /// The same refs, with the same values, as the staged copy.
+    pub fn same_as(&self, s: &StagedRun) -> bool {
+        self.head == s.head && self.steps == s.steps && self.notes == s.notes
+    }
+}
+
+/// A staged run that passed validation.
+#[derive(Debug, Clone)]
+pub struct ValidRun {
+    pub run: RunId,
+    pub head: ObjectId,
+    pub steps: Vec<(StepName, ObjectId)>,
+    pub notes: ObjectId,
+}
+
+/// Every run staged for `remote`, by (raw) name.
+pub fn staged_runs(store: &Store, remote: &RemoteName) -> Result<BTreeMap<String, StagedRun>> {
+    fn slot(out: &mut BTreeMap<String, StagedRun>, run: String) -> &mut StagedRun {
+        out.entry(run.clone()).or_insert_with(|| StagedRun {
+            name: run,
+            ..Default::default()
+        })
+    }
+    let mut out = BTreeMap::new();
+    let mut refs = store.refs_under(&layout::remote_run_prefix(remote))?;
+    refs.extend(store.refs_under(&layout::remote_notes_prefix(remote))?);
+    for (full, id) in refs {
+        match layout::parse_staged_ref(remote, &full) {
+            Some(layout::StagedRef::Run(run, leaf)) => {
+                let e = slot(&mut out, run);
+                if leaf.contains('/') {
+                    e.stray.push(full);
+                } else if leaf == layout::HEAD_LEAF {
+                    e.head = Some(id);
+                } else {
+                    e.steps.insert(leaf, id);
+                }
+            }
+            Some(layout::StagedRef::Notes(run)) => slot(&mut out, run).notes = Some(id),
+            None => {}
+        }
+    }
+    Ok(out)
+}
+
+/// Every local run's refs (including runs that only have a notes ref), by name.
+pub fn local_runs(store: &Store) -> Result<HashMap<String, LocalRun>> {
+    let mut out: HashMap<String, LocalRun> = HashMap::new();
+    for (full, id) in store.refs_under(layout::RUNS_PREFIX)? {
+        match layout::parse_run_ref(&full) {
+            Some(layout::RunRef::Head(run)) => out.entry(run).or_default().head = Some(id),
+            Some(layout::RunRef::Step(run, step)) => {
+                out.entry(run).or_default().steps.insert(step, id);
+            }
+            None => {}
+        }
+    }
+    for (full, id) in store.refs_under(layout::NOTES_PREFIX)? {
+        if let Some(run) = layout::parse_notes_ref(&full) {
+            out.entry(run).or_default().notes = Some(id);
+        }
+    }
+    Ok(out)
+}
+
+/// The refs of one local run, read now.
+pub fn local_run(store: &Store, run: &RunId) -> Result<LocalRun> {
+    Ok(LocalRun {
+        head: store.run_head(run)?,
+        steps: store
+            .step_refs(run)?
+            .into_iter()
+            .map(|(s, id)| (s.to_string(), id))
+            .collect(),
+        notes: store.notes_tip(run)?,
+    })
+}
+
+/// Check a staged run before import. `local` is the local run of the same name (its notes
+/// are already trusted, so only notes that differ from it are read). The error is one line
+/// saying what is wrong.
+pub fn validate(
+    store: &Store,
+    staged: &StagedRun,
+    local: &LocalRun,
+) -> std::result::Result<ValidRun, String> {
+    let run = RunId::new(staged.name.clone()).map_err(|e| e.message)?;
+    if let Some(stray) = staged.stray.first() {
+        return Err(format!("unexpected nested ref {stray}"));
+    }
+    let head = staged.head.ok_or("it has no HEAD ref")?;
+    let notes = staged.notes.ok_or("it has no notes ref")?;
+    if staged.steps.len() > MAX_STEPS {
+        return Err(format!(
+            "it has {} step refs (at most {MAX_STEPS})",
+            staged.steps.len()
+        ));
+    }
+    let mut steps = Vec::with_capacity(staged.steps.len());
+    for (name, id) in &staged.steps {
+        let step = StepName::new(name.clone()).map_err(|e| e.message)?;
+        steps.push((step, *id));
+    }
+    let bad = |what: &str, why: String| format!("{what}: {why}");
+    let head_commit = store
+        .read_commit(head)
+        .map_err(|e| bad("HEAD", e.message))?;
+    if head_commit.trailers.run.as_deref() != Some(run.as_str()) {
+        return Err(format!(
+            "HEAD {} is not a checkpoint of run {run} (its Agent-Run trailer is {:?})",
+            short(head),
+            head_commit.trailers.run.as_deref().unwrap_or("missing")
+        ));
+    }
+    for (step, id) in &steps {
+        let c = store
+            .read_commit(*id)
+            .map_err(|e| bad(&format!("step {step}"), e.message))?;
+        if c.trailers
+            .run
+            .as_deref()
+            .and_then(|r| RunId::new(r).ok())
+            .is_none()
+        {
+            return Err(format!(
+                "step {step} points at {}, not a checkpoint",
+                short(*id)
+            ));
+        }
+        if !store.is_ancestor(*id, head).map_err(|e| e.message)? {
+            return Err(format!(
+                "step {step} points at {}, which is not in the run's chain",
+                short(*id)
+            ));
+        }
+    }
+    validate_notes(store, &run, head, notes, local.notes)?;
+    Ok(ValidRun {
+        run,
+        head,
+        steps,
+        notes,
+    })
+}
+
+/// Every note of `notes` that is not already in `trusted` must be UTF-8 JSON Lines of at most
+/// [`MAX_NOTE_BYTES`], and the HEAD checkpoint's note must be a checkpoint of `run`.
+fn validate_notes(
+    store: &Store,
+    run: &RunId,
+    head: ObjectId,
+    notes: ObjectId,
+    trusted: Option<ObjectId>,
+) -> std::result::Result<(), String> {
+    let all = store
+        .all_notes(notes)
+        .map_err(|e| format!("its notes ref is not a notes commit: {}", e.message))?;
+    let known = match trusted {
+        Some(t) => store.all_notes(t).unwrap_or_default(),
+        None => HashMap::new(),
+    };
+    if !all.contains_key(&head) {
+        return Err(format!("HEAD {} has no note", short(head)));
+    }
+    for (obj, blob) in &all {
+        if known.get(obj) == Some(blob) && *obj != head {
+            continue;
+        }
+        let note = read_note(store, *blob).map_err(|e| format!("note of {}: {e}", short(*obj)))?;
+        if *obj == head {
+            match note.checkpoint() {
+                Some(c) if c.run == run.as_str() => {}
+                Some(c) => {
+                    return Err(format!(
+                        "the note of HEAD {} belongs to run {:?}",
+                        short(head),
+                        c.run
+                    ));
+                }
+                None => {
+                    return Err(format!(
+                        "the note of HEAD {} has no checkpoint line",
+                        short(head)
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn read_note(store: &Store, blob: ObjectId) -> std::result::Result<Note, String> {
+    let size = store.object_size(blob).map_err(|e| e.message)?;
+    if size > MAX_NOTE_BYTES {
+        return Err(format!("{size} bytes (at most {MAX_NOTE_BYTES})"));
+    }
+    let bytes = store.read_blob(blob).map_err(|e| e.message)?;
+    let text = String::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
+    Note::parse(&text)
+}
+
+fn short(id: ObjectId) -> String {
+    id.to_hex_with_len(12).to_string()
+}
