@@ -195,11 +195,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     if in_place {
         materialize::write_changes(store, &changes)?;
         store.move_user_head(branch.as_deref(), git_commit)?;
-        let index_tree = match git_commit {
-            Some(c) => Some(store.commit_tree(c)?),
-            None => None,
-        };
-        store.reset_user_index(index_tree)?;
+        store.reset_user_index_to_head()?;
         set_active_run(store, &new_run)?;
         worktree_shown = Some(store.workdir()?.display().to_string());
     } else if let Some(path) = &opts.worktree {

@@ -52,18 +52,16 @@ impl Store {
         branch: Option<&str>,
         commit: Option<gix::ObjectId>,
     ) -> Result<()> {
-        let zero = gix::ObjectId::null(self.object_hash()).to_string();
         match (branch, commit) {
             (Some(b), Some(c)) => {
+                // The branch in-process (compare-and-swap: it must not exist), HEAD through git
+                // so HEAD's reflog says where it went.
                 let full = super::layout::branch_ref(b);
-                self.git(&[
-                    "update-ref",
-                    "-m",
+                self.publish(
+                    &[super::RefChange::set(full.as_str(), c, None)],
                     "agent-rewind: branch for rewound run",
-                    &full,
-                    &c.to_string(),
-                    &zero,
-                ])?;
+                )
+                .map_err(|e| Error::from(e).context(format!("could not create branch {b}")))?;
                 self.git(&[
                     "symbolic-ref",
                     "-m",
@@ -98,6 +96,17 @@ impl Store {
 
     /// Make the user's index equal to `tree` (keeping cached stat data of unchanged
     /// entries), then refresh it against the worktree. `None` empties the index.
+    /// Make the user's index equal to HEAD's tree and refresh it (`git reset -q`: one
+    /// process). On an unborn branch the index is emptied.
+    pub fn reset_user_index_to_head(&self) -> Result<()> {
+        if self.user_head()?.commit.is_some() {
+            self.git(&["reset", "-q"])?;
+        } else {
+            self.git(&["read-tree", "--empty"])?;
+        }
+        Ok(())
+    }
+
     pub fn reset_user_index(&self, tree: Option<gix::ObjectId>) -> Result<()> {
         match tree {
             Some(t) => self.git(&["read-tree", "--reset", &t.to_string()])?,
