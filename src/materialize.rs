@@ -71,7 +71,9 @@ pub fn capture(store: &Store) -> Result<Capture> {
     let snap = snapshot_worktree(store, &Policy::for_backup(store)?)?;
     Ok(Capture {
         tree: snap.tree,
-        index_tree: snap.index_tree,
+        index_tree: snap
+            .index_tree
+            .expect("the backup policy records the index"),
         head: store.user_head()?,
         excluded: snap.excluded,
     })

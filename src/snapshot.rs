@@ -22,6 +22,8 @@ pub struct Policy {
     pub max_untracked_size: u64,
     /// Secret patterns plus `agentRewind.exclude` globs.
     pub exclude: Vec<String>,
+    /// Also write the index's tree (HEAD + staged changes): backups need it, checkpoints not.
+    pub record_index: bool,
 }
 
 impl Policy {
@@ -35,6 +37,7 @@ impl Policy {
                 .config_size("agentRewind.maxUntrackedSize")?
                 .unwrap_or(DEFAULT_MAX_UNTRACKED),
             exclude,
+            record_index: false,
         })
     }
 
@@ -43,6 +46,7 @@ impl Policy {
     pub fn for_backup(store: &Store) -> Result<Policy> {
         Ok(Policy {
             exclude: vec![],
+            record_index: true,
             ..Self::from_config(store)?
         })
     }
@@ -66,8 +70,8 @@ pub struct Snapshot {
     /// The worktree as it is (what a checkpoint records).
     pub tree: ObjectId,
     /// The index as it is (HEAD plus staged changes), for backups that must restore
-    /// staged and unstaged state separately.
-    pub index_tree: ObjectId,
+    /// staged and unstaged state separately; only with [`Policy::record_index`].
+    pub index_tree: Option<ObjectId>,
     pub excluded: Vec<Excluded>,
 }
 
@@ -172,7 +176,11 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
             C::Rewrite { .. } => {}
         }
     }
-    let index_tree = editor.write()?.detach();
+    let index_tree = match (policy.record_index, staged.is_empty()) {
+        (false, _) => None,
+        (true, true) => Some(head_tree),
+        (true, false) => Some(editor.write()?.detach()),
+    };
     // …then worktree vs index on top: tracked entries first, untracked files last. Status
     // items arrive in any order (they are produced in parallel), and a tracked file that
     // became a folder must be removed before the untracked files inside that folder are

@@ -96,6 +96,28 @@ impl Store {
 
     /// Make the user's index equal to `tree` (keeping cached stat data of unchanged
     /// entries), then refresh it against the worktree. `None` empties the index.
+    /// Start `git gc --auto` in the background, the way git's own porcelain does after it
+    /// writes objects (gix never does): it packs loose objects and refs only past git's own
+    /// thresholds (`gc.auto`, `gc.autoPackLimit`) and detaches itself (`gc.autoDetach`).
+    /// Off with `agentRewind.autoGc = false`. Never waits, never fails.
+    pub fn spawn_auto_gc(&self) {
+        if self
+            .config_string("agentRewind.autoGc")
+            .is_some_and(|v| v == "false" || v == "0" || v == "no")
+        {
+            return;
+        }
+        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
+        let _ = std::process::Command::new("git")
+            .current_dir(dir)
+            .args(["gc", "--auto", "--quiet"])
+            .env_remove("GIT_INDEX_FILE")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+    }
+
     /// Make the user's index equal to HEAD's tree and refresh it (`git reset -q`: one
     /// process). On an unborn branch the index is emptied.
     pub fn reset_user_index_to_head(&self) -> Result<()> {
