@@ -14,7 +14,7 @@ use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::ids::RunId;
 use crate::model::{Event, Status};
-use crate::ops::record::{Record, TreeSource, append};
+use crate::ops::record::{Record, Recorded, TreeSource, append};
 use crate::snapshot::{Policy, snapshot_worktree};
 use crate::store::Store;
 use serde::Serialize;
@@ -76,19 +76,34 @@ pub fn execute(
             .into_iter()
             .find_map(|c| c.line().workflow_digest.clone())
     };
-    let workflow_changed = recorded_digest.is_some_and(|d| d != digest);
-    let ran_now: HashSet<String> = HashSet::new();
-    let mut cx = Context {
-        store,
-        catalog: &mut catalog,
-        run,
-        workflow,
-        retry,
-        ran_now: &ran_now,
+    let mut ran_now: HashSet<String> = HashSet::new();
+    let reconciled = {
+        let mut cx = Context {
+            store,
+            catalog: &mut catalog,
+            run,
+            workflow,
+            retry,
+            ran_now: &ran_now,
+        };
+        plan::reconcile_interrupted(&mut cx)?
     };
-    let reconciled = plan::reconcile_interrupted(&mut cx)?;
-    let mut ran_now = ran_now;
-    let mut reports = vec![];
+    let mut out = RunReport {
+        run: run.to_string(),
+        workflow: workflow.name.clone(),
+        steps: vec![],
+        finished: false,
+        stopped: None,
+        next_action: String::new(),
+        reconciled,
+        took_over_from: runner.took_over_from.clone(),
+        workflow_changed: recorded_digest.is_some_and(|d| d != digest),
+    };
+    let stop = |mut out: RunReport, why: String, next: String| {
+        out.stopped = Some(why);
+        out.next_action = next;
+        Ok(out)
+    };
     let policy = Policy::from_config(store)?;
 
     for step in &workflow.steps {
@@ -104,11 +119,9 @@ pub fn execute(
         let snap = snapshot_worktree(store, &policy)?;
         let hash = plan::inputs_hash(&mut cx, step, snap.tree)?;
         let decision = plan::decide(&mut cx, step, &hash)?;
-        let given = TreeSource::Given {
-            tree: snap.tree,
-            excluded: snap.excluded.clone(),
-        };
-        let base = |event: Event, status: Status| {
+        // Every record of this step carries its kind, status, input hash and the workflow's
+        // digest, and is written even when the tree did not change.
+        let record = |event: Event, status: Status, tree: Option<&crate::snapshot::Snapshot>| {
             let mut r = Record::new(run.clone(), event);
             r.step = Some(step.name.clone());
             r.kind = Some(step.kind);
@@ -116,93 +129,63 @@ pub fn execute(
             r.inputs_hash = Some(hash.clone());
             r.workflow_digest = Some(digest.clone());
             r.force = true;
+            if let Some(snap) = tree {
+                r.tree = TreeSource::Given {
+                    tree: snap.tree,
+                    excluded: snap.excluded.clone(),
+                };
+            }
             r
         };
         match decision {
             Decision::Skip { reason } => {
-                reports.push(report(step, "skipped", reason, None, None));
+                out.steps.push(report(step, "skipped", reason, None, None));
             }
             Decision::SkipEffect { original } => {
-                let mut r = base(Event::Finish, Status::Skipped);
-                r.tree = given;
+                let mut r = record(Event::Finish, Status::Skipped, Some(&snap));
                 r.idempotency_key = Some(plan::idempotency_key(&mut cx, step)?);
                 r.meta.insert("duplicate_of".into(), original.to_string());
                 r.next_action = Some("run the next step".into());
-                let rec = append(store, r)?;
                 let reason = format!(
                     "its effect already completed at {}",
                     crate::catalog::short(original)
                 );
-                let mut rep = report(
-                    step,
-                    "skipped-effect",
-                    reason,
-                    Some(Status::Skipped),
-                    Some(rec.line.attempt),
-                );
-                rep.checkpoint = Some(rec.checkpoint.to_string());
-                reports.push(rep);
+                out.steps
+                    .push(recorded(step, "skipped-effect", reason, &append(store, r)?));
             }
             Decision::OpenGate { reason } => {
-                let mut r = base(Event::Begin, Status::AwaitingApproval);
-                r.tree = given;
+                let mut r = record(Event::Begin, Status::AwaitingApproval, Some(&snap));
                 r.next_action = Some(format!("approve or reject gate {}", step.name));
                 let rec = append(store, r)?;
                 let next = format!(
                     "`git agent-rewind approve {}` then `git agent-rewind resume`",
                     rec.checkpoint
                 );
-                let mut rep = report(
-                    step,
-                    "gate-opened",
-                    reason,
-                    Some(Status::AwaitingApproval),
-                    Some(rec.line.attempt),
-                );
-                rep.checkpoint = Some(rec.checkpoint.to_string());
-                reports.push(rep);
-                return Ok(finish(
-                    run,
-                    workflow,
-                    reports,
-                    Some(format!("gate {} is awaiting approval", step.name)),
+                out.steps.push(recorded(step, "gate-opened", reason, &rec));
+                return stop(
+                    out,
+                    format!("gate {} is awaiting approval", step.name),
                     next,
-                    reconciled,
-                    runner,
-                    workflow_changed,
-                ));
+                );
             }
             Decision::PassGate { by } => {
-                let mut r = base(Event::Finish, Status::Completed);
-                r.tree = given;
+                let mut r = record(Event::Finish, Status::Completed, Some(&snap));
                 r.meta.insert("approved_by".into(), by.clone());
                 r.next_action = Some("run the next step".into());
-                let rec = append(store, r)?;
-                let mut rep = report(
+                out.steps.push(recorded(
                     step,
                     "gate-passed",
                     format!("approved by {by}"),
-                    Some(Status::Completed),
-                    Some(rec.line.attempt),
-                );
-                rep.checkpoint = Some(rec.checkpoint.to_string());
-                reports.push(rep);
+                    &append(store, r)?,
+                ));
             }
             Decision::Stop {
                 reason,
                 next_action,
             } => {
-                reports.push(report(step, "stopped", reason.clone(), None, None));
-                return Ok(finish(
-                    run,
-                    workflow,
-                    reports,
-                    Some(reason),
-                    next_action,
-                    reconciled,
-                    runner,
-                    workflow_changed,
-                ));
+                out.steps
+                    .push(report(step, "stopped", reason.clone(), None, None));
+                return stop(out, reason, next_action);
             }
             Decision::Run { reason } => {
                 let key = match step.kind {
@@ -210,11 +193,9 @@ pub fn execute(
                     _ => None,
                 };
                 let session = plan::resume_session(&mut cx)?;
-                let mut r = base(Event::Begin, Status::Running);
-                r.tree = given;
+                let mut r = record(Event::Begin, Status::Running, Some(&snap));
                 r.idempotency_key = key.clone();
-                let begun = append(store, r)?;
-                let attempt = begun.line.attempt;
+                let attempt = append(store, r)?.line.attempt;
                 let code = run_command(
                     store,
                     run,
@@ -224,13 +205,14 @@ pub fn execute(
                     key.as_deref(),
                 )?;
                 let ok = code == Some(0);
-                let mut r = base(
+                let mut r = record(
                     Event::Finish,
                     if ok {
                         Status::Completed
                     } else {
                         Status::Failed
                     },
+                    None,
                 );
                 r.idempotency_key = key;
                 r.exit_code = code;
@@ -244,10 +226,7 @@ pub fn execute(
                 });
                 let done = append(store, r)?;
                 ran_now.insert(step.name.to_string());
-                let mut rep = report(step, "ran", reason, done.line.status, Some(attempt));
-                rep.exit_code = code;
-                rep.checkpoint = Some(done.checkpoint.to_string());
-                reports.push(rep);
+                out.steps.push(recorded(step, "ran", reason, &done));
                 if !ok {
                     let why = match code {
                         Some(c) => format!("step {} failed with exit code {c}", step.name),
@@ -264,16 +243,7 @@ pub fn execute(
                             step.name
                         )
                     };
-                    return Ok(finish(
-                        run,
-                        workflow,
-                        reports,
-                        Some(why),
-                        next,
-                        reconciled,
-                        runner,
-                        workflow_changed,
-                    ));
+                    return stop(out, why, next);
                 }
             }
         }
@@ -296,39 +266,22 @@ pub fn execute(
             }],
         )?;
     }
-    Ok(finish(
-        run,
-        workflow,
-        reports,
-        None,
-        "nothing: the workflow is complete".into(),
-        reconciled,
-        runner,
-        workflow_changed,
-    ))
+    drop(runner);
+    out.finished = true;
+    out.next_action = "nothing: the workflow is complete".into();
+    Ok(out)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    run: &RunId,
-    workflow: &Workflow,
-    steps: Vec<StepReport>,
-    stopped: Option<String>,
-    next_action: String,
-    reconciled: Vec<String>,
-    runner: lock::RunnerLock,
-    workflow_changed: bool,
-) -> RunReport {
-    RunReport {
-        run: run.to_string(),
-        workflow: workflow.name.clone(),
-        finished: stopped.is_none(),
-        steps,
-        stopped,
-        next_action,
-        reconciled,
-        took_over_from: runner.took_over_from.clone(),
-        workflow_changed,
+/// The report of a step whose decision was recorded as `rec`.
+fn recorded(step: &StepDef, action: &'static str, reason: String, rec: &Recorded) -> StepReport {
+    StepReport {
+        step: step.name.to_string(),
+        action,
+        reason,
+        status: rec.line.status,
+        attempt: Some(rec.line.attempt),
+        exit_code: rec.line.exit_code,
+        checkpoint: Some(rec.checkpoint.to_string()),
     }
 }
 
