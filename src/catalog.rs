@@ -8,8 +8,8 @@
 use crate::error::{Error, Result};
 use crate::ids::{CheckpointSpec, RunId, StepName};
 use crate::model::{CheckpointLine, Note, Status};
+use crate::store::ObjectId;
 use crate::store::{CommitInfo, NotesReader, Store};
-use gix::ObjectId;
 use serde::Serialize;
 use std::collections::HashMap;
 

@@ -5,11 +5,14 @@
 //! operation under [`ops`]. The binary in `src/main.rs` and `src/cli/` only parses arguments
 //! and renders results; an orchestrator can call [`ops`] directly instead.
 //!
-//! Layering, from the bottom: [`ids`] and [`model`] (pure data), [`store`] (the only module
-//! that talks to gix and the only one that spells ref names), [`snapshot`] (worktree → tree),
-//! [`remote`] (push, fetch and bundles through the git binary, and validation of what was
-//! fetched), [`ops`] (operations composed from the above), [`hooks`] (installing git/agent hooks and
-//! the handlers they call, built on [`ops`]). Nothing in the library prints to the terminal.
+//! Layering, from the bottom: [`ids`], [`model`], [`time`] and [`redact`] (pure data and
+//! functions); [`store`] (the only module that talks to gix, the only one that spells ref
+//! names; it includes [`snapshot`], worktree → tree); [`catalog`] (reading checkpoints and
+//! runs); [`materialize`] (backups and writing a checkpoint into a worktree); [`remote`]
+//! (push, fetch and bundles through the git binary, and validation of what was fetched);
+//! [`ops`] (one module per operation); [`workflow`] (schema, planner, runner); [`hooks`]
+//! (installing git/agent hooks and the handlers they call). Nothing in the library prints to
+//! the terminal.
 
 pub mod catalog;
 pub mod error;
@@ -20,9 +23,9 @@ pub mod model;
 pub mod ops;
 pub mod redact;
 pub mod remote;
-pub mod snapshot;
 pub mod store;
 pub mod time;
 pub mod workflow;
 
 pub use error::{Error, Result};
+pub use store::snapshot;

@@ -11,8 +11,8 @@
 use crate::error::{Error, Result};
 use crate::model::Excluded;
 use crate::snapshot::{Policy, snapshot_worktree};
+use crate::store::ObjectId;
 use crate::store::{PublishError, RefChange, Store, TreeChange, UserHead, layout};
-use gix::ObjectId;
 use serde::Serialize;
 
 /// A safety snapshot taken before a worktree was overwritten.

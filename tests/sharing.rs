@@ -5,11 +5,11 @@
 
 mod common;
 
-use common::{Repo, git_cmd, git_in, ok_in, refs, run_in};
+use common::{Repo, git_in, ok_in, refs, run_in};
 use serde_json::Value;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 // ---------------------------------------------------------------------------------------
@@ -58,9 +58,14 @@ impl Daemon {
             .local_addr()
             .unwrap()
             .port();
-        let child = git_cmd(base)
+        // Run the daemon binary itself: `git daemon` execs it as a child that killing `git`
+        // would leave running.
+        let exec_path = git_in(base, &["--exec-path"]).trim().to_string();
+        let child = Command::new(Path::new(&exec_path).join("git-daemon"))
+            .current_dir(base)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .args([
-                "daemon",
                 "--export-all",
                 "--enable=receive-pack",
                 &format!("--base-path={}", base.display()),

@@ -15,8 +15,8 @@ use crate::model::{Event, NoteLine};
 use crate::ops::active::active_run;
 use crate::ops::checkpoint::{CheckpointOptions, checkpoint};
 use crate::ops::record::append_note_lines;
+use crate::store::ObjectId;
 use crate::store::{Store, Trailers, UserHead};
-use gix::ObjectId;
 use serde_json::json;
 use std::collections::BTreeMap;
 

@@ -16,8 +16,8 @@ use crate::catalog::RunSummary;
 use crate::error::{Error, Result};
 use crate::ids::RunId;
 use crate::remote::staged::{self, LocalRun};
+use crate::store::ObjectId;
 use crate::store::{PublishError, RefChange, Store, layout};
-use gix::ObjectId;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

@@ -23,8 +23,8 @@ use crate::ids::{RemoteName, RunId};
 use crate::model::{Event, LineageLink};
 use crate::remote::staged::{self, LocalRun, StagedRun, ValidRun};
 use crate::remote::{self, Remote};
+use crate::store::ObjectId;
 use crate::store::{PublishError, RefChange, Store, UserHead, layout};
-use gix::ObjectId;
 use serde::Serialize;
 
 const MAX_ATTEMPTS: u32 = 20;

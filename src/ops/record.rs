@@ -14,8 +14,8 @@ use crate::model::{
 };
 use crate::redact;
 use crate::snapshot::{Policy, snapshot_worktree};
+use crate::store::ObjectId;
 use crate::store::{PublishError, RefChange, Store, Trailers, UserHead, layout};
-use gix::ObjectId;
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -4,8 +4,8 @@
 use crate::catalog::{Catalog, Checkpoint};
 use crate::error::Result;
 use crate::ids::CheckpointSpec;
+use crate::store::ObjectId;
 use crate::store::Store;
-use gix::ObjectId;
 use serde::Serialize;
 
 /// A changed path between two trees: `A`dded, `M`odified, `D`eleted, `T`ype change.

@@ -4,8 +4,8 @@
 
 use crate::error::{Error, Result};
 use crate::materialize::{self, Backup};
+use crate::store::ObjectId;
 use crate::store::Store;
-use gix::ObjectId;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]

@@ -10,8 +10,8 @@
 use crate::error::Result;
 use crate::ids::{RemoteName, RunId, StepName};
 use crate::model::Note;
+use crate::store::ObjectId;
 use crate::store::{Store, layout};
-use gix::ObjectId;
 use std::collections::{BTreeMap, HashMap};
 
 /// The largest note body accepted from another machine.

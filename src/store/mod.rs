@@ -11,6 +11,7 @@ mod lock;
 mod notes;
 mod objects;
 mod publish;
+pub mod snapshot;
 mod worktree;
 
 pub use lock::RunLock;
@@ -20,7 +21,7 @@ pub use publish::{PublishError, RefChange};
 
 use crate::error::{Error, Result};
 use crate::ids::{RunId, StepName};
-use gix::ObjectId;
+pub use gix::ObjectId;
 use std::path::{Path, PathBuf};
 
 /// Every run with its tip, and the names under `refs/agent-runs/` that are not valid run ids.

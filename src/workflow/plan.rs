@@ -10,9 +10,9 @@ use crate::catalog::{Catalog, Checkpoint};
 use crate::error::Result;
 use crate::ids::RunId;
 use crate::model::{NoteLine, Status, StepKind};
+use crate::store::ObjectId;
 use crate::store::Store;
 use crate::workflow::{StepDef, Workflow};
-use gix::ObjectId;
 use std::collections::HashSet;
 
 /// What to do with a step now.

@@ -2,8 +2,10 @@
 //! not) plus untracked files that are not ignored, minus the exclusion policy.
 //!
 //! One in-process `gix` status pass (stat cache of the real index, dirwalk honouring
-//! ignores) and a tree editor over HEAD's tree, so the cost grows with the number of changed
-//! files. It must never write the user's index, HEAD or files: it only writes objects.
+//! ignores) and a tree editor over HEAD's tree: only changed files are hashed and only their
+//! trees rewritten, though the stat pass and the directory walk still visit every file (as
+//! `git add -A` does; see docs/PERFORMANCE.md). Part of the store because it is gix through
+//! and through. It must never write the user's index, HEAD or files: it only writes objects.
 
 use crate::error::{Error, Result};
 use crate::model::Excluded;
