@@ -250,13 +250,9 @@ fn turn(store: &Store, p: &Payload) -> Result<HookOutcome> {
             ..Default::default()
         },
     )?;
-    let r = &out.recorded;
     Ok(HookOutcome {
-        run: Some(r.line.run.clone()),
-        step: Some(step.to_string()),
-        checkpoint: Some(r.checkpoint.to_string()),
         warnings,
-        ..HookOutcome::new(HOOK, if r.unchanged { "skipped" } else { "recorded" })
+        ..HookOutcome::recorded(HOOK, &out)
     })
 }
 

@@ -134,21 +134,31 @@ fn subject(store: &Store, commit: Option<ObjectId>) -> Option<String> {
     (!s.is_empty()).then(|| format!("commit {}: {s}", short(c.id)))
 }
 
+/// The run a hook records into, or why it records nothing: a bare repository, a git
+/// operation half-way (when `wait_for_operation`), no active run.
+fn run_to_record_into(
+    store: &Store,
+    hook: &str,
+    wait_for_operation: bool,
+) -> Result<std::result::Result<RunId, HookOutcome>> {
+    if store.is_bare() {
+        return Ok(Err(HookOutcome::skipped(hook, "bare repository")));
+    }
+    if wait_for_operation && let Some(op) = operation_in_progress(store) {
+        return Ok(Err(HookOutcome::skipped(
+            hook,
+            format!("{op} is in progress; it is recorded when it ends"),
+        )));
+    }
+    Ok(hook_run(store)?.map_err(|why| HookOutcome::skipped(hook, why)))
+}
+
 /// `hook post-commit`: a `commit` checkpoint in the active run, or nothing.
 pub fn post_commit(store: &Store) -> Result<HookOutcome> {
     const HOOK: &str = "post-commit";
-    if store.is_bare() {
-        return Ok(HookOutcome::skipped(HOOK, "bare repository"));
-    }
-    if let Some(op) = operation_in_progress(store) {
-        return Ok(HookOutcome::skipped(
-            HOOK,
-            format!("{op} is in progress; it is recorded when it ends"),
-        ));
-    }
-    let run = match hook_run(store)? {
+    let run = match run_to_record_into(store, HOOK, true)? {
         Ok(r) => r,
-        Err(why) => return Ok(HookOutcome::skipped(HOOK, why)),
+        Err(skipped) => return Ok(skipped),
     };
     let head = store.user_head()?;
     let (step, source) = hook_step(store, &run, head.commit, DEFAULT_COMMIT_STEP)?;
@@ -178,13 +188,7 @@ fn record(
             ..Default::default()
         },
     )?;
-    let r = &out.recorded;
-    Ok(HookOutcome {
-        run: Some(r.line.run.clone()),
-        step: Some(step.to_string()),
-        checkpoint: Some(r.checkpoint.to_string()),
-        ..HookOutcome::new(hook, if r.unchanged { "skipped" } else { "recorded" })
-    })
+    Ok(HookOutcome::recorded(hook, &out))
 }
 
 /// Parse git's post-rewrite input: `<old> <new> [<extra>]` per line.
@@ -260,21 +264,11 @@ pub fn post_rewrite(store: &Store, kind: &str, input: &[u8]) -> Result<HookOutco
             "post-rewrite needs the rewrite kind (amend or rebase) as its argument, got {kind:?}"
         )));
     }
-    if store.is_bare() {
-        return Ok(HookOutcome::skipped(HOOK, "bare repository"));
-    }
-    // An amend in the middle of a rebase is part of the rebase's own mapping at its end.
-    if kind != "rebase"
-        && let Some(op) = operation_in_progress(store)
-    {
-        return Ok(HookOutcome::skipped(
-            HOOK,
-            format!("{op} is in progress; it is recorded when it ends"),
-        ));
-    }
-    let run = match hook_run(store)? {
+    // An amend in the middle of a rebase is part of the rebase's own mapping at its end; the
+    // rebase's own post-rewrite runs after the rebase state is gone.
+    let run = match run_to_record_into(store, HOOK, kind != "rebase")? {
         Ok(r) => r,
-        Err(why) => return Ok(HookOutcome::skipped(HOOK, why)),
+        Err(skipped) => return Ok(skipped),
     };
     let (pairs, bad) = parse_mapping(input);
     let mut warnings: Vec<String> = bad

@@ -103,6 +103,17 @@ impl HookOutcome {
         }
     }
 
+    /// The outcome of a hook that recorded (or found already recorded) a checkpoint.
+    pub(crate) fn recorded(hook: &str, out: &crate::ops::checkpoint::CheckpointOutcome) -> Self {
+        let r = &out.recorded;
+        HookOutcome {
+            run: Some(r.line.run.clone()),
+            step: r.line.step.clone(),
+            checkpoint: Some(r.checkpoint.to_string()),
+            ..Self::new(hook, if r.unchanged { "skipped" } else { "recorded" })
+        }
+    }
+
     pub(crate) fn skipped(hook: &str, reason: impl Into<String>) -> Self {
         HookOutcome {
             reason: Some(reason.into()),
