@@ -134,14 +134,19 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     };
 
     // The new run.
+    // The lineage at the chosen point, newest first (a suffix of the chain read above).
+    let at = chain
+        .iter()
+        .position(|c| c.id() == point.checkpoint.id())
+        .expect("the point is in the chain");
+    let before_point = &chain[at..];
     // The step being re-entered is not inherited, even if an earlier attempt completed.
     let reentered = point.step.clone().filter(|_| !opts.after);
-    let inherited: Vec<(StepName, ObjectId)> =
-        inherited_steps(&mut catalog, point.checkpoint.id())?
-            .into_iter()
-            .filter(|(s, _)| Some(s.as_str()) != reentered.as_deref())
-            .collect();
-    let session = session_at(&mut catalog, point.checkpoint.id())?;
+    let inherited: Vec<(StepName, ObjectId)> = inherited_steps(before_point)
+        .into_iter()
+        .filter(|(s, _)| Some(s.as_str()) != reentered.as_deref())
+        .collect();
+    let session = session_at(before_point);
     let mut rec = Record::new(new_run.clone(), Event::Root);
     rec.tree = TreeSource::Given {
         tree: target_tree,
@@ -324,25 +329,23 @@ fn choose_point(
     })
 }
 
-/// Steps whose newest record at or before `point` (in its lineage) completed or was skipped.
-fn inherited_steps(catalog: &mut Catalog, point: ObjectId) -> Result<Vec<(StepName, ObjectId)>> {
+/// Steps whose newest record in `lineage` (the chain at the chosen point, newest first)
+/// completed or was skipped.
+fn inherited_steps(lineage: &[Checkpoint]) -> Vec<(StepName, ObjectId)> {
     let mut newest: BTreeMap<String, (Option<Status>, ObjectId)> = BTreeMap::new();
-    for c in catalog.lineage_chain(point, usize::MAX)? {
+    for c in lineage {
         if let Some(s) = &c.line().step {
             newest.entry(s.clone()).or_insert((c.status(), c.id()));
         }
     }
-    Ok(newest
+    newest
         .into_iter()
         .filter(|(_, (st, _))| matches!(st, Some(Status::Completed | Status::Skipped)))
         .filter_map(|(s, (_, id))| StepName::new(s).ok().map(|s| (s, id)))
-        .collect())
+        .collect()
 }
 
-/// The newest agent session id recorded at or before `point`.
-fn session_at(catalog: &mut Catalog, point: ObjectId) -> Result<Option<String>> {
-    Ok(catalog
-        .lineage_chain(point, usize::MAX)?
-        .into_iter()
-        .find_map(|c| c.line().sdk_session_id.clone()))
+/// The newest agent session id recorded in `lineage` (newest first).
+fn session_at(lineage: &[Checkpoint]) -> Option<String> {
+    lineage.iter().find_map(|c| c.line().sdk_session_id.clone())
 }
