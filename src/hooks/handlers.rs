@@ -47,19 +47,10 @@ impl StepSource {
     }
 }
 
-/// The git operation half-way in this worktree that a hook must not record in the middle of.
+/// The git operation half-way in this worktree that a hook must not record in the middle of
+/// (a bisect is not one: commits made while bisecting are ordinary commits).
 pub fn operation_in_progress(store: &Store) -> Option<&'static str> {
-    if let Some(op) = store.operation_in_progress()
-        && op != "a bisect"
-    {
-        return Some(op);
-    }
-    // A multi-commit cherry-pick or revert keeps its plan here between picks.
-    store
-        .git_dir()
-        .join("sequencer")
-        .is_dir()
-        .then_some("a cherry-pick or revert")
+    store.operation_in_progress().filter(|op| *op != "a bisect")
 }
 
 /// The run a hook records into: `AGENT_RUN`, else the worktree's active run when it still

@@ -261,6 +261,8 @@ impl Store {
             ("REVERT_HEAD", "a revert"),
             ("rebase-merge", "a rebase"),
             ("rebase-apply", "a rebase or am"),
+            // A multi-commit cherry-pick or revert keeps its plan here between picks.
+            ("sequencer", "a cherry-pick or revert"),
             ("BISECT_LOG", "a bisect"),
         ]
         .into_iter()
