@@ -75,20 +75,9 @@ fn check_invariants(repo: &Repo, iteration: u64, old_head: &str) {
         assert!(ok, "{}", ctx(&format!("{name} points at missing {id}")));
     }
     // …and everything reachable from them is complete.
-    let out = repo.git_output(&[
-        "rev-list",
-        "--objects",
-        "--glob=refs/agent-runs/*",
-        "--glob=refs/notes/agent-runs/*",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        ctx(&format!(
-            "incomplete objects: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    );
+    if let Some(err) = repo.missing_objects_under_our_refs() {
+        panic!("{}", ctx(&format!("incomplete objects: {err}")));
+    }
 
     let head_ref = format!("refs/agent-runs/{RUN}/HEAD");
     let head = repo.rev(&head_ref);

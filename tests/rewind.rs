@@ -1312,6 +1312,16 @@ fn refusal_repo() -> Repo {
     repo
 }
 
+/// [`refusal_repo`] with its work committed and one backup taken (a path restore), so `undo`
+/// has something it could bring back.
+fn refusal_repo_with_a_backup() -> Repo {
+    let repo = refusal_repo();
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "wip"]);
+    repo.json(&["restore", "r1/plan", "--", "PLAN.md"]);
+    repo
+}
+
 /// Commands that overwrite this worktree, all of which must be refused.
 fn assert_overwriting_commands_refused(repo: &Repo, needle: &str) {
     let d = repo.path();
@@ -1330,12 +1340,9 @@ fn assert_overwriting_commands_refused(repo: &Repo, needle: &str) {
 
 #[test]
 fn refuses_during_a_merge_with_conflicts() {
-    let repo = refusal_repo();
-    let d = repo.path();
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-q", "-m", "wip"]);
     // One backup to undo to, taken before the conflict.
-    repo.json(&["restore", "r1/plan", "--", "PLAN.md"]);
+    let repo = refusal_repo_with_a_backup();
+    let d = repo.path();
     let merge = repo.git_output(&["merge", "-q", "other"]);
     assert!(!merge.status.success(), "the merge should conflict");
     assert!(repo.git(&["ls-files", "-u"]).contains("README.md"));
@@ -1348,11 +1355,8 @@ fn refuses_during_a_merge_with_conflicts() {
 
 #[test]
 fn refuses_with_unmerged_paths_and_no_operation_in_progress() {
-    let repo = refusal_repo();
+    let repo = refusal_repo_with_a_backup();
     let d = repo.path();
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-q", "-m", "wip"]);
-    repo.json(&["restore", "r1/plan", "--", "PLAN.md"]);
     // A stash that conflicts on apply leaves unmerged entries but no MERGE_HEAD.
     put(d, "README.md", "stashed edit\n", 0o644);
     repo.git(&["stash", "-q"]);
@@ -1367,11 +1371,8 @@ fn refuses_with_unmerged_paths_and_no_operation_in_progress() {
 
 #[test]
 fn refuses_during_a_stopped_rebase() {
-    let repo = refusal_repo();
+    let repo = refusal_repo_with_a_backup();
     let d = repo.path();
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-q", "-m", "wip"]);
-    repo.json(&["restore", "r1/plan", "--", "PLAN.md"]);
     let rebase = repo.git_output(&["rebase", "-q", "other"]);
     assert!(!rebase.status.success(), "the rebase should stop");
     assert!(d.join(".git/rebase-merge").exists() || d.join(".git/rebase-apply").exists());
@@ -1381,11 +1382,8 @@ fn refuses_during_a_stopped_rebase() {
 
 #[test]
 fn refuses_during_a_stopped_cherry_pick() {
-    let repo = refusal_repo();
+    let repo = refusal_repo_with_a_backup();
     let d = repo.path();
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-q", "-m", "wip"]);
-    repo.json(&["restore", "r1/plan", "--", "PLAN.md"]);
     let pick = repo.git_output(&["cherry-pick", "other"]);
     assert!(!pick.status.success(), "the cherry-pick should conflict");
     assert!(d.join(".git/CHERRY_PICK_HEAD").exists());

@@ -101,6 +101,18 @@ impl Repo {
         );
     }
 
+    /// Whether everything reachable from our refs (runs and their notes) is present:
+    /// `None` when complete, else what `git rev-list --objects` complained about.
+    pub fn missing_objects_under_our_refs(&self) -> Option<String> {
+        let out = self.git_output(&[
+            "rev-list",
+            "--objects",
+            "--glob=refs/agent-runs/*",
+            "--glob=refs/notes/agent-runs/*",
+        ]);
+        (!out.status.success()).then(|| String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+
     /// The tree `git add -A` would write, computed in a throw-away index (see
     /// [`add_all_tree_in`]).
     pub fn add_all_tree(&self) -> String {
