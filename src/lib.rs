@@ -25,6 +25,7 @@ pub mod redact;
 pub mod remote;
 pub mod store;
 pub mod time;
+pub mod trace;
 pub mod workflow;
 
 pub use error::{Error, Result};

@@ -8,6 +8,7 @@ use clap::Parser;
 use std::io::Write;
 
 fn main() {
+    agent_rewind::trace::mark("start");
     let parsed = cli::args::Cli::parse();
     let json = parsed.json;
     match cli::execute(parsed) {

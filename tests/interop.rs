@@ -1041,3 +1041,29 @@ fn a_file_turned_folder_and_a_folder_turned_file_are_snapshotted_every_time() {
         assert!(files.lines().any(|l| l == "d2f"), "round {i}: {files}");
     }
 }
+
+#[test]
+fn untracked_names_git_refuses_are_left_out_and_listed() {
+    // `git~1` is how NTFS may spell `.git`: git refuses it in trees (core.protectNTFS is on
+    // by default everywhere), and `git fsck --strict` would flag a tree holding it.
+    let repo = Repo::new();
+    repo.ok(&["start", "--run", "r1"]);
+    repo.write("vendor/git~1/config", "looks like a .git folder on NTFS\n");
+    repo.write("vendor/ok.txt", "fine\n");
+
+    let cp = repo.json(&["checkpoint", "plan", "--run", "r1"]);
+    let id = cp["checkpoint"].as_str().unwrap();
+    let in_tree = repo.git(&["ls-tree", "-r", "--name-only", id]);
+    assert!(in_tree.contains("vendor/ok.txt"), "{in_tree}");
+    assert!(!in_tree.contains("git~1"), "{in_tree}");
+    let excluded = cp["excluded"].as_array().expect("excluded list");
+    let entry = excluded
+        .iter()
+        .find(|e| e["path"] == "vendor/git~1/config")
+        .unwrap_or_else(|| panic!("not listed as excluded: {cp}"));
+    assert!(
+        entry["reason"].as_str().unwrap().contains("not a valid name"),
+        "{entry}"
+    );
+    repo.assert_fsck();
+}

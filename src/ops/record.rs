@@ -147,6 +147,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         }
         TreeSource::Given { tree, excluded } => (*tree, excluded.clone()),
     };
+    crate::trace::mark("checkpoint: snapshot taken");
     let user_head = match &rec.user_head {
         Some(h) => h.clone(),
         None => store.user_head()?,
@@ -308,6 +309,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
             &format!("agent-rewind: note for {}", describe(&line)),
         )?;
 
+        crate::trace::mark("checkpoint: commit and note written");
         // Order matters for crash safety: notes, then HEAD, then step refs (store::publish).
         let mut changes = vec![
             RefChange::set(layout::notes_ref(&rec.run), notes_commit, notes_tip),
@@ -331,6 +333,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         }
         match store.publish(&changes, &format!("agent-rewind: {}", describe(&line))) {
             Ok(()) => {
+                crate::trace::mark("checkpoint: refs published");
                 // About one write in 64 (decided by the commit id) lets git pack loose
                 // objects and refs when its own thresholds say so.
                 if commit.as_bytes()[0] < 4 {

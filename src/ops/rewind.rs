@@ -75,6 +75,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
         .ok_or_else(|| unknown_run(source))?;
     let chain = catalog.lineage_chain(tip.id(), usize::MAX)?;
     let point = choose_point(store, &mut catalog, source, &chain, &opts)?;
+    crate::trace::mark("rewind: point chosen");
 
     // Every check before the first write.
     let new_run = opts.new_run.clone().unwrap_or_else(RunId::generate);
@@ -109,6 +110,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     if in_place {
         materialize::ensure_safe_to_overwrite(store)?;
     }
+    crate::trace::mark("rewind: checks passed");
     let line = point.checkpoint.line().clone();
     let git_commit = line
         .git_commit_sha
@@ -127,7 +129,9 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
             "{} {source} into {new_run}",
             if opts.fork { "fork" } else { "rewind" }
         );
+        crate::trace::mark("rewind: current state captured, changes planned");
         let backup = materialize::publish_backup(store, &prepared.capture, &reason)?;
+        crate::trace::mark("rewind: backup published");
         (Some(backup), prepared.changes)
     } else {
         (None, vec![])
@@ -178,6 +182,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
         _ => "continue the run from here".into(),
     });
     let root = append(store, rec)?;
+    crate::trace::mark("rewind: new run recorded");
 
     let mut source_archived = false;
     if !opts.fork {
@@ -198,10 +203,15 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     // Materialize.
     let mut worktree_shown = None;
     if in_place {
+        crate::trace::mark("rewind: source archived");
         materialize::write_changes(store, &changes)?;
+        crate::trace::mark("rewind: files written");
         store.move_user_head(branch.as_deref(), git_commit)?;
+        crate::trace::mark("rewind: HEAD moved");
         store.reset_user_index_to_head()?;
+        crate::trace::mark("rewind: index reset");
         set_active_run(store, &new_run)?;
+        crate::trace::mark("rewind: done");
         worktree_shown = Some(store.workdir()?.display().to_string());
     } else if let Some(path) = &opts.worktree {
         store.add_linked_worktree(path, branch.as_deref(), git_commit)?;

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::model::Excluded;
 use crate::redact::{SECRET_PATH_PATTERNS, glob_matches};
 use crate::store::Store;
+use crate::store::dirwalk::untracked_files;
 use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
 use std::collections::HashSet;
@@ -75,6 +76,10 @@ pub struct Snapshot {
     /// staged and unstaged state separately; only with [`Policy::record_index`].
     pub index_tree: Option<ObjectId>,
     pub excluded: Vec<Excluded>,
+    /// Directories the walk for untracked files read, and those it knew from its cache
+    /// (`store::dirwalk`) without reading them.
+    pub dirs_read: usize,
+    pub dirs_skipped: usize,
 }
 
 /// Snapshot the worktree of `store`. Exclusion applies to paths that are not in HEAD
@@ -86,8 +91,15 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     let repo = store.repo();
     let workdir = store.workdir()?.to_path_buf();
     let head_tree = repo.head_tree_id_or_empty()?.detach();
-    let mut editor = repo.edit_tree(head_tree)?;
-    let (mut pipeline, index) = repo.filter_pipeline(None)?;
+    let mut editor = TreeEdits::new(repo, head_tree)?;
+    let protect = protect_options(store);
+    let index = store.read_user_index()?;
+    let attributes = repo.attributes_only(
+        &index,
+        gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
+    )?;
+    let mut pipeline = gix::filter::Pipeline::new(repo, attributes.detach())?;
+    crate::trace::mark("snapshot: index read");
 
     // When the index's cache-tree is valid and equals HEAD's tree, nothing is staged: skip
     // the HEAD-vs-index diff (it reads every tree of HEAD).
@@ -101,7 +113,7 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
         .status(gix::progress::Discard)?
         .index(index.clone())
         .head_tree(head_tree)
-        .untracked_files(gix::status::UntrackedFiles::Files)
+        .untracked_files(gix::status::UntrackedFiles::None)
         .index_worktree_rewrites(None)
         .tree_index_track_renames(gix::status::tree_index::TrackRenames::Disabled)
         .index_worktree_submodules(None)
@@ -113,21 +125,34 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
         ))
     };
 
+    // The status iterators compare the index with the worktree on their own threads; the
+    // directory walk for untracked files runs here meanwhile.
     let mut staged = Vec::new();
     let mut worktree = Vec::new();
-    if nothing_staged {
-        for item in platform.into_index_worktree_iter(Vec::<gix::bstr::BString>::new())? {
+    let walk = if nothing_staged {
+        let iter = platform.into_index_worktree_iter(Vec::<gix::bstr::BString>::new())?;
+        let walk = untracked_files(store, &index);
+        for item in iter {
             worktree.push(item.map_err(status_failed)?);
         }
+        walk?
     } else {
-        for item in platform.into_iter(Vec::<gix::bstr::BString>::new())? {
+        let iter = platform.into_iter(Vec::<gix::bstr::BString>::new())?;
+        let walk = untracked_files(store, &index);
+        for item in iter {
             match item.map_err(status_failed)? {
                 gix::status::Item::TreeIndex(c) => staged.push(c),
                 gix::status::Item::IndexWorktree(c) => worktree.push(c),
             }
         }
-    }
-
+        walk?
+    };
+    crate::trace::mark(&format!(
+        "snapshot: status compared ({} changed; untracked walk read {} directories, {} known from its cache)",
+        worktree.len() + staged.len(),
+        walk.dirs_read,
+        walk.dirs_skipped
+    ));
     let mut excluded = Vec::new();
     let mut skip: HashSet<Vec<u8>> = HashSet::new();
     let exclude =
@@ -181,87 +206,163 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     let index_tree = match (policy.record_index, staged.is_empty()) {
         (false, _) => None,
         (true, true) => Some(head_tree),
-        (true, false) => Some(editor.write()?.detach()),
+        (true, false) => Some(editor.write()?),
     };
-    // …then worktree vs index on top: tracked entries first, untracked files last. Status
-    // items arrive in any order (they are produced in parallel), and a tracked file that
-    // became a folder must be removed before the untracked files inside that folder are
-    // added, or the removal would take them with it.
-    worktree.sort_by_key(|item| matches!(item, IW::DirectoryContents { .. }));
+    // …then worktree vs index on top: tracked entries first, untracked files last (a
+    // tracked file that became a folder must be removed before the untracked files inside
+    // that folder are added, or the removal would take them with it).
     for item in worktree {
-        match item {
-            IW::Modification {
-                rela_path, status, ..
-            } => {
-                if skip.contains(rela_path.as_slice()) {
-                    continue;
-                }
-                match status {
-                    EntryStatus::Change(Change::Removed) => {
+        let IW::Modification {
+            rela_path, status, ..
+        } = item
+        else {
+            continue; // no directory walk in this status pass: the walk below finds those
+        };
+        if skip.contains(rela_path.as_slice()) {
+            continue;
+        }
+        match status {
+            EntryStatus::Change(Change::Removed) => {
+                editor.remove(rela_path.as_bstr())?;
+            }
+            EntryStatus::Change(Change::Modification { .. } | Change::Type { .. })
+            | EntryStatus::IntentToAdd
+            | EntryStatus::Conflict { .. } => {
+                match pipeline.worktree_file_to_object(rela_path.as_bstr(), &index)? {
+                    Some((id, kind, _)) => {
+                        editor.upsert(rela_path.as_bstr(), kind, id)?;
+                    }
+                    None => {
                         editor.remove(rela_path.as_bstr())?;
                     }
-                    EntryStatus::Change(Change::Modification { .. } | Change::Type { .. })
-                    | EntryStatus::IntentToAdd
-                    | EntryStatus::Conflict { .. } => {
-                        match pipeline.worktree_file_to_object(rela_path.as_bstr(), &index)? {
-                            Some((id, kind, _)) => {
-                                editor.upsert(rela_path.as_bstr(), kind, id)?;
-                            }
-                            None => {
-                                editor.remove(rela_path.as_bstr())?;
-                            }
-                        }
-                    }
-                    _ => {} // stat-only changes, submodule changes: keep the index/HEAD entry
                 }
             }
-            IW::DirectoryContents { entry, .. }
-                if entry.status == gix::dir::entry::Status::Untracked
-                    && !matches!(
-                        entry.disk_kind,
-                        Some(gix::dir::entry::Kind::Directory) | None
-                    ) =>
-            {
-                let rela = entry.rela_path.as_bstr();
-                let shown = rela.to_str_lossy();
-                if let Some(p) = policy.excluded_pattern(&shown) {
-                    exclude(
-                        rela,
-                        format!("matches secret pattern {p}"),
-                        &mut excluded,
-                        &mut skip,
-                    );
-                    continue;
-                }
-                let full = workdir.join(gix::path::from_bstr(rela)?);
-                if let Ok(md) = std::fs::symlink_metadata(&full)
-                    && md.is_file()
-                    && md.len() > policy.max_untracked_size
-                {
-                    exclude(
-                        rela,
-                        format!(
-                            "untracked file of {} bytes exceeds agentRewind.maxUntrackedSize ({})",
-                            md.len(),
-                            policy.max_untracked_size
-                        ),
-                        &mut excluded,
-                        &mut skip,
-                    );
-                    continue;
-                }
-                if let Some((id, kind, _)) = pipeline.worktree_file_to_object(rela, &index)? {
-                    editor.upsert(rela, kind, id)?;
-                }
-            }
-            _ => {}
+            _ => {} // stat-only changes, submodule changes: keep the index/HEAD entry
         }
     }
-    let tree = editor.write()?.detach();
+    for entry in &walk.untracked {
+        if matches!(
+            entry.disk_kind,
+            Some(gix::dir::entry::Kind::Directory) | None
+        ) {
+            continue;
+        }
+        let rela = entry.rela_path.as_bstr();
+        let shown = rela.to_str_lossy();
+        if let Some(p) = policy.excluded_pattern(&shown) {
+            exclude(
+                rela,
+                format!("matches secret pattern {p}"),
+                &mut excluded,
+                &mut skip,
+            );
+            continue;
+        }
+        if let Some(bad) = rela
+            .split_str("/")
+            .find(|c| gix::validate::path::component(c.as_bstr(), None, protect).is_err())
+        {
+            // Git refuses such a name too (`core.protectNTFS` and friends).
+            exclude(
+                rela,
+                format!("{:?} is not a valid name in a git tree", bad.as_bstr()),
+                &mut excluded,
+                &mut skip,
+            );
+            continue;
+        }
+        let full = workdir.join(gix::path::from_bstr(rela)?);
+        if let Ok(md) = std::fs::symlink_metadata(&full)
+            && md.is_file()
+            && md.len() > policy.max_untracked_size
+        {
+            exclude(
+                rela,
+                format!(
+                    "untracked file of {} bytes exceeds agentRewind.maxUntrackedSize ({})",
+                    md.len(),
+                    policy.max_untracked_size
+                ),
+                &mut excluded,
+                &mut skip,
+            );
+            continue;
+        }
+        if let Some((id, kind, _)) = pipeline.worktree_file_to_object(rela, &index)? {
+            editor.upsert(rela, kind, id)?;
+        }
+    }
+    let tree = editor.write()?;
+    crate::trace::mark("snapshot: tree written");
     excluded.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Snapshot {
         tree,
         index_tree,
         excluded,
+        dirs_read: walk.dirs_read,
+        dirs_skipped: walk.dirs_skipped,
     })
+}
+
+/// HEAD's tree with edits. Written with the plumbing editor: gix's own editor checks that
+/// every entry of every tree it writes exists (a `stat` per entry, hundreds per snapshot),
+/// while every id here comes from HEAD, the index, or was just written.
+struct TreeEdits<'r> {
+    inner: gix::objs::tree::Editor<'r>,
+    repo: &'r gix::Repository,
+}
+
+impl<'r> TreeEdits<'r> {
+    fn new(repo: &'r gix::Repository, tree: ObjectId) -> Result<Self> {
+        Ok(TreeEdits {
+            inner: repo.edit_tree(tree)?.detach(),
+            repo,
+        })
+    }
+
+    fn upsert(
+        &mut self,
+        path: &BStr,
+        kind: gix::objs::tree::EntryKind,
+        id: ObjectId,
+    ) -> Result<()> {
+        self.inner
+            .upsert(path.split_str("/"), kind, id)
+            .map_err(|e| edit_failed(path, &e))?;
+        Ok(())
+    }
+
+    fn remove(&mut self, path: &BStr) -> Result<()> {
+        self.inner
+            .remove(path.split_str("/"))
+            .map_err(|e| edit_failed(path, &e))?;
+        Ok(())
+    }
+
+    fn write(&mut self) -> Result<ObjectId> {
+        let repo = self.repo;
+        Ok(self
+            .inner
+            .write(|tree| repo.write_object(tree).map(|id| id.detach()))?)
+    }
+}
+
+fn edit_failed(path: &BStr, e: &dyn std::fmt::Display) -> Error {
+    Error::other(format!(
+        "cannot put {path} into the snapshot tree: {}",
+        crate::error::one_line(&e.to_string())
+    ))
+}
+
+/// The path protections git applies to new paths (`core.protectNTFS`, `core.protectHFS`),
+/// with git's defaults.
+fn protect_options(store: &Store) -> gix::validate::path::component::Options {
+    let config = store.repo().config_snapshot();
+    gix::validate::path::component::Options {
+        protect_windows: cfg!(windows),
+        protect_hfs: config
+            .boolean("core.protectHFS")
+            .unwrap_or(cfg!(target_os = "macos")),
+        protect_ntfs: config.boolean("core.protectNTFS").unwrap_or(true),
+    }
 }

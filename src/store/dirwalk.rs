@@ -1,0 +1,600 @@
+//! Finding untracked files: gix's directory walk (ignore rules and all), plus a cache of
+//! it in the spirit of git's untracked cache, so that a snapshot does not read every
+//! directory of a large worktree each time.
+//!
+//! The cache (`<git dir>/agent-rewind/cache/dirwalk`, per worktree) remembers, for every
+//! directory the walk read, its stat data, whether it held untracked files, the stat data
+//! of its `.gitignore`, and a digest of the index entries below it. The next walk skips a
+//! tracked directory only when nothing that could make a difference can have changed:
+//! every directory below it has the same stat data as then (adding, removing or renaming an
+//! entry changes a directory's mtime) and held no untracked file, no `.gitignore` there or
+//! above changed, the index lists the same paths below it, and the global ignore sources
+//! and settings are the same. Stat data that is recent enough to be ambiguous (within two
+//! seconds of the walk, the racy-git problem) is never trusted. A missing, unreadable or
+//! stale cache only means more directories are read.
+//!
+//! It must never make the walk miss a file: every doubt reads the directory. It never writes
+//! anything but its own cache file. `agentRewind.untrackedCache=false` turns it off.
+
+use crate::error::{Error, Result};
+use crate::store::Store;
+use gix::bstr::{BStr, BString, ByteSlice};
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+const CACHE_HEADER: &str = "agent-rewind dirwalk cache v1";
+/// Stat data this close to the walk's start may not show a change made right after it.
+const RACY_MARGIN: Duration = Duration::from_secs(2);
+
+/// An untracked (not ignored) entry the walk found.
+#[derive(Debug, Clone)]
+pub struct Untracked {
+    pub rela_path: BString,
+    pub disk_kind: Option<gix::dir::entry::Kind>,
+}
+
+/// What the walk found and how much it read.
+#[derive(Debug, Clone, Default)]
+pub struct WalkOutcome {
+    pub untracked: Vec<Untracked>,
+    /// Directories read from disk.
+    pub dirs_read: usize,
+    /// Directories (whole subtrees counted) known from the cache without reading them.
+    pub dirs_skipped: usize,
+}
+
+/// Find the untracked files of `store`'s worktree, with the cache unless it is turned off.
+pub fn untracked_files(store: &Store, index: &gix::index::State) -> Result<WalkOutcome> {
+    let repo = store.repo();
+    let workdir = store.workdir()?.to_path_buf();
+    let use_cache = store
+        .repo()
+        .config_snapshot()
+        .boolean("agentRewind.untrackedCache")
+        .unwrap_or(true)
+        && cfg!(unix);
+    let cache_path = Store::private_dir(store.git_dir())
+        .join("cache")
+        .join("dirwalk");
+    let walk_start = SystemTime::now();
+    let key = cache_key(store, &workdir);
+    let previous = if use_cache {
+        Cache::load(&cache_path, key)
+    } else {
+        Cache::default()
+    };
+
+    let mut delegate = CachingDelegate {
+        workdir: &workdir,
+        digests: IndexDigests::new(index),
+        previous: &previous,
+        next: BTreeMap::new(),
+        racy_after: walk_start.checked_sub(RACY_MARGIN).unwrap_or(UNIX_EPOCH),
+        changed_ignore_dirs: HashSet::new(),
+        use_cache,
+        outcome: WalkOutcome::default(),
+    };
+    // The root is always read: record it like any other directory.
+    delegate.record_read_dir(BStr::new(""), true);
+    let options = repo
+        .dirwalk_options()?
+        .emit_untracked(gix::dir::walk::EmissionMode::Matching);
+    let interrupt = AtomicBool::new(false);
+    repo.dirwalk(
+        index,
+        Vec::<BString>::new(),
+        &interrupt,
+        options,
+        &mut delegate,
+    )
+    .map_err(|e| {
+        Error::other(format!(
+            "directory walk failed: {}",
+            crate::error::one_line(&e.to_string())
+        ))
+    })?;
+
+    let CachingDelegate {
+        next, mut outcome, ..
+    } = delegate;
+    outcome.dirs_read = next.values().filter(|r| r.read_now).count();
+    if use_cache {
+        let cache = Cache { key, dirs: next };
+        if previous.key != key || !same_records(&cache.dirs, &previous.dirs) {
+            // Best effort: a cache that cannot be written only costs time next run.
+            let _ = cache.save(&cache_path);
+        }
+    }
+    Ok(outcome)
+}
+
+/// Stat data of a directory or a `.gitignore`, as far as it tells of a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StatData {
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    ino: u64,
+    dev: u64,
+    mode: u32,
+    size: u64,
+}
+
+impl StatData {
+    #[cfg(unix)]
+    fn of(path: &Path) -> Option<StatData> {
+        use std::os::unix::fs::MetadataExt;
+        let md = std::fs::symlink_metadata(path).ok()?;
+        Some(StatData {
+            mtime: (md.mtime(), md.mtime_nsec()),
+            ctime: (md.ctime(), md.ctime_nsec()),
+            ino: md.ino(),
+            dev: md.dev(),
+            mode: md.mode(),
+            size: md.size(),
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn of(_path: &Path) -> Option<StatData> {
+        None
+    }
+
+    /// Changed at or after `after`: a change right after the stat could keep the same data.
+    fn is_racy(&self, after: SystemTime) -> bool {
+        let after = after.duration_since(UNIX_EPOCH).unwrap_or_default();
+        let after = (after.as_secs() as i64, i64::from(after.subsec_nanos()));
+        self.mtime >= after || self.ctime >= after
+    }
+
+    fn encode(&self) -> String {
+        format!(
+            "{}.{} {}.{} {} {} {} {}",
+            self.mtime.0,
+            self.mtime.1,
+            self.ctime.0,
+            self.ctime.1,
+            self.ino,
+            self.dev,
+            self.mode,
+            self.size
+        )
+    }
+
+    fn decode(s: &str) -> Option<StatData> {
+        let mut it = s.split(' ');
+        let pair = |v: &str| -> Option<(i64, i64)> {
+            let (a, b) = v.split_once('.')?;
+            Some((a.parse().ok()?, b.parse().ok()?))
+        };
+        let out = StatData {
+            mtime: pair(it.next()?)?,
+            ctime: pair(it.next()?)?,
+            ino: it.next()?.parse().ok()?,
+            dev: it.next()?.parse().ok()?,
+            mode: it.next()?.parse().ok()?,
+            size: it.next()?.parse().ok()?,
+        };
+        it.next().is_none().then_some(out)
+    }
+}
+
+/// Whether two caches hold the same records (whether a directory was read now or carried
+/// over does not matter).
+fn same_records(a: &BTreeMap<BString, DirRecord>, b: &BTreeMap<BString, DirRecord>) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|((ka, ra), (kb, rb))| {
+            ka == kb
+                && ra.stat == rb.stat
+                && ra.gitignore == rb.gitignore
+                && ra.has_untracked == rb.has_untracked
+                && ra.index == rb.index
+                && ra.racy == rb.racy
+                && ra.ignore_racy == rb.ignore_racy
+        })
+}
+
+/// What the walk learned about one directory it read.
+#[derive(Debug, Clone)]
+struct DirRecord {
+    stat: StatData,
+    /// Stat data of `<dir>/.gitignore`, `None` when there is none.
+    gitignore: Option<StatData>,
+    /// Whether an untracked entry sits directly in this directory.
+    has_untracked: bool,
+    /// The index entries below this directory: (count, digest).
+    index: (u64, u64),
+    /// The directory's stat data was too recent to be trusted next time.
+    racy: bool,
+    /// The `.gitignore`'s stat data was too recent to be trusted next time.
+    ignore_racy: bool,
+    /// Read in this walk (not carried over from the cache); not stored.
+    read_now: bool,
+}
+
+#[derive(Debug, Default)]
+struct Cache {
+    key: u64,
+    dirs: BTreeMap<BString, DirRecord>,
+}
+
+impl Cache {
+    fn load(path: &Path, key: u64) -> Cache {
+        let Ok(data) = std::fs::read(path) else {
+            return Cache::default();
+        };
+        Self::parse(&data, key).unwrap_or_default()
+    }
+
+    fn parse(data: &[u8], key: u64) -> Option<Cache> {
+        let mut records = data.split(|b| *b == 0);
+        let header = records.next()?.to_str().ok()?;
+        let (name, stored_key) = header.split_once('\t')?;
+        if name != CACHE_HEADER || u64::from_str_radix(stored_key, 16).ok()? != key {
+            return None;
+        }
+        let mut dirs = BTreeMap::new();
+        for rec in records.filter(|r| !r.is_empty()) {
+            // fields\tpath: the path comes last as it may hold any byte but NUL.
+            let mut fields = rec.splitn(6, |b| *b == b'\t');
+            let stat = StatData::decode(fields.next()?.to_str().ok()?)?;
+            let gitignore = match fields.next()?.to_str().ok()? {
+                "-" => None,
+                s => Some(StatData::decode(s)?),
+            };
+            let flags = fields.next()?.to_str().ok()?;
+            let count = fields.next()?.to_str().ok()?.parse().ok()?;
+            let digest = u64::from_str_radix(fields.next()?.to_str().ok()?, 16).ok()?;
+            let path = BString::from(fields.next()?);
+            dirs.insert(
+                path,
+                DirRecord {
+                    stat,
+                    gitignore,
+                    has_untracked: flags.contains('u'),
+                    index: (count, digest),
+                    racy: flags.contains('r'),
+                    ignore_racy: flags.contains('i'),
+                    read_now: false,
+                },
+            );
+        }
+        Some(Cache { key, dirs })
+    }
+
+    fn save(&self, path: &Path) -> Result<()> {
+        let mut out = Vec::with_capacity(self.dirs.len() * 96);
+        out.extend_from_slice(format!("{CACHE_HEADER}\t{:016x}", self.key).as_bytes());
+        for (dir, r) in &self.dirs {
+            out.push(0);
+            let flags = format!(
+                "{}{}{}-",
+                if r.has_untracked { "u" } else { "" },
+                if r.racy { "r" } else { "" },
+                if r.ignore_racy { "i" } else { "" }
+            );
+            let gitignore = r.gitignore.map_or_else(|| "-".to_string(), |s| s.encode());
+            out.extend_from_slice(
+                format!(
+                    "{}\t{gitignore}\t{flags}\t{}\t{:016x}\t",
+                    r.stat.encode(),
+                    r.index.0,
+                    r.index.1
+                )
+                .as_bytes(),
+            );
+            out.extend_from_slice(dir);
+        }
+        let dir = path.parent().expect("the cache file has a folder");
+        std::fs::create_dir_all(dir)?;
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let tmp = dir.join(format!("dirwalk.{}.{nanos}.tmp", std::process::id()));
+        std::fs::write(&tmp, &out)?;
+        std::fs::rename(&tmp, path).inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })?;
+        Ok(())
+    }
+}
+
+/// Everything outside the worktree that decides what the walk reports: if any of it
+/// changes, no record of the cache is used.
+fn cache_key(store: &Store, workdir: &Path) -> u64 {
+    let mut h = Digest::default();
+    h.bytes(CACHE_HEADER.as_bytes());
+    h.bytes(workdir.as_os_str().as_encoded_bytes());
+    let config = store.repo().config_snapshot();
+    for key in [
+        "core.ignoreCase",
+        "core.excludesFile",
+        "core.precomposeUnicode",
+    ] {
+        h.bytes(key.as_bytes());
+        h.bytes(
+            config
+                .string(key)
+                .as_deref()
+                .map_or(&b"-"[..], |v| v.as_ref()),
+        );
+    }
+    let mut sources = vec![store.common_dir().join("info").join("exclude")];
+    if let Some(p) = config.trusted_path("core.excludesFile").ok().flatten() {
+        sources.push(p);
+    }
+    if let Some(p) = std::env::var_os("XDG_CONFIG_HOME") {
+        sources.push(PathBuf::from(p).join("git").join("ignore"));
+    }
+    if let Some(p) = std::env::var_os("HOME") {
+        sources.push(PathBuf::from(p).join(".config").join("git").join("ignore"));
+    }
+    let racy_after = SystemTime::now() - RACY_MARGIN;
+    for source in sources {
+        h.bytes(source.as_os_str().as_encoded_bytes());
+        match StatData::of(&source) {
+            // A global ignore file changed moments ago might change again unseen: a key
+            // that matches nothing makes the next walk read everything.
+            Some(s) if s.is_racy(racy_after) => h.u64(
+                SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as u64),
+            ),
+            Some(s) => h.bytes(s.encode().as_bytes()),
+            None => h.bytes(b"-"),
+        }
+    }
+    h.finish()
+}
+
+/// A small, fast, non-cryptographic digest (the cache is local and only detects changes).
+#[derive(Clone, Copy)]
+struct Digest(u64);
+
+impl Default for Digest {
+    fn default() -> Self {
+        Digest(0x9e37_79b9_7f4a_7c15)
+    }
+}
+
+impl Digest {
+    fn u64(&mut self, v: u64) {
+        self.0 = (self.0 ^ v)
+            .wrapping_mul(0xff51_afd7_ed55_8ccd)
+            .rotate_left(29);
+    }
+
+    fn bytes(&mut self, data: &[u8]) {
+        let mut chunks = data.chunks_exact(8);
+        for c in &mut chunks {
+            self.u64(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        }
+        let mut tail = [0u8; 8];
+        tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        self.u64(u64::from_le_bytes(tail) ^ ((data.len() as u64) << 56));
+    }
+
+    fn finish(self) -> u64 {
+        let mut v = self.0;
+        v ^= v >> 33;
+        v = v.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        v ^ (v >> 33)
+    }
+}
+
+/// Per-entry digests of the index with prefix sums, so that the digest of all entries below
+/// any directory is one subtraction.
+struct IndexDigests<'a> {
+    index: &'a gix::index::State,
+    prefix_sums: Vec<u64>,
+}
+
+impl<'a> IndexDigests<'a> {
+    fn new(index: &'a gix::index::State) -> Self {
+        let mut prefix_sums = Vec::with_capacity(index.entries().len() + 1);
+        let mut sum = 0u64;
+        prefix_sums.push(sum);
+        for e in index.entries() {
+            let mut h = Digest::default();
+            h.bytes(e.path(index));
+            h.u64(u64::from(e.mode.bits()));
+            sum = sum.wrapping_add(h.finish());
+            prefix_sums.push(sum);
+        }
+        IndexDigests { index, prefix_sums }
+    }
+
+    /// (count, digest) of the entries below directory `dir` (`""` is the root).
+    fn below(&self, dir: &BStr) -> (u64, u64) {
+        let entries = self.index.entries();
+        let (lo, hi) = if dir.is_empty() {
+            (0, entries.len())
+        } else {
+            let mut prefix = dir.to_vec();
+            prefix.push(b'/');
+            let lo = entries.partition_point(|e| e.path(self.index).as_bytes() < &prefix[..]);
+            let hi =
+                lo + entries[lo..].partition_point(|e| e.path(self.index).starts_with(&prefix));
+            (lo, hi)
+        };
+        (
+            (hi - lo) as u64,
+            self.prefix_sums[hi].wrapping_sub(self.prefix_sums[lo]),
+        )
+    }
+}
+
+/// The directory holding `rela` (`""` for the root's entries).
+fn parent_of(rela: &BStr) -> &BStr {
+    match rela.rfind_byte(b'/') {
+        Some(i) => rela[..i].as_bstr(),
+        None => BStr::new(""),
+    }
+}
+
+struct CachingDelegate<'a> {
+    workdir: &'a Path,
+    digests: IndexDigests<'a>,
+    previous: &'a Cache,
+    next: BTreeMap<BString, DirRecord>,
+    racy_after: SystemTime,
+    /// Directories whose `.gitignore` is not what the cache saw: nothing below is skipped.
+    changed_ignore_dirs: HashSet<BString>,
+    use_cache: bool,
+    outcome: WalkOutcome,
+}
+
+impl CachingDelegate<'_> {
+    /// `None` when the path cannot be a path here: then nothing about it is trusted.
+    fn full_path(&self, rela: &BStr) -> Option<PathBuf> {
+        if rela.is_empty() {
+            return Some(self.workdir.to_path_buf());
+        }
+        gix::path::from_bstr(rela)
+            .ok()
+            .map(|p| self.workdir.join(p))
+    }
+
+    /// Record a directory the walk is about to read (stat before read, so that any later
+    /// change shows as a different mtime next time).
+    fn record_read_dir(&mut self, rela: &BStr, is_root: bool) {
+        // A directory that cannot be recorded keeps its parent from ever being skipped.
+        let Some((dir, stat)) = self
+            .full_path(rela)
+            .and_then(|dir| StatData::of(&dir).map(|stat| (dir, stat)))
+        else {
+            if let Some(parent) = self.next.get_mut(parent_of(rela)) {
+                parent.has_untracked = true;
+            }
+            return;
+        };
+        let gitignore = StatData::of(&dir.join(".gitignore"));
+        let previous = self.previous.dirs.get(rela);
+        let ignore_changed = match previous {
+            Some(p) => p.gitignore != gitignore || p.ignore_racy,
+            None => gitignore.is_some() || (is_root && !self.previous.dirs.is_empty()),
+        };
+        if ignore_changed {
+            self.changed_ignore_dirs.insert(rela.to_owned());
+        }
+        let racy = stat.is_racy(self.racy_after);
+        let ignore_racy = gitignore.is_some_and(|g| g.is_racy(self.racy_after));
+        self.next.insert(
+            rela.to_owned(),
+            DirRecord {
+                stat,
+                gitignore,
+                has_untracked: false,
+                index: self.digests.below(rela),
+                racy,
+                ignore_racy,
+                read_now: true,
+            },
+        );
+    }
+
+    /// Whether the `.gitignore` of `rela` or of a directory above it is not what the cache saw.
+    fn ignore_rules_changed_above(&self, rela: &BStr) -> bool {
+        if self.changed_ignore_dirs.is_empty() {
+            return false;
+        }
+        let mut dir = rela;
+        loop {
+            if self.changed_ignore_dirs.contains(dir) {
+                return true;
+            }
+            match dir.rfind_byte(b'/') {
+                Some(i) => dir = &dir[..i],
+                None => return self.changed_ignore_dirs.contains(BStr::new("")),
+            }
+        }
+    }
+
+    /// The cached records of `rela` and every directory below it, if all of them still
+    /// hold: same stat data, no untracked entry, same `.gitignore`, nothing racy.
+    fn unchanged_subtree(&self, rela: &BStr) -> Option<Vec<(BString, DirRecord)>> {
+        let own = self.previous.dirs.get(rela)?;
+        if own.index != self.digests.below(rela) {
+            return None;
+        }
+        let mut prefix = rela.to_vec();
+        prefix.push(b'/');
+        let below = self
+            .previous
+            .dirs
+            .range::<[u8], _>((
+                std::ops::Bound::Excluded(&prefix[..]),
+                std::ops::Bound::Unbounded,
+            ))
+            .take_while(|(k, _)| k.starts_with(&prefix));
+        let mut out = Vec::new();
+        for (dir, rec) in std::iter::once((rela, own)).chain(below.map(|(k, r)| (k.as_bstr(), r))) {
+            if rec.racy || rec.ignore_racy || rec.has_untracked {
+                return None;
+            }
+            let full = self.full_path(dir)?;
+            if StatData::of(&full) != Some(rec.stat) {
+                return None;
+            }
+            if let Some(g) = rec.gitignore
+                && StatData::of(&full.join(".gitignore")) != Some(g)
+            {
+                return None;
+            }
+            let mut kept = rec.clone();
+            kept.read_now = false;
+            out.push((dir.to_owned(), kept));
+        }
+        Some(out)
+    }
+}
+
+impl gix::dir::walk::Delegate for CachingDelegate<'_> {
+    fn emit(
+        &mut self,
+        entry: gix::dir::EntryRef<'_>,
+        _collapsed_directory_status: Option<gix::dir::entry::Status>,
+    ) -> gix::dir::walk::Action {
+        if entry.status == gix::dir::entry::Status::Untracked {
+            if let Some(r) = self.next.get_mut(parent_of(entry.rela_path.as_ref())) {
+                r.has_untracked = true;
+            }
+            self.outcome.untracked.push(Untracked {
+                rela_path: entry.rela_path.clone().into_owned(),
+                disk_kind: entry.disk_kind,
+            });
+        }
+        std::ops::ControlFlow::Continue(())
+    }
+
+    fn can_recurse(
+        &mut self,
+        entry: gix::dir::EntryRef<'_>,
+        for_deletion: Option<gix::dir::walk::ForDeletionMode>,
+        worktree_root_is_repository: bool,
+    ) -> bool {
+        let recurse = entry.status.can_recurse(
+            entry.disk_kind,
+            entry.pathspec_match,
+            for_deletion,
+            worktree_root_is_repository,
+        );
+        if !recurse {
+            return false;
+        }
+        let rela = entry.rela_path.as_ref();
+        if self.use_cache
+            && entry.status == gix::dir::entry::Status::Tracked
+            && entry.disk_kind == Some(gix::dir::entry::Kind::Directory)
+            && !self.ignore_rules_changed_above(rela)
+            && let Some(records) = self.unchanged_subtree(rela)
+        {
+            self.outcome.dirs_skipped += records.len();
+            self.next.extend(records);
+            return false;
+        }
+        self.record_read_dir(rela, false);
+        true
+    }
+}
