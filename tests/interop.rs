@@ -1062,7 +1062,10 @@ fn untracked_names_git_refuses_are_left_out_and_listed() {
         .find(|e| e["path"] == "vendor/git~1/config")
         .unwrap_or_else(|| panic!("not listed as excluded: {cp}"));
     assert!(
-        entry["reason"].as_str().unwrap().contains("not a valid name"),
+        entry["reason"]
+            .as_str()
+            .unwrap()
+            .contains("not a valid name"),
         "{entry}"
     );
     repo.assert_fsck();

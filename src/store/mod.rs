@@ -13,6 +13,7 @@ mod notes;
 mod objects;
 mod publish;
 pub mod snapshot;
+mod statcheck;
 mod worktree;
 
 pub use lock::RunLock;
@@ -275,8 +276,8 @@ impl Store {
     /// verifying its trailing checksum: git itself only verifies it in `fsck`, every writer
     /// replaces the file atomically, and hashing it is a tenth of a snapshot's time on a
     /// large index.
-    pub(crate) fn read_user_index(&self) -> Result<gix::worktree::IndexPersistedOrInMemory> {
-        let file = gix::index::File::at_or_default(
+    pub(crate) fn read_user_index(&self) -> Result<gix::index::File> {
+        gix::index::File::at_or_default(
             self.repo.index_path(),
             self.repo.object_hash(),
             true,
@@ -288,10 +289,7 @@ impl Store {
                 self.repo.index_path().display(),
                 crate::error::one_line(&e.to_string())
             ))
-        })?;
-        Ok(gix::worktree::IndexPersistedOrInMemory::Persisted(
-            std::sync::Arc::new(gix::fs::FileSnapshot::new(file)),
-        ))
+        })
     }
 
     /// Paths with unmerged (conflicted) entries in the user's index.

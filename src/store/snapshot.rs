@@ -12,6 +12,7 @@ use crate::model::Excluded;
 use crate::redact::{SECRET_PATH_PATTERNS, glob_matches};
 use crate::store::Store;
 use crate::store::dirwalk::untracked_files;
+use crate::store::statcheck;
 use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
 use std::collections::HashSet;
@@ -80,6 +81,9 @@ pub struct Snapshot {
     /// (`store::dirwalk`) without reading them.
     pub dirs_read: usize,
     pub dirs_skipped: usize,
+    /// Index entries proven unchanged by directory-relative stats (`store::statcheck`)
+    /// before gix's status pass.
+    pub entries_proven: usize,
 }
 
 /// Snapshot the worktree of `store`. Exclusion applies to paths that are not in HEAD
@@ -93,7 +97,7 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     let head_tree = repo.head_tree_id_or_empty()?.detach();
     let mut editor = TreeEdits::new(repo, head_tree)?;
     let protect = protect_options(store);
-    let index = store.read_user_index()?;
+    let mut index = store.read_user_index()?;
     let attributes = repo.attributes_only(
         &index,
         gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
@@ -101,14 +105,34 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     let mut pipeline = gix::filter::Pipeline::new(repo, attributes.detach())?;
     crate::trace::mark("snapshot: index read");
 
+    // Prove most entries unchanged with cheap directory-relative stats (statcheck, on its
+    // own threads) while the walk for untracked files runs here; gix's status pass then only
+    // looks at the rest.
+    let settings = statcheck::Settings::new(repo, &index);
+    let (unchanged, walk) = std::thread::scope(|scope| {
+        let state: &gix::index::State = &index;
+        let check = settings.as_ref().map(|settings| {
+            let workdir = workdir.as_path();
+            scope.spawn(move || statcheck::unchanged_entries(state, workdir, settings))
+        });
+        let walk = untracked_files(store, state);
+        (check.map(|h| h.join().unwrap_or_default()), walk)
+    });
+    let walk = walk?;
+    let proven = unchanged.map_or(0, |u| statcheck::mark_uptodate(&mut index, &u));
+
     // When the index's cache-tree is valid and equals HEAD's tree, nothing is staged: skip
     // the HEAD-vs-index diff (it reads every tree of HEAD).
     let nothing_staged = index
         .tree()
         .filter(|t| t.num_entries.is_some())
         .is_some_and(|t| t.id == head_tree);
-    // Threads only pay off on large indexes (measured: slower below a few thousand entries).
-    let threads = (index.entries().len() < 4000).then_some(1);
+    let unproven = index.entries().len() - proven;
+    // Threads only pay off for many entries (measured: slower below a few thousand).
+    let threads = (unproven < 4000).then_some(1);
+    let index = gix::worktree::IndexPersistedOrInMemory::Persisted(std::sync::Arc::new(
+        gix::fs::FileSnapshot::new(index),
+    ));
     let platform = repo
         .status(gix::progress::Discard)?
         .index(index.clone())
@@ -125,30 +149,22 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
         ))
     };
 
-    // The status iterators compare the index with the worktree on their own threads; the
-    // directory walk for untracked files runs here meanwhile.
     let mut staged = Vec::new();
     let mut worktree = Vec::new();
-    let walk = if nothing_staged {
-        let iter = platform.into_index_worktree_iter(Vec::<gix::bstr::BString>::new())?;
-        let walk = untracked_files(store, &index);
-        for item in iter {
+    if nothing_staged {
+        for item in platform.into_index_worktree_iter(Vec::<gix::bstr::BString>::new())? {
             worktree.push(item.map_err(status_failed)?);
         }
-        walk?
     } else {
-        let iter = platform.into_iter(Vec::<gix::bstr::BString>::new())?;
-        let walk = untracked_files(store, &index);
-        for item in iter {
+        for item in platform.into_iter(Vec::<gix::bstr::BString>::new())? {
             match item.map_err(status_failed)? {
                 gix::status::Item::TreeIndex(c) => staged.push(c),
                 gix::status::Item::IndexWorktree(c) => worktree.push(c),
             }
         }
-        walk?
-    };
+    }
     crate::trace::mark(&format!(
-        "snapshot: status compared ({} changed; untracked walk read {} directories, {} known from its cache)",
+        "snapshot: status compared ({proven} entries proven unchanged, {} to look at; untracked walk read {} directories, {} known from its cache)",
         worktree.len() + staged.len(),
         walk.dirs_read,
         walk.dirs_skipped
@@ -301,6 +317,7 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
         excluded,
         dirs_read: walk.dirs_read,
         dirs_skipped: walk.dirs_skipped,
+        entries_proven: proven,
     })
 }
 

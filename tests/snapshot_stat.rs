@@ -1,0 +1,179 @@
+//! The snapshot's own stat pass (`store::statcheck`) marks index entries unchanged before
+//! gix's status pass; it must never mark one that changed. Each scenario changes the
+//! worktree in a way a stat check can get wrong (a mode change, a directory turned into a
+//! symlink or a file into a directory, an intent-to-add entry, a same-size edit with the old
+//! mtime put back) and compares the snapshot with what `git add -A` writes.
+
+mod common;
+
+use agent_rewind::snapshot::{Policy, Snapshot, snapshot_worktree};
+use agent_rewind::store::Store;
+use common::{Repo, add_all_tree_in};
+use std::os::unix::fs::PermissionsExt;
+
+fn snapshot_matches_git(repo: &Repo, what: &str) -> Snapshot {
+    let store = Store::discover(repo.path()).expect("open");
+    let snap = snapshot_worktree(&store, &Policy::from_config(&store).unwrap()).expect("snapshot");
+    assert_eq!(
+        snap.tree.to_string(),
+        add_all_tree_in(repo.path()),
+        "after {what}: the snapshot differs from `git add -A` ({} entries proven unchanged)",
+        snap.entries_proven
+    );
+    snap
+}
+
+fn settled_repo() -> Repo {
+    let repo = Repo::new();
+    for d in ["lib", "lib2", "src/deep"] {
+        for f in 0..4 {
+            repo.write(&format!("{d}/f{f}.txt"), &format!("{d} {f}\n"));
+        }
+    }
+    repo.write("run.sh", "#!/bin/sh\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "files"]);
+    // Out of git's racy window, with the stat data refreshed: entries can be proven.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    repo.git(&["update-index", "--refresh"]);
+    repo
+}
+
+fn chmod(repo: &Repo, rel: &str, mode: u32) {
+    let path = repo.path().join(rel);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+#[test]
+fn unchanged_entries_are_proven_and_changed_ones_never() {
+    let repo = settled_repo();
+    let first = snapshot_matches_git(&repo, "nothing changed");
+    assert!(
+        first.entries_proven >= 12,
+        "a settled worktree should be proven unchanged: {}",
+        first.entries_proven
+    );
+
+    chmod(&repo, "lib/f0.txt", 0o755);
+    chmod(&repo, "run.sh", 0o755);
+    snapshot_matches_git(&repo, "an executable bit set");
+
+    // A same-size edit with the old mtime put back: only ctime and the racy check can tell.
+    let path = repo.path().join("lib/f1.txt");
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    std::fs::write(&path, "LIB 1\n").unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    snapshot_matches_git(&repo, "a same-size edit with the old mtime");
+
+    // A tracked folder moved away and replaced by a symlink to it: through the symlink,
+    // every file has exactly the stat data the index holds.
+    std::fs::rename(repo.path().join("lib2"), repo.path().join("moved")).unwrap();
+    std::os::unix::fs::symlink("moved", repo.path().join("lib2")).unwrap();
+    snapshot_matches_git(&repo, "a folder replaced by a symlink");
+
+    // A tracked file replaced by a folder, another deleted.
+    std::fs::remove_file(repo.path().join("src/deep/f0.txt")).unwrap();
+    repo.write("src/deep/f0.txt/inside.txt", "now a folder\n");
+    std::fs::remove_file(repo.path().join("src/deep/f1.txt")).unwrap();
+    snapshot_matches_git(&repo, "a file replaced by a folder, one deleted");
+
+    // An intent-to-add entry.
+    repo.write("planned.txt", "content\n");
+    repo.git(&["add", "-N", "planned.txt"]);
+    snapshot_matches_git(&repo, "git add -N");
+}
+
+#[test]
+fn without_core_filemode_an_executable_bit_is_not_a_change() {
+    let repo = settled_repo();
+    repo.git(&["config", "core.fileMode", "false"]);
+    chmod(&repo, "lib/f2.txt", 0o755);
+    chmod(&repo, "run.sh", 0o700);
+    let snap = snapshot_matches_git(&repo, "chmod with core.fileMode=false");
+    assert_eq!(
+        snap.tree.to_string(),
+        repo.git(&["rev-parse", "HEAD^{tree}"]).trim(),
+        "nothing changed as far as git is concerned"
+    );
+}
+
+#[test]
+fn a_mode_change_is_seen_even_when_ctime_is_not_trusted() {
+    let repo = settled_repo();
+    // Without ctime, chmod leaves every compared stat field as it was: only the mode tells.
+    repo.git(&["config", "core.trustctime", "false"]);
+    chmod(&repo, "lib/f3.txt", 0o755);
+    let snap = snapshot_matches_git(&repo, "chmod +x with core.trustctime=false");
+    assert_ne!(
+        snap.tree.to_string(),
+        repo.git(&["rev-parse", "HEAD^{tree}"]).trim(),
+        "the executable bit is a change"
+    );
+}
+
+#[test]
+fn racily_clean_entries_are_left_to_the_full_check() {
+    let repo = Repo::new();
+    repo.git(&["config", "core.trustctime", "false"]);
+    repo.write("a.txt", "aaaa\n");
+    repo.git(&["add", "a.txt"]);
+    // Same size, same mtime, within the index's own second: only content tells.
+    let path = repo.path().join("a.txt");
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    std::fs::write(&path, "bbbb\n").unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let snap = snapshot_matches_git(&repo, "a racily clean edit");
+    let store = Store::discover(repo.path()).unwrap();
+    let blob = store
+        .path_in_tree(snap.tree, "a.txt")
+        .unwrap()
+        .expect("a.txt in the snapshot");
+    assert_eq!(
+        repo.git(&["cat-file", "-p", &blob.to_string()]),
+        "bbbb\n",
+        "the edit must be in the snapshot"
+    );
+}
+
+#[test]
+fn a_large_index_is_checked_on_several_threads_with_the_same_result() {
+    // Over 8,000 entries the stat pass splits the index between threads, at arbitrary
+    // points inside directories.
+    let repo = Repo::new();
+    for i in 0..8200 {
+        let path = repo
+            .path()
+            .join(format!("d{:02}/e{:02}/f{i}.txt", i % 37, i % 11));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, format!("{i}\n")).unwrap();
+    }
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "many"]);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    repo.git(&["update-index", "--refresh"]);
+    let snap = snapshot_matches_git(&repo, "nothing changed");
+    assert_eq!(
+        snap.entries_proven, 8201,
+        "every entry is provably unchanged"
+    );
+
+    for i in [0, 4100, 8199] {
+        repo.write(
+            &format!("d{:02}/e{:02}/f{i}.txt", i % 37, i % 11),
+            "edited\n",
+        );
+    }
+    std::fs::remove_file(repo.path().join("d05/e05/f5.txt")).unwrap();
+    let snap = snapshot_matches_git(&repo, "edits in each part of the index");
+    assert_eq!(snap.entries_proven, 8201 - 4);
+}
