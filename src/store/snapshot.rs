@@ -89,7 +89,6 @@ pub struct Snapshot {
 /// Snapshot the worktree of `store`. Exclusion applies to paths that are not in HEAD
 /// (untracked or newly staged); files already committed are kept as git keeps them.
 pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
-    use gix::status::index_worktree::Item as IW;
     use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
 
     let repo = store.repo();
@@ -130,39 +129,12 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     let unproven = index.entries().len() - proven;
     // Threads only pay off for many entries (measured: slower below a few thousand).
     let threads = (unproven < 4000).then_some(1);
-    let index = gix::worktree::IndexPersistedOrInMemory::Persisted(std::sync::Arc::new(
-        gix::fs::FileSnapshot::new(index),
-    ));
-    let platform = repo
-        .status(gix::progress::Discard)?
-        .index(index.clone())
-        .head_tree(head_tree)
-        .untracked_files(gix::status::UntrackedFiles::None)
-        .index_worktree_rewrites(None)
-        .tree_index_track_renames(gix::status::tree_index::TrackRenames::Disabled)
-        .index_worktree_submodules(None)
-        .index_worktree_options_mut(|o| o.thread_limit = threads);
-    let status_failed = |e: gix::Error| {
-        Error::other(format!(
-            "status failed: {}",
-            crate::error::one_line(&e.to_string())
-        ))
-    };
-
-    let mut staged = Vec::new();
-    let mut worktree = Vec::new();
-    if nothing_staged {
-        for item in platform.into_index_worktree_iter(Vec::<gix::bstr::BString>::new())? {
-            worktree.push(item.map_err(status_failed)?);
-        }
+    let staged = if nothing_staged {
+        Vec::new()
     } else {
-        for item in platform.into_iter(Vec::<gix::bstr::BString>::new())? {
-            match item.map_err(status_failed)? {
-                gix::status::Item::TreeIndex(c) => staged.push(c),
-                gix::status::Item::IndexWorktree(c) => worktree.push(c),
-            }
-        }
-    }
+        staged_changes(repo, head_tree, &index)?
+    };
+    let worktree = worktree_changes(repo, &index, threads)?;
     crate::trace::mark(&format!(
         "snapshot: status compared ({proven} entries proven unchanged, {} to look at; untracked walk read {} directories, {} known from its cache)",
         worktree.len() + staged.len(),
@@ -227,13 +199,7 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     // …then worktree vs index on top: tracked entries first, untracked files last (a
     // tracked file that became a folder must be removed before the untracked files inside
     // that folder are added, or the removal would take them with it).
-    for item in worktree {
-        let IW::Modification {
-            rela_path, status, ..
-        } = item
-        else {
-            continue; // no directory walk in this status pass: the walk below finds those
-        };
+    for (rela_path, status) in worktree {
         if skip.contains(rela_path.as_slice()) {
             continue;
         }
@@ -382,4 +348,92 @@ fn protect_options(store: &Store) -> gix::validate::path::component::Options {
             .unwrap_or(cfg!(target_os = "macos")),
         protect_ntfs: config.boolean("core.protectNTFS").unwrap_or(true),
     }
+}
+
+/// Index entries that differ from HEAD's tree (what is staged).
+fn staged_changes(
+    repo: &gix::Repository,
+    head_tree: ObjectId,
+    index: &gix::index::State,
+) -> Result<Vec<gix::diff::index::Change>> {
+    let mut out = Vec::new();
+    repo.tree_index_status(
+        &head_tree,
+        index,
+        None,
+        gix::status::tree_index::TrackRenames::Disabled,
+        |change, _, _| {
+            out.push(change.into_owned());
+            Ok(gix::diff::index::Action::Continue(()))
+        },
+    )
+    .map_err(|e| status_failed(&e))?;
+    Ok(out)
+}
+
+type WorktreeStatus = gix::status::plumbing::index_as_worktree::EntryStatus<(), ()>;
+
+/// Index entries that differ from the worktree, by gix's per-entry logic (entries already
+/// marked `UPTODATE` are skipped). Called directly rather than through `Repository::status`,
+/// which also loads the repository's own copy of the index to look for `.gitmodules`.
+fn worktree_changes(
+    repo: &gix::Repository,
+    index: &gix::index::State,
+    threads: Option<usize>,
+) -> Result<Vec<(gix::bstr::BString, WorktreeStatus)>> {
+    struct Collect(Vec<(gix::bstr::BString, WorktreeStatus)>);
+    impl<'index> gix::status::plumbing::index_as_worktree_with_renames::VisitEntry<'index> for Collect {
+        type ContentChange = ();
+        type SubmoduleStatus = ();
+        fn visit_entry(
+            &mut self,
+            entry: gix::status::plumbing::index_as_worktree_with_renames::Entry<'index, (), ()>,
+        ) {
+            if let gix::status::plumbing::index_as_worktree_with_renames::Entry::Modification {
+                rela_path,
+                status,
+                ..
+            } = entry
+            {
+                self.0.push((rela_path.to_owned(), status));
+            }
+        }
+    }
+    /// Submodules are recorded by their commit in the index: their worktree is not looked at.
+    #[derive(Clone)]
+    struct IgnoreSubmodules;
+    impl gix::status::plumbing::index_as_worktree::traits::SubmoduleStatus for IgnoreSubmodules {
+        type Output = ();
+        fn status(
+            &mut self,
+            _entry: &gix::index::Entry,
+            _rela_path: &BStr,
+        ) -> std::result::Result<Option<()>, gix::Error> {
+            Ok(None)
+        }
+    }
+
+    let mut collect = Collect(Vec::new());
+    repo.index_worktree_status(
+        index,
+        Vec::<gix::bstr::BString>::new(),
+        &mut collect,
+        gix::status::plumbing::index_as_worktree::traits::FastEq,
+        IgnoreSubmodules,
+        &mut gix::progress::Discard,
+        &std::sync::atomic::AtomicBool::new(false),
+        gix::status::index_worktree::Options {
+            thread_limit: threads,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| status_failed(&e))?;
+    Ok(collect.0)
+}
+
+fn status_failed(e: &dyn std::fmt::Display) -> Error {
+    Error::other(format!(
+        "status failed: {}",
+        crate::error::one_line(&e.to_string())
+    ))
 }
