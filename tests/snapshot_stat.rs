@@ -177,3 +177,44 @@ fn a_large_index_is_checked_on_several_threads_with_the_same_result() {
     let snap = snapshot_matches_git(&repo, "edits in each part of the index");
     assert_eq!(snap.entries_proven, 8201 - 4);
 }
+
+#[test]
+fn a_submodule_is_kept_as_its_gitlink() {
+    let repo = settled_repo();
+    let sub = repo.path().join("vendor/lib");
+    std::fs::create_dir_all(&sub).unwrap();
+    common::git_in(&sub, &["init", "-q", "-b", "main"]);
+    std::fs::write(sub.join("x.txt"), "x\n").unwrap();
+    common::git_in(&sub, &["add", "-A"]);
+    common::git_in(
+        &sub,
+        &[
+            "-c",
+            "user.name=T",
+            "-c",
+            "user.email=t@example.com",
+            "commit",
+            "-q",
+            "-m",
+            "sub",
+        ],
+    );
+    repo.git(&["add", "vendor/lib"]);
+    repo.git(&["commit", "-q", "-m", "gitlink"]);
+    // Work inside the submodule does not change the gitlink git add -A records.
+    std::fs::write(sub.join("x.txt"), "changed inside\n").unwrap();
+    std::fs::write(sub.join("new.txt"), "new inside\n").unwrap();
+    let snap = snapshot_matches_git(&repo, "changes inside a submodule");
+    let store = Store::discover(repo.path()).unwrap();
+    assert_eq!(
+        store
+            .path_in_tree(snap.tree, "vendor/lib")
+            .unwrap()
+            .map(|id| id.to_string()),
+        Some(
+            common::git_in(&sub, &["rev-parse", "HEAD"])
+                .trim()
+                .to_string()
+        )
+    );
+}
