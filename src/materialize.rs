@@ -331,8 +331,31 @@ pub fn restore_backup(store: &Store, changes: &[TreeChange], backup: &Backup) ->
         (None, Some(h)) => store.move_user_head(None, Some(h))?,
         (None, None) => {}
     }
-    store.reset_user_index(Some(oid(&backup.index_tree)?))?;
+    let index_tree = oid(&backup.index_tree)?;
+    let refresh = written_as_in(store, changes, Some(index_tree))?;
+    store.reset_user_index(Some(index_tree), &refresh)?;
     Ok(())
+}
+
+/// The paths of `changes` (just written) whose content is what `tree` holds: their index
+/// entries can take fresh stat data.
+pub fn written_as_in<'c>(
+    store: &Store,
+    changes: &'c [TreeChange],
+    tree: Option<ObjectId>,
+) -> Result<Vec<&'c str>> {
+    let Some(tree) = tree else {
+        return Ok(vec![]);
+    };
+    let mut out = Vec::new();
+    for c in changes {
+        if let Some((id, _)) = c.new
+            && store.path_in_tree(tree, &c.path)? == Some(id)
+        {
+            out.push(c.path.as_str());
+        }
+    }
+    Ok(out)
 }
 
 fn oid(hex: &str) -> Result<ObjectId> {

@@ -1881,3 +1881,71 @@ fn rewind_killed_at_random_moments_never_leaves_half_written_files_and_undo_reco
         25 - no_backup - midway - finished
     );
 }
+
+/// The index's stat data for `path` as `git ls-files --debug` shows it: (mtime, size, ino).
+fn index_stat(dir: &Path, path: &str) -> (String, String, String) {
+    let out = git_in(dir, &["ls-files", "--debug", "--", path]);
+    let field = |name: &str| {
+        out.split(['\n', '\t'])
+            .map(str::trim)
+            .find_map(|l| l.strip_prefix(name))
+            .unwrap_or_else(|| panic!("no {name} in {out}"))
+            .trim()
+            .to_string()
+    };
+    let mtime = field("mtime:");
+    (
+        mtime.split(':').next().unwrap().to_string(),
+        field("size:")
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .to_string(),
+        field("ino:").to_string(),
+    )
+}
+
+fn file_stat(dir: &Path, path: &str) -> (String, String, String) {
+    use std::os::unix::fs::MetadataExt;
+    let md = std::fs::symlink_metadata(dir.join(path)).unwrap();
+    (
+        md.mtime().to_string(),
+        md.size().to_string(),
+        (md.ino() as u32).to_string(),
+    )
+}
+
+#[test]
+fn after_a_rewind_the_index_has_fresh_stat_data_for_what_it_wrote() {
+    let repo = Repo::new();
+    let d = repo.path();
+    for i in 0..20 {
+        put(d, &format!("src/f{i}.txt"), format!("v1 {i}\n"), 0o644);
+    }
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "v1"]);
+    start(d, "r1");
+    begin(d, "edit", "S1");
+    put(d, "src/f3.txt", "v2, longer than before\n", 0o644);
+    repo.git(&["commit", "-q", "-am", "v2"]);
+    end(d, "edit", "S1");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    repo.git(&["update-index", "--refresh"]);
+    let untouched_before = index_stat(d, "src/f7.txt");
+
+    // Back to before `edit`: f3.txt is written again (v1), HEAD moves back to v1.
+    repo.json(&["rewind", "r1", "--to", "edit", "--run", "r2"]);
+    assert_eq!(repo.read("src/f3.txt"), "v1 3\n");
+    assert_eq!(
+        index_stat(d, "src/f3.txt"),
+        file_stat(d, "src/f3.txt"),
+        "the rewritten file's index entry carries its new stat data"
+    );
+    assert_eq!(
+        index_stat(d, "src/f7.txt"),
+        untouched_before,
+        "an untouched entry keeps its stat data"
+    );
+    assert_eq!(index_stat(d, "src/f7.txt"), file_stat(d, "src/f7.txt"));
+    assert_eq!(repo.git(&["status", "--porcelain"]), "");
+}

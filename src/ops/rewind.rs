@@ -208,7 +208,12 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
         crate::trace::mark("rewind: files written");
         store.move_user_head(branch.as_deref(), git_commit)?;
         crate::trace::mark("rewind: HEAD moved");
-        store.reset_user_index_to_head()?;
+        let head_tree = match git_commit {
+            Some(c) => Some(store.commit_tree(c)?),
+            None => None,
+        };
+        let refresh = materialize::written_as_in(store, &changes, head_tree)?;
+        store.reset_user_index(head_tree, &refresh)?;
         crate::trace::mark("rewind: index reset");
         set_active_run(store, &new_run)?;
         crate::trace::mark("rewind: done");

@@ -31,6 +31,34 @@ pub fn git_output(dir: &Path, args: &[&str]) -> Result<Output> {
         .map_err(|e| Error::other(format!("could not run git: {e}")))
 }
 
+/// Run git in `dir` with `input` on stdin; return stdout on success.
+fn git_with_input(dir: &Path, args: &[&str], input: &[u8]) -> Result<String> {
+    use std::io::Write;
+    let failed = |e: std::io::Error| Error::other(format!("could not run git: {e}"));
+    let mut child = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env_remove("GIT_INDEX_FILE")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(failed)?;
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let written = stdin.write_all(input);
+    drop(stdin);
+    let out = child.wait_with_output().map_err(failed)?;
+    if !out.status.success() {
+        return Err(Error::other(format!(
+            "`git {}` failed: {}",
+            args.join(" "),
+            crate::error::one_line(&String::from_utf8_lossy(&out.stderr))
+        )));
+    }
+    written.map_err(failed)?;
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 impl Store {
     /// Run git inside this repository's worktree (or git dir when bare).
     pub fn git(&self, args: &[&str]) -> Result<String> {
@@ -118,24 +146,34 @@ impl Store {
             .spawn();
     }
 
-    /// Make the user's index equal to HEAD's tree and refresh it (`git reset -q`: one
-    /// process). On an unborn branch the index is emptied.
-    pub fn reset_user_index_to_head(&self) -> Result<()> {
-        if self.user_head()?.commit.is_some() {
-            self.git(&["reset", "-q"])?;
-        } else {
+    /// Make the user's index hold `tree` (emptied for `None`), as `git read-tree --reset`
+    /// does: entries that did not change keep their stat data. Only `refresh` (files just
+    /// written whose content is what `tree` holds) get fresh stat data (`git add --refresh`),
+    /// instead of git's refresh of every entry (a full `lstat` pass); a changed file left
+    /// out is only re-hashed by git's next status.
+    pub fn reset_user_index(&self, tree: Option<gix::ObjectId>, refresh: &[&str]) -> Result<()> {
+        let Some(tree) = tree else {
             self.git(&["read-tree", "--empty"])?;
-        }
-        Ok(())
-    }
-
-    pub fn reset_user_index(&self, tree: Option<gix::ObjectId>) -> Result<()> {
-        match tree {
-            Some(t) => self.git(&["read-tree", "--reset", &t.to_string()])?,
-            None => self.git(&["read-tree", "--empty"])?,
+            return Ok(());
         };
-        // `--refresh` exits non-zero when files differ from the index: that is expected.
-        let _ = git_output(self.workdir()?, &["update-index", "-q", "--refresh"])?;
+        self.git(&["read-tree", "--reset", &tree.to_string()])?;
+        if refresh.is_empty() {
+            return Ok(());
+        }
+        let mut paths = Vec::new();
+        for p in refresh {
+            paths.extend_from_slice(p.as_bytes());
+            paths.push(0);
+        }
+        let args = [
+            "add",
+            "--refresh",
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
+        ];
+        // Best effort: the index is already right; without fresh stat data git only
+        // re-hashes those files on its next status (a file removed meanwhile fails this).
+        let _ = git_with_input(self.workdir()?, &args, &paths);
         Ok(())
     }
 
