@@ -25,11 +25,16 @@ impl Store {
             remove_path(&full)?;
             prune_empty_parents(root, &full);
         }
+        // Folders already made or checked in this call (changes come sorted by path).
+        let mut known_dirs = std::collections::HashSet::new();
         for c in changes {
             let Some((id, kind)) = c.new else { continue };
             let full = root.join(&c.path);
-            if let Some(parent) = full.parent() {
+            if let Some(parent) = full.parent()
+                && !known_dirs.contains(parent)
+            {
                 make_dirs(root, parent)?;
+                known_dirs.insert(parent.to_path_buf());
             }
             match kind {
                 EntryKind::Commit => {
@@ -62,16 +67,20 @@ impl Store {
     }
 }
 
+/// Create `path` (which must not exist) with `bytes`, with git's modes: 0o666 or 0o777
+/// (executable) less the umask.
 fn write_file(path: &Path, bytes: &[u8], exec: bool) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::write(path, bytes)?;
-    let mode = if exec { 0o755 } else { 0o644 };
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(if exec { 0o777 } else { 0o666 })
+        .open(path)?;
+    f.write_all(bytes)?;
     Ok(())
 }
 
-/// Create `tmp` next to `path` with `create`, then rename it over `path`. A directory in
-/// the way is removed first (its content is in the caller's backup).
 /// Create the new content with `create` in `tmp_dir` (our private folder, normally on the
 /// same filesystem), then rename it over `path`; when the rename crosses filesystems, a temp
 /// file next to `path` is used instead. A folder in the way is removed first (the caller
@@ -84,17 +93,21 @@ fn atomic_replace(path: &Path, tmp_dir: &Path, create: impl Fn(&Path) -> Result<
     let tmp = tmp_dir.join(format!("{}-{name}", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
     create(&tmp).map_err(|e| e.context(format!("could not write {}", path.display())))?;
-    if let Ok(md) = std::fs::symlink_metadata(path)
+    let mut renamed = std::fs::rename(&tmp, path);
+    if renamed.is_err()
+        && let Ok(md) = std::fs::symlink_metadata(path)
         && md.is_dir()
     {
         std::fs::remove_dir_all(path)?;
+        renamed = std::fs::rename(&tmp, path);
     }
-    match std::fs::rename(&tmp, path) {
+    match renamed {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => {
             let _ = std::fs::remove_file(&tmp);
             let sibling =
                 path.with_file_name(format!(".{name}.agent-rewind-{}.tmp", std::process::id()));
+            let _ = std::fs::remove_file(&sibling);
             create(&sibling)
                 .map_err(|e| e.context(format!("could not write {}", path.display())))?;
             std::fs::rename(&sibling, path)
