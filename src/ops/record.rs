@@ -140,9 +140,11 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         store.workdir()?;
     }
     check_artifacts(store, &rec.artifacts)?;
+    // New objects stay in memory and are written as one pack right before the refs move.
+    let staged = store.with_staged_objects();
     let (tree, excluded) = match &rec.tree {
         TreeSource::Worktree => {
-            let snap = snapshot_worktree(store, &Policy::from_config(store)?)?;
+            let snap = snapshot_worktree(&staged, &Policy::from_config(store)?)?;
             (snap.tree, snap.excluded)
         }
         TreeSource::Given { tree, excluded } => (*tree, excluded.clone()),
@@ -152,7 +154,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         Some(h) => h.clone(),
         None => store.user_head()?,
     };
-    let artifacts = resolve_artifacts(store, tree, &rec.artifacts)?;
+    let artifacts = resolve_artifacts(&staged, tree, &rec.artifacts)?;
     let (meta, message, session_id, mut redacted) = redact_fields(&rec);
     let writer = crate::time::writer_id();
 
@@ -302,13 +304,14 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         }
         let body = Note { lines }.to_body();
         let commit =
-            store.write_commit(tree, &parents, &commit_message(&line, message.as_deref()))?;
-        let notes_commit = store.write_notes_commit(
+            staged.write_commit(tree, &parents, &commit_message(&line, message.as_deref()))?;
+        let notes_commit = staged.write_notes_commit(
             notes_tip,
             &[(commit, body.into_bytes())],
             &format!("agent-rewind: note for {}", describe(&line)),
         )?;
 
+        staged.persist_staged_objects()?;
         crate::trace::mark("checkpoint: commit and note written");
         // Order matters for crash safety: notes, then HEAD, then step refs (store::publish).
         let mut changes = vec![
@@ -334,9 +337,11 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         match store.publish(&changes, &format!("agent-rewind: {}", describe(&line))) {
             Ok(()) => {
                 crate::trace::mark("checkpoint: refs published");
-                // About one write in 64 (decided by the commit id) lets git pack loose
-                // objects and refs when its own thresholds say so.
-                if commit.as_bytes()[0] < 4 {
+                // Each checkpoint adds a small pack: once there are more than git's
+                // `gc.autoPackLimit`, let `git gc --auto` fold them together. About one
+                // write in 64 (decided by the commit id) also lets it pack loose objects and
+                // refs when its own thresholds say so.
+                if commit.as_bytes()[0] < 4 || store.too_many_packs() {
                     store.spawn_auto_gc();
                 }
                 return Ok(Recorded {

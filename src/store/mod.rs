@@ -11,6 +11,7 @@ pub mod layout;
 mod lock;
 mod notes;
 mod objects;
+mod packwrite;
 mod publish;
 pub mod snapshot;
 mod statcheck;
@@ -57,14 +58,26 @@ pub struct UserHead {
 impl Store {
     /// Open the repository containing `dir` (like git does: walking up).
     pub fn discover(dir: &Path) -> Result<Store> {
-        let repo = gix::discover(dir).map_err(|e| {
-            Error::refused(format!(
-                "not a git repository: {} ({})",
-                dir.display(),
-                crate::error::one_line(&e.to_string())
-            ))
-            .with_hint("run this inside a git repository, or `git init` one first")
-        })?;
+        // Room for the indexes of many small packs (a checkpoint writes one, and packs
+        // other processes add after we opened still need a slot): gix's default is at least
+        // 32 and fails past that.
+        let slots = gix::odb::store::init::Slots::AsNeededByDiskState {
+            multiplier: 2.0,
+            minimum: 512,
+        };
+        let mut trust = gix::sec::trust::Mapping::<gix::open::Options>::default();
+        trust.full = trust.full.object_store_slots(slots);
+        trust.reduced = trust.reduced.object_store_slots(slots);
+        let repo = gix::ThreadSafeRepository::discover_opts(dir, Default::default(), trust)
+            .map(gix::Repository::from)
+            .map_err(|e| {
+                Error::refused(format!(
+                    "not a git repository: {} ({})",
+                    dir.display(),
+                    crate::error::one_line(&e.to_string())
+                ))
+                .with_hint("run this inside a git repository, or `git init` one first")
+            })?;
         Ok(Store { repo })
     }
 
@@ -73,6 +86,81 @@ impl Store {
         let store = Self::discover(dir)?;
         store.workdir()?;
         Ok(store)
+    }
+
+    /// A handle on the same repository whose object writes stay in memory until
+    /// [`Store::persist_staged_objects`] writes them all as one pack (reads see them at
+    /// once). For a checkpoint's ~30 objects this replaces ~30 loose files with two.
+    pub fn with_staged_objects(&self) -> Store {
+        let mut repo = self.repo.clone();
+        repo.objects.enable_object_memory();
+        Store { repo }
+    }
+
+    /// Write the objects staged by a [`Store::with_staged_objects`] handle as one pack.
+    /// Must return before any ref may point at them. Returns how many were written.
+    pub fn persist_staged_objects(&self) -> Result<usize> {
+        let Some(staged) = self.repo.objects.reset_object_memory() else {
+            return Ok(0);
+        };
+        let objects: Vec<packwrite::PackEntry> = staged
+            .iter()
+            .map(|(id, (kind, data))| (*id, *kind, data.clone()))
+            .collect();
+        let n = objects.len();
+        // Only while git's automatic gc folds small packs together: with `gc.auto=0` or
+        // `gc.autoPackLimit=0`, or when it has fallen far behind, write loose objects.
+        if !self.small_packs_welcome() {
+            use gix::objs::Write;
+            for (_, kind, data) in &objects {
+                (*self.repo.objects)
+                    .write_buf(*kind, data)
+                    .map_err(|e| Error::other(format!("could not write an object: {e}")))?;
+            }
+            return Ok(n);
+        }
+        packwrite::write_pack(
+            self.repo.objects.store_ref().path(),
+            self.repo.object_hash(),
+            objects,
+        )?;
+        Ok(n)
+    }
+
+    /// More packs than git's `gc.autoPackLimit` (50 by default; 0 turns it off), the point
+    /// where `git gc --auto` folds them into one.
+    pub fn too_many_packs(&self) -> bool {
+        let limit = self.auto_pack_limit();
+        limit > 0 && self.pack_count() as i64 > limit
+    }
+
+    /// Whether a new small pack will be folded by `git gc --auto`: automatic gc is on and
+    /// has not fallen behind (twice its pack limit).
+    fn small_packs_welcome(&self) -> bool {
+        let config = self.repo.config_snapshot();
+        let limit = self.auto_pack_limit();
+        config.integer("gc.auto").unwrap_or(6700) > 0
+            && limit > 0
+            && (self.pack_count() as i64) < 2 * limit
+            && !self
+                .config_string("agentRewind.autoGc")
+                .is_some_and(|v| v == "false" || v == "0" || v == "no")
+    }
+
+    fn auto_pack_limit(&self) -> i64 {
+        self.repo
+            .config_snapshot()
+            .integer("gc.autoPackLimit")
+            .unwrap_or(50)
+    }
+
+    fn pack_count(&self) -> usize {
+        let dir = self.repo.objects.store_ref().path().join("pack");
+        std::fs::read_dir(dir).map_or(0, |d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| e.file_name().as_encoded_bytes().ends_with(b".idx"))
+                .count()
+        })
     }
 
     /// The underlying repository, for the modules of the store and for `snapshot`.

@@ -1,0 +1,109 @@
+//! A checkpoint's new objects are written as one small pack (store/packwrite.rs), which git
+//! must read like its own; with automatic gc off they stay loose, so packs never pile up
+//! unfolded; and a reader opened earlier still finds objects in packs added after it opened.
+
+mod common;
+
+use common::Repo;
+use std::path::Path;
+
+fn packs(repo: &Repo) -> usize {
+    std::fs::read_dir(repo.path().join(".git/objects/pack"))
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".idx"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+fn loose(repo: &Repo) -> usize {
+    let out = repo.git(&["count-objects", "-v"]);
+    out.lines()
+        .find_map(|l| l.strip_prefix("count: "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+fn edit(path: &Path, i: usize) {
+    std::fs::write(path, format!("version {i}\n")).unwrap();
+}
+
+#[test]
+fn checkpoints_write_one_pack_each_that_git_reads() {
+    let repo = Repo::new();
+    repo.ok(&["start", "--run", "r1"]);
+    let (packs_before, loose_before) = (packs(&repo), loose(&repo));
+    for i in 0..5 {
+        edit(&repo.path().join("a.txt"), i);
+        repo.write(&format!("dir{i}/new.txt"), "untracked\n");
+        repo.ok(&["checkpoint", "work", "--run", "r1"]);
+    }
+    assert_eq!(packs(&repo), packs_before + 5, "one pack per checkpoint");
+    assert_eq!(
+        loose(&repo),
+        loose_before,
+        "no loose objects for checkpoints"
+    );
+    repo.assert_fsck();
+    // git reads every object of the run through its packs.
+    let log = repo.git(&["log", "--format=%H %T", "refs/agent-runs/r1/HEAD"]);
+    for line in log.lines() {
+        let mut it = line.split(' ');
+        let (commit, tree) = (it.next().unwrap(), it.next().unwrap());
+        repo.git(&["ls-tree", "-r", tree]);
+        repo.git(&["cat-file", "-e", commit]);
+    }
+    let tip = repo.rev("refs/agent-runs/r1/HEAD");
+    assert!(
+        repo.git(&["notes", "--ref=agent-runs/r1", "show", &tip])
+            .contains("\"seq\":5")
+    );
+    assert_eq!(
+        repo.git(&["show", &format!("{tip}:dir4/new.txt")]),
+        "untracked\n"
+    );
+    // And git's own gc folds them like any other pack.
+    repo.git(&["gc", "-q"]);
+    assert_eq!(packs(&repo), 1);
+    repo.assert_fsck();
+}
+
+#[test]
+fn with_automatic_gc_off_objects_stay_loose() {
+    let repo = Repo::new();
+    repo.git(&["config", "gc.auto", "0"]);
+    repo.ok(&["start", "--run", "r1"]);
+    let packs_before = packs(&repo);
+    edit(&repo.path().join("a.txt"), 1);
+    repo.ok(&["checkpoint", "work", "--run", "r1"]);
+    assert_eq!(
+        packs(&repo),
+        packs_before,
+        "no pack that nothing would fold"
+    );
+    repo.assert_fsck();
+}
+
+#[test]
+fn a_reader_opened_earlier_finds_objects_in_packs_added_since() {
+    let repo = Repo::new();
+    repo.ok(&["start", "--run", "r1"]);
+    let store = agent_rewind::store::Store::discover(repo.path()).unwrap();
+    // More new packs than gix's default number of index slots (32).
+    for i in 0..40 {
+        edit(&repo.path().join("a.txt"), i);
+        repo.ok(&["checkpoint", "work", "--run", "r1"]);
+    }
+    let run = agent_rewind::ids::RunId::new("r1".to_string()).unwrap();
+    let tip = store.run_head(&run).unwrap().expect("r1 has a tip");
+    let mut catalog = agent_rewind::catalog::Catalog::new(&store);
+    let chain = catalog.lineage_chain(tip, usize::MAX).unwrap();
+    assert_eq!(
+        chain.len(),
+        41,
+        "every checkpoint readable through the old handle"
+    );
+}
