@@ -91,9 +91,15 @@ impl Store {
     /// A handle on the same repository whose object writes stay in memory until
     /// [`Store::persist_staged_objects`] writes them all as one pack (reads see them at
     /// once). For a checkpoint's ~30 objects this replaces ~30 loose files with two.
+    ///
+    /// Only while git's automatic gc folds small packs together: with `gc.auto=0` or
+    /// `gc.autoPackLimit=0`, or when it has fallen far behind, objects are written loose
+    /// right away, as by any other handle.
     pub fn with_staged_objects(&self) -> Store {
         let mut repo = self.repo.clone();
-        repo.objects.enable_object_memory();
+        if self.small_packs_welcome() {
+            repo.objects.enable_object_memory();
+        }
         Store { repo }
     }
 
@@ -108,17 +114,6 @@ impl Store {
             .map(|(id, (kind, data))| (*id, *kind, data.clone()))
             .collect();
         let n = objects.len();
-        // Only while git's automatic gc folds small packs together: with `gc.auto=0` or
-        // `gc.autoPackLimit=0`, or when it has fallen far behind, write loose objects.
-        if !self.small_packs_welcome() {
-            use gix::objs::Write;
-            for (_, kind, data) in &objects {
-                (*self.repo.objects)
-                    .write_buf(*kind, data)
-                    .map_err(|e| Error::other(format!("could not write an object: {e}")))?;
-            }
-            return Ok(n);
-        }
         packwrite::write_pack(
             self.repo.objects.store_ref().path(),
             self.repo.object_hash(),
