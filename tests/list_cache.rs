@@ -80,3 +80,40 @@ fn list_reflects_every_change_and_survives_a_corrupt_cache() {
     std::fs::write(&cache, serde_json::to_string(&doc).unwrap()).unwrap();
     assert_eq!(run_entry(&repo.json(&["list"]), "r2")["label"], "first");
 }
+
+#[test]
+fn list_keeps_working_while_git_packs_the_refs() {
+    // `git gc` (which checkpoints start in the background) moves loose refs into
+    // packed-refs and deletes their files; a listing that meets a vanished file retries.
+    let repo = Repo::new();
+    let mut made = 0;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let packer = {
+        let dir = repo.path().to_path_buf();
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                common::git_cmd(&dir)
+                    .args(["pack-refs", "--all", "--prune"])
+                    .output()
+                    .unwrap();
+            }
+        })
+    };
+    for round in 0..15 {
+        for i in 0..20 {
+            repo.ok(&["start", "--run", &format!("r{round}-{i}")]);
+            made += 1;
+        }
+        let out = repo.run(&["list", "--json"]);
+        assert!(
+            out.status.success(),
+            "list failed while refs were being packed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(listed.as_array().unwrap().len(), made);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    packer.join().unwrap();
+}

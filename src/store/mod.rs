@@ -236,13 +236,52 @@ impl Store {
     }
 
     /// All refs under `prefix` (which must end in `/`), as (full name, target).
+    ///
+    /// A concurrent `git pack-refs` (as `git gc` runs it) rewrites `packed-refs` and then
+    /// deletes the loose files it packed. A listing that overlaps it can fail on a file that
+    /// vanished, or miss a ref (packed-refs read before the rewrite, loose refs listed after
+    /// the deletion). Either way `packed-refs` changed during the listing, so it is listed
+    /// again until `packed-refs` stayed the same from start to end.
     pub fn refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>> {
         debug_assert!(prefix.ends_with('/'));
+        const ATTEMPTS: u32 = 10;
+        let packed = self.repo.common_dir().join("packed-refs");
+        let packed_state = || {
+            std::fs::metadata(&packed).ok().map(|m| {
+                use std::os::unix::fs::MetadataExt;
+                (m.ino(), m.mtime(), m.mtime_nsec(), m.size())
+            })
+        };
+        let mut attempt = 0;
+        loop {
+            let before = packed_state();
+            let listed = self.try_refs_under(prefix);
+            let stable = before == packed_state();
+            match listed {
+                Ok(out) if stable => return Ok(out),
+                Err(e) if attempt + 1 == ATTEMPTS => {
+                    return Err(Error::other(format!(
+                        "could not read refs under {prefix}: {}",
+                        crate::error::one_line(&e.to_string())
+                    )));
+                }
+                Ok(out) if attempt + 1 == ATTEMPTS => return Ok(out),
+                _ => {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(2 << attempt.min(6)));
+                }
+            }
+        }
+    }
+
+    fn try_refs_under(
+        &self,
+        prefix: &str,
+    ) -> std::result::Result<Vec<(String, ObjectId)>, gix::Error> {
         let platform = self.repo.references()?;
         let mut out = Vec::new();
         for r in platform.prefixed(prefix)? {
-            let r =
-                r.map_err(|e| Error::other(format!("could not read refs under {prefix}: {e}")))?;
+            let r = r?;
             if let Some(id) = r.target().try_id() {
                 out.push((r.name().as_bstr().to_string(), id.to_owned()));
             }
