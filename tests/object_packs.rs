@@ -107,3 +107,48 @@ fn a_reader_opened_earlier_finds_objects_in_packs_added_since() {
         "every checkpoint readable through the old handle"
     );
 }
+
+#[test]
+fn writers_and_git_gc_running_at_once_lose_nothing() {
+    // gc folds packs (and deletes what it takes for garbage) while checkpoints add them.
+    let repo = Repo::new();
+    repo.git(&["config", "gc.autoPackLimit", "3"]);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let gc = {
+        let dir = repo.path().to_path_buf();
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                common::git_cmd(&dir).args(["gc", "-q"]).output().unwrap();
+            }
+        })
+    };
+    let writers: Vec<_> = (0..2)
+        .map(|w| {
+            let dir = repo.path().to_path_buf();
+            std::thread::spawn(move || {
+                for i in 0..40 {
+                    let out = common::run_in(&dir, &["start", "--run", &format!("w{w}-{i}")]);
+                    assert!(
+                        out.status.success(),
+                        "start failed while git gc ran: {}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    gc.join().unwrap();
+    repo.assert_fsck();
+    assert!(
+        repo.git(&["count-objects", "-v"]).contains("garbage: 0"),
+        "{}",
+        repo.git(&["count-objects", "-v"])
+    );
+    let listed = repo.json(&["list", "--json"]);
+    assert_eq!(listed.as_array().unwrap().len(), 80);
+}

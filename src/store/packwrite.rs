@@ -91,10 +91,7 @@ fn install(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
-    let tmp = dir.join(format!(
-        "tmp_agent_rewind_{}_{nanos}_{name}",
-        std::process::id()
-    ));
+    let tmp = dir.join(temp_name(name, nanos));
     let written = (|| -> std::io::Result<()> {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
@@ -112,6 +109,17 @@ fn install(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The temp file for `name`: `tmp_…`, which git leaves alone while it is fresh, and no
+/// `.pack`/`.idx` ending until the rename: `git gc` deletes an `*.idx` in the pack folder
+/// that has no `*.pack` of the same name as garbage (it did, mid-write, in the bench).
+fn temp_name(name: &str, nanos: u32) -> String {
+    format!(
+        "tmp_agent_rewind_{}_{nanos}_{}",
+        std::process::id(),
+        name.replace('.', "_")
+    )
 }
 
 fn pack_type(kind: gix::objs::Kind) -> u8 {
@@ -199,6 +207,17 @@ mod tests {
     #[test]
     fn crc32_matches_the_standard_check_value() {
         assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
+    }
+
+    #[test]
+    fn temp_files_never_look_like_pack_files_to_git() {
+        for name in ["pack-0123.pack", "pack-0123.idx"] {
+            let tmp = temp_name(name, 42);
+            assert!(tmp.starts_with("tmp_"), "{tmp}");
+            for ext in [".pack", ".idx", ".rev", ".keep", ".bitmap", ".mtimes"] {
+                assert!(!tmp.ends_with(ext), "{tmp}");
+            }
+        }
     }
 
     #[test]
