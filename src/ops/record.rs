@@ -337,11 +337,12 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         match store.publish(&changes, &format!("agent-rewind: {}", describe(&line))) {
             Ok(()) => {
                 crate::trace::mark("checkpoint: refs published");
-                // Each checkpoint adds a small pack: once there are more than git's
-                // `gc.autoPackLimit`, let `git gc --auto` fold them together. About one
-                // write in 64 (decided by the commit id) also lets it pack loose objects and
-                // refs when its own thresholds say so.
-                if commit.as_bytes()[0] < 4 || store.too_many_packs() {
+                // Each checkpoint adds a small pack: past a few dozen, fold the small ones
+                // together. About one write in 64 (decided by the commit id) lets
+                // `git gc --auto` pack loose objects and refs when its thresholds say so.
+                if store.many_small_packs() {
+                    store.spawn_small_pack_repack();
+                } else if commit.as_bytes()[0] < 4 {
                     store.spawn_auto_gc();
                 }
                 return Ok(Recorded {

@@ -133,6 +133,17 @@ impl Store {
     /// thresholds (`gc.auto`, `gc.autoPackLimit`) and detaches itself (`gc.autoDetach`).
     /// Off with `agentRewind.autoGc = false`. Never waits, never fails.
     pub fn spawn_auto_gc(&self) {
+        self.spawn_maintenance(&["gc", "--auto", "--quiet"]);
+    }
+
+    /// Fold the small packs checkpoints write into one, in the background, without touching
+    /// the big packs (`git repack --geometric=2`: its cost follows the small packs, unlike
+    /// the full repack `git gc --auto` does once there are too many packs).
+    pub fn spawn_small_pack_repack(&self) {
+        self.spawn_maintenance(&["repack", "-d", "-l", "-q", "--geometric=2"]);
+    }
+
+    fn spawn_maintenance(&self, args: &[&str]) {
         if self
             .config_string("agentRewind.autoGc")
             .is_some_and(|v| v == "false" || v == "0" || v == "no")
@@ -142,7 +153,7 @@ impl Store {
         let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
         let _ = std::process::Command::new("git")
             .current_dir(dir)
-            .args(["gc", "--auto", "--quiet"])
+            .args(args)
             .env_remove("GIT_INDEX_FILE")
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())

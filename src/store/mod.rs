@@ -122,11 +122,11 @@ impl Store {
         Ok(n)
     }
 
-    /// More packs than git's `gc.autoPackLimit` (50 by default; 0 turns it off), the point
-    /// where `git gc --auto` folds them into one.
-    pub fn too_many_packs(&self) -> bool {
+    /// More packs than half git's `gc.autoPackLimit` (50 by default; 0 turns it off): time
+    /// to fold the small ones, before `git gc --auto` would repack everything.
+    pub fn many_small_packs(&self) -> bool {
         let limit = self.auto_pack_limit();
-        limit > 0 && self.pack_count() as i64 > limit
+        limit > 0 && 2 * self.pack_count() as i64 > limit
     }
 
     /// Whether a new small pack will be folded by `git gc --auto`: automatic gc is on and
