@@ -6,21 +6,26 @@
 
 mod common;
 
-use agent_rewind::snapshot::{Policy, Snapshot, snapshot_worktree};
+use agent_rewind::snapshot::Snapshot;
 use agent_rewind::store::Store;
-use common::{Repo, add_all_tree_in};
+use common::Repo;
 use std::os::unix::fs::PermissionsExt;
 
 fn snapshot_matches_git(repo: &Repo, what: &str) -> Snapshot {
-    let store = Store::discover(repo.path()).expect("open");
-    let snap = snapshot_worktree(&store, &Policy::from_config(&store).unwrap()).expect("snapshot");
-    assert_eq!(
-        snap.tree.to_string(),
-        add_all_tree_in(repo.path()),
-        "after {what}: the snapshot differs from `git add -A` ({} entries proven unchanged)",
-        snap.entries_proven
-    );
-    snap
+    common::snapshot_matches_git(repo.path(), what)
+}
+
+/// New content of the same size with the old mtime put back: only ctime (when trusted),
+/// the racy check or the content can tell.
+fn write_keeping_mtime(path: &std::path::Path, content: &str) {
+    let mtime = std::fs::metadata(path).unwrap().modified().unwrap();
+    std::fs::write(path, content).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
 }
 
 fn settled_repo() -> Repo {
@@ -60,14 +65,7 @@ fn unchanged_entries_are_proven_and_changed_ones_never() {
 
     // A same-size edit with the old mtime put back: only ctime and the racy check can tell.
     let path = repo.path().join("lib/f1.txt");
-    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
-    std::fs::write(&path, "LIB 1\n").unwrap();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&path)
-        .unwrap()
-        .set_modified(mtime)
-        .unwrap();
+    write_keeping_mtime(&path, "LIB 1\n");
     snapshot_matches_git(&repo, "a same-size edit with the old mtime");
 
     // A tracked folder moved away and replaced by a symlink to it: through the symlink,
@@ -124,14 +122,7 @@ fn racily_clean_entries_are_left_to_the_full_check() {
     repo.git(&["add", "a.txt"]);
     // Same size, same mtime, within the index's own second: only content tells.
     let path = repo.path().join("a.txt");
-    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
-    std::fs::write(&path, "bbbb\n").unwrap();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&path)
-        .unwrap()
-        .set_modified(mtime)
-        .unwrap();
+    write_keeping_mtime(&path, "bbbb\n");
     let snap = snapshot_matches_git(&repo, "a racily clean edit");
     let store = Store::discover(repo.path()).unwrap();
     let blob = store

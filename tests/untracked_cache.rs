@@ -9,25 +9,15 @@
 
 mod common;
 
-use agent_rewind::snapshot::{Policy, Snapshot, snapshot_worktree};
-use agent_rewind::store::Store;
-use common::{Repo, add_all_tree_in};
+use agent_rewind::snapshot::Snapshot;
+use common::Repo;
 use std::path::Path;
 use std::time::Duration;
 
 /// Snapshot through the library (a fresh open, as a new process would) and check the tree
 /// against `git add -A`.
 fn snapshot_matches_git(repo: &Repo, what: &str) -> Snapshot {
-    let store = Store::discover(repo.path()).expect("open");
-    let snap = snapshot_worktree(&store, &Policy::from_config(&store).unwrap()).expect("snapshot");
-    assert_eq!(
-        snap.tree.to_string(),
-        add_all_tree_in(repo.path()),
-        "after {what}: the snapshot differs from `git add -A` (read {}, skipped {})",
-        snap.dirs_read,
-        snap.dirs_skipped
-    );
-    snap
+    common::snapshot_matches_git(repo.path(), what)
 }
 
 /// Past the cache's racy window (two seconds).

@@ -260,3 +260,21 @@ pub fn json_in(dir: &Path, args: &[&str]) -> serde_json::Value {
 pub fn checkpoints(dir: &Path, run: &str) -> Vec<serde_json::Value> {
     json_in(dir, &["list", run]).as_array().unwrap().clone()
 }
+
+/// Snapshot the worktree at `dir` through the library (a fresh open, as a new process would)
+/// and check its tree against `git add -A`; `what` names the change for the failure message.
+pub fn snapshot_matches_git(dir: &Path, what: &str) -> agent_rewind::snapshot::Snapshot {
+    use agent_rewind::snapshot::{Policy, snapshot_worktree};
+    let store = agent_rewind::store::Store::discover(dir).expect("open");
+    let snap = snapshot_worktree(&store, &Policy::from_config(&store).unwrap()).expect("snapshot");
+    assert_eq!(
+        snap.tree.to_string(),
+        add_all_tree_in(dir),
+        "after {what}: the snapshot differs from `git add -A` (walk read {} folders, skipped {}; \
+         {} entries proven unchanged)",
+        snap.dirs_read,
+        snap.dirs_skipped,
+        snap.entries_proven
+    );
+    snap
+}
