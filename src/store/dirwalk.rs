@@ -110,9 +110,10 @@ pub fn untracked_files(store: &Store, index: &gix::index::State) -> Result<WalkO
     Ok(outcome)
 }
 
-/// Stat data of a directory or a `.gitignore`, as far as it tells of a change.
+/// Stat data of a file or directory (not following a symlink), as far as it tells of a
+/// change: the walk cache's directories and `.gitignore`s, and `packed-refs` for ref listings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct StatData {
+pub(super) struct StatData {
     mtime: (i64, i64),
     ctime: (i64, i64),
     ino: u64,
@@ -123,7 +124,7 @@ struct StatData {
 
 impl StatData {
     #[cfg(unix)]
-    fn of(path: &Path) -> Option<StatData> {
+    pub(super) fn of(path: &Path) -> Option<StatData> {
         use std::os::unix::fs::MetadataExt;
         let md = std::fs::symlink_metadata(path).ok()?;
         Some(StatData {

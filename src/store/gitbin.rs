@@ -11,7 +11,11 @@ use std::process::{Command, Output};
 
 /// Run git in `dir` with `args`; return stdout on success.
 pub fn git(dir: &Path, args: &[&str]) -> Result<String> {
-    let out = git_output(dir, args)?;
+    stdout_of(args, git_output(dir, args)?)
+}
+
+/// The stdout of a finished `git args`, or its failure as a one-line error.
+fn stdout_of(args: &[&str], out: Output) -> Result<String> {
     if !out.status.success() {
         return Err(Error::other(format!(
             "`git {}` failed: {}",
@@ -51,16 +55,9 @@ fn git_with_input(dir: &Path, args: &[&str], input: &[u8]) -> Result<String> {
     let mut stdin = child.stdin.take().expect("piped stdin");
     let written = stdin.write_all(input);
     drop(stdin);
-    let out = child.wait_with_output().map_err(failed)?;
-    if !out.status.success() {
-        return Err(Error::other(format!(
-            "`git {}` failed: {}",
-            args.join(" "),
-            crate::error::one_line(&String::from_utf8_lossy(&out.stderr))
-        )));
-    }
+    let out = stdout_of(args, child.wait_with_output().map_err(failed)?)?;
     written.map_err(failed)?;
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    Ok(out)
 }
 
 impl Store {
@@ -143,11 +140,15 @@ impl Store {
         self.spawn_maintenance(&["repack", "-d", "-l", "-q", "--geometric=2"]);
     }
 
-    fn spawn_maintenance(&self, args: &[&str]) {
-        if self
+    /// Whether background maintenance may run (`agentRewind.autoGc` is not turned off).
+    pub(super) fn auto_gc_allowed(&self) -> bool {
+        !self
             .config_string("agentRewind.autoGc")
             .is_some_and(|v| v == "false" || v == "0" || v == "no")
-        {
+    }
+
+    fn spawn_maintenance(&self, args: &[&str]) {
+        if !self.auto_gc_allowed() {
             return;
         }
         let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());

@@ -106,12 +106,12 @@ impl Store {
     /// Write the objects staged by a [`Store::with_staged_objects`] handle as one pack.
     /// Must return before any ref may point at them. Returns how many were written.
     pub fn persist_staged_objects(&self) -> Result<usize> {
-        let Some(staged) = self.repo.objects.reset_object_memory() else {
+        let Some(mut staged) = self.repo.objects.reset_object_memory() else {
             return Ok(0);
         };
-        let objects: Vec<packwrite::PackEntry> = staged
-            .iter()
-            .map(|(id, (kind, data))| (*id, *kind, data.clone()))
+        let objects: Vec<packwrite::PackEntry> = std::mem::take(&mut *staged)
+            .into_iter()
+            .map(|(id, (kind, data))| (id, kind, data))
             .collect();
         let n = objects.len();
         packwrite::write_pack(
@@ -137,9 +137,7 @@ impl Store {
         config.integer("gc.auto").unwrap_or(6700) > 0
             && limit > 0
             && (self.pack_count() as i64) < 2 * limit
-            && !self
-                .config_string("agentRewind.autoGc")
-                .is_some_and(|v| v == "false" || v == "0" || v == "no")
+            && self.auto_gc_allowed()
     }
 
     fn auto_pack_limit(&self) -> i64 {
@@ -246,12 +244,7 @@ impl Store {
         debug_assert!(prefix.ends_with('/'));
         const ATTEMPTS: u32 = 10;
         let packed = self.repo.common_dir().join("packed-refs");
-        let packed_state = || {
-            std::fs::metadata(&packed).ok().map(|m| {
-                use std::os::unix::fs::MetadataExt;
-                (m.ino(), m.mtime(), m.mtime_nsec(), m.size())
-            })
-        };
+        let packed_state = || dirwalk::StatData::of(&packed);
         let mut attempt = 0;
         loop {
             let before = packed_state();
