@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::model::Excluded;
 use crate::snapshot::{Policy, snapshot_worktree};
 use crate::store::ObjectId;
-use crate::store::{PublishError, RefChange, Store, TreeChange, UserHead, layout};
+use crate::store::{PublishError, RefChange, Store, TreeChange, UserHead, WrittenFile, layout};
 use serde::Serialize;
 
 /// A safety snapshot taken before a worktree was overwritten.
@@ -43,6 +43,12 @@ pub fn ensure_safe_to_overwrite(store: &Store) -> Result<()> {
                 "finish or abort it first (e.g. `git merge --abort`, `git rebase --abort`)",
             ),
         );
+    }
+    if store.user_index_locked() {
+        return Err(Error::refused(
+            "the index is locked (index.lock exists): another git process is running in this worktree",
+        )
+        .with_hint("wait for it to finish; if none is running, remove the lock file"));
     }
     let unmerged = store.unmerged_paths()?;
     if !unmerged.is_empty() {
@@ -223,6 +229,7 @@ pub fn plan_changes(
             })
         });
     }
+    store.check_checkout_paths(&changes)?;
     Ok(changes)
 }
 
@@ -305,8 +312,8 @@ fn first_unsaved_under(
     Ok(None)
 }
 
-/// Write the planned changes into this worktree.
-pub fn write_changes(store: &Store, changes: &[TreeChange]) -> Result<()> {
+/// Write the planned changes into this worktree; returns the files written.
+pub fn write_changes(store: &Store, changes: &[TreeChange]) -> Result<Vec<WrittenFile>> {
     store.apply_changes(store.workdir()?, changes)
 }
 
@@ -314,7 +321,7 @@ pub fn write_changes(store: &Store, changes: &[TreeChange]) -> Result<()> {
 /// the `changes` planned by [`prepare_overwrite`]. The current state must already be backed
 /// up by the caller.
 pub fn restore_backup(store: &Store, changes: &[TreeChange], backup: &Backup) -> Result<()> {
-    write_changes(store, changes)?;
+    let written = write_changes(store, changes)?;
     let head = backup.head.as_deref().map(oid).transpose()?;
     match (&backup.branch, head) {
         (Some(b), _) => {
@@ -331,31 +338,8 @@ pub fn restore_backup(store: &Store, changes: &[TreeChange], backup: &Backup) ->
         (None, Some(h)) => store.move_user_head(None, Some(h))?,
         (None, None) => {}
     }
-    let index_tree = oid(&backup.index_tree)?;
-    let refresh = written_as_in(store, changes, Some(index_tree))?;
-    store.reset_user_index(Some(index_tree), &refresh)?;
+    store.set_user_index(Some(oid(&backup.index_tree)?), &written)?;
     Ok(())
-}
-
-/// The paths of `changes` (just written) whose content is what `tree` holds: their index
-/// entries can take fresh stat data.
-pub fn written_as_in<'c>(
-    store: &Store,
-    changes: &'c [TreeChange],
-    tree: Option<ObjectId>,
-) -> Result<Vec<&'c str>> {
-    let Some(tree) = tree else {
-        return Ok(vec![]);
-    };
-    let mut out = Vec::new();
-    for c in changes {
-        if let Some((id, _)) = c.new
-            && store.path_in_tree(tree, &c.path)? == Some(id)
-        {
-            out.push(c.path.as_str());
-        }
-    }
-    Ok(out)
 }
 
 fn oid(hex: &str) -> Result<ObjectId> {

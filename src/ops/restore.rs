@@ -44,6 +44,7 @@ pub fn restore(store: &Store, spec: &CheckpointSpec, paths: &[String]) -> Result
     let backup =
         materialize::publish_backup(store, &prepared.capture, &format!("restore {}", cp.id()))?;
     let changes = prepared.changes;
+    // The index is left as it was: restore only puts files back.
     materialize::write_changes(store, &changes)?;
     Ok(RestoreOutcome {
         checkpoint: cp.id().to_string(),

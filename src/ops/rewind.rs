@@ -110,15 +110,23 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     if in_place {
         materialize::ensure_safe_to_overwrite(store)?;
     }
+    let target_tree = point.checkpoint.commit.tree;
+    // A linked worktree gets the commit checked out by git, then the rest by us.
+    let linked_changes = match &opts.worktree {
+        Some(_) => {
+            let base = match git_commit_of(&point)? {
+                Some(c) => store.commit_tree(c)?,
+                None => store.empty_tree(),
+            };
+            let changes = store.diff_trees(base, target_tree)?;
+            store.check_checkout_paths(&changes)?;
+            changes
+        }
+        None => vec![],
+    };
     crate::trace::mark("rewind: checks passed");
     let line = point.checkpoint.line().clone();
-    let git_commit = line
-        .git_commit_sha
-        .as_deref()
-        .map(|h| ObjectId::from_hex(h.as_bytes()))
-        .transpose()
-        .map_err(|_| Error::corrupt("the chosen checkpoint has an invalid git_commit_sha"))?;
-    let target_tree = point.checkpoint.commit.tree;
+    let git_commit = git_commit_of(&point)?;
 
     // In place: decide every change, and refuse if one would touch what the backup cannot
     // hold, before anything is published; then publish the backup.
@@ -204,7 +212,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     let mut worktree_shown = None;
     if in_place {
         crate::trace::mark("rewind: source archived");
-        materialize::write_changes(store, &changes)?;
+        let written = materialize::write_changes(store, &changes)?;
         crate::trace::mark("rewind: files written");
         store.move_user_head(branch.as_deref(), git_commit)?;
         crate::trace::mark("rewind: HEAD moved");
@@ -212,8 +220,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
             Some(c) => Some(store.commit_tree(c)?),
             None => None,
         };
-        let refresh = materialize::written_as_in(store, &changes, head_tree)?;
-        store.reset_user_index(head_tree, &refresh)?;
+        store.set_user_index(head_tree, &written)?;
         crate::trace::mark("rewind: index reset");
         set_active_run(store, &new_run)?;
         crate::trace::mark("rewind: done");
@@ -221,12 +228,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     } else if let Some(path) = &opts.worktree {
         store.add_linked_worktree(path, branch.as_deref(), git_commit)?;
         let linked = Store::discover_worktree(path)?;
-        let base = match git_commit {
-            Some(c) => store.commit_tree(c)?,
-            None => store.empty_tree(),
-        };
-        let changes = linked.diff_trees(base, target_tree)?;
-        linked.apply_changes(linked.workdir()?, &changes)?;
+        linked.apply_changes(linked.workdir()?, &linked_changes)?;
         set_active_run(&linked, &new_run)?;
         worktree_shown = Some(path.display().to_string());
     } else if let (Some(b), Some(c)) = (&branch, git_commit) {
@@ -248,6 +250,18 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
         backup,
         source_archived,
     })
+}
+
+/// The user's commit recorded at the chosen point.
+fn git_commit_of(point: &Point) -> Result<Option<ObjectId>> {
+    point
+        .checkpoint
+        .line()
+        .git_commit_sha
+        .as_deref()
+        .map(|h| ObjectId::from_hex(h.as_bytes()))
+        .transpose()
+        .map_err(|_| Error::corrupt("the chosen checkpoint has an invalid git_commit_sha"))
 }
 
 /// Resolve `--to` against the run's lineage chain (newest first).

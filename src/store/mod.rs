@@ -15,12 +15,14 @@ mod packwrite;
 mod publish;
 pub mod snapshot;
 mod statcheck;
+mod userindex;
 mod worktree;
 
 pub use lock::RunLock;
 pub use notes::{NotesReader, union_lines};
 pub use objects::{CommitInfo, Trailers, TreeChange};
 pub use publish::{PublishError, RefChange};
+pub use userindex::WrittenFile;
 
 use crate::error::{Error, Result};
 use crate::ids::{RunId, StepName};

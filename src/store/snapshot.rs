@@ -95,7 +95,7 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     let workdir = store.workdir()?.to_path_buf();
     let head_tree = repo.head_tree_id_or_empty()?.detach();
     let mut editor = TreeEdits::new(repo, head_tree)?;
-    let protect = protect_options(store);
+    let protect = store.protect_options();
     let mut index = store.read_user_index()?;
     let attributes = repo.attributes_only(
         &index,
@@ -335,19 +335,6 @@ fn edit_failed(path: &BStr, e: &dyn std::fmt::Display) -> Error {
         "cannot put {path} into the snapshot tree: {}",
         crate::error::one_line(&e.to_string())
     ))
-}
-
-/// The path protections git applies to new paths (`core.protectNTFS`, `core.protectHFS`),
-/// with git's defaults.
-fn protect_options(store: &Store) -> gix::validate::path::component::Options {
-    let config = store.repo().config_snapshot();
-    gix::validate::path::component::Options {
-        protect_windows: cfg!(windows),
-        protect_hfs: config
-            .boolean("core.protectHFS")
-            .unwrap_or(cfg!(target_os = "macos")),
-        protect_ntfs: config.boolean("core.protectNTFS").unwrap_or(true),
-    }
 }
 
 /// Index entries that differ from HEAD's tree (what is staged).

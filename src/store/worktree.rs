@@ -5,6 +5,7 @@
 //!
 //! Never writes the index or HEAD; callers take a backup before calling anything here.
 
+use super::userindex::{WrittenFile, digest};
 use super::{Store, TreeChange};
 use crate::error::{Error, Result};
 use gix::objs::tree::EntryKind;
@@ -12,9 +13,52 @@ use std::io::Read;
 use std::path::Path;
 
 impl Store {
+    /// The path protections git applies to paths it writes (`core.protectNTFS`,
+    /// `core.protectHFS`), with git's defaults.
+    pub(crate) fn protect_options(&self) -> gix::validate::path::component::Options {
+        let config = self.repo.config_snapshot();
+        gix::validate::path::component::Options {
+            protect_windows: cfg!(windows),
+            protect_hfs: config
+                .boolean("core.protectHFS")
+                .unwrap_or(cfg!(target_os = "macos")),
+            protect_ntfs: config.boolean("core.protectNTFS").unwrap_or(true),
+        }
+    }
+
+    /// Refuse changes that would write a path git refuses to check out: a `.git` folder (in
+    /// any spelling a filesystem folds to it), `..`, an empty name. Trees fetched from a
+    /// remote are not trusted: a checkpoint holding `.git/hooks/…` must not write there.
+    pub fn check_checkout_paths(&self, changes: &[TreeChange]) -> Result<()> {
+        use gix::bstr::ByteSlice;
+        use gix::validate::path::component::Mode;
+        let protect = self.protect_options();
+        for c in changes {
+            let Some((_, kind)) = c.new else { continue };
+            let parts: Vec<&[u8]> = c.path.as_bytes().split_str("/").collect();
+            let last = parts.len() - 1;
+            for (i, part) in parts.iter().enumerate() {
+                let mode = (i == last && kind == EntryKind::Link).then_some(Mode::Symlink);
+                if let Err(e) = gix::validate::path::component(part.as_bstr(), mode, protect) {
+                    return Err(Error::refused(format!(
+                        "the target holds a path git refuses to check out: {:?} ({e})",
+                        c.path
+                    ))
+                    .with_hint(
+                        "the checkpoint was not made by this tool from a worktree; \
+                         do not check it out (inspect it with `git ls-tree -r`)",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Make `root` (a worktree directory) go from the state described by `changes`' `old`
     /// side to their `new` side: delete removed paths, write added and modified ones.
-    pub fn apply_changes(&self, root: &Path, changes: &[TreeChange]) -> Result<()> {
+    /// Returns the files and symlinks written, with a digest of what was put on disk.
+    pub fn apply_changes(&self, root: &Path, changes: &[TreeChange]) -> Result<Vec<WrittenFile>> {
+        self.check_checkout_paths(changes)?;
         let (mut pipeline, _index) = self.repo.filter_pipeline(None)?;
         // Temp files live in our private folder, so a crash never leaves one in the worktree.
         let tmp_dir = Store::private_dir(self.git_dir()).join("tmp");
@@ -27,6 +71,8 @@ impl Store {
         }
         // Folders already made or checked in this call (changes come sorted by path).
         let mut known_dirs = std::collections::HashSet::new();
+        let mut written = Vec::new();
+        let hash = self.object_hash();
         for c in changes {
             let Some((id, kind)) = c.new else { continue };
             let full = root.join(&c.path);
@@ -45,11 +91,17 @@ impl Store {
                 }
                 EntryKind::Tree => {}
                 EntryKind::Link => {
-                    let target = self.read_blob(id)?;
-                    let target = gix::path::from_byte_slice(&target)?.to_path_buf();
+                    let blob = self.read_blob(id)?;
+                    let target = gix::path::from_byte_slice(&blob)?.to_path_buf();
                     atomic_replace(&full, &tmp_dir, |tmp| {
                         std::os::unix::fs::symlink(&target, tmp).map_err(Into::into)
                     })?;
+                    written.push(WrittenFile {
+                        path: c.path.clone(),
+                        id,
+                        digest: digest(hash, &blob)?,
+                        symlink: true,
+                    });
                 }
                 EntryKind::Blob | EntryKind::BlobExecutable => {
                     let data = self.read_blob(id)?;
@@ -60,10 +112,16 @@ impl Store {
                     out.read_to_end(&mut bytes)?;
                     let exec = kind == EntryKind::BlobExecutable;
                     atomic_replace(&full, &tmp_dir, |tmp| write_file(tmp, &bytes, exec))?;
+                    written.push(WrittenFile {
+                        path: c.path.clone(),
+                        id,
+                        digest: digest(hash, &bytes)?,
+                        symlink: false,
+                    });
                 }
             }
         }
-        Ok(())
+        Ok(written)
     }
 }
 

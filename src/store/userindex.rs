@@ -1,0 +1,590 @@
+//! The user's index after a checkout into their worktree (rewind, undo): it becomes exactly
+//! a tree, as `git read-tree --reset <tree>` makes it, written in-process instead of by two
+//! git processes that each read and write the whole index.
+//!
+//! What git does and we do the same way:
+//! - entries come from the tree; an entry whose path, object id and mode did not change keeps
+//!   the old entry's stat data (and assume-valid bit), unless it was racily clean in the old
+//!   index (then it gets none, and git's next status compares its content);
+//! - the files the checkout just wrote get fresh stat data, but only after their content was
+//!   read back and found to be exactly what was written (as `git add --refresh` would);
+//! - the cache-tree (`TREE` extension) is primed from the tree, as `read-tree` does, so the
+//!   next `git commit` and our next snapshot need not rebuild it; it is computed from the
+//!   entries and dropped when it does not reproduce the tree's id;
+//! - the file is replaced atomically under git's `index.lock`.
+//!
+//! An index using what gix cannot write faithfully (version 4, split index, sparse index,
+//! untracked cache, fsmonitor, skip-worktree or intent-to-add entries) is left to git.
+//! Must never: record an entry the tree does not hold, give stat data to a file whose
+//! content it has not seen, or leave `index.lock` behind when it returns.
+
+use super::Store;
+use crate::error::{Error, Result};
+use gix::ObjectId;
+use gix::bstr::{BStr, ByteSlice};
+use gix::index::entry::{Flags, Mode, Stat};
+use gix::index::extension::Tree as CacheTree;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// A file the checkout just wrote into the worktree (`Store::apply_changes`).
+#[derive(Debug, Clone)]
+pub struct WrittenFile {
+    pub path: String,
+    /// The blob (or symlink target) it was written from.
+    pub id: ObjectId,
+    /// The hash of the bytes put on disk (after filters), or of the symlink's target: what a
+    /// later read must find for the file to count as unchanged since.
+    pub digest: ObjectId,
+    pub symlink: bool,
+}
+
+/// How many times a held `index.lock` is waited for, 10 ms apart.
+const LOCK_ATTEMPTS: u32 = 100;
+
+impl Store {
+    /// Make the user's index hold `tree` (emptied for `None`); `written` are the files just
+    /// written into the worktree (their entries get fresh stat data when their content is
+    /// still what was written and what `tree` holds).
+    pub fn set_user_index(&self, tree: Option<ObjectId>, written: &[WrittenFile]) -> Result<()> {
+        let Some(tree) = tree else {
+            return self.reset_user_index(None, &[]);
+        };
+        let old = self.read_user_index()?;
+        let in_process = self
+            .repo
+            .config_snapshot()
+            .boolean("agentRewind.inProcessIndex")
+            .unwrap_or(true);
+        let reason = needs_git(&old)
+            .or_else(|| self.index_is_split().then_some("split index"))
+            .or((!in_process).then_some("turned off"));
+        if let Some(reason) = reason {
+            crate::trace::mark(&format!("index: left to git ({reason})"));
+            let mut refresh = Vec::new();
+            for w in written {
+                if self.path_in_tree(tree, &w.path)? == Some(w.id) {
+                    refresh.push(w.path.as_str());
+                }
+            }
+            return self.reset_user_index(Some(tree), &refresh);
+        }
+        crate::trace::mark("index: old read");
+        let mut new = self.repo.index_from_tree(&tree).map_err(|e| {
+            Error::other(format!(
+                "cannot make an index of tree {tree}: {}",
+                crate::error::one_line(&e.to_string())
+            ))
+        })?;
+        crate::trace::mark("index: from tree");
+        let stat_options = self.repo.stat_options()?;
+        let kept = keep_unchanged_stat(&old, &mut new, stat_options);
+        let refreshed = refresh_written(&mut new, self.workdir()?, written, self.fs_checks()?);
+        crate::trace::mark("index: stat kept/refreshed");
+        let cache_tree = cache_tree_of(&new, self.object_hash()).filter(|t| t.id == tree);
+        if cache_tree.is_none() {
+            crate::trace::mark("index: the cache-tree does not reproduce the tree, left out");
+        }
+        crate::trace::mark("index: cache tree");
+        let bytes = encode(&new, cache_tree.as_ref(), self.object_hash())?;
+        crate::trace::mark(&format!(
+            "index: built ({} entries, {kept} kept their stat data, {refreshed} refreshed)",
+            new.entries().len()
+        ));
+        self.install_user_index(&bytes)
+    }
+
+    /// Whether git's `index.lock` is held in this worktree. One left by a rewind of ours that
+    /// was killed while holding it is removed first.
+    pub fn user_index_locked(&self) -> bool {
+        let lock = lock_path(&self.repo.index_path());
+        let tmp_dir = Store::private_dir(self.git_dir()).join("tmp");
+        sweep_dead_index_temps(&tmp_dir, &lock);
+        std::fs::symlink_metadata(&lock).is_ok()
+    }
+
+    /// Whether the index is (or is to be) split: gix reads a split index as one, so this
+    /// looks at `core.splitIndex` and for git's `sharedindex.*` files.
+    fn index_is_split(&self) -> bool {
+        if self
+            .repo
+            .config_snapshot()
+            .boolean("core.splitIndex")
+            .unwrap_or(false)
+        {
+            return true;
+        }
+        let dir = self.repo.index_path();
+        let Some(dir) = dir.parent() else {
+            return true;
+        };
+        std::fs::read_dir(dir).map_or(true, |d| {
+            d.flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with("sharedindex."))
+        })
+    }
+
+    /// Whether the file mode bits and symlinks count, from `core.fileMode`/`core.symlinks`.
+    fn fs_checks(&self) -> Result<FsChecks> {
+        let fs = self.repo.filesystem_options()?;
+        Ok(FsChecks {
+            executable_bit: fs.executable_bit,
+            symlinks: fs.symlink,
+        })
+    }
+
+    /// Replace the user's index with `bytes` under git's lock: the new index is written to a
+    /// private temp file, hard-linked to `index.lock` (taking the lock only when it is
+    /// free) and renamed over `index`, so the lock is held for a rename, not for the write.
+    fn install_user_index(&self, bytes: &[u8]) -> Result<()> {
+        use std::io::Write;
+        let index = self.repo.index_path();
+        let lock = lock_path(&index);
+        let tmp_dir = Store::private_dir(self.git_dir()).join("tmp");
+        std::fs::create_dir_all(&tmp_dir)?;
+        sweep_dead_index_temps(&tmp_dir, &lock);
+        crate::trace::mark("index: swept");
+        let tmp = tmp_dir.join(format!("index-{}", std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        drop(f);
+        crate::trace::mark("index: temp written");
+        let result = take_lock_and_rename(&tmp, &lock, &index, bytes);
+        let _ = std::fs::remove_file(&tmp);
+        result
+    }
+}
+
+/// Link `tmp` to `lock` (waiting a while for a lock held by someone else), then rename the
+/// lock over `index`. Where hard links are not possible, the lock is created and written.
+fn take_lock_and_rename(tmp: &Path, lock: &Path, index: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let mut attempt = 0;
+    loop {
+        match std::fs::hard_link(tmp, lock) {
+            Ok(()) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                attempt += 1;
+                if attempt >= LOCK_ATTEMPTS {
+                    return Err(lock_held(lock));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(_) => {
+                // No hard links here (or across these folders): git's own way.
+                let mut f = match std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(lock)
+                {
+                    Ok(f) => f,
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        return Err(lock_held(lock));
+                    }
+                    Err(e) => return Err(e.into()),
+                };
+                if let Err(e) = f.write_all(bytes) {
+                    let _ = std::fs::remove_file(lock);
+                    return Err(e.into());
+                }
+                break;
+            }
+        }
+    }
+    std::fs::rename(lock, index).map_err(|e| {
+        let _ = std::fs::remove_file(lock);
+        Error::other(format!("could not replace {}: {e}", index.display()))
+    })
+}
+
+fn lock_held(lock: &Path) -> Error {
+    Error::refused(format!(
+        "{} exists: another git process is using this worktree's index",
+        lock.display()
+    ))
+    .with_hint(
+        "the files are written and HEAD moved; once that process is done, run \
+         `git read-tree --reset HEAD` (or `git agent-rewind undo` to go back)",
+    )
+}
+
+/// `<index>.lock`.
+fn lock_path(index: &Path) -> PathBuf {
+    let mut s = index.as_os_str().to_owned();
+    s.push(".lock");
+    PathBuf::from(s)
+}
+
+/// Remove temp indexes of our processes that died, and an `index.lock` that is one of them
+/// (a process killed between taking the lock and renaming it): that lock is ours and stale.
+fn sweep_dead_index_temps(tmp_dir: &Path, lock: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(dir) = std::fs::read_dir(tmp_dir) else {
+        return;
+    };
+    for entry in dir.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("index-"))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() || !process_is_gone(pid) {
+            continue;
+        }
+        let path = entry.path();
+        if let (Ok(t), Ok(l)) = (
+            std::fs::symlink_metadata(&path),
+            std::fs::symlink_metadata(lock),
+        ) && (t.dev(), t.ino()) == (l.dev(), l.ino())
+        {
+            let _ = std::fs::remove_file(lock);
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+}
+
+/// Whether process `pid` certainly no longer exists (only known where `/proc` is mounted).
+fn process_is_gone(pid: u32) -> bool {
+    Path::new("/proc/self").exists() && !Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Why an index must be left to git, if it must.
+fn needs_git(old: &gix::index::State) -> Option<&'static str> {
+    if old.version() == gix::index::Version::V4 {
+        return Some("index version 4");
+    }
+    if old.link().is_some() {
+        return Some("split index");
+    }
+    if old.is_sparse() {
+        return Some("sparse index");
+    }
+    if old.untracked().is_some() {
+        return Some("untracked cache");
+    }
+    if old.fs_monitor().is_some() {
+        return Some("fsmonitor");
+    }
+    if old
+        .entries()
+        .iter()
+        .any(|e| e.flags.intersects(Flags::SKIP_WORKTREE | Flags::INTENT_TO_ADD))
+    {
+        return Some("skip-worktree or intent-to-add entries");
+    }
+    None
+}
+
+/// Give each entry of `new` whose path, id and mode are those of a stage-0 entry of `old`
+/// that entry's stat data and assume-valid bit, unless it was racily clean. Returns how many.
+fn keep_unchanged_stat(
+    old: &gix::index::State,
+    new: &mut gix::index::State,
+    options: gix::index::entry::stat::Options,
+) -> usize {
+    let timestamp = old.timestamp();
+    let old_entries = old.entries();
+    let mut o = 0;
+    let mut kept = 0;
+    for (entry, path) in new.entries_mut_with_paths() {
+        while o < old_entries.len() && old_entries[o].path(old).as_bytes() < path.as_bytes() {
+            o += 1;
+        }
+        let Some(before) = old_entries.get(o) else {
+            break;
+        };
+        if before.path(old) == path
+            && before.stage_raw() == 0
+            && before.id == entry.id
+            && before.mode == entry.mode
+            && !before.stat.is_racy(timestamp, options)
+        {
+            entry.stat = before.stat;
+            entry.flags |= before.flags & Flags::ASSUME_VALID;
+            kept += 1;
+        }
+    }
+    kept
+}
+
+#[derive(Debug, Clone, Copy)]
+struct FsChecks {
+    executable_bit: bool,
+    symlinks: bool,
+}
+
+/// Give fresh stat data to the entries of `new` for files just written from the entry's
+/// own object, when the file is still of the entry's type and holds what was written. The
+/// stat is taken before the content is read, so a change after it shows as a stat change.
+fn refresh_written(
+    new: &mut gix::index::State,
+    workdir: &Path,
+    written: &[WrittenFile],
+    fs: FsChecks,
+) -> usize {
+    let by_path: HashMap<&[u8], &WrittenFile> =
+        written.iter().map(|w| (w.path.as_bytes(), w)).collect();
+    let hash = new.object_hash();
+    let mut refreshed = 0;
+    for (entry, path) in new.entries_mut_with_paths() {
+        let Some(w) = by_path.get(path.as_bytes()) else {
+            continue;
+        };
+        if w.id != entry.id {
+            continue;
+        }
+        if let Some(stat) = stat_if_as_written(workdir, path, entry.mode, w, hash, fs) {
+            entry.stat = stat;
+            refreshed += 1;
+        }
+    }
+    refreshed
+}
+
+fn stat_if_as_written(
+    workdir: &Path,
+    path: &BStr,
+    mode: Mode,
+    w: &WrittenFile,
+    hash: gix::hash::Kind,
+    fs: FsChecks,
+) -> Option<Stat> {
+    let full = workdir.join(gix::path::from_bstr(path).ok()?);
+    let md = gix::index::fs::Metadata::from_path_no_follow(&full).ok()?;
+    let content = if mode == Mode::SYMLINK && fs.symlinks {
+        if !md.is_symlink() || !w.symlink {
+            return None;
+        }
+        gix::path::os_str_into_bstr(std::fs::read_link(&full).ok()?.as_os_str())
+            .ok()?
+            .to_vec()
+    } else if mode == Mode::FILE || mode == Mode::FILE_EXECUTABLE || mode == Mode::SYMLINK {
+        if !md.is_file() || w.symlink {
+            return None;
+        }
+        if fs.executable_bit && mode != Mode::SYMLINK {
+            let exec = md.is_executable();
+            if exec != (mode == Mode::FILE_EXECUTABLE) {
+                return None;
+            }
+        }
+        std::fs::read(&full).ok()?
+    } else {
+        return None;
+    };
+    (digest(hash, &content).ok()? == w.digest)
+        .then(|| Stat::from_fs(&md).ok())
+        .flatten()
+}
+
+/// The hash of `bytes` (not an object id: no header), to recognise written content.
+pub(crate) fn digest(kind: gix::hash::Kind, bytes: &[u8]) -> Result<ObjectId> {
+    let mut h = gix::hash::hasher(kind);
+    h.update(bytes);
+    h.try_finalize()
+        .map_err(|e| Error::other(format!("hashing failed: {e}")))
+}
+
+/// The cache-tree of an index of stage-0 entries, sorted: the tree each folder makes, how
+/// many entries are below it, and its subfolders (in git's order: shorter names first).
+/// `None` when an entry cannot be part of a tree.
+fn cache_tree_of(state: &gix::index::State, hash: gix::hash::Kind) -> Option<CacheTree> {
+    let entries = state.entries();
+    let paths: Vec<&BStr> = entries.iter().map(|e| e.path(state)).collect();
+    build_tree(state, &paths, 0, entries.len(), 0, b"", hash)
+}
+
+fn build_tree(
+    state: &gix::index::State,
+    paths: &[&BStr],
+    start: usize,
+    end: usize,
+    prefix_len: usize,
+    name: &[u8],
+    hash: gix::hash::Kind,
+) -> Option<CacheTree> {
+    let entries = state.entries();
+    let mut body = Vec::with_capacity((end - start) * 40);
+    let mut children = Vec::new();
+    let mut i = start;
+    while i < end {
+        let rel = &paths[i][prefix_len..];
+        if entries[i].stage_raw() != 0 {
+            return None;
+        }
+        if let Some(slash) = rel.find_byte(b'/') {
+            let dir = &rel[..=slash];
+            let mut j = i + 1;
+            while j < end && paths[j][prefix_len..].starts_with(dir) {
+                j += 1;
+            }
+            let sub = build_tree(state, paths, i, j, prefix_len + slash + 1, &rel[..slash], hash)?;
+            body.extend_from_slice(b"40000 ");
+            body.extend_from_slice(&rel[..slash]);
+            body.push(0);
+            body.extend_from_slice(sub.id.as_bytes());
+            children.push(sub);
+            i = j;
+        } else {
+            let mode: &[u8] = match entries[i].mode {
+                Mode::FILE => b"100644",
+                Mode::FILE_EXECUTABLE => b"100755",
+                Mode::SYMLINK => b"120000",
+                Mode::COMMIT => b"160000",
+                _ => return None,
+            };
+            body.extend_from_slice(mode);
+            body.push(b' ');
+            body.extend_from_slice(rel);
+            body.push(0);
+            body.extend_from_slice(entries[i].id.as_bytes());
+            i += 1;
+        }
+    }
+    let mut h = gix::hash::hasher(hash);
+    h.update(format!("tree {}\0", body.len()).as_bytes());
+    h.update(&body);
+    let id = h.try_finalize().ok()?;
+    children.sort_by(|a: &CacheTree, b: &CacheTree| {
+        a.name.len().cmp(&b.name.len()).then(a.name.cmp(&b.name))
+    });
+    Some(CacheTree {
+        name: name.into(),
+        id,
+        num_entries: Some(u32::try_from(end - start).ok()?),
+        children,
+    })
+}
+
+/// The index file: entries as gix writes them (version 2, or 3 when an entry needs it), the
+/// cache-tree extension, and the trailing checksum.
+fn encode(
+    state: &gix::index::State,
+    cache_tree: Option<&CacheTree>,
+    hash: gix::hash::Kind,
+) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(state.entries().len() * 96 + 64);
+    state
+        .write_to(
+            &mut out,
+            gix::index::write::Options {
+                extensions: gix::index::write::Extensions::None,
+                skip_hash: false,
+            },
+        )
+        .map_err(|e| Error::other(format!("cannot encode the index: {e}")))?;
+    if let Some(tree) = cache_tree {
+        tree.write_to(&mut out)?;
+    }
+    let sum = digest(hash, &out)?;
+    out.extend_from_slice(sum.as_bytes());
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .current_dir(dir)
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn oid(hex: &str) -> ObjectId {
+        ObjectId::from_hex(hex.trim().as_bytes()).unwrap()
+    }
+
+    /// A file changed after the checkout wrote it (and given an old mtime, so the index
+    /// cannot call it racy) must not get fresh stat data: git would then think it unchanged.
+    #[test]
+    fn a_file_changed_after_it_was_written_gets_no_fresh_stat_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q", "-b", "main"]);
+        std::fs::write(d.join("changed.txt"), "one\n").unwrap();
+        std::fs::write(d.join("kept.txt"), "two\n").unwrap();
+        git(d, &["add", "-A"]);
+        git(
+            d,
+            &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"],
+        );
+        let tree = oid(&git(d, &["rev-parse", "HEAD^{tree}"]));
+        let store = Store::discover(d).unwrap();
+        let hash = store.object_hash();
+        let written = |path: &str, bytes: &[u8]| WrittenFile {
+            path: path.into(),
+            id: oid(&git(d, &["rev-parse", &format!("HEAD:{path}")])),
+            digest: digest(hash, bytes).unwrap(),
+            symlink: false,
+        };
+        // As the checkout left them: both rewritten; then someone changes one (same size),
+        // with an mtime far enough in the past to be trusted.
+        std::fs::write(d.join("changed.txt"), "one\n").unwrap();
+        std::fs::write(d.join("kept.txt"), "two\n").unwrap();
+        std::fs::write(d.join("changed.txt"), "ONE\n").unwrap();
+        for f in ["changed.txt", "kept.txt"] {
+            let out = Command::new("touch")
+                .args(["-d", "@1700000000"])
+                .arg(d.join(f))
+                .status()
+                .unwrap();
+            assert!(out.success());
+        }
+        store
+            .set_user_index(
+                Some(tree),
+                &[written("changed.txt", b"one\n"), written("kept.txt", b"two\n")],
+            )
+            .unwrap();
+        assert_eq!(
+            git(d, &["diff-files", "--name-only"]),
+            "changed.txt\n",
+            "the changed file is seen as changed, the other one is trusted by its stat"
+        );
+        assert_eq!(git(d, &["status", "--porcelain"]), " M changed.txt\n");
+        assert_eq!(git(d, &["write-tree"]).trim(), tree.to_string());
+    }
+
+    #[test]
+    fn the_cache_tree_of_an_index_reproduces_its_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q", "-b", "main"]);
+        for p in ["a-b", "a.c", "a/x", "a/b/c/d", "ab/y", "b", "c/a-b", "c/a/z"] {
+            let f = d.join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(&f, p).unwrap();
+        }
+        git(d, &["add", "-A"]);
+        let tree = oid(&git(d, &["write-tree"]));
+        let store = Store::discover(d).unwrap();
+        let index = store.repo().index_from_tree(&tree).unwrap();
+        let cache = cache_tree_of(&index, store.object_hash()).unwrap();
+        assert_eq!(cache.id, tree);
+        assert_eq!(cache.num_entries, Some(8));
+        let names: Vec<String> = cache
+            .children
+            .iter()
+            .map(|c| String::from_utf8_lossy(&c.name).into_owned())
+            .collect();
+        assert_eq!(names, ["a", "c", "ab"], "git's order: shorter names first");
+        let a = &cache.children[0];
+        assert_eq!(a.num_entries, Some(2));
+        assert_eq!(a.id, oid(&git(d, &["rev-parse", &format!("{tree}:a")])));
+    }
+}
