@@ -318,10 +318,10 @@ pub fn write_changes(store: &Store, changes: &[TreeChange]) -> Result<Vec<Writte
 }
 
 /// Put HEAD, index and worktree of this worktree back to what `backup` captured, writing
-/// the `changes` planned by [`prepare_overwrite`]. The current state must already be backed
-/// up by the caller.
-pub fn restore_backup(store: &Store, changes: &[TreeChange], backup: &Backup) -> Result<()> {
-    let written = write_changes(store, changes)?;
+/// the changes planned by [`prepare_overwrite`]. The current state (`prepared.capture`) must
+/// already be backed up by the caller.
+pub fn restore_backup(store: &Store, prepared: &PreparedOverwrite, backup: &Backup) -> Result<()> {
+    let written = write_changes(store, &prepared.changes)?;
     let head = backup.head.as_deref().map(oid).transpose()?;
     match (&backup.branch, head) {
         (Some(b), _) => {
@@ -338,7 +338,11 @@ pub fn restore_backup(store: &Store, changes: &[TreeChange], backup: &Backup) ->
         (None, Some(h)) => store.move_user_head(None, Some(h))?,
         (None, None) => {}
     }
-    store.set_user_index(Some(oid(&backup.index_tree)?), &written)?;
+    store.set_user_index(
+        Some(oid(&backup.index_tree)?),
+        Some(prepared.capture.index_tree),
+        &written,
+    )?;
     Ok(())
 }
 

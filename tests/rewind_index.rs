@@ -40,13 +40,7 @@ fn repo_with_edit_step() -> Repo {
     repo.git(&["commit", "-q", "-am", "v2"]);
     repo.git(&["add", "-A"]);
     repo.git(&["commit", "-q", "-m", "v2b"]);
-    repo.json(&[
-        "step",
-        "end",
-        "edit",
-        "--status",
-        "completed",
-    ]);
+    repo.json(&["step", "end", "edit", "--status", "completed"]);
     repo
 }
 
@@ -66,10 +60,7 @@ fn index_extensions(bytes: &[u8]) -> BTreeMap<String, Vec<u8>> {
         let flags = u16::from_be_bytes(bytes[pos + 60..pos + 62].try_into().unwrap());
         let extended = flags & 0x4000 != 0;
         let fixed = 62 + if extended { 2 } else { 0 };
-        let name_len = bytes[pos + fixed..]
-            .iter()
-            .position(|b| *b == 0)
-            .unwrap();
+        let name_len = bytes[pos + fixed..].iter().position(|b| *b == 0).unwrap();
         pos += (fixed + name_len + 8) & !7;
     }
     let end = bytes.len() - 20;
@@ -115,7 +106,10 @@ fn assert_index_is_head(repo: &Repo, ctx: &str) {
         index_extensions(&gits).get("TREE"),
         "{ctx}: the cache-tree is the one git read-tree writes"
     );
-    assert!(ours_ext.contains_key("TREE"), "{ctx}: a cache-tree is there");
+    assert!(
+        ours_ext.contains_key("TREE"),
+        "{ctx}: a cache-tree is there"
+    );
     assert_eq!(
         repo.git(&["write-tree"]).trim(),
         head_tree,
@@ -135,7 +129,11 @@ fn assert_index_is_head(repo: &Repo, ctx: &str) {
     assert_eq!(ls_files_stage(repo), throwaway_ls, "{ctx}: entries");
     assert_eq!(repo.git(&["status", "--porcelain"]), "", "{ctx}: status");
     // `git diff-files` trusts the stat data: every entry's stat data is right.
-    assert_eq!(repo.git(&["diff-files", "--name-only"]), "", "{ctx}: stat data");
+    assert_eq!(
+        repo.git(&["diff-files", "--name-only"]),
+        "",
+        "{ctx}: stat data"
+    );
 }
 
 #[test]
@@ -325,7 +323,12 @@ fn forge_checkpoint(repo: &Repo, run: &str, id: &str, tree: &str) -> String {
     let new = String::from_utf8(out.stdout).unwrap().trim().to_string();
     let notes = format!("refs/notes/agent-runs/{run}");
     repo.git(&["notes", "--ref", &notes, "copy", id, &new]);
-    repo.git(&["update-ref", &format!("refs/agent-runs/{run}/HEAD"), &new, id]);
+    repo.git(&[
+        "update-ref",
+        &format!("refs/agent-runs/{run}/HEAD"),
+        &new,
+        id,
+    ]);
     new
 }
 
@@ -408,10 +411,7 @@ fn a_checkpoint_holding_a_dot_git_path_is_never_checked_out() {
             "{dot_git}: the hook was not written"
         );
         assert_eq!(repo.rev("HEAD"), head);
-        assert_eq!(
-            repo.git(&["status", "--porcelain", "-uall"]),
-            files_before
-        );
+        assert_eq!(repo.git(&["status", "--porcelain", "-uall"]), files_before);
         assert_eq!(
             repo.git(&["for-each-ref", "refs/agent-rewind"]),
             backups,

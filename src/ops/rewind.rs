@@ -131,7 +131,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     // In place: decide every change, and refuse if one would touch what the backup cannot
     // hold, before anything is published; then publish the backup.
     let relation = if opts.fork { "forked" } else { "rewound" };
-    let (backup, changes) = if in_place {
+    let (backup, prepared) = if in_place {
         let prepared = materialize::prepare_overwrite(store, target_tree, None)?;
         let reason = format!(
             "{} {source} into {new_run}",
@@ -140,9 +140,9 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
         crate::trace::mark("rewind: current state captured, changes planned");
         let backup = materialize::publish_backup(store, &prepared.capture, &reason)?;
         crate::trace::mark("rewind: backup published");
-        (Some(backup), prepared.changes)
+        (Some(backup), Some(prepared))
     } else {
-        (None, vec![])
+        (None, None)
     };
 
     // The new run.
@@ -210,9 +210,9 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
 
     // Materialize.
     let mut worktree_shown = None;
-    if in_place {
+    if let Some(prepared) = &prepared {
         crate::trace::mark("rewind: source archived");
-        let written = materialize::write_changes(store, &changes)?;
+        let written = materialize::write_changes(store, &prepared.changes)?;
         crate::trace::mark("rewind: files written");
         store.move_user_head(branch.as_deref(), git_commit)?;
         crate::trace::mark("rewind: HEAD moved");
@@ -220,7 +220,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
             Some(c) => Some(store.commit_tree(c)?),
             None => None,
         };
-        store.set_user_index(head_tree, &written)?;
+        store.set_user_index(head_tree, Some(prepared.capture.index_tree), &written)?;
         crate::trace::mark("rewind: index reset");
         set_active_run(store, &new_run)?;
         crate::trace::mark("rewind: done");

@@ -30,7 +30,7 @@ pub fn undo(store: &Store) -> Result<UndoOutcome> {
         &prepared.capture,
         &format!("undo to {}", target.commit),
     )?;
-    materialize::restore_backup(store, &prepared.changes, &target)?;
+    materialize::restore_backup(store, &prepared, &target)?;
     Ok(UndoOutcome {
         restored: target,
         backup,

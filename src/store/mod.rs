@@ -2,11 +2,13 @@
 //! notes and refs, and the publish transaction with compare-and-swap.
 //!
 //! This is the only module that uses gix (`layout` is the only one that spells ref names).
-//! It knows the format but not the operations: it never decides *what* to record, never
-//! touches the user's index, HEAD or files, and never prints.
+//! It knows the format but not the operations: it never decides *what* to record or
+//! restore, touches the user's index, HEAD or files only when an operation asks it to (after
+//! that operation's backup: `worktree`, `userindex`, `gitbin`), and never prints.
 
 mod dirwalk;
 pub mod gitbin;
+mod indexlock;
 pub mod layout;
 mod lock;
 mod notes;

@@ -129,7 +129,7 @@ impl Store {
             let blob = self.write_blob(body)?;
             state.edit(*annotated, Some(blob), self.repo())?;
         }
-        let tree = state.write(self.repo())?;
+        let tree = state.write(&super::objects::RetryingWrites(self.repo()))?;
         let parents: Vec<ObjectId> = parent.into_iter().collect();
         self.write_commit(tree, &parents, message)
     }
@@ -176,7 +176,7 @@ impl Store {
             };
             state.edit(obj, Some(blob), self.repo())?;
         }
-        let tree = state.write(self.repo())?;
+        let tree = state.write(&super::objects::RetryingWrites(self.repo()))?;
         self.write_commit(tree, &[ours, theirs], message)
     }
 

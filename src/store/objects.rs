@@ -116,7 +116,7 @@ impl Store {
             parents: parents.iter().copied().collect(),
             extra_headers: Default::default(),
         };
-        Ok(self.repo.write_object(&commit)?.detach())
+        Ok(retry_object_write(|| self.repo.write_object(&commit))?.detach())
     }
 
     /// The id `data` would have as a blob, without writing it.
@@ -129,7 +129,7 @@ impl Store {
     }
 
     pub fn write_blob(&self, data: &[u8]) -> Result<ObjectId> {
-        Ok(self.repo.write_blob(data)?.detach())
+        Ok(retry_object_write(|| self.repo.write_blob(data))?.detach())
     }
 
     pub fn read_commit(&self, id: ObjectId) -> Result<CommitInfo> {
@@ -255,6 +255,79 @@ pub struct TreeChange {
     pub change: char,
     pub old: Option<(ObjectId, gix::objs::tree::EntryKind)>,
     pub new: Option<(ObjectId, gix::objs::tree::EntryKind)>,
+}
+
+/// Run an object write again when it fails. gix creates an object's fan-out folder and then
+/// renames the object into it; a `git gc` running meanwhile may remove the still empty
+/// folder in between (git's own writer retries for the same reason). Objects are
+/// content-addressed, so writing one again is harmless; an error that stays is returned.
+pub(crate) fn retry_object_write<T, E>(
+    mut write: impl FnMut() -> std::result::Result<T, E>,
+) -> std::result::Result<T, E> {
+    let mut attempt = 0;
+    loop {
+        match write() {
+            Err(_) if attempt < 4 => {
+                attempt += 1;
+                std::thread::sleep(std::time::Duration::from_millis(1 << attempt));
+            }
+            done => return done,
+        }
+    }
+}
+
+/// The repository's objects with every write retried as by [`retry_object_write`], for gix
+/// plumbing that writes many objects and drops all its edits when one write fails (the
+/// notes tree): retrying around it would write the tree without the edits.
+pub(crate) struct RetryingWrites<'r>(pub &'r gix::Repository);
+
+impl gix::objs::Find for RetryingWrites<'_> {
+    fn try_find<'a>(
+        &self,
+        id: &gix::hash::oid,
+        buffer: &'a mut Vec<u8>,
+    ) -> gix::Result<Option<gix::objs::Data<'a>>> {
+        gix::objs::Find::try_find(self.0, id, buffer)
+    }
+}
+
+impl gix::objs::Write for RetryingWrites<'_> {
+    fn write_buf_with_known_id(
+        &self,
+        kind: gix::objs::Kind,
+        from: &[u8],
+        id: ObjectId,
+    ) -> gix::Result<ObjectId> {
+        retry_object_write(|| gix::objs::Write::write_buf_with_known_id(self.0, kind, from, id))
+    }
+
+    fn write_stream(
+        &self,
+        kind: gix::objs::Kind,
+        size: u64,
+        from: &mut dyn std::io::Read,
+    ) -> gix::Result<ObjectId> {
+        let buf = read_stream(size, from)?;
+        retry_object_write(|| gix::objs::Write::write_buf(self.0, kind, &buf))
+    }
+
+    fn write_stream_with_known_id(
+        &self,
+        kind: gix::objs::Kind,
+        size: u64,
+        from: &mut dyn std::io::Read,
+        id: ObjectId,
+    ) -> gix::Result<ObjectId> {
+        let buf = read_stream(size, from)?;
+        retry_object_write(|| gix::objs::Write::write_buf_with_known_id(self.0, kind, &buf, id))
+    }
+}
+
+/// A stream's bytes, so a write of them can be repeated.
+fn read_stream(size: u64, from: &mut dyn std::io::Read) -> gix::Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(size as usize);
+    std::io::Read::read_to_end(from, &mut buf).map_err(gix::Error::from_error)?;
+    Ok(buf)
 }
 
 impl Store {

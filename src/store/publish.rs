@@ -70,29 +70,40 @@ impl Store {
         let signature = self.signature();
         let mut time = gix::date::parse::TimeBuf::default();
         let committer = Some(signature.to_ref(&mut time));
-        match self.repo.edit_references_as(edits.clone(), committer) {
-            Ok(_) => Ok(()),
-            Err(e) if e.is_conflict() => Err(PublishError::Conflict(crate::error::one_line(
-                &e.to_string(),
-            ))),
-            Err(e) if e.is_retryable() => {
-                // A ref lock is held. Under our writer lock that can only be a killed writer's
-                // leftover: remove those and try once more.
-                let names: Vec<String> = changes.iter().map(|c| c.name.clone()).collect();
-                if self.remove_stale_ref_locks(&names) == 0 {
+        // A failure while preparing changes nothing; one that is neither a conflict nor a
+        // held lock (e.g. `git pack-refs` replacing packed-refs under our read) is tried again.
+        let mut attempt = 0;
+        loop {
+            match self.repo.edit_references_as(edits.clone(), committer) {
+                Ok(_) => return Ok(()),
+                Err(e) if e.is_conflict() => {
                     return Err(PublishError::Conflict(crate::error::one_line(
                         &e.to_string(),
                     )));
                 }
-                match self.repo.edit_references_as(edits, committer) {
-                    Ok(_) => Ok(()),
-                    Err(e) if e.is_conflict() || e.is_retryable() => Err(PublishError::Conflict(
-                        crate::error::one_line(&e.to_string()),
-                    )),
-                    Err(e) => Err(PublishError::Failed(e.into())),
+                Err(e) if e.is_retryable() => {
+                    // A ref lock is held. Under our writer lock that can only be a killed
+                    // writer's leftover: remove those and try once more.
+                    let names: Vec<String> = changes.iter().map(|c| c.name.clone()).collect();
+                    if self.remove_stale_ref_locks(&names) == 0 {
+                        return Err(PublishError::Conflict(crate::error::one_line(
+                            &e.to_string(),
+                        )));
+                    }
+                    return match self.repo.edit_references_as(edits, committer) {
+                        Ok(_) => Ok(()),
+                        Err(e) if e.is_conflict() || e.is_retryable() => Err(
+                            PublishError::Conflict(crate::error::one_line(&e.to_string())),
+                        ),
+                        Err(e) => Err(PublishError::Failed(e.into())),
+                    };
                 }
+                Err(_) if attempt < 3 => {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(5 << attempt));
+                }
+                Err(e) => return Err(PublishError::Failed(e.into())),
             }
-            Err(e) => Err(PublishError::Failed(e.into())),
         }
     }
 }

@@ -12,6 +12,7 @@ use crate::model::Excluded;
 use crate::redact::{SECRET_PATH_PATTERNS, glob_matches};
 use crate::store::Store;
 use crate::store::dirwalk::untracked_files;
+use crate::store::objects::retry_object_write;
 use crate::store::statcheck;
 use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
@@ -210,7 +211,9 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
             EntryStatus::Change(Change::Modification { .. } | Change::Type { .. })
             | EntryStatus::IntentToAdd
             | EntryStatus::Conflict { .. } => {
-                match pipeline.worktree_file_to_object(rela_path.as_bstr(), &index)? {
+                match retry_object_write(|| {
+                    pipeline.worktree_file_to_object(rela_path.as_bstr(), &index)
+                })? {
                     Some((id, kind, _)) => {
                         editor.upsert(rela_path.as_bstr(), kind, id)?;
                     }
@@ -270,7 +273,9 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
             );
             continue;
         }
-        if let Some((id, kind, _)) = pipeline.worktree_file_to_object(rela, &index)? {
+        if let Some((id, kind, _)) =
+            retry_object_write(|| pipeline.worktree_file_to_object(rela, &index))?
+        {
             editor.upsert(rela, kind, id)?;
         }
     }
@@ -326,7 +331,7 @@ impl<'r> TreeEdits<'r> {
         let repo = self.repo;
         Ok(self
             .inner
-            .write(|tree| repo.write_object(tree).map(|id| id.detach()))?)
+            .write(|tree| retry_object_write(|| repo.write_object(tree)).map(|id| id.detach()))?)
     }
 }
 

@@ -11,12 +11,12 @@
 //! - the cache-tree (`TREE` extension) is primed from the tree, as `read-tree` does, so the
 //!   next `git commit` and our next snapshot need not rebuild it; it is computed from the
 //!   entries and dropped when it does not reproduce the tree's id;
-//! - the file is replaced atomically under git's `index.lock`.
+//! - the file is replaced atomically under git's `index.lock` (`store::indexlock`).
 //!
 //! An index using what gix cannot write faithfully (version 4, split index, sparse index,
 //! untracked cache, fsmonitor, skip-worktree or intent-to-add entries) is left to git.
-//! Must never: record an entry the tree does not hold, give stat data to a file whose
-//! content it has not seen, or leave `index.lock` behind when it returns.
+//! Must never: record an entry the tree does not hold, or give stat data to a file whose
+//! content it has not seen.
 
 use super::Store;
 use crate::error::{Error, Result};
@@ -24,8 +24,9 @@ use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stat};
 use gix::index::extension::Tree as CacheTree;
+use gix::objs::tree::EntryKind;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A file the checkout just wrote into the worktree (`Store::apply_changes`).
 #[derive(Debug, Clone)]
@@ -39,14 +40,18 @@ pub struct WrittenFile {
     pub symlink: bool,
 }
 
-/// How many times a held `index.lock` is waited for, 10 ms apart.
-const LOCK_ATTEMPTS: u32 = 100;
-
 impl Store {
     /// Make the user's index hold `tree` (emptied for `None`); `written` are the files just
     /// written into the worktree (their entries get fresh stat data when their content is
-    /// still what was written and what `tree` holds).
-    pub fn set_user_index(&self, tree: Option<ObjectId>, written: &[WrittenFile]) -> Result<()> {
+    /// still what was written and what `tree` holds). `base` is the tree the index held when
+    /// it was captured, if known: then only the entries that differ between `base` and `tree`
+    /// are replaced instead of reading all of `tree`.
+    pub fn set_user_index(
+        &self,
+        tree: Option<ObjectId>,
+        base: Option<ObjectId>,
+        written: &[WrittenFile],
+    ) -> Result<()> {
         let Some(tree) = tree else {
             return self.reset_user_index(None, &[]);
         };
@@ -70,23 +75,37 @@ impl Store {
             return self.reset_user_index(Some(tree), &refresh);
         }
         crate::trace::mark("index: old read");
-        let mut new = self.repo.index_from_tree(&tree).map_err(|e| {
-            Error::other(format!(
-                "cannot make an index of tree {tree}: {}",
-                crate::error::one_line(&e.to_string())
-            ))
-        })?;
-        crate::trace::mark("index: from tree");
         let stat_options = self.repo.stat_options()?;
-        let kept = keep_unchanged_stat(&old, &mut new, stat_options);
+        let hash = self.object_hash();
+        // The index must hash to `tree`: its cache-tree is computed from the entries and
+        // compared. An edit of the old index that does not (the index changed since it was
+        // captured) is thrown away for an index read from the whole tree.
+        let edited = match base {
+            Some(base) => self.edited_index(&old, base, tree, stat_options)?,
+            None => None,
+        };
+        let (mut new, kept, cache_tree) = match edited.and_then(|(new, kept)| {
+            let cache_tree = cache_tree_of(&new, hash).filter(|t| t.id == tree)?;
+            Some((new, kept, Some(cache_tree)))
+        }) {
+            Some(done) => done,
+            None => {
+                let mut new = self.repo.index_from_tree(&tree).map_err(|e| {
+                    Error::other(format!(
+                        "cannot make an index of tree {tree}: {}",
+                        crate::error::one_line(&e.to_string())
+                    ))
+                })?;
+                let kept = keep_unchanged_stat(&old, &mut new, stat_options);
+                let cache_tree = cache_tree_of(&new, hash).filter(|t| t.id == tree);
+                if cache_tree.is_none() {
+                    crate::trace::mark("index: the cache-tree does not reproduce the tree");
+                }
+                (new.into_parts().0, kept, cache_tree)
+            }
+        };
         let refreshed = refresh_written(&mut new, self.workdir()?, written, self.fs_checks()?);
-        crate::trace::mark("index: stat kept/refreshed");
-        let cache_tree = cache_tree_of(&new, self.object_hash()).filter(|t| t.id == tree);
-        if cache_tree.is_none() {
-            crate::trace::mark("index: the cache-tree does not reproduce the tree, left out");
-        }
-        crate::trace::mark("index: cache tree");
-        let bytes = encode(&new, cache_tree.as_ref(), self.object_hash())?;
+        let bytes = encode(&new, cache_tree.as_ref(), hash)?;
         crate::trace::mark(&format!(
             "index: built ({} entries, {kept} kept their stat data, {refreshed} refreshed)",
             new.entries().len()
@@ -94,15 +113,68 @@ impl Store {
         self.install_user_index(&bytes)
     }
 
-    /// Whether git's `index.lock` is held in this worktree. One left by a rewind of ours that
-    /// was killed while holding it is removed first.
-    pub fn user_index_locked(&self) -> bool {
-        let lock = lock_path(&self.repo.index_path());
-        let tmp_dir = Store::private_dir(self.git_dir()).join("tmp");
-        sweep_dead_index_temps(&tmp_dir, &lock);
-        std::fs::symlink_metadata(&lock).is_ok()
+    /// `old` (believed to hold `base`) with the entries that differ between `base` and
+    /// `tree` replaced; the others keep their stat data unless racily clean. `None` when
+    /// `old` has an entry that cannot be kept as it is (a conflict stage).
+    fn edited_index(
+        &self,
+        old: &gix::index::State,
+        base: ObjectId,
+        tree: ObjectId,
+        options: gix::index::entry::stat::Options,
+    ) -> Result<Option<(gix::index::State, usize)>> {
+        let changes = self.diff_trees(base, tree)?;
+        self.check_checkout_paths(&changes)?;
+        let timestamp = old.timestamp();
+        let entries = old.entries();
+        let mut new = gix::index::State::new(self.object_hash());
+        let (mut o, mut kept) = (0, 0);
+        for c in changes.iter().map(Some).chain([None]) {
+            // The old entries before this change (all of the rest after the last one).
+            while let Some(e) = entries.get(o) {
+                let path = e.path(old);
+                if c.is_some_and(|c| path.as_bytes() >= c.path.as_bytes()) {
+                    break;
+                }
+                if e.stage_raw() != 0 {
+                    return Ok(None);
+                }
+                let stat = if e.stat.is_racy(timestamp, options) {
+                    Stat::default()
+                } else {
+                    kept += 1;
+                    e.stat
+                };
+                new.dangerously_push_entry(stat, e.id, e.flags & Flags::ASSUME_VALID, e.mode, path);
+                o += 1;
+            }
+            let Some(c) = c else { break };
+            // The change replaces or removes the old entries at its path.
+            while entries
+                .get(o)
+                .is_some_and(|e| e.path(old).as_bytes() == c.path.as_bytes())
+            {
+                o += 1;
+            }
+            if let Some((id, kind)) = c.new {
+                let mode = match kind {
+                    EntryKind::Blob => Mode::FILE,
+                    EntryKind::BlobExecutable => Mode::FILE_EXECUTABLE,
+                    EntryKind::Link => Mode::SYMLINK,
+                    EntryKind::Commit => Mode::COMMIT,
+                    EntryKind::Tree => return Ok(None),
+                };
+                new.dangerously_push_entry(
+                    Stat::default(),
+                    id,
+                    Flags::empty(),
+                    mode,
+                    c.path.as_str().into(),
+                );
+            }
+        }
+        Ok(Some((new, kept)))
     }
-
     /// Whether the index is (or is to be) split: gix reads a split index as one, so this
     /// looks at `core.splitIndex` and for git's `sharedindex.*` files.
     fn index_is_split(&self) -> bool {
@@ -132,127 +204,6 @@ impl Store {
             symlinks: fs.symlink,
         })
     }
-
-    /// Replace the user's index with `bytes` under git's lock: the new index is written to a
-    /// private temp file, hard-linked to `index.lock` (taking the lock only when it is
-    /// free) and renamed over `index`, so the lock is held for a rename, not for the write.
-    fn install_user_index(&self, bytes: &[u8]) -> Result<()> {
-        use std::io::Write;
-        let index = self.repo.index_path();
-        let lock = lock_path(&index);
-        let tmp_dir = Store::private_dir(self.git_dir()).join("tmp");
-        std::fs::create_dir_all(&tmp_dir)?;
-        sweep_dead_index_temps(&tmp_dir, &lock);
-        crate::trace::mark("index: swept");
-        let tmp = tmp_dir.join(format!("index-{}", std::process::id()));
-        let _ = std::fs::remove_file(&tmp);
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        f.write_all(bytes)?;
-        drop(f);
-        crate::trace::mark("index: temp written");
-        let result = take_lock_and_rename(&tmp, &lock, &index, bytes);
-        let _ = std::fs::remove_file(&tmp);
-        result
-    }
-}
-
-/// Link `tmp` to `lock` (waiting a while for a lock held by someone else), then rename the
-/// lock over `index`. Where hard links are not possible, the lock is created and written.
-fn take_lock_and_rename(tmp: &Path, lock: &Path, index: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let mut attempt = 0;
-    loop {
-        match std::fs::hard_link(tmp, lock) {
-            Ok(()) => break,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                attempt += 1;
-                if attempt >= LOCK_ATTEMPTS {
-                    return Err(lock_held(lock));
-                }
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            Err(_) => {
-                // No hard links here (or across these folders): git's own way.
-                let mut f = match std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(lock)
-                {
-                    Ok(f) => f,
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                        return Err(lock_held(lock));
-                    }
-                    Err(e) => return Err(e.into()),
-                };
-                if let Err(e) = f.write_all(bytes) {
-                    let _ = std::fs::remove_file(lock);
-                    return Err(e.into());
-                }
-                break;
-            }
-        }
-    }
-    std::fs::rename(lock, index).map_err(|e| {
-        let _ = std::fs::remove_file(lock);
-        Error::other(format!("could not replace {}: {e}", index.display()))
-    })
-}
-
-fn lock_held(lock: &Path) -> Error {
-    Error::refused(format!(
-        "{} exists: another git process is using this worktree's index",
-        lock.display()
-    ))
-    .with_hint(
-        "the files are written and HEAD moved; once that process is done, run \
-         `git read-tree --reset HEAD` (or `git agent-rewind undo` to go back)",
-    )
-}
-
-/// `<index>.lock`.
-fn lock_path(index: &Path) -> PathBuf {
-    let mut s = index.as_os_str().to_owned();
-    s.push(".lock");
-    PathBuf::from(s)
-}
-
-/// Remove temp indexes of our processes that died, and an `index.lock` that is one of them
-/// (a process killed between taking the lock and renaming it): that lock is ours and stale.
-fn sweep_dead_index_temps(tmp_dir: &Path, lock: &Path) {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(dir) = std::fs::read_dir(tmp_dir) else {
-        return;
-    };
-    for entry in dir.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("index-"))
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == std::process::id() || !process_is_gone(pid) {
-            continue;
-        }
-        let path = entry.path();
-        if let (Ok(t), Ok(l)) = (
-            std::fs::symlink_metadata(&path),
-            std::fs::symlink_metadata(lock),
-        ) && (t.dev(), t.ino()) == (l.dev(), l.ino())
-        {
-            let _ = std::fs::remove_file(lock);
-        }
-        let _ = std::fs::remove_file(&path);
-    }
-}
-
-/// Whether process `pid` certainly no longer exists (only known where `/proc` is mounted).
-fn process_is_gone(pid: u32) -> bool {
-    Path::new("/proc/self").exists() && !Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// Why an index must be left to git, if it must.
@@ -272,11 +223,10 @@ fn needs_git(old: &gix::index::State) -> Option<&'static str> {
     if old.fs_monitor().is_some() {
         return Some("fsmonitor");
     }
-    if old
-        .entries()
-        .iter()
-        .any(|e| e.flags.intersects(Flags::SKIP_WORKTREE | Flags::INTENT_TO_ADD))
-    {
+    if old.entries().iter().any(|e| {
+        e.flags
+            .intersects(Flags::SKIP_WORKTREE | Flags::INTENT_TO_ADD)
+    }) {
         return Some("skip-worktree or intent-to-add entries");
     }
     None
@@ -425,7 +375,15 @@ fn build_tree(
             while j < end && paths[j][prefix_len..].starts_with(dir) {
                 j += 1;
             }
-            let sub = build_tree(state, paths, i, j, prefix_len + slash + 1, &rel[..slash], hash)?;
+            let sub = build_tree(
+                state,
+                paths,
+                i,
+                j,
+                prefix_len + slash + 1,
+                &rel[..slash],
+                hash,
+            )?;
             body.extend_from_slice(b"40000 ");
             body.extend_from_slice(&rel[..slash]);
             body.push(0);
@@ -511,8 +469,15 @@ mod tests {
 
     /// A file changed after the checkout wrote it (and given an old mtime, so the index
     /// cannot call it racy) must not get fresh stat data: git would then think it unchanged.
+    /// Both ways of building the index: editing the old one, and reading the whole tree.
     #[test]
     fn a_file_changed_after_it_was_written_gets_no_fresh_stat_data() {
+        for edit_old_index in [true, false] {
+            changed_after_written(edit_old_index);
+        }
+    }
+
+    fn changed_after_written(edit_old_index: bool) {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         git(d, &["init", "-q", "-b", "main"]);
@@ -521,7 +486,15 @@ mod tests {
         git(d, &["add", "-A"]);
         git(
             d,
-            &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"],
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "c",
+            ],
         );
         let tree = oid(&git(d, &["rev-parse", "HEAD^{tree}"]));
         let store = Store::discover(d).unwrap();
@@ -548,7 +521,11 @@ mod tests {
         store
             .set_user_index(
                 Some(tree),
-                &[written("changed.txt", b"one\n"), written("kept.txt", b"two\n")],
+                edit_old_index.then_some(tree),
+                &[
+                    written("changed.txt", b"one\n"),
+                    written("kept.txt", b"two\n"),
+                ],
             )
             .unwrap();
         assert_eq!(
@@ -565,7 +542,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         git(d, &["init", "-q", "-b", "main"]);
-        for p in ["a-b", "a.c", "a/x", "a/b/c/d", "ab/y", "b", "c/a-b", "c/a/z"] {
+        for p in [
+            "a-b", "a.c", "a/x", "a/b/c/d", "ab/y", "b", "c/a-b", "c/a/z",
+        ] {
             let f = d.join(p);
             std::fs::create_dir_all(f.parent().unwrap()).unwrap();
             std::fs::write(&f, p).unwrap();

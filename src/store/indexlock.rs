@@ -1,0 +1,144 @@
+//! Replacing the user's index the way git does, under git's `index.lock`, while holding the
+//! lock as briefly as possible: the new index is written to a private temp file, hard-linked
+//! as `index.lock` (which takes the lock only if it is free) and renamed over `index`.
+//!
+//! Owns recognising a lock left by one of our own processes that was killed between link and
+//! rename (the same inode as the temp file of a process that is gone) and removing it. Must
+//! never remove any other lock, or leave `index.lock` behind when it returns.
+
+use super::Store;
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// How many times a held `index.lock` is waited for, 10 ms apart.
+const LOCK_ATTEMPTS: u32 = 100;
+
+impl Store {
+    /// Whether git's `index.lock` is held in this worktree. One left by a rewind of ours that
+    /// was killed while holding it is removed first.
+    pub fn user_index_locked(&self) -> bool {
+        let lock = lock_path(&self.repo.index_path());
+        let tmp_dir = Store::private_dir(self.git_dir()).join("tmp");
+        sweep_dead_index_temps(&tmp_dir, &lock);
+        std::fs::symlink_metadata(&lock).is_ok()
+    }
+
+    /// Replace the user's index with `bytes` under git's lock: the new index is written to a
+    /// private temp file, hard-linked to `index.lock` (taking the lock only when it is
+    /// free) and renamed over `index`, so the lock is held for a rename, not for the write.
+    pub(super) fn install_user_index(&self, bytes: &[u8]) -> Result<()> {
+        use std::io::Write;
+        let index = self.repo.index_path();
+        let lock = lock_path(&index);
+        let tmp_dir = Store::private_dir(self.git_dir()).join("tmp");
+        std::fs::create_dir_all(&tmp_dir)?;
+        sweep_dead_index_temps(&tmp_dir, &lock);
+        let tmp = tmp_dir.join(format!("index-{}", std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        drop(f);
+        let result = take_lock_and_rename(&tmp, &lock, &index, bytes);
+        let _ = std::fs::remove_file(&tmp);
+        result
+    }
+}
+
+/// Link `tmp` to `lock` (waiting a while for a lock held by someone else), then rename the
+/// lock over `index`. Where hard links are not possible, the lock is created and written.
+fn take_lock_and_rename(tmp: &Path, lock: &Path, index: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let mut attempt = 0;
+    loop {
+        match std::fs::hard_link(tmp, lock) {
+            Ok(()) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                attempt += 1;
+                if attempt >= LOCK_ATTEMPTS {
+                    return Err(lock_held(lock));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(_) => {
+                // No hard links here (or across these folders): git's own way.
+                let mut f = match std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(lock)
+                {
+                    Ok(f) => f,
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        return Err(lock_held(lock));
+                    }
+                    Err(e) => return Err(e.into()),
+                };
+                if let Err(e) = f.write_all(bytes) {
+                    let _ = std::fs::remove_file(lock);
+                    return Err(e.into());
+                }
+                break;
+            }
+        }
+    }
+    std::fs::rename(lock, index).map_err(|e| {
+        let _ = std::fs::remove_file(lock);
+        Error::other(format!("could not replace {}: {e}", index.display()))
+    })
+}
+
+fn lock_held(lock: &Path) -> Error {
+    Error::refused(format!(
+        "{} exists: another git process is using this worktree's index",
+        lock.display()
+    ))
+    .with_hint(
+        "the files are written and HEAD moved; once that process is done, run \
+         `git read-tree --reset HEAD` (or `git agent-rewind undo` to go back)",
+    )
+}
+
+/// `<index>.lock`.
+fn lock_path(index: &Path) -> PathBuf {
+    let mut s = index.as_os_str().to_owned();
+    s.push(".lock");
+    PathBuf::from(s)
+}
+
+/// Remove temp indexes of our processes that died, and an `index.lock` that is one of them
+/// (a process killed between taking the lock and renaming it): that lock is ours and stale.
+fn sweep_dead_index_temps(tmp_dir: &Path, lock: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(dir) = std::fs::read_dir(tmp_dir) else {
+        return;
+    };
+    for entry in dir.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("index-"))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() || !process_is_gone(pid) {
+            continue;
+        }
+        let path = entry.path();
+        if let (Ok(t), Ok(l)) = (
+            std::fs::symlink_metadata(&path),
+            std::fs::symlink_metadata(lock),
+        ) && (t.dev(), t.ino()) == (l.dev(), l.ino())
+        {
+            let _ = std::fs::remove_file(lock);
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+}
+
+/// Whether process `pid` certainly no longer exists (only known where `/proc` is mounted).
+fn process_is_gone(pid: u32) -> bool {
+    Path::new("/proc/self").exists() && !Path::new(&format!("/proc/{pid}")).exists()
+}
