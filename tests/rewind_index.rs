@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{Repo, git_cmd};
+use common::{Repo, git_cmd, git_stdin};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -306,21 +306,11 @@ fn forge_checkpoint(repo: &Repo, run: &str, id: &str, tree: &str) -> String {
             }
         })
         .collect();
-    let mut child = git_cmd(repo.path())
-        .args(["hash-object", "-t", "commit", "-w", "--stdin"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(forged.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let new = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let new = git_stdin(
+        repo.path(),
+        &["hash-object", "-t", "commit", "-w", "--stdin"],
+        forged.as_bytes(),
+    );
     let notes = format!("refs/notes/agent-runs/{run}");
     repo.git(&["notes", "--ref", &notes, "copy", id, &new]);
     repo.git(&[
@@ -334,43 +324,12 @@ fn forge_checkpoint(repo: &Repo, run: &str, id: &str, tree: &str) -> String {
 
 /// A tree: HEAD's plus `.git/hooks/post-checkout` (or another spelling of `.git`).
 fn tree_with_hook(repo: &Repo, dot_git: &str) -> String {
-    let mktree = |input: String| {
-        let mut child = git_cmd(repo.path())
-            .args(["mktree"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success());
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    };
-    let hook = {
-        let mut child = git_cmd(repo.path())
-            .args(["hash-object", "-w", "--stdin"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(b"#!/bin/sh\ntouch pwned\n")
-            .unwrap();
-        String::from_utf8(child.wait_with_output().unwrap().stdout)
-            .unwrap()
-            .trim()
-            .to_string()
-    };
+    let mktree = |input: String| git_stdin(repo.path(), &["mktree"], input.as_bytes());
+    let hook = git_stdin(
+        repo.path(),
+        &["hash-object", "-w", "--stdin"],
+        b"#!/bin/sh\ntouch pwned\n",
+    );
     let hooks = mktree(format!("100755 blob {hook}\tpost-checkout\n"));
     let dir = mktree(format!("040000 tree {hooks}\thooks\n"));
     let mut top = repo.git(&["ls-tree", "HEAD"]);

@@ -26,15 +26,17 @@ impl Store {
         }
     }
 
-    /// Refuse changes that would write a path git refuses to check out: a `.git` folder (in
-    /// any spelling a filesystem folds to it), `..`, an empty name. Trees fetched from a
-    /// remote are not trusted: a checkpoint holding `.git/hooks/…` must not write there.
+    /// Refuse changes that would write or delete a path git refuses to check out: a `.git`
+    /// folder (in any spelling a filesystem folds to it), `..`, an empty name. Trees fetched
+    /// from a remote are not trusted: a checkpoint holding `.git/hooks/…` must not write there.
     pub fn check_checkout_paths(&self, changes: &[TreeChange]) -> Result<()> {
         use gix::bstr::ByteSlice;
         use gix::validate::path::component::Mode;
         let protect = self.protect_options();
         for c in changes {
-            let Some((_, kind)) = c.new else { continue };
+            let Some((_, kind)) = c.new.or(c.old) else {
+                continue;
+            };
             let parts: Vec<&[u8]> = c.path.as_bytes().split_str("/").collect();
             let last = parts.len() - 1;
             for (i, part) in parts.iter().enumerate() {

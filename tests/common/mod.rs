@@ -231,6 +231,27 @@ pub fn add_all_tree_in(dir: &Path) -> String {
     run(&["write-tree"]).trim().to_string()
 }
 
+/// Run git with `input` on stdin; panics on failure; returns stdout, trimmed.
+pub fn git_stdin(dir: &Path, args: &[&str], input: &[u8]) -> String {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = git_cmd(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run git");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
 /// Run the tool with `input` on stdin (and extra environment), returning the whole output.
 pub fn tool_stdin(dir: &Path, args: &[&str], input: &[u8], env: &[(&str, &str)]) -> Output {
     use std::io::Write;
