@@ -396,3 +396,107 @@ fn a_checkpoint_holding_a_dot_git_path_is_never_checked_out() {
         assert!(!path.exists(), "{dot_git}: no worktree was made");
     }
 }
+
+/// A small deterministic pseudo-random sequence (Knuth's MMIX LCG).
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// Random edits of every kind a checkout must undo: content, deletion, new files and
+/// folders, the executable bit, symlinks, a file becoming a folder and back.
+fn random_edits(root: &Path, rng: &mut Lcg, round: u64) {
+    let names = ["a", "a-b", "a.c", "ab", "b", "z"];
+    for k in 0..12 {
+        let dir = names[rng.below(names.len() as u64) as usize];
+        let file = names[rng.below(names.len() as u64) as usize];
+        let rel = format!("{dir}/{file}");
+        let p = root.join(&rel);
+        match rng.below(7) {
+            0 | 1 => {
+                if p.is_dir() {
+                    std::fs::remove_dir_all(&p).unwrap();
+                } else if std::fs::symlink_metadata(&p).is_ok() {
+                    std::fs::remove_file(&p).unwrap();
+                }
+                if root.join(dir).is_file() || root.join(dir).is_symlink() {
+                    std::fs::remove_file(root.join(dir)).unwrap();
+                }
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(&p, format!("{rel} {round} {k}\n")).unwrap();
+            }
+            2 if p.is_file() => std::fs::remove_file(&p).unwrap(),
+            3 if p.is_file() => {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::metadata(&p).unwrap().permissions().mode();
+                set_mode(root, &rel, mode ^ 0o111);
+            }
+            4 if !p.exists() && p.parent().unwrap().is_dir() => {
+                std::os::unix::fs::symlink(format!("../{file}-target"), &p).unwrap();
+            }
+            5 if p.is_file() => {
+                // The file becomes a folder.
+                std::fs::remove_file(&p).unwrap();
+                std::fs::create_dir_all(&p).unwrap();
+                std::fs::write(p.join("inner"), format!("{round}\n")).unwrap();
+            }
+            6 if root.join(dir).is_dir() && rng.below(3) == 0 => {
+                // The folder becomes a file.
+                std::fs::remove_dir_all(root.join(dir)).unwrap();
+                std::fs::write(root.join(dir), format!("was a folder {round}\n")).unwrap();
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn over_random_changes_rewind_and_undo_write_the_index_git_would() {
+    let mut rng = Lcg(0x1dec_2026);
+    for seed in 0..10u64 {
+        let repo = Repo::new();
+        let d = repo.path();
+        random_edits(d, &mut rng, 0);
+        repo.git(&["add", "-A"]);
+        repo.git(&["commit", "-q", "-m", "v1"]);
+        repo.json(&["start", "--run", "r1"]);
+        let first = repo.json(&["checkpoint", "first"])["checkpoint"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        random_edits(d, &mut rng, 1);
+        repo.git(&["add", "-A"]);
+        repo.git(&["commit", "-q", "-m", "v2"]);
+        // Some of it staged, some not, on top of v2.
+        random_edits(d, &mut rng, 2);
+        repo.git(&["add", "-A"]);
+        random_edits(d, &mut rng, 3);
+        let cached = repo.git(&["diff", "--cached"]);
+        let unstaged = repo.git(&["diff"]);
+        let index_tree = repo.git(&["write-tree"]).trim().to_string();
+
+        repo.json(&["rewind", "r1", "--to", &first, "--run", "r2"]);
+        assert_index_is_head(&repo, &format!("seed {seed}, after rewind"));
+
+        repo.json(&["undo"]);
+        let ctx = format!("seed {seed}, after undo");
+        assert_eq!(repo.git(&["diff", "--cached"]), cached, "{ctx}: staged");
+        assert_eq!(repo.git(&["diff"]), unstaged, "{ctx}: unstaged");
+        assert_eq!(
+            repo.git(&["write-tree"]).trim(),
+            index_tree,
+            "{ctx}: index tree"
+        );
+        let ours = index_extensions(&repo.index_bytes().unwrap());
+        let gits = index_extensions(&read_tree_index(&repo, &index_tree));
+        assert_eq!(ours.get("TREE"), gits.get("TREE"), "{ctx}: cache-tree");
+        repo.assert_fsck();
+    }
+}
