@@ -171,6 +171,30 @@ fn one_line(s: &str) -> String {
     s.replace('\n', " ")
 }
 
+/// A field (`Backup-Worktree: …`) of a backup commit's message.
+fn backup_field(message: &str, key: &str) -> Option<String> {
+    message
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{key}: ")).map(str::to_string))
+}
+
+/// The backup commits of the chain ending at `tip`, newest first. A backup's parents are the
+/// previous backup (absent for the first) and the commit of its index, always last; so the
+/// walk stops at a commit with fewer than two parents, and never walks into the user's
+/// history behind the first backup's index commit.
+fn backup_chain(
+    store: &Store,
+    tip: ObjectId,
+) -> impl Iterator<Item = Result<crate::store::CommitInfo>> + '_ {
+    let mut next = Some(tip);
+    std::iter::from_fn(move || {
+        let id = next.take()?;
+        Some(store.read_commit(id).inspect(|c| {
+            next = (c.parents.len() >= 2).then(|| c.parents[0]);
+        }))
+    })
+}
+
 /// The backups of this worktree, newest first.
 pub fn backups_of_this_worktree(store: &Store, limit: usize) -> Result<Vec<Backup>> {
     let Some(tip) = store.ref_target(layout::BACKUPS_REF)? else {
@@ -178,12 +202,9 @@ pub fn backups_of_this_worktree(store: &Store, limit: usize) -> Result<Vec<Backu
     };
     let me = store.git_dir().display().to_string();
     let mut out = vec![];
-    for c in store.first_parent_chain(tip, usize::MAX)? {
-        let field = |k: &str| {
-            c.message
-                .lines()
-                .find_map(|l| l.strip_prefix(&format!("{k}: ")).map(str::to_string))
-        };
+    for c in backup_chain(store, tip) {
+        let c = c?;
+        let field = |k: &str| backup_field(&c.message, k);
         if field("Backup-Worktree").as_deref() != Some(me.as_str()) {
             continue;
         }
@@ -207,6 +228,60 @@ pub fn backups_of_this_worktree(store: &Store, limit: usize) -> Result<Vec<Backu
         }
     }
     Ok(out)
+}
+
+/// What trimming the backups chain did (with `dry_run`: would do).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BackupTrim {
+    pub before: usize,
+    pub dropped: usize,
+    pub after: usize,
+}
+
+/// Drop the backups taken at or before `cutoff` (seconds since the epoch), except the newest
+/// of each worktree (what its `undo` brings back). The kept backups are written again as a
+/// new chain (same trees, index commits, messages and times), the ref moves by
+/// compare-and-swap, and the reflog entries of the old chain are expired so that `git gc` can
+/// free its objects. Nothing changes with `dry_run` or when no backup is to go.
+pub fn trim_backups(store: &Store, cutoff: i64, dry_run: bool) -> Result<BackupTrim> {
+    let _lock = store.writer_lock("backups")?;
+    let Some(tip) = store.ref_target(layout::BACKUPS_REF)? else {
+        return Ok(BackupTrim::default());
+    };
+    let chain = backup_chain(store, tip).collect::<Result<Vec<_>>>()?;
+    let mut worktrees_seen = std::collections::HashSet::new();
+    let keep: Vec<bool> = chain
+        .iter()
+        .map(|c| {
+            let newest_of_its_worktree =
+                worktrees_seen.insert(backup_field(&c.message, "Backup-Worktree"));
+            newest_of_its_worktree || c.time > cutoff
+        })
+        .collect();
+    let dropped = keep.iter().filter(|k| !**k).count();
+    let trim = BackupTrim {
+        before: chain.len(),
+        dropped,
+        after: chain.len() - dropped,
+    };
+    if dry_run || dropped == 0 {
+        return Ok(trim);
+    }
+    let mut new_tip = None;
+    for (c, _) in chain.iter().zip(&keep).rev().filter(|(_, k)| **k) {
+        let mut parents: Vec<ObjectId> = new_tip.into_iter().collect();
+        parents.extend(c.parents.last());
+        new_tip = Some(store.write_commit_at(c.tree, &parents, &c.message, Some(c.time))?);
+    }
+    let new_tip = new_tip.expect("the newest backup is always kept");
+    store
+        .publish(
+            &[RefChange::set(layout::BACKUPS_REF, new_tip, Some(tip))],
+            &format!("agent-rewind: gc dropped {dropped} old backup(s)"),
+        )
+        .map_err(Error::from)?;
+    store.expire_unreachable_reflog(layout::BACKUPS_REF)?;
+    Ok(trim)
 }
 
 /// The changes that turn the worktree captured in `from` (a backup tree) into `to`,

@@ -791,6 +791,77 @@ fn gc_dry_run_changes_nothing_and_gc_removes_exactly_what_it_listed() {
 }
 
 #[test]
+fn gc_drops_old_backups_but_keeps_the_newest_of_each_worktree() {
+    let r = Repo::new();
+    let d = r.path();
+    r.write("x.txt", "v0\n");
+    ok_in(d, &["start", "--run", "r1"]);
+    ok_in(d, &["checkpoint", "base"]);
+    // A linked worktree with one backup of its own, taken first (the oldest).
+    let wt_dir = tempfile::tempdir().unwrap();
+    let wt = wt_dir.path().join("wt");
+    r.git(&["worktree", "add", "-q", "--detach", wt.to_str().unwrap()]);
+    std::fs::write(wt.join("x.txt"), "wt edit\n").unwrap();
+    ok_in(&wt, &["restore", "r1@1"]);
+    // Three backups in the main worktree.
+    for v in ["v1", "v2", "v3"] {
+        r.write("x.txt", &format!("{v}\n"));
+        ok_in(d, &["restore", "r1@1"]);
+    }
+    // The backup commits (the first one's first parent is its index commit, then HEAD's
+    // history).
+    let chain = |spec: &str| -> Vec<String> {
+        r.git(&["log", "--first-parent", "--format=%H %T %ct %s", spec])
+            .lines()
+            .filter(|l| l.contains(" agent-rewind backup: "))
+            .map(str::to_string)
+            .collect()
+    };
+    let before = chain("refs/agent-rewind/backups");
+    assert_eq!(before.len(), 4);
+    let tip_index_commit = r.rev("refs/agent-rewind/backups^2");
+
+    let dry = js(d, &["gc", "--older-than", "0s", "--dry-run"]);
+    assert_eq!(dry["backups"]["dropped"], 2, "{dry:#}");
+    assert_eq!(dry["backups"]["after"], 2);
+    assert_eq!(
+        chain("refs/agent-rewind/backups"),
+        before,
+        "--dry-run changed nothing"
+    );
+
+    let done = js(d, &["gc", "--older-than", "0s"]);
+    assert_eq!(done["backups"]["dropped"], 2, "{done:#}");
+    let after = chain("refs/agent-rewind/backups");
+    assert_eq!(after.len(), 2);
+    // Kept: the main worktree's newest (v3) and the linked worktree's only backup, with
+    // their trees, times and index commits.
+    let tree_and_time = |l: &String| l.split_once(' ').unwrap().1.to_string();
+    assert_eq!(tree_and_time(&after[0]), tree_and_time(&before[0]));
+    assert_eq!(tree_and_time(&after[1]), tree_and_time(&before[3]));
+    assert_eq!(r.rev("refs/agent-rewind/backups^2"), tip_index_commit);
+    // The old chain's reflog entries are gone, so git gc can free its objects.
+    let reflog = r.git(&["reflog", "show", "--format=%H", "refs/agent-rewind/backups"]);
+    assert_eq!(reflog.lines().count(), 1, "{reflog}");
+    r.assert_fsck();
+
+    // Undo still works in both worktrees.
+    ok_in(d, &["undo"]);
+    assert_eq!(r.read("x.txt"), "v3\n");
+    ok_in(&wt, &["undo"]);
+    assert_eq!(
+        std::fs::read_to_string(wt.join("x.txt")).unwrap(),
+        "wt edit\n"
+    );
+
+    // Without --older-than, backups are left alone.
+    let n = chain("refs/agent-rewind/backups").len();
+    let out = js(d, &["gc", "--keep", "100"]);
+    assert!(out["backups"].is_null());
+    assert_eq!(chain("refs/agent-rewind/backups").len(), n);
+}
+
+#[test]
 fn deleted_runs_are_not_brought_back_by_fetching_all() {
     let bare = Bare::new();
     let a = clone(&bare.url(), "alice");

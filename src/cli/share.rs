@@ -189,6 +189,16 @@ pub fn gc(store: &Store, a: GcArgs, st: &Style) -> Result<Output> {
     for k in &out.kept {
         s.push_str(&format!("  kept {}: {}\n", st.id(&k.run), k.reason));
     }
+    if let Some(b) = &out.backups
+        && b.dropped > 0
+    {
+        s.push_str(&format!(
+            "{} {} of {} safety backup(s) by age (the newest of each worktree stays)\n",
+            if out.dry_run { "would drop" } else { "dropped" },
+            b.dropped,
+            b.before
+        ));
+    }
     if out.dry_run {
         s.push_str("nothing changed (--dry-run)");
     } else if out.deleted.is_empty() {

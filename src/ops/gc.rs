@@ -1,6 +1,8 @@
 //! `gc`: retention. Selects the runs whose last activity is older than a duration and/or
 //! that fall beyond the newest N, lists them, and (without `--dry-run`) deletes exactly
 //! those through `delete`, then packs refs (`git pack-refs --all`) so listing stays fast.
+//! With a duration it also drops the safety backups older than it, except the newest of each
+//! worktree (`materialize::trim_backups`).
 //!
 //! It never deletes, without saying so, a run that a kept run's lineage passes through: such
 //! a run is kept and reported with the run that needs it. Nor the active run of this
@@ -52,6 +54,8 @@ pub struct GcOutcome {
     pub runs_before: usize,
     pub runs_after: usize,
     pub refs_packed: bool,
+    /// The safety backups dropped for their age (only with `--older-than`).
+    pub backups: Option<crate::materialize::BackupTrim>,
 }
 
 pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
@@ -146,6 +150,10 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
         store.git(&["pack-refs", "--all"])?;
         refs_packed = true;
     }
+    let backups = match cutoff {
+        Some(c) => Some(crate::materialize::trim_backups(store, c, opts.dry_run)?),
+        None => None,
+    };
     kept.sort_by(|a, b| a.run.cmp(&b.run));
     Ok(GcOutcome {
         dry_run: opts.dry_run,
@@ -159,6 +167,7 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
         problems,
         runs_before,
         refs_packed,
+        backups,
     })
 }
 

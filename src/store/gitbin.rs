@@ -200,6 +200,19 @@ impl Store {
         Ok(())
     }
 
+    /// Drop the reflog entries of `name` that point at commits its current value no longer
+    /// reaches (`git reflog expire --expire-unreachable=now`), keeping the others.
+    pub fn expire_unreachable_reflog(&self, name: &str) -> Result<()> {
+        self.git(&[
+            "reflog",
+            "expire",
+            "--expire=never",
+            "--expire-unreachable=now",
+            name,
+        ])
+        .map(|_| ())
+    }
+
     /// The hooks directory git actually uses for this repository: `core.hooksPath` when set
     /// (relative values resolved the way git resolves them), else the common `hooks` folder
     /// that linked worktrees share. The folder may not exist yet.

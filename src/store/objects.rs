@@ -106,7 +106,22 @@ impl Store {
         parents: &[ObjectId],
         message: &str,
     ) -> Result<ObjectId> {
-        let sig = self.signature();
+        self.write_commit_at(tree, parents, message, None)
+    }
+
+    /// [`Store::write_commit`] dated `time` (seconds since the epoch, UTC) instead of now:
+    /// for commits written again with new parents, which keep the time they record.
+    pub fn write_commit_at(
+        &self,
+        tree: ObjectId,
+        parents: &[ObjectId],
+        message: &str,
+        time: Option<i64>,
+    ) -> Result<ObjectId> {
+        let mut sig = self.signature();
+        if let Some(t) = time {
+            sig.time = gix::date::Time::new(t, 0);
+        }
         let commit = gix::objs::Commit {
             message: message.into(),
             tree,
@@ -189,21 +204,6 @@ impl Store {
             .map(|e| (e.filepath.to_string(), e.oid, e.mode))
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
-        Ok(out)
-    }
-
-    /// First-parent walk from `tip`, newest first, at most `limit` commits.
-    pub fn first_parent_chain(&self, tip: ObjectId, limit: usize) -> Result<Vec<CommitInfo>> {
-        let mut out = Vec::new();
-        let mut next = Some(tip);
-        while let Some(id) = next {
-            if out.len() >= limit {
-                break;
-            }
-            let c = self.read_commit(id)?;
-            next = c.parents.first().copied();
-            out.push(c);
-        }
         Ok(out)
     }
 
