@@ -70,8 +70,9 @@ impl Store {
         let signature = self.signature();
         let mut time = gix::date::parse::TimeBuf::default();
         let committer = Some(signature.to_ref(&mut time));
-        // A failure while preparing changes nothing; one that is neither a conflict nor a
-        // held lock (e.g. `git pack-refs` replacing packed-refs under our read) is tried again.
+        // A failure that is neither a conflict nor a held lock (e.g. `git pack-refs` replacing
+        // packed-refs while the transaction read it) is tried again, but only when every ref
+        // still has its expected value: a transaction that failed half-way is reported.
         let mut attempt = 0;
         loop {
             match self.repo.edit_references_as(edits.clone(), committer) {
@@ -98,13 +99,22 @@ impl Store {
                         Err(e) => Err(PublishError::Failed(e.into())),
                     };
                 }
-                Err(_) if attempt < 3 => {
+                Err(_) if attempt < 3 && self.refs_as_expected(changes) => {
                     attempt += 1;
                     std::thread::sleep(std::time::Duration::from_millis(5 << attempt));
                 }
                 Err(e) => return Err(PublishError::Failed(e.into())),
             }
         }
+    }
+}
+
+impl Store {
+    /// Whether every ref of `changes` still has the value the change expects.
+    fn refs_as_expected(&self, changes: &[RefChange]) -> bool {
+        changes
+            .iter()
+            .all(|c| self.ref_target(&c.name).is_ok_and(|now| now == c.expected))
     }
 }
 

@@ -47,8 +47,8 @@ impl Store {
                         c.path
                     ))
                     .with_hint(
-                        "the checkpoint was not made by this tool from a worktree; \
-                         do not check it out (inspect it with `git ls-tree -r`)",
+                        "no checkout makes such a tree, so it was crafted; do not check it \
+                         out (inspect it with `git ls-tree -r`)",
                     ));
                 }
             }
