@@ -3,14 +3,17 @@
 //! git processes that each read and write the whole index.
 //!
 //! What git does and we do the same way:
-//! - entries come from the tree; an entry whose path, object id and mode did not change keeps
-//!   the old entry's stat data (and assume-valid bit), unless it was racily clean in the old
-//!   index (then it gets none, and git's next status compares its content);
+//! - the entries are the tree's: the old index edited by the difference between the tree it
+//!   held at the backup and the target (or, failing that, read from the whole tree); an entry
+//!   whose path, object id and mode did not change keeps the old entry's stat data (and
+//!   assume-valid bit), unless it was racily clean in the old index (then it gets none, and
+//!   git's next status compares its content);
 //! - the files the checkout just wrote get fresh stat data, but only after their content was
 //!   read back and found to be exactly what was written (as `git add --refresh` would);
-//! - the cache-tree (`TREE` extension) is primed from the tree, as `read-tree` does, so the
-//!   next `git commit` and our next snapshot need not rebuild it; it is computed from the
-//!   entries and dropped when it does not reproduce the tree's id;
+//! - the cache-tree (`TREE` extension) is primed, as `read-tree` does, so the next
+//!   `git commit` and our next snapshot need not rebuild it; it is computed from the entries,
+//!   and its root must be the tree's id: that proves the index holds exactly the tree (an
+//!   edit that fails the proof is replaced by the whole tree's entries);
 //! - the file is replaced atomically under git's `index.lock` (`store::indexlock`).
 //!
 //! An index using what gix cannot write faithfully (version 4, split index, sparse index,
@@ -175,6 +178,7 @@ impl Store {
         }
         Ok(Some((new, kept)))
     }
+
     /// Whether the index is (or is to be) split: gix reads a split index as one, so this
     /// looks at `core.splitIndex` and for git's `sharedindex.*` files.
     fn index_is_split(&self) -> bool {
