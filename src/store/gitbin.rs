@@ -26,11 +26,16 @@ fn stdout_of(args: &[&str], out: Output) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// `git args` in `dir`, never with a `GIT_INDEX_FILE` inherited from a hook's environment:
+/// every git we start works on the repository's own index.
+fn git_command(dir: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new("git");
+    c.current_dir(dir).args(args).env_remove("GIT_INDEX_FILE");
+    c
+}
+
 pub fn git_output(dir: &Path, args: &[&str]) -> Result<Output> {
-    Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .env_remove("GIT_INDEX_FILE")
+    git_command(dir, args)
         .output()
         .map_err(|e| Error::other(format!("could not run git: {e}")))
 }
@@ -43,10 +48,7 @@ const REFRESH_PATHS_LIMIT: usize = 64;
 fn git_with_input(dir: &Path, args: &[&str], input: &[u8]) -> Result<String> {
     use std::io::Write;
     let failed = |e: std::io::Error| Error::other(format!("could not run git: {e}"));
-    let mut child = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .env_remove("GIT_INDEX_FILE")
+    let mut child = git_command(dir, args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -152,10 +154,7 @@ impl Store {
             return;
         }
         let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
-        let _ = std::process::Command::new("git")
-            .current_dir(dir)
-            .args(args)
-            .env_remove("GIT_INDEX_FILE")
+        let _ = git_command(dir, args)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())

@@ -257,6 +257,15 @@ pub struct TreeChange {
     pub new: Option<(ObjectId, gix::objs::tree::EntryKind)>,
 }
 
+/// The hash of `bytes` themselves (no object header): the checksums of pack, pack index and
+/// index files, and the digest that recognises content written into the worktree.
+pub(crate) fn digest(kind: gix::hash::Kind, bytes: &[u8]) -> Result<ObjectId> {
+    let mut h = gix::hash::hasher(kind);
+    h.update(bytes);
+    h.try_finalize()
+        .map_err(|e| Error::other(format!("hashing failed: {e}")))
+}
+
 /// Run an object write again when it fails. gix creates an object's fan-out folder and then
 /// renames the object into it; a `git gc` running meanwhile may remove the still empty
 /// folder in between (git's own writer retries for the same reason). Objects are

@@ -10,6 +10,7 @@
 //! index, so no reader ever sees an index without its pack. Refs must be published only
 //! after this returns. It never writes anything but the two files.
 
+use super::objects::digest;
 use crate::error::{Error, Result};
 use gix::ObjectId;
 use std::path::Path;
@@ -48,7 +49,7 @@ pub fn write_pack(
         deflate_into(&mut compressor, data, &mut pack)?;
         entries.push((*id, offset as u32, crc32(&pack[offset..])));
     }
-    let pack_checksum = sha(hash, &pack)?;
+    let pack_checksum = digest(hash, &pack)?;
     pack.extend_from_slice(pack_checksum.as_slice());
 
     let mut idx = Vec::with_capacity(8 + 256 * 4 + entries.len() * (hash.len_in_bytes() + 8) + 40);
@@ -73,7 +74,7 @@ pub fn write_pack(
         idx.extend_from_slice(&offset.to_be_bytes());
     }
     idx.extend_from_slice(pack_checksum.as_slice());
-    let idx_checksum = sha(hash, &idx)?;
+    let idx_checksum = digest(hash, &idx)?;
     idx.extend_from_slice(idx_checksum.as_slice());
 
     let dir = objects_dir.join("pack");
@@ -167,14 +168,6 @@ fn deflate_into(
             Status::Ok | Status::BufError => {}
         }
     }
-}
-
-fn sha(hash: gix::hash::Kind, bytes: &[u8]) -> Result<ObjectId> {
-    let mut hasher = gix::hash::hasher(hash);
-    hasher.update(bytes);
-    hasher
-        .try_finalize()
-        .map_err(|e| Error::other(format!("hashing failed: {e}")))
 }
 
 /// CRC-32 (IEEE), as pack indexes store for each entry.

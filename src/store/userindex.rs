@@ -22,6 +22,7 @@
 //! content it has not seen.
 
 use super::Store;
+use super::objects::digest;
 use crate::error::{Error, Result};
 use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
@@ -128,7 +129,6 @@ impl Store {
     ) -> Result<Option<(gix::index::State, usize)>> {
         let changes = self.diff_trees(base, tree)?;
         self.check_checkout_paths(&changes)?;
-        let timestamp = old.timestamp();
         let entries = old.entries();
         let mut new = gix::index::State::new(self.object_hash());
         let (mut o, mut kept) = (0, 0);
@@ -142,13 +142,10 @@ impl Store {
                 if e.stage_raw() != 0 {
                     return Ok(None);
                 }
-                let stat = if e.stat.is_racy(timestamp, options) {
-                    Stat::default()
-                } else {
-                    kept += 1;
-                    e.stat
-                };
-                new.dangerously_push_entry(stat, e.id, e.flags & Flags::ASSUME_VALID, e.mode, path);
+                let carried = carried_over(e, old, options);
+                kept += usize::from(carried.is_some());
+                let (stat, flags) = carried.unwrap_or((Stat::default(), Flags::empty()));
+                new.dangerously_push_entry(stat, e.id, flags, e.mode, path);
                 o += 1;
             }
             let Some(c) = c else { break };
@@ -243,7 +240,6 @@ fn keep_unchanged_stat(
     new: &mut gix::index::State,
     options: gix::index::entry::stat::Options,
 ) -> usize {
-    let timestamp = old.timestamp();
     let old_entries = old.entries();
     let mut o = 0;
     let mut kept = 0;
@@ -258,14 +254,26 @@ fn keep_unchanged_stat(
             && before.stage_raw() == 0
             && before.id == entry.id
             && before.mode == entry.mode
-            && !before.stat.is_racy(timestamp, options)
+            && let Some((stat, flags)) = carried_over(before, old, options)
         {
-            entry.stat = before.stat;
-            entry.flags |= before.flags & Flags::ASSUME_VALID;
+            entry.stat = stat;
+            entry.flags |= flags;
             kept += 1;
         }
     }
     kept
+}
+
+/// What an unchanged entry of the old index passes on to the new one: its stat data and
+/// assume-valid bit, unless it was racily clean (changed at or after the old index was
+/// written), when git's next status must compare its content instead.
+fn carried_over(
+    before: &gix::index::Entry,
+    old: &gix::index::State,
+    options: gix::index::entry::stat::Options,
+) -> Option<(Stat, Flags)> {
+    (!before.stat.is_racy(old.timestamp(), options))
+        .then(|| (before.stat, before.flags & Flags::ASSUME_VALID))
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -338,14 +346,6 @@ fn stat_if_as_written(
         .flatten()
 }
 
-/// The hash of `bytes` (not an object id: no header), to recognise written content.
-pub(crate) fn digest(kind: gix::hash::Kind, bytes: &[u8]) -> Result<ObjectId> {
-    let mut h = gix::hash::hasher(kind);
-    h.update(bytes);
-    h.try_finalize()
-        .map_err(|e| Error::other(format!("hashing failed: {e}")))
-}
-
 /// The cache-tree of an index of stage-0 entries, sorted: the tree each folder makes, how
 /// many entries are below it, and its subfolders (in git's order: shorter names first).
 /// `None` when an entry cannot be part of a tree.
@@ -410,10 +410,7 @@ fn build_tree(
             i += 1;
         }
     }
-    let mut h = gix::hash::hasher(hash);
-    h.update(format!("tree {}\0", body.len()).as_bytes());
-    h.update(&body);
-    let id = h.try_finalize().ok()?;
+    let id = gix::objs::compute_hash(hash, gix::objs::Kind::Tree, &body).ok()?;
     children.sort_by(|a: &CacheTree, b: &CacheTree| {
         a.name.len().cmp(&b.name.len()).then(a.name.cmp(&b.name))
     });

@@ -5,7 +5,8 @@
 //!
 //! Never writes the index or HEAD; callers take a backup before calling anything here.
 
-use super::userindex::{WrittenFile, digest};
+use super::objects::digest;
+use super::userindex::WrittenFile;
 use super::{Store, TreeChange};
 use crate::error::{Error, Result};
 use gix::objs::tree::EntryKind;
