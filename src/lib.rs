@@ -18,6 +18,7 @@ pub mod catalog;
 pub mod error;
 pub mod hooks;
 pub mod ids;
+pub mod journal;
 pub mod materialize;
 pub mod model;
 pub mod ops;

@@ -1,9 +1,9 @@
 //! Human rendering: tables and summaries, colour only on a terminal without `NO_COLOR`.
 
 use agent_rewind::catalog::{Checkpoint, RunSummary};
+use agent_rewind::journal::Recorded;
 use agent_rewind::model::NoteLine;
 use agent_rewind::ops;
-use agent_rewind::ops::record::Recorded;
 use std::io::IsTerminal;
 
 pub struct Style {

@@ -1,10 +1,10 @@
 //! `approve` / `reject`: append an approval record bound to one exact checkpoint (in that
 //! checkpoint's run notes). Only such a record lets a gate pass; nothing else counts.
 
-use super::record::append_note_lines;
 use crate::catalog::Catalog;
 use crate::error::Result;
 use crate::ids::{CheckpointSpec, RunId};
+use crate::journal::append_note_lines;
 use crate::model::NoteLine;
 use crate::store::Store;
 use serde::Serialize;

@@ -2,11 +2,11 @@
 //! not exist yet is started implicitly (a `start` checkpoint first); without `--run` the
 //! worktree's active run is used, or a new one is started and made active.
 
-use super::active::{active_run, set_active_run};
-use super::record::{Record, Recorded, append};
 use super::start::{StartOptions, start};
 use crate::error::{Error, Result};
 use crate::ids::{RunId, StepName};
+use crate::journal::{Record, Recorded, append};
+use crate::journal::{active_run, set_active_run};
 use crate::model::{Event, Status, StepKind};
 use crate::store::Store;
 use std::collections::BTreeMap;

@@ -10,11 +10,11 @@
 //! moved on, or a fetch naming the run, imports it again. Commits are not removed here: once
 //! nothing references them, `git gc` prunes them on its own schedule.
 
-use super::active::{active_run, clear_active_run};
 use super::list::list_runs;
 use crate::catalog::RunSummary;
 use crate::error::{Error, Result};
 use crate::ids::RunId;
+use crate::journal::{active_run, clear_active_run};
 use crate::remote::staged::{self, LocalRun};
 use crate::store::ObjectId;
 use crate::store::{PublishError, RefChange, Store, layout};

@@ -16,10 +16,10 @@
 //! fetched is ever executed.
 
 use super::delete;
-use super::record::{Origin, Record, TreeSource, append, backoff};
 use crate::catalog::{Catalog, short};
 use crate::error::{Error, Result};
 use crate::ids::{RemoteName, RunId};
+use crate::journal::{Origin, Record, TreeSource, append, backoff};
 use crate::model::{Event, LineageLink};
 use crate::remote::staged::{self, LocalRun, StagedRun, ValidRun};
 use crate::remote::{self, Remote};

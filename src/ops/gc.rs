@@ -10,11 +10,11 @@
 //! `git gc`; reflogs of deleted refs are removed with them (the others only ever hold
 //! ancestors of their ref's current value, so they keep nothing alive).
 
-use super::active::active_run;
 use super::delete::{delete_runs, dependents, origins_of};
 use super::list::list_runs;
 use crate::error::{Error, Result};
 use crate::ids::RunId;
+use crate::journal::active_run;
 use crate::remote::staged;
 use crate::store::Store;
 use serde::Serialize;

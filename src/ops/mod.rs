@@ -1,7 +1,6 @@
 //! One module per user-facing operation. Each takes plain arguments, returns plain data
 //! (serializable for `--json`), and never prints: rendering is the CLI's job.
 
-pub mod active;
 pub mod approve;
 pub mod bundle;
 pub mod checkpoint;
@@ -13,7 +12,6 @@ pub mod init;
 pub mod list;
 pub mod log;
 pub mod push;
-pub mod record;
 pub mod restore;
 pub mod rewind;
 pub mod run;

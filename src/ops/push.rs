@@ -6,10 +6,10 @@
 //! It never pushes anything but the refs of the runs asked for (never branches, tags or
 //! staged copies), and never fetches or changes local refs.
 
-use super::active::active_run;
-use super::record::backoff;
 use crate::error::{Error, Result};
 use crate::ids::RunId;
+use crate::journal::active_run;
+use crate::journal::backoff;
 use crate::remote::{self, RefStatus, Remote};
 use crate::store::{Store, layout};
 use serde::Serialize;

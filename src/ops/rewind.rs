@@ -6,11 +6,11 @@
 //!
 //! Every refusal happens before anything is written.
 
-use super::active::set_active_run;
-use super::record::{Origin, Record, TreeSource, append, append_note_lines};
 use crate::catalog::{Catalog, Checkpoint, short, unknown_run};
 use crate::error::{Error, Result};
 use crate::ids::{CheckpointSpec, RunId, StepName};
+use crate::journal::set_active_run;
+use crate::journal::{Origin, Record, TreeSource, append, append_note_lines};
 use crate::materialize::{self, Backup};
 use crate::model::{Event, LineageLink, NoteLine, Status};
 use crate::store::ObjectId;

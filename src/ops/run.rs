@@ -2,11 +2,11 @@
 //! start checkpoint records the workflow's name, path and digest) and execute it; continue
 //! a run — including one created by `rewind`/`fork` — from its record.
 
-use super::active::{active_run, set_active_run};
 use super::start::{StartOptions, start};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::ids::RunId;
+use crate::journal::{active_run, set_active_run};
 use crate::store::Store;
 use crate::workflow::{self, runner::RunReport};
 use std::path::{Path, PathBuf};

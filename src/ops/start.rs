@@ -1,10 +1,10 @@
 //! `start`: begin a run — record its seq-0 `start` checkpoint (no step ref) with the run's
 //! label and workflow digest, and make it the active run of this worktree.
 
-use super::active::set_active_run;
-use super::record::{Record, Recorded, append};
 use crate::error::Result;
 use crate::ids::RunId;
+use crate::journal::set_active_run;
+use crate::journal::{Record, Recorded, append};
 use crate::model::Event;
 use crate::store::Store;
 

@@ -1,9 +1,9 @@
 //! `status`: the active run of this worktree, its last checkpoint, unfinished steps (a
 //! `begin` whose latest record is still `running`) and the next action in plain words.
 
-use super::active::active_run;
 use crate::catalog::{Catalog, Checkpoint, RunSummary};
 use crate::error::Result;
+use crate::journal::active_run;
 use crate::model::Status;
 use crate::store::Store;
 

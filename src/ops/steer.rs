@@ -6,9 +6,9 @@
 use super::run::workflow_file;
 use crate::error::{Error, Result};
 use crate::ids::{RunId, StepName};
+use crate::journal::{Record, append};
 use crate::materialize::{self, Backup};
 use crate::model::Event;
-use crate::ops::record::{Record, append};
 use crate::store::Store;
 use crate::workflow::{self, lock, plan::STEER_INVALIDATE_META};
 use serde::Serialize;

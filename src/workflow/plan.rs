@@ -311,7 +311,7 @@ pub fn reconcile_interrupted(cx: &mut Context) -> Result<Vec<String>> {
             continue;
         };
         if c.line().run == cx.run.as_str() && c.status() == Some(Status::Running) {
-            crate::ops::record::append_note_lines(
+            crate::journal::append_note_lines(
                 cx.store,
                 cx.run,
                 c.id(),

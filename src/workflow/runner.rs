@@ -13,8 +13,8 @@ use super::{StepDef, Workflow, lock};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::ids::RunId;
+use crate::journal::{Record, Recorded, TreeSource, append};
 use crate::model::{Event, Status};
-use crate::ops::record::{Record, Recorded, TreeSource, append};
 use crate::snapshot::{Policy, snapshot_worktree};
 use crate::store::Store;
 use serde::Serialize;
@@ -255,7 +255,7 @@ pub fn execute(
     let already =
         matches!(root.note.run_status(), Some((ts, "completed")) if ts >= tip.line().ts.as_str());
     if !already {
-        crate::ops::record::append_note_lines(
+        crate::journal::append_note_lines(
             store,
             run,
             root.id(),

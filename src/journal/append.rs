@@ -1,0 +1,208 @@
+//! The publish loop of DESIGN.md §3.4: snapshot, write the commit and the new notes commit,
+//! publish notes + `HEAD` + step ref in one compare-and-swap transaction, and on conflict
+//! re-read, re-parent onto the new tip and retry with jittered backoff. Also appending later
+//! facts (a run status, an approval) to an existing checkpoint's note, under the same rules.
+//!
+//! Every record (start, checkpoint, step begin/end, the root of a rewind, a hook's turn)
+//! goes through [`append`]. It never touches the user's index, HEAD or files.
+
+use super::line::{self, Captured};
+use super::{artifacts, context};
+use crate::catalog::short;
+use crate::error::{Error, Result};
+use crate::ids::RunId;
+use crate::journal::{Record, Recorded, TreeSource};
+use crate::model::{Note, NoteLine};
+use crate::snapshot::{Policy, snapshot_worktree};
+use crate::store::{ObjectId, PublishError, RefChange, Store, layout};
+use std::time::Duration;
+
+/// How many times a writer re-reads and retries after losing a compare-and-swap.
+const MAX_ATTEMPTS: u32 = 50;
+
+/// Append one checkpoint to `rec.run`.
+pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
+    // A bare repository has no worktree to snapshot (a given tree needs none: a fetch
+    // importing a diverged run).
+    if store.is_bare() && matches!(rec.tree, TreeSource::Worktree) {
+        store.workdir()?;
+    }
+    artifacts::check(store, &rec.artifacts)?;
+    // New objects stay in memory and are written as one pack right before the refs move.
+    let staged = store.with_staged_objects();
+    let (tree, excluded) = match &rec.tree {
+        TreeSource::Worktree => {
+            let snap = snapshot_worktree(&staged, &Policy::from_config(store)?)?;
+            (snap.tree, snap.excluded)
+        }
+        TreeSource::Given { tree, excluded } => (*tree, excluded.clone()),
+    };
+    crate::trace::mark("checkpoint: snapshot taken");
+    let user_head = match &rec.user_head {
+        Some(h) => h.clone(),
+        None => store.user_head()?,
+    };
+    let artifacts = artifacts::resolve(&staged, tree, &rec.artifacts)?;
+    let fields = line::redact_fields(&rec);
+    let writer = crate::time::writer_id();
+
+    let _lock = store.writer_lock(rec.run.as_str())?;
+    for attempt in 0..MAX_ATTEMPTS {
+        let ctx = context::read(store, &rec)?;
+        let now = crate::time::now_rfc3339();
+        let line = line::checkpoint_line(
+            &rec,
+            &ctx,
+            &Captured {
+                excluded: &excluded,
+                artifacts: &artifacts,
+                user_head: &user_head,
+                fields: &fields,
+                now: &now,
+                writer: &writer,
+            },
+        );
+        if line::repeats_tip(&rec, &ctx, tree, &line) {
+            let p = ctx.prev.expect("repeats the tip it has");
+            return Ok(Recorded {
+                checkpoint: p.id(),
+                line: p.line().clone(),
+                unchanged: true,
+                redacted: vec![],
+            });
+        }
+
+        let mut lines = vec![NoteLine::Checkpoint(Box::new(line.clone()))];
+        lines.extend(rec.extra_lines.iter().cloned());
+        if !fields.redacted.is_empty() {
+            lines.push(NoteLine::Redaction {
+                fields: fields.redacted.clone(),
+                ts: now.clone(),
+            });
+        }
+        let body = Note { lines }.to_body();
+        let parents = line::parents(&rec, &ctx, &user_head);
+        let commit = staged.write_commit(tree, &parents, &line::commit_message(&line))?;
+        let notes_commit = staged.write_notes_commit(
+            ctx.notes_tip,
+            &[(commit, body.into_bytes())],
+            &format!("agent-rewind: note for {}", line::describe(&line)),
+        )?;
+
+        staged.persist_staged_objects()?;
+        crate::trace::mark("checkpoint: commit and note written");
+        // Order matters for crash safety: notes, then HEAD, then step refs (store::publish).
+        let mut changes = vec![
+            RefChange::set(layout::notes_ref(&rec.run), notes_commit, ctx.notes_tip),
+            RefChange::set(layout::run_head(&rec.run), commit, ctx.head),
+        ];
+        if let Some(s) = &rec.step {
+            changes.push(RefChange::set(
+                layout::step_ref(&rec.run, s),
+                commit,
+                ctx.step_tip,
+            ));
+        }
+        if ctx.prev.is_none()
+            && let Some(o) = &rec.origin
+        {
+            for (s, id) in &o.inherited_steps {
+                if rec.step.as_ref() != Some(s) {
+                    changes.push(RefChange::set(layout::step_ref(&rec.run, s), *id, None));
+                }
+            }
+        }
+        match store.publish(
+            &changes,
+            &format!("agent-rewind: {}", line::describe(&line)),
+        ) {
+            Ok(()) => {
+                crate::trace::mark("checkpoint: refs published");
+                // Each checkpoint adds a small pack: past a few dozen, fold the small ones
+                // together. About one write in 64 (decided by the commit id) lets
+                // `git gc --auto` pack loose objects and refs when its thresholds say so.
+                if store.many_small_packs() {
+                    store.spawn_small_pack_repack();
+                } else if commit.as_bytes()[0] < 4 {
+                    store.spawn_auto_gc();
+                }
+                return Ok(Recorded {
+                    checkpoint: commit,
+                    line,
+                    unchanged: false,
+                    redacted: fields.redacted,
+                });
+            }
+            Err(PublishError::Conflict(why)) => {
+                if attempt + 1 == MAX_ATTEMPTS {
+                    return Err(Error::conflict(format!(
+                        "could not append to run {} after {MAX_ATTEMPTS} attempts: {why}",
+                        rec.run
+                    )));
+                }
+                backoff(attempt);
+            }
+            Err(PublishError::Failed(e)) => return Err(e),
+        }
+    }
+    unreachable!("the loop returns")
+}
+
+/// Sleep before retrying after a lost compare-and-swap: exponential with jitter.
+pub fn backoff(attempt: u32) {
+    let mut b = [0u8; 2];
+    crate::ids::fill_random(&mut b);
+    let base = 2u64.saturating_pow(attempt.min(6));
+    let jitter = u16::from_le_bytes(b) as u64 % (base * 1000);
+    std::thread::sleep(Duration::from_micros(base * 500 + jitter));
+}
+
+/// Append lines to the note of `commit` in `run`'s notes ref (a later fact about that
+/// checkpoint: a run status, an approval…). Compare-and-swap on the notes ref, with retry.
+pub fn append_note_lines(
+    store: &Store,
+    run: &RunId,
+    commit: ObjectId,
+    lines: &[NoteLine],
+) -> Result<()> {
+    let _lock = store.writer_lock(run.as_str())?;
+    for attempt in 0..MAX_ATTEMPTS {
+        let notes_tip = store.notes_tip(run)?;
+        let mut body = store.notes_reader(run)?.body(commit)?.ok_or_else(|| {
+            Error::not_found(format!(
+                "checkpoint {} has no note in run {run}",
+                short(commit)
+            ))
+        })?;
+        if !body.is_empty() && !body.ends_with(b"\n") {
+            body.push(b'\n');
+        }
+        for l in lines {
+            body.extend_from_slice(l.to_line().as_bytes());
+            body.push(b'\n');
+        }
+        let notes_commit = store.write_notes_commit(
+            notes_tip,
+            &[(commit, body)],
+            &format!("agent-rewind: record on {}", short(commit)),
+        )?;
+        match store.publish(
+            &[RefChange::set(
+                layout::notes_ref(run),
+                notes_commit,
+                notes_tip,
+            )],
+            "agent-rewind: append record",
+        ) {
+            Ok(()) => return Ok(()),
+            Err(PublishError::Conflict(why)) if attempt + 1 == MAX_ATTEMPTS => {
+                return Err(Error::conflict(format!(
+                    "could not update the notes of run {run}: {why}"
+                )));
+            }
+            Err(PublishError::Conflict(_)) => backoff(attempt),
+            Err(PublishError::Failed(e)) => return Err(e),
+        }
+    }
+    unreachable!("the loop returns")
+}

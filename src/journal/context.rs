@@ -1,0 +1,56 @@
+//! Reading what a new checkpoint continues: the run's tip and notes tip, the step's ref and
+//! its last checkpoint. Read again on every attempt of the publish loop (another writer may
+//! have appended in between). Reads only; never writes.
+
+use crate::catalog::{Catalog, Checkpoint};
+use crate::error::{Error, Result};
+use crate::journal::Record;
+use crate::store::{ObjectId, Store};
+
+/// The refs an append compares against and the checkpoints they point at.
+pub(super) struct Context {
+    /// The run's `HEAD` (the chain tip), if the run exists.
+    pub head: Option<ObjectId>,
+    /// The run's notes commit.
+    pub notes_tip: Option<ObjectId>,
+    /// The step's ref, when the record names a step.
+    pub step_tip: Option<ObjectId>,
+    /// The checkpoint at `head`.
+    pub prev: Option<Checkpoint>,
+    /// The checkpoint at `step_tip` (the step's latest attempt).
+    pub step_prev: Option<Checkpoint>,
+}
+
+/// Read the context of `rec` now.
+pub(super) fn read(store: &Store, rec: &Record) -> Result<Context> {
+    let mut catalog = Catalog::new(store);
+    let head = store.run_head(&rec.run)?;
+    let notes_tip = store.notes_tip(&rec.run)?;
+    if rec.new_run && head.is_some() {
+        return Err(Error::refused(format!("run {} already exists", rec.run))
+            .with_hint("choose another --run id, or leave it out to generate one"));
+    }
+    let prev = match head {
+        Some(h) => Some(
+            catalog
+                .checkpoint(h)
+                .map_err(|e| e.context(format!("cannot append to run {}", rec.run)))?,
+        ),
+        None => None,
+    };
+    let step_tip = match &rec.step {
+        Some(s) => store.step_tip(&rec.run, s)?,
+        None => None,
+    };
+    let step_prev = match step_tip {
+        Some(id) => catalog.try_checkpoint(id)?,
+        None => None,
+    };
+    Ok(Context {
+        head,
+        notes_tip,
+        step_tip,
+        prev,
+        step_prev,
+    })
+}

@@ -1,0 +1,215 @@
+//! The pure part of an append: from a [`Record`], the [`Context`] it continues and what was
+//! captured (tree, artifacts, the user's HEAD), the checkpoint line, its parents and its
+//! commit message. No I/O: every input is an argument, so the rules of attempts, sequence
+//! numbers and carried-over fields can be read (and tested) in one place.
+
+use super::context::Context;
+use crate::journal::Record;
+use crate::model::{Artifact, CHECKPOINT_SCHEMA, CheckpointLine, Event, Excluded, TRAILER_SCHEMA};
+use crate::redact;
+use crate::store::{ObjectId, Trailers, UserHead};
+use std::collections::BTreeMap;
+
+/// What the append captured before building the line.
+pub(super) struct Captured<'a> {
+    pub excluded: &'a [Excluded],
+    pub artifacts: &'a [Artifact],
+    pub user_head: &'a UserHead,
+    /// The record's free-text fields after redaction.
+    pub fields: &'a RedactedFields,
+    /// Now, as written into `ts` (and `started_at`/`finished_at` where they start now).
+    pub now: &'a str,
+    pub writer: &'a str,
+}
+
+/// The checkpoint line `rec` makes on top of `ctx`.
+pub(super) fn checkpoint_line(rec: &Record, ctx: &Context, cap: &Captured) -> CheckpointLine {
+    let step_attempt = ctx.step_prev.as_ref().map(|c| c.line().attempt);
+    // A finish carries the start time of the attempt it ends.
+    let attempt_started = ctx
+        .step_prev
+        .as_ref()
+        .filter(|c| rec.event != Event::Begin && c.line().run == rec.run.as_str())
+        .and_then(|c| c.line().started_at.clone());
+    let attempt = match (rec.event, step_attempt) {
+        (Event::Begin, Some(a)) => a + 1,
+        (_, Some(a)) => a,
+        (_, None) => 1,
+    };
+    let seq = ctx.prev.as_ref().map_or(0, |p| p.line().seq + 1);
+    let run_root = ctx.prev.as_ref().map(|p| {
+        p.line()
+            .run_root
+            .clone()
+            .unwrap_or_else(|| p.id().to_string())
+    });
+    // A record of a step that is neither its begin nor its finish (a commit, a turn, a
+    // manual checkpoint) continues the step's current attempt: it keeps its status, kind
+    // and input hash unless told otherwise.
+    let continues = ctx
+        .step_prev
+        .as_ref()
+        .filter(|_| !matches!(rec.event, Event::Begin | Event::Finish));
+    let origin = |rewound: bool| {
+        rec.origin
+            .as_ref()
+            .filter(|o| o.rewound == rewound)
+            .map(|o| o.link.clone())
+    };
+    let now = cap.now.to_string();
+    CheckpointLine {
+        schema: CHECKPOINT_SCHEMA.into(),
+        run: rec.run.to_string(),
+        step: rec.step.as_ref().map(|s| s.to_string()),
+        attempt,
+        seq,
+        event: rec.event,
+        step_kind: rec
+            .kind
+            .or_else(|| ctx.step_prev.as_ref().and_then(|c| c.line().step_kind)),
+        status: rec.status.or_else(|| continues.and_then(|c| c.status())),
+        sdk_session_id: cap.fields.session_id.clone(),
+        git_commit_sha: cap.user_head.commit.map(|c| c.to_string()),
+        head_ref: cap.user_head.branch.clone(),
+        artifacts: cap.artifacts.to_vec(),
+        inputs_hash: rec
+            .inputs_hash
+            .clone()
+            .or_else(|| continues.and_then(|c| c.line().inputs_hash.clone())),
+        idempotency_key: rec
+            .idempotency_key
+            .clone()
+            .or_else(|| continues.and_then(|c| c.line().idempotency_key.clone())),
+        rewound_from: origin(true),
+        forked_from: origin(false),
+        excluded: cap.excluded.to_vec(),
+        started_at: rec
+            .started_at
+            .clone()
+            .or_else(|| (rec.event == Event::Begin).then(|| now.clone()))
+            .or(attempt_started),
+        finished_at: (rec.event == Event::Finish).then(|| now.clone()),
+        ts: now,
+        writer: cap.writer.to_string(),
+        next_action: rec.next_action.clone(),
+        meta: cap.fields.meta.clone(),
+        message: cap.fields.message.clone(),
+        label: rec.label.clone(),
+        workflow_digest: rec.workflow_digest.clone(),
+        run_root,
+        exit_code: rec.exit_code,
+    }
+}
+
+/// First parent: the previous checkpoint of the run (for a run's first checkpoint, the
+/// checkpoint it was rewound/forked from, or the user's HEAD commit). Second parent: the
+/// user's HEAD commit when it is not already the first (a root's first parent already
+/// reaches its commit).
+pub(super) fn parents(rec: &Record, ctx: &Context, user_head: &UserHead) -> Vec<ObjectId> {
+    let first = match (&ctx.prev, &rec.origin) {
+        (Some(p), _) => Some(p.id()),
+        (None, Some(o)) => Some(o.checkpoint),
+        (None, None) => user_head.commit,
+    };
+    let mut parents: Vec<ObjectId> = first.into_iter().collect();
+    if let Some(h) = user_head.commit
+        && Some(h) != first
+        && !(ctx.prev.is_none() && rec.origin.is_some())
+    {
+        parents.push(h);
+    }
+    parents
+}
+
+/// Whether `line` (with `tree`) only repeats the tip: then nothing is written.
+pub(super) fn repeats_tip(
+    rec: &Record,
+    ctx: &Context,
+    tree: ObjectId,
+    line: &CheckpointLine,
+) -> bool {
+    ctx.prev.as_ref().is_some_and(|p| {
+        !rec.force
+            && rec.extra_lines.is_empty()
+            && p.commit.tree == tree
+            && p.line().git_commit_sha == line.git_commit_sha
+            && p.line().same_facts(line)
+    })
+}
+
+/// `run step #seq event`, for reflog messages and notes commits.
+pub(super) fn describe(line: &CheckpointLine) -> String {
+    format!(
+        "{} {} #{} {}",
+        line.run,
+        line.step.as_deref().unwrap_or("-"),
+        line.seq,
+        line.event
+    )
+}
+
+/// Subject, optional body, and the identity trailers.
+pub(super) fn commit_message(line: &CheckpointLine) -> String {
+    let mut subject = format!("agent-rewind: {} {}", line.run, line.event);
+    if let Some(s) = &line.step {
+        subject.push_str(&format!(" {s}"));
+    }
+    if let Some(st) = line.status {
+        subject.push_str(&format!(" ({st})"));
+    }
+    let trailers = Trailers {
+        run: Some(line.run.clone()),
+        step: line.step.clone(),
+        attempt: Some(line.attempt),
+        event: Some(line.event.to_string()),
+        schema: Some(TRAILER_SCHEMA),
+    };
+    match &line.message {
+        Some(m) if !m.trim().is_empty() => {
+            format!("{subject}\n\n{}\n\n{}", m.trim(), trailers.render())
+        }
+        _ => format!("{subject}\n\n{}", trailers.render()),
+    }
+}
+
+/// The record's free-text fields with secret-looking values redacted, and the names of the
+/// fields that were.
+pub(super) struct RedactedFields {
+    pub meta: BTreeMap<String, String>,
+    pub message: Option<String>,
+    pub session_id: Option<String>,
+    pub redacted: Vec<String>,
+}
+
+/// Redact secret-looking values in meta, message and session id.
+pub(super) fn redact_fields(rec: &Record) -> RedactedFields {
+    let mut redacted = vec![];
+    let meta = rec
+        .meta
+        .iter()
+        .map(|(k, v)| {
+            let (v, hit) = redact::redact_value(k, v);
+            if hit {
+                redacted.push(format!("meta.{k}"));
+            }
+            (k.clone(), v)
+        })
+        .collect();
+    let mut one = |field: &str, v: &Option<String>| {
+        v.as_ref().map(|v| {
+            let (v, hit) = redact::redact_value(field, v);
+            if hit {
+                redacted.push(field.to_string());
+            }
+            v
+        })
+    };
+    let message = one("message", &rec.message);
+    let session_id = one("sdk_session_id", &rec.session_id);
+    RedactedFields {
+        meta,
+        message,
+        session_id,
+        redacted,
+    }
+}

@@ -1,0 +1,117 @@
+//! What a writer asks the journal to record ([`Record`]) and what was recorded
+//! ([`Recorded`]). Plain data: no I/O.
+
+use crate::ids::{RunId, StepName};
+use crate::model::{CheckpointLine, Event, Excluded, LineageLink, NoteLine, Status, StepKind};
+use crate::store::{ObjectId, UserHead};
+use std::collections::BTreeMap;
+
+/// Where the checkpoint's tree comes from.
+#[derive(Debug, Clone)]
+pub enum TreeSource {
+    /// Snapshot the current worktree.
+    Worktree,
+    /// A tree given by the caller (e.g. the checkpoint a rewind starts from).
+    Given {
+        tree: ObjectId,
+        excluded: Vec<Excluded>,
+    },
+}
+
+/// The run a new run starts from (rewind/fork).
+#[derive(Debug, Clone)]
+pub struct Origin {
+    pub link: LineageLink,
+    pub rewound: bool,
+    /// The checkpoint commit the new run's root has as first parent.
+    pub checkpoint: ObjectId,
+    /// Step refs the new run inherits (created in the same transaction).
+    pub inherited_steps: Vec<(StepName, ObjectId)>,
+}
+
+/// What to record.
+#[derive(Debug, Clone)]
+pub struct Record {
+    pub run: RunId,
+    pub step: Option<StepName>,
+    pub event: Event,
+    pub kind: Option<StepKind>,
+    pub status: Option<Status>,
+    pub session_id: Option<String>,
+    /// Paths (inside the snapshot) or URIs (`scheme://…`).
+    pub artifacts: Vec<String>,
+    pub meta: BTreeMap<String, String>,
+    pub message: Option<String>,
+    pub label: Option<String>,
+    pub workflow_digest: Option<String>,
+    pub inputs_hash: Option<String>,
+    pub idempotency_key: Option<String>,
+    pub next_action: Option<String>,
+    pub exit_code: Option<i32>,
+    pub started_at: Option<String>,
+    pub tree: TreeSource,
+    pub origin: Option<Origin>,
+    /// The run must not exist yet (start, rewind, fork).
+    pub new_run: bool,
+    /// Write even when identical to the tip.
+    pub force: bool,
+    /// The user's HEAD to record instead of the current one (a rewind's root records the
+    /// commit the new run's branch starts at).
+    pub user_head: Option<UserHead>,
+    /// More note lines written with the checkpoint line, in the same commit (e.g. the
+    /// `rewrite` record of the post-rewrite hook). A record with any is never `unchanged`.
+    pub extra_lines: Vec<NoteLine>,
+}
+
+impl Record {
+    pub fn new(run: RunId, event: Event) -> Self {
+        Record {
+            run,
+            step: None,
+            event,
+            kind: None,
+            status: None,
+            session_id: None,
+            artifacts: vec![],
+            meta: BTreeMap::new(),
+            message: None,
+            label: None,
+            workflow_digest: None,
+            inputs_hash: None,
+            idempotency_key: None,
+            next_action: None,
+            exit_code: None,
+            started_at: None,
+            tree: TreeSource::Worktree,
+            origin: None,
+            new_run: false,
+            force: false,
+            user_head: None,
+            extra_lines: vec![],
+        }
+    }
+}
+
+/// What was recorded.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub checkpoint: ObjectId,
+    pub line: CheckpointLine,
+    /// True when the tip already recorded exactly this and nothing was written.
+    pub unchanged: bool,
+    /// Fields whose values were redacted.
+    pub redacted: Vec<String>,
+}
+
+impl Recorded {
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(&self.line).expect("serializable");
+        let o = v.as_object_mut().expect("object");
+        o.insert("checkpoint".into(), self.checkpoint.to_string().into());
+        o.insert("unchanged".into(), self.unchanged.into());
+        if !self.redacted.is_empty() {
+            o.insert("redacted".into(), self.redacted.clone().into());
+        }
+        v
+    }
+}
