@@ -10,6 +10,7 @@ use crate::ids::{CheckpointSpec, RunId, StepName};
 use crate::model::{CheckpointLine, Note, Status};
 use crate::store::ObjectId;
 use crate::store::{CommitInfo, NotesReader, Store};
+use crate::time::Timestamp;
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -71,7 +72,7 @@ pub struct RunSummary {
     pub archived: bool,
     pub steps: Vec<String>,
     pub checkpoints: u64,
-    pub last_activity: String,
+    pub last_activity: Timestamp,
     pub head: String,
     pub rewound_from: Option<crate::model::LineageLink>,
     pub forked_from: Option<crate::model::LineageLink>,
@@ -249,7 +250,7 @@ impl<'s> Catalog<'s> {
         let status = match recorded {
             Some((_, "archived")) => "archived".to_string(),
             // A run status holds until a newer checkpoint is appended.
-            Some((ts, s)) if ts >= line.ts.as_str() => s.to_string(),
+            Some((ts, s)) if ts >= line.ts => s.to_string(),
             _ => match tip.status() {
                 Some(
                     s @ (Status::Running
@@ -267,7 +268,7 @@ impl<'s> Catalog<'s> {
             archived,
             steps,
             checkpoints: line.seq + 1,
-            last_activity: line.ts.clone(),
+            last_activity: line.ts,
             head: tip.id().to_string(),
             rewound_from: root.line().rewound_from.clone(),
             forked_from: root.line().forked_from.clone(),

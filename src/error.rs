@@ -1,7 +1,13 @@
-//! The library's error type: a one-line cause, an optional hint, and a kind that the CLI maps
-//! to an exit code. Owns nothing else; it must never print.
+//! The library's error type: a one-line cause, an optional hint, the path it concerns, the
+//! underlying error it came from, and a kind that the CLI maps to an exit code and to the
+//! `--json` error document. Owns nothing else; it must never print.
+//!
+//! I/O errors have no blanket conversion: a `std::io::Error` alone does not say which file
+//! failed ("Permission denied (os error 13)"), so every I/O call names its path with
+//! [`IoResultExt::at`] (or [`Error::io`]).
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 
 /// What kind of failure this is; decides the exit code and lets callers branch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,9 +22,45 @@ pub enum ErrorKind {
     Corrupt,
     /// Another writer won every retry, or a lock could not be taken. Exit 1.
     Conflict,
-    /// Anything else (I/O, git failures). Exit 1.
+    /// A file or folder could not be read or written; `path` names it. Exit 1.
+    Io,
+    /// git (the binary or gix) failed. Exit 1.
+    Git,
+    /// Anything else. Exit 1.
     Other,
 }
+
+impl ErrorKind {
+    /// The name used in the `--json` error document.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Usage => "usage",
+            ErrorKind::NotFound => "not-found",
+            ErrorKind::Refused => "refused",
+            ErrorKind::Corrupt => "corrupt",
+            ErrorKind::Conflict => "conflict",
+            ErrorKind::Io => "io",
+            ErrorKind::Git => "git",
+            ErrorKind::Other => "other",
+        }
+    }
+
+    /// The process exit status for a command that failed with this kind.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            ErrorKind::Usage => 2,
+            _ => 1,
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+type Source = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// An error with a one-line cause and an optional hint for the user.
 #[derive(Debug)]
@@ -26,6 +68,9 @@ pub struct Error {
     pub kind: ErrorKind,
     pub message: String,
     pub hint: Option<String>,
+    /// The file or folder the failure concerns, when there is one.
+    pub path: Option<PathBuf>,
+    source: Option<Source>,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -36,6 +81,8 @@ impl Error {
             kind,
             message: message.into(),
             hint: None,
+            path: None,
+            source: None,
         }
     }
     pub fn usage(message: impl Into<String>) -> Self {
@@ -53,17 +100,45 @@ impl Error {
     pub fn conflict(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Conflict, message)
     }
+    pub fn git(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Git, message)
+    }
     pub fn other(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Other, message)
     }
+
+    /// An I/O failure on `path`: the message names the path, the source is kept.
+    pub fn io(path: impl AsRef<Path>, err: std::io::Error) -> Self {
+        let path = path.as_ref();
+        let mut e = Self::new(ErrorKind::Io, format!("{}: {err}", path.display()));
+        e.path = Some(path.to_path_buf());
+        e.source = Some(Box::new(err));
+        e
+    }
+
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
     }
-    /// Add context in front of the message, keeping kind and hint.
+
+    /// Keep `source` as the underlying error (shown by `std::error::Error::source`).
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Box::new(source));
+        self
+    }
+
+    /// Add context in front of the message, keeping kind, hint, path and source.
     pub fn context(mut self, what: impl fmt::Display) -> Self {
         self.message = format!("{what}: {}", self.message);
         self
+    }
+
+    /// The underlying I/O error's kind, when this is an I/O failure.
+    pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
+        self.source
+            .as_ref()?
+            .downcast_ref::<std::io::Error>()
+            .map(std::io::Error::kind)
     }
 }
 
@@ -73,29 +148,40 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|s| s as &(dyn std::error::Error + 'static))
+    }
+}
 
-/// gix errors become `Other`, flattened to one line; conflicts keep their classification.
+/// gix errors become `Git`, flattened to one line; conflicts keep their classification.
 impl From<gix::Error> for Error {
     fn from(e: gix::Error) -> Self {
         let kind = if e.is_conflict() || e.is_retryable() {
             ErrorKind::Conflict
         } else {
-            ErrorKind::Other
+            ErrorKind::Git
         };
-        Error::new(kind, one_line(&format!("{e}")))
-    }
-}
-
-impl From<std::io::Error> for Error {
-    fn from(e: std::io::Error) -> Self {
-        Error::other(e.to_string())
+        Error::new(kind, one_line(&format!("{e}"))).with_source(e)
     }
 }
 
 impl From<serde_json::Error> for Error {
     fn from(e: serde_json::Error) -> Self {
-        Error::corrupt(format!("invalid JSON: {e}"))
+        Error::corrupt(format!("invalid JSON: {e}")).with_source(e)
+    }
+}
+
+/// Naming the path of an I/O result: `fs::read(&p).at(&p)?`.
+pub trait IoResultExt<T> {
+    fn at(self, path: impl AsRef<Path>) -> Result<T>;
+}
+
+impl<T> IoResultExt<T> for std::io::Result<T> {
+    fn at(self, path: impl AsRef<Path>) -> Result<T> {
+        self.map_err(|e| Error::io(path, e))
     }
 }
 
@@ -106,12 +192,4 @@ pub fn one_line(s: &str) -> String {
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
         .join(": ")
-}
-
-/// Shorthand for `Err(Error::usage(..))` etc. in `?`-heavy code.
-#[macro_export]
-macro_rules! bail {
-    ($kind:ident, $($arg:tt)*) => {
-        return Err($crate::error::Error::$kind(format!($($arg)*)))
-    };
 }

@@ -3,7 +3,6 @@
 
 mod cli;
 
-use agent_rewind::error::ErrorKind;
 use clap::Parser;
 use std::io::Write;
 
@@ -35,7 +34,7 @@ fn main() {
             if let Some(h) = &e.hint {
                 eprintln!("hint: {h}");
             }
-            std::process::exit(if e.kind == ErrorKind::Usage { 2 } else { 1 });
+            std::process::exit(e.kind.exit_code());
         }
     }
 }

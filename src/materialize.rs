@@ -8,6 +8,7 @@
 //!
 //! This module decides *what* to write; `store` does the writing. It never prints.
 
+use crate::error::IoResultExt;
 use crate::error::{Error, Result};
 use crate::model::Excluded;
 use crate::snapshot::{Policy, snapshot_worktree};
@@ -373,11 +374,12 @@ fn first_unsaved_under(
 ) -> Result<Option<String>> {
     let mut stack = vec![rel.to_string()];
     while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(root.join(&dir))? {
-            let entry = entry?;
+        let full = root.join(&dir);
+        for entry in std::fs::read_dir(&full).at(&full)? {
+            let entry = entry.at(&full)?;
             let name = entry.file_name().to_string_lossy().into_owned();
             let path = format!("{dir}/{name}");
-            if entry.file_type()?.is_dir() {
+            if entry.file_type().at(entry.path())?.is_dir() {
                 stack.push(path);
             } else if store.path_in_tree(tree, &path)?.is_none() {
                 return Ok(Some(path));
@@ -399,17 +401,8 @@ pub fn restore_backup(store: &Store, prepared: &PreparedOverwrite, backup: &Back
     let written = write_changes(store, &prepared.changes)?;
     let head = backup.head.as_deref().map(oid).transpose()?;
     match (&backup.branch, head) {
-        (Some(b), _) => {
-            let short = b.strip_prefix("refs/heads/").unwrap_or(b);
-            // The branch may have moved since; leave it where it is and only re-attach HEAD.
-            store.git(&[
-                "symbolic-ref",
-                "-m",
-                "agent-rewind: undo",
-                "HEAD",
-                &layout::branch_ref(short),
-            ])?;
-        }
+        // The branch may have moved since; leave it where it is and only re-attach HEAD.
+        (Some(b), _) => store.attach_user_head(b, "agent-rewind: undo")?,
         (None, Some(h)) => store.move_user_head(None, Some(h))?,
         (None, None) => {}
     }

@@ -4,6 +4,7 @@
 //! Pure data and pure functions: serialization shape is the contract of DESIGN.md §3.3, so
 //! field names here must not change without a schema bump. Nothing here touches git.
 
+use crate::time::Timestamp;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -170,10 +171,10 @@ pub struct CheckpointLine {
     #[serde(default)]
     pub excluded: Vec<Excluded>,
     #[serde(default)]
-    pub started_at: Option<String>,
+    pub started_at: Option<Timestamp>,
     #[serde(default)]
-    pub finished_at: Option<String>,
-    pub ts: String,
+    pub finished_at: Option<Timestamp>,
+    pub ts: Timestamp,
     pub writer: String,
     #[serde(default)]
     pub next_action: Option<String>,
@@ -205,7 +206,7 @@ impl CheckpointLine {
         let strip = |c: &CheckpointLine| {
             let mut c = c.clone();
             c.seq = 0;
-            c.ts.clear();
+            c.ts = Timestamp::EPOCH;
             c.started_at = None;
             c.finished_at = None;
             c.writer.clear();
@@ -223,31 +224,31 @@ pub enum NoteLine {
     /// A later status for the checkpoint's step (e.g. a gate passed, a step reconciled).
     Status {
         status: Status,
-        ts: String,
+        ts: Timestamp,
         reason: Option<String>,
     },
     /// A run-level status (`archived`, `active`, `deleted`), recorded on the run's root note.
     RunStatus {
         status: String,
-        ts: String,
+        ts: Timestamp,
         reason: Option<String>,
     },
     /// A new label for the run, recorded on the run's root note.
     Label {
         label: String,
-        ts: String,
+        ts: Timestamp,
     },
     /// An approval or rejection bound to this exact checkpoint.
     Approval {
         approved: bool,
         by: String,
-        ts: String,
+        ts: Timestamp,
         message: Option<String>,
     },
     /// Which fields of this note had secret-looking values replaced.
     Redaction {
         fields: Vec<String>,
-        ts: String,
+        ts: Timestamp,
     },
     Other(serde_json::Value),
 }
@@ -294,42 +295,52 @@ impl NoteLine {
         serde_json::to_string(&self.to_json()).expect("serializable")
     }
 
-    pub fn parse(line: &str) -> Result<NoteLine, String> {
-        let v: serde_json::Value =
-            serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+    pub fn parse(line: &str) -> Result<NoteLine, NoteLineError> {
+        let v: serde_json::Value = serde_json::from_str(line).map_err(NoteLineError::NotJson)?;
         let ty = v
             .get("type")
             .and_then(|t| t.as_str())
-            .ok_or("a line without a \"type\"")?;
+            .ok_or(NoteLineError::NoType)?
+            .to_string();
         let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
-        let req = |k: &str| s(k).ok_or_else(|| format!("a {ty} line without {k:?}"));
-        Ok(match ty {
+        let req = |k: &'static str| {
+            s(k).ok_or_else(|| NoteLineError::Missing {
+                ty: ty.clone(),
+                field: k,
+            })
+        };
+        let bad = |field: &'static str, reason: String| NoteLineError::Invalid {
+            ty: ty.clone(),
+            field,
+            reason,
+        };
+        let ts = || Timestamp::parse(&req("ts")?).map_err(|e| bad("ts", e.message));
+        Ok(match ty.as_str() {
             "checkpoint" => NoteLine::Checkpoint(Box::new(
-                serde_json::from_value(v.clone())
-                    .map_err(|e| format!("bad checkpoint line: {e}"))?,
+                serde_json::from_value(v.clone()).map_err(NoteLineError::Checkpoint)?,
             )),
             "status" => NoteLine::Status {
-                status: Status::parse(&req("status")?).map_err(|e| e.message)?,
-                ts: req("ts")?,
+                status: Status::parse(&req("status")?).map_err(|e| bad("status", e.message))?,
+                ts: ts()?,
                 reason: s("reason"),
             },
             "run-status" => NoteLine::RunStatus {
                 status: req("status")?,
-                ts: req("ts")?,
+                ts: ts()?,
                 reason: s("reason"),
             },
             "label" => NoteLine::Label {
                 label: req("label")?,
-                ts: req("ts")?,
+                ts: ts()?,
             },
             "approval" => NoteLine::Approval {
                 approved: match req("decision")?.as_str() {
                     "approved" => true,
                     "rejected" => false,
-                    other => return Err(format!("unknown approval decision {other:?}")),
+                    other => return Err(bad("decision", format!("unknown decision {other:?}"))),
                 },
                 by: req("by")?,
-                ts: req("ts")?,
+                ts: ts()?,
                 message: s("message"),
             },
             "redaction" => NoteLine::Redaction {
@@ -342,10 +353,75 @@ impl NoteLine {
                             .collect()
                     })
                     .unwrap_or_default(),
-                ts: req("ts")?,
+                ts: ts()?,
             },
             _ => NoteLine::Other(v),
         })
+    }
+}
+
+/// Why one line of a note could not be read.
+#[derive(Debug)]
+pub enum NoteLineError {
+    NotJson(serde_json::Error),
+    NoType,
+    Missing {
+        ty: String,
+        field: &'static str,
+    },
+    Invalid {
+        ty: String,
+        field: &'static str,
+        reason: String,
+    },
+    Checkpoint(serde_json::Error),
+}
+
+impl std::fmt::Display for NoteLineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoteLineError::NotJson(e) => write!(f, "not JSON: {e}"),
+            NoteLineError::NoType => f.write_str("a line without a \"type\""),
+            NoteLineError::Missing { ty, field } => write!(f, "a {ty} line without {field:?}"),
+            NoteLineError::Invalid { ty, field, reason } => {
+                write!(f, "a {ty} line with a bad {field:?}: {reason}")
+            }
+            NoteLineError::Checkpoint(e) => write!(f, "bad checkpoint line: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for NoteLineError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            NoteLineError::NotJson(e) | NoteLineError::Checkpoint(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// Why a note could not be read: the first bad line (1-based) and what is wrong with it.
+#[derive(Debug)]
+pub struct NoteError {
+    pub line: usize,
+    pub error: NoteLineError,
+}
+
+impl std::fmt::Display for NoteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}", self.line, self.error)
+    }
+}
+
+impl std::error::Error for NoteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+impl From<NoteError> for crate::Error {
+    fn from(e: NoteError) -> Self {
+        crate::Error::corrupt(e.to_string()).with_source(e)
     }
 }
 
@@ -357,13 +433,13 @@ pub struct Note {
 
 impl Note {
     /// Parse a JSON Lines body. Empty lines are skipped; any malformed line fails the note.
-    pub fn parse(body: &str) -> Result<Note, String> {
+    pub fn parse(body: &str) -> Result<Note, NoteError> {
         let mut lines = Vec::new();
         for (i, l) in body.lines().enumerate() {
             if l.trim().is_empty() {
                 continue;
             }
-            lines.push(NoteLine::parse(l).map_err(|e| format!("line {}: {e}", i + 1))?);
+            lines.push(NoteLine::parse(l).map_err(|error| NoteError { line: i + 1, error })?);
         }
         Ok(Note { lines })
     }
@@ -387,29 +463,27 @@ impl Note {
 
     /// The step status after folding later `status` lines by timestamp.
     pub fn effective_status(&self) -> Option<Status> {
-        let base = self
-            .checkpoint()
-            .and_then(|c| c.status.map(|s| (c.ts.as_str(), s)));
+        let base = self.checkpoint().and_then(|c| c.status.map(|s| (c.ts, s)));
         self.lines
             .iter()
             .filter_map(|l| match l {
-                NoteLine::Status { status, ts, .. } => Some((ts.as_str(), *status)),
+                NoteLine::Status { status, ts, .. } => Some((*ts, *status)),
                 _ => None,
             })
             .chain(base)
-            .max_by(|a, b| a.0.cmp(b.0))
+            .max_by(|a, b| a.0.cmp(&b.0))
             .map(|(_, s)| s)
     }
 
     /// The latest run-level status recorded on this (root) note, with its time.
-    pub fn run_status(&self) -> Option<(&str, &str)> {
+    pub fn run_status(&self) -> Option<(Timestamp, &str)> {
         self.lines
             .iter()
             .filter_map(|l| match l {
-                NoteLine::RunStatus { status, ts, .. } => Some((ts.as_str(), status.as_str())),
+                NoteLine::RunStatus { status, ts, .. } => Some((*ts, status.as_str())),
                 _ => None,
             })
-            .max_by(|a, b| a.0.cmp(b.0))
+            .max_by(|a, b| a.0.cmp(&b.0))
     }
 
     /// The run's label: the latest `label` line, else the checkpoint line's label.
@@ -417,10 +491,10 @@ impl Note {
         self.lines
             .iter()
             .filter_map(|l| match l {
-                NoteLine::Label { label, ts } => Some((ts.as_str(), label.as_str())),
+                NoteLine::Label { label, ts } => Some((*ts, label.as_str())),
                 _ => None,
             })
-            .max_by(|a, b| a.0.cmp(b.0))
+            .max_by(|a, b| a.0.cmp(&b.0))
             .map(|(_, s)| s)
             .or_else(|| self.checkpoint().and_then(|c| c.label.as_deref()))
     }
@@ -457,7 +531,7 @@ mod tests {
             excluded: vec![],
             started_at: None,
             finished_at: None,
-            ts: "2026-01-01T00:00:00.000Z".into(),
+            ts: "2026-01-01T00:00:00.000Z".parse().unwrap(),
             writer: "me@host".into(),
             next_action: None,
             meta: BTreeMap::new(),
@@ -476,7 +550,7 @@ mod tests {
                 NoteLine::Checkpoint(Box::new(line())),
                 NoteLine::Status {
                     status: Status::Failed,
-                    ts: "2026-01-02T00:00:00.000Z".into(),
+                    ts: "2026-01-02T00:00:00.000Z".parse().unwrap(),
                     reason: None,
                 },
                 NoteLine::Other(serde_json::json!({"type": "future", "x": 1})),

@@ -1,82 +1,106 @@
-//! Timestamps as RFC 3339 UTC strings (`2026-11-29T14:44:47.123Z`), and the writer id.
-//! Pure functions over the system clock; nothing here touches git.
+//! Time, on jiff: [`Timestamp`], the validated instant every record carries (parsed from
+//! RFC 3339, ordered as instants, written as UTC with milliseconds), and [`parse_age`] for
+//! `--older-than`. Also the writer id. Pure values over the system clock; nothing here
+//! touches git.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use crate::error::{Error, Result};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+use std::str::FromStr;
 
-/// Now, as RFC 3339 UTC with milliseconds.
-pub fn now_rfc3339() -> String {
-    let d = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    format_unix_millis(d.as_millis() as i64)
+/// An instant, as written into notes: `2026-11-29T14:44:47.123Z`. Any RFC 3339 text with
+/// an offset is accepted on reading (a foreign writer's); a malformed one is an error, never
+/// a panic and never a silently wrong order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(jiff::Timestamp);
+
+impl Timestamp {
+    /// 1970-01-01T00:00:00Z.
+    pub const EPOCH: Timestamp = Timestamp(jiff::Timestamp::UNIX_EPOCH);
+
+    /// Now, to the millisecond (what the notes keep).
+    pub fn now() -> Self {
+        let now = jiff::Timestamp::now();
+        Timestamp(jiff::Timestamp::from_millisecond(now.as_millisecond()).unwrap_or(now))
+    }
+
+    /// Parse RFC 3339 (`Z` or a numeric offset).
+    pub fn parse(s: &str) -> Result<Self> {
+        s.parse()
+    }
+
+    /// Seconds since the Unix epoch.
+    pub fn as_second(self) -> i64 {
+        self.0.as_second()
+    }
+
+    /// Milliseconds since the Unix epoch.
+    pub fn as_millisecond(self) -> i64 {
+        self.0.as_millisecond()
+    }
+
+    /// This instant less `seconds` (saturating at the earliest instant jiff knows).
+    pub fn minus_seconds(self, seconds: i64) -> Self {
+        Timestamp(
+            self.0
+                .checked_sub(jiff::SignedDuration::from_secs(seconds))
+                .unwrap_or(jiff::Timestamp::MIN),
+        )
+    }
+
+    /// Whole seconds from `self` to `later` (negative when `later` is earlier).
+    pub fn seconds_until(self, later: Timestamp) -> i64 {
+        later.0.as_second() - self.0.as_second()
+    }
 }
 
-/// Milliseconds since the epoch, as RFC 3339 UTC.
-pub fn format_unix_millis(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let millis = ms.rem_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        (rem / 60) % 60,
-        rem % 60
-    )
+impl FromStr for Timestamp {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        s.parse::<jiff::Timestamp>().map(Timestamp).map_err(|e| {
+            Error::corrupt(format!("{s:?} is not an RFC 3339 time: {e}")).with_source(e)
+        })
+    }
 }
 
-/// Parse the RFC 3339 forms we write (and `Z` or `+hh:mm` offsets) into unix seconds.
-pub fn parse_rfc3339(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !(b[10] == b'T' || b[10] == b' ') {
-        return None;
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"))
     }
-    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let mut rest = &s[19..];
-    if let Some(frac) = rest.strip_prefix('.') {
-        let n = frac.bytes().take_while(u8::is_ascii_digit).count();
-        rest = &frac[n..];
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
     }
-    let offset = match rest {
-        "Z" | "z" => 0,
-        _ if rest.len() == 6 => {
-            let sign = if rest.starts_with('-') { -1 } else { 1 };
-            sign * (rest[1..3].parse::<i64>().ok()? * 3600 + rest[4..6].parse::<i64>().ok()? * 60)
-        }
-        _ => return None,
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        s.parse()
+            .map_err(|e: Error| serde::de::Error::custom(e.message))
+    }
+}
+
+/// Parse an age like `30d`, `12h`, `90m`, `45s`, `2w` (jiff's friendly duration format,
+/// days and weeks counted as 24 h and 7 × 24 h) into seconds.
+pub fn parse_age(s: &str) -> Result<i64> {
+    let bad = || {
+        Error::usage(format!("{s:?} is not an age"))
+            .with_hint("use a number and a unit: 45s, 90m, 12h, 30d, 2w")
     };
-    Some(days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + se - offset)
+    let span: jiff::Span = s.trim().parse().map_err(|_| bad())?;
+    let d = span
+        .to_duration(jiff::SpanRelativeTo::days_are_24_hours())
+        .map_err(|_| bad())?;
+    if d.is_negative() {
+        return Err(bad());
+    }
+    Ok(d.as_secs())
 }
 
-// Howard Hinnant's civil calendar algorithms.
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = if m > 2 { m - 3 } else { m + 9 };
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// A stable id of who writes: `$USER@hostname` (or `agentRewind.writer` when the caller
-/// passes one).
+/// A stable id of who writes: `$USER@hostname`.
 pub fn writer_id() -> String {
     let user = std::env::var("USER")
         .or_else(|_| std::env::var("USERNAME"))
@@ -91,50 +115,48 @@ pub fn writer_id() -> String {
     format!("{user}@{host}")
 }
 
-/// Parse a duration like `30d`, `12h`, `90m`, `45s`, `2w` into seconds.
-pub fn parse_duration(s: &str) -> Option<i64> {
-    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit())?);
-    let n: i64 = num.parse().ok()?;
-    let mult = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        "w" => 604_800,
-        _ => return None,
-    };
-    Some(n * mult)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn round_trips() {
-        for ms in [
-            0i64,
-            1_700_000_000_123,
-            951_782_400_000, /* 2000-02-29 */
-        ] {
-            let s = format_unix_millis(ms);
-            assert_eq!(parse_rfc3339(&s), Some(ms / 1000), "{s}");
-        }
-        assert_eq!(
-            format_unix_millis(951_782_400_000),
-            "2000-02-29T00:00:00.000Z"
-        );
-        assert_eq!(
-            parse_rfc3339("2000-02-29T01:00:00+01:00"),
-            Some(951_782_400)
-        );
-        assert_eq!(parse_rfc3339("garbage"), None);
+    fn round_trips_and_orders_as_instants() {
+        let t = Timestamp::parse("2000-02-29T00:00:00.000Z").unwrap();
+        assert_eq!(t.to_string(), "2000-02-29T00:00:00.000Z");
+        assert_eq!(t.as_second(), 951_782_400);
+        // The same instant with an offset; ordering is by instant, not by text.
+        let offset = Timestamp::parse("2000-02-29T01:00:00+01:00").unwrap();
+        assert_eq!(offset, t);
+        let later_text_smaller = Timestamp::parse("2000-02-29T00:30:00+01:00").unwrap();
+        assert!(later_text_smaller < t);
+        let now = Timestamp::now();
+        assert_eq!(Timestamp::parse(&now.to_string()).unwrap(), now);
     }
 
     #[test]
-    fn durations() {
-        assert_eq!(parse_duration("30d"), Some(30 * 86_400));
-        assert_eq!(parse_duration("5"), None);
-        assert_eq!(parse_duration("5y"), None);
+    fn malformed_times_are_errors() {
+        for bad in [
+            "garbage",
+            "",
+            "2026-12-01T10:00:00é1:00",
+            "2026-13-01T10:00:00Z",
+            "2026-12-01T10:00:00",
+            "2026-12-01",
+        ] {
+            assert!(Timestamp::parse(bad).is_err(), "{bad:?}");
+        }
+        let json: std::result::Result<Timestamp, _> = serde_json::from_str("\"1é\"");
+        assert!(json.is_err());
+    }
+
+    #[test]
+    fn ages() {
+        assert_eq!(parse_age("30d").unwrap(), 30 * 86_400);
+        assert_eq!(parse_age("2w").unwrap(), 14 * 86_400);
+        assert_eq!(parse_age("90m").unwrap(), 5400);
+        assert_eq!(parse_age("45s").unwrap(), 45);
+        assert!(parse_age("5").is_err());
+        assert!(parse_age("5y").is_err());
+        assert!(parse_age("-3d").is_err());
     }
 }

@@ -119,7 +119,7 @@ pub fn runs_table(runs: &[RunSummary], st: &Style) -> String {
                 } else {
                     r.steps.join(",")
                 }),
-                cell(r.last_activity.clone()),
+                cell(r.last_activity.to_string()),
                 cell(opt(&r.label)),
                 cell(lineage),
             ]
@@ -168,7 +168,7 @@ pub fn checkpoints_table(cps: &[Checkpoint], st: &Style) -> String {
                         .unwrap_or_else(|| "-".into()),
                 ),
                 styled(short(&c.id().to_string()), |s| st.id(s)),
-                cell(l.ts.clone()),
+                cell(l.ts.to_string()),
             ]
         })
         .collect();
@@ -223,7 +223,7 @@ pub fn shown(sh: &ops::show::Shown, st: &Style) -> String {
     if let Some(k) = l.step_kind {
         kv("kind", k.to_string());
     }
-    kv("time", l.ts.clone());
+    kv("time", l.ts.to_string());
     kv("writer", l.writer.clone());
     kv(
         "git commit",
@@ -343,7 +343,7 @@ pub fn lineage(chain: &[Checkpoint], st: &Style) -> String {
             c.status()
                 .map(|x| x.to_string())
                 .unwrap_or_else(|| "-".into()),
-            st.dim(&l.ts)
+            st.dim(&l.ts.to_string())
         ));
         if let Some((lk, rewound)) = l.origin() {
             s.push_str(&format!(

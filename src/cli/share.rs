@@ -151,7 +151,7 @@ pub fn gc(store: &Store, a: GcArgs, st: &Style) -> Result<Output> {
     let older_than = a
         .older_than
         .as_deref()
-        .map(ops::gc::parse_duration)
+        .map(agent_rewind::time::parse_age)
         .transpose()?;
     let out = ops::gc::gc(
         store,

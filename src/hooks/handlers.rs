@@ -104,12 +104,12 @@ pub fn hook_step(
 /// finds it in one read per step, however long the run.
 pub fn last_begun_step(store: &Store, run: &RunId) -> Result<Option<StepName>> {
     let mut catalog = Catalog::new(store);
-    let mut best: Option<(String, StepName)> = None;
+    let mut best: Option<(crate::time::Timestamp, StepName)> = None;
     for (step, id) in store.step_refs(run)? {
         let Some(cp) = catalog.try_checkpoint(id)? else {
             continue;
         };
-        if let Some(started) = cp.line().started_at.clone()
+        if let Some(started) = cp.line().started_at
             && best.as_ref().is_none_or(|(b, _)| started > *b)
         {
             best = Some((started, step));
@@ -287,7 +287,7 @@ pub fn post_rewrite(store: &Store, kind: &str, input: &[u8]) -> Result<HookOutco
         "type": "rewrite",
         "kind": kind,
         "mapping": mapping,
-        "ts": crate::time::now_rfc3339(),
+        "ts": crate::time::Timestamp::now(),
     }));
 
     let head = store.user_head()?;

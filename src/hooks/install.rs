@@ -10,6 +10,7 @@
 
 use super::settings::{self, SettingsChange};
 use super::{Agent, GIT_HOOKS, GitHook, MARKER_BEGIN, MARKER_END};
+use crate::error::IoResultExt;
 use crate::error::{Error, Result};
 use crate::store::Store;
 use serde::Serialize;
@@ -79,8 +80,7 @@ pub fn install(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
     }
     if opts.git {
         let dir = store.hooks_dir()?;
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| Error::other(format!("could not create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(&dir).at(&dir)?;
         out.warnings.extend(shared_dir_warning(store, &dir));
         let binary = match &opts.binary {
             Some(b) => Some(b.clone()),
@@ -234,8 +234,7 @@ fn resolve(path: &Path) -> Result<Option<PathBuf>> {
 }
 
 fn read_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Error::other(format!("could not read {}: {e}", path.display())))?;
+    let bytes = std::fs::read(path).at(path)?;
     String::from_utf8(bytes)
         .ok()
         .filter(|s| !s.contains('\0'))
@@ -270,7 +269,7 @@ fn install_file(
         return Ok((FileAction::Created, None));
     };
     let text = read_text(&target)?;
-    let mode = std::fs::metadata(&target)?.permissions().mode() & 0o7777;
+    let mode = std::fs::metadata(&target).at(&target)?.permissions().mode() & 0o7777;
     let (new_text, action) = match find_block(&text, &target)? {
         Some(range) if text[range.clone()] == block => (text.clone(), FileAction::Unchanged),
         Some(range) => {
@@ -330,34 +329,20 @@ fn uninstall_file(path: &Path) -> Result<FileAction> {
         .all(|(i, l)| l.trim().is_empty() || (i == 0 && l.starts_with("#!")));
     if only_shebang {
         // `path` itself: a symlink to a file that only held our block goes too.
-        std::fs::remove_file(&target)
-            .map_err(|e| Error::other(format!("could not remove {}: {e}", target.display())))?;
+        std::fs::remove_file(&target).at(&target)?;
         if target != path {
             let _ = std::fs::remove_file(path);
         }
         return Ok(FileAction::Deleted);
     }
-    let mode = std::fs::metadata(&target)?.permissions().mode() & 0o7777;
+    let mode = std::fs::metadata(&target).at(&target)?.permissions().mode() & 0o7777;
     write_atomic(&target, &rest, mode)?;
     Ok(FileAction::Removed)
 }
 
-/// Write `text` to a temporary file next to `path` with `mode`, then rename it over `path`.
+/// Write `text` to `path` atomically with `mode`.
 pub(super) fn write_atomic(path: &Path, text: &str, mode: u32) -> Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.agent-rewind-{}.tmp", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        std::fs::write(&tmp, text)?;
-        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))?;
-        std::fs::rename(&tmp, path)
-    };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::other(format!("could not write {}: {e}", path.display()))
-    })
+    crate::store::write_atomic(path, text.as_bytes(), Some(mode))
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 
 use super::Agent;
 use super::install::{FileAction, write_atomic};
+use crate::error::IoResultExt;
 use crate::error::{Error, Result};
 use crate::store::Store;
 use serde::Serialize;
@@ -169,14 +170,10 @@ fn unmerge(settings: &mut Value) -> Vec<String> {
 }
 
 fn write(path: &Path, settings: &Value, created: bool) -> Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::other(format!("could not create {}: {e}", dir.display())))?;
-    }
     let mode = if created {
         0o644
     } else {
-        std::fs::metadata(path)?.permissions().mode() & 0o7777
+        std::fs::metadata(path).at(path)?.permissions().mode() & 0o7777
     };
     let mut text = serde_json::to_string_pretty(settings).expect("serializable");
     text.push('\n');

@@ -49,7 +49,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
     let _lock = store.writer_lock(rec.run.as_str())?;
     for attempt in 0..MAX_ATTEMPTS {
         let ctx = context::read(store, &rec)?;
-        let now = crate::time::now_rfc3339();
+        let now = crate::time::Timestamp::now();
         let line = line::checkpoint_line(
             &rec,
             &ctx,
@@ -58,7 +58,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
                 artifacts: &artifacts,
                 user_head: &user_head,
                 fields: &fields,
-                now: &now,
+                now,
                 writer: &writer,
             },
         );
@@ -77,7 +77,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         if !fields.redacted.is_empty() {
             lines.push(NoteLine::Redaction {
                 fields: fields.redacted.clone(),
-                ts: now.clone(),
+                ts: now,
             });
         }
         let body = Note { lines }.to_body();

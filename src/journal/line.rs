@@ -8,6 +8,7 @@ use crate::journal::Record;
 use crate::model::{Artifact, CHECKPOINT_SCHEMA, CheckpointLine, Event, Excluded, TRAILER_SCHEMA};
 use crate::redact;
 use crate::store::{ObjectId, Trailers, UserHead};
+use crate::time::Timestamp;
 use std::collections::BTreeMap;
 
 /// What the append captured before building the line.
@@ -18,7 +19,7 @@ pub(super) struct Captured<'a> {
     /// The record's free-text fields after redaction.
     pub fields: &'a RedactedFields,
     /// Now, as written into `ts` (and `started_at`/`finished_at` where they start now).
-    pub now: &'a str,
+    pub now: Timestamp,
     pub writer: &'a str,
 }
 
@@ -30,7 +31,7 @@ pub(super) fn checkpoint_line(rec: &Record, ctx: &Context, cap: &Captured) -> Ch
         .step_prev
         .as_ref()
         .filter(|c| rec.event != Event::Begin && c.line().run == rec.run.as_str())
-        .and_then(|c| c.line().started_at.clone());
+        .and_then(|c| c.line().started_at);
     let attempt = match (rec.event, step_attempt) {
         (Event::Begin, Some(a)) => a + 1,
         (_, Some(a)) => a,
@@ -56,7 +57,7 @@ pub(super) fn checkpoint_line(rec: &Record, ctx: &Context, cap: &Captured) -> Ch
             .filter(|o| o.rewound == rewound)
             .map(|o| o.link.clone())
     };
-    let now = cap.now.to_string();
+    let now = cap.now;
     CheckpointLine {
         schema: CHECKPOINT_SCHEMA.into(),
         run: rec.run.to_string(),
@@ -85,10 +86,9 @@ pub(super) fn checkpoint_line(rec: &Record, ctx: &Context, cap: &Captured) -> Ch
         excluded: cap.excluded.to_vec(),
         started_at: rec
             .started_at
-            .clone()
-            .or_else(|| (rec.event == Event::Begin).then(|| now.clone()))
+            .or_else(|| (rec.event == Event::Begin).then_some(now))
             .or(attempt_started),
-        finished_at: (rec.event == Event::Finish).then(|| now.clone()),
+        finished_at: (rec.event == Event::Finish).then_some(now),
         ts: now,
         writer: cap.writer.to_string(),
         next_action: rec.next_action.clone(),

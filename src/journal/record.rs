@@ -48,7 +48,7 @@ pub struct Record {
     pub idempotency_key: Option<String>,
     pub next_action: Option<String>,
     pub exit_code: Option<i32>,
-    pub started_at: Option<String>,
+    pub started_at: Option<crate::time::Timestamp>,
     pub tree: TreeSource,
     pub origin: Option<Origin>,
     /// The run must not exist yet (start, rewind, fork).

@@ -37,7 +37,7 @@ pub fn decide(
         &[NoteLine::Approval {
             approved,
             by: by.clone(),
-            ts: crate::time::now_rfc3339(),
+            ts: crate::time::Timestamp::now(),
             message,
         }],
     )?;

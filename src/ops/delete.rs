@@ -18,6 +18,7 @@ use crate::journal::{active_run, clear_active_run};
 use crate::remote::staged::{self, LocalRun};
 use crate::store::ObjectId;
 use crate::store::{PublishError, RefChange, Store, layout};
+use crate::store::{read_if_exists, write_atomic};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -165,18 +166,12 @@ pub(crate) fn dependents(
     out
 }
 
-fn tombstones_path(store: &Store) -> std::path::PathBuf {
-    Store::private_dir(store.common_dir()).join("deleted-runs")
-}
-
 /// Runs deleted here, with the tip they had.
 pub fn deleted_runs(store: &Store) -> Result<BTreeMap<String, ObjectId>> {
-    let text = match std::fs::read_to_string(tombstones_path(store)) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-        Err(e) => return Err(e.into()),
+    let Some(bytes) = read_if_exists(&store.private().deleted_runs())? else {
+        return Ok(BTreeMap::new());
     };
-    Ok(text
+    Ok(String::from_utf8_lossy(&bytes)
         .lines()
         .filter_map(|l| {
             let (run, hex) = l.split_once(' ')?;
@@ -197,14 +192,8 @@ fn update_tombstones(
     if !f(&mut all) {
         return Ok(());
     }
-    let path = tombstones_path(store);
-    let dir = path.parent().expect("has parent");
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!("deleted-runs.{}.tmp", std::process::id()));
     let body: String = all.iter().map(|(r, id)| format!("{r} {id}\n")).collect();
-    std::fs::write(&tmp, body)?;
-    std::fs::rename(&tmp, &path)?;
-    Ok(())
+    write_atomic(&store.private().deleted_runs(), body.as_bytes(), None)
 }
 
 fn remember_deleted(store: &Store, tips: &[(RunId, ObjectId)]) -> Result<()> {
@@ -221,7 +210,7 @@ fn remember_deleted(store: &Store, tips: &[(RunId, ObjectId)]) -> Result<()> {
 
 /// The run exists again (imported or recreated): forget that it was deleted.
 pub fn forget_deleted(store: &Store, run: &RunId) -> Result<()> {
-    if !tombstones_path(store).exists() {
+    if !store.private().deleted_runs().exists() {
         return Ok(());
     }
     update_tombstones(store, |all| all.remove(run.as_str()).is_some())

@@ -17,6 +17,7 @@ use crate::ids::RunId;
 use crate::journal::active_run;
 use crate::remote::staged;
 use crate::store::Store;
+use crate::time::Timestamp;
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
 
@@ -32,7 +33,7 @@ pub struct GcOptions {
 #[derive(Debug, Clone, Serialize)]
 pub struct GcRun {
     pub run: String,
-    pub last_activity: String,
+    pub last_activity: Timestamp,
     pub label: Option<String>,
 }
 
@@ -71,19 +72,19 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
         .map(|p| format!("{p} (left alone)"))
         .collect();
     let origins = origins_of(&list.runs);
-    let mut runs: Vec<(RunId, String, Option<String>)> = list
+    let mut runs: Vec<(RunId, Timestamp, Option<String>)> = list
         .runs
         .into_iter()
         .filter_map(|s| Some((RunId::new(s.run).ok()?, s.last_activity, s.label)))
         .collect();
     runs.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let runs_before = runs.len();
-    let cutoff = opts.older_than.map(|secs| unix_now() - secs);
+    let cutoff = opts
+        .older_than
+        .map(|secs| Timestamp::now().minus_seconds(secs));
     let selected: Vec<usize> = (0..runs.len())
         .filter(|i| opts.keep.is_none_or(|k| *i >= k))
-        .filter(|i| {
-            cutoff.is_none_or(|c| crate::time::parse_rfc3339(&runs[*i].1).is_some_and(|t| t <= c))
-        })
+        .filter(|i| cutoff.is_none_or(|c| runs[*i].1 <= c))
         .collect();
 
     // Keep what a kept run's lineage passes through, and the active run.
@@ -117,7 +118,7 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
         .filter(|(r, _, _)| gone.contains(r.as_str()))
         .map(|(r, ts, label)| GcRun {
             run: r.to_string(),
-            last_activity: ts.clone(),
+            last_activity: *ts,
             label: label.clone(),
         })
         .collect();
@@ -147,11 +148,15 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
             }
             ok
         });
-        store.git(&["pack-refs", "--all"])?;
+        store.pack_refs()?;
         refs_packed = true;
     }
     let backups = match cutoff {
-        Some(c) => Some(crate::materialize::trim_backups(store, c, opts.dry_run)?),
+        Some(c) => Some(crate::materialize::trim_backups(
+            store,
+            c.as_second(),
+            opts.dry_run,
+        )?),
         None => None,
     };
     kept.sort_by(|a, b| a.run.cmp(&b.run));
@@ -217,59 +222,18 @@ fn lineage_order(deleted: &[GcRun], origins: &HashMap<String, String>) -> Vec<St
     v.into_iter().map(|(_, r)| r).collect()
 }
 
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
-
-/// `90d`, `12h`, `2w`, `1d12h`, `45m`, `30s` → seconds.
-pub fn parse_duration(s: &str) -> Result<i64> {
-    let bad = || {
-        Error::usage(format!("invalid duration {s:?}"))
-            .with_hint("use a number with a unit: s, m, h, d, w (e.g. 30d, 12h, 1d12h)")
-    };
-    let mut total: i64 = 0;
-    let mut num = String::new();
-    let mut any = false;
-    for c in s.trim().chars() {
-        if c.is_ascii_digit() {
-            num.push(c);
-            continue;
-        }
-        let unit = match c {
-            's' => 1,
-            'm' => 60,
-            'h' => 3600,
-            'd' => 86_400,
-            'w' => 7 * 86_400,
-            _ => return Err(bad()),
-        };
-        let n: i64 = num.parse().map_err(|_| bad())?;
-        total = total
-            .checked_add(n.checked_mul(unit).ok_or_else(bad)?)
-            .ok_or_else(bad)?;
-        num.clear();
-        any = true;
-    }
-    if !num.is_empty() || !any {
-        return Err(bad());
-    }
-    Ok(total)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn durations() {
-        assert_eq!(parse_duration("30d").unwrap(), 30 * 86_400);
-        assert_eq!(parse_duration("1d12h").unwrap(), 36 * 3600);
-        assert_eq!(parse_duration("0s").unwrap(), 0);
+        use crate::time::parse_age;
+        assert_eq!(parse_age("30d").unwrap(), 30 * 86_400);
+        assert_eq!(parse_age("1d12h").unwrap(), 36 * 3600);
+        assert_eq!(parse_age("0s").unwrap(), 0);
         for bad in ["", "10", "d", "5x", "-1d"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
+            assert!(parse_age(bad).is_err(), "{bad}");
         }
     }
 
@@ -288,7 +252,7 @@ mod tests {
         let runs: Vec<GcRun> = ["a", "b", "c"]
             .map(|r| GcRun {
                 run: r.into(),
-                last_activity: String::new(),
+                last_activity: Timestamp::EPOCH,
                 label: None,
             })
             .into();

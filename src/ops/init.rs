@@ -3,10 +3,9 @@
 //! decorations. Reflogs for our refs are forced by every write, so need no config.
 //! Config is written through the git binary (which owns config locking), never by hand.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::store::{Store, layout};
 use serde::Serialize;
-use std::process::Command;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct InitOutcome {
@@ -35,17 +34,7 @@ pub fn init(store: &Store) -> Result<InitOutcome> {
         if existing.iter().any(|v| v == &value) {
             continue;
         }
-        let status = Command::new("git")
-            .arg("--git-dir")
-            .arg(store.common_dir())
-            .args(["config", "--local", "--add", key, &value])
-            .status()
-            .map_err(|e| Error::other(format!("could not run git config: {e}")))?;
-        if !status.success() {
-            return Err(Error::other(format!(
-                "git config --add {key} {value} failed"
-            )));
-        }
+        store.config_add(key, &value)?;
         added.push(format!("{key}={value}"));
     }
     Ok(InitOutcome {

@@ -10,10 +10,9 @@
 use crate::catalog::{Catalog, Checkpoint, RunSummary};
 use crate::error::Result;
 use crate::ids::RunId;
-use crate::store::Store;
+use crate::store::{Store, write_atomic};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RunList {
@@ -38,14 +37,8 @@ struct CachedSummary {
     summary: RunSummary,
 }
 
-fn cache_path(store: &Store) -> PathBuf {
-    Store::private_dir(store.common_dir())
-        .join("cache")
-        .join("runs.json")
-}
-
 fn load_cache(store: &Store) -> SummaryCache {
-    std::fs::read(cache_path(store))
+    std::fs::read(store.private().runs_cache())
         .ok()
         .and_then(|b| serde_json::from_slice::<SummaryCache>(&b).ok())
         .filter(|c| c.version == CACHE_VERSION)
@@ -54,17 +47,8 @@ fn load_cache(store: &Store) -> SummaryCache {
 
 /// Best effort: a cache that cannot be written only costs the next `list` some time.
 fn save_cache(store: &Store, cache: &SummaryCache) {
-    let path = cache_path(store);
-    let Some(dir) = path.parent() else { return };
-    if std::fs::create_dir_all(dir).is_err() {
-        return;
-    }
-    let tmp = dir.join(format!("runs.json.{}.tmp", std::process::id()));
-    if let Ok(bytes) = serde_json::to_vec(cache)
-        && std::fs::write(&tmp, bytes).is_ok()
-        && std::fs::rename(&tmp, &path).is_err()
-    {
-        let _ = std::fs::remove_file(&tmp);
+    if let Ok(bytes) = serde_json::to_vec(cache) {
+        let _ = write_atomic(&store.private().runs_cache(), &bytes, None);
     }
 }
 

@@ -201,7 +201,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
             src_root.id(),
             &[NoteLine::RunStatus {
                 status: "archived".into(),
-                ts: crate::time::now_rfc3339(),
+                ts: crate::time::Timestamp::now(),
                 reason: Some(format!("rewound into {new_run}")),
             }],
         )?;
@@ -232,7 +232,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
         set_active_run(&linked, &new_run)?;
         worktree_shown = Some(path.display().to_string());
     } else if let (Some(b), Some(c)) = (&branch, git_commit) {
-        store.git(&["branch", b, &c.to_string()])?;
+        store.create_branch(b, c)?;
     }
 
     Ok(RewindOutcome {

@@ -4,6 +4,7 @@
 
 use super::start::{StartOptions, start};
 use crate::catalog::Catalog;
+use crate::error::IoResultExt;
 use crate::error::{Error, Result};
 use crate::ids::RunId;
 use crate::journal::{active_run, set_active_run};
@@ -26,7 +27,7 @@ pub fn run_workflow(
     let abs = std::fs::canonicalize(file)
         .map_err(|e| Error::usage(format!("{}: {e}", file.display())))?;
     let rel = abs
-        .strip_prefix(std::fs::canonicalize(&root)?)
+        .strip_prefix(std::fs::canonicalize(&root).at(&root)?)
         .map(Path::to_path_buf)
         .map_err(|_| {
             Error::usage(format!(

@@ -161,15 +161,16 @@ fn check_relative(path: &str) -> Result<()> {
     Ok(())
 }
 
+/// Replace `path` atomically, keeping the permissions it had.
 fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let tmp = path.with_extension(format!("agent-rewind-{}.tmp", std::process::id()));
-    std::fs::write(&tmp, data)?;
-    if let Ok(md) = std::fs::metadata(path) {
-        std::fs::set_permissions(&tmp, md.permissions())?;
-    }
-    std::fs::rename(&tmp, path)?;
-    Ok(())
+    #[cfg(unix)]
+    let mode = {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path)
+            .ok()
+            .map(|m| m.permissions().mode() & 0o7777)
+    };
+    #[cfg(not(unix))]
+    let mode = None;
+    crate::store::write_atomic(path, data, mode)
 }

@@ -10,6 +10,7 @@
 
 pub mod staged;
 
+use crate::error::IoResultExt;
 use crate::error::{Error, Result};
 use crate::ids::{RemoteName, RunId};
 use crate::store::{Store, layout};
@@ -111,13 +112,9 @@ pub struct PushAttempt {
 
 /// `git push --atomic --porcelain <remote> <refspecs…>`: never forced, all or nothing.
 pub fn push_atomic(store: &Store, remote: &Remote, refspecs: &[String]) -> Result<PushAttempt> {
-    let mut args = vec!["push", "--atomic", "--porcelain"];
-    args.push(remote.name.as_str());
-    args.extend(refspecs.iter().map(String::as_str));
-    let out = store.git_unchecked(&args)?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = crate::error::one_line(&String::from_utf8_lossy(&out.stderr));
-    if stderr.contains("does not support --atomic") {
+    let out = store.push_atomic(remote.name.as_str(), refspecs)?;
+    // git's own words: the server lacks the capability (no typed signal exists for it).
+    if out.stderr.contains("does not support --atomic") {
         return Err(Error::refused(format!(
             "remote {} does not support atomic pushes",
             remote.name
@@ -125,9 +122,9 @@ pub fn push_atomic(store: &Store, remote: &Remote, refspecs: &[String]) -> Resul
         .with_hint("agent runs are pushed with `git push --atomic` so a run never lands half; use a remote whose server supports it"));
     }
     Ok(PushAttempt {
-        success: out.status.success(),
-        refs: parse_porcelain(&stdout),
-        stderr,
+        success: out.success,
+        refs: parse_porcelain(&out.stdout),
+        stderr: out.stderr,
     })
 }
 
@@ -176,23 +173,12 @@ pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>
 }
 
 fn fetch(store: &Store, source: &str, shown: &str, refspecs: &[String]) -> Result<()> {
-    let mut args = vec![
-        "fetch",
-        "--no-tags",
-        "--prune",
-        "--no-write-fetch-head",
-        "--quiet",
-        "--no-recurse-submodules",
-    ];
-    args.push(source);
-    args.extend(refspecs.iter().map(String::as_str));
-    let out = store.git_unchecked(&args)?;
-    if !out.status.success() {
-        return Err(Error::other(format!(
-            "`git fetch` from {shown} failed: {}",
-            crate::error::one_line(&String::from_utf8_lossy(&out.stderr))
-        ))
-        .with_hint("check that the remote is reachable with `git ls-remote`"));
+    let out = store.fetch_refspecs(source, refspecs)?;
+    if !out.success {
+        return Err(
+            Error::git(format!("`git fetch` from {shown} failed: {}", out.stderr))
+                .with_hint("check that the remote is reachable with `git ls-remote`"),
+        );
     }
     Ok(())
 }
@@ -200,14 +186,11 @@ fn fetch(store: &Store, source: &str, shown: &str, refspecs: &[String]) -> Resul
 /// `git bundle create FILE <refs…>`: a bundle without prerequisites, so any repository can
 /// import it.
 pub fn bundle_create(store: &Store, file: &Path, refs: &[String]) -> Result<()> {
-    let path = file.to_string_lossy();
-    let mut args = vec!["bundle", "create", "--quiet", path.as_ref()];
-    args.extend(refs.iter().map(String::as_str));
-    let out = store.git_unchecked(&args)?;
-    if !out.status.success() {
-        return Err(Error::other(format!(
+    let out = store.bundle_create(file, refs)?;
+    if !out.success {
+        return Err(Error::git(format!(
             "`git bundle create` failed: {}",
-            crate::error::one_line(&String::from_utf8_lossy(&out.stderr))
+            out.stderr
         )));
     }
     Ok(())
@@ -219,16 +202,17 @@ pub fn bundle_verify(store: &Store, file: &Path) -> Result<Vec<String>> {
     if !file.is_file() {
         return Err(Error::usage(format!("no such file: {path}")));
     }
-    let out = store.git_unchecked(&["bundle", "verify", "--quiet", path.as_ref()])?;
-    if !out.status.success() {
+    let out = store.bundle_verify(file)?;
+    if !out.success {
         return Err(Error::refused(format!(
             "{path} is not a valid bundle for this repository: {}",
-            crate::error::one_line(&String::from_utf8_lossy(&out.stderr))
+            out.stderr
         ))
         .with_hint("create it with `git agent-rewind export RUN -o FILE`"));
     }
-    let heads = store.git_unchecked(&["bundle", "list-heads", path.as_ref()])?;
-    Ok(String::from_utf8_lossy(&heads.stdout)
+    let heads = store.bundle_list_heads(file)?;
+    Ok(heads
+        .stdout
         .lines()
         .filter_map(|l| l.split_once(' ').map(|(_, r)| r.to_string()))
         .collect())
@@ -236,7 +220,7 @@ pub fn bundle_verify(store: &Store, file: &Path) -> Result<Vec<String>> {
 
 /// Fetch the runs of a bundle file into the staging namespace of `staging`.
 pub fn fetch_bundle(store: &Store, file: &Path, staging: &RemoteName) -> Result<()> {
-    let path = std::path::absolute(file)?;
+    let path = std::path::absolute(file).at(file)?;
     let source = path.to_string_lossy();
     fetch(
         store,

@@ -237,7 +237,7 @@ fn read_note(store: &Store, blob: ObjectId) -> std::result::Result<Note, String>
     }
     let bytes = store.read_blob(blob).map_err(|e| e.message)?;
     let text = String::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
-    Note::parse(&text)
+    Note::parse(&text).map_err(|e| e.to_string())
 }
 
 fn short(id: ObjectId) -> String {

@@ -55,9 +55,7 @@ pub fn untracked_files(store: &Store, index: &gix::index::State) -> Result<WalkO
         .boolean("agentRewind.untrackedCache")
         .unwrap_or(true)
         && cfg!(unix);
-    let cache_path = Store::private_dir(store.git_dir())
-        .join("cache")
-        .join("dirwalk");
+    let cache_path = store.private().dirwalk_cache();
     let walk_start = SystemTime::now();
     let key = cache_key(store, &workdir);
     let previous = if use_cache {
@@ -287,17 +285,7 @@ impl Cache {
             );
             out.extend_from_slice(dir);
         }
-        let dir = path.parent().expect("the cache file has a folder");
-        std::fs::create_dir_all(dir)?;
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let tmp = dir.join(format!("dirwalk.{}.{nanos}.tmp", std::process::id()));
-        std::fs::write(&tmp, &out)?;
-        std::fs::rename(&tmp, path).inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })?;
-        Ok(())
+        super::write_atomic(path, &out, None)
     }
 }
 

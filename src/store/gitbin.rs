@@ -1,8 +1,9 @@
 //! What must go through the git binary (gix 0.90 has no equivalent): moving the user's
 //! HEAD, resetting the user's index to a commit, linked worktrees with git's own
-//! bookkeeping, config writes, push and fetch, and where git looks for hooks. Every call is
-//! a separate `git` process with the repository made explicit; failures become one-line
-//! errors naming the command.
+//! bookkeeping, config writes, packing refs, and where git looks for hooks (push, fetch and
+//! bundles are in `transport`). Every call is a named method here: no module outside the
+//! store builds a git command line. Each is a separate `git` process with the repository
+//! made explicit; failures become one-line errors naming the command.
 
 use super::Store;
 use crate::error::{Error, Result};
@@ -10,14 +11,14 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 /// Run git in `dir` with `args`; return stdout on success.
-pub fn git(dir: &Path, args: &[&str]) -> Result<String> {
+fn git(dir: &Path, args: &[&str]) -> Result<String> {
     stdout_of(args, git_output(dir, args)?)
 }
 
 /// The stdout of a finished `git args`, or its failure as a one-line error.
 fn stdout_of(args: &[&str], out: Output) -> Result<String> {
     if !out.status.success() {
-        return Err(Error::other(format!(
+        return Err(Error::git(format!(
             "`git {}` failed: {}",
             args.join(" "),
             crate::error::one_line(&String::from_utf8_lossy(&out.stderr))
@@ -34,10 +35,10 @@ fn git_command(dir: &Path, args: &[&str]) -> Command {
     c
 }
 
-pub fn git_output(dir: &Path, args: &[&str]) -> Result<Output> {
+pub(super) fn git_output(dir: &Path, args: &[&str]) -> Result<Output> {
     git_command(dir, args)
         .output()
-        .map_err(|e| Error::other(format!("could not run git: {e}")))
+        .map_err(|e| Error::git(format!("could not run git: {e}")).with_source(e))
 }
 
 /// Above this many written files, `reset_user_index` refreshes the whole index instead of
@@ -47,7 +48,7 @@ const REFRESH_PATHS_LIMIT: usize = 64;
 /// Run git in `dir` with `input` on stdin; return stdout on success.
 fn git_with_input(dir: &Path, args: &[&str], input: &[u8]) -> Result<String> {
     use std::io::Write;
-    let failed = |e: std::io::Error| Error::other(format!("could not run git: {e}"));
+    let failed = |e: std::io::Error| Error::git(format!("could not run git: {e}")).with_source(e);
     let mut child = git_command(dir, args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -64,16 +65,58 @@ fn git_with_input(dir: &Path, args: &[&str], input: &[u8]) -> Result<String> {
 
 impl Store {
     /// Run git inside this repository's worktree (or git dir when bare).
-    pub fn git(&self, args: &[&str]) -> Result<String> {
+    fn git(&self, args: &[&str]) -> Result<String> {
         let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
         git(dir, args)
     }
 
     /// Run git inside this repository and return its whole output, whatever its exit
     /// status (for commands whose failures are parsed: push, fetch, bundle).
-    pub fn git_unchecked(&self, args: &[&str]) -> Result<Output> {
+    pub(super) fn git_unchecked(&self, args: &[&str]) -> Result<Output> {
         let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
         git_output(dir, args)
+    }
+
+    /// Create `branch` (a name under `refs/heads/`, which must not exist yet) at `commit`,
+    /// with a compare-and-swap; HEAD is not touched.
+    pub fn create_branch(&self, branch: &str, commit: gix::ObjectId) -> Result<()> {
+        self.publish(
+            &[super::RefChange::set(
+                super::layout::branch_ref(branch).as_str(),
+                commit,
+                None,
+            )],
+            "agent-rewind: branch for rewound run",
+        )
+        .map_err(|e| Error::from(e).context(format!("could not create branch {branch}")))
+    }
+
+    /// Attach the user's HEAD to the existing branch `full_ref` (`refs/heads/…`) without
+    /// touching index or files; HEAD's reflog gets `message`.
+    pub fn attach_user_head(&self, full_ref: &str, message: &str) -> Result<()> {
+        if !full_ref.starts_with(super::layout::BRANCHES_PREFIX) {
+            return Err(Error::corrupt(format!(
+                "{full_ref:?} is not a branch (refs/heads/…)"
+            )));
+        }
+        self.git(&["symbolic-ref", "-m", message, "HEAD", full_ref])
+            .map(|_| ())
+    }
+
+    /// Pack every ref into `packed-refs` (`git pack-refs --all`).
+    pub fn pack_refs(&self) -> Result<()> {
+        self.git(&["pack-refs", "--all"]).map(|_| ())
+    }
+
+    /// Add `key = value` to the repository's own config (`git config --local --add`; git
+    /// owns config locking). Never touches the user's global config.
+    pub fn config_add(&self, key: &str, value: &str) -> Result<()> {
+        let dir = self.common_dir().to_string_lossy().into_owned();
+        git(
+            self.common_dir(),
+            &["--git-dir", &dir, "config", "--local", "--add", key, value],
+        )
+        .map(|_| ())
     }
 
     /// Point the user's HEAD at `branch` (creating the branch at `commit`, which must not
@@ -87,28 +130,11 @@ impl Store {
             (Some(b), Some(c)) => {
                 // The branch in-process (compare-and-swap: it must not exist), HEAD through git
                 // so HEAD's reflog says where it went.
-                let full = super::layout::branch_ref(b);
-                self.publish(
-                    &[super::RefChange::set(full.as_str(), c, None)],
-                    "agent-rewind: branch for rewound run",
-                )
-                .map_err(|e| Error::from(e).context(format!("could not create branch {b}")))?;
-                self.git(&[
-                    "symbolic-ref",
-                    "-m",
-                    "agent-rewind: checkout",
-                    "HEAD",
-                    &full,
-                ])?;
+                self.create_branch(b, c)?;
+                self.attach_user_head(&super::layout::branch_ref(b), "agent-rewind: checkout")?;
             }
             (Some(b), None) => {
-                self.git(&[
-                    "symbolic-ref",
-                    "-m",
-                    "agent-rewind: checkout",
-                    "HEAD",
-                    &super::layout::branch_ref(b),
-                ])?;
+                self.attach_user_head(&super::layout::branch_ref(b), "agent-rewind: checkout")?;
             }
             (None, Some(c)) => {
                 self.git(&[

@@ -7,7 +7,7 @@
 //! never remove any other lock, or leave `index.lock` behind when it returns.
 
 use super::Store;
-use crate::error::{Error, Result};
+use crate::error::{Error, IoResultExt, Result};
 use std::path::{Path, PathBuf};
 
 /// How many times a held `index.lock` is waited for, 10 ms apart.
@@ -18,7 +18,7 @@ impl Store {
     /// was killed while holding it is removed first.
     pub fn user_index_locked(&self) -> bool {
         let lock = lock_path(&self.repo.index_path());
-        let tmp_dir = Store::private_dir(self.git_dir()).join("tmp");
+        let tmp_dir = self.private().tmp_dir();
         sweep_dead_index_temps(&tmp_dir, &lock);
         std::fs::symlink_metadata(&lock).is_ok()
     }
@@ -30,16 +30,17 @@ impl Store {
         use std::io::Write;
         let index = self.repo.index_path();
         let lock = lock_path(&index);
-        let tmp_dir = Store::private_dir(self.git_dir()).join("tmp");
-        std::fs::create_dir_all(&tmp_dir)?;
+        let tmp_dir = self.private().tmp_dir();
+        std::fs::create_dir_all(&tmp_dir).at(&tmp_dir)?;
         sweep_dead_index_temps(&tmp_dir, &lock);
         let tmp = tmp_dir.join(format!("index-{}", std::process::id()));
         let _ = std::fs::remove_file(&tmp);
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
-            .open(&tmp)?;
-        f.write_all(bytes)?;
+            .open(&tmp)
+            .at(&tmp)?;
+        f.write_all(bytes).at(&tmp)?;
         drop(f);
         let result = take_lock_and_rename(&tmp, &lock, &index, bytes);
         let _ = std::fs::remove_file(&tmp);
@@ -73,11 +74,11 @@ fn take_lock_and_rename(tmp: &Path, lock: &Path, index: &Path, bytes: &[u8]) -> 
                     Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                         return Err(lock_held(lock));
                     }
-                    Err(e) => return Err(e.into()),
+                    Err(e) => return Err(Error::io(lock, e)),
                 };
                 if let Err(e) = f.write_all(bytes) {
                     let _ = std::fs::remove_file(lock);
-                    return Err(e.into());
+                    return Err(Error::io(lock, e));
                 }
                 break;
             }
@@ -85,7 +86,7 @@ fn take_lock_and_rename(tmp: &Path, lock: &Path, index: &Path, bytes: &[u8]) -> 
     }
     std::fs::rename(lock, index).map_err(|e| {
         let _ = std::fs::remove_file(lock);
-        Error::other(format!("could not replace {}: {e}", index.display()))
+        Error::io(index, e)
     })
 }
 

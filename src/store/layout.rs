@@ -19,6 +19,8 @@ pub const NOTES_PREFIX: &str = "refs/notes/agent-runs/";
 pub const REMOTE_RUNS_PREFIX: &str = "refs/agent-runs-remote/";
 pub const REMOTE_NOTES_PREFIX: &str = "refs/notes/agent-runs-remote/";
 pub const BACKUPS_REF: &str = "refs/agent-rewind/backups";
+/// Where local branches live.
+pub const BRANCHES_PREFIX: &str = "refs/heads/";
 /// The name of the chain-tip ref inside a run's folder.
 pub const HEAD_LEAF: &str = "HEAD";
 /// Glob for `git log --notes=…` and `notes.displayRef`.
@@ -77,7 +79,7 @@ pub fn default_branch(run: &RunId) -> String {
 }
 
 pub fn branch_ref(branch: &str) -> String {
-    format!("refs/heads/{branch}")
+    format!("{BRANCHES_PREFIX}{branch}")
 }
 
 /// What a full ref name under [`RUNS_PREFIX`] means.

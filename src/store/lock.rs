@@ -7,7 +7,7 @@
 //! stays the authority (other machines, other tools).
 
 use super::Store;
-use crate::error::{Error, Result};
+use crate::error::{Error, IoResultExt, Result};
 use std::fs::{File, OpenOptions};
 use std::path::PathBuf;
 
@@ -21,16 +21,14 @@ impl Store {
     /// Take the writer lock named `name` (a validated run id, or a fixed name like `backups`),
     /// waiting for other writers.
     pub fn writer_lock(&self, name: &str) -> Result<RunLock> {
-        let dir = Store::private_dir(self.common_dir()).join("locks");
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| Error::other(format!("could not create {}: {e}", dir.display())))?;
-        let path = dir.join(format!("{name}.lock"));
+        let path = self.private().writer_lock(name);
+        super::create_parent(&path)?;
         let file = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .open(&path)
-            .map_err(|e| Error::other(format!("could not open lock {}: {e}", path.display())))?;
+            .at(&path)?;
         file.lock()
             .map_err(|e| Error::conflict(format!("could not lock {}: {e}", path.display())))?;
         Ok(RunLock { _file: file, path })

@@ -7,29 +7,33 @@
 //! that operation's backup: `worktree`, `userindex`, `gitbin`), and never prints.
 
 mod dirwalk;
-pub mod gitbin;
+mod gitbin;
 mod indexlock;
 pub mod layout;
 mod lock;
 mod notes;
 mod objects;
 mod packwrite;
+mod private;
 mod publish;
 pub mod snapshot;
 mod statcheck;
+mod transport;
 mod userindex;
 mod worktree;
 
 pub use lock::RunLock;
 pub use notes::{NotesReader, union_lines};
 pub use objects::{CommitInfo, Trailers, TreeChange};
+pub use private::{PrivatePaths, create_parent, read_if_exists, remove_if_exists, write_atomic};
 pub use publish::{PublishError, RefChange};
+pub use transport::GitOutput;
 pub use userindex::WrittenFile;
 
 use crate::error::{Error, Result};
 use crate::ids::{RunId, StepName};
 pub use gix::ObjectId;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Every run with its tip, and the names under `refs/agent-runs/` that are not valid run ids.
 pub type RunRefs = (Vec<(RunId, ObjectId)>, Vec<String>);
@@ -187,11 +191,6 @@ impl Store {
     /// The git dir shared by all worktrees.
     pub fn common_dir(&self) -> &Path {
         self.repo.common_dir()
-    }
-
-    /// Our private folder inside `dir` (created on demand).
-    pub fn private_dir(dir: &Path) -> PathBuf {
-        dir.join("agent-rewind")
     }
 
     pub fn object_hash(&self) -> gix::hash::Kind {
@@ -357,18 +356,38 @@ impl Store {
         Ok(out)
     }
 
-    /// Expand an abbreviated commit id (at least 4 hex digits) to a full one.
+    /// Expand an abbreviated commit id (at least 4 hex digits) to a full one. Objects of
+    /// other kinds sharing the prefix do not count (as git's `<prefix>^{commit}`); two
+    /// commits do: an error listing them.
     pub fn resolve_commit_prefix(&self, hex: &str) -> Result<Option<ObjectId>> {
-        let spec = format!("{hex}^{{commit}}");
-        match self.repo.rev_parse_single(spec.as_str()) {
-            Ok(id) => Ok(Some(id.detach())),
-            Err(e)
-                if e.to_string().contains("ambiguous") || e.to_string().contains("Ambiguous") =>
-            {
-                Err(Error::usage(format!("commit id prefix {hex} is ambiguous"))
-                    .with_hint("give more hex digits"))
-            }
-            Err(_) => Ok(None),
+        let Ok(prefix) = gix::hash::Prefix::from_hex(hex) else {
+            return Ok(None);
+        };
+        let mut candidates = std::collections::HashSet::new();
+        self.repo
+            .objects
+            .lookup_prefix(prefix, Some(&mut candidates))
+            .map_err(|e| Error::git(format!("could not look up {hex}: {e}")))?;
+        let mut commits: Vec<ObjectId> = candidates
+            .into_iter()
+            .filter(|id| {
+                self.repo
+                    .find_header(*id)
+                    .is_ok_and(|h| h.kind() == gix::object::Kind::Commit)
+            })
+            .collect();
+        commits.sort();
+        match commits.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(*one)),
+            many => Err(Error::usage(format!(
+                "commit id prefix {hex} is ambiguous: {}",
+                many.iter()
+                    .map(|c| c.to_hex_with_len(hex.len() + 4).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .with_hint("give more hex digits")),
         }
     }
 

@@ -11,7 +11,7 @@
 //! after this returns. It never writes anything but the two files.
 
 use super::objects::digest;
-use crate::error::{Error, Result};
+use crate::error::{Error, IoResultExt, Result};
 use gix::ObjectId;
 use std::path::Path;
 
@@ -78,7 +78,7 @@ pub fn write_pack(
     idx.extend_from_slice(idx_checksum.as_slice());
 
     let dir = objects_dir.join("pack");
-    std::fs::create_dir_all(&dir)?;
+    std::fs::create_dir_all(&dir).at(&dir)?;
     let name = format!("pack-{pack_checksum}");
     install(&dir, &format!("{name}.pack"), &pack)?;
     install(&dir, &format!("{name}.idx"), &idx)?;

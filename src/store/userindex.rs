@@ -440,7 +440,8 @@ fn encode(
         )
         .map_err(|e| Error::other(format!("cannot encode the index: {e}")))?;
     if let Some(tree) = cache_tree {
-        tree.write_to(&mut out)?;
+        tree.write_to(&mut out)
+            .map_err(|e| Error::other(format!("cannot encode the cache-tree: {e}")))?;
     }
     let sum = digest(hash, &out)?;
     out.extend_from_slice(sum.as_bytes());

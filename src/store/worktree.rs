@@ -8,7 +8,7 @@
 use super::objects::digest;
 use super::userindex::WrittenFile;
 use super::{Store, TreeChange};
-use crate::error::{Error, Result};
+use crate::error::{Error, IoResultExt, Result};
 use gix::objs::tree::EntryKind;
 use std::io::Read;
 use std::path::Path;
@@ -64,8 +64,8 @@ impl Store {
         self.check_checkout_paths(changes)?;
         let (mut pipeline, _index) = self.repo.filter_pipeline(None)?;
         // Temp files live in our private folder, so a crash never leaves one in the worktree.
-        let tmp_dir = Store::private_dir(self.git_dir()).join("tmp");
-        std::fs::create_dir_all(&tmp_dir)?;
+        let tmp_dir = self.private().tmp_dir();
+        std::fs::create_dir_all(&tmp_dir).at(&tmp_dir)?;
         // Deletions first, so a file can replace a directory and the other way round.
         for c in changes.iter().filter(|c| c.new.is_none()) {
             let full = root.join(&c.path);
@@ -89,7 +89,7 @@ impl Store {
                 EntryKind::Commit => {
                     // A submodule: git leaves an empty directory for it.
                     if !full.exists() {
-                        std::fs::create_dir_all(&full)?;
+                        std::fs::create_dir_all(&full).at(&full)?;
                     }
                 }
                 EntryKind::Tree => {}
@@ -97,7 +97,7 @@ impl Store {
                     let blob = self.read_blob(id)?;
                     let target = gix::path::from_byte_slice(&blob)?.to_path_buf();
                     atomic_replace(&full, &tmp_dir, |tmp| {
-                        std::os::unix::fs::symlink(&target, tmp).map_err(Into::into)
+                        std::os::unix::fs::symlink(&target, tmp).at(tmp)
                     })?;
                     written.push(WrittenFile {
                         path: c.path.clone(),
@@ -112,7 +112,9 @@ impl Store {
                         .convert_to_worktree(&data, c.path.as_str().into(), Default::default())
                         .map_err(|e| Error::other(format!("filter failed for {}: {e}", c.path)))?;
                     let mut bytes = Vec::with_capacity(data.len());
-                    out.read_to_end(&mut bytes)?;
+                    out.read_to_end(&mut bytes).map_err(|e| {
+                        Error::other(format!("filter failed for {}: {e}", c.path)).with_source(e)
+                    })?;
                     let exec = kind == EntryKind::BlobExecutable;
                     atomic_replace(&full, &tmp_dir, |tmp| write_file(tmp, &bytes, exec))?;
                     written.push(WrittenFile {
@@ -137,9 +139,9 @@ fn write_file(path: &Path, bytes: &[u8], exec: bool) -> Result<()> {
         .write(true)
         .create_new(true)
         .mode(if exec { 0o777 } else { 0o666 })
-        .open(path)?;
-    f.write_all(bytes)?;
-    Ok(())
+        .open(path)
+        .at(path)?;
+    f.write_all(bytes).at(path)
 }
 
 /// Create the new content with `create` in `tmp_dir` (our private folder, normally on the
@@ -159,7 +161,7 @@ fn atomic_replace(path: &Path, tmp_dir: &Path, create: impl Fn(&Path) -> Result<
         && let Ok(md) = std::fs::symlink_metadata(path)
         && md.is_dir()
     {
-        std::fs::remove_dir_all(path)?;
+        std::fs::remove_dir_all(path).at(path)?;
         renamed = std::fs::rename(&tmp, path);
     }
     match renamed {
@@ -171,13 +173,9 @@ fn atomic_replace(path: &Path, tmp_dir: &Path, create: impl Fn(&Path) -> Result<
             let _ = std::fs::remove_file(&sibling);
             create(&sibling)
                 .map_err(|e| e.context(format!("could not write {}", path.display())))?;
-            std::fs::rename(&sibling, path)
-                .map_err(|e| Error::other(format!("could not replace {}: {e}", path.display())))
+            std::fs::rename(&sibling, path).at(path)
         }
-        Err(e) => Err(Error::other(format!(
-            "could not replace {}: {e}",
-            path.display()
-        ))),
+        Err(e) => Err(Error::io(path, e)),
     }
 }
 
@@ -186,9 +184,9 @@ fn atomic_replace(path: &Path, tmp_dir: &Path, create: impl Fn(&Path) -> Result<
 fn remove_path(path: &Path) -> Result<()> {
     match std::fs::symlink_metadata(path) {
         Ok(md) if md.is_dir() => {}
-        Ok(_) => std::fs::remove_file(path)?,
+        Ok(_) => std::fs::remove_file(path).at(path)?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(Error::io(path, e)),
     }
     Ok(())
 }
@@ -203,10 +201,10 @@ fn make_dirs(root: &Path, dir: &Path) -> Result<()> {
         match std::fs::symlink_metadata(&cur) {
             Ok(md) if md.is_dir() => {}
             Ok(_) => {
-                std::fs::remove_file(&cur)?;
-                std::fs::create_dir(&cur)?;
+                std::fs::remove_file(&cur).at(&cur)?;
+                std::fs::create_dir(&cur).at(&cur)?;
             }
-            Err(_) => std::fs::create_dir(&cur)?,
+            Err(_) => std::fs::create_dir(&cur).at(&cur)?,
         }
     }
     Ok(())

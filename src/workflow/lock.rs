@@ -4,9 +4,9 @@
 //! locked is stale: it is taken over and the caller reconciles the steps the dead runner left
 //! open.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, IoResultExt, Result};
 use crate::ids::RunId;
-use crate::store::Store;
+use crate::store::{Store, create_parent};
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::PathBuf;
@@ -18,22 +18,17 @@ pub struct RunnerLock {
     pub took_over_from: Option<String>,
 }
 
-fn path(store: &Store, run: &RunId) -> PathBuf {
-    Store::private_dir(store.common_dir())
-        .join("runners")
-        .join(format!("{run}.lock"))
-}
-
 /// Take the runner lock of `run`, or fail naming the runner that holds it.
 pub fn acquire(store: &Store, run: &RunId) -> Result<RunnerLock> {
-    let p = path(store, run);
-    std::fs::create_dir_all(p.parent().expect("has parent"))?;
+    let p = store.private().runner_lock(run);
+    create_parent(&p)?;
     let mut file = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .open(&p)?;
+        .open(&p)
+        .at(&p)?;
     match file.try_lock() {
         Ok(()) => {}
         Err(TryLockError::WouldBlock) => {
@@ -46,22 +41,23 @@ pub fn acquire(store: &Store, run: &RunId) -> Result<RunnerLock> {
             .with_hint("wait for it to finish; a runner that died releases the lock by itself"));
         }
         Err(TryLockError::Error(e)) => {
-            return Err(Error::other(format!("could not lock {}: {e}", p.display())));
+            return Err(Error::io(&p, e));
         }
     }
     let mut previous = String::new();
-    file.read_to_string(&mut previous)?;
+    file.read_to_string(&mut previous).at(&p)?;
     let took_over_from = (!previous.trim().is_empty()).then(|| previous.trim().replace('\n', ", "));
-    file.set_len(0)?;
-    file.rewind()?;
     let host = crate::time::writer_id();
-    writeln!(
-        file,
-        "pid {}\nhost {host}\nsince {}",
+    let holder = format!(
+        "pid {}\nhost {host}\nsince {}\n",
         std::process::id(),
-        crate::time::now_rfc3339()
-    )?;
-    file.flush()?;
+        crate::time::Timestamp::now()
+    );
+    file.set_len(0)
+        .and_then(|()| file.rewind())
+        .and_then(|()| file.write_all(holder.as_bytes()))
+        .and_then(|()| file.flush())
+        .at(&p)?;
     Ok(RunnerLock {
         file,
         path: p,
@@ -71,7 +67,7 @@ pub fn acquire(store: &Store, run: &RunId) -> Result<RunnerLock> {
 
 /// Whether a runner currently holds the lock of `run`.
 pub fn is_running(store: &Store, run: &RunId) -> Result<bool> {
-    let p = path(store, run);
+    let p = store.private().runner_lock(run);
     let Ok(file) = File::open(&p) else {
         return Ok(false);
     };

@@ -177,7 +177,7 @@ pub fn decide(cx: &mut Context, step: &StepDef, hash: &str) -> Result<Decision> 
                         .filter_map(|l| match l {
                             NoteLine::Approval {
                                 approved, by, ts, ..
-                            } => Some((ts.clone(), *approved, by.clone())),
+                            } => Some((*ts, *approved, by.clone())),
                             _ => None,
                         })
                         .max_by(|a, b| a.0.cmp(&b.0));
@@ -317,7 +317,7 @@ pub fn reconcile_interrupted(cx: &mut Context) -> Result<Vec<String>> {
                 c.id(),
                 &[NoteLine::Status {
                     status: Status::Interrupted,
-                    ts: crate::time::now_rfc3339(),
+                    ts: crate::time::Timestamp::now(),
                     reason: Some("its runner died before the step finished".into()),
                 }],
             )?;

@@ -252,8 +252,7 @@ pub fn execute(
     let mut catalog = Catalog::new(store);
     let tip = catalog.require_run_tip(run)?;
     let root = catalog.root_of(&tip)?;
-    let already =
-        matches!(root.note.run_status(), Some((ts, "completed")) if ts >= tip.line().ts.as_str());
+    let already = matches!(root.note.run_status(), Some((ts, "completed")) if ts >= tip.line().ts);
     if !already {
         crate::journal::append_note_lines(
             store,
@@ -261,7 +260,7 @@ pub fn execute(
             root.id(),
             &[crate::model::NoteLine::RunStatus {
                 status: "completed".into(),
-                ts: crate::time::now_rfc3339(),
+                ts: crate::time::Timestamp::now(),
                 reason: Some(format!("workflow {} finished", workflow.name)),
             }],
         )?;
@@ -318,7 +317,9 @@ fn run_command(
     let stderr = std::io::stderr();
     let to_stderr = || -> Result<Stdio> {
         use std::os::fd::AsFd;
-        Ok(Stdio::from(stderr.as_fd().try_clone_to_owned()?))
+        Ok(Stdio::from(stderr.as_fd().try_clone_to_owned().map_err(
+            |e| Error::other(format!("could not pass stderr to the step: {e}")).with_source(e),
+        )?))
     };
     let status = Command::new("sh")
         .arg("-c")

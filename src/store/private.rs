@@ -1,0 +1,127 @@
+//! Our private files under the git dir: the one module that spells their paths, and the one
+//! way to replace a file atomically.
+//!
+//! ```text
+//! <git dir>/agent-rewind/active-run          the worktree's active run (per worktree)
+//! <git dir>/agent-rewind/cache/dirwalk       the untracked-walk cache (per worktree)
+//! <git dir>/agent-rewind/tmp/                temp files of checkouts and index writes
+//! <common dir>/agent-rewind/cache/runs.json  the `list` summary cache
+//! <common dir>/agent-rewind/deleted-runs     tombstones of deleted runs
+//! <common dir>/agent-rewind/locks/<name>.lock   writer flocks (a run, `backups`, …)
+//! <common dir>/agent-rewind/runners/<run>.lock  runner flocks
+//! ```
+//!
+//! `<git dir>` is the worktree's own (`.git/worktrees/<name>` for a linked one), `<common
+//! dir>` the one all worktrees share. Nothing here decides what goes into these files.
+
+use super::Store;
+use crate::error::{Error, IoResultExt, Result};
+use crate::ids::RunId;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The folder of ours inside a git dir.
+const DIR: &str = "agent-rewind";
+
+/// The paths of our private files in one worktree of one repository.
+pub struct PrivatePaths<'a> {
+    git_dir: &'a Path,
+    common_dir: &'a Path,
+}
+
+impl Store {
+    /// The paths of our private files for this worktree.
+    pub fn private(&self) -> PrivatePaths<'_> {
+        PrivatePaths {
+            git_dir: self.git_dir(),
+            common_dir: self.common_dir(),
+        }
+    }
+}
+
+impl PrivatePaths<'_> {
+    fn worktree(&self) -> PathBuf {
+        self.git_dir.join(DIR)
+    }
+    fn shared(&self) -> PathBuf {
+        self.common_dir.join(DIR)
+    }
+    /// The worktree's active run.
+    pub fn active_run(&self) -> PathBuf {
+        self.worktree().join("active-run")
+    }
+    /// The untracked-walk cache of this worktree.
+    pub fn dirwalk_cache(&self) -> PathBuf {
+        self.worktree().join("cache").join("dirwalk")
+    }
+    /// Temp files of checkouts and index writes (never in the worktree itself).
+    pub fn tmp_dir(&self) -> PathBuf {
+        self.worktree().join("tmp")
+    }
+    /// The summary cache of `list`.
+    pub fn runs_cache(&self) -> PathBuf {
+        self.shared().join("cache").join("runs.json")
+    }
+    /// Tombstones of runs deleted here.
+    pub fn deleted_runs(&self) -> PathBuf {
+        self.shared().join("deleted-runs")
+    }
+    /// The writer flock named `name` (a run id, or a fixed name such as `backups`).
+    pub fn writer_lock(&self, name: &str) -> PathBuf {
+        self.shared().join("locks").join(format!("{name}.lock"))
+    }
+    /// The runner flock of `run`.
+    pub fn runner_lock(&self, run: &RunId) -> PathBuf {
+        self.shared().join("runners").join(format!("{run}.lock"))
+    }
+}
+
+/// Read a file that may not exist yet.
+pub fn read_if_exists(path: &Path) -> Result<Option<Vec<u8>>> {
+    match std::fs::read(path) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+/// Create the folder that holds `path`.
+pub fn create_parent(path: &Path) -> Result<&Path> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| Error::other(format!("{} has no parent folder", path.display())))?;
+    std::fs::create_dir_all(dir).at(dir)?;
+    Ok(dir)
+}
+
+/// Replace `path` with `bytes` atomically: a temp file beside it (`.agent-rewind-*.tmp`,
+/// removed on failure), then a rename. Readers see the old content or the new, never a
+/// part. `mode` sets the new file's permissions (unix), else the temp file's default.
+pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+    let dir = create_parent(path)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".agent-rewind-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .at(dir)?;
+    tmp.write_all(bytes).at(tmp.path())?;
+    #[cfg(unix)]
+    if let Some(mode) = mode {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))
+            .at(tmp.path())?;
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    Ok(())
+}
+
+/// Remove a file that may already be gone.
+pub fn remove_if_exists(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path, e)),
+        _ => Ok(()),
+    }
+}

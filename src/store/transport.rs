@@ -1,0 +1,76 @@
+//! The git command lines that move objects between repositories: push, fetch and bundles.
+//! Each returns git's whole output ([`GitOutput`]) whatever its exit status, because the
+//! callers (`remote`) parse per-ref results and failures; what they mean is decided there,
+//! never here.
+
+use super::Store;
+use crate::error::Result;
+use std::path::Path;
+
+/// What a finished git process printed, and whether it succeeded.
+#[derive(Debug, Clone)]
+pub struct GitOutput {
+    pub success: bool,
+    pub stdout: String,
+    /// stderr as one line.
+    pub stderr: String,
+}
+
+impl GitOutput {
+    fn of(out: std::process::Output) -> Self {
+        GitOutput {
+            success: out.status.success(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: crate::error::one_line(&String::from_utf8_lossy(&out.stderr)),
+        }
+    }
+}
+
+impl Store {
+    fn git_output_of(&self, args: &[&str]) -> Result<GitOutput> {
+        self.git_unchecked(args).map(GitOutput::of)
+    }
+
+    /// `git push --atomic --porcelain <remote> <refspecs…>`: never forced, all or nothing.
+    pub fn push_atomic(&self, remote: &str, refspecs: &[String]) -> Result<GitOutput> {
+        let mut args = vec!["push", "--atomic", "--porcelain", remote];
+        args.extend(refspecs.iter().map(String::as_str));
+        self.git_output_of(&args)
+    }
+
+    /// `git fetch` of `refspecs` from `source` (a remote name, URL or bundle path), quietly,
+    /// pruning the destinations and writing nothing else (no tags, no `FETCH_HEAD`).
+    pub fn fetch_refspecs(&self, source: &str, refspecs: &[String]) -> Result<GitOutput> {
+        let mut args = vec![
+            "fetch",
+            "--no-tags",
+            "--prune",
+            "--no-write-fetch-head",
+            "--quiet",
+            "--no-recurse-submodules",
+            source,
+        ];
+        args.extend(refspecs.iter().map(String::as_str));
+        self.git_output_of(&args)
+    }
+
+    /// `git bundle create FILE <refs…>`.
+    pub fn bundle_create(&self, file: &Path, refs: &[String]) -> Result<GitOutput> {
+        let path = file.to_string_lossy();
+        let mut args = vec!["bundle", "create", "--quiet", path.as_ref()];
+        args.extend(refs.iter().map(String::as_str));
+        self.git_output_of(&args)
+    }
+
+    /// `git bundle verify --quiet FILE`.
+    pub fn bundle_verify(&self, file: &Path) -> Result<GitOutput> {
+        let path = file.to_string_lossy();
+        self.git_output_of(&["bundle", "verify", "--quiet", path.as_ref()])
+    }
+
+    /// `git bundle list-heads FILE`.
+    pub fn bundle_list_heads(&self, file: &Path) -> Result<GitOutput> {
+        let path = file.to_string_lossy();
+        self.git_output_of(&["bundle", "list-heads", path.as_ref()])
+    }
+}
