@@ -16,7 +16,7 @@ use crate::journal::append_note_lines;
 use crate::model::{Event, NoteLine};
 use crate::ops::checkpoint::{CheckpointOptions, checkpoint};
 use crate::store::ObjectId;
-use crate::store::{Store, Trailers, UserHead};
+use crate::store::{Operation, Store, Trailers, UserHead};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -49,8 +49,10 @@ impl StepSource {
 
 /// The git operation half-way in this worktree that a hook must not record in the middle of
 /// (a bisect is not one: commits made while bisecting are ordinary commits).
-pub fn operation_in_progress(store: &Store) -> Option<&'static str> {
-    store.operation_in_progress().filter(|op| *op != "a bisect")
+pub fn operation_in_progress(store: &Store) -> Option<Operation> {
+    store
+        .operation_in_progress()
+        .filter(|op| *op != Operation::Bisect)
 }
 
 /// The run a hook records into: `AGENT_RUN`, else the worktree's active run when it still

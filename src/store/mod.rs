@@ -54,6 +54,33 @@ pub struct Store {
     repo: gix::Repository,
 }
 
+/// A git operation in progress in a worktree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    Merge,
+    CherryPick,
+    Revert,
+    Rebase,
+    Am,
+    Bisect,
+    /// A multi-commit cherry-pick or revert between picks.
+    Sequencer,
+}
+
+impl std::fmt::Display for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Operation::Merge => "a merge",
+            Operation::CherryPick => "a cherry-pick",
+            Operation::Revert => "a revert",
+            Operation::Rebase => "a rebase",
+            Operation::Am => "an am",
+            Operation::Bisect => "a bisect",
+            Operation::Sequencer => "a cherry-pick or revert",
+        })
+    }
+}
+
 /// What the user's HEAD is right now.
 #[derive(Debug, Clone)]
 pub struct UserHead {
@@ -391,23 +418,24 @@ impl Store {
         }
     }
 
-    /// The git operation in progress in this worktree (merge, rebase, cherry-pick, revert),
-    /// if any: rewinding over it would lose its state.
-    pub fn operation_in_progress(&self) -> Option<&'static str> {
-        let d = self.git_dir();
-        [
-            ("MERGE_HEAD", "a merge"),
-            ("CHERRY_PICK_HEAD", "a cherry-pick"),
-            ("REVERT_HEAD", "a revert"),
-            ("rebase-merge", "a rebase"),
-            ("rebase-apply", "a rebase or am"),
-            // A multi-commit cherry-pick or revert keeps its plan here between picks.
-            ("sequencer", "a cherry-pick or revert"),
-            ("BISECT_LOG", "a bisect"),
-        ]
-        .into_iter()
-        .find(|(f, _)| d.join(f).exists())
-        .map(|(_, what)| what)
+    /// The git operation in progress in this worktree (merge, rebase, cherry-pick, revert,
+    /// am, bisect), if any: rewinding over it would lose its state. gix's `state()` reads
+    /// the same files as git's `wt_status_get_state`; a multi-commit cherry-pick or revert
+    /// between picks (only `sequencer/` left, no `*_HEAD`) is added, as git's status does.
+    pub fn operation_in_progress(&self) -> Option<Operation> {
+        use gix::state::InProgress as P;
+        match self.repo.state() {
+            Some(P::Merge) => Some(Operation::Merge),
+            Some(P::CherryPick | P::CherryPickSequence) => Some(Operation::CherryPick),
+            Some(P::Revert | P::RevertSequence) => Some(Operation::Revert),
+            Some(P::Rebase | P::RebaseInteractive | P::ApplyMailboxRebase) => {
+                Some(Operation::Rebase)
+            }
+            Some(P::ApplyMailbox) => Some(Operation::Am),
+            Some(P::Bisect) => Some(Operation::Bisect),
+            None if self.git_dir().join("sequencer").is_dir() => Some(Operation::Sequencer),
+            None => None,
+        }
     }
 
     /// The user's index as it is on disk (empty when there is none yet), read without
@@ -463,27 +491,17 @@ impl Store {
             .collect()
     }
 
-    /// Read an integer config value that may carry a `k`/`m`/`g` suffix.
+    /// Read a size: a config integer as git reads it (`k`/`m`/`g` suffixes), not negative.
     pub fn config_size(&self, key: &str) -> Result<Option<u64>> {
-        match self.config_string(key) {
-            None => Ok(None),
-            Some(v) => parse_size(&v).map(Some).ok_or_else(|| {
-                Error::usage(format!(
-                    "config {key} = {v:?} is not a size (like 10m or 1048576)"
-                ))
-            }),
+        let bad = |v: String| {
+            Error::usage(format!(
+                "config {key} = {v:?} is not a size (like 10m or 1048576)"
+            ))
+        };
+        match self.repo.config_snapshot().try_integer(key) {
+            Ok(None) => Ok(None),
+            Ok(Some(n)) => u64::try_from(n).map(Some).map_err(|_| bad(n.to_string())),
+            Err(_) => Err(bad(self.config_string(key).unwrap_or_default())),
         }
     }
-}
-
-/// `10m`, `512k`, `1g`, `1048576` → bytes.
-pub fn parse_size(v: &str) -> Option<u64> {
-    let v = v.trim();
-    let (num, mult) = match v.chars().last()? {
-        'k' | 'K' => (&v[..v.len() - 1], 1024),
-        'm' | 'M' => (&v[..v.len() - 1], 1024 * 1024),
-        'g' | 'G' => (&v[..v.len() - 1], 1024 * 1024 * 1024),
-        _ => (v, 1),
-    };
-    num.trim().parse::<u64>().ok().map(|n| n * mult)
 }

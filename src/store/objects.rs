@@ -42,16 +42,17 @@ impl Trailers {
         s
     }
 
-    /// Parse `Agent-*` trailers from the last paragraph of a message.
+    /// Parse `Agent-*` trailers from the trailer block of a message, as git finds it
+    /// (gix's parser follows `git interpret-trailers`).
     pub fn parse(message: &str) -> Trailers {
         let mut t = Trailers::default();
-        let last = message.trim_end().rsplit("\n\n").next().unwrap_or("");
-        for line in last.lines() {
-            let Some((k, v)) = line.split_once(':') else {
-                continue;
-            };
-            let v = v.trim().to_string();
-            match k.trim() {
+        let parsed = gix::objs::commit::MessageRef::from_bytes(message.as_bytes());
+        let Some(body) = parsed.body() else {
+            return t;
+        };
+        for trailer in body.trailers() {
+            let v = trailer.value.to_string();
+            match trailer.token.to_string().as_str() {
                 "Agent-Run" => t.run = Some(v),
                 "Agent-Step" => t.step = Some(v),
                 "Agent-Attempt" => t.attempt = v.parse().ok(),
