@@ -600,3 +600,20 @@ fn a_credential_in_an_artifact_uri_is_not_echoed_back() {
         "the password is echoed back: {line}"
     );
 }
+
+/// An I/O failure names the file it concerns (errors keep their path, issue 11): our private
+/// folder is a file, so the writer lock under it cannot be made.
+#[test]
+fn io_errors_name_their_path() {
+    let r = Repo::new();
+    std::fs::write(r.path().join(".git/agent-rewind"), "not a folder").unwrap();
+    let out = r.run(&["start", "--run", "r1"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let first = stderr.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("error: ") && first.contains(".git/agent-rewind"),
+        "the error names the path: {stderr}"
+    );
+    assert!(r.git(&["for-each-ref", "refs/agent-runs/"]).is_empty());
+}
