@@ -5,14 +5,15 @@
 //! operation under [`ops`]. The binary in `src/main.rs` and `src/cli/` only parses arguments
 //! and renders results; an orchestrator can call [`ops`] directly instead.
 //!
-//! Layering, from the bottom: [`ids`], [`model`], [`time`] and [`redact`] (pure data and
-//! functions); [`store`] (the only module that talks to gix, the only one that spells ref
-//! names; it includes [`snapshot`], worktree → tree); [`catalog`] (reading checkpoints and
-//! runs); [`materialize`] (backups and writing a checkpoint into a worktree); [`remote`]
-//! (push, fetch and bundles through the git binary, and validation of what was fetched);
-//! [`ops`] (one module per operation); [`workflow`] (schema, planner, runner); [`hooks`]
-//! (installing git/agent hooks and the handlers they call). Nothing in the library prints to
-//! the terminal.
+//! Layering, from the bottom (docs/DECISIONS.md "Layers", checked by `tests/layers.rs`):
+//! [`ids`], [`model`], [`time`] and [`redact`] (pure data and functions); [`store`] (the
+//! only module that uses gix or runs git; `store::layout` spells every ref name and
+//! `store::private` every private file; it includes [`snapshot`], worktree → tree);
+//! [`catalog`] (reading checkpoints and runs); [`journal`] (appending records, the active
+//! run), [`materialize`] (backups and writing a checkpoint into a worktree) and [`remote`]
+//! (push, fetch and bundles, and validation of what was fetched); [`workflow`] (schema,
+//! planner, runner); [`ops`] (one module per operation); [`hooks`] (installing git/agent
+//! hooks and the handlers they call). Nothing in the library prints to the terminal.
 
 pub mod catalog;
 pub mod error;

@@ -2,9 +2,9 @@
 //! the hooks) stands on this layer; it stands on the store and the catalog.
 //!
 //! It owns three steps of an append, kept apart so each can be read and tested alone:
-//! - [`context`]: reading what the new checkpoint continues (the run's tip, the step's last
-//!   attempt, the user's HEAD) into a [`context::Context`];
-//! - [`line`]: a pure function from a [`Record`] and its context to the checkpoint line and
+//! - `context`: reading what the new checkpoint continues (the run's tip, the step's last
+//!   attempt, the user's HEAD) into a `Context`;
+//! - `line`: a pure function from a [`Record`] and its context to the checkpoint line and
 //!   the commit message;
 //! - [`append`]: the publish loop (objects first, one compare-and-swap ref transaction,
 //!   re-read and retry on conflict), and appending later facts to a checkpoint's note.
