@@ -213,3 +213,158 @@ pub(super) fn redact_fields(rec: &Record) -> RedactedFields {
         redacted,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Checkpoint;
+    use crate::ids::{RunId, StepName};
+    use crate::model::{Note, NoteLine, Status};
+    use crate::store::{CommitInfo, Trailers};
+
+    fn oid(n: u8) -> ObjectId {
+        ObjectId::from_bytes_or_panic(&[n; 20])
+    }
+
+    /// A checkpoint of `step` (attempt, seq, status) whose commit id is `oid(id)`.
+    fn checkpoint(id: u8, step: &str, attempt: u32, seq: u64, status: Status) -> Checkpoint {
+        let rec = Record::new(RunId::new("r1").unwrap(), Event::Begin);
+        let ctx = Context {
+            head: None,
+            notes_tip: None,
+            step_tip: None,
+            prev: None,
+            step_prev: None,
+        };
+        let mut line = checkpoint_line(&rec, &ctx, &captured(&fields(), &head(None)));
+        line.step = Some(step.into());
+        line.attempt = attempt;
+        line.seq = seq;
+        line.status = Some(status);
+        line.inputs_hash = Some("h1".into());
+        Checkpoint {
+            commit: CommitInfo {
+                id: oid(id),
+                tree: oid(100),
+                parents: vec![],
+                message: String::new(),
+                trailers: Trailers::default(),
+                time: 0,
+            },
+            note: Note {
+                lines: vec![NoteLine::Checkpoint(Box::new(line))],
+            },
+        }
+    }
+
+    fn fields() -> RedactedFields {
+        RedactedFields {
+            meta: BTreeMap::new(),
+            message: None,
+            session_id: None,
+            redacted: vec![],
+        }
+    }
+
+    fn head(commit: Option<u8>) -> UserHead {
+        UserHead {
+            commit: commit.map(oid),
+            branch: Some("refs/heads/main".into()),
+        }
+    }
+
+    fn captured<'a>(fields: &'a RedactedFields, head: &'a UserHead) -> Captured<'a> {
+        Captured {
+            excluded: &[],
+            artifacts: &[],
+            user_head: head,
+            fields,
+            now: Timestamp::parse("2026-12-01T10:00:00.000Z").unwrap(),
+            writer: "w@h",
+        }
+    }
+
+    fn ctx_after(tip: Checkpoint, step_prev: Option<Checkpoint>) -> Context {
+        Context {
+            head: Some(tip.id()),
+            notes_tip: None,
+            step_tip: step_prev.as_ref().map(Checkpoint::id),
+            prev: Some(tip),
+            step_prev,
+        }
+    }
+
+    fn record(event: Event, step: &str) -> Record {
+        let mut rec = Record::new(RunId::new("r1").unwrap(), event);
+        rec.step = Some(StepName::new(step).unwrap());
+        rec
+    }
+
+    #[test]
+    fn a_begin_opens_a_new_attempt_and_a_commit_continues_it() {
+        let tip = checkpoint(1, "plan", 2, 4, Status::Running);
+        let (f, h) = (fields(), head(Some(9)));
+        let ctx = ctx_after(tip.clone(), Some(tip.clone()));
+
+        let begin = checkpoint_line(&record(Event::Begin, "plan"), &ctx, &captured(&f, &h));
+        assert_eq!((begin.attempt, begin.seq), (3, 5));
+        assert_eq!(begin.started_at, Some(captured(&f, &h).now));
+        assert_eq!(
+            begin.inputs_hash, None,
+            "a new attempt carries no old input hash"
+        );
+
+        let commit = checkpoint_line(&record(Event::Commit, "plan"), &ctx, &captured(&f, &h));
+        assert_eq!(commit.attempt, 2);
+        assert_eq!(commit.status, Some(Status::Running), "status carried over");
+        assert_eq!(commit.inputs_hash.as_deref(), Some("h1"));
+        assert_eq!(
+            commit.run_root.as_deref(),
+            Some(oid(1).to_string().as_str())
+        );
+
+        let finish = checkpoint_line(&record(Event::Finish, "plan"), &ctx, &captured(&f, &h));
+        assert_eq!(finish.status, None, "a finish states its own status");
+        assert_eq!(finish.finished_at, Some(captured(&f, &h).now));
+    }
+
+    #[test]
+    fn parents_are_the_chain_then_the_users_commit() {
+        let tip = checkpoint(1, "plan", 1, 0, Status::Completed);
+        let ctx = ctx_after(tip, None);
+        let rec = record(Event::Manual, "test");
+        assert_eq!(parents(&rec, &ctx, &head(Some(9))), vec![oid(1), oid(9)]);
+        assert_eq!(parents(&rec, &ctx, &head(None)), vec![oid(1)]);
+        let fresh = Context {
+            head: None,
+            notes_tip: None,
+            step_tip: None,
+            prev: None,
+            step_prev: None,
+        };
+        assert_eq!(parents(&rec, &fresh, &head(Some(9))), vec![oid(9)]);
+    }
+
+    #[test]
+    fn a_repeat_of_the_tip_is_recognised_unless_forced() {
+        let (f, h) = (fields(), head(Some(9)));
+        let rec = record(Event::Manual, "plan");
+        let empty = Context {
+            head: None,
+            notes_tip: None,
+            step_tip: None,
+            prev: None,
+            step_prev: None,
+        };
+        let first = checkpoint_line(&rec, &empty, &captured(&f, &h));
+        let mut tip = checkpoint(1, "plan", 1, 0, Status::Running);
+        tip.note.lines = vec![NoteLine::Checkpoint(Box::new(first))];
+        let ctx = ctx_after(tip, None);
+        let again = checkpoint_line(&rec, &ctx, &captured(&f, &h));
+        assert!(repeats_tip(&rec, &ctx, oid(100), &again));
+        assert!(!repeats_tip(&rec, &ctx, oid(101), &again), "another tree");
+        let mut forced = rec.clone();
+        forced.force = true;
+        assert!(!repeats_tip(&forced, &ctx, oid(100), &again));
+    }
+}
