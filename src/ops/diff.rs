@@ -4,13 +4,14 @@
 use crate::catalog::{Catalog, Checkpoint};
 use crate::error::Result;
 use crate::ids::CheckpointSpec;
+use crate::store::ChangeKind;
 use crate::store::Store;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct FileDiff {
     pub path: String,
-    pub change: char,
+    pub change: ChangeKind,
     /// Unified diff text; `None` for binary content.
     pub patch: Option<String>,
     pub binary: bool,

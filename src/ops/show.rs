@@ -4,6 +4,7 @@
 use crate::catalog::{Catalog, Checkpoint};
 use crate::error::Result;
 use crate::ids::CheckpointSpec;
+use crate::store::ChangeKind;
 use crate::store::ObjectId;
 use crate::store::Store;
 use serde::Serialize;
@@ -12,7 +13,7 @@ use serde::Serialize;
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct FileChange {
     pub path: String,
-    pub change: char,
+    pub change: ChangeKind,
 }
 
 #[derive(Debug, Clone)]

@@ -22,9 +22,10 @@ mod transport;
 mod userindex;
 mod worktree;
 
+pub use gix::objs::tree::EntryKind;
 pub use lock::RunLock;
 pub use notes::{NotesReader, union_lines};
-pub use objects::{CommitInfo, Trailers, TreeChange};
+pub use objects::{ChangeKind, CommitInfo, Trailers, TreeChange};
 pub use private::{PrivatePaths, create_parent, read_if_exists, remove_if_exists, write_atomic};
 pub use publish::{PublishError, RefChange};
 pub use transport::GitOutput;

@@ -248,12 +248,43 @@ mod tests {
     }
 }
 
+/// How a path differs between two trees; serialized and shown as git's status letter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum ChangeKind {
+    #[serde(rename = "A")]
+    Added,
+    #[serde(rename = "D")]
+    Deleted,
+    #[serde(rename = "M")]
+    Modified,
+    /// The kind of entry changed (e.g. file ↔ symlink).
+    #[serde(rename = "T")]
+    TypeChanged,
+}
+
+impl ChangeKind {
+    /// git's status letter.
+    pub fn letter(self) -> char {
+        match self {
+            ChangeKind::Added => 'A',
+            ChangeKind::Deleted => 'D',
+            ChangeKind::Modified => 'M',
+            ChangeKind::TypeChanged => 'T',
+        }
+    }
+}
+
+impl std::fmt::Display for ChangeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.letter())
+    }
+}
+
 /// One path that differs between two trees (directories are not listed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TreeChange {
     pub path: String,
-    /// `A`dded, `D`eleted, `M`odified, `T`ype changed (e.g. file ↔ symlink).
-    pub change: char,
+    pub change: ChangeKind,
     pub old: Option<(ObjectId, gix::objs::tree::EntryKind)>,
     pub new: Option<(ObjectId, gix::objs::tree::EntryKind)>,
 }
@@ -360,7 +391,7 @@ impl Store {
                     ..
                 } if !entry_mode.is_tree() => TreeChange {
                     path: location.to_string(),
-                    change: 'A',
+                    change: ChangeKind::Added,
                     old: None,
                     new: Some((id, entry_mode.kind())),
                 },
@@ -371,7 +402,7 @@ impl Store {
                     ..
                 } if !entry_mode.is_tree() => TreeChange {
                     path: location.to_string(),
-                    change: 'D',
+                    change: ChangeKind::Deleted,
                     old: Some((id, entry_mode.kind())),
                     new: None,
                 },
@@ -387,9 +418,9 @@ impl Store {
                         (false, false) => TreeChange {
                             path: location.to_string(),
                             change: if previous_entry_mode.kind() == entry_mode.kind() {
-                                'M'
+                                ChangeKind::Modified
                             } else {
-                                'T'
+                                ChangeKind::TypeChanged
                             },
                             old: Some((previous_id, previous_entry_mode.kind())),
                             new: Some((id, entry_mode.kind())),
@@ -397,13 +428,13 @@ impl Store {
                         // A file became a directory or back: the file side is what changed.
                         (true, false) => TreeChange {
                             path: location.to_string(),
-                            change: 'A',
+                            change: ChangeKind::Added,
                             old: None,
                             new: Some((id, entry_mode.kind())),
                         },
                         (false, true) => TreeChange {
                             path: location.to_string(),
-                            change: 'D',
+                            change: ChangeKind::Deleted,
                             old: Some((previous_id, previous_entry_mode.kind())),
                             new: None,
                         },
