@@ -76,6 +76,10 @@ pub struct RunSummary {
     pub head: String,
     pub rewound_from: Option<crate::model::LineageLink>,
     pub forked_from: Option<crate::model::LineageLink>,
+    /// The run's newest checkpoint was taken back by `revert` (the run has not gone on
+    /// since).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reverted: bool,
 }
 
 /// Cached reader over the store.
@@ -272,6 +276,7 @@ impl<'s> Catalog<'s> {
             head: tip.id().to_string(),
             rewound_from: root.line().rewound_from.clone(),
             forked_from: root.line().forked_from.clone(),
+            reverted: tip.note.reverted(),
         })
     }
 

@@ -154,6 +154,13 @@ pub struct CheckpointLine {
     pub status: Option<Status>,
     #[serde(default)]
     pub sdk_session_id: Option<String>,
+    /// The coding agent that recorded this checkpoint (`claude`, `codex`, `gemini`,
+    /// `cursor`, `opencode`), whose conversation `sdk_session_id` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Paths (relative to the worktree root) the agent edited since its previous turn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub touched: Vec<String>,
     #[serde(default)]
     pub git_commit_sha: Option<String>,
     #[serde(default)]
@@ -499,6 +506,13 @@ impl Note {
             .or_else(|| self.checkpoint().and_then(|c| c.label.as_deref()))
     }
 
+    /// Whether a `revert` record took back what this checkpoint's run had done.
+    pub fn reverted(&self) -> bool {
+        self.lines.iter().any(|l| {
+            matches!(l, NoteLine::Other(v) if v.get("type").and_then(|t| t.as_str()) == Some("revert"))
+        })
+    }
+
     pub fn approvals(&self) -> impl Iterator<Item = &NoteLine> {
         self.lines
             .iter()
@@ -521,6 +535,8 @@ mod tests {
             step_kind: Some(StepKind::Agent),
             status: Some(Status::Completed),
             sdk_session_id: None,
+            agent: None,
+            touched: vec![],
             git_commit_sha: None,
             head_ref: None,
             artifacts: vec![],

@@ -49,6 +49,9 @@ pub enum Command {
     Fork(RewindArgs),
     /// Put files from a checkpoint back into the worktree (whole, or the given paths).
     Restore(RestoreArgs),
+    /// Take back what one run (or one step's latest attempt, or one checkpoint) changed,
+    /// keeping everyone else's work: a three-way merge per file.
+    Revert(RevertArgs),
     /// Bring back the worktree as it was before the last rewind/fork/restore/undo.
     Undo,
     /// Print shell completions (bash, zsh, fish, elvish, powershell).
@@ -121,6 +124,20 @@ pub struct RestoreArgs {
     /// Only these paths (files or folders); default: the whole tree.
     #[arg(last = true, value_name = "PATH")]
     pub paths: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RevertArgs {
+    /// `<run>` (the whole run), `<run>/<step>` (its latest attempt), `<run>@<seq>` or a
+    /// commit id (that one checkpoint).
+    pub target: String,
+    /// Print the plan (per file: revert, merge, keep, conflict); write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// On a conflict: `refuse` (default, nothing written) or `markers` (write git-style
+    /// conflict markers, after the backup).
+    #[arg(long, value_name = "STYLE", default_value = "refuse", value_parser = ["refuse", "markers"])]
+    pub conflict: String,
 }
 
 #[derive(Debug, Args)]

@@ -195,6 +195,22 @@ pub fn execute(cli: Cli) -> Result<Output> {
                 human,
             ))
         }
+        Command::Revert(a) => {
+            let store = open()?;
+            let out = ops::revert::revert(
+                &store,
+                &CheckpointSpec::parse(&a.target)?,
+                &ops::revert::RevertOptions {
+                    dry_run: a.dry_run,
+                    conflict_markers: a.conflict == "markers",
+                },
+            )?;
+            let human = render::reverted(&out);
+            Ok(Output::new(
+                serde_json::to_value(&out).expect("json"),
+                human,
+            ))
+        }
         Command::Run(a) => {
             let store = open()?;
             let report = ops::run::run_workflow(

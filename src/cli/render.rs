@@ -112,7 +112,14 @@ pub fn runs_table(runs: &[RunSummary], st: &Style) -> String {
             };
             vec![
                 styled(r.run.clone(), |s| st.id(s)),
-                styled(r.status.clone(), |s| st.status(s)),
+                styled(
+                    if r.reverted {
+                        format!("{}, reverted", r.status)
+                    } else {
+                        r.status.clone()
+                    },
+                    |s| st.status(s),
+                ),
                 cell(r.checkpoints.to_string()),
                 cell(if r.steps.is_empty() {
                     "-".into()
@@ -546,4 +553,48 @@ pub fn steer(o: &ops::steer::SteerOutcome, st: &Style) -> String {
         None => s.push_str("nothing changed; add --yes to apply"),
     }
     s
+}
+
+/// The plan or result of `revert`: one line per file, then what was written.
+pub fn reverted(out: &agent_rewind::ops::revert::RevertOutcome) -> String {
+    use agent_rewind::ops::revert::{Action, PathRule};
+    let mut s = format!(
+        "{} {} of run {} ({}..{}; paths: {})\n",
+        if out.dry_run {
+            "would revert"
+        } else {
+            "reverted"
+        },
+        out.scope,
+        out.run,
+        short(&out.from),
+        short(&out.to),
+        match out.rule {
+            PathRule::Touched => "the ones its agent touched",
+            PathRule::Diff => "every path that differs",
+        }
+    );
+    for f in &out.files {
+        let what = match f.action {
+            Action::Revert => "revert  ",
+            Action::Merge => "merge   ",
+            Action::Keep => "keep    ",
+            Action::Conflict => "conflict",
+            Action::Markers => "markers ",
+        };
+        match &f.reason {
+            Some(r) => s.push_str(&format!("  {what} {} ({r})\n", f.path)),
+            None => s.push_str(&format!("  {what} {}\n", f.path)),
+        }
+    }
+    if out.files.is_empty() {
+        s.push_str("  nothing to revert\n");
+    }
+    if let Some(b) = &out.backup {
+        s.push_str(&format!(
+            "  backup {} (`git agent-rewind undo` brings the previous state back)\n",
+            short(&b.commit)
+        ));
+    }
+    s.trim_end().to_string()
 }

@@ -70,6 +70,8 @@ pub(super) fn checkpoint_line(rec: &Record, ctx: &Context, cap: &Captured) -> Ch
             .or_else(|| ctx.step_prev.as_ref().and_then(|c| c.line().step_kind)),
         status: rec.status.or_else(|| continues.and_then(|c| c.status())),
         sdk_session_id: cap.fields.session_id.clone(),
+        agent: None,
+        touched: vec![],
         git_commit_sha: cap.user_head.commit.map(|c| c.to_string()),
         head_ref: cap.user_head.branch.clone(),
         artifacts: cap.artifacts.to_vec(),

@@ -21,7 +21,7 @@ pub struct RunList {
     pub problems: Vec<String>,
 }
 
-const CACHE_VERSION: u32 = 1;
+const CACHE_VERSION: u32 = 2;
 
 #[derive(Serialize, Deserialize, Default)]
 struct SummaryCache {

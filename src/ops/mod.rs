@@ -13,6 +13,7 @@ pub mod list;
 pub mod log;
 pub mod push;
 pub mod restore;
+pub mod revert;
 pub mod rewind;
 pub mod run;
 pub mod show;

@@ -11,6 +11,7 @@ mod gitbin;
 mod indexlock;
 pub mod layout;
 mod lock;
+mod merge;
 mod notes;
 mod objects;
 mod packwrite;
@@ -24,6 +25,7 @@ mod worktree;
 
 pub use gix::objs::tree::EntryKind;
 pub use lock::RunLock;
+pub use merge::MergedBlob;
 pub use notes::{NotesReader, union_lines};
 pub use objects::{ChangeKind, CommitInfo, Trailers, TreeChange};
 pub use private::{PrivatePaths, create_parent, read_if_exists, remove_if_exists, write_atomic};

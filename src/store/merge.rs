@@ -1,0 +1,96 @@
+//! What a revert needs from git: the entry `git add` would record for a worktree path right
+//! now (clean filters applied, exec bit, symlinks), and a line-by-line three-way merge of
+//! three blobs with git's own conflict markers (`git merge-file`). It never decides what to
+//! revert, and writes no file of the worktree.
+
+use super::{EntryKind, ObjectId, Store, gitbin};
+use crate::error::{Error, IoResultExt, Result};
+use std::io::Write;
+
+/// The outcome of a three-way merge of blobs.
+#[derive(Debug, Clone)]
+pub struct MergedBlob {
+    /// The merged content (with conflict markers when `conflicts`), as a blob id.
+    pub blob: ObjectId,
+    /// The merge left conflicts (marked in `blob`), or could not merge at all (binary
+    /// content: then `blob` is `ours` unchanged).
+    pub conflicts: bool,
+    /// `false` when git could not merge the contents at all (binary).
+    pub mergeable: bool,
+}
+
+impl Store {
+    /// For each path, what `git add` would record for it now: its blob id and kind, or
+    /// `None` when nothing trackable is there. The blobs are written to this handle's object
+    /// store (a staged handle keeps them in memory: nothing lands on disk).
+    pub fn worktree_entries(&self, paths: &[String]) -> Result<Vec<Option<(ObjectId, EntryKind)>>> {
+        let (mut pipeline, index) = self.repo.filter_pipeline(None)?;
+        let mut out = Vec::with_capacity(paths.len());
+        for p in paths {
+            let found = pipeline
+                .worktree_file_to_object(p.as_str().into(), &index)
+                .map_err(|e| Error::git(format!("could not read {p}: {e}")).with_source(e))?;
+            out.push(found.map(|(id, kind, _)| (id, kind)));
+        }
+        Ok(out)
+    }
+
+    /// Merge `theirs` into `ours` with `base` as the common ancestor, line by line, as
+    /// `git merge-file` does; `labels` name ours, base and theirs in conflict markers.
+    pub fn merge_blobs(
+        &self,
+        ours: ObjectId,
+        base: ObjectId,
+        theirs: ObjectId,
+        labels: [&str; 3],
+    ) -> Result<MergedBlob> {
+        let tmp_dir = self.private().tmp_dir();
+        std::fs::create_dir_all(&tmp_dir).at(&tmp_dir)?;
+        let mut files = Vec::with_capacity(3);
+        for id in [ours, base, theirs] {
+            let mut f = tempfile::Builder::new()
+                .prefix("merge-")
+                .tempfile_in(&tmp_dir)
+                .at(&tmp_dir)?;
+            f.write_all(&self.read_blob(id)?).at(f.path())?;
+            files.push(f);
+        }
+        let paths: Vec<String> = files
+            .iter()
+            .map(|f| f.path().to_string_lossy().into_owned())
+            .collect();
+        let args = [
+            "merge-file",
+            "-p",
+            "-L",
+            labels[0],
+            "-L",
+            labels[1],
+            "-L",
+            labels[2],
+            &paths[0],
+            &paths[1],
+            &paths[2],
+        ];
+        let out = gitbin::git_output(&tmp_dir, &args)?;
+        // git merge-file exits with the number of conflicts, or a negative value (255 here)
+        // when it cannot merge (binary content).
+        match out.status.code() {
+            Some(0) => Ok(MergedBlob {
+                blob: self.write_blob(&out.stdout)?,
+                conflicts: false,
+                mergeable: true,
+            }),
+            Some(n) if (1..128).contains(&n) => Ok(MergedBlob {
+                blob: self.write_blob(&out.stdout)?,
+                conflicts: true,
+                mergeable: true,
+            }),
+            _ => Ok(MergedBlob {
+                blob: ours,
+                conflicts: true,
+                mergeable: false,
+            }),
+        }
+    }
+}
