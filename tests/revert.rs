@@ -47,6 +47,16 @@ fn run_that(r: &Repo, run: &str, step: &str, work: impl FnOnce(&Repo)) {
     r.ok(&["checkpoint", step, "--run", run]);
 }
 
+/// The paths a revert's JSON output lists, in order.
+fn paths_of(out: &serde_json::Value) -> Vec<String> {
+    out["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
 fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -272,13 +282,7 @@ fn a_step_in_the_middle_of_a_run_and_a_single_checkpoint() {
 
     let out = json_in(r.path(), &["revert", "r1/implement"]);
     assert_eq!(out["scope"], "step implement");
-    let paths: Vec<&str> = out["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap())
-        .collect();
-    assert_eq!(paths, ["code.rs"]);
+    assert_eq!(paths_of(&out), ["code.rs"]);
     assert!(
         !r.path().join("code.rs").exists(),
         "implement's file is gone"
@@ -330,13 +334,7 @@ fn revert_after_a_rewind_only_takes_back_the_new_runs_own_work() {
     r.ok(&["step", "end", "implement", "--status", "completed"]);
 
     let out = json_in(r.path(), &["revert", "r2"]);
-    let paths: Vec<&str> = out["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap())
-        .collect();
-    assert_eq!(paths, ["code.txt"], "r1's plan is not r2's work");
+    assert_eq!(paths_of(&out), ["code.txt"], "r1's plan is not r2's work");
     assert!(!r.path().join("code.txt").exists());
     assert_eq!(r.read("plan.md"), "v1\n");
 }
