@@ -1,15 +1,18 @@
 //! Writer locks: an exclusive `flock` per run (or per shared ref such as the backups chain)
 //! held while a writer builds and publishes. The kernel drops it when the process dies, so a
-//! killed writer never leaves a stale lock behind — and while we hold it, a leftover
-//! `<ref>.lock` file of one of that run's refs can only come from a killed writer.
+//! killed writer never leaves a stale lock behind. A writer waits a bounded time for it.
 //!
 //! The lock serializes writers of one run on one machine; the compare-and-swap in `publish`
 //! stays the authority (other machines, other tools).
 
 use super::Store;
 use crate::error::{Error, IoResultExt, Result};
-use std::fs::{File, OpenOptions};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::path::PathBuf;
+
+/// How long a writer waits for another writer of the same run (each holds the lock for one
+/// publish, milliseconds; only a stuck process holds it longer).
+const WRITER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A held writer lock; released on drop (or when the process exits).
 pub struct RunLock {
@@ -29,21 +32,29 @@ impl Store {
             .write(true)
             .open(&path)
             .at(&path)?;
-        file.lock()
-            .map_err(|e| Error::conflict(format!("could not lock {}: {e}", path.display())))?;
-        Ok(RunLock { _file: file, path })
-    }
-
-    /// Remove `<ref>.lock` files left by a killed writer for the given loose refs. Call only
-    /// while holding the writer lock that covers those refs.
-    pub(crate) fn remove_stale_ref_locks(&self, refs: &[String]) -> usize {
-        let mut removed = 0;
-        for name in refs {
-            let path = self.common_dir().join(format!("{name}.lock"));
-            if path.is_file() && std::fs::remove_file(&path).is_ok() {
-                removed += 1;
+        let deadline = std::time::Instant::now() + WRITER_WAIT;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(TryLockError::WouldBlock) => {
+                    return Err(Error::conflict(format!(
+                        "another writer has held {} for over {} s",
+                        path.display(),
+                        WRITER_WAIT.as_secs()
+                    ))
+                    .with_hint(
+                        "a process of this tool is still writing (a process that dies \
+                         releases the lock by itself); try again when it is done",
+                    ));
+                }
+                Err(TryLockError::Error(e)) => {
+                    return Err(Error::io(&path, e));
+                }
             }
         }
-        removed
+        Ok(RunLock { _file: file, path })
     }
 }

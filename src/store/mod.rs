@@ -16,6 +16,7 @@ mod objects;
 mod packwrite;
 mod private;
 mod publish;
+mod reflock;
 pub mod snapshot;
 mod statcheck;
 mod transport;
