@@ -70,11 +70,24 @@ struct Point {
 
 pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<RewindOutcome> {
     let mut catalog = Catalog::new(store);
-    let tip = catalog
-        .run_tip(source)?
-        .ok_or_else(|| unknown_run(source))?;
-    let chain = catalog.lineage_chain(tip.id(), usize::MAX)?;
-    let point = choose_point(store, &mut catalog, source, &chain, &opts)?;
+    // The run may grow while it is read (its writers keep going): a choice that fails while
+    // the run's tip moved is made again on a fresh read, so the point is chosen from one
+    // consistent chain.
+    let mut attempt = 0;
+    let (tip, chain, point) = loop {
+        let tip = catalog
+            .run_tip(source)?
+            .ok_or_else(|| unknown_run(source))?;
+        let chain = catalog.lineage_chain(tip.id(), usize::MAX)?;
+        match choose_point(store, &mut catalog, source, &chain, &opts) {
+            Ok(point) => break (tip, chain, point),
+            Err(e) if attempt < 5 && store.run_head(source)? != Some(tip.id()) => {
+                attempt += 1;
+                let _ = e;
+            }
+            Err(e) => return Err(e),
+        }
+    };
     crate::trace::mark("rewind: point chosen");
 
     // Every check before the first write.
