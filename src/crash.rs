@@ -38,9 +38,10 @@ pub const POINTS: &[&str] = &[
     "undo:files-written",
     "undo:head-moved",
     // ops::gc, ops::delete, ops::steer, ops::fetch (import).
-    "gc:backups-trimmed",
+    "gc:runs-deleted",
     "gc:refs-packed",
-    "delete:tombstoned",
+    "gc:backups-trimmed",
+    "delete:refs-deleted",
     "steer:written",
     "import:objects-fetched",
     "import:published",
@@ -68,12 +69,19 @@ pub fn hit(name: &str) {
     static SEEN: Mutex<Option<HashMap<String, u32>>> = Mutex::new(None);
     let n = {
         let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
-        let count = seen.get_or_insert_with(HashMap::new).entry(name.to_string()).or_insert(0);
+        let count = seen
+            .get_or_insert_with(HashMap::new)
+            .entry(name.to_string())
+            .or_insert(0);
         *count += 1;
         *count
     };
     if std::env::var_os("AGENT_REWIND_CRASH_TRACE").is_some() {
-        let known = if POINTS.contains(&name) { "" } else { " (unlisted)" };
+        let known = if POINTS.contains(&name) {
+            ""
+        } else {
+            " (unlisted)"
+        };
         eprintln!("crash-point: {name}#{n}{known}");
     }
     if let Ok(at) = std::env::var("AGENT_REWIND_CRASH_AT") {

@@ -153,6 +153,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
         crate::trace::mark("rewind: current state captured, changes planned");
         let backup = materialize::publish_backup(store, &prepared.capture, &reason)?;
         crate::trace::mark("rewind: backup published");
+        crate::crash_point!("rewind:backed-up");
         (Some(backup), Some(prepared))
     } else {
         (None, None)
@@ -204,6 +205,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     });
     let root = append(store, rec)?;
     crate::trace::mark("rewind: new run recorded");
+    crate::crash_point!("rewind:recorded");
 
     let mut source_archived = false;
     if !opts.fork {
@@ -225,16 +227,20 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     let mut worktree_shown = None;
     if let Some(prepared) = &prepared {
         crate::trace::mark("rewind: source archived");
+        crate::crash_point!("rewind:source-archived");
         let written = materialize::write_changes(store, &prepared.changes)?;
         crate::trace::mark("rewind: files written");
+        crate::crash_point!("rewind:files-written");
         store.move_user_head(branch.as_deref(), git_commit)?;
         crate::trace::mark("rewind: HEAD moved");
+        crate::crash_point!("rewind:head-moved");
         let head_tree = match git_commit {
             Some(c) => Some(store.commit_tree(c)?),
             None => None,
         };
         store.set_user_index(head_tree, Some(prepared.capture.index_tree), &written)?;
         crate::trace::mark("rewind: index reset");
+        crate::crash_point!("rewind:index-written");
         set_active_run(store, &new_run)?;
         crate::trace::mark("rewind: done");
         worktree_shown = Some(store.workdir()?.display().to_string());

@@ -126,7 +126,9 @@ impl Store {
             .iter()
             .map(|c| super::reflock::lock_path(&self.ref_file(&c.name)))
             .collect();
-        locks.push(super::reflock::lock_path(&self.common_dir().join("packed-refs")));
+        locks.push(super::reflock::lock_path(
+            &self.common_dir().join("packed-refs"),
+        ));
         locks
     }
 

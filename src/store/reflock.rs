@@ -128,14 +128,21 @@ impl Store {
                 continue;
             }
             let path = entry.path();
-            if let Ok(m) = std::fs::symlink_metadata(&path) {
-                for (lock, id) in &present {
-                    if *id == (m.dev(), m.ino()) && std::fs::remove_file(lock).is_ok() {
-                        removed += 1;
-                    }
+            let Ok(m) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            let mut matched = false;
+            for (lock, id) in &present {
+                if *id == (m.dev(), m.ino()) && std::fs::remove_file(lock).is_ok() {
+                    matched = true;
+                    removed += 1;
                 }
             }
-            let _ = std::fs::remove_file(&path);
+            // A dead claim is dropped once its lock is gone (no other name for its inode);
+            // one still linked may be the stale lock another call is about to look for.
+            if matched || m.nlink() == 1 {
+                let _ = std::fs::remove_file(&path);
+            }
         }
         removed
     }
