@@ -9,10 +9,16 @@ use super::Store;
 use crate::error::{Error, IoResultExt, Result};
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// How long a writer waits for another writer of the same run (each holds the lock for one
-/// publish, milliseconds; only a stuck process holds it longer).
-const WRITER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a writer waits for another writer of the same run, in ms (each holds the lock
+/// for one publish, milliseconds; only a stuck process holds it longer). Hooks shorten it.
+static WRITER_WAIT_MS: AtomicU64 = AtomicU64::new(10_000);
+
+/// Wait at most `d` for a writer lock in this process (hooks: a commit is never held long).
+pub fn set_writer_wait(d: std::time::Duration) {
+    WRITER_WAIT_MS.store(d.as_millis() as u64, Ordering::Relaxed);
+}
 
 /// A held writer lock; released on drop (or when the process exits).
 pub struct RunLock {
@@ -32,7 +38,8 @@ impl Store {
             .write(true)
             .open(&path)
             .at(&path)?;
-        let deadline = std::time::Instant::now() + WRITER_WAIT;
+        let wait = std::time::Duration::from_millis(WRITER_WAIT_MS.load(Ordering::Relaxed));
+        let deadline = std::time::Instant::now() + wait;
         loop {
             match file.try_lock() {
                 Ok(()) => break,
@@ -41,9 +48,9 @@ impl Store {
                 }
                 Err(TryLockError::WouldBlock) => {
                     return Err(Error::conflict(format!(
-                        "another writer has held {} for over {} s",
+                        "another writer has held {} for over {} ms",
                         path.display(),
-                        WRITER_WAIT.as_secs()
+                        wait.as_millis()
                     ))
                     .with_hint(
                         "a process of this tool is still writing (a process that dies \

@@ -24,7 +24,7 @@ mod userindex;
 mod worktree;
 
 pub use gix::objs::tree::EntryKind;
-pub use lock::RunLock;
+pub use lock::{RunLock, set_writer_wait};
 pub use notes::{NotesReader, union_lines};
 pub use objects::{ChangeKind, CommitInfo, Trailers, TreeChange};
 pub use private::{PrivatePaths, create_parent, read_if_exists, remove_if_exists, write_atomic};
