@@ -135,8 +135,20 @@ impl<'s> Catalog<'s> {
         let Ok(run) = RunId::new(run) else {
             return Ok(None);
         };
-        let Some(note) = self.reader(&run)?.note(commit)? else {
-            return Ok(None);
+        let note = match self.reader(&run)?.note(commit)? {
+            Some(n) => n,
+            // Notes are published before the refs that reach their commits, so a commit
+            // learned from a ref read after this reader was opened may have a newer note
+            // than the reader sees (a writer published meanwhile): read the notes ref again.
+            None => {
+                let mut fresh = self.store.notes_reader(&run)?;
+                let note = fresh.note(commit)?;
+                self.readers.insert(run.to_string(), fresh);
+                match note {
+                    Some(n) => n,
+                    None => return Ok(None),
+                }
+            }
         };
         if note.checkpoint().is_none() {
             return Err(Error::corrupt(format!(

@@ -16,6 +16,7 @@
 //! hooks and the handlers they call). Nothing in the library prints to the terminal.
 
 pub mod catalog;
+pub mod crash;
 pub mod error;
 pub mod hooks;
 pub mod ids;

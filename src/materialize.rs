@@ -117,6 +117,7 @@ pub fn publish_backup(store: &Store, cap: &Capture, reason: &str) -> Result<Back
         let mut parents: Vec<ObjectId> = prev.into_iter().collect();
         parents.push(index_commit);
         let commit = store.write_commit(cap.tree, &parents, &message)?;
+        crate::crash_point!("backup:objects-written");
         match store.publish(
             &[RefChange::set(layout::BACKUPS_REF, commit, prev)],
             &format!("agent-rewind: backup before {}", one_line(reason)),
@@ -281,6 +282,7 @@ pub fn trim_backups(store: &Store, cutoff: i64, dry_run: bool) -> Result<BackupT
             &format!("agent-rewind: gc dropped {dropped} old backup(s)"),
         )
         .map_err(Error::from)?;
+    crate::crash_point!("gc:backups-trimmed");
     store.expire_unreachable_reflog(layout::BACKUPS_REF)?;
     Ok(trim)
 }
@@ -400,12 +402,14 @@ pub fn write_changes(store: &Store, changes: &[TreeChange]) -> Result<Vec<Writte
 pub fn restore_backup(store: &Store, prepared: &PreparedOverwrite, backup: &Backup) -> Result<()> {
     let written = write_changes(store, &prepared.changes)?;
     let head = backup.head.as_deref().map(oid).transpose()?;
+    crate::crash_point!("undo:files-written");
     match (&backup.branch, head) {
         // The branch may have moved since; leave it where it is and only re-attach HEAD.
         (Some(b), _) => store.attach_user_head(b, "agent-rewind: undo")?,
         (None, Some(h)) => store.move_user_head(None, Some(h))?,
         (None, None) => {}
     }
+    crate::crash_point!("undo:head-moved");
     store.set_user_index(
         Some(oid(&backup.index_tree)?),
         Some(prepared.capture.index_tree),

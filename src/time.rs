@@ -100,18 +100,23 @@ pub fn parse_age(s: &str) -> Result<i64> {
     Ok(d.as_secs())
 }
 
-/// A stable id of who writes: `$USER@hostname`.
-pub fn writer_id() -> String {
-    let user = std::env::var("USER")
-        .or_else(|_| std::env::var("USERNAME"))
-        .unwrap_or_else(|_| "unknown".into());
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+/// This machine's name (`localhost` when it cannot be read).
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| std::fs::read_to_string("/etc/hostname"))
         .map(|h| h.trim().to_string())
         .ok()
         .filter(|h| !h.is_empty())
         .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_else(|| "localhost".into());
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// A stable id of who writes: `$USER@hostname`.
+pub fn writer_id() -> String {
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("USERNAME"))
+        .unwrap_or_else(|_| "unknown".into());
+    let host = host_name();
     format!("{user}@{host}")
 }
 

@@ -253,3 +253,52 @@ fn many_writers_racing_to_start_the_same_run() {
     assert_run_consistent(&repo, "fresh", &reported, 1 + PROCS * PER_PROC);
     repo.assert_fsck();
 }
+
+#[test]
+fn readers_of_a_run_being_written_see_each_checkpoint_whole() {
+    // rewind --no-checkout, fork and show read a run while four writers append to it: each
+    // sees a checkpoint with its note or not at all, never "not an agent-rewind checkpoint".
+    let repo = Repo::new();
+    repo.ok(&["start", "--run", "busy"]);
+    for s in 1..=4 {
+        repo.write(&format!("seed{s}.txt"), "seed\n");
+        repo.ok(&["checkpoint", &format!("s{s}"), "--run", "busy"]);
+    }
+    let writers = r#"
+        mkdir -p work
+        i=0
+        while [ $i -lt 12 ]; do
+            echo "process $P iteration $i" > work/p$P.txt
+            "$BIN" checkpoint "s$P" --run busy --meta i=$i >/dev/null || exit 1
+            i=$((i+1))
+        done
+    "#;
+    let readers = r#"
+        i=0
+        while [ $i -lt 8 ]; do
+            "$BIN" rewind busy --to busy@$((i % 4 + 1)) --no-checkout --run r$P-$i >/dev/null || exit 1
+            "$BIN" fork busy --to s$((i % 4 + 1)) --no-checkout --run f$P-$i >/dev/null || exit 1
+            "$BIN" show busy >/dev/null || exit 1
+            i=$((i+1))
+        done
+    "#;
+    let children: Vec<Child> = (1..=4)
+        .map(|p| spawn_sh(repo.path(), writers, p))
+        .chain((0..2).map(|p| spawn_sh(repo.path(), readers, p)))
+        .collect();
+    let mut failures = vec![];
+    for (p, child) in children.into_iter().enumerate() {
+        let o = child.wait_with_output().expect("wait");
+        if !o.status.success() {
+            failures.push(format!(
+                "process {p} failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Every new run starts from a checkpoint of busy that has its note.
+    let runs = repo.json(&["list", "--all"]);
+    assert_eq!(runs.as_array().unwrap().len(), 1 + 2 * 8 * 2);
+    repo.assert_fsck();
+}

@@ -9,6 +9,7 @@ use std::path::Path;
 const RANKS: &[(&str, u32)] = &[
     ("error", 0),
     ("trace", 0),
+    ("crash", 0),
     ("ids", 1),
     ("time", 1),
     ("redact", 1),

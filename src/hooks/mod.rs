@@ -134,6 +134,9 @@ impl HookOutcome {
     }
 }
 
+/// How long a hook waits for another writer of the same run before warning and giving up.
+pub const HOOK_WRITER_WAIT_SECS: u64 = 3;
+
 /// Run the handler `name` (`post-commit`, `post-rewrite`, `claude`) from `dir` with the hook's
 /// arguments and standard input. Errors are for the caller to report; it must still exit 0.
 pub fn run_hook(
@@ -142,6 +145,8 @@ pub fn run_hook(
     dir: &std::path::Path,
     stdin: &[u8],
 ) -> Result<HookOutcome> {
+    // A hook gives up on a busy run quickly (a held lock file fails within a second anyway).
+    crate::store::set_writer_wait(std::time::Duration::from_secs(HOOK_WRITER_WAIT_SECS));
     match name {
         "post-commit" => handlers::post_commit(&crate::store::Store::discover(dir)?),
         "post-rewrite" => {

@@ -90,6 +90,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         )?;
 
         staged.persist_staged_objects()?;
+        crate::crash_point!("journal:objects-written");
         crate::trace::mark("checkpoint: commit and note written");
         // Order matters for crash safety: notes, then HEAD, then step refs (store::publish).
         let mut changes = vec![

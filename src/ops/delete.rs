@@ -98,6 +98,7 @@ pub(crate) fn delete_runs(
             Err(PublishError::Failed(e)) => return Err(e),
         }
     }
+    crate::crash_point!("delete:refs-deleted");
     let tips: Vec<(RunId, ObjectId)> = runs
         .iter()
         .filter(|(r, _)| done.iter().any(|(d, _)| d == r))

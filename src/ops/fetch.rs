@@ -101,6 +101,7 @@ impl FetchOutcome {
 pub fn fetch(store: &Store, remote: &Remote, runs: &[RunId]) -> Result<FetchOutcome> {
     let only = (!runs.is_empty()).then_some(runs);
     remote::fetch_into_staging(store, remote, only)?;
+    crate::crash_point!("import:objects-fetched");
     import_staged(store, &remote.name, only)
 }
 
@@ -258,6 +259,7 @@ fn apply(
             &changes,
             &format!("agent-rewind: fetch {} from {staging} ({result})", v.run),
         )?;
+        crate::crash_point!("import:published");
     }
     match (result, local.head) {
         ("diverged", Some(h)) => Ok(Applied::Diverged(report, h)),

@@ -148,7 +148,9 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
             }
             ok
         });
+        crate::crash_point!("gc:runs-deleted");
         store.pack_refs()?;
+        crate::crash_point!("gc:refs-packed");
         refs_packed = true;
     }
     let backups = match cutoff {

@@ -43,9 +43,11 @@ pub fn restore(store: &Store, spec: &CheckpointSpec, paths: &[String]) -> Result
     let prepared = materialize::prepare_overwrite(store, cp.commit.tree, filter)?;
     let backup =
         materialize::publish_backup(store, &prepared.capture, &format!("restore {}", cp.id()))?;
+    crate::crash_point!("restore:backed-up");
     let changes = prepared.changes;
     // The index is left as it was: restore only puts files back.
     materialize::write_changes(store, &changes)?;
+    crate::crash_point!("restore:files-written");
     Ok(RestoreOutcome {
         checkpoint: cp.id().to_string(),
         changed: changes.into_iter().map(|c| c.path).collect(),

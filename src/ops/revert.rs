@@ -162,7 +162,9 @@ pub fn revert(store: &Store, spec: &CheckpointSpec, opts: &RevertOptions) -> Res
         &prepared_capture,
         &format!("revert {} of run {}", range.scope, range.run),
     )?;
+    crate::crash_point!("revert:backed-up");
     materialize::write_changes(store, &writes)?;
+    crate::crash_point!("revert:files-written");
     outcome.backup = Some(backup);
     record(store, &range, &outcome)?;
     Ok(outcome)

@@ -70,11 +70,24 @@ struct Point {
 
 pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<RewindOutcome> {
     let mut catalog = Catalog::new(store);
-    let tip = catalog
-        .run_tip(source)?
-        .ok_or_else(|| unknown_run(source))?;
-    let chain = catalog.lineage_chain(tip.id(), usize::MAX)?;
-    let point = choose_point(store, &mut catalog, source, &chain, &opts)?;
+    // The run may grow while it is read (its writers keep going): a choice that fails while
+    // the run's tip moved is made again on a fresh read, so the point is chosen from one
+    // consistent chain.
+    let mut attempt = 0;
+    let (tip, chain, point) = loop {
+        let tip = catalog
+            .run_tip(source)?
+            .ok_or_else(|| unknown_run(source))?;
+        let chain = catalog.lineage_chain(tip.id(), usize::MAX)?;
+        match choose_point(store, &mut catalog, source, &chain, &opts) {
+            Ok(point) => break (tip, chain, point),
+            Err(e) if attempt < 5 && store.run_head(source)? != Some(tip.id()) => {
+                attempt += 1;
+                let _ = e;
+            }
+            Err(e) => return Err(e),
+        }
+    };
     crate::trace::mark("rewind: point chosen");
 
     // Every check before the first write.
@@ -140,6 +153,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
         crate::trace::mark("rewind: current state captured, changes planned");
         let backup = materialize::publish_backup(store, &prepared.capture, &reason)?;
         crate::trace::mark("rewind: backup published");
+        crate::crash_point!("rewind:backed-up");
         (Some(backup), Some(prepared))
     } else {
         (None, None)
@@ -191,6 +205,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     });
     let root = append(store, rec)?;
     crate::trace::mark("rewind: new run recorded");
+    crate::crash_point!("rewind:recorded");
 
     let mut source_archived = false;
     if !opts.fork {
@@ -212,16 +227,20 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     let mut worktree_shown = None;
     if let Some(prepared) = &prepared {
         crate::trace::mark("rewind: source archived");
+        crate::crash_point!("rewind:source-archived");
         let written = materialize::write_changes(store, &prepared.changes)?;
         crate::trace::mark("rewind: files written");
+        crate::crash_point!("rewind:files-written");
         store.move_user_head(branch.as_deref(), git_commit)?;
         crate::trace::mark("rewind: HEAD moved");
+        crate::crash_point!("rewind:head-moved");
         let head_tree = match git_commit {
             Some(c) => Some(store.commit_tree(c)?),
             None => None,
         };
         store.set_user_index(head_tree, Some(prepared.capture.index_tree), &written)?;
         crate::trace::mark("rewind: index reset");
+        crate::crash_point!("rewind:index-written");
         set_active_run(store, &new_run)?;
         crate::trace::mark("rewind: done");
         worktree_shown = Some(store.workdir()?.display().to_string());

@@ -116,6 +116,7 @@ pub fn steer(
             write_atomically(&root.join(path), data)?;
         }
     }
+    crate::crash_point!("steer:written");
     let mut rec = Record::new(run.clone(), Event::Steer);
     rec.meta
         .insert(STEER_INVALIDATE_META.into(), outcome.invalidated.join(","));

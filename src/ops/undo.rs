@@ -30,6 +30,7 @@ pub fn undo(store: &Store) -> Result<UndoOutcome> {
         &prepared.capture,
         &format!("undo to {}", target.commit),
     )?;
+    crate::crash_point!("undo:backed-up");
     materialize::restore_backup(store, &prepared, &target)?;
     Ok(UndoOutcome {
         restored: target,

@@ -104,7 +104,10 @@ impl Store {
     }
 
     /// Pack every ref into `packed-refs` (`git pack-refs --all`).
+    /// A `packed-refs.lock` a killed process of ours left is removed first.
     pub fn pack_refs(&self) -> Result<()> {
+        let lock = self.common_dir().join("packed-refs.lock");
+        self.remove_stale_locks(&[lock]);
         self.git(&["pack-refs", "--all"]).map(|_| ())
     }
 

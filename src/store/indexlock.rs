@@ -84,6 +84,7 @@ fn take_lock_and_rename(tmp: &Path, lock: &Path, index: &Path, bytes: &[u8]) -> 
             }
         }
     }
+    crate::crash_point!("index:locked");
     std::fs::rename(lock, index).map_err(|e| {
         let _ = std::fs::remove_file(lock);
         Error::io(index, e)

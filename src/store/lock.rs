@@ -1,15 +1,24 @@
 //! Writer locks: an exclusive `flock` per run (or per shared ref such as the backups chain)
 //! held while a writer builds and publishes. The kernel drops it when the process dies, so a
-//! killed writer never leaves a stale lock behind — and while we hold it, a leftover
-//! `<ref>.lock` file of one of that run's refs can only come from a killed writer.
+//! killed writer never leaves a stale lock behind. A writer waits a bounded time for it.
 //!
 //! The lock serializes writers of one run on one machine; the compare-and-swap in `publish`
 //! stays the authority (other machines, other tools).
 
 use super::Store;
 use crate::error::{Error, IoResultExt, Result};
-use std::fs::{File, OpenOptions};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// How long a writer waits for another writer of the same run, in ms (each holds the lock
+/// for one publish, milliseconds; only a stuck process holds it longer). Hooks shorten it.
+static WRITER_WAIT_MS: AtomicU64 = AtomicU64::new(10_000);
+
+/// Wait at most `d` for a writer lock in this process (hooks: a commit is never held long).
+pub fn set_writer_wait(d: std::time::Duration) {
+    WRITER_WAIT_MS.store(d.as_millis() as u64, Ordering::Relaxed);
+}
 
 /// A held writer lock; released on drop (or when the process exits).
 pub struct RunLock {
@@ -29,21 +38,30 @@ impl Store {
             .write(true)
             .open(&path)
             .at(&path)?;
-        file.lock()
-            .map_err(|e| Error::conflict(format!("could not lock {}: {e}", path.display())))?;
-        Ok(RunLock { _file: file, path })
-    }
-
-    /// Remove `<ref>.lock` files left by a killed writer for the given loose refs. Call only
-    /// while holding the writer lock that covers those refs.
-    pub(crate) fn remove_stale_ref_locks(&self, refs: &[String]) -> usize {
-        let mut removed = 0;
-        for name in refs {
-            let path = self.common_dir().join(format!("{name}.lock"));
-            if path.is_file() && std::fs::remove_file(&path).is_ok() {
-                removed += 1;
+        let wait = std::time::Duration::from_millis(WRITER_WAIT_MS.load(Ordering::Relaxed));
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(TryLockError::WouldBlock) => {
+                    return Err(Error::conflict(format!(
+                        "another writer has held {} for over {} ms",
+                        path.display(),
+                        wait.as_millis()
+                    ))
+                    .with_hint(
+                        "a process of this tool is still writing (a process that dies \
+                         releases the lock by itself); try again when it is done",
+                    ));
+                }
+                Err(TryLockError::Error(e)) => {
+                    return Err(Error::io(&path, e));
+                }
             }
         }
-        removed
+        Ok(RunLock { _file: file, path })
     }
 }

@@ -17,6 +17,7 @@ mod objects;
 mod packwrite;
 mod private;
 mod publish;
+mod reflock;
 pub mod snapshot;
 mod statcheck;
 mod transport;
@@ -24,7 +25,7 @@ mod userindex;
 mod worktree;
 
 pub use gix::objs::tree::EntryKind;
-pub use lock::RunLock;
+pub use lock::{RunLock, set_writer_wait};
 pub use merge::MergedBlob;
 pub use notes::{NotesReader, union_lines};
 pub use objects::{ChangeKind, CommitInfo, Trailers, TreeChange};

@@ -9,6 +9,7 @@
 //! <common dir>/agent-rewind/deleted-runs     tombstones of deleted runs
 //! <common dir>/agent-rewind/locks/<name>.lock   writer flocks (a run, `backups`, …)
 //! <common dir>/agent-rewind/runners/<run>.lock  runner flocks
+//! <common dir>/agent-rewind/lock-claims/<pid>@<host>#<n>  hard links to git lock files we hold
 //! ```
 //!
 //! `<git dir>` is the worktree's own (`.git/worktrees/<name>` for a linked one), `<common
@@ -69,6 +70,12 @@ impl PrivatePaths<'_> {
     /// The writer flock named `name` (a run id, or a fixed name such as `backups`).
     pub fn writer_lock(&self, name: &str) -> PathBuf {
         self.shared().join("locks").join(format!("{name}.lock"))
+    }
+    /// Hard links to the git lock files (`<ref>.lock`, `packed-refs.lock`) this host's
+    /// processes hold, named `<pid>@<host>#<n>`: how a lock left by a killed process of ours
+    /// is told apart from one another program holds (store::reflock).
+    pub fn lock_claims(&self) -> PathBuf {
+        self.shared().join("lock-claims")
     }
     /// The runner flock of `run`.
     pub fn runner_lock(&self, run: &RunId) -> PathBuf {

@@ -57,6 +57,12 @@ impl From<PublishError> for Error {
 
 impl Store {
     /// Apply all changes in one transaction, or none of them.
+    ///
+    /// Creations and updates of shared refs go through [`Store::update_loose_refs`] (git's
+    /// protocol: `packed-refs` is never locked); a transaction with a deletion (which must
+    /// edit `packed-refs`) goes through gix. A lock file someone else holds fails the call
+    /// within about a second with an error naming it; one a killed process of ours left is
+    /// removed.
     pub fn publish(&self, changes: &[RefChange], reflog_message: &str) -> Result<(), PublishError> {
         let msg = reflog_message.replace('\n', " ");
         let edits = changes
@@ -68,36 +74,42 @@ impl Store {
         // `repo.committer()`, which fails when no identity is configured (DESIGN §3.2: never
         // fail for that) and resolves the local time zone by walking the zoneinfo database.
         let signature = self.signature();
+        crate::crash_point!("publish:before");
+        if changes
+            .iter()
+            .all(|c| c.new.is_some() && Self::is_plain_shared_ref(&c.name))
+        {
+            return self.publish_loose(changes, &msg, &signature);
+        }
         let mut time = gix::date::parse::TimeBuf::default();
         let committer = Some(signature.to_ref(&mut time));
         // A failure that is neither a conflict nor a held lock (e.g. `git pack-refs` replacing
         // packed-refs while the transaction read it) is tried again, but only when every ref
         // still has its expected value: a transaction that failed half-way is reported.
         let mut attempt = 0;
+        let mut swept = false;
         loop {
-            match self.repo.edit_references_as(edits.clone(), committer) {
-                Ok(_) => return Ok(()),
+            match self.gix_transaction(edits.clone(), changes, committer) {
+                Ok(()) => return Ok(()),
                 Err(e) if e.is_conflict() => {
                     return Err(PublishError::Conflict(crate::error::one_line(
                         &e.to_string(),
                     )));
                 }
                 Err(e) if e.is_retryable() => {
-                    // A ref lock is held. Under our writer lock that can only be a killed
-                    // writer's leftover: remove those and try once more.
-                    let names: Vec<String> = changes.iter().map(|c| c.name.clone()).collect();
-                    if self.remove_stale_ref_locks(&names) == 0 {
-                        return Err(PublishError::Conflict(crate::error::one_line(
-                            &e.to_string(),
-                        )));
+                    // A lock is held. One a killed process of ours left is removed and the
+                    // transaction tried once more; anyone else's is reported by name.
+                    let locks = self.transaction_locks(changes);
+                    if !swept && self.remove_stale_locks(&locks) > 0 {
+                        swept = true;
+                        continue;
                     }
-                    return match self.repo.edit_references_as(edits, committer) {
-                        Ok(_) => Ok(()),
-                        Err(e) if e.is_conflict() || e.is_retryable() => Err(
-                            PublishError::Conflict(crate::error::one_line(&e.to_string())),
-                        ),
-                        Err(e) => Err(PublishError::Failed(e.into())),
-                    };
+                    return Err(PublishError::Failed(
+                        match locks.iter().find(|l| l.exists()) {
+                            Some(l) => super::reflock::lock_held(l),
+                            None => e.into(),
+                        },
+                    ));
                 }
                 Err(_) if attempt < 3 && self.refs_as_expected(changes) => {
                     attempt += 1;
@@ -105,6 +117,74 @@ impl Store {
                 }
                 Err(e) => return Err(PublishError::Failed(e.into())),
             }
+        }
+    }
+
+    /// The lock files a gix transaction over `changes` may take.
+    fn transaction_locks(&self, changes: &[RefChange]) -> Vec<std::path::PathBuf> {
+        let mut locks: Vec<_> = changes
+            .iter()
+            .map(|c| super::reflock::lock_path(&self.ref_file(&c.name)))
+            .collect();
+        locks.push(super::reflock::lock_path(
+            &self.common_dir().join("packed-refs"),
+        ));
+        locks
+    }
+
+    /// Where the loose file of ref `name` lives.
+    fn ref_file(&self, name: &str) -> std::path::PathBuf {
+        if Self::is_plain_shared_ref(name) {
+            self.common_dir().join(name)
+        } else {
+            self.git_dir().join(name)
+        }
+    }
+
+    /// One gix transaction; each lock it takes is claimed (store::reflock) between
+    /// prepare and commit, so a kill in between leaves locks the next writer recognises.
+    fn gix_transaction(
+        &self,
+        edits: Vec<RefEdit>,
+        changes: &[RefChange],
+        committer: Option<gix::actor::SignatureRef<'_>>,
+    ) -> std::result::Result<(), gix::Error> {
+        let fail = gix::lock::acquire::Fail::AfterDurationWithBackoff(super::reflock::LOCK_WAIT);
+        let prepared = self.repo.refs.transaction().prepare(edits, fail, fail)?;
+        let _claims: Vec<_> = self
+            .transaction_locks(changes)
+            .iter()
+            .filter_map(|l| self.claim_existing_lock(l))
+            .collect();
+        crate::crash_point!("publish:locked");
+        prepared.commit(committer)?;
+        Ok(())
+    }
+
+    /// Creations and updates only: loose refs under their own locks, never `packed-refs`.
+    fn publish_loose(
+        &self,
+        changes: &[RefChange],
+        msg: &str,
+        signature: &gix::actor::Signature,
+    ) -> Result<(), PublishError> {
+        let mut tail = Vec::with_capacity(100 + msg.len());
+        signature
+            .write_to(&mut tail)
+            .map_err(|e| PublishError::Failed(Error::other(format!("bad signature: {e}"))))?;
+        tail.push(b'\t');
+        tail.extend_from_slice(msg.as_bytes());
+        tail.push(b'\n');
+        let plan: Vec<_> = changes
+            .iter()
+            .map(|c| (c.name.clone(), c.new.expect("updates only"), c.expected))
+            .collect();
+        match self.update_loose_refs(&plan, &tail) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(name)) => Err(PublishError::Conflict(format!(
+                "{name} changed while this write was prepared"
+            ))),
+            Err(e) => Err(PublishError::Failed(e)),
         }
     }
 }

@@ -117,6 +117,7 @@ impl Store {
                     })?;
                     let exec = kind == EntryKind::BlobExecutable;
                     atomic_replace(&full, &tmp_dir, |tmp| write_file(tmp, &bytes, exec))?;
+                    crate::crash_point!("worktree:file-written");
                     written.push(WrittenFile {
                         path: c.path.clone(),
                         id,

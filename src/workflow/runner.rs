@@ -196,6 +196,7 @@ pub fn execute(
                 let mut r = record(Event::Begin, Status::Running, Some(&snap));
                 r.idempotency_key = key.clone();
                 let attempt = append(store, r)?.line.attempt;
+                crate::crash_point!("runner:begun");
                 let code = run_command(
                     store,
                     run,
@@ -204,6 +205,7 @@ pub fn execute(
                     session.as_deref(),
                     key.as_deref(),
                 )?;
+                crate::crash_point!("runner:command-done");
                 let ok = code == Some(0);
                 let mut r = record(
                     Event::Finish,
@@ -225,6 +227,7 @@ pub fn execute(
                     )
                 });
                 let done = append(store, r)?;
+                crate::crash_point!("runner:finished");
                 ran_now.insert(step.name.to_string());
                 out.steps.push(recorded(step, "ran", reason, &done));
                 if !ok {

@@ -1,0 +1,257 @@
+//! git's lock files in the ref store as we take them: `<ref>.lock` and `packed-refs.lock`.
+//!
+//! Owns three things. (1) Claims: every such lock a process of ours holds has a hard link in
+//! `agent-rewind/lock-claims/<pid>@<host>#<n>` (the same inode), so a lock left by a killed
+//! process of ours is recognised exactly — same inode as a claim whose process is gone on
+//! this host — and removed. (2) The loose-ref update transaction, git's own protocol: a
+//! transaction that only creates or updates refs locks each loose ref (the lock is created
+//! already holding the new value, by linking the claim) and never `packed-refs.lock`, so a
+//! lock left on `packed-refs` by anything cannot block a checkpoint or a hook. (3) The error
+//! for a lock someone else holds: it names the file and how to remove it.
+//!
+//! Must never remove a lock it cannot prove is a dead process's of ours, and never leave a
+//! lock or a claim of a live transaction behind when it returns.
+
+use super::Store;
+use crate::error::{Error, Result};
+use gix::ObjectId;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long a lock file held by someone else is waited for before giving up (git waits
+/// 100 ms for a ref lock and 1 s for `packed-refs.lock`).
+pub(crate) const LOCK_WAIT: Duration = Duration::from_millis(1000);
+
+static CLAIMS: AtomicU32 = AtomicU32::new(0);
+
+/// A claim on one lock file: removed (the claim only, never the lock) on drop.
+pub(crate) struct Claim(PathBuf);
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// A loose-ref lock of ours: until committed, dropping it removes the lock (a rollback).
+struct HeldRef {
+    lock: PathBuf,
+    target: PathBuf,
+    name: String,
+    old: Option<ObjectId>,
+    new: ObjectId,
+    _claim: Claim,
+    committed: bool,
+}
+
+impl Drop for HeldRef {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.lock);
+        }
+    }
+}
+
+/// `<path>.lock`.
+pub(crate) fn lock_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".lock");
+    PathBuf::from(s)
+}
+
+/// The error for a lock file that another process holds (or a process that is not ours left).
+pub(crate) fn lock_held(lock: &Path) -> Error {
+    Error::refused(format!(
+        "{} exists: another git process is updating refs here, or one was killed",
+        lock.display()
+    ))
+    .with_hint(format!(
+        "if no git process is running in this repository, remove it: rm '{}'",
+        lock.display()
+    ))
+}
+
+impl Store {
+    fn claims_dir(&self) -> PathBuf {
+        self.private().lock_claims()
+    }
+
+    /// A fresh claim name for this process.
+    fn claim_path(&self) -> PathBuf {
+        let n = CLAIMS.fetch_add(1, Ordering::Relaxed);
+        self.claims_dir().join(format!(
+            "{}@{}#{n}",
+            std::process::id(),
+            crate::time::host_name()
+        ))
+    }
+
+    /// Record that `lock`, which this process just took (through gix), is ours.
+    pub(crate) fn claim_existing_lock(&self, lock: &Path) -> Option<Claim> {
+        let claim = self.claim_path();
+        let _ = std::fs::create_dir_all(self.claims_dir());
+        std::fs::hard_link(lock, &claim).ok().map(|()| Claim(claim))
+    }
+
+    /// Remove every lock among `locks` that a dead process of ours left, and the claims of
+    /// dead processes. Returns how many locks were removed. Cheap when no lock exists.
+    pub(crate) fn remove_stale_locks(&self, locks: &[PathBuf]) -> usize {
+        use std::os::unix::fs::MetadataExt;
+        let present: Vec<(&PathBuf, (u64, u64))> = locks
+            .iter()
+            .filter_map(|l| {
+                std::fs::symlink_metadata(l)
+                    .ok()
+                    .map(|m| (l, (m.dev(), m.ino())))
+            })
+            .collect();
+        if present.is_empty() {
+            return 0;
+        }
+        let Ok(dir) = std::fs::read_dir(self.claims_dir()) else {
+            return 0;
+        };
+        let host = crate::time::host_name();
+        let mut removed = 0;
+        for entry in dir.flatten() {
+            let name = entry.file_name();
+            let Some((pid, claim_host)) = name
+                .to_str()
+                .and_then(|n| n.split_once('#'))
+                .and_then(|(who, _)| who.split_once('@'))
+                .and_then(|(pid, h)| pid.parse::<u32>().ok().map(|p| (p, h)))
+            else {
+                continue;
+            };
+            if claim_host != host || pid == std::process::id() || !process_is_gone(pid) {
+                continue;
+            }
+            let path = entry.path();
+            let Ok(m) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            let mut matched = false;
+            for (lock, id) in &present {
+                if *id == (m.dev(), m.ino()) && std::fs::remove_file(lock).is_ok() {
+                    matched = true;
+                    removed += 1;
+                }
+            }
+            // A dead claim is dropped once its lock is gone (no other name for its inode);
+            // one still linked may be the stale lock another call is about to look for.
+            if matched || m.nlink() == 1 {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+        removed
+    }
+
+    /// Whether `name` is a shared ref this module may update as a loose file (not `HEAD`,
+    /// not a per-worktree ref).
+    pub(crate) fn is_plain_shared_ref(name: &str) -> bool {
+        name.starts_with("refs/")
+            && !["refs/worktree/", "refs/bisect/", "refs/rewritten/"]
+                .iter()
+                .any(|p| name.starts_with(p))
+    }
+
+    /// Create or update loose refs with compare-and-swap, git's way: lock each ref in order,
+    /// check its value under the lock, then write each reflog entry and rename each lock in
+    /// order. `packed-refs` is read, never locked. `Ok(Err(name))` is a compare-and-swap
+    /// that failed on `name`.
+    pub(crate) fn update_loose_refs(
+        &self,
+        changes: &[(String, ObjectId, Option<ObjectId>)],
+        reflog_line_tail: &[u8],
+    ) -> Result<std::result::Result<(), String>> {
+        use std::io::Write;
+        let mut held: Vec<HeldRef> = Vec::with_capacity(changes.len());
+        for (name, new, expected) in changes {
+            let target = self.common_dir().join(name);
+            let lock = lock_path(&target);
+            super::create_parent(&lock)?;
+            let claim = self.claim_path();
+            super::create_parent(&claim)?;
+            std::fs::write(&claim, format!("{new}\n")).map_err(|e| Error::io(&claim, e))?;
+            let claim = Claim(claim);
+            self.take_lock_by_link(&claim.0, &lock)?;
+            let h = HeldRef {
+                lock,
+                target,
+                name: name.clone(),
+                old: *expected,
+                new: *new,
+                _claim: claim,
+                committed: false,
+            };
+            held.push(h);
+            crate::crash_point!("publish:ref-locked");
+            let now = self.direct_ref_target(name)?;
+            if now != *expected {
+                return Ok(Err(name.clone()));
+            }
+        }
+        for h in &mut held {
+            let log = self.common_dir().join("logs").join(&h.name);
+            super::create_parent(&log)?;
+            let mut line = Vec::with_capacity(200);
+            let zero = ObjectId::null(gix::hash::Kind::Sha1);
+            write!(line, "{} {} ", h.old.unwrap_or(zero), h.new).expect("in memory");
+            line.extend_from_slice(reflog_line_tail);
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&log)
+                .and_then(|mut f| f.write_all(&line))
+                .map_err(|e| Error::io(&log, e))?;
+            crate::crash_point!("publish:reflog-written");
+            std::fs::rename(&h.lock, &h.target).map_err(|e| Error::io(&h.target, e))?;
+            h.committed = true;
+        }
+        Ok(Ok(()))
+    }
+
+    /// Link `claim` to `lock` (taking the lock only if it is free), waiting up to
+    /// [`LOCK_WAIT`] for a holder and removing a lock a dead process of ours left.
+    fn take_lock_by_link(&self, claim: &Path, lock: &Path) -> Result<()> {
+        let deadline = Instant::now() + LOCK_WAIT;
+        let mut swept = false;
+        loop {
+            match std::fs::hard_link(claim, lock) {
+                Ok(()) => return Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    // Look for a dead holder of ours first and once more before giving up.
+                    let late = Instant::now() >= deadline;
+                    if (!swept || late) && self.remove_stale_locks(&[lock.to_path_buf()]) > 0 {
+                        swept = true;
+                        continue;
+                    }
+                    swept = true;
+                    if late {
+                        return Err(lock_held(lock));
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => return Err(Error::io(lock, e)),
+            }
+        }
+    }
+
+    /// The id a ref points at directly (`None` when it does not exist); a symbolic ref is an
+    /// error (we only ever write direct refs).
+    fn direct_ref_target(&self, name: &str) -> Result<Option<ObjectId>> {
+        match self.repo.try_find_reference(name)? {
+            None => Ok(None),
+            Some(r) => match r.target().try_id() {
+                Some(id) => Ok(Some(id.to_owned())),
+                None => Err(Error::corrupt(format!("{name} is a symbolic ref"))),
+            },
+        }
+    }
+}
+
+/// Whether process `pid` certainly no longer exists (only known where `/proc` is mounted).
+pub(crate) fn process_is_gone(pid: u32) -> bool {
+    Path::new("/proc/self").exists() && !Path::new(&format!("/proc/{pid}")).exists()
+}
