@@ -227,7 +227,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
         worktree_shown = Some(store.workdir()?.display().to_string());
     } else if let Some(path) = &opts.worktree {
         store.add_linked_worktree(path, branch.as_deref(), git_commit)?;
-        let linked = Store::discover_worktree(path)?;
+        let linked = Store::open_worktree_at(path)?;
         linked.apply_changes(linked.workdir()?, &linked_changes)?;
         set_active_run(&linked, &new_run)?;
         worktree_shown = Some(path.display().to_string());

@@ -66,6 +66,7 @@ pub fn steer(
     let mut contents = vec![];
     for (path, file) in edits {
         check_relative(path)?;
+        store.check_user_write_path(path)?;
         let data = std::fs::read(file)
             .map_err(|e| Error::usage(format!("--edit {path}={}: {e}", file.display())))?;
         contents.push((path.clone(), data));
@@ -113,6 +114,8 @@ pub fn steer(
     if !contents.is_empty() {
         outcome.backup = Some(materialize::take_backup(store, &format!("steer {run}"))?);
         for (path, data) in &contents {
+            // Checked again right before writing: the worktree may have changed meanwhile.
+            store.check_user_write_path(path)?;
             write_atomically(&root.join(path), data)?;
         }
     }
@@ -151,8 +154,7 @@ fn check_relative(path: &str) -> Result<()> {
         )));
     }
     if p.components()
-        .next()
-        .is_some_and(|c| c.as_os_str() == ".git")
+        .any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
     {
         return Err(Error::usage(format!(
             "--edit {path:?}: refusing to write inside .git"

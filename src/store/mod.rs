@@ -94,7 +94,12 @@ pub struct UserHead {
 }
 
 impl Store {
-    /// Open the repository containing `dir` (like git does: walking up).
+    /// Open the repository containing `dir` the way git finds it: `GIT_DIR` (with
+    /// `GIT_WORK_TREE`, `GIT_INDEX_FILE`) when set — git exports them to the commands it runs,
+    /// so `git --git-dir=… --work-tree=… agent-rewind` works on that repository — else walking
+    /// up from `dir`, stopping at `GIT_CEILING_DIRECTORIES`. `GIT_COMMON_DIR` is accepted when
+    /// it names the common directory the git dir itself records. Repositories in a format
+    /// we cannot read (SHA-256 objects, reftable refs) are refused in one line.
     pub fn discover(dir: &Path) -> Result<Store> {
         // Room for the indexes of many small packs (a checkpoint writes one, and packs
         // other processes add after we opened still need a slot): gix's default is at least
@@ -106,22 +111,51 @@ impl Store {
         let mut trust = gix::sec::trust::Mapping::<gix::open::Options>::default();
         trust.full = trust.full.object_store_slots(slots);
         trust.reduced = trust.reduced.object_store_slots(slots);
-        let repo = gix::ThreadSafeRepository::discover_opts(dir, Default::default(), trust)
-            .map(gix::Repository::from)
-            .map_err(|e| {
-                Error::refused(format!(
-                    "not a git repository: {} ({})",
-                    dir.display(),
-                    crate::error::one_line(&e.to_string())
-                ))
-                .with_hint("run this inside a git repository, or `git init` one first")
-            })?;
+        // git ignores ceiling directories that are not above `dir`; so do we.
+        let options = gix::discover::upwards::Options {
+            match_ceiling_dir_or_error: false,
+            ..Default::default()
+        };
+        let repo = gix::ThreadSafeRepository::discover_with_environment_overrides_opts(
+            dir, options, trust,
+        )
+        .map(gix::Repository::from)
+        .map_err(|e| {
+            if let Some(format) = unsupported_format_near(dir) {
+                return unsupported(&format);
+            }
+            Error::refused(format!(
+                "not a git repository: {} ({})",
+                dir.display(),
+                crate::error::one_line(&e.to_string())
+            ))
+            .with_hint("run this inside a git repository, or `git init` one first")
+        })?;
+        if let Some(format) = unsupported_format(&repo) {
+            return Err(unsupported(&format));
+        }
+        check_common_dir_env(&repo)?;
         Ok(Store { repo })
     }
 
-    /// Open and require a worktree (snapshots and checkouts need one).
-    pub fn discover_worktree(dir: &Path) -> Result<Store> {
-        let store = Self::discover(dir)?;
+    /// Open the linked worktree at `dir` (just created by [`Store::add_linked_worktree`])
+    /// itself, whatever `GIT_DIR`/`GIT_WORK_TREE`/`GIT_INDEX_FILE` say: those name the
+    /// repository this process was started on, not the new worktree.
+    pub fn open_worktree_at(dir: &Path) -> Result<Store> {
+        let mut perms = gix::open::Permissions::default();
+        perms.env.git_prefix = gix::sec::Permission::Deny;
+        let repo = gix::open::Options::default()
+            .permissions(perms)
+            .open(dir)
+            .map(gix::Repository::from)
+            .map_err(|e| {
+                Error::git(format!(
+                    "cannot open the worktree {}: {}",
+                    dir.display(),
+                    crate::error::one_line(&e.to_string())
+                ))
+            })?;
+        let store = Store { repo };
         store.workdir()?;
         Ok(store)
     }
@@ -507,4 +541,85 @@ impl Store {
             Err(_) => Err(bad(self.config_string(key).unwrap_or_default())),
         }
     }
+}
+
+/// The repository format this tool cannot read (SHA-256 objects, reftable refs), if any.
+fn unsupported_format(repo: &gix::Repository) -> Option<String> {
+    let config = repo.config_snapshot();
+    let value = |k: &str| config.string(k).map(|v| v.to_string().to_ascii_lowercase());
+    if let Some(f) = value("extensions.objectFormat").filter(|f| f != "sha1") {
+        return Some(format!("{f} object format"));
+    }
+    if let Some(r) = value("extensions.refStorage").filter(|r| r != "files") {
+        return Some(format!("{r} ref storage"));
+    }
+    None
+}
+
+/// When opening failed: the unsupported format of the repository `dir` (or `GIT_DIR`) is
+/// in, read from its config file as text (gix cannot open it).
+fn unsupported_format_near(dir: &Path) -> Option<String> {
+    let mut candidates: Vec<std::path::PathBuf> = vec![];
+    if let Some(d) = std::env::var_os("GIT_DIR") {
+        candidates.push(d.into());
+    } else {
+        for a in dir.ancestors() {
+            candidates.push(a.join(".git"));
+            candidates.push(a.to_path_buf());
+        }
+    }
+    let git_dir = candidates
+        .into_iter()
+        .find(|d| d.join("HEAD").is_file() && d.join("config").is_file())?;
+    let text = std::fs::read_to_string(git_dir.join("config")).ok()?;
+    let mut section = String::new();
+    for line in text.lines() {
+        let l = line.trim().to_ascii_lowercase();
+        if l.starts_with('[') {
+            section = l;
+            continue;
+        }
+        if section != "[extensions]" {
+            continue;
+        }
+        let Some((k, v)) = l.split_once('=') else {
+            continue;
+        };
+        let (k, v) = (k.trim(), v.trim().trim_matches('"'));
+        match k {
+            "objectformat" if v != "sha1" => return Some(format!("{v} object format")),
+            "refstorage" if v != "files" => return Some(format!("{v} ref storage")),
+            _ => {}
+        }
+    }
+    None
+}
+
+fn unsupported(format: &str) -> Error {
+    Error::refused(format!(
+        "this repository uses the {format}, which git agent-rewind does not support yet"
+    ))
+    .with_hint("supported: SHA-1 object ids with the files ref backend (git's defaults)")
+}
+
+/// `GIT_COMMON_DIR` (which gix does not read) must name the common directory the opened git
+/// dir records; otherwise we would read refs and objects git would not.
+fn check_common_dir_env(repo: &gix::Repository) -> Result<()> {
+    let Some(env) = std::env::var_os("GIT_COMMON_DIR") else {
+        return Ok(());
+    };
+    let canon = |p: &Path| std::fs::canonicalize(p).ok();
+    let given = Path::new(&env);
+    if canon(given).is_some() && canon(given) == canon(repo.common_dir()) {
+        return Ok(());
+    }
+    Err(Error::refused(format!(
+        "GIT_COMMON_DIR={} differs from the common directory of {} ({})",
+        given.display(),
+        repo.git_dir().display(),
+        repo.common_dir().display()
+    ))
+    .with_hint(
+        "unset GIT_COMMON_DIR, or point GIT_DIR at a worktree whose `commondir` file names it",
+    ))
 }
