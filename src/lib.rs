@@ -28,6 +28,7 @@ pub mod remote;
 pub mod store;
 pub mod time;
 pub mod trace;
+pub mod verify;
 pub mod workflow;
 
 pub use error::{Error, Result};
