@@ -80,7 +80,7 @@ pub fn steer(
             why = Some("invalidated".to_string());
         } else if let Some((p, _)) = contents
             .iter()
-            .find(|(p, _)| s.inputs.iter().any(|g| crate::redact::glob_matches(g, p)))
+            .find(|(p, _)| s.inputs.iter().any(|g| crate::store::glob_match(g, p)))
         {
             why = Some(format!("its input {p} is edited"));
         } else if let Some(up) = s

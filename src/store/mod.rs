@@ -623,3 +623,44 @@ fn check_common_dir_env(repo: &gix::Repository) -> Result<()> {
         "unset GIT_COMMON_DIR, or point GIT_DIR at a worktree whose `commondir` file names it",
     ))
 }
+
+/// Match a glob against a repository-relative path with git's wildmatch (`*` and `?` do not
+/// cross `/`, `**` does, `[…]` classes). A pattern without `/` matches the file name in any
+/// folder (as in `.gitignore`); one with `/` matches the whole path (a leading `/` anchors
+/// it at the root, which it is anyway).
+pub fn glob_match(pattern: &str, path: &str) -> bool {
+    use gix::bstr::ByteSlice;
+    use gix::glob::wildmatch::Mode;
+    let pattern = pattern.trim_start_matches('/');
+    let value = if pattern.contains('/') {
+        path
+    } else {
+        path.rsplit('/').next().unwrap_or(path)
+    };
+    gix::glob::wildmatch(
+        pattern.as_bytes().as_bstr(),
+        value.as_bytes().as_bstr(),
+        Mode::NO_MATCH_SLASH_LITERAL,
+    )
+}
+
+#[cfg(test)]
+mod glob_tests {
+    use super::glob_match;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match(".env", "a/b/.env"));
+        assert!(glob_match(".env.*", ".env.local"));
+        assert!(glob_match("*.env", "config/app.env"));
+        assert!(!glob_match("*.env", "config/app.envy"));
+        assert!(glob_match("*.pem", "certs/server.pem"));
+        assert!(!glob_match("*.pem", "certs/server.pem.txt"));
+        assert!(glob_match("secrets/**", "secrets/a/b.txt"));
+        assert!(!glob_match("docs/*.md", "docs/a/b.md"));
+        assert!(glob_match("docs/**/*.md", "docs/a/b.md"));
+        assert!(glob_match("docs/**/*.md", "docs/b.md"));
+        assert!(glob_match("/build/*.log", "build/x.log"));
+        assert!(glob_match("id_[rd]sa*", "home/id_dsa.pub"));
+    }
+}
