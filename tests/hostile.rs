@@ -396,3 +396,105 @@ fn cyclic_lineage_never_makes_log_graph_loop() {
         assert!(out.stdout.len() < 10_000);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Item 9 parts: steer --edit targets, export -o, step names equal to HEAD.
+
+const FLOW: &str = r#"[workflow]
+name = "flow"
+
+[[steps]]
+name = "build"
+kind = "deterministic"
+run = "true"
+inputs = ["TASK.md"]
+"#;
+
+#[test]
+fn steer_edit_refuses_git_dirs_in_any_spelling_symlinks_and_paths_outside() {
+    let r = Repo::new();
+    r.write("TASK.md", "task\n");
+    r.write("flow.toml", FLOW);
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-q", "-m", "flow"]);
+    r.ok(&["run", "flow.toml", "--run", "r1"]);
+    let outside = tempfile::tempdir().unwrap();
+    let payload = outside.path().join("payload");
+    std::fs::write(&payload, "#!/bin/sh\necho pwned\n").unwrap();
+    std::os::unix::fs::symlink(r.path().join(".git"), r.path().join("gitlink")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), r.path().join("outlink")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("victim"), r.path().join("victim-link"))
+        .unwrap();
+    std::fs::write(outside.path().join("victim"), "victim\n").unwrap();
+    std::fs::create_dir_all(r.path().join("sub")).unwrap();
+    std::os::unix::fs::symlink("../.git/hooks", r.path().join("sub/hooks")).unwrap();
+    let before = everything(&r);
+    let config = std::fs::read(r.path().join(".git/config")).unwrap();
+    for target in [
+        ".git/config",
+        ".GIT/config",
+        ".Git/hooks/post-checkout",
+        "a/.git/config",
+        "git~1/config",
+        "gitlink/hooks/post-checkout",
+        "sub/hooks/post-checkout",
+        "outlink/x",
+        "victim-link",
+        "../outside.txt",
+        "/etc/passwd",
+        "",
+    ] {
+        let edit = format!("{target}={}", payload.display());
+        let out = run_in(r.path(), &["steer", "r1", "--edit", &edit, "--yes"]);
+        assert!(
+            matches!(out.status.code(), Some(1) | Some(2)),
+            "{target}: {}",
+            stderr(&out)
+        );
+        assert!(!stderr(&out).is_empty(), "{target}");
+        assert_eq!(everything(&r), before, "{target}");
+    }
+    assert_eq!(std::fs::read(r.path().join(".git/config")).unwrap(), config);
+    assert!(!r.path().join(".git/hooks/post-checkout").exists());
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("victim")).unwrap(),
+        "victim\n"
+    );
+    assert!(!outside.path().join("x").exists());
+    // A plain file of the worktree is still edited.
+    let edit = format!("TASK.md={}", payload.display());
+    r.ok(&["steer", "r1", "--edit", &edit, "--yes"]);
+    assert_eq!(r.read("TASK.md"), "#!/bin/sh\necho pwned\n");
+}
+
+#[test]
+fn export_refuses_an_existing_file_without_force() {
+    let r = Repo::new();
+    make_run(&r, "r1");
+    r.write("keep.bundle", "precious\n");
+    let out = run_in(r.path(), &["export", "r1", "-o", "keep.bundle"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("already exists"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--force"), "{}", stderr(&out));
+    assert_eq!(r.read("keep.bundle"), "precious\n");
+    r.ok(&["export", "r1", "-o", "keep.bundle", "--force"]);
+    r.git(&["bundle", "verify", "-q", "keep.bundle"]);
+}
+
+#[test]
+fn step_names_equal_to_head_in_any_case_are_refused() {
+    let r = Repo::new();
+    r.ok(&["start", "--run", "r1"]);
+    let before = refs(r.path(), "refs/");
+    for name in ["HEAD", "head", "Head", "hEAD"] {
+        for args in [
+            vec!["checkpoint", name, "--run", "r1"],
+            vec!["step", "begin", name, "--run", "r1"],
+        ] {
+            let out = run_in(r.path(), &args);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+            assert!(stderr(&out).contains("HEAD"), "{}", stderr(&out));
+        }
+    }
+    assert_eq!(refs(r.path(), "refs/"), before);
+}
