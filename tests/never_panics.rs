@@ -1,7 +1,7 @@
 //! Every parser of foreign input returns an error or a value, never a panic (issue 13,
 //! item 5): note lines and whole notes (arbitrary bytes, arbitrary JSON values, valid
 //! lines with one field replaced), the name grammar, checkpoint addresses, timestamps and
-//! ages, sizes, the TOML workflow schema, Claude Code's hook payload, the post-rewrite
+//! ages, globs, the TOML workflow schema, Claude Code's hook payload, the post-rewrite
 //! mapping, and the secret detectors. Kept fast: a few hundred cases per property.
 
 use agent_rewind::hooks::{claude, handlers};
@@ -150,7 +150,6 @@ proptest! {
         let _ = CheckpointSpec::parse(&s);
         let _ = time::Timestamp::parse(&s);
         let _ = time::parse_age(&s);
-        let _ = store::parse_size(&s);
         let _ = store::glob_match(&s, "a/b/c.txt");
         let _ = store::glob_match("*.txt", &s);
         // A step is never HEAD, in any case.
