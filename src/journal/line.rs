@@ -267,6 +267,7 @@ mod tests {
             meta: BTreeMap::new(),
             message: None,
             session_id: None,
+            label: None,
             redacted: vec![],
         }
     }
