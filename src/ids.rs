@@ -97,7 +97,7 @@ impl fmt::Display for RunId {
     }
 }
 
-/// A validated step name (never `HEAD`).
+/// A validated step name (never `HEAD`, in any case).
 #[derive(
     Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
@@ -108,10 +108,12 @@ impl StepName {
     pub fn new(s: impl Into<String>) -> Result<Self> {
         let s = s.into();
         validate_name("step name", &s)?;
-        if s == "HEAD" {
-            return Err(Error::usage(
-                "invalid step name \"HEAD\": it is reserved for the run's chain tip",
-            ));
+        // `head` would collide with `HEAD` on a case-insensitive filesystem.
+        if s.eq_ignore_ascii_case("HEAD") {
+            return Err(Error::usage(format!(
+                "invalid step name {s:?}: HEAD (in any case) is reserved for the run's chain tip"
+            ))
+            .with_hint("choose another step name"));
         }
         Ok(StepName(s))
     }
@@ -268,7 +270,9 @@ mod tests {
                 "{bad:?} should be rejected"
             );
         }
-        assert!(StepName::new("HEAD").is_err());
+        for head in ["HEAD", "head", "Head", "hEaD"] {
+            assert!(StepName::new(head).is_err(), "{head}");
+        }
         for good in ["a", "plan", "run-1.2_x", &"a".repeat(64)] {
             assert!(
                 validate_name("run id", good).is_ok(),

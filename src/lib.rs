@@ -9,7 +9,8 @@
 //! [`ids`], [`model`], [`time`] and [`redact`] (pure data and functions); [`store`] (the
 //! only module that uses gix or runs git; `store::layout` spells every ref name and
 //! `store::private` every private file; it includes [`snapshot`], worktree → tree);
-//! [`catalog`] (reading checkpoints and runs); [`journal`] (appending records, the active
+//! [`catalog`] (reading checkpoints and runs) and [`verify`] (what a note claims, checked
+//! against the objects); [`journal`] (appending records, the active
 //! run), [`materialize`] (backups and writing a checkpoint into a worktree) and [`remote`]
 //! (push, fetch and bundles, and validation of what was fetched); [`workflow`] (schema,
 //! planner, runner); [`ops`] (one module per operation); [`hooks`] (installing git/agent
@@ -29,6 +30,7 @@ pub mod remote;
 pub mod store;
 pub mod time;
 pub mod trace;
+pub mod verify;
 pub mod workflow;
 
 pub use error::{Error, Result};

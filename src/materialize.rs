@@ -163,7 +163,8 @@ pub fn prepare_overwrite(
     let mut changes = plan_changes(store, capture.tree, target, paths)?;
     if paths.is_none() {
         let policy = Policy::from_config(store)?;
-        changes.retain(|c| !(c.new.is_none() && policy.is_excluded_path(&c.path)));
+        let root = store.workdir()?;
+        changes.retain(|c| !(c.new.is_none() && policy.is_excluded_file(root, &c.path)));
     }
     ensure_no_unsaved_collisions(store, capture.tree, &changes)?;
     Ok(PreparedOverwrite { capture, changes })

@@ -17,6 +17,7 @@ const RANKS: &[(&str, u32)] = &[
     ("store", 3),
     ("snapshot", 3), // re-exported from store
     ("catalog", 4),
+    ("verify", 4),
     ("journal", 5),
     ("materialize", 5),
     ("remote", 5),

@@ -379,6 +379,9 @@ pub struct ExportArgs {
     /// The bundle file to write.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: PathBuf,
+    /// Overwrite FILE when it already exists.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]

@@ -215,7 +215,7 @@ pub fn export(store: &Store, a: ExportArgs) -> Result<Output> {
         .into_iter()
         .map(RunId::new)
         .collect::<Result<Vec<_>>>()?;
-    let out = ops::bundle::export(store, &runs, &a.output)?;
+    let out = ops::bundle::export(store, &runs, &a.output, a.force)?;
     let s = format!(
         "wrote {} ({} run(s), {} refs); `git agent-rewind import {}` reads it back",
         out.file,

@@ -96,7 +96,7 @@ pub(super) fn checkpoint_line(rec: &Record, ctx: &Context, cap: &Captured) -> Ch
         next_action: rec.next_action.clone(),
         meta: cap.fields.meta.clone(),
         message: cap.fields.message.clone(),
-        label: rec.label.clone(),
+        label: cap.fields.label.clone(),
         workflow_digest: rec.workflow_digest.clone(),
         run_root,
         exit_code: rec.exit_code,
@@ -180,10 +180,11 @@ pub(super) struct RedactedFields {
     pub meta: BTreeMap<String, String>,
     pub message: Option<String>,
     pub session_id: Option<String>,
+    pub label: Option<String>,
     pub redacted: Vec<String>,
 }
 
-/// Redact secret-looking values in meta, message and session id.
+/// Redact secret-looking values in meta, message, session id and label.
 pub(super) fn redact_fields(rec: &Record) -> RedactedFields {
     let mut redacted = vec![];
     let meta = rec
@@ -208,10 +209,12 @@ pub(super) fn redact_fields(rec: &Record) -> RedactedFields {
     };
     let message = one("message", &rec.message);
     let session_id = one("sdk_session_id", &rec.session_id);
+    let label = one("label", &rec.label);
     RedactedFields {
         meta,
         message,
         session_id,
+        label,
         redacted,
     }
 }
@@ -264,6 +267,7 @@ mod tests {
             meta: BTreeMap::new(),
             message: None,
             session_id: None,
+            label: None,
             redacted: vec![],
         }
     }

@@ -29,18 +29,33 @@ pub fn decide(
     let line = cp.line();
     let run = RunId::new(line.run.clone())?;
     let by = by.unwrap_or_else(|| default_approver(store));
-    let message = message.map(|m| crate::redact::redact_value("message", &m).0);
-    append_note_lines(
-        store,
-        &run,
-        cp.id(),
-        &[NoteLine::Approval {
-            approved,
-            by: by.clone(),
-            ts: crate::time::Timestamp::now(),
-            message,
-        }],
-    )?;
+    // The approver and the message pass through the same redaction as metadata.
+    let mut redacted = vec![];
+    let (by, by_hit) = crate::redact::redact_value("by", &by);
+    if by_hit {
+        redacted.push("approval.by".to_string());
+    }
+    let message = message.map(|m| {
+        let (m, hit) = crate::redact::redact_value("message", &m);
+        if hit {
+            redacted.push("approval.message".to_string());
+        }
+        m
+    });
+    let ts = crate::time::Timestamp::now();
+    let mut lines = vec![NoteLine::Approval {
+        approved,
+        by: by.clone(),
+        ts,
+        message,
+    }];
+    if !redacted.is_empty() {
+        lines.push(NoteLine::Redaction {
+            fields: redacted,
+            ts,
+        });
+    }
+    append_note_lines(store, &run, cp.id(), &lines)?;
     Ok(ApprovalOutcome {
         checkpoint: cp.id().to_string(),
         run: run.to_string(),

@@ -21,9 +21,15 @@ pub struct ExportOutcome {
     pub refs: Vec<String>,
 }
 
-pub fn export(store: &Store, runs: &[RunId], file: &Path) -> Result<ExportOutcome> {
+/// Write `runs` into the bundle `file`. An existing `file` is only replaced with `force`
+/// (checked before anything is written; git then writes the bundle through a lock file).
+pub fn export(store: &Store, runs: &[RunId], file: &Path, force: bool) -> Result<ExportOutcome> {
     if runs.is_empty() {
         return Err(Error::usage("which runs? name at least one"));
+    }
+    if !force && std::fs::symlink_metadata(file).is_ok() {
+        return Err(Error::refused(format!("{} already exists", file.display()))
+            .with_hint("choose another file, or add --force to overwrite it"));
     }
     let mut refs = vec![];
     for run in runs {

@@ -50,7 +50,8 @@ pub fn lineage_graph(store: &Store, run: &RunId) -> Result<LineageNode> {
             summaries.push(s);
         }
     }
-    Ok(build(top, &summaries, 0))
+    let mut placed = std::collections::HashSet::new();
+    Ok(build(top, &summaries, &mut placed))
 }
 
 fn origin_run(s: &RunSummary) -> Option<String> {
@@ -60,7 +61,14 @@ fn origin_run(s: &RunSummary) -> Option<String> {
         .map(|l| l.run.clone())
 }
 
-fn build(summary: RunSummary, all: &[RunSummary], depth: usize) -> LineageNode {
+/// The node of `summary` with its descendants. Each run is placed once: lineage links come
+/// from notes (possibly fetched and crafted), so a cycle must end the walk, not loop it.
+fn build(
+    summary: RunSummary,
+    all: &[RunSummary],
+    placed: &mut std::collections::HashSet<String>,
+) -> LineageNode {
+    placed.insert(summary.run.clone());
     let relation = if summary.rewound_from.is_some() {
         Some("rewound")
     } else if summary.forked_from.is_some() {
@@ -68,15 +76,18 @@ fn build(summary: RunSummary, all: &[RunSummary], depth: usize) -> LineageNode {
     } else {
         None
     };
-    let mut children: Vec<LineageNode> = if depth > 1000 {
-        vec![]
-    } else {
-        all.iter()
-            .filter(|c| origin_run(c).as_deref() == Some(summary.run.as_str()))
-            .map(|c| build(c.clone(), all, depth + 1))
-            .collect()
-    };
-    children.sort_by(|a, b| a.summary.run.cmp(&b.summary.run));
+    let mut kids: Vec<&RunSummary> = all
+        .iter()
+        .filter(|c| origin_run(c).as_deref() == Some(summary.run.as_str()))
+        .filter(|c| !placed.contains(&c.run))
+        .collect();
+    kids.sort_by(|a, b| a.run.cmp(&b.run));
+    let mut children = Vec::with_capacity(kids.len());
+    for c in kids {
+        if !placed.contains(&c.run) {
+            children.push(build(c.clone(), all, placed));
+        }
+    }
     LineageNode {
         summary,
         relation,

@@ -89,6 +89,12 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
         }
     };
     crate::trace::mark("rewind: point chosen");
+    // What the note says is checked against the objects before anything is decided from
+    // it: the commit to check out must be one the checkpoint holds, and hold only paths git
+    // would check out.
+    crate::verify::require_checkpoint(store, &point.checkpoint.commit, point.checkpoint.line())?;
+    let git_commit = git_commit_of(store, &point)?;
+    crate::verify::checkout_commit(store, git_commit)?;
 
     // Every check before the first write.
     let new_run = opts.new_run.clone().unwrap_or_else(RunId::generate);
@@ -127,7 +133,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     // A linked worktree gets the commit checked out by git, then the rest by us.
     let linked_changes = match &opts.worktree {
         Some(_) => {
-            let base = match git_commit_of(&point)? {
+            let base = match git_commit {
                 Some(c) => store.commit_tree(c)?,
                 None => store.empty_tree(),
             };
@@ -139,7 +145,6 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     };
     crate::trace::mark("rewind: checks passed");
     let line = point.checkpoint.line().clone();
-    let git_commit = git_commit_of(&point)?;
 
     // In place: decide every change, and refuse if one would touch what the backup cannot
     // hold, before anything is published; then publish the backup.
@@ -246,7 +251,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
         worktree_shown = Some(store.workdir()?.display().to_string());
     } else if let Some(path) = &opts.worktree {
         store.add_linked_worktree(path, branch.as_deref(), git_commit)?;
-        let linked = Store::discover_worktree(path)?;
+        let linked = Store::open_worktree_at(path)?;
         linked.apply_changes(linked.workdir()?, &linked_changes)?;
         set_active_run(&linked, &new_run)?;
         worktree_shown = Some(path.display().to_string());
@@ -271,16 +276,15 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     })
 }
 
-/// The user's commit recorded at the chosen point.
-fn git_commit_of(point: &Point) -> Result<Option<ObjectId>> {
-    point
-        .checkpoint
-        .line()
-        .git_commit_sha
-        .as_deref()
-        .map(|h| ObjectId::from_hex(h.as_bytes()))
-        .transpose()
-        .map_err(|_| Error::corrupt("the chosen checkpoint has an invalid git_commit_sha"))
+/// The user's commit recorded at the chosen point, verified against the checkpoint commit.
+fn git_commit_of(store: &Store, point: &Point) -> Result<Option<ObjectId>> {
+    crate::verify::git_commit(store, &point.checkpoint.commit, point.checkpoint.line()).map_err(
+        |why| {
+            Error::corrupt(format!("refusing to rewind: {why}")).with_hint(
+                "the checkpoint's note was edited or crafted; inspect it with `git agent-rewind show`",
+            )
+        },
+    )
 }
 
 /// Resolve `--to` against the run's lineage chain (newest first).

@@ -66,6 +66,7 @@ pub fn steer(
     let mut contents = vec![];
     for (path, file) in edits {
         check_relative(path)?;
+        store.check_user_write_path(path)?;
         let data = std::fs::read(file)
             .map_err(|e| Error::usage(format!("--edit {path}={}: {e}", file.display())))?;
         contents.push((path.clone(), data));
@@ -79,7 +80,7 @@ pub fn steer(
             why = Some("invalidated".to_string());
         } else if let Some((p, _)) = contents
             .iter()
-            .find(|(p, _)| s.inputs.iter().any(|g| crate::redact::glob_matches(g, p)))
+            .find(|(p, _)| s.inputs.iter().any(|g| crate::store::glob_match(g, p)))
         {
             why = Some(format!("its input {p} is edited"));
         } else if let Some(up) = s
@@ -113,6 +114,8 @@ pub fn steer(
     if !contents.is_empty() {
         outcome.backup = Some(materialize::take_backup(store, &format!("steer {run}"))?);
         for (path, data) in &contents {
+            // Checked again right before writing: the worktree may have changed meanwhile.
+            store.check_user_write_path(path)?;
             write_atomically(&root.join(path), data)?;
         }
     }
@@ -152,8 +155,7 @@ fn check_relative(path: &str) -> Result<()> {
         )));
     }
     if p.components()
-        .next()
-        .is_some_and(|c| c.as_os_str() == ".git")
+        .any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
     {
         return Err(Error::usage(format!(
             "--edit {path:?}: refusing to write inside .git"

@@ -3,6 +3,10 @@
 //! commits of that run, and that every note that would be imported is valid JSON Lines of a
 //! bounded size. Also the local refs of runs, grouped the same way, for the comparison.
 //!
+//! Every checkpoint of the fetched chain is checked, not only the tip (`validate_chain`,
+//! `crate::verify`): run, trailers, strictly increasing `seq`, step names, times (typed
+//! parse), `git_commit_sha` against the commit's parents, lineage links.
+//!
 //! Read-only. A staged run that fails validation is described in one line (the caller
 //! warns and skips it); nothing here ever executes or interprets fetched content beyond
 //! parsing it.
@@ -175,7 +179,8 @@ pub fn validate(
             ));
         }
     }
-    validate_notes(store, &run, head, notes, local.notes)?;
+    let notes_of = validate_notes(store, &run, head, notes, local.notes)?;
+    validate_chain(store, &run, head, &notes_of, local.head)?;
     Ok(ValidRun {
         run,
         head,
@@ -184,15 +189,86 @@ pub fn validate(
     })
 }
 
+/// The most checkpoints of one fetched chain read back (a longer chain is refused).
+pub const MAX_CHAIN: usize = 100_000;
+
+/// Every checkpoint of the fetched chain, from `head` back to the run's first checkpoint (or
+/// to `trusted_head`, the local run's tip, below which everything is already here): a
+/// commit of `run` with a note whose checkpoint line agrees with the commit
+/// ([`crate::verify::checkpoint`]: names, trailers, `git_commit_sha`, lineage link) and
+/// whose `seq` is lower than the next one's; the walk must end at a `seq` 0 checkpoint.
+fn validate_chain(
+    store: &Store,
+    run: &RunId,
+    head: ObjectId,
+    notes_of: &HashMap<ObjectId, ObjectId>,
+    trusted_head: Option<ObjectId>,
+) -> std::result::Result<(), String> {
+    let mut next = Some(head);
+    let mut later_seq: Option<u64> = None;
+    let mut walked = 0usize;
+    while let Some(id) = next.take() {
+        if Some(id) == trusted_head {
+            return Ok(());
+        }
+        walked += 1;
+        if walked > MAX_CHAIN {
+            return Err(format!("its chain is longer than {MAX_CHAIN} checkpoints"));
+        }
+        let commit = store
+            .read_commit(id)
+            .map_err(|e| format!("checkpoint {}: {}", short(id), e.message))?;
+        if commit.trailers.run.as_deref() != Some(run.as_str()) {
+            return Err(format!(
+                "its chain reaches {}, not a checkpoint of run {run}, before the run's first checkpoint",
+                short(id)
+            ));
+        }
+        let blob = notes_of
+            .get(&id)
+            .ok_or_else(|| format!("checkpoint {} has no note", short(id)))?;
+        let note = read_note(store, *blob).map_err(|e| format!("note of {}: {e}", short(id)))?;
+        let line = note
+            .checkpoint()
+            .ok_or_else(|| format!("the note of {} has no checkpoint line", short(id)))?;
+        if line.run != run.as_str() {
+            return Err(format!(
+                "the note of {} belongs to run {:?}",
+                short(id),
+                line.run
+            ));
+        }
+        crate::verify::checkpoint(store, &commit, line)?;
+        if let Some(later) = later_seq
+            && line.seq >= later
+        {
+            return Err(format!(
+                "checkpoint {} has seq {} but the one after it has {later}",
+                short(id),
+                line.seq
+            ));
+        }
+        later_seq = Some(line.seq);
+        if line.seq == 0 {
+            return Ok(());
+        }
+        next = commit.parents.first().copied();
+    }
+    Err(format!(
+        "its chain ends before a first (seq 0) checkpoint of run {run}"
+    ))
+}
+
 /// Every note of `notes` that is not already in `trusted` must be UTF-8 JSON Lines of at most
 /// [`MAX_NOTE_BYTES`], and the HEAD checkpoint's note must be a checkpoint of `run`.
+/// Returns the notes (annotated commit → note blob).
 fn validate_notes(
     store: &Store,
     run: &RunId,
     head: ObjectId,
     notes: ObjectId,
     trusted: Option<ObjectId>,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<HashMap<ObjectId, ObjectId>, String> {
     let all = store
         .all_notes(notes)
         .map_err(|e| format!("its notes ref is not a notes commit: {}", e.message))?;
@@ -227,7 +303,7 @@ fn validate_notes(
             }
         }
     }
-    Ok(())
+    Ok(all)
 }
 
 fn read_note(store: &Store, blob: ObjectId) -> std::result::Result<Note, String> {

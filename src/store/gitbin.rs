@@ -10,11 +10,6 @@ use crate::error::{Error, Result};
 use std::path::Path;
 use std::process::{Command, Output};
 
-/// Run git in `dir` with `args`; return stdout on success.
-fn git(dir: &Path, args: &[&str]) -> Result<String> {
-    stdout_of(args, git_output(dir, args)?)
-}
-
 /// The stdout of a finished `git args`, or its failure as a one-line error.
 fn stdout_of(args: &[&str], out: Output) -> Result<String> {
     if !out.status.success() {
@@ -27,54 +22,79 @@ fn stdout_of(args: &[&str], out: Output) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// `git args` in `dir`, never with a `GIT_INDEX_FILE` inherited from a hook's environment:
-/// every git we start works on the repository's own index.
-fn git_command(dir: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new("git");
-    c.current_dir(dir).args(args).env_remove("GIT_INDEX_FILE");
-    c
-}
-
-pub(super) fn git_output(dir: &Path, args: &[&str]) -> Result<Output> {
-    git_command(dir, args)
-        .output()
-        .map_err(|e| Error::git(format!("could not run git: {e}")).with_source(e))
+fn could_not_run(e: std::io::Error) -> Error {
+    Error::git(format!("could not run git: {e}")).with_source(e)
 }
 
 /// Above this many written files, `reset_user_index` refreshes the whole index instead of
 /// naming them (measured on 30k entries: 100 named paths cost about one full refresh).
 const REFRESH_PATHS_LIMIT: usize = 64;
 
-/// Run git in `dir` with `input` on stdin; return stdout on success.
-fn git_with_input(dir: &Path, args: &[&str], input: &[u8]) -> Result<String> {
-    use std::io::Write;
-    let failed = |e: std::io::Error| Error::git(format!("could not run git: {e}")).with_source(e);
-    let mut child = git_command(dir, args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(failed)?;
-    let mut stdin = child.stdin.take().expect("piped stdin");
-    let written = stdin.write_all(input);
-    drop(stdin);
-    let out = stdout_of(args, child.wait_with_output().map_err(failed)?)?;
-    written.map_err(failed)?;
-    Ok(out)
+/// A path made absolute against the current directory (as gix resolved it when opening).
+fn absolute(p: &Path) -> std::path::PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+impl Store {
+    /// `git args` in `dir`, on this repository whatever the environment says: `GIT_DIR`,
+    /// `GIT_COMMON_DIR` and `GIT_WORK_TREE` name the repository we opened (absolute, so
+    /// the child's working directory does not matter), and never a `GIT_INDEX_FILE`
+    /// inherited from a hook's environment: every git we start works on the repository's
+    /// own index.
+    fn git_command(&self, dir: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new("git");
+        c.current_dir(dir)
+            .args(args)
+            .env_remove("GIT_INDEX_FILE")
+            .env("GIT_DIR", absolute(self.git_dir()))
+            .env("GIT_COMMON_DIR", absolute(self.common_dir()));
+        match self.repo.workdir() {
+            Some(w) => c.env("GIT_WORK_TREE", absolute(w)),
+            None => c.env_remove("GIT_WORK_TREE"),
+        };
+        c
+    }
+
+    pub(super) fn git_output_in(&self, dir: &Path, args: &[&str]) -> Result<Output> {
+        self.git_command(dir, args).output().map_err(could_not_run)
+    }
+
+    /// Run git in `dir` with `args`; return stdout on success.
+    fn git_in(&self, dir: &Path, args: &[&str]) -> Result<String> {
+        stdout_of(args, self.git_output_in(dir, args)?)
+    }
+
+    /// Run git in `dir` with `input` on stdin; return stdout on success.
+    fn git_with_input(&self, dir: &Path, args: &[&str], input: &[u8]) -> Result<String> {
+        use std::io::Write;
+        let mut child = self
+            .git_command(dir, args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(could_not_run)?;
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        let written = stdin.write_all(input);
+        drop(stdin);
+        let out = stdout_of(args, child.wait_with_output().map_err(could_not_run)?)?;
+        written.map_err(could_not_run)?;
+        Ok(out)
+    }
 }
 
 impl Store {
     /// Run git inside this repository's worktree (or git dir when bare).
     fn git(&self, args: &[&str]) -> Result<String> {
         let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
-        git(dir, args)
+        self.git_in(dir, args)
     }
 
     /// Run git inside this repository and return its whole output, whatever its exit
     /// status (for commands whose failures are parsed: push, fetch, bundle).
     pub(super) fn git_unchecked(&self, args: &[&str]) -> Result<Output> {
         let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
-        git_output(dir, args)
+        self.git_output_in(dir, args)
     }
 
     /// Create `branch` (a name under `refs/heads/`, which must not exist yet) at `commit`,
@@ -115,7 +135,7 @@ impl Store {
     /// owns config locking). Never touches the user's global config.
     pub fn config_add(&self, key: &str, value: &str) -> Result<()> {
         let dir = self.common_dir().to_string_lossy().into_owned();
-        git(
+        self.git_in(
             self.common_dir(),
             &["--git-dir", &dir, "config", "--local", "--add", key, value],
         )
@@ -183,7 +203,8 @@ impl Store {
             return;
         }
         let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
-        let _ = git_command(dir, args)
+        let _ = self
+            .git_command(dir, args)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -208,7 +229,7 @@ impl Store {
         // refresh (an lstat per entry) is cheaper.
         if refresh.len() > REFRESH_PATHS_LIMIT {
             // `--refresh` exits non-zero when files differ from the index: that is expected.
-            let _ = git_output(self.workdir()?, &["update-index", "-q", "--refresh"])?;
+            let _ = self.git_output_in(self.workdir()?, &["update-index", "-q", "--refresh"])?;
             return Ok(());
         }
         let mut paths = Vec::new();
@@ -224,7 +245,7 @@ impl Store {
         ];
         // Best effort: the index is already right; without fresh stat data git only
         // re-hashes those files on its next status (a file removed meanwhile fails this).
-        let _ = git_with_input(self.workdir()?, &args, &paths);
+        let _ = self.git_with_input(self.workdir()?, &args, &paths);
         Ok(())
     }
 
@@ -246,7 +267,7 @@ impl Store {
     /// that linked worktrees share. The folder may not exist yet.
     pub fn hooks_dir(&self) -> Result<std::path::PathBuf> {
         let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
-        let out = git(dir, &["rev-parse", "--git-path", "hooks"])?;
+        let out = self.git_in(dir, &["rev-parse", "--git-path", "hooks"])?;
         let p = Path::new(out.trim_end_matches(['\n', '\r']));
         if p.as_os_str().is_empty() {
             return Err(Error::other(
@@ -269,7 +290,7 @@ impl Store {
 
     /// Validate a branch name the way git does.
     pub fn check_branch_name(&self, branch: &str) -> Result<()> {
-        let out = git_output(
+        let out = self.git_output_in(
             self.repo.git_dir(),
             &["check-ref-format", "--branch", branch],
         )?;
@@ -300,6 +321,6 @@ impl Store {
                 ));
             }
         }
-        git(self.common_dir(), &args).map(|_| ())
+        self.git_in(self.common_dir(), &args).map(|_| ())
     }
 }

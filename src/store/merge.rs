@@ -3,7 +3,7 @@
 //! three blobs with git's own conflict markers (`git merge-file`). It never decides what to
 //! revert, and writes no file of the worktree.
 
-use super::{EntryKind, ObjectId, Store, gitbin};
+use super::{EntryKind, ObjectId, Store};
 use crate::error::{Error, IoResultExt, Result};
 use std::io::Write;
 
@@ -72,7 +72,7 @@ impl Store {
             &paths[1],
             &paths[2],
         ];
-        let out = gitbin::git_output(&tmp_dir, &args)?;
+        let out = self.git_output_in(&tmp_dir, &args)?;
         // git merge-file exits with the number of conflicts, or a negative value (255 here)
         // when it cannot merge (binary content).
         match out.status.code() {

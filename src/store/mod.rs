@@ -14,6 +14,7 @@ mod lock;
 mod merge;
 mod notes;
 mod objects;
+mod open;
 mod packwrite;
 mod private;
 mod publish;
@@ -95,7 +96,12 @@ pub struct UserHead {
 }
 
 impl Store {
-    /// Open the repository containing `dir` (like git does: walking up).
+    /// Open the repository containing `dir` the way git finds it: `GIT_DIR` (with
+    /// `GIT_WORK_TREE`, `GIT_INDEX_FILE`) when set — git exports them to the commands it runs,
+    /// so `git --git-dir=… --work-tree=… agent-rewind` works on that repository — else walking
+    /// up from `dir`, stopping at `GIT_CEILING_DIRECTORIES`. `GIT_COMMON_DIR` is accepted when
+    /// it names the common directory the git dir itself records. Repositories in a format
+    /// we cannot read (SHA-256 objects, reftable refs) are refused in one line.
     pub fn discover(dir: &Path) -> Result<Store> {
         // Room for the indexes of many small packs (a checkpoint writes one, and packs
         // other processes add after we opened still need a slot): gix's default is at least
@@ -107,22 +113,51 @@ impl Store {
         let mut trust = gix::sec::trust::Mapping::<gix::open::Options>::default();
         trust.full = trust.full.object_store_slots(slots);
         trust.reduced = trust.reduced.object_store_slots(slots);
-        let repo = gix::ThreadSafeRepository::discover_opts(dir, Default::default(), trust)
-            .map(gix::Repository::from)
-            .map_err(|e| {
-                Error::refused(format!(
-                    "not a git repository: {} ({})",
-                    dir.display(),
-                    crate::error::one_line(&e.to_string())
-                ))
-                .with_hint("run this inside a git repository, or `git init` one first")
-            })?;
+        // git ignores ceiling directories that are not above `dir`; so do we.
+        let options = gix::discover::upwards::Options {
+            match_ceiling_dir_or_error: false,
+            ..Default::default()
+        };
+        let repo = gix::ThreadSafeRepository::discover_with_environment_overrides_opts(
+            dir, options, trust,
+        )
+        .map(gix::Repository::from)
+        .map_err(|e| {
+            if let Some(format) = open::unsupported_format_near(dir) {
+                return open::unsupported(&format);
+            }
+            Error::refused(format!(
+                "not a git repository: {} ({})",
+                dir.display(),
+                crate::error::one_line(&e.to_string())
+            ))
+            .with_hint("run this inside a git repository, or `git init` one first")
+        })?;
+        if let Some(format) = open::unsupported_format(&repo) {
+            return Err(open::unsupported(&format));
+        }
+        open::check_common_dir_env(&repo)?;
         Ok(Store { repo })
     }
 
-    /// Open and require a worktree (snapshots and checkouts need one).
-    pub fn discover_worktree(dir: &Path) -> Result<Store> {
-        let store = Self::discover(dir)?;
+    /// Open the linked worktree at `dir` (just created by [`Store::add_linked_worktree`])
+    /// itself, whatever `GIT_DIR`/`GIT_WORK_TREE`/`GIT_INDEX_FILE` say: those name the
+    /// repository this process was started on, not the new worktree.
+    pub fn open_worktree_at(dir: &Path) -> Result<Store> {
+        let mut perms = gix::open::Permissions::default();
+        perms.env.git_prefix = gix::sec::Permission::Deny;
+        let repo = gix::open::Options::default()
+            .permissions(perms)
+            .open(dir)
+            .map(gix::Repository::from)
+            .map_err(|e| {
+                Error::git(format!(
+                    "cannot open the worktree {}: {}",
+                    dir.display(),
+                    crate::error::one_line(&e.to_string())
+                ))
+            })?;
+        let store = Store { repo };
         store.workdir()?;
         Ok(store)
     }
@@ -507,5 +542,46 @@ impl Store {
             Ok(Some(n)) => u64::try_from(n).map(Some).map_err(|_| bad(n.to_string())),
             Err(_) => Err(bad(self.config_string(key).unwrap_or_default())),
         }
+    }
+}
+
+/// Match a glob against a repository-relative path with git's wildmatch (`*` and `?` do not
+/// cross `/`, `**` does, `[…]` classes). A pattern without `/` matches the file name in any
+/// folder (as in `.gitignore`); one with `/` matches the whole path (a leading `/` anchors
+/// it at the root, which it is anyway).
+pub fn glob_match(pattern: &str, path: &str) -> bool {
+    use gix::bstr::ByteSlice;
+    use gix::glob::wildmatch::Mode;
+    let pattern = pattern.trim_start_matches('/');
+    let value = if pattern.contains('/') {
+        path
+    } else {
+        path.rsplit('/').next().unwrap_or(path)
+    };
+    gix::glob::wildmatch(
+        pattern.as_bytes().as_bstr(),
+        value.as_bytes().as_bstr(),
+        Mode::NO_MATCH_SLASH_LITERAL,
+    )
+}
+
+#[cfg(test)]
+mod glob_tests {
+    use super::glob_match;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match(".env", "a/b/.env"));
+        assert!(glob_match(".env.*", ".env.local"));
+        assert!(glob_match("*.env", "config/app.env"));
+        assert!(!glob_match("*.env", "config/app.envy"));
+        assert!(glob_match("*.pem", "certs/server.pem"));
+        assert!(!glob_match("*.pem", "certs/server.pem.txt"));
+        assert!(glob_match("secrets/**", "secrets/a/b.txt"));
+        assert!(!glob_match("docs/*.md", "docs/a/b.md"));
+        assert!(glob_match("docs/**/*.md", "docs/a/b.md"));
+        assert!(glob_match("docs/**/*.md", "docs/b.md"));
+        assert!(glob_match("/build/*.log", "build/x.log"));
+        assert!(glob_match("id_[rd]sa*", "home/id_dsa.pub"));
     }
 }

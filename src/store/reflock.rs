@@ -217,9 +217,17 @@ impl Store {
     fn take_lock_by_link(&self, claim: &Path, lock: &Path) -> Result<()> {
         let deadline = Instant::now() + LOCK_WAIT;
         let mut swept = false;
+        let mut recreated = 0;
         loop {
             match std::fs::hard_link(claim, lock) {
                 Ok(()) => return Ok(()),
+                // A concurrent `git pack-refs` prunes ref folders it emptied, between our
+                // `create_dir_all` and the link: make the folder again, as git's
+                // raceproof_create_file does.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && recreated < 8 => {
+                    recreated += 1;
+                    super::create_parent(lock)?;
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     // Look for a dead holder of ours first and once more before giving up.
                     let late = Instant::now() >= deadline;

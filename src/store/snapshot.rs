@@ -9,9 +9,10 @@
 
 use crate::error::{Error, Result};
 use crate::model::Excluded;
-use crate::redact::{SECRET_PATH_PATTERNS, glob_matches};
+use crate::redact::SECRET_PATH_PATTERNS;
 use crate::store::Store;
 use crate::store::dirwalk::untracked_files;
+use crate::store::glob_match;
 use crate::store::objects::retry_object_write;
 use crate::store::statcheck;
 use gix::ObjectId;
@@ -29,6 +30,9 @@ pub struct Policy {
     pub exclude: Vec<String>,
     /// Also write the index's tree (HEAD + staged changes): backups need it, checkpoints not.
     pub record_index: bool,
+    /// Leave out new untracked files whose content holds a private key or an access key
+    /// (checkpoints; backups stay local and keep them).
+    pub scan_content: bool,
 }
 
 impl Policy {
@@ -43,6 +47,7 @@ impl Policy {
                 .unwrap_or(DEFAULT_MAX_UNTRACKED),
             exclude,
             record_index: false,
+            scan_content: true,
         })
     }
 
@@ -52,6 +57,7 @@ impl Policy {
         Ok(Policy {
             exclude: vec![],
             record_index: true,
+            scan_content: false,
             ..Self::from_config(store)?
         })
     }
@@ -61,10 +67,17 @@ impl Policy {
         self.excluded_pattern(path).is_some()
     }
 
+    /// Whether checkpoints leave the worktree file `path` out when it is new: a secret
+    /// pattern, or (with [`Policy::scan_content`]) content holding a credential.
+    pub fn is_excluded_file(&self, workdir: &std::path::Path, path: &str) -> bool {
+        self.is_excluded_path(path)
+            || (self.scan_content && secret_in_content(&workdir.join(path)).is_some())
+    }
+
     fn excluded_pattern(&self, path: &str) -> Option<&str> {
         self.exclude
             .iter()
-            .find(|p| glob_matches(p, path))
+            .find(|p| glob_match(p, path))
             .map(String::as_str)
     }
 }
@@ -273,6 +286,17 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
             );
             continue;
         }
+        if policy.scan_content
+            && let Some(what) = secret_in_content(&full)
+        {
+            exclude(
+                rela,
+                format!("its content holds a {what}"),
+                &mut excluded,
+                &mut skip,
+            );
+            continue;
+        }
         if let Some((id, kind, _)) =
             retry_object_write(|| pipeline.worktree_file_to_object(rela, &index))?
         {
@@ -290,6 +314,29 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
         dirs_skipped: walk.dirs_skipped,
         entries_proven: proven,
     })
+}
+
+/// How much of a new untracked file is scanned for credentials.
+const SCAN_LIMIT: usize = 1024 * 1024;
+
+/// What credential the regular file `full` holds in its first [`SCAN_LIMIT`] bytes (a
+/// private key block, a cloud access key), if any (`crate::redact::content_holds_secret`).
+/// Only called for new untracked files, which the snapshot reads right after anyway (so the
+/// second read comes from the page cache). Unreadable files are left to the snapshot to
+/// report.
+fn secret_in_content(full: &std::path::Path) -> Option<&'static str> {
+    use std::io::Read;
+    let md = std::fs::symlink_metadata(full).ok()?;
+    if !md.is_file() {
+        return None;
+    }
+    let mut buf = Vec::with_capacity((md.len() as usize).min(SCAN_LIMIT));
+    std::fs::File::open(full)
+        .ok()?
+        .take(SCAN_LIMIT as u64)
+        .read_to_end(&mut buf)
+        .ok()?;
+    crate::redact::content_holds_secret(&buf, SCAN_LIMIT)
 }
 
 /// HEAD's tree with edits. Written with the plumbing editor: gix's own editor checks that

@@ -27,6 +27,42 @@ impl Store {
         }
     }
 
+    /// The file `rel` (a worktree-relative path given by a user) may be written by us: every
+    /// component is one git would check out (no `.git` in any spelling, no `..`), and
+    /// neither the file nor any folder on the way is a symlink (which could lead into `.git`
+    /// or outside the repository). Returns the absolute path.
+    pub fn check_user_write_path(&self, rel: &str) -> Result<std::path::PathBuf> {
+        use gix::bstr::ByteSlice;
+        let refuse = |why: String| {
+            Err(Error::refused(format!("refusing to write {rel:?}: {why}"))
+                .with_hint("give a path to a regular file of the worktree, outside .git"))
+        };
+        let root = self.workdir()?;
+        let protect = self.protect_options();
+        let mut full = root.to_path_buf();
+        let parts: Vec<&str> = rel.split('/').collect();
+        for (i, part) in parts.iter().enumerate() {
+            if let Err(e) = gix::validate::path::component(part.as_bytes().as_bstr(), None, protect)
+            {
+                return refuse(format!("{e}"));
+            }
+            full.push(part);
+            match std::fs::symlink_metadata(&full) {
+                Ok(md) if md.file_type().is_symlink() => {
+                    return refuse(format!("{} is a symbolic link", parts[..=i].join("/")));
+                }
+                Ok(md) if i + 1 < parts.len() && !md.is_dir() => {
+                    return refuse(format!("{} is not a folder", parts[..=i].join("/")));
+                }
+                Ok(md) if i + 1 == parts.len() && md.is_dir() => {
+                    return refuse("it is a folder".into());
+                }
+                _ => {}
+            }
+        }
+        Ok(full)
+    }
+
     /// Refuse changes that would write or delete a path git refuses to check out: a `.git`
     /// folder (in any spelling a filesystem folds to it), `..`, an empty name. Trees fetched
     /// from a remote are not trusted: a checkpoint holding `.git/hooks/…` must not write there.

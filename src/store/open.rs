@@ -1,0 +1,87 @@
+//! What opening a repository checks beyond gix: formats we cannot read (SHA-256 objects,
+//! reftable refs), refused in one line naming the format, and a `GIT_COMMON_DIR` gix does
+//! not read. Read-only; never writes anything.
+
+use crate::error::{Error, Result};
+use std::path::Path;
+
+/// The repository format this tool cannot read (SHA-256 objects, reftable refs), if any.
+pub(super) fn unsupported_format(repo: &gix::Repository) -> Option<String> {
+    let config = repo.config_snapshot();
+    let value = |k: &str| config.string(k).map(|v| v.to_string().to_ascii_lowercase());
+    if let Some(f) = value("extensions.objectFormat").filter(|f| f != "sha1") {
+        return Some(format!("{f} object format"));
+    }
+    if let Some(r) = value("extensions.refStorage").filter(|r| r != "files") {
+        return Some(format!("{r} ref storage"));
+    }
+    None
+}
+
+/// When opening failed: the unsupported format of the repository `dir` (or `GIT_DIR`) is
+/// in, read from its config file as text (gix cannot open it).
+pub(super) fn unsupported_format_near(dir: &Path) -> Option<String> {
+    let mut candidates: Vec<std::path::PathBuf> = vec![];
+    if let Some(d) = std::env::var_os("GIT_DIR") {
+        candidates.push(d.into());
+    } else {
+        for a in dir.ancestors() {
+            candidates.push(a.join(".git"));
+            candidates.push(a.to_path_buf());
+        }
+    }
+    let git_dir = candidates
+        .into_iter()
+        .find(|d| d.join("HEAD").is_file() && d.join("config").is_file())?;
+    let text = std::fs::read_to_string(git_dir.join("config")).ok()?;
+    let mut section = String::new();
+    for line in text.lines() {
+        let l = line.trim().to_ascii_lowercase();
+        if l.starts_with('[') {
+            section = l;
+            continue;
+        }
+        if section != "[extensions]" {
+            continue;
+        }
+        let Some((k, v)) = l.split_once('=') else {
+            continue;
+        };
+        let (k, v) = (k.trim(), v.trim().trim_matches('"'));
+        match k {
+            "objectformat" if v != "sha1" => return Some(format!("{v} object format")),
+            "refstorage" if v != "files" => return Some(format!("{v} ref storage")),
+            _ => {}
+        }
+    }
+    None
+}
+
+pub(super) fn unsupported(format: &str) -> Error {
+    Error::refused(format!(
+        "this repository uses the {format}, which git agent-rewind does not support yet"
+    ))
+    .with_hint("supported: SHA-1 object ids with the files ref backend (git's defaults)")
+}
+
+/// `GIT_COMMON_DIR` (which gix does not read) must name the common directory the opened git
+/// dir records; otherwise we would read refs and objects git would not.
+pub(super) fn check_common_dir_env(repo: &gix::Repository) -> Result<()> {
+    let Some(env) = std::env::var_os("GIT_COMMON_DIR") else {
+        return Ok(());
+    };
+    let canon = |p: &Path| std::fs::canonicalize(p).ok();
+    let given = Path::new(&env);
+    if canon(given).is_some() && canon(given) == canon(repo.common_dir()) {
+        return Ok(());
+    }
+    Err(Error::refused(format!(
+        "GIT_COMMON_DIR={} differs from the common directory of {} ({})",
+        given.display(),
+        repo.git_dir().display(),
+        repo.common_dir().display()
+    ))
+    .with_hint(
+        "unset GIT_COMMON_DIR, or point GIT_DIR at a worktree whose `commondir` file names it",
+    ))
+}
