@@ -11,9 +11,11 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// How long a writer waits for another writer of the same run, in ms (each holds the lock
-/// for one publish, milliseconds; only a stuck process holds it longer). Hooks shorten it.
-static WRITER_WAIT_MS: AtomicU64 = AtomicU64::new(10_000);
+/// How long a writer waits for another writer of the same run, in ms; 0 (the default) waits
+/// in the kernel for as long as it takes: the holder is a live process (the kernel drops the
+/// lock of a dead one) making progress, and a blocking wait is served in turn where polling
+/// can starve behind a stream of writers. Hooks set a bound (a commit is never held long).
+static WRITER_WAIT_MS: AtomicU64 = AtomicU64::new(0);
 
 /// Wait at most `d` for a writer lock in this process (hooks: a commit is never held long).
 pub fn set_writer_wait(d: std::time::Duration) {
@@ -38,7 +40,13 @@ impl Store {
             .write(true)
             .open(&path)
             .at(&path)?;
-        let wait = std::time::Duration::from_millis(WRITER_WAIT_MS.load(Ordering::Relaxed));
+        let wait_ms = WRITER_WAIT_MS.load(Ordering::Relaxed);
+        if wait_ms == 0 {
+            file.lock()
+                .map_err(|e| Error::conflict(format!("could not lock {}: {e}", path.display())))?;
+            return Ok(RunLock { _file: file, path });
+        }
+        let wait = std::time::Duration::from_millis(wait_ms);
         let deadline = std::time::Instant::now() + wait;
         loop {
             match file.try_lock() {
