@@ -82,6 +82,7 @@ pub struct Origin {
     pub step: Option<String>,
     pub checkpoint: String,
     /// The source checkpoint's index, when it is in the model.
+    #[serde(skip)]
     pub index: Option<usize>,
 }
 
