@@ -135,9 +135,25 @@ fn write_page(repo: &Repo, extra: &[&str]) -> (PathBuf, String) {
     (path, html)
 }
 
+/// One repository for the page's checks (each builds it anew otherwise: a dozen processes).
 #[test]
-fn page_is_self_contained_and_inert() {
+fn page_in_the_browser() {
     let f = fixture();
+    page_is_self_contained_and_inert(&f);
+    page_renders_runs_edges_diff_and_timeline_in_chromium(&f);
+    screenshot_is_not_blank(&f);
+}
+
+#[test]
+fn options_and_text_graphs() {
+    let f = fixture();
+    diffs_option_and_default_path(&f);
+    bad_input_is_refused_without_writing(&f);
+    open_uses_the_browser_and_never_fails(&f);
+    log_graph_as_mermaid_dot_and_json(&f);
+}
+
+fn page_is_self_contained_and_inert(f: &Fixture) {
     let (_, html) = write_page(&f.repo, &[]);
     // The hostile label never appears as markup in the file, only JSON-escaped.
     assert!(!html.contains("<img"), "raw label in the page");
@@ -151,9 +167,7 @@ fn page_is_self_contained_and_inert() {
     assert_eq!(html.matches("<script").count(), 2);
 }
 
-#[test]
-fn page_renders_runs_edges_diff_and_timeline_in_chromium() {
-    let f = fixture();
+fn page_renders_runs_edges_diff_and_timeline_in_chromium(f: &Fixture) {
     let (page, _) = write_page(&f.repo, &[]);
 
     // Selected: r2's fixed implement step.
@@ -208,9 +222,7 @@ fn page_renders_runs_edges_diff_and_timeline_in_chromium() {
     assert!(dom.contains("sess-plan"));
 }
 
-#[test]
-fn screenshot_is_not_blank() {
-    let f = fixture();
+fn screenshot_is_not_blank(f: &Fixture) {
     let (page, _) = write_page(&f.repo, &[]);
     let profile = tempfile::tempdir().unwrap();
     let shot = profile.path().join("shot.png");
@@ -237,9 +249,7 @@ fn screenshot_is_not_blank() {
     }
 }
 
-#[test]
-fn diffs_option_and_default_path() {
-    let f = fixture();
+fn diffs_option_and_default_path(f: &Fixture) {
     let all: Value = f.repo.json(&["view", "-o", "a.html", "--diffs", "all"]);
     let total = all["checkpoints"].as_u64().unwrap();
     assert_eq!(all["diffs"], total);
@@ -263,9 +273,7 @@ fn diffs_option_and_default_path() {
     assert!(f.repo.path().join("sub/p.html").is_file());
 }
 
-#[test]
-fn bad_input_is_refused_without_writing() {
-    let f = fixture();
+fn bad_input_is_refused_without_writing(f: &Fixture) {
     let out = f.repo.run(&["view", "-o", "x.html", "--diffs", "many"]);
     assert_eq!(out.status.code(), Some(2));
     let out = f.repo.run(&["view", "nope", "-o", "x.html"]);
@@ -276,9 +284,7 @@ fn bad_input_is_refused_without_writing() {
     assert_eq!(out.status.code(), Some(2), "--format needs --graph");
 }
 
-#[test]
-fn open_uses_the_browser_and_never_fails() {
-    let f = fixture();
+fn open_uses_the_browser_and_never_fails(f: &Fixture) {
     let bin = tempfile::tempdir().unwrap();
     let seen = bin.path().join("seen");
     let script = bin.path().join("xdg-open");
@@ -316,9 +322,7 @@ fn open_uses_the_browser_and_never_fails() {
     assert!(f.repo.path().join("p.html").is_file());
 }
 
-#[test]
-fn log_graph_as_mermaid_dot_and_json() {
-    let f = fixture();
+fn log_graph_as_mermaid_dot_and_json(f: &Fixture) {
     let g = f.repo.json(&["log", "r3", "--graph"]);
     let runs: Vec<&str> = g["runs"]
         .as_array()

@@ -1,6 +1,6 @@
-// The script of the `git agent-rewind view` page. It reads the JSON embedded in
 // The script of the `git agent-rewind view` page. It reads the JSON embedded in the
 // application/json script element #data and builds the page with DOM calls only
+// (createElement / textContent / setAttribute): nothing read from the data is ever parsed
 // as HTML. No network, no dependencies.
 (function () {
   'use strict';
@@ -378,4 +378,5 @@
   if (first >= 0) select(first);
   else $('detail').appendChild(el('p', 'note', 'No runs in this repository yet.'));
   document.body.setAttribute('data-ready', 'true');
+  document.body.setAttribute('data-ms', String(Math.round(performance.now())));
 })();
