@@ -51,7 +51,14 @@ fn fixture() -> Fixture {
     ]);
     let failed = head(&repo, "refs/agent-runs/r1/HEAD");
     repo.ok(&[
-        "rewind", "r1", "--to", "implement", "--run", "r2", "--label", "retry",
+        "rewind",
+        "r1",
+        "--to",
+        "implement",
+        "--run",
+        "r2",
+        "--label",
+        "retry",
     ]);
     repo.ok(&["step", "begin", "implement", "--kind", "agent"]);
     repo.write("code.rs", "fn main() { println!(\"fixed\"); }\n");
@@ -88,7 +95,9 @@ fn chromium() -> PathBuf {
             }
         }
     }
-    panic!("these tests need Debian's `chromium` on PATH (apt-get install -y chromium; .ci/run does it)");
+    panic!(
+        "these tests need Debian's `chromium` on PATH (apt-get install -y chromium; .ci/run does it)"
+    );
 }
 
 /// Headless Chromium with no network, no sync, a throw-away profile.
@@ -162,7 +171,10 @@ fn page_is_self_contained_and_inert(f: &Fixture) {
     assert!(html.contains("http-equiv=\"Content-Security-Policy\""));
     assert!(html.contains("default-src 'none'; script-src 'sha256-"));
     for needle in ["src=\"", "href=\"", "<link", "@import", "url(", "https://"] {
-        assert!(!html.contains(needle), "page refers outside itself: {needle}");
+        assert!(
+            !html.contains(needle),
+            "page refers outside itself: {needle}"
+        );
     }
     assert_eq!(html.matches("<script").count(), 2);
 }
@@ -174,7 +186,10 @@ fn page_renders_runs_edges_diff_and_timeline_in_chromium(f: &Fixture) {
     let dom = dump_dom(&page, &f.fixed);
     assert!(dom.contains("data-ready=\"true\""), "script did not finish");
     // No element made from the label; the label is visible as text.
-    assert!(!dom.contains("<img"), "an element was created from the label");
+    assert!(
+        !dom.contains("<img"),
+        "an element was created from the label"
+    );
     assert!(dom.contains("&lt;img src=x onerror=alert(1)&gt;"));
     // Lanes: r1 archived and folded away, r2 and r3 drawn with their checkpoints.
     for run in ["r1", "r2", "r3"] {
@@ -196,14 +211,19 @@ fn page_renders_runs_edges_diff_and_timeline_in_chromium(f: &Fixture) {
         let from = r[format!("{kind}_from")]["checkpoint"].as_str().unwrap();
         let to = r["checkpoint"].as_str().unwrap();
         assert!(
-            dom.contains(&format!("data-from=\"{from}\" data-to=\"{to}\" class=\"edge {kind}\"")),
+            dom.contains(&format!(
+                "data-from=\"{from}\" data-to=\"{to}\" class=\"edge {kind}\""
+            )),
             "{kind} edge {from} -> {to}"
         );
     }
     // The selected checkpoint's diff, folded or not, and its metadata.
     assert!(dom.contains("node st-completed sel"), "selected node");
     assert!(dom.contains("code.rs"));
-    assert!(dom.contains("<span class=\"meta\">+++ b/code.rs"), "diff: {dom}");
+    assert!(
+        dom.contains("<span class=\"meta\">+++ b/code.rs"),
+        "diff: {dom}"
+    );
     assert!(dom.contains("<span class=\"add\">+fn main() { println!(\"fixed\"); }"));
     // r2's timeline: the gate waited and was approved.
     assert!(dom.contains("Timeline of r2"));
@@ -237,8 +257,7 @@ fn screenshot_is_not_blank(f: &Fixture) {
     let mut buf = vec![0; reader.output_buffer_size().unwrap()];
     let info = reader.next_frame(&mut buf).unwrap();
     let px = info.color_type.samples();
-    let colours: std::collections::HashSet<&[u8]> =
-        buf[..info.buffer_size()].chunks(px).collect();
+    let colours: std::collections::HashSet<&[u8]> = buf[..info.buffer_size()].chunks(px).collect();
     assert!(
         colours.len() > 20,
         "only {} colours in the screenshot",
@@ -310,7 +329,10 @@ fn open_uses_the_browser_and_never_fails(f: &Fixture) {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["opened"], true);
     let opened = std::fs::read_to_string(&seen).unwrap();
-    assert_eq!(opened.trim(), f.repo.path().join("o.html").display().to_string());
+    assert_eq!(
+        opened.trim(),
+        f.repo.path().join("o.html").display().to_string()
+    );
     // No browser at all: a warning, the page is still written, exit 0.
     let out = tool_cmd(f.repo.path())
         .args(["view", "-o", "p.html", "--open"])
@@ -337,7 +359,10 @@ fn log_graph_as_mermaid_dot_and_json(f: &Fixture) {
     assert_eq!(edges.len(), nodes.len() - 1);
     let kinds = |k: &str| edges.iter().filter(|e| e["kind"] == k).count();
     assert_eq!((kinds("rewound"), kinds("forked")), (1, 1));
-    assert_eq!(f.repo.json(&["log", "r3", "--graph", "--format", "json"]), g);
+    assert_eq!(
+        f.repo.json(&["log", "r3", "--graph", "--format", "json"]),
+        g
+    );
 
     let m = f.repo.ok(&["log", "r3", "--graph", "--format", "mermaid"]);
     assert!(m.starts_with("flowchart LR"));

@@ -345,9 +345,7 @@ fn lane_order<'a>(all: &'a [RunSummary], named: &HashSet<&str>) -> Vec<&'a RunSu
     }
     // Runs in a cycle of links have no root: draw them anyway.
     for s in all {
-        if !seen.contains(s.run.as_str())
-            && (named.is_empty() || named.contains(s.run.as_str()))
-        {
+        if !seen.contains(s.run.as_str()) && (named.is_empty() || named.contains(s.run.as_str())) {
             out.push(s);
         }
     }
@@ -459,7 +457,10 @@ fn embed_files(store: &Store, cps: &mut [ViewCheckpoint], limit: DiffLimit) -> R
             .into_iter()
             .take(MAX_FILES)
             .map(|mut diff| {
-                let truncated = diff.patch.as_ref().is_some_and(|p| p.len() > MAX_PATCH_BYTES);
+                let truncated = diff
+                    .patch
+                    .as_ref()
+                    .is_some_and(|p| p.len() > MAX_PATCH_BYTES);
                 if truncated && let Some(p) = diff.patch.as_mut() {
                     let cut = p[..MAX_PATCH_BYTES].rfind('\n').map_or(0, |e| e + 1);
                     let mut end = cut;

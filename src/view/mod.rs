@@ -127,6 +127,8 @@ const IN_ROW: &[&str] = &[
     "git_commit_sha",
     "head_ref",
     "run_root",
+    "started_at",
+    "finished_at",
     "parents",
     "tree",
 ];
@@ -172,6 +174,8 @@ fn page_data(model: &ViewModel, title: &str) -> Value {
             strings.id(Some(&l.writer)),
             strings.id(l.git_commit_sha.as_deref()),
             strings.id(l.head_ref.as_deref()),
+            l.started_at.map(rel),
+            l.finished_at.map(rel),
         ]));
         let mut full = cp.to_json();
         let mut x = Map::new();
@@ -274,7 +278,10 @@ mod tests {
     fn script_json_cannot_close_the_script() {
         let v = json!({"label": "</script><!-- <img src=x onerror=alert(1)> & \u{2028}"});
         let s = script_json(&v);
-        assert!(!s.contains('<') && !s.contains('>') && !s.contains('&'), "{s}");
+        assert!(
+            !s.contains('<') && !s.contains('>') && !s.contains('&'),
+            "{s}"
+        );
         let back: Value = serde_json::from_str(&s).unwrap();
         assert_eq!(back, v);
     }

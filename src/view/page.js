@@ -7,9 +7,10 @@
   var D = JSON.parse(document.getElementById('data').textContent);
   var S = D.strings;
   // A checkpoint row: [id, run, seq, step, attempt, event, kind, status, ts, parent, session,
-  // writer, git_commit_sha, head_ref]; strings are indexes into S, -1 for none.
+  // writer, git_commit_sha, head_ref, started_at, finished_at]; strings are indexes into S,
+  // -1 for none; times are milliseconds after D.base (null for none).
   var ID = 0, RUN = 1, SEQ = 2, STEP = 3, ATT = 4, EV = 5, KIND = 6, ST = 7, TS = 8,
-    PAR = 9, SES = 10, WR = 11, SHA = 12, REF = 13;
+    PAR = 9, SES = 10, WR = 11, SHA = 12, REF = 13, STARTED = 14, FINISHED = 15;
   var DX = 22, DY = 30, LABEL = 320, R = 6, SVGNS = 'http://www.w3.org/2000/svg';
   var cps = D.cps, runs = D.runs;
   var sel = -1, hits = null, showArchived = false;
@@ -197,6 +198,8 @@
     kv(tb, 'writer', s(c[WR]));
     kv(tb, 'git_commit_sha', s(c[SHA]));
     kv(tb, 'head_ref', s(c[REF]));
+    kv(tb, 'started_at', c[STARTED] == null ? null : iso(D.base + c[STARTED]));
+    kv(tb, 'finished_at', c[FINISHED] == null ? null : iso(D.base + c[FINISHED]));
     kv(tb, 'predecessor', c[PAR] >= 0 ? cps[c[PAR]][ID] : null);
     Object.keys(x).sort().forEach(function (k) {
       if (k !== 'records' && k !== 'artifacts' && k !== 'excluded') kv(tb, k, x[k]);

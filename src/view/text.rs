@@ -165,7 +165,10 @@ mod tests {
     fn labels_cannot_escape_their_strings() {
         let hostile = "a\"]) --> x[\"<img src=x onerror=alert(1)>`|\n";
         let m = mermaid_escape(hostile);
-        assert!(!m.contains(['"', '[', ']', '<', '>', '`', '|', '\n', '(', ')']), "{m}");
+        assert!(
+            !m.contains(['"', '[', ']', '<', '>', '`', '|', '\n', '(', ')']),
+            "{m}"
+        );
         let d = dot_escape(hostile);
         assert!(!d.contains('\n'));
         // Every quote is escaped.
