@@ -14,7 +14,7 @@
 //! run), [`materialize`] (backups and writing a checkpoint into a worktree) and [`remote`]
 //! (push, fetch and bundles, and validation of what was fetched); [`workflow`] (schema,
 //! planner, runner); [`ops`] (one module per operation); [`hooks`] (installing git/agent
-//! hooks and the handlers they call). Nothing in the library prints to the terminal.
+//! hooks and the handlers they call) and [`view`] (the HTML page and text graphs of runs). Nothing in the library prints to the terminal.
 
 pub mod catalog;
 pub mod crash;
@@ -31,6 +31,7 @@ pub mod store;
 pub mod time;
 pub mod trace;
 pub mod verify;
+pub mod view;
 pub mod workflow;
 
 pub use error::{Error, Result};

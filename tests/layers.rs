@@ -24,6 +24,7 @@ const RANKS: &[(&str, u32)] = &[
     ("workflow", 6),
     ("ops", 7),
     ("hooks", 8),
+    ("view", 8),
 ];
 
 fn rank(m: &str) -> Option<u32> {

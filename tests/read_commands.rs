@@ -119,13 +119,16 @@ fn log_and_status_follow_rewinds_and_forks() {
     assert_eq!(log[0]["rewound_from"]["run"], "r1");
 
     let graph = repo.json(&["log", "r3", "--graph"]);
-    let top = &graph[0];
-    assert_eq!(top["run"], "r1");
-    let children: Vec<(&str, &str)> = top["children"]
-        .as_array()
-        .unwrap()
+    let runs = graph["runs"].as_array().unwrap();
+    assert_eq!(runs[0]["run"], "r1");
+    let children: Vec<(&str, &str)> = runs[1..]
         .iter()
-        .map(|c| (c["run"].as_str().unwrap(), c["relation"].as_str().unwrap()))
+        .map(|c| {
+            (
+                c["run"].as_str().unwrap(),
+                c["origin"]["kind"].as_str().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(children, [("r2", "rewound"), ("r3", "forked")]);
     assert!(repo.ok(&["log", "r1", "--graph"]).contains("└─ r3"));

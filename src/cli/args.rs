@@ -41,6 +41,8 @@ pub enum Command {
     Log(LogArgs),
     /// Unified diff of files and metadata between two checkpoints.
     Diff(DiffArgs),
+    /// Write one self-contained HTML page of the runs (tree, checkpoints, diffs, timelines).
+    View(ViewArgs),
     /// The active run of this worktree, its last checkpoint, unfinished steps, next action.
     Status,
     /// New run pinned to an earlier point of RUN, checked out here; the source is archived.
@@ -232,6 +234,25 @@ pub struct LogArgs {
     /// Show the tree of runs (which run came from which checkpoint of which run).
     #[arg(long)]
     pub graph: bool,
+    /// With --graph: text (default), mermaid, dot, or json (nodes and edges).
+    #[arg(long, value_name = "FMT", requires = "graph",
+          value_parser = ["text", "mermaid", "dot", "json"])]
+    pub format: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ViewArgs {
+    /// Only these runs and the runs linked to them by rewinds and forks (default: every run).
+    pub runs: Vec<String>,
+    /// The HTML file to write (default: agent-rewind/view.html in the git directory).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Open the page in the browser ($BROWSER, else xdg-open or open); never fails the command.
+    #[arg(long)]
+    pub open: bool,
+    /// Which checkpoints carry their changed files: all, none, or the newest N.
+    #[arg(long, value_name = "all|none|N", default_value = "100")]
+    pub diffs: String,
 }
 
 #[derive(Debug, Args)]

@@ -5,6 +5,7 @@ pub mod args;
 mod hooks;
 mod render;
 mod share;
+mod view;
 
 use agent_rewind::error::{Error, Result};
 use agent_rewind::ids::{CheckpointSpec, RunId, StepName};
@@ -42,6 +43,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
     };
     let open = || Store::discover(&dir);
     let style = render::Style::detect();
+    let json = cli.json;
     match cli.command {
         Command::Init(a) => {
             let store = open()?;
@@ -140,6 +142,11 @@ pub fn execute(cli: Cli) -> Result<Output> {
         }
         Command::Log(a) => {
             let store = open()?;
+            if a.graph
+                && let Some(out) = view::log_graph(&store, &a, json)?
+            {
+                return Ok(out);
+            }
             let run = RunId::new(a.run)?;
             if a.graph {
                 let g = ops::log::lineage_graph(&store, &run)?;
@@ -167,6 +174,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
                 render::diff(&d, &style),
             ))
         }
+        Command::View(a) => view::view(&open()?, a, &dir),
         Command::Status => {
             let store = open()?;
             match ops::status::status(&store)? {

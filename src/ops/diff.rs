@@ -54,8 +54,28 @@ pub fn diff(
             None => ("(empty)".into(), store.empty_tree(), None),
         },
     };
+    let files = file_diffs(store, from_tree, to_cp.commit.tree)?;
+    let metadata = match &from_cp {
+        Some(f) => meta_diff(&f.to_json(), &to_cp.to_json()),
+        None => vec![],
+    };
+    Ok(CheckpointDiff {
+        from: from_id,
+        to: to_cp.id().to_string(),
+        files,
+        metadata,
+    })
+}
+
+/// The files changed from tree `from` to tree `to`, each with its unified diff (3 lines of
+/// context; `None` for binary content).
+pub fn file_diffs(
+    store: &Store,
+    from: crate::store::ObjectId,
+    to: crate::store::ObjectId,
+) -> Result<Vec<FileDiff>> {
     let mut files = vec![];
-    for c in store.diff_trees(from_tree, to_cp.commit.tree)? {
+    for c in store.diff_trees(from, to)? {
         let old = match c.old {
             Some((id, _)) => store.read_blob(id)?,
             None => vec![],
@@ -93,16 +113,7 @@ pub fn diff(
             binary,
         });
     }
-    let metadata = match &from_cp {
-        Some(f) => meta_diff(&f.to_json(), &to_cp.to_json()),
-        None => vec![],
-    };
-    Ok(CheckpointDiff {
-        from: from_id,
-        to: to_cp.id().to_string(),
-        files,
-        metadata,
-    })
+    Ok(files)
 }
 
 fn meta_diff(a: &serde_json::Value, b: &serde_json::Value) -> Vec<MetaDiff> {

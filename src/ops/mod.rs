@@ -21,3 +21,4 @@ pub mod start;
 pub mod status;
 pub mod steer;
 pub mod undo;
+pub mod view;

@@ -63,6 +63,10 @@ impl PrivatePaths<'_> {
     pub fn runs_cache(&self) -> PathBuf {
         self.shared().join("cache").join("runs.json")
     }
+    /// The page `view` writes when no output file is given.
+    pub fn view_page(&self) -> PathBuf {
+        self.shared().join("view.html")
+    }
     /// Tombstones of runs deleted here.
     pub fn deleted_runs(&self) -> PathBuf {
         self.shared().join("deleted-runs")

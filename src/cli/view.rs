@@ -1,0 +1,108 @@
+//! `view`: build the view model, render the page, write it, print its path, optionally open
+//! it in a browser; and the text graphs of `log --graph --format`.
+
+use super::Output;
+use super::args::{LogArgs, ViewArgs};
+use agent_rewind::error::{Error, Result};
+use agent_rewind::ids::RunId;
+use agent_rewind::ops;
+use agent_rewind::store::{Store, write_atomic};
+use std::path::{Path, PathBuf};
+
+pub fn view(store: &Store, a: ViewArgs, cwd: &Path) -> Result<Output> {
+    let diffs = ops::view::DiffLimit::parse(&a.diffs)?;
+    let runs = a
+        .runs
+        .into_iter()
+        .map(RunId::new)
+        .collect::<Result<Vec<_>>>()?;
+    let model = ops::view::build(store, &ops::view::ViewOptions { runs, diffs })?;
+    for p in &model.problems {
+        eprintln!("warning: {p}");
+    }
+    let html = agent_rewind::view::page(&model, &repo_name(store));
+    let path = match a.output {
+        Some(p) => cwd.join(p),
+        None => store.private().view_page(),
+    };
+    if path.is_dir() {
+        return Err(Error::usage(format!(
+            "{} is a directory; give a file name with -o",
+            path.display()
+        )));
+    }
+    write_atomic(&path, html.as_bytes(), None)?;
+    let opened = a.open && open_in_browser(&path);
+    let embedded = model
+        .checkpoints
+        .iter()
+        .filter(|c| c.files.is_some())
+        .count();
+    let json = serde_json::json!({
+        "path": path.display().to_string(),
+        "bytes": html.len(),
+        "runs": model.runs.len(),
+        "checkpoints": model.checkpoints.len(),
+        "diffs": embedded,
+        "opened": opened,
+    });
+    Ok(Output::new(json, path.display().to_string()))
+}
+
+/// The repository's name for the page title: its worktree folder, else its git folder.
+fn repo_name(store: &Store) -> String {
+    let dir = store
+        .workdir()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|_| store.common_dir().to_path_buf());
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| dir.display().to_string())
+}
+
+/// Best effort: `$BROWSER`, else the platform's opener. A missing browser is a warning.
+fn open_in_browser(path: &Path) -> bool {
+    let url = PathBuf::from(path);
+    let (program, wait) = match std::env::var_os("BROWSER").filter(|b| !b.is_empty()) {
+        Some(b) => (b, false),
+        None if cfg!(target_os = "macos") => ("open".into(), true),
+        None if cfg!(windows) => ("explorer".into(), false),
+        None => ("xdg-open".into(), true),
+    };
+    let child = std::process::Command::new(&program)
+        .arg(&url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    let ok = match child {
+        Ok(mut c) if wait => c.wait().map(|s| s.success()).unwrap_or(false),
+        Ok(_) => true,
+        Err(_) => false,
+    };
+    if !ok {
+        eprintln!(
+            "warning: could not open a browser ({}); open {} yourself",
+            program.to_string_lossy(),
+            path.display()
+        );
+    }
+    ok
+}
+
+/// `log --graph` with `--format mermaid|dot|json`, and `--json`.
+pub fn log_graph(store: &Store, a: &LogArgs, json: bool) -> Result<Option<Output>> {
+    let format = a.format.as_deref().unwrap_or("text");
+    if format == "text" && !json {
+        return Ok(None);
+    }
+    let run = RunId::new(a.run.clone())?;
+    let model = ops::view::lineage(store, &run)?;
+    let graph = serde_json::to_value(model.graph()).expect("json");
+    let human = match format {
+        "mermaid" => agent_rewind::view::text::mermaid(&model),
+        "dot" => agent_rewind::view::text::dot(&model),
+        _ => serde_json::to_string_pretty(&graph).expect("json"),
+    };
+    Ok(Some(Output::new(graph, human.trim_end().to_string())))
+}

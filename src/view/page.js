@@ -1,0 +1,385 @@
+// The script of the `git agent-rewind view` page. It reads the JSON embedded in the
+// application/json script element #data and builds the page with DOM calls only
+// (createElement / textContent / setAttribute): nothing read from the data is ever parsed
+// as HTML. No network, no dependencies.
+(function () {
+  'use strict';
+  var D = JSON.parse(document.getElementById('data').textContent);
+  var S = D.strings;
+  // A checkpoint row: [id, run, seq, step, attempt, event, kind, status, ts, parent, session,
+  // writer, git_commit_sha, head_ref, started_at, finished_at]; strings are indexes into S,
+  // -1 for none; times are milliseconds after D.base (null for none).
+  var ID = 0, RUN = 1, SEQ = 2, STEP = 3, ATT = 4, EV = 5, KIND = 6, ST = 7, TS = 8,
+    PAR = 9, SES = 10, WR = 11, SHA = 12, REF = 13, STARTED = 14, FINISHED = 15;
+  var DX = 22, DY = 30, LABEL = 320, R = 6, SVGNS = 'http://www.w3.org/2000/svg';
+  var cps = D.cps, runs = D.runs;
+  var sel = -1, hits = null, showArchived = false;
+  function $(id) { return document.getElementById(id); }
+  function s(i) { return i == null || i < 0 ? null : S[i]; }
+  function ts(i) { return D.base + cps[i][TS]; }
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text != null) e.textContent = String(text);
+    return e;
+  }
+  function sv(tag, attrs, cls) {
+    var e = document.createElementNS(SVGNS, tag);
+    for (var k in attrs) e.setAttribute(k, String(attrs[k]));
+    if (cls) e.setAttribute('class', cls);
+    return e;
+  }
+  function iso(ms) { return new Date(ms).toISOString(); }
+  function ago(ms) {
+    var d = (Date.now() - ms) / 1000, u = [[86400 * 365, 'y'], [86400, 'd'], [3600, 'h'], [60, 'min']];
+    for (var k = 0; k < u.length; k++) if (d >= u[k][0]) return Math.floor(d / u[k][0]) + ' ' + u[k][1] + ' ago';
+    return d < 0 ? 'in the future' : 'just now';
+  }
+  function dur(ms) {
+    if (ms < 1000) return ms + ' ms';
+    if (ms < 60000) return (ms / 1000).toFixed(1) + ' s';
+    if (ms < 3600000) return Math.round(ms / 60000) + ' min';
+    return (ms / 3600000).toFixed(1) + ' h';
+  }
+  function statusOf(i) { return s(cps[i][ST]) || 'none'; }
+  function stepName(i) { return s(cps[i][STEP]) || s(cps[i][EV]); }
+
+  // ---- layout: a lane per run, a column per position, a rewound run starts right after
+  // the checkpoint it came from.
+  var maxCol = 0, edges = [];
+  runs.forEach(function (r, n) {
+    r.lane = n;
+    var from = r.origin && r.origin.from >= 0 ? r.origin.from : -1;
+    r.x0 = from >= 0 && runs[cps[from][RUN]].x0 != null ? col(from) + 1 : 0;
+    maxCol = Math.max(maxCol, r.x0 + r.count);
+    if (from >= 0 && r.count > 0) edges.push({ from: from, to: r.first, kind: r.origin.kind });
+  });
+  function col(i) { var r = runs[cps[i][RUN]]; return r.x0 + (i - r.first); }
+  function cx(i) { return LABEL + DX + col(i) * DX; }
+  function cy(lane) { return lane * DY + DY / 2; }
+  function folded(r) { return r.folded && !showArchived && !r.open; }
+
+  // ---- header
+  var ncp = cps.length;
+  $('stats').textContent = runs.length + ' runs · ' + ncp + ' checkpoints · files embedded for ' +
+    D.diffs + (D.diffs === ncp ? ' (all)' : ' newest') + ' · made ' + iso(D.generated);
+  if (D.problems.length) {
+    var pr = $('problems');
+    D.problems.forEach(function (p) { pr.appendChild(el('li', null, p)); });
+  }
+  var archivedCount = runs.filter(function (r) { return r.folded; }).length;
+  $('archived-label').textContent = 'show ' + archivedCount + ' archived run(s)';
+
+  // ---- the graph, drawn for the lanes in view only
+  var graph = $('graph');
+  var svg = sv('svg', { width: LABEL + DX * (maxCol + 2), height: Math.max(DY, runs.length * DY) }, 'lanes');
+  var layer = sv('g', {});
+  svg.appendChild(layer);
+  graph.appendChild(svg);
+  var pending = false;
+  function schedule() { if (!pending) { pending = true; requestAnimationFrame(function () { pending = false; draw(); }); } }
+  graph.addEventListener('scroll', schedule);
+  window.addEventListener('resize', schedule);
+
+  function draw() {
+    var lo = Math.max(0, Math.floor(graph.scrollTop / DY) - 10);
+    var hi = Math.min(runs.length - 1, Math.ceil((graph.scrollTop + graph.clientHeight) / DY) + 10);
+    var g = sv('g', {});
+    for (var n = lo; n <= hi; n++) drawLane(g, runs[n]);
+    edges.forEach(function (e) {
+      var a = runs[cps[e.from][RUN]].lane, b = runs[cps[e.to][RUN]].lane;
+      if (Math.max(a, b) < lo || Math.min(a, b) > hi) return;
+      var x1 = cx(e.from), y1 = cy(a), x2 = cx(e.to), y2 = cy(b);
+      var p = sv('path', { d: 'M' + x1 + ' ' + y1 + ' C' + x1 + ' ' + y2 + ' ' + x1 + ' ' + y2 + ' ' + x2 + ' ' + y2,
+        'data-from': cps[e.from][ID], 'data-to': cps[e.to][ID] }, 'edge ' + e.kind);
+      var t = sv('title', {});
+      t.textContent = e.kind + ' from ' + runs[cps[e.from][RUN]].id + ' @' + cps[e.from][SEQ];
+      p.appendChild(t);
+      g.insertBefore(p, g.firstChild);
+    });
+    layer.replaceWith(g);
+    layer = g;
+  }
+
+  function drawLane(g, r) {
+    var y = cy(r.lane), selRun = sel >= 0 && cps[sel][RUN] === r.lane;
+    var cls = 'lane' + (selRun ? ' selected' : '') + (hits && hits.runs[r.lane] ? ' hit' : '') +
+      (hits && !hits.runs[r.lane] ? ' dim' : '');
+    var lane = sv('g', { 'data-run': r.id }, cls);
+    lane.appendChild(sv('rect', { x: 0, y: y - DY / 2, width: '100%', height: DY }, 'lane-bg'));
+    lane.appendChild(sv('circle', { cx: 10, cy: y, r: 5 }, 'run-dot rs-' + r.status));
+    var name = sv('text', { x: 22, y: y - 2, 'data-lane': r.lane }, 'run-name');
+    name.textContent = r.label || r.id;
+    lane.appendChild(name);
+    var sub = sv('text', { x: 22, y: y + 10 }, 'run-sub');
+    sub.textContent = [r.id, r.status, r.agent, r.sessions[0], ago(r.last)].filter(Boolean).join(' · ');
+    lane.appendChild(sub);
+    if (r.count === 0) { g.appendChild(lane); return; }
+    var a = r.first, b = r.first + r.count - 1;
+    if (folded(r)) {
+      var f = sv('line', { x1: cx(a), y1: y, x2: cx(b), y2: y, 'data-lane': r.lane }, 'fold');
+      var ft = sv('title', {});
+      ft.textContent = 'archived: ' + r.count + ' checkpoint(s), click to unfold';
+      f.appendChild(ft);
+      lane.appendChild(f);
+      g.appendChild(lane);
+      return;
+    }
+    lane.appendChild(sv('line', { x1: cx(a), y1: y, x2: cx(b), y2: y }, 'chain'));
+    for (var i = a; i <= b; i++) {
+      var c = sv('circle', { cx: cx(i), cy: y, r: R, 'data-i': i, 'data-id': cps[i][ID] },
+        'node st-' + statusOf(i) + (i === sel ? ' sel' : '') + (hits && hits.cps[i] ? ' hit' : ''));
+      var t = sv('title', {});
+      t.textContent = stepName(i) + ' #' + cps[i][SEQ] + ' (' + statusOf(i) + ')';
+      c.appendChild(t);
+      lane.appendChild(c);
+    }
+    g.appendChild(lane);
+  }
+
+  svg.addEventListener('click', function (ev) {
+    var t = ev.target;
+    if (t.getAttribute('data-i') != null) select(+t.getAttribute('data-i'));
+    else if (t.getAttribute('data-lane') != null) {
+      var r = runs[+t.getAttribute('data-lane')];
+      if (folded(r)) r.open = true;
+      if (r.count) select(r.first + r.count - 1);
+    }
+  });
+  $('archived').addEventListener('change', function () { showArchived = this.checked; draw(); });
+
+  // ---- selection and the detail panel
+  function select(i) {
+    if (i < 0 || i >= ncp) return;
+    sel = i;
+    var r = runs[cps[i][RUN]];
+    if (folded(r)) r.open = true;
+    var y = cy(r.lane);
+    if (y < graph.scrollTop + DY || y > graph.scrollTop + graph.clientHeight - DY)
+      graph.scrollTop = Math.max(0, y - graph.clientHeight / 2);
+    var x = cx(i);
+    if (x < graph.scrollLeft + LABEL || x > graph.scrollLeft + graph.clientWidth - DX)
+      graph.scrollLeft = Math.max(0, x - graph.clientWidth / 2);
+    try { history.replaceState(null, '', '#' + cps[i][ID]); } catch (e) { /* file:// in some browsers */ }
+    draw();
+    detail(i);
+  }
+
+  function kv(tbody, k, v) {
+    if (v == null || v === '' || (Array.isArray(v) && !v.length)) return;
+    var tr = el('tr');
+    tr.appendChild(el('th', null, k));
+    var td = el('td', typeof v === 'string' ? null : 'json');
+    td.textContent = typeof v === 'string' ? v : JSON.stringify(v, null, 1);
+    tr.appendChild(td);
+    tbody.appendChild(tr);
+  }
+
+  function detail(i) {
+    var c = cps[i], r = runs[c[RUN]], x = D.extra[i] || {}, box = $('detail');
+    box.replaceChildren();
+    var h = el('h2');
+    h.appendChild(el('span', 'badge st-' + statusOf(i), statusOf(i)));
+    h.appendChild(document.createTextNode(' ' + (r.label || r.id) + ' / ' + stepName(i) + ' @' + c[SEQ]));
+    box.appendChild(h);
+    var table = el('table', 'fields'), tb = el('tbody');
+    table.appendChild(tb);
+    kv(tb, 'checkpoint', c[ID]);
+    kv(tb, 'run', r.id);
+    kv(tb, 'label', r.label);
+    kv(tb, 'seq', String(c[SEQ]));
+    kv(tb, 'step', s(c[STEP]));
+    kv(tb, 'attempt', String(c[ATT]));
+    kv(tb, 'event', s(c[EV]));
+    kv(tb, 'step_kind', s(c[KIND]));
+    kv(tb, 'status', s(c[ST]));
+    kv(tb, 'sdk_session_id', s(c[SES]));
+    kv(tb, 'ts', iso(ts(i)) + ' (' + ago(ts(i)) + ')');
+    kv(tb, 'writer', s(c[WR]));
+    kv(tb, 'git_commit_sha', s(c[SHA]));
+    kv(tb, 'head_ref', s(c[REF]));
+    kv(tb, 'started_at', c[STARTED] == null ? null : iso(D.base + c[STARTED]));
+    kv(tb, 'finished_at', c[FINISHED] == null ? null : iso(D.base + c[FINISHED]));
+    kv(tb, 'predecessor', c[PAR] >= 0 ? cps[c[PAR]][ID] : null);
+    Object.keys(x).sort().forEach(function (k) {
+      if (k !== 'records' && k !== 'artifacts' && k !== 'excluded') kv(tb, k, x[k]);
+    });
+    box.appendChild(table);
+    list(box, 'Records', x.records, function (rec) {
+      var li = el('li');
+      li.appendChild(el('span', 'badge rec', rec.decision || rec.type));
+      var rest = {};
+      Object.keys(rec).forEach(function (k) { if (k !== 'type' && k !== 'decision') rest[k] = rec[k]; });
+      li.appendChild(el('code', null, JSON.stringify(rest)));
+      return li;
+    });
+    list(box, 'Artifacts', x.artifacts, function (a) {
+      return el('li', null, (a.path || a.uri || '') + '  ' + (a.oid || a.digest || ''));
+    });
+    list(box, 'Excluded from the snapshot', x.excluded, function (e) {
+      return el('li', null, e.path + ' — ' + e.reason);
+    });
+    files(box, i);
+    timeline(box, r);
+  }
+
+  function list(box, title, items, fn) {
+    if (!items || !items.length) return;
+    box.appendChild(el('h3', null, title + ' (' + items.length + ')'));
+    var ul = el('ul', 'records');
+    items.forEach(function (it) { ul.appendChild(fn(it)); });
+    box.appendChild(ul);
+  }
+
+  function files(box, i) {
+    var f = D.files[i];
+    box.appendChild(el('h3', null, 'Files changed against its predecessor' + (f ? ' (' + f.files.length + ')' : '')));
+    if (!f) {
+      box.appendChild(el('p', 'note', 'Not embedded in this page (only the newest ' + D.diffs +
+        '): git agent-rewind diff ' + cps[i][ID].slice(0, 12)));
+      return;
+    }
+    if (!f.files.length) box.appendChild(el('p', 'note', 'No file changed.'));
+    var shown = 0;
+    f.files.forEach(function (file) {
+      var d = el('details', 'file'), sum = el('summary'), lines = file.patch ? file.patch.split('\n') : [];
+      var add = 0, del = 0;
+      lines.forEach(function (l) {
+        if (l[0] === '+' && l.slice(0, 4) !== '+++ ') add++;
+        else if (l[0] === '-' && l.slice(0, 4) !== '--- ') del++;
+      });
+      sum.appendChild(el('span', 'chg chg-' + file.change, file.change));
+      sum.appendChild(document.createTextNode(' ' + file.path + ' '));
+      sum.appendChild(el('span', 'count', file.binary ? 'binary' : '+' + add + ' −' + del + (file.truncated ? ' (truncated)' : '')));
+      d.appendChild(sum);
+      var built = false;
+      function build() {
+        if (built) return;
+        built = true;
+        var pre = el('pre', 'diff');
+        lines.forEach(function (l) {
+          var k = l.slice(0, 3) === '+++' || l.slice(0, 3) === '---' ? 'meta' :
+            l[0] === '+' ? 'add' : l[0] === '-' ? 'del' : l.slice(0, 2) === '@@' ? 'hunk' : 'ctx';
+          pre.appendChild(el('span', k, l + '\n'));
+        });
+        if (file.binary) pre.appendChild(el('span', 'meta', 'binary content not shown\n'));
+        d.appendChild(pre);
+      }
+      // Big diffs stay folded until opened.
+      if (lines.length <= 200 && shown + lines.length <= 800) { d.open = true; shown += lines.length; build(); }
+      d.addEventListener('toggle', build);
+      box.appendChild(d);
+    });
+    if (f.omitted) box.appendChild(el('p', 'note', f.omitted + ' more changed file(s) not embedded.'));
+  }
+
+  // [step, attempt, kind, status, begin, end, first, last, wait_since, wait_until, decision]
+  function timeline(box, r) {
+    if (!r.steps.length) return;
+    box.appendChild(el('h3', null, 'Timeline of ' + r.id + ' (' + r.steps.length + ' step attempts)'));
+    var t0 = Infinity, t1 = -Infinity;
+    r.steps.forEach(function (p) {
+      t0 = Math.min(t0, p[4]);
+      t1 = Math.max(t1, p[5] != null ? p[5] : cps[p[7]][TS], p[9] != null ? p[9] : 0);
+    });
+    var span = Math.max(1, t1 - t0), wrap = el('div', 'timeline');
+    r.steps.forEach(function (p) {
+      var row = el('div', 'trow' + (sel >= p[6] && sel <= p[7] ? ' cur' : ''));
+      row.appendChild(el('span', 'tname', s(p[0]) + ' #' + p[1] + (s(p[2]) ? ' (' + s(p[2]) + ')' : '')));
+      var track = el('span', 'track'), end = p[5] != null ? p[5] : cps[p[7]][TS];
+      var bar = el('span', 'bar st-' + (s(p[3]) || 'none') + (p[5] == null ? ' open' : ''));
+      bar.style.left = ((p[4] - t0) / span * 100) + '%';
+      bar.style.width = Math.max(0.5, (end - p[4]) / span * 100) + '%';
+      track.appendChild(bar);
+      var text = dur(end - p[4]) + ' · ' + (s(p[3]) || '?') + (p[5] == null ? ' (unfinished)' : '');
+      if (p[8] != null) {
+        var w = el('span', 'wait'), wend = p[9] != null ? p[9] : end;
+        w.style.left = ((p[8] - t0) / span * 100) + '%';
+        w.style.width = Math.max(0.5, (wend - p[8]) / span * 100) + '%';
+        track.appendChild(w);
+        text += ' · gate waited ' + dur(wend - p[8]) + (s(p[10]) ? ' (' + s(p[10]) + ')' : ' (waiting)');
+      }
+      row.appendChild(track);
+      row.appendChild(el('span', 'tdur', text));
+      row.addEventListener('click', function () { select(p[7]); });
+      wrap.appendChild(row);
+    });
+    box.appendChild(wrap);
+  }
+
+  // ---- search over run ids, labels, agents, steps and session ids
+  var q = $('q'), results = $('results');
+  q.addEventListener('input', function () {
+    var v = q.value.trim().toLowerCase();
+    results.replaceChildren();
+    if (!v) { hits = null; draw(); return; }
+    hits = { runs: {}, cps: {} };
+    var out = [];
+    function has(x) { return x != null && String(x).toLowerCase().indexOf(v) >= 0; }
+    runs.forEach(function (r) {
+      if (has(r.id) || has(r.label) || has(r.agent) || r.sessions.some(has)) {
+        hits.runs[r.lane] = true;
+        if (r.count) out.push([r.first + r.count - 1, 'run ' + r.id + (r.label ? ' — ' + r.label : '')]);
+      }
+    });
+    for (var i = 0; i < ncp; i++) {
+      if (has(s(cps[i][STEP])) || has(s(cps[i][SES])) || cps[i][ID].indexOf(v) === 0) {
+        hits.cps[i] = true;
+        hits.runs[cps[i][RUN]] = true;
+        if (out.length < 200) out.push([i, runs[cps[i][RUN]].id + ' / ' + stepName(i) + ' @' + cps[i][SEQ]]);
+      }
+    }
+    out.slice(0, 50).forEach(function (o) {
+      var b = el('button', 'result', o[1]);
+      b.addEventListener('click', function () { select(o[0]); });
+      results.appendChild(b);
+    });
+    if (!out.length) results.appendChild(el('span', 'note', 'no match'));
+    draw();
+  });
+  q.addEventListener('keydown', function (ev) {
+    if (ev.key === 'Enter' && results.firstChild && results.firstChild.click) results.firstChild.click();
+    if (ev.key === 'Escape') { q.value = ''; q.dispatchEvent(new Event('input')); q.blur(); }
+  });
+
+  // ---- keyboard: ←/→ along the run, ↑/↓ to the next unfolded run, / search, a archived
+  function lane(step) {
+    if (sel < 0) return;
+    var n = cps[sel][RUN] + step;
+    while (n >= 0 && n < runs.length && (folded(runs[n]) || !runs[n].count)) n += step;
+    if (n < 0 || n >= runs.length) return;
+    var r = runs[n], want = col(sel) - r.x0;
+    select(r.first + Math.max(0, Math.min(r.count - 1, want)));
+  }
+  document.addEventListener('keydown', function (ev) {
+    if (ev.target === q || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    var r = sel >= 0 ? runs[cps[sel][RUN]] : null, k = ev.key;
+    if (k === '/') { ev.preventDefault(); q.focus(); }
+    else if ((k === 'ArrowLeft' || k === 'h') && r && sel > r.first) select(sel - 1);
+    else if ((k === 'ArrowRight' || k === 'l') && r && sel < r.first + r.count - 1) select(sel + 1);
+    else if (k === 'ArrowUp' || k === 'k') lane(-1);
+    else if (k === 'ArrowDown' || k === 'j') lane(1);
+    else if (k === 'Home' && r) select(r.first);
+    else if (k === 'End' && r) select(r.first + r.count - 1);
+    else if (k === 'a') { var b = $('archived'); b.checked = !b.checked; showArchived = b.checked; draw(); }
+    else return;
+    ev.preventDefault();
+  });
+
+  // ---- first selection: the checkpoint named in the address (#<id prefix>), else the newest
+  // checkpoint of a run that is not folded away.
+  var want = decodeURIComponent(location.hash.slice(1)), first = -1;
+  if (want.length >= 4) for (var j = 0; j < ncp; j++) if (cps[j][ID].indexOf(want) === 0) { first = j; break; }
+  if (first < 0) {
+    for (var m = 0; m < ncp; m++) {
+      if (runs[cps[m][RUN]].folded) continue;
+      if (first < 0 || cps[m][TS] > cps[first][TS]) first = m;
+    }
+  }
+  if (first < 0 && ncp) first = ncp - 1;
+  draw();
+  if (first >= 0) select(first);
+  else $('detail').appendChild(el('p', 'note', 'No runs in this repository yet.'));
+  document.body.setAttribute('data-ready', 'true');
+  document.body.setAttribute('data-ms', String(Math.round(performance.now())));
+})();
