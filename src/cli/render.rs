@@ -27,6 +27,15 @@ impl Style {
     pub fn id(&self, s: &str) -> String {
         self.paint("33", s)
     }
+    /// A run id with its shortest unique prefix marked (bold magenta, the rest dim), as jj
+    /// marks change ids; plain without colour.
+    pub fn run_id(&self, id: &str, prefix: usize) -> String {
+        if !self.color || prefix == 0 || prefix >= id.len() || !id.is_char_boundary(prefix) {
+            return self.paint("1;35", id);
+        }
+        let (p, rest) = id.split_at(prefix);
+        format!("{}{}", self.paint("1;35", p), self.paint("2", rest))
+    }
     pub fn bold(&self, s: &str) -> String {
         self.paint("1", s)
     }
@@ -111,7 +120,7 @@ pub fn runs_table(runs: &[RunSummary], st: &Style) -> String {
                 _ => "-".into(),
             };
             vec![
-                styled(r.run.clone(), |s| st.id(s)),
+                styled(r.run.clone(), |s| st.run_id(s, r.unique_prefix)),
                 styled(
                     if r.reverted {
                         format!("{}, reverted", r.status)
@@ -437,7 +446,7 @@ pub fn status(r: &ops::status::RunStatus, st: &Style) -> String {
     let l = r.last.line();
     let mut s = format!(
         "active run {} [{}]{}\n",
-        st.bold(&r.summary.run),
+        st.run_id(&r.summary.run, r.summary.unique_prefix),
         st.status(&r.summary.status),
         r.summary
             .label

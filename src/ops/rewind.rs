@@ -12,7 +12,7 @@ use crate::ids::{CheckpointSpec, RunId, StepName};
 use crate::journal::set_active_run;
 use crate::journal::{Origin, Record, TreeSource, append, append_note_lines};
 use crate::materialize::{self, Backup};
-use crate::model::{Event, LineageLink, NoteLine, Status};
+use crate::model::{Event, LineageLink, NoteLine};
 use crate::store::ObjectId;
 use crate::store::{Store, UserHead, layout};
 use serde::Serialize;
@@ -327,20 +327,25 @@ fn choose_point(
             "--after needs a step of run {source}; {name:?} is not one"
         )));
     }
-    let spec = CheckpointSpec::parse(name).map_err(|_| {
-        Error::not_found(format!(
-            "run {source} has no step {name:?}, and it is not a checkpoint address"
+    let unknown_step = |catalog: &mut Catalog| -> Result<Error> {
+        let e = catalog.unknown_step_error(source, name)?;
+        Ok(Error::not_found(format!(
+            "{}, and {name:?} is not a checkpoint address",
+            e.message
         ))
-        .with_hint(format!("see `git agent-rewind list {source}`"))
-    })?;
+        .with_hint(e.hint.unwrap_or_default()))
+    };
+    let spec = match CheckpointSpec::parse(name) {
+        Ok(spec) => spec,
+        Err(_) => return Err(unknown_step(catalog)?),
+    };
     let spec = match spec {
         // A bare word that is not a step of this run.
         CheckpointSpec::RunHead(r) if store.run_head(&r)?.is_none() => {
-            return Err(
-                Error::not_found(format!("run {source} has no step {name:?}"))
-                    .with_hint(format!("see `git agent-rewind list {source}`")),
-            );
+            return Err(unknown_step(catalog)?);
         }
+        // `@-2`, `@5`: a position in the source run.
+        CheckpointSpec::Seq(None, pos) => CheckpointSpec::Seq(Some(source.clone()), pos),
         s => s,
     };
     let cp = catalog.resolve(&spec)?;
@@ -358,19 +363,19 @@ fn choose_point(
     })
 }
 
-/// Steps whose newest record in `lineage` (the chain at the chosen point, newest first)
-/// completed or was skipped.
+/// Every step recorded in `lineage` (the chain at the chosen point, newest first), each at
+/// its newest checkpoint there, whatever its status: the step refs the new run inherits.
+/// Only completed ones count as done for `resume` (the planner reads their status).
 fn inherited_steps(lineage: &[Checkpoint]) -> Vec<(StepName, ObjectId)> {
-    let mut newest: BTreeMap<String, (Option<Status>, ObjectId)> = BTreeMap::new();
+    let mut newest: BTreeMap<String, ObjectId> = BTreeMap::new();
     for c in lineage {
         if let Some(s) = &c.line().step {
-            newest.entry(s.clone()).or_insert((c.status(), c.id()));
+            newest.entry(s.clone()).or_insert(c.id());
         }
     }
     newest
         .into_iter()
-        .filter(|(_, (st, _))| matches!(st, Some(Status::Completed | Status::Skipped)))
-        .filter_map(|(s, (_, id))| StepName::new(s).ok().map(|s| (s, id)))
+        .filter_map(|(s, id)| StepName::new(s).ok().map(|s| (s, id)))
         .collect()
 }
 

@@ -34,7 +34,8 @@ pub fn status(store: &Store) -> Result<Option<RunStatus>> {
         return Ok(None);
     };
     let mut catalog = Catalog::new(store);
-    let summary = catalog.summary(&run)?;
+    let mut summary = catalog.summary(&run)?;
+    summary.unique_prefix = catalog.unique_prefix(&run)?;
     let last = catalog.require_run_tip(&run)?;
     let mut unfinished = vec![];
     for (step, id) in store.step_refs(&run)? {
