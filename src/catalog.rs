@@ -34,6 +34,19 @@ impl Checkpoint {
     pub fn status(&self) -> Option<Status> {
         self.note.effective_status()
     }
+    /// The newest approval record on this checkpoint: (approved, by).
+    pub fn decision(&self) -> Option<(bool, String)> {
+        self.note
+            .approvals()
+            .filter_map(|l| match l {
+                crate::model::NoteLine::Approval {
+                    approved, by, ts, ..
+                } => Some((*ts, *approved, by.clone())),
+                _ => None,
+            })
+            .max_by(|a, b| a.0.cmp(&b.0))
+            .map(|(_, a, by)| (a, by))
+    }
     /// The JSON shape of DESIGN.md §4: the checkpoint line's fields plus `"checkpoint"`.
     pub fn to_json(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(self.line()).expect("serializable");
@@ -67,7 +80,9 @@ impl Checkpoint {
 pub struct RunSummary {
     pub run: String,
     pub label: Option<String>,
-    /// `archived`, or the status of the newest checkpoint.
+    /// `archived`, `completed`, or from the newest checkpoint: `running`, `failed`,
+    /// `interrupted`, `awaiting_approval`, `approved`/`rejected` (a gate decided, not yet
+    /// passed by `resume`), else `active`.
     pub status: String,
     pub archived: bool,
     pub steps: Vec<String>,
@@ -258,15 +273,19 @@ impl<'s> Catalog<'s> {
         let archived = matches!(recorded, Some((_, "archived")));
         let status = match recorded {
             Some((_, "archived")) => "archived".to_string(),
-            // A run status holds until a newer checkpoint is appended.
-            Some((ts, s)) if ts >= line.ts => s.to_string(),
+            // A run status holds until a newer checkpoint is appended; `active` (written
+            // when a run is un-archived) only says "not archived": the tip decides.
+            Some((ts, s)) if ts >= line.ts && s != "active" => s.to_string(),
             _ => match tip.status() {
-                Some(
-                    s @ (Status::Running
-                    | Status::AwaitingApproval
-                    | Status::Failed
-                    | Status::Interrupted),
-                ) => s.to_string(),
+                // A gate decided but not yet passed by `resume`.
+                Some(Status::AwaitingApproval) => match tip.decision() {
+                    Some((true, _)) => "approved".into(),
+                    Some((false, _)) => "rejected".into(),
+                    None => Status::AwaitingApproval.to_string(),
+                },
+                Some(s @ (Status::Running | Status::Failed | Status::Interrupted)) => {
+                    s.to_string()
+                }
                 _ => "active".into(),
             },
         };

@@ -278,11 +278,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
         Command::Import(a) => share::import(&open()?, a, &style),
         Command::Undo => {
             let out = ops::undo::undo(&open()?)?;
-            let human = format!(
-                "restored the state before: {}\n  backup of the state just replaced: {}",
-                out.restored.reason,
-                render::short(&out.backup.commit)
-            );
+            let human = render::undone(&out);
             Ok(Output::new(
                 serde_json::to_value(&out).expect("json"),
                 human,

@@ -607,3 +607,32 @@ pub fn reverted(out: &agent_rewind::ops::revert::RevertOutcome) -> String {
     }
     s.trim_end().to_string()
 }
+
+pub fn undone(o: &ops::undo::UndoOutcome) -> String {
+    let mut s = format!("restored the state before: {}\n", o.restored.reason);
+    if o.active_restored && o.active_run != o.active_run_before {
+        s.push_str(&format!(
+            "  active run: {} (was {})\n",
+            o.active_run.as_deref().unwrap_or("none"),
+            o.active_run_before.as_deref().unwrap_or("none")
+        ));
+    }
+    for r in &o.unarchived {
+        s.push_str(&format!("  run {r} is no longer archived\n"));
+    }
+    for r in &o.archived {
+        s.push_str(&format!(
+            "  run {r} archived, not deleted (`git agent-rewind delete {r}` removes it)\n"
+        ));
+    }
+    if let Some(b) = &o.branch_left {
+        s.push_str(&format!(
+            "  branch {b} kept (`git branch -D {b}` removes it)\n"
+        ));
+    }
+    s.push_str(&format!(
+        "  backup of the state just replaced: {} (`git agent-rewind undo` brings it back)",
+        short(&o.backup.commit)
+    ));
+    s
+}

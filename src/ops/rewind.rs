@@ -10,9 +10,9 @@ use crate::catalog::{Catalog, Checkpoint, short, unknown_run};
 use crate::error::{Error, Result};
 use crate::ids::{CheckpointSpec, RunId, StepName};
 use crate::journal::set_active_run;
-use crate::journal::{Origin, Record, TreeSource, append, append_note_lines};
+use crate::journal::{Origin, Record, TreeSource, append};
 use crate::materialize::{self, Backup};
-use crate::model::{Event, LineageLink, NoteLine};
+use crate::model::{Event, LineageLink};
 use crate::store::ObjectId;
 use crate::store::{Store, UserHead, layout};
 use serde::Serialize;
@@ -132,7 +132,12 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     // hold, before anything is published; then publish the backup.
     let relation = if opts.fork { "forked" } else { "rewound" };
     let (backup, prepared) = if in_place {
-        let prepared = materialize::prepare_overwrite(store, target_tree, None)?;
+        let mut prepared = materialize::prepare_overwrite(store, target_tree, None)?;
+        // What `undo` reverses besides the files: the active run, the archiving, the new run.
+        if !opts.fork {
+            prepared.capture.runs.archives.push(source.to_string());
+        }
+        prepared.capture.runs.new_run = Some(new_run.to_string());
         let reason = format!(
             "{} {source} into {new_run}",
             if opts.fork { "fork" } else { "rewind" }
@@ -194,17 +199,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
 
     let mut source_archived = false;
     if !opts.fork {
-        let src_root = catalog.root_of(&tip)?;
-        append_note_lines(
-            store,
-            source,
-            src_root.id(),
-            &[NoteLine::RunStatus {
-                status: "archived".into(),
-                ts: crate::time::Timestamp::now(),
-                reason: Some(format!("rewound into {new_run}")),
-            }],
-        )?;
+        crate::journal::runstatus::archive(store, source, &format!("rewound into {new_run}"))?;
         source_archived = true;
     }
 
