@@ -725,9 +725,17 @@ fn gate_passes_only_with_an_approval_of_its_exact_checkpoint() {
     stops_at_gate("an APPROVED file on disk");
     assert_eq!(wf.counts(&steps), [1, 1, 1, 0]);
 
-    // An approval of another (older) checkpoint does not pass the gate.
-    wf.ok(&["approve", "r1/test", "--by", "alice"]);
-    stops_at_gate("approval of the test checkpoint");
+    // Approving a checkpoint that is not a gate is refused, and writes nothing.
+    let notes = wf.repo.rev("refs/notes/agent-runs/r1");
+    let out = wf.out(&["approve", "r1/test", "--by", "alice"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is not a gate"), "{err}");
+    // An empty --by is refused.
+    let out = wf.out(&["approve", &gate_cp, "--by", " "]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(wf.repo.rev("refs/notes/agent-runs/r1"), notes);
+    stops_at_gate("approval of the test checkpoint refused");
     assert_eq!(wf.counts(&steps), [1, 1, 1, 0]);
 
     // The gate's own checkpoint approved: resume passes and runs the rest.
@@ -758,9 +766,16 @@ fn gate_passes_only_with_an_approval_of_its_exact_checkpoint() {
     let gate2 = reopened["checkpoint"].as_str().unwrap().to_string();
     assert_ne!(gate2, gate_cp);
     assert_eq!(wf.counts(&steps), [2, 2, 2, 1]);
-    // The old approval is void — even approving the old checkpoint again.
+    // The old approval is void; approving the old checkpoint again is an error naming the
+    // new one and what changed.
     stops_at_gate("old approval");
-    wf.ok(&["approve", &gate_cp, "--by", "bob"]);
+    let out = wf.out(&["approve", &gate_cp, "--by", "bob"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("superseded by") && err.contains(&gate2[..12]) && err.contains("opened again"),
+        "{err}"
+    );
     let r = stops_at_gate("old checkpoint approved again");
     assert!(
         r["next_action"]
