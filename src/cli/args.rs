@@ -264,6 +264,10 @@ pub struct ResumeArgs {
     /// Record a new attempt of STEP even if it was interrupted or failed.
     #[arg(long, value_name = "STEP")]
     pub retry: Option<String>,
+    /// Use this workflow file instead of the copy stored with the run (it becomes the
+    /// stored copy).
+    #[arg(long, value_name = "FILE")]
+    pub workflow: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -71,6 +71,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
                     label: a.label,
                     workflow_digest,
                     meta: parse_meta(&a.meta)?,
+                    ..Default::default()
                 },
             )?;
             let human = format!(
@@ -232,6 +233,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
                 &store,
                 run,
                 a.retry.as_deref(),
+                a.workflow.as_deref(),
             )?;
             Ok(run_report_output(report, &style))
         }

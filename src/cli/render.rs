@@ -511,8 +511,12 @@ pub fn run_report(r: &agent_rewind::workflow::runner::RunReport, st: &Style) -> 
     if let Some(h) = &r.took_over_from {
         s.push_str(&format!("  took over a stale runner lock ({h})\n"));
     }
-    if r.workflow_changed {
-        s.push_str("  note: the workflow file changed since this run last recorded it\n");
+    if let Some(f) = &r.workflow_file_changed {
+        s.push_str(&format!(
+            "  note: {f} changed since the run stored it; using the stored copy (`resume --workflow {f}` uses the file)\n"
+        ));
+    } else if r.workflow_changed {
+        s.push_str("  note: the workflow changed since this run last recorded it\n");
     }
     for step in &r.reconciled {
         s.push_str(&format!(

@@ -181,6 +181,12 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     });
     rec.new_run = true;
     rec.session_id = session.clone();
+    // The workflow stored in the lineage travels with the new run (it may be pushed alone).
+    if let Some(w) = before_point.iter().find_map(|c| c.note.workflow())
+    {
+        rec.extra_lines
+            .push(crate::model::NoteLine::Workflow(Box::new(w.clone())));
+    }
     // The new run keeps the source's label unless given one.
     rec.label = match &opts.label {
         Some(l) => Some(l.clone()),
