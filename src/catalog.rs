@@ -283,9 +283,7 @@ impl<'s> Catalog<'s> {
                     Some((false, _)) => "rejected".into(),
                     None => Status::AwaitingApproval.to_string(),
                 },
-                Some(s @ (Status::Running | Status::Failed | Status::Interrupted)) => {
-                    s.to_string()
-                }
+                Some(s @ (Status::Running | Status::Failed | Status::Interrupted)) => s.to_string(),
                 _ => "active".into(),
             },
         };
@@ -319,10 +317,10 @@ impl<'s> Catalog<'s> {
                 let id = self.step_commit(&run, step)?;
                 self.checkpoint(id)
             }
-            CheckpointSpec::Seq(None, pos) => Err(Error::usage(format!(
-                "the address {pos} names no run"
-            ))
-            .with_hint(format!("name one: <run>{pos}"))),
+            CheckpointSpec::Seq(None, pos) => {
+                Err(Error::usage(format!("the address {pos} names no run"))
+                    .with_hint(format!("name one: <run>{pos}")))
+            }
             CheckpointSpec::Seq(Some(run), pos) => {
                 let run = self.run_named(run)?;
                 let chain = self.run_chain(&run)?;
@@ -364,7 +362,9 @@ impl<'s> Catalog<'s> {
                             return self.checkpoint(id);
                         }
                         match as_run {
-                            Some(run) => Err(self.unknown_run_error(&run, "no run or commit named")?),
+                            Some(run) => {
+                                Err(self.unknown_run_error(&run, "no run or commit named")?)
+                            }
                             None => Err(Error::not_found(format!("no run or commit named {hex}"))
                                 .with_hint("see `git agent-rewind list`")),
                         }

@@ -247,12 +247,7 @@ impl CheckpointSpec {
 pub fn shortest_unique_prefixes(ids: &[&str]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..ids.len()).collect();
     order.sort_by(|a, b| ids[*a].cmp(ids[*b]));
-    let common = |a: &str, b: &str| {
-        a.bytes()
-            .zip(b.bytes())
-            .take_while(|(x, y)| x == y)
-            .count()
-    };
+    let common = |a: &str, b: &str| a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
     let mut out = vec![0; ids.len()];
     for (k, &i) in order.iter().enumerate() {
         let mut need = 0;

@@ -58,6 +58,17 @@ pub struct RunFacts {
     pub new_run: Option<String>,
 }
 
+impl RunFacts {
+    /// Facts recording `active` as the worktree's active run, and no change to runs yet.
+    pub fn active(active: Option<&crate::ids::RunId>) -> RunFacts {
+        RunFacts {
+            recorded: true,
+            active_run: active.map(|r| r.to_string()),
+            ..Default::default()
+        }
+    }
+}
+
 /// The value of `Backup-Active-Run` when the worktree had no active run (`-` is no run id).
 const NO_ACTIVE_RUN: &str = "-";
 
@@ -99,7 +110,8 @@ pub struct Capture {
     pub head: UserHead,
     /// Untracked files too big for the backup (left in place, never touched).
     pub excluded: Vec<Excluded>,
-    /// The active run now; callers add what their operation does to runs.
+    /// The active run now and what the operation does to runs: filled by the caller (the
+    /// active run is the journal's, a layer beside this one), see [`RunFacts::active`].
     pub runs: RunFacts,
 }
 
@@ -112,17 +124,16 @@ pub fn capture(store: &Store) -> Result<Capture> {
             .expect("the backup policy records the index"),
         head: store.user_head()?,
         excluded: snap.excluded,
-        runs: RunFacts {
-            recorded: true,
-            active_run: crate::journal::worktree_active_run(store)?.map(|r| r.to_string()),
-            ..Default::default()
-        },
+        runs: RunFacts::default(),
     })
 }
 
-/// Capture the worktree, index and HEAD of this worktree onto the backups chain.
-pub fn take_backup(store: &Store, reason: &str) -> Result<Backup> {
-    publish_backup(store, &capture(store)?, reason)
+/// Capture the worktree, index and HEAD of this worktree onto the backups chain, with the
+/// run facts given.
+pub fn take_backup(store: &Store, reason: &str, runs: RunFacts) -> Result<Backup> {
+    let mut cap = capture(store)?;
+    cap.runs = runs;
+    publish_backup(store, &cap, reason)
 }
 
 /// Put a capture on the backups chain (compare-and-swap, retried).
@@ -134,10 +145,13 @@ pub fn publish_backup(store: &Store, cap: &Capture, reason: &str) -> Result<Back
         "agent-rewind: index at backup\n",
     )?;
     let worktree = store.git_dir().display().to_string();
-    let mut run_trailers = format!(
-        "Backup-Active-Run: {}\n",
-        cap.runs.active_run.as_deref().unwrap_or(NO_ACTIVE_RUN)
-    );
+    let mut run_trailers = String::new();
+    if cap.runs.recorded {
+        run_trailers.push_str(&format!(
+            "Backup-Active-Run: {}\n",
+            cap.runs.active_run.as_deref().unwrap_or(NO_ACTIVE_RUN)
+        ));
+    }
     for r in &cap.runs.archives {
         run_trailers.push_str(&format!("Backup-Archives: {r}\n"));
     }
@@ -248,8 +262,12 @@ fn run_facts(message: &str) -> RunFacts {
         active_run: active.filter(|r| crate::ids::RunId::new(r.clone()).is_ok()),
         archives: valid(backup_fields(message, "Backup-Archives")),
         unarchives: valid(backup_fields(message, "Backup-Unarchives")),
-        new_run: valid(backup_field(message, "Backup-New-Run").into_iter().collect())
-            .pop(),
+        new_run: valid(
+            backup_field(message, "Backup-New-Run")
+                .into_iter()
+                .collect(),
+        )
+        .pop(),
     }
 }
 

@@ -99,7 +99,11 @@ fn positions_from_the_end_of_the_chain() {
     );
     let out = repo.run(&["show", "alpha-1@-8"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("has no checkpoint @-8"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("has no checkpoint @-8"),
+        "{}",
+        stderr(&out)
+    );
     let out = repo.run(&["show", "alpha-1@-0"]);
     assert_eq!(out.status.code(), Some(2));
 
@@ -142,7 +146,15 @@ fn commands_default_to_the_active_run() {
     assert_eq!(out["from_step"], "implement");
     assert!(!repo.path().join("beta.txt").exists());
     // rewind --to @-2 (a position in the source run).
-    let out = repo.json(&["rewind", "beta", "--to", "@-2", "--no-checkout", "--run", "beta-3"]);
+    let out = repo.json(&[
+        "rewind",
+        "beta",
+        "--to",
+        "@-2",
+        "--no-checkout",
+        "--run",
+        "beta-3",
+    ]);
     assert_eq!(
         out["from_checkpoint"],
         repo.json(&["show", "beta@-2"])["checkpoint"]
@@ -151,7 +163,12 @@ fn commands_default_to_the_active_run() {
 
     // Without an active run: a clear usage error.
     let bare = Repo::new();
-    for args in [&["show"][..], &["log"], &["diff"], &["rewind", "--to", "plan"]] {
+    for args in [
+        &["show"][..],
+        &["log"],
+        &["diff"],
+        &["rewind", "--to", "plan"],
+    ] {
         let out = bare.run(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(stderr(&out).contains("no active run"), "{}", stderr(&out));
@@ -183,5 +200,9 @@ fn unknown_runs_and_steps_say_did_you_mean() {
 
     let out = repo.run(&["list", "gamma"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("unknown run gamma"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("unknown run gamma"),
+        "{}",
+        stderr(&out)
+    );
 }

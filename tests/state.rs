@@ -48,10 +48,12 @@ fn undo_of_a_rewind_restores_the_active_run_and_the_source() {
     repo.ok(&["rewind", "r1", "--to", "implement", "--run", "r2"]);
     assert_eq!(repo.json(&["status"])["run"], "r2");
     assert_eq!(run_status(&repo, "r1"), "archived");
-    assert!(repo.json(&["status"])["next_action"]
-        .as_str()
-        .unwrap()
-        .contains("re-enter step implement"));
+    assert!(
+        repo.json(&["status"])["next_action"]
+            .as_str()
+            .unwrap()
+            .contains("re-enter step implement")
+    );
 
     let undo = repo.ok(&["undo"]);
     assert!(undo.contains("active run: r1 (was r2)"), "{undo}");
@@ -88,15 +90,11 @@ fn undo_of_a_rewind_restores_the_active_run_and_the_source() {
     repo.assert_fsck();
 
     // The run-status lines are appended, never rewritten (FORMAT.md).
-    let notes = repo.git(&[
-        "notes",
-        "--ref=agent-runs/r1",
-        "show",
-        &repo.json(&["show", "r1@0"])["checkpoint"]
-            .as_str()
-            .unwrap()
-            .to_string(),
-    ]);
+    let root = repo.json(&["show", "r1@0"])["checkpoint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let notes = repo.git(&["notes", "--ref=agent-runs/r1", "show", &root]);
     let statuses: Vec<Value> = notes
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
@@ -169,7 +167,9 @@ fn gate_decisions_show_in_list_and_status() {
     assert_eq!(run_status(&repo, "g1"), "approved");
     let next = repo.json(&["status"])["next_action"].clone();
     assert!(
-        next.as_str().unwrap().contains("resume` passes gate review"),
+        next.as_str()
+            .unwrap()
+            .contains("resume` passes gate review"),
         "{next}"
     );
 }
@@ -189,7 +189,11 @@ fn approvals_of_the_wrong_checkpoint_are_refused() {
         assert_eq!(out.status.code(), Some(2), "{by:?}");
         assert!(stderr(&out).contains("--by"), "{}", stderr(&out));
     }
-    assert_eq!(repo.rev("refs/notes/agent-runs/g1"), notes, "nothing written");
+    assert_eq!(
+        repo.rev("refs/notes/agent-runs/g1"),
+        notes,
+        "nothing written"
+    );
 
     // A commit lands during the gate (what the post-commit hook records): the gate
     // checkpoint printed before is superseded.
@@ -203,11 +207,21 @@ fn approvals_of_the_wrong_checkpoint_are_refused() {
     let out = repo.run(&["approve", &gate, "--by", "bob"]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(err.contains(&format!("superseded by {}", &newest[..12])), "{err}");
-    assert!(err.contains("a commit landed during the gate: \"late fix\""), "{err}");
+    assert!(
+        err.contains(&format!("superseded by {}", &newest[..12])),
+        "{err}"
+    );
+    assert!(
+        err.contains("a commit landed during the gate: \"late fix\""),
+        "{err}"
+    );
     assert!(err.contains("A late.txt"), "{err}");
     assert!(err.contains(&format!("approve {newest}")), "{err}");
-    assert_eq!(repo.rev("refs/notes/agent-runs/g1"), notes, "nothing written");
+    assert_eq!(
+        repo.rev("refs/notes/agent-runs/g1"),
+        notes,
+        "nothing written"
+    );
 
     // The newest one is what gets approved (by step address too).
     let ok = repo.json(&["approve", "g1/review", "--by", "bob"]);

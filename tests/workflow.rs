@@ -1128,7 +1128,10 @@ fn a_workflow_file_anywhere_is_stored_with_the_run() {
     assert_eq!(r["finished"], true, "{r:#}");
     assert_eq!(with_action(&r, "ran"), ["test", "open-pr"], "{r:#}");
     assert!(
-        r["workflow_from"].as_str().unwrap().contains("stored with run r1"),
+        r["workflow_from"]
+            .as_str()
+            .unwrap()
+            .contains("stored with run r1"),
         "{r:#}"
     );
     assert_eq!(wf.counts(&FEATURE_STEPS), [1, 1, 2, 1]);
@@ -1152,7 +1155,14 @@ fn a_pushed_run_resumes_on_another_machine_without_the_file() {
     let clone = other.path().join("clone");
     common::git_in(
         other.path(),
-        &["clone", "-q", "-b", "main", remote.path().to_str().unwrap(), "clone"],
+        &[
+            "clone",
+            "-q",
+            "-b",
+            "main",
+            remote.path().to_str().unwrap(),
+            "clone",
+        ],
     );
     common::git_in(&clone, &["config", "user.name", "Other"]);
     common::git_in(&clone, &["config", "user.email", "other@example.com"]);
@@ -1165,9 +1175,8 @@ fn a_pushed_run_resumes_on_another_machine_without_the_file() {
         .args(["--json", "resume", "r1"])
         .output()
         .unwrap();
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr))
-    });
+    let r: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
     assert_eq!(r["finished"], true, "{r:#}");
     assert_eq!(with_action(&r, "ran"), ["test", "open-pr"], "{r:#}");
     assert_eq!(wf.counts(&FEATURE_STEPS), [1, 1, 2, 1]);
@@ -1175,7 +1184,11 @@ fn a_pushed_run_resumes_on_another_machine_without_the_file() {
         .args(["fsck", "--strict", "--no-progress"])
         .output()
         .unwrap();
-    assert!(fsck.status.success(), "{}", String::from_utf8_lossy(&fsck.stderr));
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
 }
 
 #[test]
@@ -1215,14 +1228,18 @@ fn resume_says_when_the_file_changed_and_uses_the_stored_copy() {
     // Without --workflow now: the newest stored copy, which matches the file.
     let r = wf.report(&["resume", "r1"], &[]);
     assert!(r["workflow_file_changed"].is_null(), "{r:#}");
-    assert!(r["stopped"].as_str().unwrap().contains("exit code 7"), "{r:#}");
+    assert!(
+        r["stopped"].as_str().unwrap().contains("exit code 7"),
+        "{r:#}"
+    );
 }
 
 #[test]
 fn resume_of_a_run_with_a_changed_file_says_so_in_words() {
     let wf = Wf::feature();
     wf.report(&["run", FEATURE, "--run", "r1"], &[("FAIL_STEP", "test")]);
-    wf.repo.write(FEATURE, &format!("{}\n# edited\n", feature_text()));
+    wf.repo
+        .write(FEATURE, &format!("{}\n# edited\n", feature_text()));
     let out = wf.out(&["resume", "r1"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -1245,7 +1262,10 @@ fn workflow_files_with_credentials_are_not_stored() {
     let out = wf.out(&["run", "leaky.toml"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("leaky.toml:10: this looks like a credential"), "{err}");
+    assert!(
+        err.contains("leaky.toml:10: this looks like a credential"),
+        "{err}"
+    );
     assert_eq!(wf.all_refs(), before, "nothing recorded");
 }
 
@@ -1263,7 +1283,15 @@ fn a_rewind_inherits_every_step_recorded_before_the_point() {
     repo.write("a.txt", "review\n");
     repo.ok(&["checkpoint", "review"]);
 
-    let out = repo.json(&["rewind", "r1", "--to", "review", "--no-checkout", "--run", "r2"]);
+    let out = repo.json(&[
+        "rewind",
+        "r1",
+        "--to",
+        "review",
+        "--no-checkout",
+        "--run",
+        "r2",
+    ]);
     assert_eq!(
         out["inherited_steps"],
         serde_json::json!(["implement", "plan", "test"]),
@@ -1284,7 +1312,15 @@ fn a_rewind_inherits_every_step_recorded_before_the_point() {
             .is_empty()
     );
     // Rewinding to before test began: test is not inherited either (it lies after).
-    let out = repo.json(&["rewind", "r1", "--to", "test", "--no-checkout", "--run", "r3"]);
+    let out = repo.json(&[
+        "rewind",
+        "r1",
+        "--to",
+        "test",
+        "--no-checkout",
+        "--run",
+        "r3",
+    ]);
     assert_eq!(
         out["inherited_steps"],
         serde_json::json!(["implement", "plan"]),
@@ -1297,7 +1333,10 @@ fn a_rewind_inherits_every_step_recorded_before_the_point() {
 fn inherited_steps_that_did_not_complete_are_not_done_for_resume() {
     let wf = Wf::feature();
     // implement (an agent step) fails; a plain checkpoint of test follows.
-    let r = wf.report(&["run", FEATURE, "--run", "r1"], &[("FAIL_STEP", "implement")]);
+    let r = wf.report(
+        &["run", FEATURE, "--run", "r1"],
+        &[("FAIL_STEP", "implement")],
+    );
     assert_eq!(r["finished"], false, "{r:#}");
     wf.repo.write("notes.txt", "looked at it\n");
     wf.ok(&["checkpoint", "test", "-m", "manual look"]);

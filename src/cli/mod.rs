@@ -187,8 +187,11 @@ pub fn execute(cli: Cli) -> Result<Output> {
         Command::Fork(a) => rewind(&open()?, a, true, &style),
         Command::Restore(a) => {
             let store = open()?;
-            let out =
-                ops::restore::restore(&store, &ops::address::spec(&store, Some(&a.checkpoint))?, &a.paths)?;
+            let out = ops::restore::restore(
+                &store,
+                &ops::address::spec(&store, Some(&a.checkpoint))?,
+                &a.paths,
+            )?;
             let human = format!(
                 "restored {} path(s) from {}\n  backup {} (`git agent-rewind undo` brings the previous state back)",
                 out.changed.len(),
@@ -228,13 +231,12 @@ pub fn execute(cli: Cli) -> Result<Output> {
         }
         Command::Resume(a) => {
             let store = open()?;
-            let run = a.run.as_deref().map(|r| ops::address::run(&store, r)).transpose()?;
-            let report = ops::run::resume(
-                &store,
-                run,
-                a.retry.as_deref(),
-                a.workflow.as_deref(),
-            )?;
+            let run = a
+                .run
+                .as_deref()
+                .map(|r| ops::address::run(&store, r))
+                .transpose()?;
+            let report = ops::run::resume(&store, run, a.retry.as_deref(), a.workflow.as_deref())?;
             Ok(run_report_output(report, &style))
         }
         Command::Approve(a) => approval(&open()?, a, true),

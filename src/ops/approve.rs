@@ -49,7 +49,10 @@ pub fn decide(
             "checkpoint {} ({}{}, {}) is not a gate: only a gate checkpoint can be {verb}d",
             short(cp.id()),
             run,
-            line.step.as_deref().map(|s| format!("/{s}")).unwrap_or_default(),
+            line.step
+                .as_deref()
+                .map(|s| format!("/{s}"))
+                .unwrap_or_default(),
             line.step_kind
                 .map(|k| format!("{k} step"))
                 .unwrap_or_else(|| "no step kind".into()),
@@ -96,7 +99,9 @@ pub fn decide(
             (_, Some(Status::Completed)) => "the gate passed".to_string(),
             (event, status) => format!(
                 "a {event} checkpoint ({})",
-                status.map(|s| s.to_string()).unwrap_or_else(|| "no status".into())
+                status
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|| "no status".into())
             ),
         };
         return Err(Error::refused(format!(
@@ -105,9 +110,9 @@ pub fn decide(
             short(newest),
         ))
         .with_hint(match new.status() {
-            Some(Status::AwaitingApproval) => format!(
-                "review what changed, then `git agent-rewind {verb} {newest}`"
-            ),
+            Some(Status::AwaitingApproval) => {
+                format!("review what changed, then `git agent-rewind {verb} {newest}`")
+            }
             _ => format!("see `git agent-rewind show {newest}`"),
         }));
     }
@@ -115,7 +120,9 @@ pub fn decide(
         return Err(Error::refused(format!(
             "gate checkpoint {} of {run}/{step} is not awaiting approval (status {})",
             short(cp.id()),
-            cp.status().map(|s| s.to_string()).unwrap_or_else(|| "none".into())
+            cp.status()
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| "none".into())
         ))
         .with_hint("`git agent-rewind resume` opens the gate again when its inputs change"));
     }

@@ -134,6 +134,8 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     let (backup, prepared) = if in_place {
         let mut prepared = materialize::prepare_overwrite(store, target_tree, None)?;
         // What `undo` reverses besides the files: the active run, the archiving, the new run.
+        prepared.capture.runs =
+            materialize::RunFacts::active(crate::journal::worktree_active_run(store)?.as_ref());
         if !opts.fork {
             prepared.capture.runs.archives.push(source.to_string());
         }
@@ -182,8 +184,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     rec.new_run = true;
     rec.session_id = session.clone();
     // The workflow stored in the lineage travels with the new run (it may be pushed alone).
-    if let Some(w) = before_point.iter().find_map(|c| c.note.workflow())
-    {
+    if let Some(w) = before_point.iter().find_map(|c| c.note.workflow()) {
         rec.extra_lines
             .push(crate::model::NoteLine::Workflow(Box::new(w.clone())));
     }

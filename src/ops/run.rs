@@ -75,7 +75,8 @@ pub fn resume(
             let mut catalog = Catalog::new(store);
             let tip = catalog.require_run_tip(&run)?;
             let root = catalog.root_of(&tip)?;
-            if catalog_workflow(&mut catalog, &run)?.map(|(s, _)| s.digest) != Some(stored.digest.clone())
+            if catalog_workflow(&mut catalog, &run)?.map(|(s, _)| s.digest)
+                != Some(stored.digest.clone())
             {
                 append_note_lines(
                     store,

@@ -73,9 +73,9 @@ fn next_action(catalog: &mut Catalog, summary: &RunSummary, last: &Checkpoint) -
                 .iter()
                 .rev()
                 .find_map(|l| match l {
-                    NoteLine::RunStatus {
-                        status, reason, ..
-                    } if status == "archived" => reason.clone(),
+                    NoteLine::RunStatus { status, reason, .. } if status == "archived" => {
+                        reason.clone()
+                    }
                     _ => None,
                 })
                 .map(|r| format!(" ({r})"))

@@ -111,7 +111,13 @@ pub fn steer(
     }
     let root = store.workdir()?.to_path_buf();
     if !contents.is_empty() {
-        outcome.backup = Some(materialize::take_backup(store, &format!("steer {run}"))?);
+        let runs =
+            materialize::RunFacts::active(crate::journal::worktree_active_run(store)?.as_ref());
+        outcome.backup = Some(materialize::take_backup(
+            store,
+            &format!("steer {run}"),
+            runs,
+        )?);
         for (path, data) in &contents {
             write_atomically(&root.join(path), data)?;
         }

@@ -59,6 +59,7 @@ pub fn undo(store: &Store) -> Result<UndoOutcome> {
         to_archive.extend(exists(r)?);
     }
     let active_before = worktree_active_run(store)?;
+    prepared.capture.runs = materialize::RunFacts::active(active_before.as_ref());
     prepared.capture.runs.archives = to_archive.iter().map(|r| r.to_string()).collect();
     prepared.capture.runs.unarchives = to_unarchive.iter().map(|r| r.to_string()).collect();
 
