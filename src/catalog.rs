@@ -6,7 +6,7 @@
 //! the lifetime of one `Catalog`.
 
 use crate::error::{Error, Result};
-use crate::ids::{CheckpointSpec, RunId, StepName};
+use crate::ids::{CheckpointSpec, RunId, SeqPos, StepName};
 use crate::model::{CheckpointLine, Note, Status};
 use crate::store::ObjectId;
 use crate::store::{CommitInfo, NotesReader, Store};
@@ -33,6 +33,19 @@ impl Checkpoint {
     }
     pub fn status(&self) -> Option<Status> {
         self.note.effective_status()
+    }
+    /// The newest approval record on this checkpoint: (approved, by).
+    pub fn decision(&self) -> Option<(bool, String)> {
+        self.note
+            .approvals()
+            .filter_map(|l| match l {
+                crate::model::NoteLine::Approval {
+                    approved, by, ts, ..
+                } => Some((*ts, *approved, by.clone())),
+                _ => None,
+            })
+            .max_by(|a, b| a.0.cmp(&b.0))
+            .map(|(_, a, by)| (a, by))
     }
     /// The JSON shape of DESIGN.md §4: the checkpoint line's fields plus `"checkpoint"`.
     pub fn to_json(&self) -> serde_json::Value {
@@ -67,7 +80,9 @@ impl Checkpoint {
 pub struct RunSummary {
     pub run: String,
     pub label: Option<String>,
-    /// `archived`, or the status of the newest checkpoint.
+    /// `archived`, `completed`, or from the newest checkpoint: `running`, `failed`,
+    /// `interrupted`, `awaiting_approval`, `approved`/`rejected` (a gate decided, not yet
+    /// passed by `resume`), else `active`.
     pub status: String,
     pub archived: bool,
     pub steps: Vec<String>,
@@ -80,6 +95,11 @@ pub struct RunSummary {
     /// since).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reverted: bool,
+    /// Length of the shortest prefix of `run` that names no other run of the repository
+    /// (archived ones included): what a user can type instead of the whole id. Set by
+    /// `list` and `status`; 0 when not computed.
+    #[serde(default)]
+    pub unique_prefix: usize,
 }
 
 /// Cached reader over the store.
@@ -265,15 +285,17 @@ impl<'s> Catalog<'s> {
         let archived = matches!(recorded, Some((_, "archived")));
         let status = match recorded {
             Some((_, "archived")) => "archived".to_string(),
-            // A run status holds until a newer checkpoint is appended.
-            Some((ts, s)) if ts >= line.ts => s.to_string(),
+            // A run status holds until a newer checkpoint is appended; `active` (written
+            // when a run is un-archived) only says "not archived": the tip decides.
+            Some((ts, s)) if ts >= line.ts && s != "active" => s.to_string(),
             _ => match tip.status() {
-                Some(
-                    s @ (Status::Running
-                    | Status::AwaitingApproval
-                    | Status::Failed
-                    | Status::Interrupted),
-                ) => s.to_string(),
+                // A gate decided but not yet passed by `resume`.
+                Some(Status::AwaitingApproval) => match tip.decision() {
+                    Some((true, _)) => "approved".into(),
+                    Some((false, _)) => "rejected".into(),
+                    None => Status::AwaitingApproval.to_string(),
+                },
+                Some(s @ (Status::Running | Status::Failed | Status::Interrupted)) => s.to_string(),
                 _ => "active".into(),
             },
         };
@@ -289,51 +311,187 @@ impl<'s> Catalog<'s> {
             rewound_from: root.line().rewound_from.clone(),
             forked_from: root.line().forked_from.clone(),
             reverted: tip.note.reverted(),
+            unique_prefix: 0,
         })
     }
 
-    /// Resolve a checkpoint address to a checkpoint.
+    /// Resolve a checkpoint address to a checkpoint. Runs may be named by a unique prefix of
+    /// their id. An address without a run (`@-1`) must have been completed with the active
+    /// run first (`ops::address::spec`).
     pub fn resolve(&mut self, spec: &CheckpointSpec) -> Result<Checkpoint> {
         match spec {
-            CheckpointSpec::RunHead(run) => self.require_run_tip(run),
+            CheckpointSpec::RunHead(run) => {
+                let run = self.run_named(run)?;
+                self.require_run_tip(&run)
+            }
             CheckpointSpec::Step(run, step) => {
-                let id = self.step_commit(run, step)?;
+                let run = self.run_named(run)?;
+                let id = self.step_commit(&run, step)?;
                 self.checkpoint(id)
             }
-            CheckpointSpec::Seq(run, seq) => {
-                let chain = self.run_chain(run)?;
-                chain
-                    .into_iter()
-                    .find(|c| c.line().seq == *seq)
-                    .ok_or_else(|| {
-                        Error::not_found(format!("run {run} has no checkpoint @{seq}"))
-                            .with_hint(format!("see `git agent-rewind list {run}`"))
-                    })
+            CheckpointSpec::Seq(None, pos) => {
+                Err(Error::usage(format!("the address {pos} names no run"))
+                    .with_hint(format!("name one: <run>{pos}")))
+            }
+            CheckpointSpec::Seq(Some(run), pos) => {
+                let run = self.run_named(run)?;
+                let chain = self.run_chain(&run)?;
+                let len = chain.len() as u64;
+                let found = match *pos {
+                    SeqPos::FromStart(seq) => chain.into_iter().find(|c| c.line().seq == seq),
+                    SeqPos::FromEnd(n) if n <= len => chain.into_iter().nth((len - n) as usize),
+                    SeqPos::FromEnd(_) => None,
+                };
+                found.ok_or_else(|| {
+                    Error::not_found(format!(
+                        "run {run} has no checkpoint {pos} (it has {len}: @0 to @{}, or @-1 to @-{len})",
+                        len.saturating_sub(1)
+                    ))
+                    .with_hint(format!("see `git agent-rewind list {run}`"))
+                })
             }
             CheckpointSpec::Commit(hex) => {
-                if let Ok(run) = RunId::new(hex.clone())
-                    && self.store.run_head(&run)?.is_some()
+                let as_run = RunId::new(hex.clone()).ok();
+                if let Some(run) = &as_run
+                    && self.store.run_head(run)?.is_some()
                 {
-                    return self.require_run_tip(&run);
+                    return self.require_run_tip(run);
                 }
-                let id = self.store.resolve_commit_prefix(hex)?.ok_or_else(|| {
-                    Error::not_found(format!("no run or commit named {hex}"))
-                        .with_hint("see `git agent-rewind list`")
-                })?;
-                self.checkpoint(id)
+                let commit = match self.store.resolve_commit_prefix(hex)? {
+                    Some(id) => self.try_checkpoint(id)?.map(|c| (id, c)),
+                    None => None,
+                };
+                let runs = match &as_run {
+                    Some(r) => self.runs_with_prefix(r)?,
+                    None => vec![],
+                };
+                match (commit, runs.as_slice()) {
+                    (Some((_, cp)), []) => Ok(cp),
+                    (None, [run]) => self.require_run_tip(run),
+                    (None, []) => {
+                        // A commit that is not a checkpoint says so.
+                        if let Some(id) = self.store.resolve_commit_prefix(hex)? {
+                            return self.checkpoint(id);
+                        }
+                        match as_run {
+                            Some(run) => {
+                                Err(self.unknown_run_error(&run, "no run or commit named")?)
+                            }
+                            None => Err(Error::not_found(format!("no run or commit named {hex}"))
+                                .with_hint("see `git agent-rewind list`")),
+                        }
+                    }
+                    (Some((id, _)), runs) => Err(Error::usage(format!(
+                        "{hex} is ambiguous: checkpoint {} and run(s) {}",
+                        short(id),
+                        names(runs)
+                    ))
+                    .with_hint("give more characters")),
+                    (None, runs) => Err(ambiguous_runs(hex, runs)),
+                }
             }
         }
+    }
+
+    /// The run a user named: an existing run id, else the one run whose id starts with it.
+    /// An ambiguous prefix is an error listing the candidates; an unknown name suggests the
+    /// closest run ids.
+    pub fn run_named(&mut self, name: &RunId) -> Result<RunId> {
+        if self.store.run_head(name)?.is_some() {
+            return Ok(name.clone());
+        }
+        let runs = self.runs_with_prefix(name)?;
+        match runs.as_slice() {
+            [one] => Ok(one.clone()),
+            [] => Err(self.unknown_run_error(name, "unknown run")?),
+            many => Err(ambiguous_runs(name.as_str(), many)),
+        }
+    }
+
+    /// The shortest unique prefix length of `run` among every run of the repository.
+    pub fn unique_prefix(&mut self, run: &RunId) -> Result<usize> {
+        let (runs, _) = self.store.list_runs()?;
+        let ids: Vec<&str> = runs.iter().map(|(r, _)| r.as_str()).collect();
+        let lens = crate::ids::shortest_unique_prefixes(&ids);
+        Ok(ids
+            .iter()
+            .position(|r| *r == run.as_str())
+            .map(|i| lens[i])
+            .unwrap_or(run.as_str().len()))
+    }
+
+    /// The runs whose id starts with `prefix`, sorted.
+    fn runs_with_prefix(&mut self, prefix: &RunId) -> Result<Vec<RunId>> {
+        let (runs, _) = self.store.list_runs()?;
+        let mut out: Vec<RunId> = runs
+            .into_iter()
+            .map(|(r, _)| r)
+            .filter(|r| r.as_str().starts_with(prefix.as_str()))
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
+    /// "unknown run X" with the closest run ids as a "did you mean".
+    fn unknown_run_error(&mut self, name: &RunId, what: &str) -> Result<Error> {
+        let (runs, _) = self.store.list_runs()?;
+        let ids: Vec<&str> = runs.iter().map(|(r, _)| r.as_str()).collect();
+        let near = crate::ids::closest_names(name.as_str(), &ids, 3);
+        let mut msg = format!("{what} {name}");
+        if !near.is_empty() {
+            msg.push_str(&format!("; did you mean {}?", near.join(", ")));
+        }
+        Ok(Error::not_found(msg).with_hint("see `git agent-rewind list --all`"))
     }
 
     pub fn step_commit(&mut self, run: &RunId, step: &StepName) -> Result<ObjectId> {
         if self.store.run_head(run)?.is_none() {
-            return Err(unknown_run(run));
+            return Err(self.unknown_run_error(run, "unknown run")?);
         }
-        self.store.step_tip(run, step)?.ok_or_else(|| {
-            Error::not_found(format!("run {run} has no checkpoint for step {step}"))
-                .with_hint(format!("see `git agent-rewind list {run}`"))
-        })
+        if let Some(id) = self.store.step_tip(run, step)? {
+            return Ok(id);
+        }
+        Err(self.unknown_step_error(run, step.as_str())?)
     }
+
+    /// "run R has no step S; did you mean …" with the run's steps in the hint.
+    pub fn unknown_step_error(&mut self, run: &RunId, step: &str) -> Result<Error> {
+        let steps = self.store.step_refs(run)?;
+        let names: Vec<&str> = steps.iter().map(|(s, _)| s.as_str()).collect();
+        let near = crate::ids::closest_names(step, &names, 3);
+        let mut msg = format!("run {run} has no checkpoint for step {step}");
+        if !near.is_empty() {
+            msg.push_str(&format!("; did you mean {}?", near.join(", ")));
+        }
+        let hint = if names.is_empty() {
+            format!("run {run} has no step checkpoints yet (`git agent-rewind list {run}`)")
+        } else {
+            format!("the steps of run {run}: {}", names.join(", "))
+        };
+        Ok(Error::not_found(msg).with_hint(hint))
+    }
+}
+
+fn names(runs: &[RunId]) -> String {
+    const SHOWN: usize = 10;
+    let mut s = runs
+        .iter()
+        .take(SHOWN)
+        .map(|r| r.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if runs.len() > SHOWN {
+        s.push_str(&format!(" and {} more", runs.len() - SHOWN));
+    }
+    s
+}
+
+fn ambiguous_runs(prefix: &str, runs: &[RunId]) -> Error {
+    Error::usage(format!(
+        "run id prefix {prefix} is ambiguous: {}",
+        names(runs)
+    ))
+    .with_hint("give more characters of the run id")
 }
 
 pub fn unknown_run(run: &RunId) -> Error {

@@ -166,18 +166,38 @@ impl fmt::Display for RemoteName {
     }
 }
 
-/// How a checkpoint is addressed on the command line.
+/// How a checkpoint is addressed on the command line. A run named here may be a unique
+/// prefix of a run id; the catalog expands it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CheckpointSpec {
     /// `<run>`: the run's chain tip.
     RunHead(RunId),
     /// `<run>/<step>`: the newest checkpoint of that step.
     Step(RunId, StepName),
-    /// `<run>@<seq>`: the checkpoint at that position of the chain.
-    Seq(RunId, u64),
-    /// A full or abbreviated commit id (4 to 40 hex digits). Also tried as a run id when it is
-    /// both, by the resolver.
+    /// `<run>@<seq>`, `<run>@-<n>`, or `@<seq>` / `@-<n>` for the active run: a position in
+    /// the run's own chain.
+    Seq(Option<RunId>, SeqPos),
+    /// A full or abbreviated commit id (4 to 40 hex digits). Also tried as a run id (or run
+    /// id prefix) when it is both, by the resolver.
     Commit(String),
+}
+
+/// A position in a run's own chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeqPos {
+    /// `@<seq>`: the checkpoint whose `seq` is this (0 = the run's first).
+    FromStart(u64),
+    /// `@-<n>`: the n-th from the end (`@-1` = the newest, `@-2` the one before).
+    FromEnd(u64),
+}
+
+impl fmt::Display for SeqPos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SeqPos::FromStart(n) => write!(f, "@{n}"),
+            SeqPos::FromEnd(n) => write!(f, "@-{n}"),
+        }
+    }
 }
 
 impl CheckpointSpec {
@@ -186,22 +206,96 @@ impl CheckpointSpec {
             return Ok(CheckpointSpec::Step(RunId::new(run)?, StepName::new(step)?));
         }
         if let Some((run, seq)) = s.rsplit_once('@') {
-            let seq: u64 = seq.parse().map_err(|_| {
+            let bad = || {
                 Error::usage(format!(
-                    "invalid checkpoint address {s:?}: '{seq}' after '@' is not a sequence number"
+                    "invalid checkpoint address {s:?}: '{seq}' after '@' is not a position"
                 ))
-            })?;
-            return Ok(CheckpointSpec::Seq(RunId::new(run)?, seq));
+                .with_hint("use <run>@<seq> (0 = the first), <run>@-1 (the newest), or @-1 for the active run")
+            };
+            let (from_end, digits) = match seq.strip_prefix('-') {
+                Some(d) => (true, d),
+                None => (false, seq),
+            };
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad());
+            }
+            let n: u64 = digits.parse().map_err(|_| bad())?;
+            let pos = match (from_end, n) {
+                (true, 0) => return Err(bad()),
+                (true, n) => SeqPos::FromEnd(n),
+                (false, n) => SeqPos::FromStart(n),
+            };
+            let run = if run.is_empty() {
+                None
+            } else {
+                Some(RunId::new(run)?)
+            };
+            return Ok(CheckpointSpec::Seq(run, pos));
         }
         if s.len() >= 4 && s.len() <= 40 && s.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Ok(CheckpointSpec::Commit(s.to_ascii_lowercase()));
         }
         Ok(CheckpointSpec::RunHead(RunId::new(s).map_err(|e| {
             e.context(format!(
-                "{s:?} is not a run, <run>/<step>, <run>@<seq> or a commit id"
+                "{s:?} is not a run, <run>/<step>, <run>@<seq>, <run>@-<n> or a commit id"
             ))
         })?))
     }
+}
+
+/// For each id, the length of its shortest prefix that no other id of `ids` starts with
+/// (the whole id when it is a prefix of another). `ids` should be every run of the
+/// repository, archived ones included, since a prefix is resolved against all of them.
+pub fn shortest_unique_prefixes(ids: &[&str]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..ids.len()).collect();
+    order.sort_by(|a, b| ids[*a].cmp(ids[*b]));
+    let common = |a: &str, b: &str| a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    let mut out = vec![0; ids.len()];
+    for (k, &i) in order.iter().enumerate() {
+        let mut need = 0;
+        for j in [k.checked_sub(1), Some(k + 1)].into_iter().flatten() {
+            if let Some(&other) = order.get(j)
+                && ids[other] != ids[i]
+            {
+                need = need.max(common(ids[i], ids[other]) + 1);
+            }
+        }
+        out[i] = need.clamp(1, ids[i].len().max(1));
+    }
+    out
+}
+
+/// The names of `candidates` closest to `wanted` (edit distance, or sharing a prefix), best
+/// first, at most `max`; for "did you mean …" hints.
+pub fn closest_names<'a>(wanted: &str, candidates: &[&'a str], max: usize) -> Vec<&'a str> {
+    let limit = (wanted.chars().count() / 3).max(2);
+    let mut scored: Vec<(usize, &str)> = candidates
+        .iter()
+        .filter_map(|c| {
+            let d = edit_distance(wanted, c);
+            let shares = c.starts_with(wanted) || wanted.starts_with(*c);
+            (d <= limit || shares).then_some((if shares { d.min(1) } else { d }, *c))
+        })
+        .collect();
+    scored.sort();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(max).map(|(_, c)| c).collect()
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 const CROCKFORD: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
@@ -303,8 +397,23 @@ mod tests {
         ));
         assert!(matches!(
             CheckpointSpec::parse("r1@3").unwrap(),
-            CheckpointSpec::Seq(_, 3)
+            CheckpointSpec::Seq(Some(_), SeqPos::FromStart(3))
         ));
+        assert_eq!(
+            CheckpointSpec::parse("r1@-1").unwrap(),
+            CheckpointSpec::Seq(Some(RunId::new("r1").unwrap()), SeqPos::FromEnd(1))
+        );
+        assert_eq!(
+            CheckpointSpec::parse("@-2").unwrap(),
+            CheckpointSpec::Seq(None, SeqPos::FromEnd(2))
+        );
+        assert_eq!(
+            CheckpointSpec::parse("@0").unwrap(),
+            CheckpointSpec::Seq(None, SeqPos::FromStart(0))
+        );
+        for bad in ["r1@-0", "r1@-", "r1@--1", "r1@+1", "@", "r1@-x"] {
+            assert!(CheckpointSpec::parse(bad).is_err(), "{bad}");
+        }
         assert!(matches!(
             CheckpointSpec::parse("abcdef12").unwrap(),
             CheckpointSpec::Commit(_)
@@ -312,5 +421,27 @@ mod tests {
         assert!(CheckpointSpec::parse("r1@x").is_err());
         assert!(CheckpointSpec::parse("r1/HEAD").is_err());
         assert!(CheckpointSpec::parse("a/b/c").is_err());
+    }
+
+    #[test]
+    fn shortest_prefixes_are_unique() {
+        let ids = ["01jabc", "01jabd", "01k000", "r1", "r10", "x"];
+        let lens = shortest_unique_prefixes(&ids);
+        assert_eq!(lens, vec![6, 6, 3, 2, 3, 1]);
+        for (i, id) in ids.iter().enumerate() {
+            let p = &id[..lens[i]];
+            let matching: Vec<_> = ids.iter().filter(|o| o.starts_with(p)).collect();
+            assert!(matching.len() == 1 || ids.iter().any(|o| o == &p), "{p}");
+        }
+        assert_eq!(shortest_unique_prefixes(&["only"]), vec![1]);
+    }
+
+    #[test]
+    fn closest_names_suggest() {
+        let steps = ["plan", "implement", "test", "open-pr"];
+        assert_eq!(closest_names("implemnt", &steps, 3), vec!["implement"]);
+        assert_eq!(closest_names("tset", &steps, 3), vec!["test"]);
+        assert!(closest_names("zzzzzzzz", &steps, 3).is_empty());
+        assert_eq!(closest_names("imp", &steps, 3), vec!["implement"]);
     }
 }

@@ -32,7 +32,45 @@ pub struct Backup {
     pub reason: String,
     /// Untracked files too big for the backup: left in place, never touched.
     pub left_in_place: Vec<Excluded>,
+    #[serde(flatten)]
+    pub runs: RunFacts,
 }
+
+/// What a backup records about runs, so `undo` also puts back which run was active and
+/// reverses the archiving the operation did (trailers `Backup-Active-Run`,
+/// `Backup-Archives`, `Backup-Unarchives`, `Backup-New-Run`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunFacts {
+    /// Whether the backup recorded the active run at all (backups written before this was
+    /// recorded did not: `undo` then leaves the active run alone).
+    #[serde(skip)]
+    pub recorded: bool,
+    /// The active run of the worktree then (None: no active run).
+    pub active_run: Option<String>,
+    /// Runs the operation archived (a rewind's source).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub archives: Vec<String>,
+    /// Runs the operation un-archived (an undo of a rewind).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unarchives: Vec<String>,
+    /// The run the operation created (rewind/fork); undoing the operation archives it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_run: Option<String>,
+}
+
+impl RunFacts {
+    /// Facts recording `active` as the worktree's active run, and no change to runs yet.
+    pub fn active(active: Option<&crate::ids::RunId>) -> RunFacts {
+        RunFacts {
+            recorded: true,
+            active_run: active.map(|r| r.to_string()),
+            ..Default::default()
+        }
+    }
+}
+
+/// The value of `Backup-Active-Run` when the worktree had no active run (`-` is no run id).
+const NO_ACTIVE_RUN: &str = "-";
 
 /// Refuse when the worktree is in a state a checkout would destroy: a merge, rebase,
 /// cherry-pick or revert in progress, or conflicted paths.
@@ -72,6 +110,9 @@ pub struct Capture {
     pub head: UserHead,
     /// Untracked files too big for the backup (left in place, never touched).
     pub excluded: Vec<Excluded>,
+    /// The active run now and what the operation does to runs: filled by the caller (the
+    /// active run is the journal's, a layer beside this one), see [`RunFacts::active`].
+    pub runs: RunFacts,
 }
 
 pub fn capture(store: &Store) -> Result<Capture> {
@@ -83,12 +124,16 @@ pub fn capture(store: &Store) -> Result<Capture> {
             .expect("the backup policy records the index"),
         head: store.user_head()?,
         excluded: snap.excluded,
+        runs: RunFacts::default(),
     })
 }
 
-/// Capture the worktree, index and HEAD of this worktree onto the backups chain.
-pub fn take_backup(store: &Store, reason: &str) -> Result<Backup> {
-    publish_backup(store, &capture(store)?, reason)
+/// Capture the worktree, index and HEAD of this worktree onto the backups chain, with the
+/// run facts given.
+pub fn take_backup(store: &Store, reason: &str, runs: RunFacts) -> Result<Backup> {
+    let mut cap = capture(store)?;
+    cap.runs = runs;
+    publish_backup(store, &cap, reason)
 }
 
 /// Put a capture on the backups chain (compare-and-swap, retried).
@@ -100,8 +145,24 @@ pub fn publish_backup(store: &Store, cap: &Capture, reason: &str) -> Result<Back
         "agent-rewind: index at backup\n",
     )?;
     let worktree = store.git_dir().display().to_string();
+    let mut run_trailers = String::new();
+    if cap.runs.recorded {
+        run_trailers.push_str(&format!(
+            "Backup-Active-Run: {}\n",
+            cap.runs.active_run.as_deref().unwrap_or(NO_ACTIVE_RUN)
+        ));
+    }
+    for r in &cap.runs.archives {
+        run_trailers.push_str(&format!("Backup-Archives: {r}\n"));
+    }
+    for r in &cap.runs.unarchives {
+        run_trailers.push_str(&format!("Backup-Unarchives: {r}\n"));
+    }
+    if let Some(r) = &cap.runs.new_run {
+        run_trailers.push_str(&format!("Backup-New-Run: {r}\n"));
+    }
     let message = format!(
-        "agent-rewind backup: {}\n\nBackup-Reason: {}\nBackup-Worktree: {}\nBackup-Head: {}\nBackup-Branch: {}\nBackup-Index: {}\n",
+        "agent-rewind backup: {}\n\nBackup-Reason: {}\nBackup-Worktree: {}\nBackup-Head: {}\nBackup-Branch: {}\nBackup-Index: {}\n{run_trailers}",
         one_line(reason),
         one_line(reason),
         worktree,
@@ -132,6 +193,7 @@ pub fn publish_backup(store: &Store, cap: &Capture, reason: &str) -> Result<Back
                     worktree,
                     reason: reason.to_string(),
                     left_in_place: cap.excluded.clone(),
+                    runs: cap.runs.clone(),
                 });
             }
             Err(PublishError::Conflict(_)) if attempt < 19 => {
@@ -181,6 +243,36 @@ fn backup_field(message: &str, key: &str) -> Option<String> {
         .find_map(|l| l.strip_prefix(&format!("{key}: ")).map(str::to_string))
 }
 
+/// Every value of a repeated field of a backup commit's message.
+fn backup_fields(message: &str, key: &str) -> Vec<String> {
+    message
+        .lines()
+        .filter_map(|l| l.strip_prefix(&format!("{key}: ")).map(str::to_string))
+        .collect()
+}
+
+/// The run facts a backup recorded (names checked: they came from a commit message).
+fn run_facts(message: &str) -> RunFacts {
+    let valid = |v: Vec<String>| -> Vec<String> {
+        v.into_iter()
+            .filter(|r| crate::ids::RunId::new(r.clone()).is_ok())
+            .collect()
+    };
+    let active = backup_field(message, "Backup-Active-Run");
+    RunFacts {
+        recorded: active.is_some(),
+        active_run: active.filter(|r| crate::ids::RunId::new(r.clone()).is_ok()),
+        archives: valid(backup_fields(message, "Backup-Archives")),
+        unarchives: valid(backup_fields(message, "Backup-Unarchives")),
+        new_run: valid(
+            backup_field(message, "Backup-New-Run")
+                .into_iter()
+                .collect(),
+        )
+        .pop(),
+    }
+}
+
 /// The backup commits of the chain ending at `tip`, newest first. A backup's parents are the
 /// previous backup (absent for the first) and the commit of its index, always last; so the
 /// walk stops at a commit with fewer than two parents, and never walks into the user's
@@ -225,6 +317,7 @@ pub fn backups_of_this_worktree(store: &Store, limit: usize) -> Result<Vec<Backu
             worktree: me.clone(),
             reason: field("Backup-Reason").unwrap_or_default(),
             left_in_place: vec![],
+            runs: run_facts(&c.message),
         });
         if out.len() >= limit {
             break;

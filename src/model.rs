@@ -224,6 +224,21 @@ impl CheckpointLine {
     }
 }
 
+/// A workflow file as stored with a run (the `workflow` note line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredWorkflow {
+    /// The workflow's `[workflow] name`.
+    pub name: String,
+    /// Where the file was: relative to the worktree root when it was inside it, else
+    /// absolute.
+    pub path: String,
+    /// `git-blob:<id>` of `text`.
+    pub digest: String,
+    /// The file's whole text.
+    pub text: String,
+    pub ts: Timestamp,
+}
+
 /// One line of a note body. Unknown types are kept verbatim so newer writers' lines survive.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NoteLine {
@@ -257,6 +272,9 @@ pub enum NoteLine {
         fields: Vec<String>,
         ts: Timestamp,
     },
+    /// The workflow file a run executes, stored on the run's root note so `resume` works
+    /// without the file (another machine, a deleted file). The newest line wins.
+    Workflow(Box<StoredWorkflow>),
     Other(serde_json::Value),
 }
 
@@ -289,6 +307,9 @@ impl NoteLine {
             NoteLine::Redaction { fields, ts } => {
                 json!({"type": "redaction", "fields": fields, "ts": ts})
             }
+            NoteLine::Workflow(w) => json!({
+                "type": "workflow", "name": w.name, "path": w.path, "digest": w.digest,
+                "text": w.text, "ts": w.ts}),
             NoteLine::Other(v) => return v.clone(),
         };
         if let Some(o) = v.as_object_mut() {
@@ -362,6 +383,13 @@ impl NoteLine {
                     .unwrap_or_default(),
                 ts: ts()?,
             },
+            "workflow" => NoteLine::Workflow(Box::new(StoredWorkflow {
+                name: s("name").unwrap_or_default(),
+                path: req("path")?,
+                digest: req("digest")?,
+                text: req("text")?,
+                ts: ts()?,
+            })),
             _ => NoteLine::Other(v),
         })
     }
@@ -511,6 +539,17 @@ impl Note {
         self.lines.iter().any(|l| {
             matches!(l, NoteLine::Other(v) if v.get("type").and_then(|t| t.as_str()) == Some("revert"))
         })
+    }
+
+    /// The newest workflow stored on this (root) note.
+    pub fn workflow(&self) -> Option<&StoredWorkflow> {
+        self.lines
+            .iter()
+            .filter_map(|l| match l {
+                NoteLine::Workflow(w) => Some(w.as_ref()),
+                _ => None,
+            })
+            .max_by(|a, b| a.ts.cmp(&b.ts))
     }
 
     pub fn approvals(&self) -> impl Iterator<Item = &NoteLine> {

@@ -48,6 +48,15 @@ impl Timestamp {
         )
     }
 
+    /// This instant plus `ms` milliseconds (saturating at the latest instant jiff knows).
+    pub fn add_millis(self, ms: i64) -> Self {
+        Timestamp(
+            self.0
+                .checked_add(jiff::SignedDuration::from_millis(ms))
+                .unwrap_or(jiff::Timestamp::MAX),
+        )
+    }
+
     /// Whole seconds from `self` to `later` (negative when `later` is earlier).
     pub fn seconds_until(self, later: Timestamp) -> i64 {
         later.0.as_second() - self.0.as_second()

@@ -233,7 +233,10 @@ fn unknown_runs_and_checkpoints_are_not_found() {
 #[test]
 fn malformed_addresses_are_usage_errors() {
     let repo = repo_with_run();
-    for addr in ["r1@x", "r1@-1", "r1/HEAD", "a/b/c", "r1@", "@3", "../r1"] {
+    // (`r1@-1` and `@3` are addresses: from the end, and in the active run.)
+    for addr in [
+        "r1@x", "r1@-0", "r1@--1", "r1/HEAD", "a/b/c", "r1@", "@-x", "../r1",
+    ] {
         refused(&repo, &["show", addr], 2);
         refused(&repo, &["diff", addr], 2);
     }

@@ -137,11 +137,16 @@ fn labels_approvers_messages_and_metadata_are_redacted_as_secrets_not_words() {
     let label = format!("deploy with {GH_TOKEN}");
     r.ok(&["start", "--run", "r1", "--label", &label]);
     let bearer = format!("Authorization=Bearer {JWT}");
+    // A gate awaiting approval (only a gate checkpoint can be approved).
     r.ok(&[
         "checkpoint",
         "gate",
         "--run",
         "r1",
+        "--kind",
+        "gate",
+        "--status",
+        "awaiting_approval",
         "--meta",
         &bearer,
         "--meta",

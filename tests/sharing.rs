@@ -422,15 +422,29 @@ fn approvals_on_both_sides_are_merged_and_pushed() {
     let a = clone(&bare.url(), "alice");
     let b = clone(&bare.url(), "bob");
     make_run(&a, "r1");
+    // A gate awaiting approval (only gate checkpoints take approvals).
+    ok_in(
+        a.path(),
+        &[
+            "checkpoint",
+            "review",
+            "--run",
+            "r1",
+            "--kind",
+            "gate",
+            "--status",
+            "awaiting_approval",
+        ],
+    );
     ok_in(a.path(), &["push", "r1"]);
     ok_in(b.path(), &["fetch"]);
 
     ok_in(
         a.path(),
-        &["approve", "r1/plan", "--by", "alice", "-m", "looks good"],
+        &["approve", "r1/review", "--by", "alice", "-m", "looks good"],
     );
     ok_in(a.path(), &["push", "r1"]);
-    ok_in(b.path(), &["approve", "r1/plan", "--by", "bob"]);
+    ok_in(b.path(), &["approve", "r1/review", "--by", "bob"]);
 
     // B's notes diverged: push says to fetch first.
     let out = run_in(b.path(), &["--json", "push", "r1"]);
@@ -450,7 +464,7 @@ fn approvals_on_both_sides_are_merged_and_pushed() {
     assert_eq!(result_of(&fetched, "r1")["notes"], "fast-forwarded");
 
     for r in [&a, &b] {
-        let shown = js(r.path(), &["show", "r1/plan"]);
+        let shown = js(r.path(), &["show", "r1/review"]);
         let by: Vec<&str> = shown["records"]
             .as_array()
             .unwrap()
@@ -461,7 +475,7 @@ fn approvals_on_both_sides_are_merged_and_pushed() {
         assert_eq!(by.len(), 2, "{shown:#}");
         assert!(by.contains(&"alice") && by.contains(&"bob"), "{by:?}");
         // Plain git reads the merged note as well.
-        let plan = r.rev("refs/agent-runs/r1/plan");
+        let plan = r.rev("refs/agent-runs/r1/review");
         let note = r.git(&["notes", "--ref=agent-runs/r1", "show", &plan]);
         assert!(note.contains("\"alice\"") && note.contains("\"bob\""));
         assert!(
@@ -887,7 +901,21 @@ fn export_and_import_reproduce_the_run_bit_for_bit() {
     let bare = Bare::new();
     let a = clone(&bare.url(), "alice");
     make_run(&a, "r1");
-    ok_in(a.path(), &["approve", "r1/plan", "--by", "alice"]);
+    // A gate awaiting approval (only gate checkpoints take approvals).
+    ok_in(
+        a.path(),
+        &[
+            "checkpoint",
+            "review",
+            "--run",
+            "r1",
+            "--kind",
+            "gate",
+            "--status",
+            "awaiting_approval",
+        ],
+    );
+    ok_in(a.path(), &["approve", "r1/review", "--by", "alice"]);
     let files = tempfile::tempdir().unwrap();
     let file = files.path().join("r1.bundle");
     let out = js(a.path(), &["export", "r1", "-o", file.to_str().unwrap()]);

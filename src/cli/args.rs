@@ -90,8 +90,8 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct RewindArgs {
-    /// The run to go back in.
-    pub run: String,
+    /// The run to go back in (an id or a unique prefix; default: the active run).
+    pub run: Option<String>,
     /// A step (the state right before its latest attempt began), or a checkpoint
     /// (`<run>@<seq>`, a commit id).
     #[arg(long, value_name = "STEP|CHECKPOINT", required_unless_present = "list")]
@@ -224,13 +224,15 @@ pub struct ListArgs {
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// `<run>`, `<run>/<step>`, `<run>@<seq>`, or a commit id.
-    pub checkpoint: String,
+    /// `<run>`, `<run>/<step>`, `<run>@<seq>`, `<run>@-1`, `@-1`, or a commit id (default:
+    /// the active run's newest checkpoint).
+    pub checkpoint: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct LogArgs {
-    pub run: String,
+    /// The run (an id or a unique prefix; default: the active run).
+    pub run: Option<String>,
     /// Show the tree of runs (which run came from which checkpoint of which run).
     #[arg(long)]
     pub graph: bool,
@@ -257,8 +259,9 @@ pub struct ViewArgs {
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The checkpoint to diff (against its predecessor when alone).
-    pub first: String,
+    /// The checkpoint to diff (against its predecessor when alone; default: the active
+    /// run's newest checkpoint).
+    pub first: Option<String>,
     /// With two: diff from FIRST to SECOND.
     pub second: Option<String>,
 }
@@ -282,6 +285,10 @@ pub struct ResumeArgs {
     /// Record a new attempt of STEP even if it was interrupted or failed.
     #[arg(long, value_name = "STEP")]
     pub retry: Option<String>,
+    /// Use this workflow file instead of the copy stored with the run (it becomes the
+    /// stored copy).
+    #[arg(long, value_name = "FILE")]
+    pub workflow: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -8,7 +8,7 @@ mod share;
 mod view;
 
 use agent_rewind::error::{Error, Result};
-use agent_rewind::ids::{CheckpointSpec, RunId, StepName};
+use agent_rewind::ids::{RunId, StepName};
 use agent_rewind::model::{Event, Status, StepKind};
 use agent_rewind::ops;
 use agent_rewind::store::Store;
@@ -73,6 +73,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
                     label: a.label,
                     workflow_digest,
                     meta: parse_meta(&a.meta)?,
+                    ..Default::default()
                 },
             )?;
             let human = format!(
@@ -126,7 +127,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
                     ))
                 }
                 Some(run) => {
-                    let run = RunId::new(run)?;
+                    let run = ops::address::run(&store, &run)?;
                     let cps = ops::list::list_checkpoints(&store, &run)?;
                     Ok(Output::new(
                         cps.iter().map(|c| c.to_json()).collect(),
@@ -137,7 +138,8 @@ pub fn execute(cli: Cli) -> Result<Output> {
         }
         Command::Show(a) => {
             let store = open()?;
-            let shown = ops::show::show(&store, &CheckpointSpec::parse(&a.checkpoint)?)?;
+            let spec = ops::address::spec(&store, a.checkpoint.as_deref())?;
+            let shown = ops::show::show(&store, &spec)?;
             Ok(Output::new(shown.to_json(), render::shown(&shown, &style)))
         }
         Command::Log(a) => {
@@ -147,7 +149,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
             {
                 return Ok(out);
             }
-            let run = RunId::new(a.run)?;
+            let run = ops::address::run_or_active(&store, a.run.as_deref())?;
             if a.graph {
                 let g = ops::log::lineage_graph(&store, &run)?;
                 Ok(Output::new(
@@ -164,9 +166,12 @@ pub fn execute(cli: Cli) -> Result<Output> {
         }
         Command::Diff(a) => {
             let store = open()?;
-            let first = CheckpointSpec::parse(&a.first)?;
+            let first = ops::address::spec(&store, a.first.as_deref())?;
             let d = match a.second {
-                Some(s) => ops::diff::diff(&store, Some(&first), &CheckpointSpec::parse(&s)?)?,
+                Some(s) => {
+                    let second = ops::address::spec(&store, Some(&s))?;
+                    ops::diff::diff(&store, Some(&first), &second)?
+                }
                 None => ops::diff::diff(&store, None, &first)?,
             };
             Ok(Output::new(
@@ -190,8 +195,11 @@ pub fn execute(cli: Cli) -> Result<Output> {
         Command::Fork(a) => rewind(&open()?, a, true, &style),
         Command::Restore(a) => {
             let store = open()?;
-            let out =
-                ops::restore::restore(&store, &CheckpointSpec::parse(&a.checkpoint)?, &a.paths)?;
+            let out = ops::restore::restore(
+                &store,
+                &ops::address::spec(&store, Some(&a.checkpoint))?,
+                &a.paths,
+            )?;
             let human = format!(
                 "restored {} path(s) from {}\n  backup {} (`git agent-rewind undo` brings the previous state back)",
                 out.changed.len(),
@@ -207,7 +215,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
             let store = open()?;
             let out = ops::revert::revert(
                 &store,
-                &CheckpointSpec::parse(&a.target)?,
+                &ops::address::spec(&store, Some(&a.target))?,
                 &ops::revert::RevertOptions {
                     dry_run: a.dry_run,
                     conflict_markers: a.conflict == "markers",
@@ -231,18 +239,19 @@ pub fn execute(cli: Cli) -> Result<Output> {
         }
         Command::Resume(a) => {
             let store = open()?;
-            let report = ops::run::resume(
-                &store,
-                a.run.map(RunId::new).transpose()?,
-                a.retry.as_deref(),
-            )?;
+            let run = a
+                .run
+                .as_deref()
+                .map(|r| ops::address::run(&store, r))
+                .transpose()?;
+            let report = ops::run::resume(&store, run, a.retry.as_deref(), a.workflow.as_deref())?;
             Ok(run_report_output(report, &style))
         }
         Command::Approve(a) => approval(&open()?, a, true),
         Command::Reject(a) => approval(&open()?, a, false),
         Command::Steer(a) => {
             let store = open()?;
-            let run = RunId::new(a.run)?;
+            let run = ops::address::run(&store, &a.run)?;
             let mut edits = vec![];
             for e in &a.edits {
                 let (p, f) = e.split_once('=').ok_or_else(|| {
@@ -281,11 +290,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
         Command::Import(a) => share::import(&open()?, a, &style),
         Command::Undo => {
             let out = ops::undo::undo(&open()?)?;
-            let human = format!(
-                "restored the state before: {}\n  backup of the state just replaced: {}",
-                out.restored.reason,
-                render::short(&out.backup.commit)
-            );
+            let human = render::undone(&out);
             Ok(Output::new(
                 serde_json::to_value(&out).expect("json"),
                 human,
@@ -295,7 +300,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
 }
 
 fn rewind(store: &Store, a: args::RewindArgs, fork: bool, style: &render::Style) -> Result<Output> {
-    let run = RunId::new(a.run)?;
+    let run = ops::address::run_or_active(store, a.run.as_deref())?;
     if a.list {
         let cps = ops::list::list_checkpoints(store, &run)?;
         return Ok(Output::new(
@@ -328,7 +333,7 @@ fn rewind(store: &Store, a: args::RewindArgs, fork: bool, style: &render::Style)
 fn approval(store: &Store, a: args::ApproveArgs, approved: bool) -> Result<Output> {
     let out = ops::approve::decide(
         store,
-        &CheckpointSpec::parse(&a.checkpoint)?,
+        &ops::address::spec(store, Some(&a.checkpoint))?,
         approved,
         a.by,
         a.message,

@@ -27,6 +27,15 @@ impl Style {
     pub fn id(&self, s: &str) -> String {
         self.paint("33", s)
     }
+    /// A run id with its shortest unique prefix marked (bold magenta, the rest dim), as jj
+    /// marks change ids; plain without colour.
+    pub fn run_id(&self, id: &str, prefix: usize) -> String {
+        if !self.color || prefix == 0 || prefix >= id.len() || !id.is_char_boundary(prefix) {
+            return self.paint("1;35", id);
+        }
+        let (p, rest) = id.split_at(prefix);
+        format!("{}{}", self.paint("1;35", p), self.paint("2", rest))
+    }
     pub fn bold(&self, s: &str) -> String {
         self.paint("1", s)
     }
@@ -111,7 +120,7 @@ pub fn runs_table(runs: &[RunSummary], st: &Style) -> String {
                 _ => "-".into(),
             };
             vec![
-                styled(r.run.clone(), |s| st.id(s)),
+                styled(r.run.clone(), |s| st.run_id(s, r.unique_prefix)),
                 styled(
                     if r.reverted {
                         format!("{}, reverted", r.status)
@@ -437,7 +446,7 @@ pub fn status(r: &ops::status::RunStatus, st: &Style) -> String {
     let l = r.last.line();
     let mut s = format!(
         "active run {} [{}]{}\n",
-        st.bold(&r.summary.run),
+        st.run_id(&r.summary.run, r.summary.unique_prefix),
         st.status(&r.summary.status),
         r.summary
             .label
@@ -502,8 +511,12 @@ pub fn run_report(r: &agent_rewind::workflow::runner::RunReport, st: &Style) -> 
     if let Some(h) = &r.took_over_from {
         s.push_str(&format!("  took over a stale runner lock ({h})\n"));
     }
-    if r.workflow_changed {
-        s.push_str("  note: the workflow file changed since this run last recorded it\n");
+    if let Some(f) = &r.workflow_file_changed {
+        s.push_str(&format!(
+            "  note: {f} changed since the run stored it; using the stored copy (`resume --workflow {f}` uses the file)\n"
+        ));
+    } else if r.workflow_changed {
+        s.push_str("  note: the workflow changed since this run last recorded it\n");
     }
     for step in &r.reconciled {
         s.push_str(&format!(
@@ -597,4 +610,33 @@ pub fn reverted(out: &agent_rewind::ops::revert::RevertOutcome) -> String {
         ));
     }
     s.trim_end().to_string()
+}
+
+pub fn undone(o: &ops::undo::UndoOutcome) -> String {
+    let mut s = format!("restored the state before: {}\n", o.restored.reason);
+    if o.active_restored && o.active_run != o.active_run_before {
+        s.push_str(&format!(
+            "  active run: {} (was {})\n",
+            o.active_run.as_deref().unwrap_or("none"),
+            o.active_run_before.as_deref().unwrap_or("none")
+        ));
+    }
+    for r in &o.unarchived {
+        s.push_str(&format!("  run {r} is no longer archived\n"));
+    }
+    for r in &o.archived {
+        s.push_str(&format!(
+            "  run {r} archived, not deleted (`git agent-rewind delete {r}` removes it)\n"
+        ));
+    }
+    if let Some(b) = &o.branch_left {
+        s.push_str(&format!(
+            "  branch {b} kept (`git branch -D {b}` removes it)\n"
+        ));
+    }
+    s.push_str(&format!(
+        "  backup of the state just replaced: {} (`git agent-rewind undo` brings it back)",
+        short(&o.backup.commit)
+    ));
+    s
 }

@@ -96,7 +96,7 @@ pub fn log_graph(store: &Store, a: &LogArgs, json: bool) -> Result<Option<Output
     if format == "text" && !json {
         return Ok(None);
     }
-    let run = RunId::new(a.run.clone())?;
+    let run = ops::address::run_or_active(store, a.run.as_deref())?;
     let model = ops::view::lineage(store, &run)?;
     let graph = serde_json::to_value(model.graph()).expect("json");
     let human = match format {

@@ -15,6 +15,12 @@ pub fn active_run(store: &Store) -> Result<Option<RunId>> {
             .map(Some)
             .map_err(|e| e.context("AGENT_RUN"));
     }
+    worktree_active_run(store)
+}
+
+/// The active run recorded in this worktree's file, ignoring `AGENT_RUN`: the worktree's own
+/// state, which backups record and `undo` puts back.
+pub fn worktree_active_run(store: &Store) -> Result<Option<RunId>> {
     let path = store.private().active_run();
     match read_if_exists(&path)? {
         Some(b) => {

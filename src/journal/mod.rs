@@ -18,7 +18,8 @@ mod artifacts;
 mod context;
 mod line;
 mod record;
+pub mod runstatus;
 
-pub use active::{active_run, clear_active_run, set_active_run};
+pub use active::{active_run, clear_active_run, set_active_run, worktree_active_run};
 pub use append::{append, append_note_lines, backoff};
 pub use record::{Origin, Record, Recorded, TreeSource};

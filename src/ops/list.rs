@@ -109,6 +109,16 @@ pub fn list_runs(store: &Store, all: bool) -> Result<RunList> {
     if changed {
         save_cache(store, &fresh);
     }
+    // Prefixes are unique among every run, shown or not (a prefix resolves against all).
+    let ids: Vec<&str> = runs.iter().map(|r| r.run.as_str()).collect();
+    let prefixes: HashMap<&str, usize> = ids
+        .iter()
+        .copied()
+        .zip(crate::ids::shortest_unique_prefixes(&ids))
+        .collect();
+    for s in &mut out {
+        s.unique_prefix = prefixes.get(s.run.as_str()).copied().unwrap_or(s.run.len());
+    }
     out.sort_by(|a, b| {
         b.last_activity
             .cmp(&a.last_activity)

@@ -1,6 +1,7 @@
 //! One module per user-facing operation. Each takes plain arguments, returns plain data
 //! (serializable for `--json`), and never prints: rendering is the CLI's job.
 
+pub mod address;
 pub mod approve;
 pub mod bundle;
 pub mod checkpoint;

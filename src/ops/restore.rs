@@ -40,7 +40,9 @@ pub fn restore(store: &Store, spec: &CheckpointSpec, paths: &[String]) -> Result
         }
     }
     let filter = (!paths.is_empty()).then_some(paths);
-    let prepared = materialize::prepare_overwrite(store, cp.commit.tree, filter)?;
+    let mut prepared = materialize::prepare_overwrite(store, cp.commit.tree, filter)?;
+    prepared.capture.runs =
+        materialize::RunFacts::active(crate::journal::worktree_active_run(store)?.as_ref());
     let backup =
         materialize::publish_backup(store, &prepared.capture, &format!("restore {}", cp.id()))?;
     crate::crash_point!("restore:backed-up");

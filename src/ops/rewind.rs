@@ -10,9 +10,9 @@ use crate::catalog::{Catalog, Checkpoint, short, unknown_run};
 use crate::error::{Error, Result};
 use crate::ids::{CheckpointSpec, RunId, StepName};
 use crate::journal::set_active_run;
-use crate::journal::{Origin, Record, TreeSource, append, append_note_lines};
+use crate::journal::{Origin, Record, TreeSource, append};
 use crate::materialize::{self, Backup};
-use crate::model::{Event, LineageLink, NoteLine, Status};
+use crate::model::{Event, LineageLink};
 use crate::store::ObjectId;
 use crate::store::{Store, UserHead, layout};
 use serde::Serialize;
@@ -150,7 +150,14 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     // hold, before anything is published; then publish the backup.
     let relation = if opts.fork { "forked" } else { "rewound" };
     let (backup, prepared) = if in_place {
-        let prepared = materialize::prepare_overwrite(store, target_tree, None)?;
+        let mut prepared = materialize::prepare_overwrite(store, target_tree, None)?;
+        // What `undo` reverses besides the files: the active run, the archiving, the new run.
+        prepared.capture.runs =
+            materialize::RunFacts::active(crate::journal::worktree_active_run(store)?.as_ref());
+        if !opts.fork {
+            prepared.capture.runs.archives.push(source.to_string());
+        }
+        prepared.capture.runs.new_run = Some(new_run.to_string());
         let reason = format!(
             "{} {source} into {new_run}",
             if opts.fork { "fork" } else { "rewind" }
@@ -195,6 +202,11 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     });
     rec.new_run = true;
     rec.session_id = session.clone();
+    // The workflow stored in the lineage travels with the new run (it may be pushed alone).
+    if let Some(w) = before_point.iter().find_map(|c| c.note.workflow()) {
+        rec.extra_lines
+            .push(crate::model::NoteLine::Workflow(Box::new(w.clone())));
+    }
     // The new run keeps the source's label unless given one.
     rec.label = match &opts.label {
         Some(l) => Some(l.clone()),
@@ -214,17 +226,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
 
     let mut source_archived = false;
     if !opts.fork {
-        let src_root = catalog.root_of(&tip)?;
-        append_note_lines(
-            store,
-            source,
-            src_root.id(),
-            &[NoteLine::RunStatus {
-                status: "archived".into(),
-                ts: crate::time::Timestamp::now(),
-                reason: Some(format!("rewound into {new_run}")),
-            }],
-        )?;
+        crate::journal::runstatus::archive(store, source, &format!("rewound into {new_run}"))?;
         source_archived = true;
     }
 
@@ -350,20 +352,25 @@ fn choose_point(
             "--after needs a step of run {source}; {name:?} is not one"
         )));
     }
-    let spec = CheckpointSpec::parse(name).map_err(|_| {
-        Error::not_found(format!(
-            "run {source} has no step {name:?}, and it is not a checkpoint address"
+    let unknown_step = |catalog: &mut Catalog| -> Result<Error> {
+        let e = catalog.unknown_step_error(source, name)?;
+        Ok(Error::not_found(format!(
+            "{}, and {name:?} is not a checkpoint address",
+            e.message
         ))
-        .with_hint(format!("see `git agent-rewind list {source}`"))
-    })?;
+        .with_hint(e.hint.unwrap_or_default()))
+    };
+    let spec = match CheckpointSpec::parse(name) {
+        Ok(spec) => spec,
+        Err(_) => return Err(unknown_step(catalog)?),
+    };
     let spec = match spec {
         // A bare word that is not a step of this run.
         CheckpointSpec::RunHead(r) if store.run_head(&r)?.is_none() => {
-            return Err(
-                Error::not_found(format!("run {source} has no step {name:?}"))
-                    .with_hint(format!("see `git agent-rewind list {source}`")),
-            );
+            return Err(unknown_step(catalog)?);
         }
+        // `@-2`, `@5`: a position in the source run.
+        CheckpointSpec::Seq(None, pos) => CheckpointSpec::Seq(Some(source.clone()), pos),
         s => s,
     };
     let cp = catalog.resolve(&spec)?;
@@ -381,19 +388,19 @@ fn choose_point(
     })
 }
 
-/// Steps whose newest record in `lineage` (the chain at the chosen point, newest first)
-/// completed or was skipped.
+/// Every step recorded in `lineage` (the chain at the chosen point, newest first), each at
+/// its newest checkpoint there, whatever its status: the step refs the new run inherits.
+/// Only completed ones count as done for `resume` (the planner reads their status).
 fn inherited_steps(lineage: &[Checkpoint]) -> Vec<(StepName, ObjectId)> {
-    let mut newest: BTreeMap<String, (Option<Status>, ObjectId)> = BTreeMap::new();
+    let mut newest: BTreeMap<String, ObjectId> = BTreeMap::new();
     for c in lineage {
         if let Some(s) = &c.line().step {
-            newest.entry(s.clone()).or_insert((c.status(), c.id()));
+            newest.entry(s.clone()).or_insert(c.id());
         }
     }
     newest
         .into_iter()
-        .filter(|(_, (st, _))| matches!(st, Some(Status::Completed | Status::Skipped)))
-        .filter_map(|(s, (_, id))| StepName::new(s).ok().map(|s| (s, id)))
+        .filter_map(|(s, id)| StepName::new(s).ok().map(|s| (s, id)))
         .collect()
 }
 

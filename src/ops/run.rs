@@ -1,20 +1,32 @@
-//! `run <workflow.toml>` and `resume [<run>] [--retry STEP]`: start a workflow run (its
-//! start checkpoint records the workflow's name, path and digest) and execute it; continue
-//! a run — including one created by `rewind`/`fork` — from its record.
+//! `run <workflow.toml>` and `resume [<run>] [--retry STEP] [--workflow FILE]`: start a
+//! workflow run and execute it; continue a run — including one created by `rewind`/`fork` —
+//! from its record.
+//!
+//! The workflow file may live anywhere. Its whole text is stored with the run (a `workflow`
+//! line on the run's root note, docs/FORMAT.md), so it travels with the run's notes (push,
+//! fetch, bundles) and `resume` works when the file is gone or on another machine. When the
+//! file is still where it was and changed, `resume` says so and uses the stored copy unless
+//! given `--workflow FILE` (which then becomes the stored copy).
 
 use super::start::{StartOptions, start};
 use crate::catalog::Catalog;
 use crate::error::IoResultExt;
 use crate::error::{Error, Result};
 use crate::ids::RunId;
-use crate::journal::{active_run, set_active_run};
+use crate::journal::{active_run, append_note_lines, set_active_run};
+use crate::model::{NoteLine, StoredWorkflow};
 use crate::store::Store;
-use crate::workflow::{self, runner::RunReport};
+use crate::time::Timestamp;
+use crate::workflow::{self, Workflow, runner::RunReport};
 use std::path::{Path, PathBuf};
 
-/// Meta key under which the start checkpoint records the workflow file (relative to the
-/// worktree root).
+/// Meta key under which the start checkpoint records where the workflow file was (relative
+/// to the worktree root when inside it, else absolute).
 pub const WORKFLOW_META: &str = "workflow";
+
+/// The largest workflow file stored with a run (a note must stay well under the 1 MiB that
+/// `fetch` accepts).
+pub const MAX_WORKFLOW_BYTES: usize = 256 * 1024;
 
 pub fn run_workflow(
     store: &Store,
@@ -22,42 +34,32 @@ pub fn run_workflow(
     run: Option<RunId>,
     label: Option<String>,
 ) -> Result<RunReport> {
-    let root = store.workdir()?.to_path_buf();
     let wf = workflow::load(file)?;
-    let abs = std::fs::canonicalize(file)
-        .map_err(|e| Error::usage(format!("{}: {e}", file.display())))?;
-    let rel = abs
-        .strip_prefix(std::fs::canonicalize(&root).at(&root)?)
-        .map(Path::to_path_buf)
-        .map_err(|_| {
-            Error::usage(format!(
-                "workflow file {} is outside the worktree {}",
-                file.display(),
-                root.display()
-            ))
-            .with_hint(
-                "keep the workflow file in the repository so resume (and teammates) can find it",
-            )
-        })?;
+    let stored = stored_workflow(store, file, &wf)?;
     let mut meta = std::collections::BTreeMap::new();
-    meta.insert(
-        WORKFLOW_META.to_string(),
-        rel.to_string_lossy().into_owned(),
-    );
+    meta.insert(WORKFLOW_META.to_string(), stored.path.clone());
     let started = start(
         store,
         StartOptions {
             run,
             label: label.or_else(|| Some(wf.name.clone())),
-            workflow_digest: Some(format!("git-blob:{}", store.blob_id(wf.text.as_bytes())?)),
+            workflow_digest: Some(stored.digest.clone()),
             meta,
+            extra_lines: vec![NoteLine::Workflow(Box::new(stored))],
         },
     )?;
     let run = RunId::new(started.line.run)?;
-    workflow::runner::execute(store, &run, &wf, None)
+    let mut report = workflow::runner::execute(store, &run, &wf, None)?;
+    report.workflow_from = format!("{} (stored with the run)", file.display());
+    Ok(report)
 }
 
-pub fn resume(store: &Store, run: Option<RunId>, retry: Option<&str>) -> Result<RunReport> {
+pub fn resume(
+    store: &Store,
+    run: Option<RunId>,
+    retry: Option<&str>,
+    workflow_file: Option<&Path>,
+) -> Result<RunReport> {
     let run = match run {
         Some(r) => r,
         None => active_run(store)?.ok_or_else(|| {
@@ -65,13 +67,147 @@ pub fn resume(store: &Store, run: Option<RunId>, retry: Option<&str>) -> Result<
                 .with_hint("git agent-rewind resume <run>")
         })?,
     };
-    let file = workflow_file(store, &run)?;
-    let wf = workflow::load(&file)?;
+    let found = match workflow_file {
+        Some(file) => {
+            let wf = workflow::load(file)?;
+            let stored = stored_workflow(store, file, &wf)?;
+            // The file given becomes the run's stored copy (the newest line wins).
+            let mut catalog = Catalog::new(store);
+            let tip = catalog.require_run_tip(&run)?;
+            let root = catalog.root_of(&tip)?;
+            if catalog_workflow(&mut catalog, &run)?.map(|(s, _)| s.digest)
+                != Some(stored.digest.clone())
+            {
+                append_note_lines(
+                    store,
+                    &run,
+                    root.id(),
+                    &[NoteLine::Workflow(Box::new(stored))],
+                )?;
+            }
+            Found {
+                workflow: wf,
+                from: format!("{} (given with --workflow)", file.display()),
+                file_changed: None,
+            }
+        }
+        None => find_workflow(store, &run)?,
+    };
     set_active_run(store, &run)?;
-    workflow::runner::execute(store, &run, &wf, retry)
+    let mut report = workflow::runner::execute(store, &run, &found.workflow, retry)?;
+    report.workflow_from = found.from;
+    report.workflow_file_changed = found.file_changed;
+    Ok(report)
 }
 
-/// The workflow file recorded in the run's lineage, resolved in this worktree.
+/// The workflow a run executes, and where it came from.
+pub struct Found {
+    pub workflow: Workflow,
+    /// In words: the stored copy (and of which file), or the file.
+    pub from: String,
+    /// The file the run was started from, when it still exists and differs from the stored
+    /// copy (which is what is used).
+    pub file_changed: Option<String>,
+}
+
+/// The workflow of `run`: the copy stored in its lineage; for runs recorded before copies
+/// were stored, the file recorded at their start, read from this worktree.
+pub fn find_workflow(store: &Store, run: &RunId) -> Result<Found> {
+    let mut catalog = Catalog::new(store);
+    if let Some((stored, holder)) = catalog_workflow(&mut catalog, run)? {
+        let workflow = workflow::schema::parse(Path::new(&stored.path), &stored.text)
+            .map_err(|e| e.context(format!("the workflow stored with run {holder}")))?;
+        let on_disk = file_location(store, &stored.path);
+        let file_changed = match on_disk.as_ref().and_then(|p| std::fs::read(p).ok()) {
+            Some(bytes) if format!("git-blob:{}", store.blob_id(&bytes)?) != stored.digest => {
+                Some(stored.path.clone())
+            }
+            _ => None,
+        };
+        return Ok(Found {
+            workflow,
+            from: format!("the copy of {} stored with run {holder}", stored.path),
+            file_changed,
+        });
+    }
+    let file = workflow_file(store, run)?;
+    Ok(Found {
+        workflow: workflow::load(&file)?,
+        from: file.display().to_string(),
+        file_changed: None,
+    })
+}
+
+/// The newest stored workflow in `run`'s lineage and the run whose root holds it.
+fn catalog_workflow(
+    catalog: &mut Catalog,
+    run: &RunId,
+) -> Result<Option<(StoredWorkflow, String)>> {
+    let tip = catalog.require_run_tip(run)?;
+    for c in catalog.lineage_chain(tip.id(), usize::MAX)? {
+        if let Some(w) = c.note.workflow() {
+            return Ok(Some((w.clone(), c.line().run.clone())));
+        }
+    }
+    Ok(None)
+}
+
+/// Where a recorded workflow path is on this machine: relative paths are in the worktree.
+fn file_location(store: &Store, recorded: &str) -> Option<PathBuf> {
+    let p = Path::new(recorded);
+    if p.is_absolute() {
+        Some(p.to_path_buf())
+    } else {
+        store.workdir().ok().map(|w| w.join(p))
+    }
+}
+
+/// The `workflow` note line for `file` (already loaded as `wf`): its path (relative to the
+/// worktree root when inside it, else absolute), digest and text. Refuses a file too big to
+/// store, or one holding what looks like a credential (it would be pushed with the run).
+fn stored_workflow(store: &Store, file: &Path, wf: &Workflow) -> Result<StoredWorkflow> {
+    if wf.text.len() > MAX_WORKFLOW_BYTES {
+        return Err(Error::usage(format!(
+            "workflow file {} is {} bytes; at most {MAX_WORKFLOW_BYTES} are stored with a run",
+            file.display(),
+            wf.text.len()
+        )));
+    }
+    if let Some((n, _)) = wf
+        .text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| crate::redact::looks_secret(l))
+    {
+        return Err(Error::refused(format!(
+            "workflow file {}:{}: this looks like a credential; the workflow is stored with the run and pushed with it",
+            file.display(),
+            n + 1
+        ))
+        .with_hint("read secrets from the environment in the step's command instead"));
+    }
+    let abs = std::fs::canonicalize(file).at(file)?;
+    let path = match store.workdir() {
+        Ok(root) => {
+            let root = std::fs::canonicalize(root).at(root)?;
+            match abs.strip_prefix(&root) {
+                Ok(rel) => rel.to_string_lossy().into_owned(),
+                Err(_) => abs.to_string_lossy().into_owned(),
+            }
+        }
+        Err(_) => abs.to_string_lossy().into_owned(),
+    };
+    Ok(StoredWorkflow {
+        name: wf.name.clone(),
+        path,
+        digest: format!("git-blob:{}", store.blob_id(wf.text.as_bytes())?),
+        text: wf.text.clone(),
+        ts: Timestamp::now(),
+    })
+}
+
+/// The workflow file recorded at the start of the run's lineage, resolved in this worktree
+/// (runs recorded before the workflow was stored with them).
 pub fn workflow_file(store: &Store, run: &RunId) -> Result<PathBuf> {
     let mut catalog = Catalog::new(store);
     let tip = catalog.require_run_tip(run)?;
@@ -83,11 +219,12 @@ pub fn workflow_file(store: &Store, run: &RunId) -> Result<PathBuf> {
             Error::refused(format!("run {run} was not started from a workflow file"))
                 .with_hint("start workflow runs with `git agent-rewind run <workflow.toml>`")
         })?;
-    let path = store.workdir()?.join(&rel);
+    let path = file_location(store, &rel).unwrap_or_else(|| PathBuf::from(&rel));
     if !path.is_file() {
         return Err(Error::not_found(format!(
-            "the workflow file of run {run} ({rel}) is missing from this worktree"
-        )));
+            "the workflow file of run {run} ({rel}) is missing and no copy is stored with the run"
+        ))
+        .with_hint("give it with `git agent-rewind resume --workflow FILE`"));
     }
     Ok(path)
 }

@@ -14,6 +14,8 @@ pub struct StartOptions {
     pub label: Option<String>,
     pub workflow_digest: Option<String>,
     pub meta: std::collections::BTreeMap<String, String>,
+    /// More lines for the start checkpoint's note (e.g. the stored workflow).
+    pub extra_lines: Vec<crate::model::NoteLine>,
 }
 
 pub fn start(store: &Store, opts: StartOptions) -> Result<Recorded> {
@@ -23,6 +25,7 @@ pub fn start(store: &Store, opts: StartOptions) -> Result<Recorded> {
     rec.label = opts.label;
     rec.workflow_digest = opts.workflow_digest;
     rec.meta = opts.meta;
+    rec.extra_lines = opts.extra_lines;
     rec.new_run = true;
     rec.next_action = Some("record the first step".into());
     let recorded = append(store, rec)?;

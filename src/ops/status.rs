@@ -4,7 +4,7 @@
 use crate::catalog::{Catalog, Checkpoint, RunSummary};
 use crate::error::Result;
 use crate::journal::active_run;
-use crate::model::Status;
+use crate::model::{NoteLine, Status};
 use crate::store::Store;
 
 #[derive(Debug, Clone)]
@@ -34,7 +34,8 @@ pub fn status(store: &Store) -> Result<Option<RunStatus>> {
         return Ok(None);
     };
     let mut catalog = Catalog::new(store);
-    let summary = catalog.summary(&run)?;
+    let mut summary = catalog.summary(&run)?;
+    summary.unique_prefix = catalog.unique_prefix(&run)?;
     let last = catalog.require_run_tip(&run)?;
     let mut unfinished = vec![];
     for (step, id) in store.step_refs(&run)? {
@@ -45,13 +46,11 @@ pub fn status(store: &Store) -> Result<Option<RunStatus>> {
             unfinished.push(step.to_string());
         }
     }
-    let next_action = if let Some(s) = unfinished.first() {
-        format!("step {s} began but has not finished; if its process died, `resume` reconciles it")
-    } else {
-        last.line()
-            .next_action
-            .clone()
-            .unwrap_or_else(|| "record the next step".into())
+    let next_action = match unfinished.first() {
+        Some(s) => format!(
+            "step {s} began but has not finished; if its process died, `resume` reconciles it"
+        ),
+        None => next_action(&mut catalog, &summary, &last)?,
     };
     Ok(Some(RunStatus {
         summary,
@@ -59,4 +58,50 @@ pub fn status(store: &Store) -> Result<Option<RunStatus>> {
         unfinished,
         next_action,
     }))
+}
+
+/// The next action from the run's state now, not the one recorded with its last checkpoint
+/// (an approval, a rejection, an archive or a completion came later).
+fn next_action(catalog: &mut Catalog, summary: &RunSummary, last: &Checkpoint) -> Result<String> {
+    let step = last.line().step.as_deref().unwrap_or("?");
+    Ok(match summary.status.as_str() {
+        "archived" => {
+            let root = catalog.root_of(last)?;
+            let why = root
+                .note
+                .lines
+                .iter()
+                .rev()
+                .find_map(|l| match l {
+                    NoteLine::RunStatus { status, reason, .. } if status == "archived" => {
+                        reason.clone()
+                    }
+                    _ => None,
+                })
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default();
+            format!(
+                "this run is archived{why}; `git agent-rewind list --all` shows it, `undo` reverses a rewind made here"
+            )
+        }
+        "completed" => "nothing: the workflow is complete".into(),
+        "approved" => format!(
+            "`git agent-rewind resume` passes gate {step} (approved by {})",
+            last.decision().map(|d| d.1).unwrap_or_default()
+        ),
+        "rejected" => format!(
+            "gate {step} was rejected by {}: change the work (`steer`, `rewind`) so it is asked again, or `git agent-rewind approve {}`",
+            last.decision().map(|d| d.1).unwrap_or_default(),
+            last.id()
+        ),
+        "awaiting_approval" => format!(
+            "`git agent-rewind approve {}` (or `reject`), then `git agent-rewind resume`",
+            last.id()
+        ),
+        _ => last
+            .line()
+            .next_action
+            .clone()
+            .unwrap_or_else(|| "record the next step".into()),
+    })
 }

@@ -3,14 +3,14 @@
 //! worktree, writes the edited files, and records a `steer` checkpoint as the audit receipt
 //! (edits, invalidations, who, when). A run that a runner is executing is never steered.
 
-use super::run::workflow_file;
+use super::run::find_workflow;
 use crate::error::{Error, Result};
 use crate::ids::{RunId, StepName};
 use crate::journal::{Record, append};
 use crate::materialize::{self, Backup};
 use crate::model::Event;
 use crate::store::Store;
-use crate::workflow::{self, lock, plan::STEER_INVALIDATE_META};
+use crate::workflow::{lock, plan::STEER_INVALIDATE_META};
 use serde::Serialize;
 use std::path::{Component, Path, PathBuf};
 
@@ -54,7 +54,7 @@ pub fn steer(
             "nothing to steer: give --edit PATH=FILE and/or --invalidate STEP",
         ));
     }
-    let wf = workflow::load(&workflow_file(store, run)?)?;
+    let wf = find_workflow(store, run)?.workflow;
     for s in invalidate {
         if wf.step(s.as_str()).is_none() {
             return Err(Error::usage(format!(
@@ -112,7 +112,13 @@ pub fn steer(
     }
     let root = store.workdir()?.to_path_buf();
     if !contents.is_empty() {
-        outcome.backup = Some(materialize::take_backup(store, &format!("steer {run}"))?);
+        let runs =
+            materialize::RunFacts::active(crate::journal::worktree_active_run(store)?.as_ref());
+        outcome.backup = Some(materialize::take_backup(
+            store,
+            &format!("steer {run}"),
+            runs,
+        )?);
         for (path, data) in &contents {
             // Checked again right before writing: the worktree may have changed meanwhile.
             store.check_user_write_path(path)?;

@@ -1,8 +1,13 @@
 //! `undo`: bring this worktree back to the state saved by its last backup (before the last
 //! rewind, fork, restore — or undo). The current state is backed up first, so an undo is
-//! itself undoable.
+//! itself undoable. Besides files, index and HEAD, it puts back which run was active and
+//! reverses what the operation did to runs: a rewind's source is un-archived, and the run
+//! the operation created is archived (kept, with its branch; an undo of the undo brings it
+//! back).
 
 use crate::error::{Error, Result};
+use crate::ids::RunId;
+use crate::journal::{clear_active_run, runstatus, set_active_run, worktree_active_run};
 use crate::materialize::{self, Backup};
 use crate::store::ObjectId;
 use crate::store::Store;
@@ -14,6 +19,18 @@ pub struct UndoOutcome {
     pub restored: Backup,
     /// The backup of the state just before this undo (what the next `undo` brings back).
     pub backup: Backup,
+    /// The active run of this worktree before and after the undo (`active_restored` is false
+    /// when the backup did not record it: then it was left alone).
+    pub active_run_before: Option<String>,
+    pub active_run: Option<String>,
+    pub active_restored: bool,
+    /// Runs un-archived (the source of the rewind undone).
+    pub unarchived: Vec<String>,
+    /// Runs archived (the run the undone rewind/fork created; kept, not deleted).
+    pub archived: Vec<String>,
+    /// The branch HEAD was on before the undo when the undo left it (e.g. the branch the
+    /// rewind created): kept, never deleted.
+    pub branch_left: Option<String>,
 }
 
 pub fn undo(store: &Store) -> Result<UndoOutcome> {
@@ -24,7 +41,28 @@ pub fn undo(store: &Store) -> Result<UndoOutcome> {
         .ok_or_else(|| Error::not_found("nothing to undo: no backup was taken in this worktree"))?;
     let target_tree = ObjectId::from_hex(target.worktree_tree.as_bytes())
         .map_err(|_| Error::corrupt(format!("backup {} has an invalid tree id", target.commit)))?;
-    let prepared = materialize::prepare_overwrite(store, target_tree, None)?;
+    let mut prepared = materialize::prepare_overwrite(store, target_tree, None)?;
+
+    // The reverse of what the operation did to runs (runs deleted since are skipped).
+    let exists = |r: &String| -> Result<Option<RunId>> {
+        let Ok(run) = RunId::new(r.clone()) else {
+            return Ok(None);
+        };
+        Ok(store.run_head(&run)?.is_some().then_some(run))
+    };
+    let mut to_unarchive = vec![];
+    for r in &target.runs.archives {
+        to_unarchive.extend(exists(r)?);
+    }
+    let mut to_archive = vec![];
+    for r in target.runs.unarchives.iter().chain(&target.runs.new_run) {
+        to_archive.extend(exists(r)?);
+    }
+    let active_before = worktree_active_run(store)?;
+    prepared.capture.runs = materialize::RunFacts::active(active_before.as_ref());
+    prepared.capture.runs.archives = to_archive.iter().map(|r| r.to_string()).collect();
+    prepared.capture.runs.unarchives = to_unarchive.iter().map(|r| r.to_string()).collect();
+
     let backup = materialize::publish_backup(
         store,
         &prepared.capture,
@@ -32,8 +70,45 @@ pub fn undo(store: &Store) -> Result<UndoOutcome> {
     )?;
     crate::crash_point!("undo:backed-up");
     materialize::restore_backup(store, &prepared, &target)?;
+
+    let why = format!("undo of: {}", target.reason);
+    let mut unarchived = vec![];
+    for r in &to_unarchive {
+        if runstatus::unarchive(store, r, &why)? {
+            unarchived.push(r.to_string());
+        }
+    }
+    let mut archived = vec![];
+    for r in &to_archive {
+        if runstatus::archive(store, r, &why)? {
+            archived.push(r.to_string());
+        }
+    }
+    let active_restored = target.runs.recorded;
+    let mut active_now = active_before.clone();
+    if active_restored {
+        active_now = target
+            .runs
+            .active_run
+            .as_ref()
+            .and_then(|r| RunId::new(r.clone()).ok());
+        match &active_now {
+            Some(r) => set_active_run(store, r)?,
+            None => clear_active_run(store)?,
+        }
+    }
+    let before_branch = prepared.capture.head.branch.clone();
+    let branch_left = before_branch
+        .filter(|b| target.branch.as_ref() != Some(b))
+        .map(|b| b.strip_prefix("refs/heads/").unwrap_or(&b).to_string());
     Ok(UndoOutcome {
         restored: target,
         backup,
+        active_run_before: active_before.map(|r| r.to_string()),
+        active_run: active_now.map(|r| r.to_string()),
+        active_restored,
+        unarchived,
+        archived,
+        branch_left,
     })
 }

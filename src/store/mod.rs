@@ -270,10 +270,13 @@ impl Store {
     pub fn user_head(&self) -> Result<UserHead> {
         let head = self.repo.head()?;
         let branch = head.referent_name().map(|n| n.as_bstr().to_string());
-        let commit = match self.repo.head_id() {
-            Ok(id) => Some(id.detach()),
-            Err(_) if head.is_unborn() => None,
-            Err(e) => return Err(e.into()),
+        // The id HEAD's branch names, read from the ref alone: peeling would read the
+        // object, which a concurrent `git gc` may be moving between packs (seen as "object
+        // not found" while the repack ran), and a branch names a commit anyway.
+        let commit = match head.id() {
+            Some(id) => Some(id.detach()),
+            None if head.is_unborn() => None,
+            None => Some(self.repo.head_id()?.detach()),
         };
         Ok(UserHead { commit, branch })
     }

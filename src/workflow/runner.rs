@@ -5,8 +5,9 @@
 //!
 //! The step's command runs under `sh -c` in the worktree with `AGENT_RUN`, `AGENT_STEP`,
 //! `AGENT_ATTEMPT`, `AGENT_RESUME_SESSION` and `AGENT_IDEMPOTENCY_KEY` set; its output goes
-//! to our stderr so `--json` output stays clean. Nothing fetched or stored is ever executed:
-//! commands come only from the workflow file given by the user.
+//! to our stderr so `--json` output stays clean. Commands come only from the workflow the
+//! caller passes: a file the user named, or the copy stored with a run the user resumes
+//! (`ops::run`); nothing is ever executed by fetching or importing.
 
 use super::plan::{self, Context, Decision};
 use super::{StepDef, Workflow, lock};
@@ -50,6 +51,11 @@ pub struct RunReport {
     pub took_over_from: Option<String>,
     /// The workflow file changed since the run last recorded it.
     pub workflow_changed: bool,
+    /// Where the workflow executed came from, in words (set by `ops::run`).
+    pub workflow_from: String,
+    /// The file the run was started from, when it changed on disk and the stored copy was
+    /// used instead (`resume --workflow FILE` uses the file).
+    pub workflow_file_changed: Option<String>,
 }
 
 /// Execute (or continue) `run` with `workflow`.
@@ -98,6 +104,8 @@ pub fn execute(
         reconciled,
         took_over_from: runner.took_over_from.clone(),
         workflow_changed: recorded_digest.is_some_and(|d| d != digest),
+        workflow_from: String::new(),
+        workflow_file_changed: None,
     };
     let stop = |mut out: RunReport, why: String, next: String| {
         out.stopped = Some(why);
