@@ -89,6 +89,7 @@ pub fn uninstall(store: &Store) -> Result<SettingsChange> {
         Ok(bytes) if is_ours(&String::from_utf8_lossy(&bytes)) => {
             std::fs::remove_file(&path)
                 .map_err(|e| Error::other(format!("could not remove {}: {e}", path.display())))?;
+            super::settings::remove_empty_dirs(&path, 2);
             Ok(change(&path, FileAction::Deleted, true))
         }
         _ => Ok(change(&path, FileAction::Absent, false)),

@@ -309,6 +309,7 @@ impl JsonConfig {
         if empty {
             std::fs::remove_file(&path)
                 .map_err(|e| Error::other(format!("could not remove {}: {e}", path.display())))?;
+            remove_empty_dirs(&path, 1);
             change.action = FileAction::Deleted;
         } else {
             write(&path, &settings, false)?;
@@ -373,6 +374,18 @@ fn read(path: &Path, agent: Agent) -> Result<Option<Value>> {
             agent.name()
         ))
     })
+}
+
+/// Remove the (now empty) folders holding `path`, up to `levels` of them; a folder that
+/// still holds anything stays.
+pub(super) fn remove_empty_dirs(path: &Path, levels: usize) {
+    let mut dir = path.parent();
+    for _ in 0..levels {
+        match dir {
+            Some(d) if std::fs::remove_dir(d).is_ok() => dir = d.parent(),
+            _ => break,
+        }
+    }
 }
 
 fn write(path: &Path, settings: &Value, created: bool) -> Result<()> {
