@@ -219,7 +219,7 @@ fn every_agent_records_its_session_its_edits_and_its_turns() {
         assert!(
             repo.ok(&[
                 "rewind",
-                &forked["run"].as_str().unwrap(),
+                forked["run"].as_str().unwrap(),
                 "--to",
                 &format!("{}@0", forked["run"].as_str().unwrap())
             ])
@@ -584,7 +584,11 @@ fn concurrent_edit_hooks_lose_no_path() {
 /// saying so, where no `node` is installed.
 #[test]
 fn the_opencode_plugin_forwards_its_events() {
-    if std::process::Command::new("node").arg("--version").output().is_err() {
+    if std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         eprintln!("node is not installed: the OpenCode plugin was not run");
         return;
     }
@@ -594,14 +598,18 @@ fn the_opencode_plugin_forwards_its_events() {
     let js = tempfile::tempdir().unwrap();
     let plugin = js.path().join("plugin.mjs");
     std::fs::copy(dir.join(".opencode/plugins/git-agent-rewind.js"), &plugin).unwrap();
-    let events: Vec<Value> = ["session-created.json", "file-edited.json", "session-idle.json"]
-        .iter()
-        .map(|f| {
-            let mut v = fixture("opencode", f);
-            retarget(&mut v, dir);
-            v["event"].clone()
-        })
-        .collect();
+    let events: Vec<Value> = [
+        "session-created.json",
+        "file-edited.json",
+        "session-idle.json",
+    ]
+    .iter()
+    .map(|f| {
+        let mut v = fixture("opencode", f);
+        retarget(&mut v, dir);
+        v["event"].clone()
+    })
+    .collect();
     let driver = format!(
         "import {{ GitAgentRewind }} from {plugin:?};\n\
          const hooks = await GitAgentRewind({{ directory: {dir:?}, worktree: {dir:?} }});\n\
@@ -623,12 +631,21 @@ fn the_opencode_plugin_forwards_its_events() {
         .env_remove("AGENT_RUN")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let status = repo.json(&["status"]);
-    let run = status["run"].as_str().expect("session.created started a run");
+    let run = status["run"]
+        .as_str()
+        .expect("session.created started a run");
     let turn = checkpoints(dir, run).last().unwrap().clone();
     assert_eq!(turn["event"], "turn", "{turn}");
     assert_eq!(turn["agent"], "opencode");
     assert_eq!(turn["touched"], json!(["src/cart.rs"]));
-    assert_eq!(status["resume_command"], "opencode --session ses_6a1f0c3e9ffeXk2Lq8Rz4TbN1d");
+    assert_eq!(
+        status["resume_command"],
+        "opencode --session ses_6a1f0c3e9ffeXk2Lq8Rz4TbN1d"
+    );
 }
