@@ -406,7 +406,9 @@ fn session_at(lineage: &[Checkpoint]) -> (Option<String>, Option<String>) {
         .iter()
         .find_map(|c| {
             let l = c.line();
-            l.sdk_session_id.clone().map(|s| (Some(s), l.agent.clone()))
+            l.sdk_session_id
+                .clone()
+                .map(|s| (Some(s), l.recording_agent().map(str::to_string)))
         })
         .unwrap_or((None, None))
 }

@@ -86,11 +86,11 @@ fn resume_at(catalog: &mut Catalog, tip: &Checkpoint) -> Result<Option<Resume>> 
     let mut cp = tip.clone();
     for _ in 0..RESUME_LOOKBACK {
         let l = cp.line();
-        if let (Some(agent), Some(session)) = (&l.agent, &l.sdk_session_id)
+        if let (Some(agent), Some(session)) = (l.recording_agent(), &l.sdk_session_id)
             && let Some(command) = crate::agent::resume_command(Some(agent), Some(session))
         {
             return Ok(Some(Resume {
-                agent: agent.clone(),
+                agent: agent.to_string(),
                 session_id: session.clone(),
                 command,
                 checkpoint: cp.id().to_string(),
