@@ -16,6 +16,7 @@
 //! planner, runner); [`ops`] (one module per operation); [`hooks`] (installing git/agent
 //! hooks and the handlers they call) and [`view`] (the HTML page and text graphs of runs). Nothing in the library prints to the terminal.
 
+pub mod agent;
 pub mod catalog;
 pub mod crash;
 pub mod error;

@@ -208,6 +208,14 @@ impl CheckpointLine {
             .or_else(|| self.forked_from.as_ref().map(|l| (l, false)))
     }
 
+    /// The agent that recorded this checkpoint: the `agent` field, or `meta.agent` as
+    /// written by `hook claude` before that field existed.
+    pub fn recording_agent(&self) -> Option<&str> {
+        self.agent
+            .as_deref()
+            .or_else(|| self.meta.get("agent").map(String::as_str))
+    }
+
     /// Equal in everything a re-recording would repeat (ignores times and writer).
     pub fn same_facts(&self, other: &CheckpointLine) -> bool {
         let strip = |c: &CheckpointLine| {
@@ -596,6 +604,16 @@ mod tests {
             run_root: None,
             exit_code: None,
         }
+    }
+
+    #[test]
+    fn recording_agent_falls_back_to_meta() {
+        let mut l = line();
+        assert_eq!(l.recording_agent(), None);
+        l.meta.insert("agent".into(), "claude".into());
+        assert_eq!(l.recording_agent(), Some("claude"));
+        l.agent = Some("codex".into());
+        assert_eq!(l.recording_agent(), Some("codex"));
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! ages, globs, the TOML workflow schema, Claude Code's hook payload, the post-rewrite
 //! mapping, and the secret detectors. Kept fast: a few hundred cases per property.
 
-use agent_rewind::hooks::{claude, handlers};
+use agent_rewind::agent::Agent;
+use agent_rewind::hooks::{handlers, payload};
 use agent_rewind::ids::{CheckpointSpec, RemoteName, RunId, StepName};
 use agent_rewind::model::{Note, NoteLine};
 use agent_rewind::{redact, store, time, workflow};
@@ -189,13 +190,26 @@ proptest! {
 
     #[test]
     fn hook_payloads(bytes in prop::collection::vec(any::<u8>(), 0..300), v in json_value()) {
-        let _ = claude::parse(&bytes);
-        let _ = claude::parse(v.to_string().as_bytes());
         let _ = handlers::parse_mapping(&bytes);
-        if let Value::Object(mut m) = v {
-            m.insert("hook_event_name".into(), json!("Stop"));
-            m.insert("session_id".into(), json!("s1"));
-            let _ = claude::parse(Value::Object(m).to_string().as_bytes());
+        for agent in Agent::ALL {
+            let _ = payload::parse(agent, &bytes, &[]);
+            let _ = payload::parse(agent, v.to_string().as_bytes(), &[]);
+            // Codex's legacy `notify` passes the payload as the last argument.
+            let _ = payload::parse(agent, b"", &[v.to_string()]);
+            if let Value::Object(m) = &v {
+                // Every event name each agent sends, with the rest of the payload arbitrary.
+                for event in [
+                    "SessionStart", "Stop", "SubagentStop", "PostToolUse", "AfterAgent",
+                    "AfterTool", "SessionEnd", "stop", "afterFileEdit", "session.idle",
+                    "file.edited", "tool.execute.after", "agent-turn-complete",
+                ] {
+                    let mut m = m.clone();
+                    m.insert("hook_event_name".into(), json!(event));
+                    m.insert("type".into(), json!(event));
+                    m.insert("session_id".into(), json!("s1"));
+                    let _ = payload::parse(agent, Value::Object(m).to_string().as_bytes(), &[]);
+                }
+            }
         }
     }
 }

@@ -386,3 +386,54 @@ fn nothing_is_written_during_a_merge_or_with_the_index_locked() {
     assert_eq!(r.read("a.txt"), "agent\n", "a dry run writes nothing");
     assert!(out["backup"].is_null());
 }
+
+/// With the agent's file-edit hooks, only the paths the agent touched are its changes: a
+/// user's edit made between two of its turns, in another file, is never taken back.
+#[test]
+fn only_the_paths_the_agent_touched_count_when_its_hooks_recorded_them() {
+    let r = Repo::new();
+    r.write("agent.txt", "a\n");
+    r.write("user.txt", "u\n");
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-qm", "base"]);
+    let dir = r.path();
+    let claude = |name: &str, edit: Option<&str>| {
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("fixtures/claude")
+                .join(name),
+        )
+        .unwrap();
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["cwd"] = dir.to_str().unwrap().into();
+        v["transcript_path"] = serde_json::Value::Null;
+        if let Some(file) = edit {
+            v["tool_input"]["file_path"] = dir.join(file).to_str().unwrap().into();
+        }
+        let out = common::tool_stdin(
+            dir,
+            &["--json", "hook", "claude"],
+            v.to_string().as_bytes(),
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let started = claude("session-start.json", None);
+    let run = started["run"].as_str().unwrap().to_string();
+    // The agent edits agent.txt (its hook notes the path); the user edits user.txt meanwhile.
+    r.write("agent.txt", "a\nby the agent\n");
+    claude("post-tool-use-edit.json", Some("agent.txt"));
+    r.write("user.txt", "u\nby the user\n");
+    claude("stop.json", None);
+
+    let out = json_in(dir, &["revert", &run]);
+    assert_eq!(out["rule"], "touched");
+    assert_eq!(paths_of(&out), ["agent.txt"]);
+    assert_eq!(r.read("agent.txt"), "a\n");
+    assert_eq!(
+        r.read("user.txt"),
+        "u\nby the user\n",
+        "the user's edit is not the agent's"
+    );
+}

@@ -324,7 +324,7 @@ pub struct InitArgs {
     /// Also install the git hooks (post-commit, post-rewrite).
     #[arg(long)]
     pub hooks: bool,
-    /// Also install an agent's hooks (claude). Repeatable.
+    /// Also install an agent's hooks (claude, codex, gemini, cursor, opencode, all). Repeatable.
     #[arg(long = "agent", value_name = "AGENT")]
     pub agents: Vec<String>,
 }
@@ -342,14 +342,15 @@ pub struct HooksArgs {
     /// The git hooks (post-commit, post-rewrite) in the hooks folder git uses.
     #[arg(long)]
     pub git: bool,
-    /// An agent's hooks: claude (merged into .claude/settings.json). Repeatable.
+    /// An agent's hooks: claude, codex, gemini, cursor, opencode, or all (merged into the
+    /// agent's project configuration; see docs/HOOKS.md). Repeatable.
     #[arg(long = "agent", value_name = "AGENT")]
     pub agents: Vec<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct HookArgs {
-    /// post-commit, post-rewrite or claude.
+    /// post-commit, post-rewrite, or an agent: claude, codex, gemini, cursor, opencode.
     pub name: String,
     /// The arguments git passes to the hook (post-rewrite: amend or rebase).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]

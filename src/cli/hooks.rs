@@ -18,8 +18,17 @@ use std::path::Path;
 /// Most bytes a hook reads from its standard input.
 const MAX_STDIN: u64 = 64 * 1024 * 1024;
 
+/// The `--agent` values (names or `all`), each agent once, in the order first named.
 fn agents(names: &[String]) -> Result<Vec<Agent>> {
-    names.iter().map(|a| Agent::parse(a)).collect()
+    let mut out: Vec<Agent> = vec![];
+    for n in names {
+        for a in Agent::parse_many(n)? {
+            if !out.contains(&a) {
+                out.push(a);
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn action_text(a: FileAction) -> &'static str {
@@ -29,7 +38,7 @@ fn action_text(a: FileAction) -> &'static str {
         FileAction::Updated => "block updated",
         FileAction::Unchanged => "already installed",
         FileAction::Removed => "block removed (the rest of the file kept)",
-        FileAction::Deleted => "removed (the file only held our block)",
+        FileAction::Deleted => "removed (the file only held ours)",
         FileAction::Absent => "nothing of ours there",
     }
 }
@@ -124,7 +133,8 @@ pub fn init_hooks(store: &Store, opts: &HooksOptions, out: &mut Output) -> Resul
 /// person).
 fn read_stdin(name: &str) -> Vec<u8> {
     let mut buf = vec![];
-    if matches!(name, "post-rewrite" | "claude") && !std::io::stdin().is_terminal() {
+    let reads = name == "post-rewrite" || Agent::from_name(name).is_some();
+    if reads && !std::io::stdin().is_terminal() {
         let _ = std::io::stdin()
             .lock()
             .take(MAX_STDIN)

@@ -250,7 +250,16 @@ pub fn shown(sh: &ops::show::Shown, st: &Style) -> String {
         ),
     );
     if let Some(x) = &l.sdk_session_id {
-        kv("session", x.clone());
+        kv(
+            "session",
+            match &l.agent {
+                Some(a) => format!("{x} ({a})"),
+                None => x.clone(),
+            },
+        );
+    }
+    if !l.touched.is_empty() {
+        kv("touched", l.touched.join(" "));
     }
     if let Some((lk, rewound)) = l.origin() {
         kv(
@@ -465,6 +474,9 @@ pub fn status(r: &ops::status::RunStatus, st: &Style) -> String {
     if !r.unfinished.is_empty() {
         s.push_str(&format!("unfinished steps: {}\n", r.unfinished.join(", ")));
     }
+    if let Some(r) = &r.resume {
+        s.push_str(&format!("resume {}: {}\n", r.agent, r.command));
+    }
     s.push_str(&format!("next: {}", r.next_action));
     s
 }
@@ -491,6 +503,9 @@ pub fn rewound(o: &ops::rewind::RewindOutcome, st: &Style) -> String {
         "  session   {}\n",
         o.sdk_session_id.as_deref().unwrap_or("-")
     ));
+    if let Some(c) = &o.resume_command {
+        s.push_str(&format!("  resume    {c}\n"));
+    }
     if !o.inherited_steps.is_empty() {
         s.push_str(&format!("  inherited {}\n", o.inherited_steps.join(", ")));
     }

@@ -8,7 +8,7 @@
 //! a shebang is left. It must never touch a line outside our markers, never turn an existing
 //! hook into something else, and never write a hook that can fail the user's operation.
 
-use super::settings::{self, SettingsChange};
+use super::settings::{JsonConfig, SettingsChange};
 use super::{Agent, GIT_HOOKS, GitHook, MARKER_BEGIN, MARKER_END};
 use crate::error::IoResultExt;
 use crate::error::{Error, Result};
@@ -73,10 +73,22 @@ pub struct HooksOutcome {
 pub fn install(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
     let mut out = HooksOutcome::default();
     // Agent settings first: they can refuse (invalid JSON) before any hook file is written.
+    // Every configuration is read and checked before any is written.
+    let mut prepared = vec![];
     for agent in &opts.agents {
-        match agent {
-            Agent::Claude => out.agents.push(settings::install_claude(store)?),
+        match JsonConfig::of(*agent) {
+            Some(c) => prepared.push(Some(c.prepare(store)?)),
+            None => {
+                super::opencode::check(store)?;
+                prepared.push(None);
+            }
         }
+    }
+    for p in prepared {
+        out.agents.push(match p {
+            Some(p) => p.write()?,
+            None => super::opencode::install(store)?,
+        });
     }
     if opts.git {
         let dir = store.hooks_dir()?;
@@ -105,9 +117,10 @@ pub fn install(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
 pub fn uninstall(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
     let mut out = HooksOutcome::default();
     for agent in &opts.agents {
-        match agent {
-            Agent::Claude => out.agents.push(settings::uninstall_claude(store)?),
-        }
+        out.agents.push(match JsonConfig::of(*agent) {
+            Some(c) => c.uninstall(store)?,
+            None => super::opencode::uninstall(store)?,
+        });
     }
     if opts.git {
         let dir = store.hooks_dir()?;

@@ -1,19 +1,26 @@
 //! Hooks (DESIGN.md §7): installing and removing them, and the handlers they call.
 //!
 //! - [`install`]: the git hook files (`post-commit`, `post-rewrite`) as marker-delimited
-//!   blocks in the hooks folder git actually uses, and the agent settings ([`settings`]:
-//!   Claude Code's `.claude/settings.json`), without clobbering anything that is not ours.
+//!   blocks in the hooks folder git actually uses, and each agent's project configuration
+//!   ([`settings`] for the JSON ones, [`opencode`] for OpenCode's plugin file), without
+//!   clobbering anything that is not ours.
 //! - [`handlers`]: `hook post-commit` / `hook post-rewrite`, recording into the worktree's
-//!   active run; [`claude`]: `hook claude`, reading Claude Code's hook payload.
+//!   active run; [`turn`]: `hook <agent>`, reading an agent's payload ([`payload`]) and
+//!   noting the files it edits ([`touched`]).
 //!
 //! A handler never decides to fail the user's operation: it returns an outcome (recorded,
 //! or skipped with a reason) or an error, and the CLI turns errors into a warning with exit
 //! status 0. Nothing here prompts or prints.
 
-pub mod claude;
 pub mod handlers;
 pub mod install;
+pub mod opencode;
+pub mod payload;
 pub mod settings;
+pub mod touched;
+pub mod turn;
+
+pub use crate::agent::Agent;
 
 use crate::error::{Error, Result};
 use serde::Serialize;
@@ -50,32 +57,14 @@ impl GitHook {
     }
 }
 
-/// An agent whose hook configuration we manage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Agent {
-    Claude,
-}
-
-impl Agent {
-    pub const ALL: [Agent; 1] = [Agent::Claude];
-
-    pub fn parse(s: &str) -> Result<Agent> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "claude" | "claude-code" => Ok(Agent::Claude),
-            other => Err(Error::usage(format!("unknown agent {other:?}"))
-                .with_hint("supported agents: claude")),
-        }
-    }
-}
-
 /// What a hook invocation did. Serialized as the `--json` output of `hook <name>`.
 #[derive(Debug, Clone, Serialize)]
 pub struct HookOutcome {
     pub hook: String,
-    /// `recorded` (a new checkpoint), `appended` (a record added to an existing checkpoint),
-    /// `started` / `joined` (a run, for an agent's session start), `skipped` (nothing to do),
-    /// `ignored` (a payload we could not use).
+    /// `recorded` (a new checkpoint), `unchanged` (the tip already recorded this state),
+    /// `appended` (a record added to an existing checkpoint), `started` / `joined` (a run,
+    /// for an agent's session start), `noted` (edited paths kept for the next turn),
+    /// `skipped` (nothing to do), `ignored` (a payload we could not use).
     pub action: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
@@ -110,7 +99,7 @@ impl HookOutcome {
             run: Some(r.line.run.clone()),
             step: r.line.step.clone(),
             checkpoint: Some(r.checkpoint.to_string()),
-            ..Self::new(hook, if r.unchanged { "skipped" } else { "recorded" })
+            ..Self::new(hook, if r.unchanged { "unchanged" } else { "recorded" })
         }
     }
 
@@ -137,7 +126,7 @@ impl HookOutcome {
 /// How long a hook waits for another writer of the same run before warning and giving up.
 pub const HOOK_WRITER_WAIT_SECS: u64 = 3;
 
-/// Run the handler `name` (`post-commit`, `post-rewrite`, `claude`) from `dir` with the hook's
+/// Run the handler `name` (`post-commit`, `post-rewrite`, or an agent) from `dir` with the hook's
 /// arguments and standard input. Errors are for the caller to report; it must still exit 0.
 pub fn run_hook(
     name: &str,
@@ -153,8 +142,11 @@ pub fn run_hook(
             let kind = args.first().map(String::as_str).unwrap_or("");
             handlers::post_rewrite(&crate::store::Store::discover(dir)?, kind, stdin)
         }
-        "claude" => Ok(claude::handle(stdin, dir)),
-        other => Err(Error::usage(format!("unknown hook {other:?}"))
-            .with_hint("hooks: post-commit, post-rewrite, claude")),
+        other => match Agent::from_name(other) {
+            Some(agent) => Ok(turn::handle(agent, stdin, args, dir)),
+            None => Err(Error::usage(format!("unknown hook {other:?}")).with_hint(
+                "hooks: post-commit, post-rewrite, claude, codex, gemini, cursor, opencode",
+            )),
+        },
     }
 }

@@ -1,11 +1,18 @@
-//! Agent settings: our entries in Claude Code's `.claude/settings.json` (at the root of the
-//! worktree) so its `SessionStart`, `Stop` and `SubagentStop` hooks call
-//! `git agent-rewind hook claude`.
+//! Agent settings: our entries in the project-level JSON hook configuration of each agent
+//! that has one, so its events call `git agent-rewind hook <agent>`:
 //!
-//! Merging keeps every existing key and hook (and their order); an absent file is created; a
-//! file that is not valid JSON, or whose `hooks` are not shaped as Claude Code expects, is
-//! refused and left byte-for-byte untouched. Removing takes out exactly our entries. It must
-//! never drop or rewrite an entry that is not ours.
+//! | agent | file | shape |
+//! |---|---|---|
+//! | Claude Code | `.claude/settings.json` | `hooks.<Event>[] = {matcher?, hooks: [{type, command}]}` |
+//! | Codex CLI | `.codex/hooks.json` | the same |
+//! | Gemini CLI | `.gemini/settings.json` | the same (plus a `name` on our entry) |
+//! | Cursor | `.cursor/hooks.json` | `{version: 1, hooks: {<event>: [{command, matcher?}]}}` |
+//!
+//! One mechanism serves them all ([`JsonConfig`]): merging keeps every existing key and hook
+//! (and their order); an absent file is created; a file that is not valid JSON, or whose
+//! `hooks` are not shaped as the agent expects, is refused and left byte-for-byte untouched.
+//! Removing takes out exactly our entries (and the file, when we created it and nothing else
+//! is left). It must never drop or rewrite an entry that is not ours.
 
 use super::Agent;
 use super::install::{FileAction, write_atomic};
@@ -17,12 +24,7 @@ use serde_json::{Map, Value, json};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-/// The command Claude Code runs for each of [`CLAUDE_EVENTS`].
-pub const CLAUDE_COMMAND: &str = "git agent-rewind hook claude";
-/// The Claude Code hook events we register for.
-pub const CLAUDE_EVENTS: [&str; 3] = ["SessionStart", "Stop", "SubagentStop"];
-
-/// What happened to an agent's settings file.
+/// What happened to an agent's configuration file.
 #[derive(Debug, Clone, Serialize)]
 pub struct SettingsChange {
     pub agent: Agent,
@@ -32,17 +34,323 @@ pub struct SettingsChange {
     pub events: Vec<String>,
 }
 
-/// Whether a hook command is one of ours (also when spelled with a path to the binary).
-fn is_ours(command: &str) -> bool {
-    command.contains("agent-rewind hook claude")
+/// How a configuration file holds its hook entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// `{"hooks": {"<Event>": [{"matcher"?, "hooks": [{"type": "command", "command"}]}]}}`.
+    Grouped,
+    /// `{"version": 1, "hooks": {"<event>": [{"command", "matcher"?}]}}`.
+    Flat,
 }
 
-fn claude_path(store: &Store) -> Result<PathBuf> {
-    Ok(store.workdir()?.join(".claude").join("settings.json"))
+/// An agent's JSON hook configuration: where it is, its shape, the events we register for
+/// (with a matcher where the event has one).
+#[derive(Debug, Clone, Copy)]
+pub struct JsonConfig {
+    agent: Agent,
+    path: &'static str,
+    shape: Shape,
+    events: &'static [(&'static str, Option<&'static str>)],
 }
 
-/// Read and parse the settings; `None` when the file does not exist.
-fn read(path: &Path) -> Result<Option<Value>> {
+impl JsonConfig {
+    /// The configuration of `agent`; `None` for OpenCode (a plugin file, not JSON).
+    pub fn of(agent: Agent) -> Option<JsonConfig> {
+        let (path, shape, events): (_, _, &'static [_]) = match agent {
+            Agent::Claude => (
+                ".claude/settings.json",
+                Shape::Grouped,
+                &[
+                    ("SessionStart", None),
+                    ("Stop", None),
+                    ("SubagentStop", None),
+                    ("PostToolUse", Some("Edit|Write|MultiEdit|NotebookEdit")),
+                ],
+            ),
+            Agent::Codex => (
+                ".codex/hooks.json",
+                Shape::Grouped,
+                &[
+                    ("SessionStart", None),
+                    ("Stop", None),
+                    ("SubagentStop", None),
+                    ("PostToolUse", Some("apply_patch|Edit|Write")),
+                ],
+            ),
+            Agent::Gemini => (
+                ".gemini/settings.json",
+                Shape::Grouped,
+                &[
+                    ("SessionStart", None),
+                    ("AfterAgent", None),
+                    ("AfterTool", Some("write_file|replace")),
+                ],
+            ),
+            Agent::Cursor => (
+                ".cursor/hooks.json",
+                Shape::Flat,
+                &[
+                    ("sessionStart", None),
+                    ("stop", None),
+                    ("afterFileEdit", None),
+                ],
+            ),
+            Agent::Opencode => return None,
+        };
+        Some(JsonConfig {
+            agent,
+            path,
+            shape,
+            events,
+        })
+    }
+
+    /// The command the agent runs for each of our events.
+    pub fn command(&self) -> String {
+        format!("git agent-rewind hook {}", self.agent.name())
+    }
+
+    /// The events we register for.
+    pub fn events(&self) -> impl Iterator<Item = &'static str> {
+        self.events.iter().map(|(e, _)| *e)
+    }
+
+    fn file(&self, store: &Store) -> Result<PathBuf> {
+        Ok(store.workdir()?.join(self.path))
+    }
+
+    /// Whether a hook command is one of ours (also when spelled with a path to the binary).
+    fn is_ours(&self, command: &str) -> bool {
+        command.contains(&format!("agent-rewind hook {}", self.agent.name()))
+    }
+
+    fn has_command(&self, v: &Value) -> bool {
+        v.get("command")
+            .and_then(Value::as_str)
+            .is_some_and(|c| self.is_ours(c))
+    }
+
+    /// Whether an entry of an event's array holds one of our commands.
+    fn entry_has_ours(&self, entry: &Value) -> bool {
+        match self.shape {
+            Shape::Flat => self.has_command(entry),
+            Shape::Grouped => entry
+                .get("hooks")
+                .and_then(Value::as_array)
+                .is_some_and(|hs| hs.iter().any(|h| self.has_command(h))),
+        }
+    }
+
+    /// Our entry for an event.
+    fn entry(&self, matcher: Option<&str>) -> Value {
+        let mut e = match self.shape {
+            Shape::Flat => json!({ "command": self.command() }),
+            Shape::Grouped => {
+                let mut handler = json!({ "type": "command", "command": self.command() });
+                if self.agent == Agent::Gemini {
+                    // Gemini CLI enables, disables and fingerprints hooks by name.
+                    handler["name"] = "git-agent-rewind".into();
+                }
+                json!({ "hooks": [handler] })
+            }
+        };
+        if let Some(m) = matcher {
+            let mut with = Map::new();
+            with.insert("matcher".into(), m.into());
+            with.extend(e.as_object_mut().expect("object").clone());
+            e = Value::Object(with);
+        }
+        e
+    }
+
+    fn shape_error(&self, path: &Path, what: &str) -> Error {
+        let expected = match self.shape {
+            Shape::Grouped => {
+                "{\"hooks\": {\"<Event>\": [{\"hooks\": [{\"type\": \"command\", \"command\": …}]}]}}"
+            }
+            Shape::Flat => "{\"version\": 1, \"hooks\": {\"<event>\": [{\"command\": …}]}}",
+        };
+        Error::refused(format!("{}: {what}; left it untouched", path.display()))
+            .with_hint(format!("{} expects {expected}", self.agent.display()))
+    }
+
+    /// Add our entry to each event that lacks one; returns the events changed.
+    fn merge(&self, settings: &mut Value, path: &Path, created: bool) -> Result<Vec<String>> {
+        let root = settings
+            .as_object_mut()
+            .ok_or_else(|| self.shape_error(path, "the top level is not a JSON object"))?;
+        if root.get("hooks").is_some_and(|h| !h.is_object()) {
+            return Err(self.shape_error(path, "\"hooks\" is not an object"));
+        }
+        // Check every event before changing any, so a refusal leaves nothing half-merged.
+        if let Some(hooks) = root.get("hooks") {
+            for event in self.events() {
+                if hooks.get(event).is_some_and(|v| !v.is_array()) {
+                    return Err(
+                        self.shape_error(path, &format!("\"hooks.{event}\" is not an array"))
+                    );
+                }
+            }
+        }
+        if created && self.shape == Shape::Flat {
+            root.insert("version".into(), 1.into());
+        }
+        let hooks = root
+            .entry("hooks")
+            .or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()
+            .expect("checked above");
+        let mut added = vec![];
+        for (event, matcher) in self.events {
+            let entries = hooks
+                .entry(*event)
+                .or_insert_with(|| Value::Array(vec![]))
+                .as_array_mut()
+                .expect("checked above");
+            if !entries.iter().any(|e| self.entry_has_ours(e)) {
+                entries.push(self.entry(*matcher));
+                added.push(event.to_string());
+            }
+        }
+        Ok(added)
+    }
+
+    /// Remove our entries (from any event); returns the events changed. Entries and events
+    /// left empty by the removal go too; anything that was empty before stays.
+    fn unmerge(&self, settings: &mut Value) -> Vec<String> {
+        let mut removed = vec![];
+        let Some(root) = settings.as_object_mut() else {
+            return removed;
+        };
+        let Some(hooks) = root.get_mut("hooks").and_then(Value::as_object_mut) else {
+            return removed;
+        };
+        for (event, entries) in hooks.iter_mut() {
+            let Some(entries) = entries.as_array_mut() else {
+                continue;
+            };
+            let mut changed = false;
+            entries.retain_mut(|entry| match self.shape {
+                Shape::Flat => {
+                    let ours = self.has_command(entry);
+                    changed |= ours;
+                    !ours
+                }
+                Shape::Grouped => {
+                    let Some(hs) = entry.get_mut("hooks").and_then(Value::as_array_mut) else {
+                        return true;
+                    };
+                    let before = hs.len();
+                    hs.retain(|h| !self.has_command(h));
+                    if hs.len() == before {
+                        return true;
+                    }
+                    changed = true;
+                    !hs.is_empty()
+                }
+            });
+            if changed {
+                removed.push(event.clone());
+            }
+        }
+        hooks.retain(|event, entries| {
+            !(removed.contains(event) && entries.as_array().is_some_and(Vec::is_empty))
+        });
+        if !removed.is_empty() && hooks.is_empty() {
+            root.remove("hooks");
+        }
+        removed
+    }
+
+    /// Read the agent's configuration file and merge our entries in memory: every refusal
+    /// happens here, before anything is written ([`Prepared::write`]).
+    pub fn prepare(&self, store: &Store) -> Result<Prepared> {
+        let path = self.file(store)?;
+        let existing = read(&path, self.agent)?;
+        let created = existing.is_none();
+        let mut settings = existing.unwrap_or_else(|| Value::Object(Map::new()));
+        let events = self.merge(&mut settings, &path, created)?;
+        Ok(Prepared {
+            agent: self.agent,
+            path,
+            settings,
+            created,
+            events,
+        })
+    }
+
+    /// Merge our entries into the agent's configuration file.
+    pub fn install(&self, store: &Store) -> Result<SettingsChange> {
+        self.prepare(store)?.write()
+    }
+
+    /// Remove our entries from the agent's configuration file; the file goes too when
+    /// nothing but what we created is left (`{}`, or Cursor's `{"version": 1}`).
+    pub fn uninstall(&self, store: &Store) -> Result<SettingsChange> {
+        let path = self.file(store)?;
+        let mut change = SettingsChange {
+            agent: self.agent,
+            path: path.display().to_string(),
+            action: FileAction::Absent,
+            events: vec![],
+        };
+        let Some(mut settings) = read(&path, self.agent)? else {
+            return Ok(change);
+        };
+        change.events = self.unmerge(&mut settings);
+        if change.events.is_empty() {
+            return Ok(change);
+        }
+        let empty = match (self.shape, settings.as_object()) {
+            (_, Some(o)) if o.is_empty() => true,
+            (Shape::Flat, Some(o)) => o.len() == 1 && o.get("version") == Some(&json!(1)),
+            _ => false,
+        };
+        if empty {
+            std::fs::remove_file(&path)
+                .map_err(|e| Error::other(format!("could not remove {}: {e}", path.display())))?;
+            remove_empty_dirs(&path, 1);
+            change.action = FileAction::Deleted;
+        } else {
+            write(&path, &settings, false)?;
+            change.action = FileAction::Removed;
+        }
+        Ok(change)
+    }
+}
+
+/// A configuration merged in memory, not yet written.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    agent: Agent,
+    path: PathBuf,
+    settings: Value,
+    created: bool,
+    events: Vec<String>,
+}
+
+impl Prepared {
+    /// Write the merged configuration (nothing when it already had our entries).
+    pub fn write(self) -> Result<SettingsChange> {
+        let action = match (self.events.is_empty(), self.created) {
+            (true, _) => FileAction::Unchanged,
+            (false, true) => FileAction::Created,
+            (false, false) => FileAction::Added,
+        };
+        if action != FileAction::Unchanged {
+            write(&self.path, &self.settings, self.created)?;
+        }
+        Ok(SettingsChange {
+            agent: self.agent,
+            path: self.path.display().to_string(),
+            action,
+            events: self.events,
+        })
+    }
+}
+
+/// Read and parse a configuration file; `None` when it does not exist.
+fn read(path: &Path, agent: Agent) -> Result<Option<Value>> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -61,112 +369,23 @@ fn read(path: &Path) -> Result<Option<Value>> {
             "{} is not valid JSON ({e}); left it untouched",
             path.display()
         ))
-        .with_hint(
-            "fix or move the file, then run `git agent-rewind hooks install --agent claude` again",
-        )
+        .with_hint(format!(
+            "fix or move the file, then run `git agent-rewind hooks install --agent {}` again",
+            agent.name()
+        ))
     })
 }
 
-fn shape_error(path: &Path, what: &str) -> Error {
-    Error::refused(format!(
-        "{}: {what}; left it untouched",
-        path.display()
-    ))
-    .with_hint("Claude Code expects {\"hooks\": {\"<Event>\": [{\"hooks\": [{\"type\": \"command\", \"command\": …}]}]}}")
-}
-
-/// Whether a matcher group (`{"matcher": …, "hooks": [...]}`) holds one of our commands.
-fn group_has_ours(group: &Value) -> bool {
-    group
-        .get("hooks")
-        .and_then(Value::as_array)
-        .is_some_and(|hs| {
-            hs.iter().any(|h| {
-                h.get("command")
-                    .and_then(Value::as_str)
-                    .is_some_and(is_ours)
-            })
-        })
-}
-
-/// Add our entry to each event that lacks one; returns the events changed.
-fn merge(settings: &mut Value, path: &Path) -> Result<Vec<String>> {
-    let root = settings
-        .as_object_mut()
-        .ok_or_else(|| shape_error(path, "the top level is not a JSON object"))?;
-    let hooks = root
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()))
-        .as_object_mut()
-        .ok_or_else(|| shape_error(path, "\"hooks\" is not an object"))?;
-    // Check every event before changing any, so a refusal leaves nothing half-merged.
-    for event in CLAUDE_EVENTS {
-        if hooks.get(event).is_some_and(|v| !v.is_array()) {
-            return Err(shape_error(
-                path,
-                &format!("\"hooks.{event}\" is not an array"),
-            ));
+/// Remove the (now empty) folders holding `path`, up to `levels` of them; a folder that
+/// still holds anything stays.
+pub(super) fn remove_empty_dirs(path: &Path, levels: usize) {
+    let mut dir = path.parent();
+    for _ in 0..levels {
+        match dir {
+            Some(d) if std::fs::remove_dir(d).is_ok() => dir = d.parent(),
+            _ => break,
         }
     }
-    let mut added = vec![];
-    for event in CLAUDE_EVENTS {
-        let groups = hooks
-            .entry(event)
-            .or_insert_with(|| Value::Array(vec![]))
-            .as_array_mut()
-            .expect("checked above");
-        if !groups.iter().any(group_has_ours) {
-            groups.push(json!({
-                "hooks": [{ "type": "command", "command": CLAUDE_COMMAND }]
-            }));
-            added.push(event.to_string());
-        }
-    }
-    Ok(added)
-}
-
-/// Remove our entries (from any event); returns the events changed. Groups and events left
-/// empty by the removal go too; anything that was empty before stays.
-fn unmerge(settings: &mut Value) -> Vec<String> {
-    let mut removed = vec![];
-    let Some(root) = settings.as_object_mut() else {
-        return removed;
-    };
-    let Some(hooks) = root.get_mut("hooks").and_then(Value::as_object_mut) else {
-        return removed;
-    };
-    for (event, groups) in hooks.iter_mut() {
-        let Some(groups) = groups.as_array_mut() else {
-            continue;
-        };
-        let mut changed = false;
-        groups.retain_mut(|group| {
-            let Some(hs) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
-                return true;
-            };
-            let before = hs.len();
-            hs.retain(|h| {
-                !h.get("command")
-                    .and_then(Value::as_str)
-                    .is_some_and(is_ours)
-            });
-            if hs.len() == before {
-                return true;
-            }
-            changed = true;
-            !hs.is_empty()
-        });
-        if changed {
-            removed.push(event.clone());
-        }
-    }
-    hooks.retain(|event, groups| {
-        !(removed.contains(event) && groups.as_array().is_some_and(Vec::is_empty))
-    });
-    if !removed.is_empty() && hooks.is_empty() {
-        root.remove("hooks");
-    }
-    removed
 }
 
 fn write(path: &Path, settings: &Value, created: bool) -> Result<()> {
@@ -180,86 +399,53 @@ fn write(path: &Path, settings: &Value, created: bool) -> Result<()> {
     write_atomic(path, &text, mode)
 }
 
-/// Merge our hook entries into `.claude/settings.json`.
-pub fn install_claude(store: &Store) -> Result<SettingsChange> {
-    let path = claude_path(store)?;
-    let existing = read(&path)?;
-    let created = existing.is_none();
-    let mut settings = existing.unwrap_or_else(|| Value::Object(Map::new()));
-    let events = merge(&mut settings, &path)?;
-    let action = match (events.is_empty(), created) {
-        (true, _) => FileAction::Unchanged,
-        (false, true) => FileAction::Created,
-        (false, false) => FileAction::Added,
-    };
-    if action != FileAction::Unchanged {
-        write(&path, &settings, created)?;
-    }
-    Ok(SettingsChange {
-        agent: Agent::Claude,
-        path: path.display().to_string(),
-        action,
-        events,
-    })
-}
-
-/// Remove our hook entries from `.claude/settings.json`.
-pub fn uninstall_claude(store: &Store) -> Result<SettingsChange> {
-    let path = claude_path(store)?;
-    let mut change = SettingsChange {
-        agent: Agent::Claude,
-        path: path.display().to_string(),
-        action: FileAction::Absent,
-        events: vec![],
-    };
-    let Some(mut settings) = read(&path)? else {
-        return Ok(change);
-    };
-    change.events = unmerge(&mut settings);
-    if !change.events.is_empty() {
-        write(&path, &settings, false)?;
-        change.action = FileAction::Removed;
-    }
-    Ok(change)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const USER: &str = r#"{"model":"opus","hooks":{"Stop":[{"hooks":[{"type":"command","command":"say done"}]}],
+       "PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"lint"}]}]},
+       "permissions":{"allow":["Bash(ls:*)"]}}"#;
+
     #[test]
     fn merge_keeps_everything_and_is_idempotent() {
-        let mut v: Value = serde_json::from_str(
-            r#"{"model":"opus","hooks":{"Stop":[{"hooks":[{"type":"command","command":"say done"}]}],
-               "PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"lint"}]}]},
-               "permissions":{"allow":["Bash(ls:*)"]}}"#,
-        )
-        .unwrap();
-        let p = Path::new("s.json");
-        assert_eq!(merge(&mut v, p).unwrap(), CLAUDE_EVENTS.to_vec());
-        assert_eq!(merge(&mut v, p).unwrap(), Vec::<String>::new());
-        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["model", "hooks", "permissions"]);
-        assert_eq!(v["hooks"]["Stop"][0]["hooks"][0]["command"], "say done");
-        assert_eq!(v["hooks"]["Stop"][1]["hooks"][0]["command"], CLAUDE_COMMAND);
-        let removed = unmerge(&mut v);
-        assert_eq!(removed.len(), 3);
-        let back: Value = serde_json::from_str(
-            r#"{"model":"opus","hooks":{"Stop":[{"hooks":[{"type":"command","command":"say done"}]}],
-               "PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"lint"}]}]},
-               "permissions":{"allow":["Bash(ls:*)"]}}"#,
-        )
-        .unwrap();
-        assert_eq!(v, back);
+        for agent in [Agent::Claude, Agent::Codex, Agent::Gemini] {
+            let c = JsonConfig::of(agent).unwrap();
+            let mut v: Value = serde_json::from_str(USER).unwrap();
+            let p = Path::new("s.json");
+            let events: Vec<String> = c.events().map(str::to_string).collect();
+            assert_eq!(c.merge(&mut v, p, false).unwrap(), events);
+            assert_eq!(c.merge(&mut v, p, false).unwrap(), Vec::<String>::new());
+            let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+            assert_eq!(keys, ["model", "hooks", "permissions"]);
+            assert_eq!(v["hooks"]["Stop"][0]["hooks"][0]["command"], "say done");
+            assert_eq!(c.unmerge(&mut v).len(), events.len());
+            assert_eq!(v, serde_json::from_str::<Value>(USER).unwrap(), "{agent}");
+        }
+    }
+
+    #[test]
+    fn cursor_is_flat() {
+        let c = JsonConfig::of(Agent::Cursor).unwrap();
+        let mut v = json!({});
+        c.merge(&mut v, Path::new("h.json"), true).unwrap();
+        assert_eq!(v["version"], 1);
+        assert_eq!(
+            v["hooks"]["stop"][0]["command"],
+            "git agent-rewind hook cursor"
+        );
+        c.unmerge(&mut v);
+        assert_eq!(v, json!({"version": 1}));
     }
 
     #[test]
     fn wrong_shapes_are_refused_untouched() {
+        let c = JsonConfig::of(Agent::Claude).unwrap();
         let p = Path::new("s.json");
         for bad in [r#"[]"#, r#"{"hooks":[]}"#, r#"{"hooks":{"Stop":{}}}"#] {
             let mut v: Value = serde_json::from_str(bad).unwrap();
             let before = v.clone();
-            assert!(merge(&mut v, p).is_err(), "{bad}");
+            assert!(c.merge(&mut v, p, false).is_err(), "{bad}");
             assert_eq!(v, before, "{bad}");
         }
     }

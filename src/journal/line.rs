@@ -70,8 +70,8 @@ pub(super) fn checkpoint_line(rec: &Record, ctx: &Context, cap: &Captured) -> Ch
             .or_else(|| ctx.step_prev.as_ref().and_then(|c| c.line().step_kind)),
         status: rec.status.or_else(|| continues.and_then(|c| c.status())),
         sdk_session_id: cap.fields.session_id.clone(),
-        agent: None,
-        touched: vec![],
+        agent: rec.agent.clone(),
+        touched: rec.touched.clone(),
         git_commit_sha: cap.user_head.commit.map(|c| c.to_string()),
         head_ref: cap.user_head.branch.clone(),
         artifacts: cap.artifacts.to_vec(),
@@ -123,7 +123,8 @@ pub(super) fn parents(rec: &Record, ctx: &Context, user_head: &UserHead) -> Vec<
     parents
 }
 
-/// Whether `line` (with `tree`) only repeats the tip: then nothing is written.
+/// Whether `line` (with `tree`) only repeats the tip: then nothing is written. No touched
+/// paths is no news: a turn repeated after the previous one took them is the same state.
 pub(super) fn repeats_tip(
     rec: &Record,
     ctx: &Context,
@@ -131,11 +132,15 @@ pub(super) fn repeats_tip(
     line: &CheckpointLine,
 ) -> bool {
     ctx.prev.as_ref().is_some_and(|p| {
+        let mut compared = line.clone();
+        if compared.touched.is_empty() {
+            compared.touched = p.line().touched.clone();
+        }
         !rec.force
             && rec.extra_lines.is_empty()
             && p.commit.tree == tree
             && p.line().git_commit_sha == line.git_commit_sha
-            && p.line().same_facts(line)
+            && p.line().same_facts(&compared)
     })
 }
 

@@ -38,6 +38,10 @@ pub struct Record {
     pub kind: Option<StepKind>,
     pub status: Option<Status>,
     pub session_id: Option<String>,
+    /// The coding agent whose session `session_id` is (`agent` on the line).
+    pub agent: Option<String>,
+    /// Paths the agent edited since its previous turn (`touched` on the line).
+    pub touched: Vec<String>,
     /// Paths (inside the snapshot) or URIs (`scheme://…`).
     pub artifacts: Vec<String>,
     pub meta: BTreeMap<String, String>,
@@ -72,6 +76,8 @@ impl Record {
             kind: None,
             status: None,
             session_id: None,
+            agent: None,
+            touched: vec![],
             artifacts: vec![],
             meta: BTreeMap::new(),
             message: None,

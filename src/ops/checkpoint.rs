@@ -18,6 +18,10 @@ pub struct CheckpointOptions {
     pub status: Option<Status>,
     pub event: Option<Event>,
     pub session_id: Option<String>,
+    /// The coding agent whose session `session_id` is.
+    pub agent: Option<String>,
+    /// Paths (relative to the worktree root) the agent edited since its previous turn.
+    pub touched: Vec<String>,
     pub artifacts: Vec<String>,
     pub meta: BTreeMap<String, String>,
     pub message: Option<String>,
@@ -58,6 +62,8 @@ pub fn checkpoint(
         _ => None,
     });
     rec.session_id = opts.session_id;
+    rec.agent = opts.agent;
+    rec.touched = opts.touched;
     rec.artifacts = opts.artifacts;
     rec.meta = opts.meta;
     rec.message = opts.message;

@@ -55,6 +55,9 @@ pub struct RewindOutcome {
     pub inherited_steps: Vec<String>,
     /// The agent session recorded at the chosen point, to resume the conversation there.
     pub sdk_session_id: Option<String>,
+    /// The agent that recorded that session, and the command that resumes it there.
+    pub agent: Option<String>,
+    pub resume_command: Option<String>,
     pub git_commit_sha: Option<String>,
     pub branch: Option<String>,
     pub worktree: Option<String>,
@@ -184,7 +187,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
         .into_iter()
         .filter(|(s, _)| Some(s.as_str()) != reentered.as_deref())
         .collect();
-    let session = session_at(before_point);
+    let (session, agent) = session_at(before_point);
     let mut rec = Record::new(new_run.clone(), Event::Root);
     rec.tree = TreeSource::Given {
         tree: target_tree,
@@ -207,6 +210,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
         rec.extra_lines
             .push(crate::model::NoteLine::Workflow(Box::new(w.clone())));
     }
+    rec.agent = agent.clone();
     // The new run keeps the source's label unless given one.
     rec.label = match &opts.label {
         Some(l) => Some(l.clone()),
@@ -269,7 +273,9 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
         from_step: point.step,
         checkpoint: root.checkpoint.to_string(),
         inherited_steps: inherited.iter().map(|(s, _)| s.to_string()).collect(),
+        resume_command: crate::agent::resume_command(agent.as_deref(), session.as_deref()),
         sdk_session_id: session,
+        agent,
         git_commit_sha: line.git_commit_sha.clone(),
         branch,
         worktree: worktree_shown,
@@ -404,7 +410,16 @@ fn inherited_steps(lineage: &[Checkpoint]) -> Vec<(StepName, ObjectId)> {
         .collect()
 }
 
-/// The newest agent session id recorded in `lineage` (newest first).
-fn session_at(lineage: &[Checkpoint]) -> Option<String> {
-    lineage.iter().find_map(|c| c.line().sdk_session_id.clone())
+/// The newest agent session id recorded in `lineage` (newest first), with the agent that
+/// recorded it.
+fn session_at(lineage: &[Checkpoint]) -> (Option<String>, Option<String>) {
+    lineage
+        .iter()
+        .find_map(|c| {
+            let l = c.line();
+            l.sdk_session_id
+                .clone()
+                .map(|s| (Some(s), l.recording_agent().map(str::to_string)))
+        })
+        .unwrap_or((None, None))
 }

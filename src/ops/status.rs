@@ -14,7 +14,22 @@ pub struct RunStatus {
     /// Steps whose newest record says `running`.
     pub unfinished: Vec<String>,
     pub next_action: String,
+    /// The newest agent conversation recorded in the run, and how to resume it.
+    pub resume: Option<Resume>,
 }
+
+/// How to resume the agent conversation a checkpoint recorded.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Resume {
+    pub agent: String,
+    pub session_id: String,
+    pub command: String,
+    /// The checkpoint that recorded it.
+    pub checkpoint: String,
+}
+
+/// How many checkpoints back from the tip `status` looks for an agent's session.
+const RESUME_LOOKBACK: usize = 64;
 
 impl RunStatus {
     pub fn to_json(&self) -> serde_json::Value {
@@ -24,6 +39,8 @@ impl RunStatus {
             "last": self.last.to_json(),
             "unfinished": self.unfinished,
             "next_action": self.next_action,
+            "resume_command": self.resume.as_ref().map(|r| r.command.clone()),
+            "resume": self.resume,
         })
     }
 }
@@ -52,11 +69,13 @@ pub fn status(store: &Store) -> Result<Option<RunStatus>> {
         ),
         None => next_action(&mut catalog, &summary, &last)?,
     };
+    let resume = resume_at(&mut catalog, &last)?;
     Ok(Some(RunStatus {
         summary,
         last,
         unfinished,
         next_action,
+        resume,
     }))
 }
 
@@ -104,4 +123,34 @@ fn next_action(catalog: &mut Catalog, summary: &RunSummary, last: &Checkpoint) -
             .clone()
             .unwrap_or_else(|| "record the next step".into()),
     })
+}
+
+/// The newest checkpoint (a bounded walk back from `tip` along the chain) that recorded an
+/// agent's session, as a [`Resume`].
+fn resume_at(catalog: &mut Catalog, tip: &Checkpoint) -> Result<Option<Resume>> {
+    let mut cp = tip.clone();
+    for _ in 0..RESUME_LOOKBACK {
+        let l = cp.line();
+        if let (Some(agent), Some(session)) = (l.recording_agent(), &l.sdk_session_id)
+            && let Some(command) = crate::agent::resume_command(Some(agent), Some(session))
+        {
+            return Ok(Some(Resume {
+                agent: agent.to_string(),
+                session_id: session.clone(),
+                command,
+                checkpoint: cp.id().to_string(),
+            }));
+        }
+        if l.seq == 0 {
+            break;
+        }
+        let Some(parent) = cp.commit.parents.first().copied() else {
+            break;
+        };
+        match catalog.try_checkpoint(parent)? {
+            Some(p) => cp = p,
+            None => break,
+        }
+    }
+    Ok(None)
 }

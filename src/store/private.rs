@@ -5,6 +5,7 @@
 //! <git dir>/agent-rewind/active-run          the worktree's active run (per worktree)
 //! <git dir>/agent-rewind/cache/dirwalk       the untracked-walk cache (per worktree)
 //! <git dir>/agent-rewind/tmp/                temp files of checkouts and index writes
+//! <git dir>/agent-rewind/touched/<run>       paths an agent edited since its last turn
 //! <common dir>/agent-rewind/cache/runs.json  the `list` summary cache
 //! <common dir>/agent-rewind/deleted-runs     tombstones of deleted runs
 //! <common dir>/agent-rewind/locks/<name>.lock   writer flocks (a run, `backups`, …)
@@ -58,6 +59,11 @@ impl PrivatePaths<'_> {
     /// Temp files of checkouts and index writes (never in the worktree itself).
     pub fn tmp_dir(&self) -> PathBuf {
         self.worktree().join("tmp")
+    }
+    /// The pending list of paths an agent edited since its last turn, of run `key` (a run
+    /// id, or `-` while no run is active).
+    pub fn touched(&self, key: &str) -> PathBuf {
+        self.worktree().join("touched").join(key)
     }
     /// The summary cache of `list`.
     pub fn runs_cache(&self) -> PathBuf {

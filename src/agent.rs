@@ -1,0 +1,139 @@
+//! The coding agents whose turns we record (Claude Code, Codex CLI, Gemini CLI, Cursor,
+//! OpenCode): their names as written in the `agent` field of a checkpoint line, and the
+//! command that resumes one of their conversations.
+//!
+//! Plain data, below every other layer: the hook adapters (`hooks`), `rewind`/`fork` and
+//! `status` all read it. It must never run anything or touch the repository.
+
+use crate::error::{Error, Result};
+use serde::Serialize;
+
+/// An agent whose hooks we install and whose payloads we read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Agent {
+    Claude,
+    Codex,
+    Gemini,
+    Cursor,
+    Opencode,
+}
+
+impl Agent {
+    pub const ALL: [Agent; 5] = [
+        Agent::Claude,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Cursor,
+        Agent::Opencode,
+    ];
+
+    /// The name in the `agent` field, in `hook <name>` and in `--agent <name>`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+            Agent::Cursor => "cursor",
+            Agent::Opencode => "opencode",
+        }
+    }
+
+    /// The product's own name, for labels and messages.
+    pub fn display(self) -> &'static str {
+        match self {
+            Agent::Claude => "Claude Code",
+            Agent::Codex => "Codex CLI",
+            Agent::Gemini => "Gemini CLI",
+            Agent::Cursor => "Cursor",
+            Agent::Opencode => "OpenCode",
+        }
+    }
+
+    /// The agent of a `hook <name>` argument or an `agent` field; `None` for anything else.
+    pub fn from_name(s: &str) -> Option<Agent> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "claude" | "claude-code" => Some(Agent::Claude),
+            "codex" => Some(Agent::Codex),
+            "gemini" | "gemini-cli" => Some(Agent::Gemini),
+            "cursor" => Some(Agent::Cursor),
+            "opencode" => Some(Agent::Opencode),
+            _ => None,
+        }
+    }
+
+    /// One `--agent` value: a name, or `all`.
+    pub fn parse_many(s: &str) -> Result<Vec<Agent>> {
+        if s.trim().eq_ignore_ascii_case("all") {
+            return Ok(Agent::ALL.to_vec());
+        }
+        Agent::from_name(s).map(|a| vec![a]).ok_or_else(|| {
+            Error::usage(format!("unknown agent {:?}", s.trim()))
+                .with_hint("supported agents: claude, codex, gemini, cursor, opencode, all")
+        })
+    }
+
+    /// The shell command that resumes conversation `session` of this agent, where the agent
+    /// offers one (Cursor: its CLI only; a conversation of the editor is reopened there).
+    pub fn resume_command(self, session: &str) -> String {
+        let id = shell_word(session);
+        match self {
+            Agent::Claude => format!("claude --resume {id}"),
+            Agent::Codex => format!("codex resume {id}"),
+            Agent::Gemini => format!("gemini --resume {id}"),
+            Agent::Cursor => format!("cursor-agent --resume {id}"),
+            Agent::Opencode => format!("opencode --session {id}"),
+        }
+    }
+}
+
+impl std::fmt::Display for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The resume command for what a checkpoint line recorded (`agent`, `sdk_session_id`).
+pub fn resume_command(agent: Option<&str>, session: Option<&str>) -> Option<String> {
+    Some(Agent::from_name(agent?)?.resume_command(session?))
+}
+
+/// `s` as one POSIX shell word: bare when it is plainly safe, else single-quoted.
+fn shell_word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':' | b'/'));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for a in Agent::ALL {
+            assert_eq!(Agent::from_name(a.name()), Some(a));
+        }
+        assert_eq!(Agent::parse_many("all").unwrap().len(), 5);
+        assert!(Agent::parse_many("copilot").is_err());
+    }
+
+    #[test]
+    fn resume_commands_quote() {
+        assert_eq!(
+            resume_command(Some("codex"), Some("0199a1b2-c3d4")).as_deref(),
+            Some("codex resume 0199a1b2-c3d4")
+        );
+        assert_eq!(
+            Agent::Claude.resume_command("a b'c"),
+            r"claude --resume 'a b'\''c'"
+        );
+        assert_eq!(resume_command(Some("vim"), Some("x")), None);
+        assert_eq!(resume_command(Some("claude"), None), None);
+    }
+}

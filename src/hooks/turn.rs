@@ -1,0 +1,321 @@
+//! `hook <agent>` (claude, codex, gemini, cursor, opencode): one pipeline from an agent's
+//! event ([`super::payload`]) to what it records.
+//!
+//! - session start: start or join the worktree's active run;
+//! - end of a turn: a `turn` checkpoint with the agent's name, its session id, pointers to
+//!   its transcripts (a `file://` URI and its git blob digest — never the transcript
+//!   itself), the model when given, and the paths the agent edited since its last turn
+//!   (`touched`);
+//! - file edit: the edited paths appended to the run's pending list ([`super::touched`]).
+//!
+//! An agent must never be blocked by us: every outcome, including a malformed or unknown
+//! payload, is a [`HookOutcome`] (the CLI exits 0), and nothing is written for a payload we
+//! cannot use. The payload decides the repository (`cwd`, or the first workspace root that
+//! is a git worktree); outside one, nothing happens.
+
+use super::HookOutcome;
+use super::handlers::hook_run;
+use super::payload::{self, AgentEvent, Kind, Unusable};
+use super::touched;
+use crate::agent::Agent;
+use crate::error::Result;
+use crate::ids::{RunId, StepName};
+use crate::journal::{Record, append, set_active_run};
+use crate::model::Event;
+use crate::ops::checkpoint::{CheckpointOptions, checkpoint};
+use crate::store::Store;
+use std::path::{Component, Path, PathBuf};
+
+/// Step of a turn checkpoint when no step was begun and `AGENT_STEP` is unset.
+pub const DEFAULT_TURN_STEP: &str = "turn";
+/// Transcripts larger than this get a pointer without a digest.
+const MAX_DIGEST_BYTES: u64 = 512 * 1024 * 1024;
+
+/// Handle one event of `agent` (its standard input and arguments); `dir` is where to look
+/// for the repository when the payload names no directory.
+pub fn handle(agent: Agent, input: &[u8], args: &[String], dir: &Path) -> HookOutcome {
+    let hook = agent.name();
+    let ev = match payload::parse(agent, input, args) {
+        Ok(ev) => ev,
+        Err(Unusable::Malformed(why)) => {
+            return HookOutcome::ignored(hook, format!("malformed payload: {why}"));
+        }
+        Err(Unusable::Unhandled(why)) => return HookOutcome::ignored(hook, why),
+    };
+    let dirs = if ev.dirs.is_empty() {
+        vec![dir.to_path_buf()]
+    } else {
+        ev.dirs.clone()
+    };
+    let Some(store) = dirs
+        .iter()
+        .find_map(|d| Store::discover(d).ok().filter(|s| !s.is_bare()))
+    else {
+        return HookOutcome::skipped(
+            hook,
+            format!("{} is not in a git worktree", dirs[0].display()),
+        );
+    };
+    let result = match ev.kind {
+        Kind::SessionStart => session_start(&store, &ev),
+        Kind::Turn => turn(&store, &ev),
+        Kind::Edit => edit(&store, &ev, &dirs[0]),
+    };
+    result.unwrap_or_else(|e| {
+        let mut out = HookOutcome::skipped(hook, "could not record");
+        out.warnings.push(match e.hint {
+            Some(h) => format!("{} ({h})", e.message),
+            None => e.message,
+        });
+        out
+    })
+}
+
+fn session(ev: &AgentEvent) -> String {
+    ev.session_id.clone().unwrap_or_default()
+}
+
+/// Session start: join the active run (or `AGENT_RUN`), else start one and make it active.
+fn session_start(store: &Store, ev: &AgentEvent) -> Result<HookOutcome> {
+    let hook = ev.agent.name();
+    let env_run = std::env::var("AGENT_RUN").ok().filter(|v| !v.is_empty());
+    let run = match hook_run(store)? {
+        Ok(run) if store.run_head(&run)?.is_some() => {
+            return Ok(HookOutcome {
+                run: Some(run.to_string()),
+                reason: Some(format!("session {} continues run {run}", session(ev))),
+                ..HookOutcome::new(hook, "joined")
+            });
+        }
+        // AGENT_RUN names a run that does not exist yet.
+        Ok(run) => run,
+        Err(_) => match env_run {
+            Some(r) => RunId::new(r)?,
+            None => RunId::generate(),
+        },
+    };
+    let mut rec = Record::new(run.clone(), Event::Start);
+    rec.new_run = true;
+    rec.session_id = ev.session_id.clone();
+    rec.agent = Some(hook.to_string());
+    rec.label = Some(format!("{} session {}", ev.agent.display(), session(ev)));
+    rec.meta = ev.meta.clone();
+    rec.next_action = Some("let the agent work; each turn is recorded".into());
+    let recorded = append(store, rec)?;
+    set_active_run(store, &run)?;
+    Ok(HookOutcome {
+        run: Some(run.to_string()),
+        checkpoint: Some(recorded.checkpoint.to_string()),
+        ..HookOutcome::new(hook, "started")
+    })
+}
+
+/// File edit: the edited paths that are in this worktree, appended to the pending list of
+/// the run the next turn records into.
+fn edit(store: &Store, ev: &AgentEvent, cwd: &Path) -> Result<HookOutcome> {
+    let hook = ev.agent.name();
+    let root = store.workdir()?;
+    let paths: Vec<String> = ev
+        .edited
+        .iter()
+        .filter_map(|p| worktree_relative(root, cwd, p))
+        .collect();
+    if paths.is_empty() {
+        return Ok(HookOutcome::skipped(
+            hook,
+            "the edited files are not in this worktree",
+        ));
+    }
+    let run = hook_run(store)?.ok();
+    let key = run.as_ref().map_or(touched::NO_RUN, |r| r.as_str());
+    touched::note(store, key, &paths)?;
+    Ok(HookOutcome {
+        run: run.map(|r| r.to_string()),
+        reason: Some(format!("noted for the next turn: {}", paths.join(" "))),
+        ..HookOutcome::new(hook, "noted")
+    })
+}
+
+/// `path` (absolute, or relative to `cwd`) relative to the worktree `root`, `/`-separated;
+/// `None` outside it, inside `.git`, or not valid UTF-8.
+pub fn worktree_relative(root: &Path, cwd: &Path, path: &Path) -> Option<String> {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    };
+    let abs = normalize(&abs);
+    let rel = match abs.strip_prefix(root) {
+        Ok(rel) => rel.to_path_buf(),
+        // Through a symlink (e.g. /tmp → /private/tmp): compare real folders.
+        Err(_) => {
+            let real_root = std::fs::canonicalize(root).ok()?;
+            let parent = abs.parent()?;
+            let real_parent = std::fs::canonicalize(parent).ok()?;
+            real_parent
+                .join(abs.file_name()?)
+                .strip_prefix(&real_root)
+                .ok()?
+                .to_path_buf()
+        }
+    };
+    let parts: Vec<&str> = rel
+        .components()
+        .map(|c| match c {
+            Component::Normal(s) => s.to_str(),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    if parts.is_empty() || parts[0] == ".git" {
+        return None;
+    }
+    Some(parts.join("/"))
+}
+
+/// `.` and `..` resolved lexically.
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// `file://` URI of an absolute path, percent-encoding what a URI cannot hold (and `#`,
+/// which separates the digest in an artifact argument).
+pub fn file_uri(path: &Path) -> String {
+    let mut s = String::from("file://");
+    for b in path.as_os_str().as_encoded_bytes() {
+        match *b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                s.push(*b as char)
+            }
+            other => s.push_str(&format!("%{other:02X}")),
+        }
+    }
+    s
+}
+
+/// The artifact argument for a transcript: `file://…#git-blob:<oid>` (the digest left out
+/// when the file cannot be read). `None` with a warning when it cannot be recorded at all.
+fn transcript_artifact(store: &Store, path: &Path, warnings: &mut Vec<String>) -> Option<String> {
+    let uri = file_uri(path);
+    if crate::redact::looks_secret(&uri) {
+        warnings.push(format!(
+            "transcript path {} looks like it holds a credential; not recorded",
+            path.display()
+        ));
+        return None;
+    }
+    let digest = match std::fs::metadata(path) {
+        Ok(md) if md.is_file() && md.len() <= MAX_DIGEST_BYTES => std::fs::read(path)
+            .ok()
+            .and_then(|bytes| store.blob_id(&bytes).ok()),
+        Ok(md) if md.is_file() => {
+            warnings.push(format!(
+                "transcript {} is larger than {} MiB; recorded without a digest",
+                path.display(),
+                MAX_DIGEST_BYTES >> 20
+            ));
+            None
+        }
+        _ => {
+            warnings.push(format!(
+                "transcript {} is not readable; recorded without a digest",
+                path.display()
+            ));
+            None
+        }
+    };
+    Some(match digest {
+        Some(d) => format!("{uri}#git-blob:{d}"),
+        None => uri,
+    })
+}
+
+/// End of a turn: a `turn` checkpoint in the active run (one is started if there is none),
+/// carrying the paths noted since the last turn.
+fn turn(store: &Store, ev: &AgentEvent) -> Result<HookOutcome> {
+    let hook = ev.agent.name();
+    let mut warnings = vec![];
+    // Without a usable active run, a new one is started (and made active) by the checkpoint.
+    let (run, step) = match hook_run(store)? {
+        Ok(r) => {
+            let step = super::handlers::hook_step(store, &r, None, DEFAULT_TURN_STEP)?.0;
+            (r, step)
+        }
+        Err(_) => (RunId::generate(), StepName::new(DEFAULT_TURN_STEP)?),
+    };
+    let artifacts: Vec<String> = ev
+        .transcripts
+        .iter()
+        .filter_map(|t| transcript_artifact(store, t, &mut warnings))
+        .collect();
+    let taken = touched::take(store, &[run.as_str(), touched::NO_RUN])?;
+    if taken.dropped > 0 {
+        warnings.push(format!(
+            "{} more edited paths than {} were not recorded",
+            taken.dropped,
+            touched::MAX_TOUCHED
+        ));
+    }
+    let result = checkpoint(
+        store,
+        &step,
+        CheckpointOptions {
+            run: Some(run),
+            event: Some(Event::Turn),
+            session_id: ev.session_id.clone(),
+            agent: Some(hook.to_string()),
+            touched: taken.paths.clone(),
+            artifacts,
+            meta: ev.meta.clone(),
+            ..Default::default()
+        },
+    );
+    let out = match result {
+        Ok(out) => {
+            taken.done();
+            out
+        }
+        Err(e) => {
+            taken.put_back();
+            return Err(e);
+        }
+    };
+    Ok(HookOutcome {
+        warnings,
+        ..HookOutcome::recorded(hook, &out)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris() {
+        assert_eq!(
+            file_uri(Path::new("/home/me/.claude/projects/-x/a b#1.jsonl")),
+            "file:///home/me/.claude/projects/-x/a%20b%231.jsonl"
+        );
+    }
+
+    #[test]
+    fn relative_paths() {
+        let root = Path::new("/w/repo");
+        let rel = |cwd: &str, p: &str| worktree_relative(root, Path::new(cwd), Path::new(p));
+        assert_eq!(rel("/w/repo", "src/a.rs").as_deref(), Some("src/a.rs"));
+        assert_eq!(rel("/w/repo/src", "../b.rs").as_deref(), Some("b.rs"));
+        assert_eq!(rel("/x", "/w/repo/c/d.txt").as_deref(), Some("c/d.txt"));
+        assert_eq!(rel("/w/repo", ".git/config"), None);
+        assert_eq!(rel("/w/repo", "../other/x"), None);
+        assert_eq!(rel("/w/repo", "/w/repo"), None);
+    }
+}
