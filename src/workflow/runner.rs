@@ -22,12 +22,42 @@ use serde::Serialize;
 use std::collections::HashSet;
 use std::process::{Command, Stdio};
 
+/// What the runner did with a step; serialized (and shown) in kebab-case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepAction {
+    /// Its command ran.
+    Ran,
+    /// Already done with the same inputs.
+    Skipped,
+    /// An effect already performed with this idempotency key.
+    SkippedEffect,
+    /// A gate was opened and waits for a person.
+    GateOpened,
+    /// A gate's approval let the run pass it.
+    GatePassed,
+    /// The run stopped at this step.
+    Stopped,
+}
+
+impl std::fmt::Display for StepAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StepAction::Ran => "ran",
+            StepAction::Skipped => "skipped",
+            StepAction::SkippedEffect => "skipped-effect",
+            StepAction::GateOpened => "gate-opened",
+            StepAction::GatePassed => "gate-passed",
+            StepAction::Stopped => "stopped",
+        })
+    }
+}
+
 /// What happened to one step during this invocation.
 #[derive(Debug, Clone, Serialize)]
 pub struct StepReport {
     pub step: String,
-    /// `ran`, `skipped`, `skipped-effect`, `gate-opened`, `gate-passed`, `stopped`.
-    pub action: &'static str,
+    pub action: StepAction,
     pub reason: String,
     pub status: Option<Status>,
     pub attempt: Option<u32>,
@@ -147,7 +177,8 @@ pub fn execute(
         };
         match decision {
             Decision::Skip { reason } => {
-                out.steps.push(report(step, "skipped", reason, None, None));
+                out.steps
+                    .push(report(step, StepAction::Skipped, reason, None, None));
             }
             Decision::SkipEffect { original } => {
                 let mut r = record(Event::Finish, Status::Skipped, Some(&snap));
@@ -158,8 +189,12 @@ pub fn execute(
                     "its effect already completed at {}",
                     crate::catalog::short(original)
                 );
-                out.steps
-                    .push(recorded(step, "skipped-effect", reason, &append(store, r)?));
+                out.steps.push(recorded(
+                    step,
+                    StepAction::SkippedEffect,
+                    reason,
+                    &append(store, r)?,
+                ));
             }
             Decision::OpenGate { reason } => {
                 let mut r = record(Event::Begin, Status::AwaitingApproval, Some(&snap));
@@ -169,7 +204,8 @@ pub fn execute(
                     "`git agent-rewind approve {}` then `git agent-rewind resume`",
                     rec.checkpoint
                 );
-                out.steps.push(recorded(step, "gate-opened", reason, &rec));
+                out.steps
+                    .push(recorded(step, StepAction::GateOpened, reason, &rec));
                 return stop(
                     out,
                     format!("gate {} is awaiting approval", step.name),
@@ -182,7 +218,7 @@ pub fn execute(
                 r.next_action = Some("run the next step".into());
                 out.steps.push(recorded(
                     step,
-                    "gate-passed",
+                    StepAction::GatePassed,
                     format!("approved by {by}"),
                     &append(store, r)?,
                 ));
@@ -191,8 +227,13 @@ pub fn execute(
                 reason,
                 next_action,
             } => {
-                out.steps
-                    .push(report(step, "stopped", reason.clone(), None, None));
+                out.steps.push(report(
+                    step,
+                    StepAction::Stopped,
+                    reason.clone(),
+                    None,
+                    None,
+                ));
                 return stop(out, reason, next_action);
             }
             Decision::Run { reason } => {
@@ -237,7 +278,8 @@ pub fn execute(
                 let done = append(store, r)?;
                 crate::crash_point!("runner:finished");
                 ran_now.insert(step.name.to_string());
-                out.steps.push(recorded(step, "ran", reason, &done));
+                out.steps
+                    .push(recorded(step, StepAction::Ran, reason, &done));
                 if !ok {
                     let why = match code {
                         Some(c) => format!("step {} failed with exit code {c}", step.name),
@@ -283,7 +325,7 @@ pub fn execute(
 }
 
 /// The report of a step whose decision was recorded as `rec`.
-fn recorded(step: &StepDef, action: &'static str, reason: String, rec: &Recorded) -> StepReport {
+fn recorded(step: &StepDef, action: StepAction, reason: String, rec: &Recorded) -> StepReport {
     StepReport {
         step: step.name.to_string(),
         action,
@@ -297,7 +339,7 @@ fn recorded(step: &StepDef, action: &'static str, reason: String, rec: &Recorded
 
 fn report(
     step: &StepDef,
-    action: &'static str,
+    action: StepAction,
     reason: String,
     status: Option<Status>,
     attempt: Option<u32>,
