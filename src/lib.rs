@@ -6,7 +6,7 @@
 //! and renders results; an orchestrator can call [`ops`] directly instead.
 //!
 //! Layering, from the bottom (docs/DECISIONS.md "Layers", checked by `tests/layers.rs`):
-//! [`ids`], [`model`], [`time`] and [`redact`] (pure data and functions); [`store`] (the
+//! [`ids`], [`model`], [`time`], [`redact`] and [`quote`] (pure data and functions); [`store`] (the
 //! only module that uses gix or runs git; `store::layout` spells every ref name and
 //! `store::private` every private file; it includes [`snapshot`], worktree → tree);
 //! [`catalog`] (reading checkpoints and runs) and [`verify`] (what a note claims, checked
@@ -26,6 +26,7 @@ pub mod journal;
 pub mod materialize;
 pub mod model;
 pub mod ops;
+pub mod quote;
 pub mod redact;
 pub mod remote;
 pub mod store;

@@ -14,6 +14,7 @@ const RANKS: &[(&str, u32)] = &[
     ("time", 1),
     ("redact", 1),
     ("agent", 1),
+    ("quote", 1),
     ("model", 2),
     ("store", 3),
     ("snapshot", 3), // re-exported from store

@@ -840,7 +840,7 @@ fn undo_brings_back_a_detached_head() {
 }
 
 #[test]
-fn a_refusal_because_an_ignored_file_is_in_the_way_changes_nothing_and_keeps_undo() {
+fn an_ignored_file_in_the_way_goes_into_the_backup_and_undo_brings_it_back() {
     let repo = Repo::new();
     let d = repo.path();
     start(d, "r1");
@@ -852,36 +852,20 @@ fn a_refusal_because_an_ignored_file_is_in_the_way_changes_nothing_and_keeps_und
     put(d, ".gitignore", "build/\n", 0o644);
     put(d, "build/x", "precious, ignored now\n", 0o644);
     end(d, "implement", "S2");
+    let before = worktree_files(d);
 
-    // A real backup first: restore README.md from the start, over a local edit.
-    put(d, "README.md", "local edit\n", 0o644);
-    let before_restore = worktree_files(d);
-    repo.json(&["restore", "r1@0", "--", "README.md"]);
-    assert_eq!(repo.read("README.md"), "hello\n");
-
-    // The rewind (and a fork in place, and a restore) would overwrite the ignored build/x,
-    // which no backup holds: refused, with nothing written.
-    let mut problems: Vec<String> = [
-        &["rewind", "r1", "--to", "implement"][..],
-        &["fork", "r1", "--to", "implement"][..],
-        &["restore", "r1/plan", "--", "build/"][..],
-    ]
-    .iter()
-    .filter_map(|args| refusal_problem(d, args, &[1], "build/x"))
-    .collect();
+    // The rewind overwrites the ignored build/x: the backup holds it first…
+    repo.json(&["rewind", "r1", "--to", "implement", "--run", "r2"]);
+    assert_eq!(repo.read("build/x"), "from plan\n");
+    // …so `undo` brings it back, byte for byte.
+    repo.json(&["undo"]);
     assert_eq!(repo.read("build/x"), "precious, ignored now\n");
-
-    // So `undo` still undoes the restore.
-    let undone = repo.json(&["undo"]);
-    if worktree_files(d) != before_restore {
-        problems.push(format!(
-            "undo brought back {:?} ({}), not the state before the restore: README.md is {:?}",
-            undone["restored"]["reason"],
-            field(&undone["restored"], "commit"),
-            repo.read("README.md")
-        ));
-    }
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert_files_eq(&worktree_files(d), &before, "after undo");
+    // A path restore over it too.
+    repo.json(&["restore", "r1/plan", "--", "build/"]);
+    assert_eq!(repo.read("build/x"), "from plan\n");
+    repo.json(&["undo"]);
+    assert_eq!(repo.read("build/x"), "precious, ignored now\n");
 }
 
 // ---------------------------------------------------------------------------------------

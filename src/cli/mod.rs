@@ -201,11 +201,14 @@ pub fn execute(cli: Cli) -> Result<Output> {
                 &a.paths,
             )?;
             let human = format!(
-                "restored {} path(s) from {}\n  backup {} (`git agent-rewind undo` brings the previous state back)",
+                "restored {} path(s) from {}\n  backup {} (`git agent-rewind undo` brings the previous state back)\n{}",
                 out.changed.len(),
                 render::short(&out.checkpoint),
-                render::short(&out.backup.commit)
-            );
+                render::short(&out.backup.commit),
+                render::left_in_place(&out.left_in_place)
+            )
+            .trim_end()
+            .to_string();
             Ok(Output::new(
                 serde_json::to_value(&out).expect("json"),
                 human,

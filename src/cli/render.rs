@@ -439,7 +439,11 @@ pub fn diff(d: &ops::diff::CheckpointDiff, _st: &Style) -> String {
     for f in &d.files {
         match &f.patch {
             Some(p) => {
-                s.push_str(&format!("diff --agent-rewind a/{0} b/{0}\n", f.path));
+                s.push_str(&format!(
+                    "diff --agent-rewind {} {}\n",
+                    agent_rewind::quote::quote_prefixed("a/", &f.path.0),
+                    agent_rewind::quote::quote_prefixed("b/", &f.path.0)
+                ));
                 s.push_str(p);
             }
             None => s.push_str(&format!("Binary file {} differs ({})\n", f.path, f.change)),
@@ -517,8 +521,23 @@ pub fn rewound(o: &ops::rewind::RewindOutcome, st: &Style) -> String {
             "  backup    {} (`git agent-rewind undo` brings the previous state back)\n",
             short(&b.commit)
         ));
+        s.push_str(&left_in_place(&b.left_in_place));
     }
     s.trim_end().to_string()
+}
+
+/// One line per file an overwrite left as it was (`Backup::left_in_place`).
+pub fn left_in_place(files: &[agent_rewind::model::Excluded]) -> String {
+    files
+        .iter()
+        .map(|e| {
+            format!(
+                "  left in place {} ({})\n",
+                agent_rewind::quote::display_text_path(&e.path),
+                e.reason
+            )
+        })
+        .collect()
 }
 
 pub fn run_report(r: &agent_rewind::workflow::runner::RunReport, st: &Style) -> String {
@@ -653,5 +672,10 @@ pub fn undone(o: &ops::undo::UndoOutcome) -> String {
         "  backup of the state just replaced: {} (`git agent-rewind undo` brings it back)",
         short(&o.backup.commit)
     ));
+    let left = left_in_place(&o.backup.left_in_place);
+    if !left.is_empty() {
+        s.push('\n');
+        s.push_str(left.trim_end());
+    }
     s
 }

@@ -4,13 +4,14 @@
 use crate::catalog::{Catalog, Checkpoint};
 use crate::error::Result;
 use crate::ids::CheckpointSpec;
+use crate::quote::{PathBytes, quote_prefixed};
 use crate::store::ChangeKind;
 use crate::store::Store;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct FileDiff {
-    pub path: String,
+    pub path: PathBytes,
     pub change: ChangeKind,
     /// Unified diff text; `None` for binary content.
     pub patch: Option<String>,
@@ -91,12 +92,12 @@ pub fn file_diffs(
         let patch = (!binary).then(|| {
             let (o, n) = (String::from_utf8_lossy(&old), String::from_utf8_lossy(&new));
             let a = if c.old.is_some() {
-                format!("a/{}", c.path)
+                quote_prefixed("a/", &c.path)
             } else {
                 "/dev/null".into()
             };
             let b = if c.new.is_some() {
-                format!("b/{}", c.path)
+                quote_prefixed("b/", &c.path)
             } else {
                 "/dev/null".into()
             };
@@ -107,7 +108,7 @@ pub fn file_diffs(
                 .to_string()
         });
         files.push(FileDiff {
-            path: c.path,
+            path: PathBytes(c.path.into()),
             change: c.change,
             patch,
             binary,

@@ -6,6 +6,7 @@ use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::ids::CheckpointSpec;
 use crate::materialize::{self, Backup};
+use crate::quote::PathBytes;
 use crate::store::Store;
 use serde::Serialize;
 
@@ -13,7 +14,9 @@ use serde::Serialize;
 pub struct RestoreOutcome {
     pub checkpoint: String,
     /// Paths written or removed.
-    pub changed: Vec<String>,
+    pub changed: Vec<PathBytes>,
+    /// Files left as they were although the checkpoint lacks them (see `Backup`).
+    pub left_in_place: Vec<crate::model::Excluded>,
     pub backup: Backup,
 }
 
@@ -28,9 +31,10 @@ pub fn restore(store: &Store, spec: &CheckpointSpec, paths: &[String]) -> Result
             let p = p.trim_start_matches("./").trim_end_matches('/');
             let in_checkpoint = p.is_empty()
                 || p == "."
-                || entries
-                    .iter()
-                    .any(|(e, _, _)| e == p || e.starts_with(&format!("{p}/")));
+                || entries.iter().any(|(e, _, _)| {
+                    e == p.as_bytes()
+                        || (e.starts_with(p.as_bytes()) && e.get(p.len()) == Some(&b'/'))
+                });
             if !in_checkpoint && std::fs::symlink_metadata(root.join(p)).is_err() {
                 return Err(Error::not_found(format!(
                     "{p} is neither in checkpoint {} nor in the worktree",
@@ -40,7 +44,7 @@ pub fn restore(store: &Store, spec: &CheckpointSpec, paths: &[String]) -> Result
         }
     }
     let filter = (!paths.is_empty()).then_some(paths);
-    let mut prepared = materialize::prepare_overwrite(store, cp.commit.tree, filter)?;
+    let mut prepared = materialize::prepare_overwrite(store, cp.commit.tree, filter, None)?;
     prepared.capture.runs =
         materialize::RunFacts::active(crate::journal::worktree_active_run(store)?.as_ref());
     let backup =
@@ -48,11 +52,15 @@ pub fn restore(store: &Store, spec: &CheckpointSpec, paths: &[String]) -> Result
     crate::crash_point!("restore:backed-up");
     let changes = prepared.changes;
     // The index is left as it was: restore only puts files back.
-    materialize::write_changes(store, &changes)?;
+    materialize::write_changes(store, &changes, &prepared.raw)?;
     crate::crash_point!("restore:files-written");
     Ok(RestoreOutcome {
         checkpoint: cp.id().to_string(),
-        changed: changes.into_iter().map(|c| c.path).collect(),
+        changed: changes
+            .into_iter()
+            .map(|c| PathBytes(c.path.into()))
+            .collect(),
+        left_in_place: backup.left_in_place.clone(),
         backup,
     })
 }

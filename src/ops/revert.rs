@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::ids::{CheckpointSpec, RunId, StepName};
 use crate::materialize::{self, Backup};
 use crate::model::NoteLine;
-use crate::store::{ChangeKind, EntryKind, ObjectId, Store, TreeChange};
+use crate::store::{BString, ByteSlice, ChangeKind, EntryKind, ObjectId, Store, TreeChange};
 use crate::time::Timestamp;
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -104,10 +104,10 @@ pub fn revert(store: &Store, spec: &CheckpointSpec, opts: &RevertOptions) -> Res
     let (rule, touched) = touched_paths(&range.within);
     let mut changes = store.diff_trees(range.from.commit.tree, range.to.commit.tree)?;
     if let Some(touched) = &touched {
-        changes.retain(|c| touched.contains(&c.path));
+        changes.retain(|c| c.path.to_str().is_ok_and(|p| touched.contains(p)));
     }
     let staged = store.with_staged_objects();
-    let paths: Vec<String> = changes.iter().map(|c| c.path.clone()).collect();
+    let paths: Vec<BString> = changes.iter().map(|c| c.path.clone()).collect();
     let ours = staged.worktree_entries(&paths)?;
     let labels = [
         "worktree".to_string(),
@@ -155,15 +155,17 @@ pub fn revert(store: &Store, spec: &CheckpointSpec, opts: &RevertOptions) -> Res
     }
 
     staged.persist_staged_objects()?;
-    let prepared_capture = materialize::capture(store)?;
-    ensure_backed_up(store, prepared_capture.tree, &writes)?;
+    // The backup holds every path about to be written as its bytes are on disk.
+    let mut prepared_capture = materialize::capture(store)?;
+    let written: Vec<BString> = writes.iter().map(|w| w.path.clone()).collect();
+    materialize::cover_paths(store, &mut prepared_capture, &written)?;
     let backup = materialize::publish_backup(
         store,
         &prepared_capture,
         &format!("revert {} of run {}", range.scope, range.run),
     )?;
     crate::crash_point!("revert:backed-up");
-    materialize::write_changes(store, &writes)?;
+    materialize::write_changes(store, &writes, &Default::default())?;
     crate::crash_point!("revert:files-written");
     outcome.backup = Some(backup);
     record(store, &range, &outcome)?;
@@ -181,7 +183,7 @@ fn plan_path(
 ) -> Result<(FilePlan, Option<TreeChange>)> {
     let (theirs, base) = (c.old, c.new);
     let plan = |action: Action, reason: Option<&str>| FilePlan {
-        path: c.path.clone(),
+        path: crate::quote::text_path(&c.path),
         action,
         reason: reason.map(str::to_string),
     };
@@ -348,23 +350,6 @@ fn touched_paths(within: &[Checkpoint]) -> (PathRule, Option<BTreeSet<String>>) 
     } else {
         (PathRule::Touched, Some(touched))
     }
-}
-
-/// Every path about to be overwritten or deleted that exists on disk must be in the backup.
-fn ensure_backed_up(store: &Store, backup_tree: ObjectId, writes: &[TreeChange]) -> Result<()> {
-    let root = store.workdir()?;
-    for w in writes {
-        if std::fs::symlink_metadata(root.join(&w.path)).is_ok()
-            && store.path_in_tree(backup_tree, &w.path)?.is_none()
-        {
-            return Err(Error::refused(format!(
-                "{} is in the worktree but not in the backup (ignored or too big)",
-                w.path
-            ))
-            .with_hint("move it out of the way, then run the command again"));
-        }
-    }
-    Ok(())
 }
 
 /// Append the `revert` record to the run's tip: who, when, what, and each file's fate.

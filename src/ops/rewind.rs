@@ -153,7 +153,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     // hold, before anything is published; then publish the backup.
     let relation = if opts.fork { "forked" } else { "rewound" };
     let (backup, prepared) = if in_place {
-        let mut prepared = materialize::prepare_overwrite(store, target_tree, None)?;
+        let mut prepared = materialize::prepare_overwrite(store, target_tree, None, None)?;
         // What `undo` reverses besides the files: the active run, the archiving, the new run.
         prepared.capture.runs =
             materialize::RunFacts::active(crate::journal::worktree_active_run(store)?.as_ref());
@@ -239,7 +239,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     if let Some(prepared) = &prepared {
         crate::trace::mark("rewind: source archived");
         crate::crash_point!("rewind:source-archived");
-        let written = materialize::write_changes(store, &prepared.changes)?;
+        let written = materialize::write_changes(store, &prepared.changes, &prepared.raw)?;
         crate::trace::mark("rewind: files written");
         crate::crash_point!("rewind:files-written");
         store.move_user_head(branch.as_deref(), git_commit)?;
@@ -258,7 +258,7 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
     } else if let Some(path) = &opts.worktree {
         store.add_linked_worktree(path, branch.as_deref(), git_commit)?;
         let linked = Store::open_worktree_at(path)?;
-        linked.apply_changes(linked.workdir()?, &linked_changes)?;
+        linked.apply_changes(linked.workdir()?, &linked_changes, &Default::default())?;
         set_active_run(&linked, &new_run)?;
         worktree_shown = Some(path.display().to_string());
     } else if let (Some(b), Some(c)) = (&branch, git_commit) {

@@ -4,6 +4,7 @@
 use crate::catalog::{Catalog, Checkpoint};
 use crate::error::Result;
 use crate::ids::CheckpointSpec;
+use crate::quote::PathBytes;
 use crate::store::ChangeKind;
 use crate::store::ObjectId;
 use crate::store::Store;
@@ -12,7 +13,7 @@ use serde::Serialize;
 /// A changed path between two trees: `A`dded, `M`odified, `D`eleted, `T`ype change.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct FileChange {
-    pub path: String,
+    pub path: PathBytes,
     pub change: ChangeKind,
 }
 
@@ -57,7 +58,7 @@ pub fn changed_files(store: &Store, from: ObjectId, to: ObjectId) -> Result<Vec<
         .diff_trees(from, to)?
         .into_iter()
         .map(|c| FileChange {
-            path: c.path,
+            path: PathBytes(c.path.into()),
             change: c.change,
         })
         .collect())

@@ -114,9 +114,12 @@ pub fn steer(
     if !contents.is_empty() {
         let runs =
             materialize::RunFacts::active(crate::journal::worktree_active_run(store)?.as_ref());
+        let touched: Vec<crate::store::BString> =
+            contents.iter().map(|(p, _)| p.as_str().into()).collect();
         outcome.backup = Some(materialize::take_backup(
             store,
             &format!("steer {run}"),
+            &touched,
             runs,
         )?);
         for (path, data) in &contents {

@@ -41,7 +41,7 @@ pub fn undo(store: &Store) -> Result<UndoOutcome> {
         .ok_or_else(|| Error::not_found("nothing to undo: no backup was taken in this worktree"))?;
     let target_tree = ObjectId::from_hex(target.worktree_tree.as_bytes())
         .map_err(|_| Error::corrupt(format!("backup {} has an invalid tree id", target.commit)))?;
-    let mut prepared = materialize::prepare_overwrite(store, target_tree, None)?;
+    let mut prepared = materialize::prepare_overwrite(store, target_tree, None, Some(&target))?;
 
     // The reverse of what the operation did to runs (runs deleted since are skipped).
     let exists = |r: &String| -> Result<Option<RunId>> {

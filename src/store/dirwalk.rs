@@ -15,6 +15,9 @@
 //!
 //! It must never make the walk miss a file: every doubt reads the directory. It never writes
 //! anything but its own cache file. `agentRewind.untrackedCache=false` turns it off.
+//!
+//! A directory that cannot be read (no permission) is left out and reported, as `git status`
+//! warns and goes on: the walk is run again without entering it.
 
 use crate::error::{Error, Result};
 use crate::store::Store;
@@ -43,11 +46,15 @@ pub struct WalkOutcome {
     pub dirs_read: usize,
     /// Directories (whole subtrees counted) known from the cache without reading them.
     pub dirs_skipped: usize,
+    /// Directories that could not be read, with why: not entered, their files left out.
+    pub unreadable: Vec<(BString, String)>,
 }
+
+/// How many unreadable directories one walk steps around before it gives up.
+const MAX_UNREADABLE: usize = 64;
 
 /// Find the untracked files of `store`'s worktree, with the cache unless it is turned off.
 pub fn untracked_files(store: &Store, index: &gix::index::State) -> Result<WalkOutcome> {
-    let repo = store.repo();
     let workdir = store.workdir()?.to_path_buf();
     let use_cache = store
         .repo()
@@ -63,11 +70,75 @@ pub fn untracked_files(store: &Store, index: &gix::index::State) -> Result<WalkO
     } else {
         Cache::default()
     };
+    let mut unreadable: Vec<(BString, String)> = Vec::new();
+    loop {
+        let prune: HashSet<BString> = unreadable.iter().map(|(p, _)| p.clone()).collect();
+        match walk_once(
+            store, index, &workdir, &previous, walk_start, use_cache, &prune,
+        ) {
+            Ok((next, mut outcome)) => {
+                outcome.unreadable = unreadable;
+                outcome.dirs_read = next.values().filter(|r| r.read_now).count();
+                if use_cache && outcome.unreadable.is_empty() {
+                    let cache = Cache { key, dirs: next };
+                    if previous.key != key || !same_records(&cache.dirs, &previous.dirs) {
+                        // Best effort: a cache that cannot be written only costs time next run.
+                        let _ = cache.save(&cache_path);
+                    }
+                }
+                return Ok(outcome);
+            }
+            Err(e) => match unreadable_dir_of(&e, &workdir) {
+                Some(found) if unreadable.len() < MAX_UNREADABLE && !prune.contains(&found.0) => {
+                    unreadable.push(found);
+                }
+                _ => {
+                    return Err(Error::other(format!(
+                        "directory walk failed: {}",
+                        crate::error::one_line(&e.to_string())
+                    )));
+                }
+            },
+        }
+    }
+}
 
+/// The directory a failed walk could not read, relative to `workdir`, and why — when it
+/// still cannot be read (else the failure is something else, or passing).
+fn unreadable_dir_of(e: &dyn std::fmt::Display, workdir: &Path) -> Option<(BString, String)> {
+    const MARK: &str = "Failed to read the directory at \"";
+    let text = e.to_string();
+    let start = text.find(MARK)? + MARK.len();
+    let end = start + text[start..].rfind('"')?;
+    let full = PathBuf::from(&text[start..end]);
+    let rela = full.strip_prefix(workdir).ok()?;
+    if rela.as_os_str().is_empty() {
+        return None;
+    }
+    let why = match std::fs::read_dir(&full) {
+        Ok(_) => return None,
+        Err(e) => e.to_string(),
+    };
+    let rela = gix::path::into_bstr(rela).ok()?.into_owned();
+    Some((rela, why))
+}
+
+/// One directory walk that does not enter the directories in `prune`.
+fn walk_once(
+    store: &Store,
+    index: &gix::index::State,
+    workdir: &Path,
+    previous: &Cache,
+    walk_start: SystemTime,
+    use_cache: bool,
+    prune: &HashSet<BString>,
+) -> std::result::Result<(BTreeMap<BString, DirRecord>, WalkOutcome), Box<dyn std::error::Error>> {
+    let repo = store.repo();
     let mut delegate = CachingDelegate {
-        workdir: &workdir,
+        prune,
+        workdir,
         digests: IndexDigests::new(index),
-        previous: &previous,
+        previous,
         next: BTreeMap::new(),
         racy_after: walk_start.checked_sub(RACY_MARGIN).unwrap_or(UNIX_EPOCH),
         changed_ignore_dirs: HashSet::new(),
@@ -86,26 +157,9 @@ pub fn untracked_files(store: &Store, index: &gix::index::State) -> Result<WalkO
         &interrupt,
         options,
         &mut delegate,
-    )
-    .map_err(|e| {
-        Error::other(format!(
-            "directory walk failed: {}",
-            crate::error::one_line(&e.to_string())
-        ))
-    })?;
-
-    let CachingDelegate {
-        next, mut outcome, ..
-    } = delegate;
-    outcome.dirs_read = next.values().filter(|r| r.read_now).count();
-    if use_cache {
-        let cache = Cache { key, dirs: next };
-        if previous.key != key || !same_records(&cache.dirs, &previous.dirs) {
-            // Best effort: a cache that cannot be written only costs time next run.
-            let _ = cache.save(&cache_path);
-        }
-    }
-    Ok(outcome)
+    )?;
+    let CachingDelegate { next, outcome, .. } = delegate;
+    Ok((next, outcome))
 }
 
 /// Stat data of a file or directory (not following a symlink), as far as it tells of a
@@ -423,6 +477,8 @@ fn parent_of(rela: &BStr) -> &BStr {
 }
 
 struct CachingDelegate<'a> {
+    /// Directories not to enter (unreadable).
+    prune: &'a HashSet<BString>,
     workdir: &'a Path,
     digests: IndexDigests<'a>,
     previous: &'a Cache,
@@ -573,6 +629,9 @@ impl gix::dir::walk::Delegate for CachingDelegate<'_> {
             return false;
         }
         let rela = entry.rela_path.as_ref();
+        if self.prune.contains(rela) {
+            return false;
+        }
         if self.use_cache
             && entry.status == gix::dir::entry::Status::Tracked
             && entry.disk_kind == Some(gix::dir::entry::Kind::Directory)

@@ -216,7 +216,7 @@ impl Store {
     /// written whose content is what `tree` holds) get fresh stat data (`git add --refresh`),
     /// instead of git's refresh of every entry (a full `lstat` pass); a changed file left
     /// out is only re-hashed by git's next status.
-    pub fn reset_user_index(&self, tree: Option<gix::ObjectId>, refresh: &[&str]) -> Result<()> {
+    pub fn reset_user_index(&self, tree: Option<gix::ObjectId>, refresh: &[&[u8]]) -> Result<()> {
         let Some(tree) = tree else {
             self.git(&["read-tree", "--empty"])?;
             return Ok(());
@@ -234,7 +234,7 @@ impl Store {
         }
         let mut paths = Vec::new();
         for p in refresh {
-            paths.extend_from_slice(p.as_bytes());
+            paths.extend_from_slice(p);
             paths.push(0);
         }
         let args = [

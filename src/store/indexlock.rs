@@ -26,7 +26,13 @@ impl Store {
     /// Replace the user's index with `bytes` under git's lock: the new index is written to a
     /// private temp file, hard-linked to `index.lock` (taking the lock only when it is
     /// free) and renamed over `index`, so the lock is held for a rename, not for the write.
-    pub(super) fn install_user_index(&self, bytes: &[u8]) -> Result<()> {
+    /// With `mtime`, the new index file carries that modification time (an index put back
+    /// as it was keeps the time git's racy-entry checks compare against).
+    pub(super) fn install_user_index(
+        &self,
+        bytes: &[u8],
+        mtime: Option<std::time::SystemTime>,
+    ) -> Result<()> {
         use std::io::Write;
         let index = self.repo.index_path();
         let lock = lock_path(&index);
@@ -41,8 +47,11 @@ impl Store {
             .open(&tmp)
             .at(&tmp)?;
         f.write_all(bytes).at(&tmp)?;
+        if let Some(t) = mtime {
+            f.set_modified(t).at(&tmp)?;
+        }
         drop(f);
-        let result = take_lock_and_rename(&tmp, &lock, &index, bytes);
+        let result = take_lock_and_rename(&tmp, &lock, &index, bytes, mtime);
         let _ = std::fs::remove_file(&tmp);
         result
     }
@@ -50,7 +59,13 @@ impl Store {
 
 /// Link `tmp` to `lock` (waiting a while for a lock held by someone else), then rename the
 /// lock over `index`. Where hard links are not possible, the lock is created and written.
-fn take_lock_and_rename(tmp: &Path, lock: &Path, index: &Path, bytes: &[u8]) -> Result<()> {
+fn take_lock_and_rename(
+    tmp: &Path,
+    lock: &Path,
+    index: &Path,
+    bytes: &[u8],
+    mtime: Option<std::time::SystemTime>,
+) -> Result<()> {
     use std::io::Write;
     let mut attempt = 0;
     loop {
@@ -76,7 +91,10 @@ fn take_lock_and_rename(tmp: &Path, lock: &Path, index: &Path, bytes: &[u8]) -> 
                     }
                     Err(e) => return Err(Error::io(lock, e)),
                 };
-                if let Err(e) = f.write_all(bytes) {
+                if let Err(e) = f
+                    .write_all(bytes)
+                    .and_then(|()| mtime.map_or(Ok(()), |t| f.set_modified(t)))
+                {
                     let _ = std::fs::remove_file(lock);
                     return Err(Error::io(lock, e));
                 }

@@ -23,13 +23,23 @@ impl Store {
     /// For each path, what `git add` would record for it now: its blob id and kind, or
     /// `None` when nothing trackable is there. The blobs are written to this handle's object
     /// store (a staged handle keeps them in memory: nothing lands on disk).
-    pub fn worktree_entries(&self, paths: &[String]) -> Result<Vec<Option<(ObjectId, EntryKind)>>> {
+    pub fn worktree_entries(
+        &self,
+        paths: &[super::BString],
+    ) -> Result<Vec<Option<(ObjectId, EntryKind)>>> {
+        use super::ByteSlice;
         let (mut pipeline, index) = self.repo.filter_pipeline(None)?;
         let mut out = Vec::with_capacity(paths.len());
         for p in paths {
             let found = pipeline
-                .worktree_file_to_object(p.as_str().into(), &index)
-                .map_err(|e| Error::git(format!("could not read {p}: {e}")).with_source(e))?;
+                .worktree_file_to_object(p.as_bstr(), &index)
+                .map_err(|e| {
+                    Error::git(format!(
+                        "could not read {}: {e}",
+                        crate::quote::quote_path(p)
+                    ))
+                    .with_source(e)
+                })?;
             out.push(found.map(|(id, kind, _)| (id, kind)));
         }
         Ok(out)

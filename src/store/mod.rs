@@ -19,6 +19,7 @@ mod packwrite;
 mod private;
 mod publish;
 mod reflock;
+mod savedindex;
 pub mod snapshot;
 mod statcheck;
 mod transport;
@@ -32,12 +33,16 @@ pub use notes::{NotesReader, union_lines};
 pub use objects::{ChangeKind, CommitInfo, Trailers, TreeChange};
 pub use private::{PrivatePaths, create_parent, read_if_exists, remove_if_exists, write_atomic};
 pub use publish::{PublishError, RefChange};
+pub use savedindex::IndexFile;
 pub use transport::GitOutput;
 pub use userindex::WrittenFile;
+pub use worktree::{OnDisk, rel_path};
 
 use crate::error::{Error, Result};
 use crate::ids::{RunId, StepName};
 pub use gix::ObjectId;
+/// Byte strings (paths are bytes), for the layers above.
+pub use gix::bstr::{BStr, BString, ByteSlice};
 use std::path::Path;
 
 /// Every run with its tip, and the names under `refs/agent-runs/` that are not valid run ids.

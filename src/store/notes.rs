@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::ids::RunId;
 use crate::model::Note;
 use gix::ObjectId;
+use gix::bstr::ByteSlice;
 use gix::note::plumbing::State;
 use std::collections::{BTreeSet, HashMap};
 

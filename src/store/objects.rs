@@ -4,7 +4,7 @@
 use super::Store;
 use crate::error::{Error, Result};
 use gix::ObjectId;
-use gix::bstr::ByteSlice;
+use gix::bstr::{BString, ByteSlice};
 
 /// The identity used when the user has none configured.
 const FALLBACK_NAME: &str = "git-agent-rewind";
@@ -182,19 +182,30 @@ impl Store {
     }
 
     /// The id of the file (not folder) at `path` in `tree`, if any.
-    pub fn path_in_tree(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
+    pub fn path_in_tree(&self, tree: ObjectId, path: impl AsRef<[u8]>) -> Result<Option<ObjectId>> {
+        Ok(self
+            .entry_in_tree(tree, path.as_ref())?
+            .filter(|(_, kind)| *kind != gix::objs::tree::EntryKind::Tree)
+            .map(|(id, _)| id))
+    }
+
+    /// The entry (file, folder, link or submodule) at `path` (bytes, `/`-separated) in `tree`.
+    pub fn entry_in_tree(
+        &self,
+        tree: ObjectId,
+        path: &[u8],
+    ) -> Result<Option<(ObjectId, gix::objs::tree::EntryKind)>> {
         let tree = self.repo.find_tree(tree)?;
         Ok(tree
-            .lookup_entry_by_path(path)?
-            .filter(|e| !e.mode().is_tree())
-            .map(|e| e.object_id()))
+            .lookup_entry(path.split_str("/"))?
+            .map(|e| (e.object_id(), e.mode().kind())))
     }
 
     /// All blob paths of a tree with their ids and modes, sorted by path.
     pub fn tree_entries(
         &self,
         tree: ObjectId,
-    ) -> Result<Vec<(String, ObjectId, gix::objs::tree::EntryMode)>> {
+    ) -> Result<Vec<(BString, ObjectId, gix::objs::tree::EntryMode)>> {
         let tree = self.repo.find_tree(tree)?;
         let mut rec = gix::traverse::tree::Recorder::default();
         tree.traverse().breadthfirst(&mut rec)?;
@@ -202,7 +213,7 @@ impl Store {
             .records
             .into_iter()
             .filter(|e| !e.mode.is_tree())
-            .map(|e| (e.filepath.to_string(), e.oid, e.mode))
+            .map(|e| (e.filepath, e.oid, e.mode))
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(out)
@@ -283,7 +294,8 @@ impl std::fmt::Display for ChangeKind {
 /// One path that differs between two trees (directories are not listed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TreeChange {
-    pub path: String,
+    /// The path as bytes (`/`-separated), as git stores it.
+    pub path: BString,
     pub change: ChangeKind,
     pub old: Option<(ObjectId, gix::objs::tree::EntryKind)>,
     pub new: Option<(ObjectId, gix::objs::tree::EntryKind)>,
@@ -390,7 +402,7 @@ impl Store {
                     id,
                     ..
                 } if !entry_mode.is_tree() => TreeChange {
-                    path: location.to_string(),
+                    path: location,
                     change: ChangeKind::Added,
                     old: None,
                     new: Some((id, entry_mode.kind())),
@@ -401,7 +413,7 @@ impl Store {
                     id,
                     ..
                 } if !entry_mode.is_tree() => TreeChange {
-                    path: location.to_string(),
+                    path: location,
                     change: ChangeKind::Deleted,
                     old: Some((id, entry_mode.kind())),
                     new: None,
@@ -416,7 +428,7 @@ impl Store {
                     match (previous_entry_mode.is_tree(), entry_mode.is_tree()) {
                         (true, true) => continue,
                         (false, false) => TreeChange {
-                            path: location.to_string(),
+                            path: location,
                             change: if previous_entry_mode.kind() == entry_mode.kind() {
                                 ChangeKind::Modified
                             } else {
@@ -427,13 +439,13 @@ impl Store {
                         },
                         // A file became a directory or back: the file side is what changed.
                         (true, false) => TreeChange {
-                            path: location.to_string(),
+                            path: location,
                             change: ChangeKind::Added,
                             old: None,
                             new: Some((id, entry_mode.kind())),
                         },
                         (false, true) => TreeChange {
-                            path: location.to_string(),
+                            path: location,
                             change: ChangeKind::Deleted,
                             old: Some((previous_id, previous_entry_mode.kind())),
                             new: None,

@@ -98,6 +98,9 @@ pub struct Snapshot {
     /// Index entries proven unchanged by directory-relative stats (`store::statcheck`)
     /// before gix's status pass.
     pub entries_proven: usize,
+    /// Whether an index entry carries a flag a tree cannot hold (intent-to-add,
+    /// skip-worktree, assume-unchanged): a backup then keeps the index file itself.
+    pub index_flags: bool,
 }
 
 /// Snapshot the worktree of `store`. Exclusion applies to paths that are not in HEAD
@@ -133,6 +136,19 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     });
     let walk = walk?;
     let proven = unchanged.map_or(0, |u| statcheck::mark_uptodate(&mut index, &u));
+    let unreadable = |path: &[u8]| {
+        walk.unreadable
+            .iter()
+            .any(|(dir, _)| path.starts_with(dir) && path.get(dir.len()) == Some(&b'/'))
+    };
+    if !walk.unreadable.is_empty() {
+        // Tracked files in a directory that cannot be read keep their index entry.
+        for (entry, path) in index.entries_mut_with_paths() {
+            if unreadable(path) {
+                entry.flags.insert(gix::index::entry::Flags::UPTODATE);
+            }
+        }
+    }
 
     // When the index's cache-tree is valid and equals HEAD's tree, nothing is staged: skip
     // the HEAD-vs-index diff (it reads every tree of HEAD).
@@ -149,6 +165,13 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
         staged_changes(repo, head_tree, &index)?
     };
     let worktree = worktree_changes(repo, &index, threads)?;
+    let index_flags = index.entries().iter().any(|e| {
+        e.flags.intersects(
+            gix::index::entry::Flags::INTENT_TO_ADD
+                | gix::index::entry::Flags::SKIP_WORKTREE
+                | gix::index::entry::Flags::ASSUME_VALID,
+        )
+    });
     crate::trace::mark(&format!(
         "snapshot: status compared ({proven} entries proven unchanged, {} to look at; untracked walk read {} directories, {} known from its cache)",
         worktree.len() + staged.len(),
@@ -161,11 +184,19 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
         |path: &BStr, reason: String, excluded: &mut Vec<Excluded>, skip: &mut HashSet<Vec<u8>>| {
             skip.insert(path.to_vec());
             excluded.push(Excluded {
-                path: path.to_str_lossy().into_owned(),
+                path: crate::quote::text_path(path),
                 reason,
             });
         };
 
+    // Directories the walk could not read: left out with what is below them (tracked files
+    // there keep their index entry), as `git status` warns and goes on.
+    for (dir, why) in &walk.unreadable {
+        excluded.push(Excluded {
+            path: format!("{}/", crate::quote::text_path(dir)),
+            reason: format!("directory cannot be read ({why}); left out, as git status does"),
+        });
+    }
     // Index vs HEAD first.
     for c in &staged {
         use gix::diff::index::ChangeRef as C;
@@ -214,7 +245,7 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     // tracked file that became a folder must be removed before the untracked files inside
     // that folder are added, or the removal would take them with it).
     for (rela_path, status) in worktree {
-        if skip.contains(rela_path.as_slice()) {
+        if skip.contains(rela_path.as_slice()) || unreadable(&rela_path) {
             continue;
         }
         match status {
@@ -238,11 +269,38 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
             _ => {} // stat-only changes, submodule changes: keep the index/HEAD entry
         }
     }
+    // Submodules: their current commit, as `git add -A` records it (a submodule that is not
+    // checked out keeps its entry).
+    for entry in index.entries() {
+        if entry.mode != gix::index::entry::Mode::COMMIT || entry.stage_raw() != 0 {
+            continue;
+        }
+        let rela = entry.path(&index);
+        if skip.contains(rela.as_bytes()) {
+            continue;
+        }
+        if let Some(head) = submodule_head(&workdir.join(super::worktree::rel_path(rela)))
+            && head != entry.id
+        {
+            editor.upsert(rela, gix::objs::tree::EntryKind::Commit, head)?;
+        }
+    }
     for entry in &walk.untracked {
         if matches!(
             entry.disk_kind,
             Some(gix::dir::entry::Kind::Directory) | None
         ) {
+            // An untracked directory is only reported whole when it is empty or cannot
+            // be read: the latter is listed.
+            let full = workdir.join(super::worktree::rel_path(&entry.rela_path));
+            if entry.disk_kind.is_some()
+                && let Err(e) = std::fs::read_dir(&full)
+            {
+                excluded.push(Excluded {
+                    path: format!("{}/", crate::quote::text_path(&entry.rela_path)),
+                    reason: format!("directory cannot be read ({e}); left out, as git status does"),
+                });
+            }
             continue;
         }
         let rela = entry.rela_path.as_bstr();
@@ -306,6 +364,7 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     let tree = editor.write()?;
     crate::trace::mark("snapshot: tree written");
     excluded.sort_by(|a, b| a.path.cmp(&b.path));
+    excluded.dedup_by(|a, b| a.path == b.path);
     Ok(Snapshot {
         tree,
         index_tree,
@@ -313,6 +372,7 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
         dirs_read: walk.dirs_read,
         dirs_skipped: walk.dirs_skipped,
         entries_proven: proven,
+        index_flags,
     })
 }
 
@@ -337,6 +397,37 @@ fn secret_in_content(full: &std::path::Path) -> Option<&'static str> {
         .read_to_end(&mut buf)
         .ok()?;
     crate::redact::content_holds_secret(&buf, SCAN_LIMIT)
+}
+
+/// The commit checked out in the submodule at `dir`, if it is checked out there.
+fn submodule_head(dir: &std::path::Path) -> Option<ObjectId> {
+    if !dir.join(".git").exists() {
+        return None;
+    }
+    let sub = gix::open_opts(dir, gix::open::Options::isolated()).ok()?;
+    sub.head_id().ok().map(|id| id.detach())
+}
+
+/// `base` with `edits` applied (`None` removes the path): the tree's id.
+pub(crate) fn edit_tree(
+    repo: &gix::Repository,
+    base: ObjectId,
+    edits: &[(
+        gix::bstr::BString,
+        Option<(ObjectId, gix::objs::tree::EntryKind)>,
+    )],
+) -> Result<ObjectId> {
+    if edits.is_empty() {
+        return Ok(base);
+    }
+    let mut editor = TreeEdits::new(repo, base)?;
+    for (path, entry) in edits {
+        match entry {
+            Some((id, kind)) => editor.upsert(path.as_bstr(), *kind, *id)?,
+            None => editor.remove(path.as_bstr())?,
+        }
+    }
+    editor.write()
 }
 
 /// HEAD's tree with edits. Written with the plumbing editor: gix's own editor checks that
@@ -475,4 +566,18 @@ fn status_failed(e: &dyn std::fmt::Display) -> Error {
         "status failed: {}",
         crate::error::one_line(&e.to_string())
     ))
+}
+
+impl Store {
+    /// `base` with `edits` applied (`None` removes the path): the new tree's id.
+    pub fn edit_tree(
+        &self,
+        base: ObjectId,
+        edits: &[(
+            gix::bstr::BString,
+            Option<(ObjectId, gix::objs::tree::EntryKind)>,
+        )],
+    ) -> Result<ObjectId> {
+        edit_tree(self.repo(), base, edits)
+    }
 }

@@ -35,7 +35,7 @@ use std::path::Path;
 /// A file the checkout just wrote into the worktree (`Store::apply_changes`).
 #[derive(Debug, Clone)]
 pub struct WrittenFile {
-    pub path: String,
+    pub path: gix::bstr::BString,
     /// The blob (or symlink target) it was written from.
     pub id: ObjectId,
     /// The hash of the bytes put on disk (after filters), or of the symlink's target: what a
@@ -73,7 +73,7 @@ impl Store {
             let mut refresh = Vec::new();
             for w in written {
                 if self.path_in_tree(tree, &w.path)? == Some(w.id) {
-                    refresh.push(w.path.as_str());
+                    refresh.push(w.path.as_slice());
                 }
             }
             return self.reset_user_index(Some(tree), &refresh);
@@ -114,7 +114,7 @@ impl Store {
             "index: built ({} entries, {kept} kept their stat data, {refreshed} refreshed)",
             new.entries().len()
         ));
-        self.install_user_index(&bytes)
+        self.install_user_index(&bytes, None)
     }
 
     /// `old` (believed to hold `base`) with the entries that differ between `base` and
@@ -169,7 +169,7 @@ impl Store {
                     id,
                     Flags::empty(),
                     mode,
-                    c.path.as_str().into(),
+                    c.path.as_bstr(),
                 );
             }
         }

@@ -1,7 +1,8 @@
 //! Writing files of a tree into a worktree, one file at a time and atomically (a temp file in
 //! the same folder, then a rename), so a process killed at any instant leaves every file
 //! either as it was or as it should be — never half written. Blobs go through the
-//! repository's filters (`.gitattributes`, eol) the way a checkout would.
+//! repository's filters (`.gitattributes`, eol) the way a checkout would, except those a
+//! backup holds as the bytes that were on disk (written back as they are).
 //!
 //! Never writes the index or HEAD; callers take a backup before calling anything here.
 
@@ -9,9 +10,20 @@ use super::objects::digest;
 use super::userindex::WrittenFile;
 use super::{Store, TreeChange};
 use crate::error::{Error, IoResultExt, Result};
+use crate::quote::quote_path;
+use gix::ObjectId;
+use gix::bstr::{BString, ByteSlice};
 use gix::objs::tree::EntryKind;
+use std::collections::HashSet;
 use std::io::Read;
 use std::path::Path;
+
+/// A worktree-relative path (bytes, `/`-separated) as a filesystem path: the bytes as they
+/// are (paths are bytes on unix).
+pub fn rel_path(rel: &[u8]) -> &Path {
+    use std::os::unix::ffi::OsStrExt;
+    Path::new(std::ffi::OsStr::from_bytes(rel))
+}
 
 impl Store {
     /// The path protections git applies to paths it writes (`core.protectNTFS`,
@@ -67,7 +79,6 @@ impl Store {
     /// folder (in any spelling a filesystem folds to it), `..`, an empty name. Trees fetched
     /// from a remote are not trusted: a checkpoint holding `.git/hooks/…` must not write there.
     pub fn check_checkout_paths(&self, changes: &[TreeChange]) -> Result<()> {
-        use gix::bstr::ByteSlice;
         use gix::validate::path::component::Mode;
         let protect = self.protect_options();
         for c in changes {
@@ -80,8 +91,8 @@ impl Store {
                 let mode = (i == last && kind == EntryKind::Link).then_some(Mode::Symlink);
                 if let Err(e) = gix::validate::path::component(part.as_bstr(), mode, protect) {
                     return Err(Error::refused(format!(
-                        "the target holds a path git refuses to check out: {:?} ({e})",
-                        c.path
+                        "the target holds a path git refuses to check out: {} ({e})",
+                        quote_path(&c.path)
                     ))
                     .with_hint(
                         "no checkout makes such a tree, so it was crafted; do not check it \
@@ -95,8 +106,14 @@ impl Store {
 
     /// Make `root` (a worktree directory) go from the state described by `changes`' `old`
     /// side to their `new` side: delete removed paths, write added and modified ones.
-    /// Returns the files and symlinks written, with a digest of what was put on disk.
-    pub fn apply_changes(&self, root: &Path, changes: &[TreeChange]) -> Result<Vec<WrittenFile>> {
+    /// Returns the files and symlinks written, with a digest of what was put on disk. Blobs
+    /// at the paths in `raw` hold the exact bytes to put on disk: no filter is applied.
+    pub fn apply_changes(
+        &self,
+        root: &Path,
+        changes: &[TreeChange],
+        raw: &HashSet<BString>,
+    ) -> Result<Vec<WrittenFile>> {
         self.check_checkout_paths(changes)?;
         let (mut pipeline, _index) = self.repo.filter_pipeline(None)?;
         // Temp files live in our private folder, so a crash never leaves one in the worktree.
@@ -104,7 +121,7 @@ impl Store {
         std::fs::create_dir_all(&tmp_dir).at(&tmp_dir)?;
         // Deletions first, so a file can replace a directory and the other way round.
         for c in changes.iter().filter(|c| c.new.is_none()) {
-            let full = root.join(&c.path);
+            let full = root.join(rel_path(&c.path));
             remove_path(&full)?;
             prune_empty_parents(root, &full);
         }
@@ -114,7 +131,7 @@ impl Store {
         let hash = self.object_hash();
         for c in changes {
             let Some((id, kind)) = c.new else { continue };
-            let full = root.join(&c.path);
+            let full = root.join(rel_path(&c.path));
             if let Some(parent) = full.parent()
                 && !known_dirs.contains(parent)
             {
@@ -144,13 +161,19 @@ impl Store {
                 }
                 EntryKind::Blob | EntryKind::BlobExecutable => {
                     let data = self.read_blob(id)?;
-                    let mut out = pipeline
-                        .convert_to_worktree(&data, c.path.as_str().into(), Default::default())
-                        .map_err(|e| Error::other(format!("filter failed for {}: {e}", c.path)))?;
-                    let mut bytes = Vec::with_capacity(data.len());
-                    out.read_to_end(&mut bytes).map_err(|e| {
-                        Error::other(format!("filter failed for {}: {e}", c.path)).with_source(e)
-                    })?;
+                    let bytes = if raw.contains(&c.path) {
+                        data
+                    } else {
+                        let shown = quote_path(&c.path);
+                        let mut out = pipeline
+                            .convert_to_worktree(&data, c.path.as_bstr(), Default::default())
+                            .map_err(|e| Error::other(format!("filter failed for {shown}: {e}")))?;
+                        let mut bytes = Vec::with_capacity(data.len());
+                        out.read_to_end(&mut bytes).map_err(|e| {
+                            Error::other(format!("filter failed for {shown}: {e}")).with_source(e)
+                        })?;
+                        bytes
+                    };
                     let exec = kind == EntryKind::BlobExecutable;
                     atomic_replace(&full, &tmp_dir, |tmp| write_file(tmp, &bytes, exec))?;
                     crate::crash_point!("worktree:file-written");
@@ -186,9 +209,10 @@ fn write_file(path: &Path, bytes: &[u8], exec: bool) -> Result<()> {
 /// file next to `path` is used instead. A folder in the way is removed first (the caller
 /// checked that the backup holds everything in it).
 fn atomic_replace(path: &Path, tmp_dir: &Path, create: impl Fn(&Path) -> Result<()>) -> Result<()> {
+    // The temp file's name only needs to be unique among our own writes.
     let name = path
         .file_name()
-        .map(|n| n.to_string_lossy().to_string())
+        .map(|n| n.to_string_lossy().replace(['\n', '\t'], "_"))
         .unwrap_or_default();
     let tmp = tmp_dir.join(format!("{}-{name}", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
@@ -255,5 +279,76 @@ fn prune_empty_parents(root: &Path, path: &Path) {
             break;
         }
         cur = dir.parent();
+    }
+}
+
+/// What a backup finds on disk at a worktree path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnDisk {
+    Missing,
+    Dir,
+    /// A file bigger than the limit given (its size).
+    TooBig(u64),
+    /// A file or symlink, stored as a blob of its bytes as they are (no filter).
+    Entry(ObjectId, EntryKind),
+}
+
+impl Store {
+    /// Store what is at `rel` in the worktree as a blob of its bytes as they are on disk (no
+    /// clean filter, no line-ending conversion), or a symlink's target; files bigger than
+    /// `max_size` are not read.
+    pub fn raw_entry(&self, rel: &[u8], max_size: u64) -> Result<OnDisk> {
+        let full = self.workdir()?.join(rel_path(rel));
+        let md = match std::fs::symlink_metadata(&full) {
+            Ok(md) => md,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Ok(OnDisk::Missing);
+            }
+            Err(e) => return Err(Error::io(&full, e)),
+        };
+        if md.is_dir() {
+            return Ok(OnDisk::Dir);
+        }
+        if md.file_type().is_symlink() {
+            let target = std::fs::read_link(&full).at(&full)?;
+            let bytes = gix::path::os_str_into_bstr(target.as_os_str())?.to_vec();
+            return Ok(OnDisk::Entry(self.write_blob(&bytes)?, EntryKind::Link));
+        }
+        if !md.is_file() {
+            return Ok(OnDisk::Missing);
+        }
+        if md.len() > max_size {
+            return Ok(OnDisk::TooBig(md.len()));
+        }
+        let bytes = std::fs::read(&full).at(&full)?;
+        use std::os::unix::fs::PermissionsExt;
+        let exec =
+            md.permissions().mode() & 0o111 != 0 && self.repo.filesystem_options()?.executable_bit;
+        let kind = if exec {
+            EntryKind::BlobExecutable
+        } else {
+            EntryKind::Blob
+        };
+        Ok(OnDisk::Entry(self.write_blob(&bytes)?, kind))
+    }
+
+    /// The blob of the file at `rel` as its bytes are on disk, when that is not `id` (what
+    /// git's clean filter made of it): `None` when they are the same or it is not a file.
+    pub fn raw_blob_if_different(&self, rel: &[u8], id: ObjectId) -> Result<Option<ObjectId>> {
+        let full = self.workdir()?.join(rel_path(rel));
+        match std::fs::symlink_metadata(&full) {
+            Ok(md) if md.is_file() => {}
+            _ => return Ok(None),
+        }
+        let bytes = std::fs::read(&full).at(&full)?;
+        if self.blob_id(&bytes)? == id {
+            return Ok(None);
+        }
+        Ok(Some(self.write_blob(&bytes)?))
     }
 }

@@ -67,7 +67,7 @@ pub fn inputs_hash(cx: &mut Context, step: &StepDef, tree: ObjectId) -> Result<S
             if step
                 .inputs
                 .iter()
-                .any(|g| crate::store::glob_match(g, &path))
+                .any(|g| crate::store::glob_match(g, &path.to_string()))
             {
                 text.push_str(&format!("input {path} {oid}\n"));
             }

@@ -1,19 +1,15 @@
-//! Putting a checkpoint's files into a worktree without ever losing a byte.
-//!
-//! Before anything is overwritten, the current state (worktree, index, HEAD) is captured as
-//! a backup commit on `refs/agent-rewind/backups` (a chain shared by all worktrees, each entry
-//! naming its worktree), so `undo` can bring it back. Then only the paths that differ are
-//! written, each atomically. Untracked files the backup could not hold (too big) and ignored
-//! files are never touched: if the target needs their path, the operation is refused.
-//!
-//! This module decides *what* to write; `store` does the writing. It never prints.
+//! The backups chain (`refs/agent-rewind/backups`, docs/FORMAT.md "Backups"): publishing a
+//! capture as a backup commit with its index commit and details (touched paths, the index
+//! file), reading this worktree's backups back, and trimming old ones. Backups name their
+//! worktree by a relative id, so moving the repository keeps them. Never writes the
+//! worktree, the index or HEAD.
 
-use crate::error::IoResultExt;
+use super::Capture;
 use crate::error::{Error, Result};
 use crate::model::Excluded;
-use crate::snapshot::{Policy, snapshot_worktree};
-use crate::store::ObjectId;
-use crate::store::{PublishError, RefChange, Store, TreeChange, UserHead, WrittenFile, layout};
+use crate::store::{
+    BString, EntryKind, IndexFile, ObjectId, PublishError, RefChange, Store, layout,
+};
 use serde::Serialize;
 
 /// A safety snapshot taken before a worktree was overwritten.
@@ -27,13 +23,17 @@ pub struct Backup {
     pub head: Option<String>,
     /// The branch HEAD was attached to then (None when detached).
     pub branch: Option<String>,
-    /// Which worktree (its git dir).
+    /// Which worktree: `main`, or `worktrees/<name>` for a linked one (its git dir relative
+    /// to the common one: moving the repository keeps it).
     pub worktree: String,
     pub reason: String,
-    /// Untracked files too big for the backup: left in place, never touched.
+    /// Files the operation left as they were although the target lacks them or they are not
+    /// in the backup: secret-looking files snapshots leave out, untracked files too big.
     pub left_in_place: Vec<Excluded>,
     #[serde(flatten)]
     pub runs: RunFacts,
+    #[serde(skip)]
+    pub details: BackupDetails,
 }
 
 /// What a backup records about runs, so `undo` also puts back which run was active and
@@ -72,79 +72,56 @@ impl RunFacts {
 /// The value of `Backup-Active-Run` when the worktree had no active run (`-` is no run id).
 const NO_ACTIVE_RUN: &str = "-";
 
-/// Refuse when the worktree is in a state a checkout would destroy: a merge, rebase,
-/// cherry-pick or revert in progress, or conflicted paths.
-pub fn ensure_safe_to_overwrite(store: &Store) -> Result<()> {
-    store.workdir()?;
-    if let Some(op) = store.operation_in_progress() {
-        return Err(
-            Error::refused(format!("{op} is in progress in this worktree")).with_hint(
-                "finish or abort it first (e.g. `git merge --abort`, `git rebase --abort`)",
-            ),
-        );
-    }
-    if store.user_index_locked() {
-        return Err(Error::refused(
-            "the index is locked (index.lock exists): another git process is running in this worktree",
-        )
-        .with_hint("wait for it to finish; if none is running, remove the lock file"));
-    }
-    let unmerged = store.unmerged_paths()?;
-    if !unmerged.is_empty() {
-        return Err(Error::refused(format!(
-            "{} path(s) have unresolved conflicts (first: {})",
-            unmerged.len(),
-            unmerged[0]
-        ))
-        .with_hint("resolve them and `git add` them, or `git merge --abort`"));
-    }
-    Ok(())
+/// What a backup keeps beyond its trees (docs/FORMAT.md, "Backups").
+#[derive(Debug, Clone, Default)]
+pub struct BackupDetails {
+    /// Every path the operation wrote or deleted; the backup tree holds each of them (when
+    /// it existed) as its bytes were on disk.
+    pub touched: Vec<BString>,
+    /// The index file, when it held entries a tree cannot (intent-to-add, skip-worktree,
+    /// assume-unchanged).
+    pub index_file: Option<IndexFile>,
 }
 
-/// The current state of this worktree (worktree tree, index tree, HEAD), written as
-/// objects but not yet published: nothing is referenced until [`publish_backup`].
-#[derive(Debug, Clone)]
-pub struct Capture {
-    pub tree: ObjectId,
-    pub index_tree: ObjectId,
-    pub head: UserHead,
-    /// Untracked files too big for the backup (left in place, never touched).
-    pub excluded: Vec<Excluded>,
-    /// The active run now and what the operation does to runs: filled by the caller (the
-    /// active run is the journal's, a layer beside this one), see [`RunFacts::active`].
-    pub runs: RunFacts,
+/// This worktree's name in backups: `main`, or `worktrees/<name>` for a linked worktree.
+pub fn worktree_id(store: &Store) -> String {
+    let git_dir = store.git_dir();
+    if git_dir == store.common_dir() {
+        return "main".into();
+    }
+    match git_dir.file_name() {
+        Some(name) => format!("worktrees/{}", name.to_string_lossy()),
+        None => git_dir.display().to_string(),
+    }
 }
 
-pub fn capture(store: &Store) -> Result<Capture> {
-    let snap = snapshot_worktree(store, &Policy::for_backup(store)?)?;
-    Ok(Capture {
-        tree: snap.tree,
-        index_tree: snap
-            .index_tree
-            .expect("the backup policy records the index"),
-        head: store.user_head()?,
-        excluded: snap.excluded,
-        runs: RunFacts::default(),
-    })
-}
-
-/// Capture the worktree, index and HEAD of this worktree onto the backups chain, with the
-/// run facts given.
-pub fn take_backup(store: &Store, reason: &str, runs: RunFacts) -> Result<Backup> {
-    let mut cap = capture(store)?;
-    cap.runs = runs;
-    publish_backup(store, &cap, reason)
+/// A `Backup-Worktree` value as a worktree id: backups written before ids were relative
+/// name the absolute git dir (`…/.git` or `…/.git/worktrees/<name>`).
+fn normalize_worktree_field(value: &str) -> String {
+    if !value.starts_with('/') {
+        return value.to_string();
+    }
+    let path = std::path::Path::new(value);
+    match (path.parent().and_then(|p| p.file_name()), path.file_name()) {
+        (Some(parent), Some(name)) if parent == "worktrees" => {
+            format!("worktrees/{}", name.to_string_lossy())
+        }
+        _ => "main".into(),
+    }
 }
 
 /// Put a capture on the backups chain (compare-and-swap, retried).
 pub fn publish_backup(store: &Store, cap: &Capture, reason: &str) -> Result<Backup> {
     let head = &cap.head;
+    let details = write_details(store, &cap.details)?;
+    let mut index_parents: Vec<ObjectId> = head.commit.into_iter().collect();
+    index_parents.extend(details);
     let index_commit = store.write_commit(
         cap.index_tree,
-        &head.commit.into_iter().collect::<Vec<_>>(),
+        &index_parents,
         "agent-rewind: index at backup\n",
     )?;
-    let worktree = store.git_dir().display().to_string();
+    let worktree = worktree_id(store);
     let mut run_trailers = String::new();
     if cap.runs.recorded {
         run_trailers.push_str(&format!(
@@ -161,7 +138,7 @@ pub fn publish_backup(store: &Store, cap: &Capture, reason: &str) -> Result<Back
     if let Some(r) = &cap.runs.new_run {
         run_trailers.push_str(&format!("Backup-New-Run: {r}\n"));
     }
-    let message = format!(
+    let mut message = format!(
         "agent-rewind backup: {}\n\nBackup-Reason: {}\nBackup-Worktree: {}\nBackup-Head: {}\nBackup-Branch: {}\nBackup-Index: {}\n{run_trailers}",
         one_line(reason),
         one_line(reason),
@@ -172,6 +149,9 @@ pub fn publish_backup(store: &Store, cap: &Capture, reason: &str) -> Result<Back
         head.branch.clone().unwrap_or_else(|| "detached".into()),
         index_commit,
     );
+    if let Some(d) = details {
+        message.push_str(&format!("Backup-Details: {d}\n"));
+    }
     let _lock = store.writer_lock("backups")?;
     for attempt in 0..20 {
         let prev = store.ref_target(layout::BACKUPS_REF)?;
@@ -194,6 +174,7 @@ pub fn publish_backup(store: &Store, cap: &Capture, reason: &str) -> Result<Back
                     reason: reason.to_string(),
                     left_in_place: cap.excluded.clone(),
                     runs: cap.runs.clone(),
+                    details: cap.details.clone(),
                 });
             }
             Err(PublishError::Conflict(_)) if attempt < 19 => {
@@ -205,31 +186,69 @@ pub fn publish_backup(store: &Store, cap: &Capture, reason: &str) -> Result<Back
     unreachable!("the loop returns")
 }
 
-/// Everything an overwrite needs, decided before anything is written: the capture of the
-/// current state (to publish as the backup) and the changes that reach the target.
-pub struct PreparedOverwrite {
-    pub capture: Capture,
-    pub changes: Vec<TreeChange>,
+/// The details commit of a backup: a tree with `touched` (the paths, each ended by a NUL)
+/// and, when kept, `index` (the index file) and `index-mtime` (`<seconds>.<nanoseconds>`).
+/// `None` when there is nothing to keep.
+fn write_details(store: &Store, d: &BackupDetails) -> Result<Option<ObjectId>> {
+    if d.touched.is_empty() && d.index_file.is_none() {
+        return Ok(None);
+    }
+    let mut list = Vec::new();
+    for p in &d.touched {
+        list.extend_from_slice(p);
+        list.push(0);
+    }
+    let mut entries = vec![(
+        BString::from("touched"),
+        Some((store.write_blob(&list)?, EntryKind::Blob)),
+    )];
+    if let Some(f) = &d.index_file {
+        entries.push((
+            "index".into(),
+            Some((store.write_blob(&f.bytes)?, EntryKind::Blob)),
+        ));
+        let mtime = format!("{}.{:09}\n", f.mtime.0, f.mtime.1);
+        entries.push((
+            "index-mtime".into(),
+            Some((store.write_blob(mtime.as_bytes())?, EntryKind::Blob)),
+        ));
+    }
+    let tree = store.edit_tree(store.empty_tree(), &entries)?;
+    Ok(Some(store.write_commit(
+        tree,
+        &[],
+        "agent-rewind: backup details\n",
+    )?))
 }
 
-/// Capture this worktree and plan the changes that turn it into `target` (only under
-/// `paths` when given). Refuses — with nothing written but unreferenced objects — when the
-/// changes would overwrite something the capture does not hold. Secret-looking untracked
-/// files that checkpoints leave out are also left in place when the target lacks them.
-pub fn prepare_overwrite(
-    store: &Store,
-    target: ObjectId,
-    paths: Option<&[String]>,
-) -> Result<PreparedOverwrite> {
-    let capture = capture(store)?;
-    let mut changes = plan_changes(store, capture.tree, target, paths)?;
-    if paths.is_none() {
-        let policy = Policy::from_config(store)?;
-        let root = store.workdir()?;
-        changes.retain(|c| !(c.new.is_none() && policy.is_excluded_file(root, &c.path)));
-    }
-    ensure_no_unsaved_collisions(store, capture.tree, &changes)?;
-    Ok(PreparedOverwrite { capture, changes })
+/// Read what [`write_details`] wrote.
+fn read_details(store: &Store, commit: ObjectId) -> Result<BackupDetails> {
+    let tree = store.commit_tree(commit)?;
+    let blob = |name: &str| -> Result<Option<Vec<u8>>> {
+        store
+            .path_in_tree(tree, name)?
+            .map(|id| store.read_blob(id))
+            .transpose()
+    };
+    let touched = blob("touched")?
+        .unwrap_or_default()
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(BString::from)
+        .collect();
+    let mtime = blob("index-mtime")?.and_then(|m| {
+        let m = String::from_utf8(m).ok()?;
+        let (s, n) = m.trim().split_once('.')?;
+        Some((s.parse().ok()?, n.parse().ok()?))
+    });
+    let index_file = match (blob("index")?, mtime) {
+        (Some(bytes), Some(mtime)) => Some(IndexFile { bytes, mtime }),
+        _ => None,
+    };
+    Ok(BackupDetails {
+        touched,
+        index_file,
+    })
 }
 
 fn one_line(s: &str) -> String {
@@ -295,12 +314,12 @@ pub fn backups_of_this_worktree(store: &Store, limit: usize) -> Result<Vec<Backu
     let Some(tip) = store.ref_target(layout::BACKUPS_REF)? else {
         return Ok(vec![]);
     };
-    let me = store.git_dir().display().to_string();
+    let me = worktree_id(store);
     let mut out = vec![];
     for c in backup_chain(store, tip) {
         let c = c?;
         let field = |k: &str| backup_field(&c.message, k);
-        if field("Backup-Worktree").as_deref() != Some(me.as_str()) {
+        if field("Backup-Worktree").map(|w| normalize_worktree_field(&w)) != Some(me.clone()) {
             continue;
         }
         let Some(index_commit) =
@@ -318,6 +337,12 @@ pub fn backups_of_this_worktree(store: &Store, limit: usize) -> Result<Vec<Backu
             reason: field("Backup-Reason").unwrap_or_default(),
             left_in_place: vec![],
             runs: run_facts(&c.message),
+            details: match field("Backup-Details")
+                .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok())
+            {
+                Some(d) => read_details(store, d)?,
+                None => BackupDetails::default(),
+            },
         });
         if out.len() >= limit {
             break;
@@ -349,8 +374,9 @@ pub fn trim_backups(store: &Store, cutoff: i64, dry_run: bool) -> Result<BackupT
     let keep: Vec<bool> = chain
         .iter()
         .map(|c| {
-            let newest_of_its_worktree =
-                worktrees_seen.insert(backup_field(&c.message, "Backup-Worktree"));
+            let newest_of_its_worktree = worktrees_seen.insert(
+                backup_field(&c.message, "Backup-Worktree").map(|w| normalize_worktree_field(&w)),
+            );
             newest_of_its_worktree || c.time > cutoff
         })
         .collect();
@@ -379,140 +405,4 @@ pub fn trim_backups(store: &Store, cutoff: i64, dry_run: bool) -> Result<BackupT
     crate::crash_point!("gc:backups-trimmed");
     store.expire_unreachable_reflog(layout::BACKUPS_REF)?;
     Ok(trim)
-}
-
-/// The changes that turn the worktree captured in `from` (a backup tree) into `to`,
-/// optionally only under the given paths (files or folders).
-pub fn plan_changes(
-    store: &Store,
-    from: ObjectId,
-    to: ObjectId,
-    paths: Option<&[String]>,
-) -> Result<Vec<TreeChange>> {
-    let mut changes = store.diff_trees(from, to)?;
-    if let Some(paths) = paths {
-        let norm: Vec<String> = paths
-            .iter()
-            .map(|p| p.trim_start_matches("./").trim_end_matches('/').to_string())
-            .collect();
-        changes.retain(|c| {
-            norm.iter().any(|p| {
-                p.is_empty() || p == "." || c.path == *p || c.path.starts_with(&format!("{p}/"))
-            })
-        });
-    }
-    store.check_checkout_paths(&changes)?;
-    Ok(changes)
-}
-
-/// Refuse when writing `changes` would overwrite something `from` (the capture that becomes
-/// the backup) does not hold: a file at a path the target adds, a folder there holding such
-/// files, or a file where the target needs a folder. Ignored files and untracked files too
-/// big for the backup are never overwritten.
-pub fn ensure_no_unsaved_collisions(
-    store: &Store,
-    from: ObjectId,
-    changes: &[TreeChange],
-) -> Result<()> {
-    let root = store.workdir()?;
-    let refuse = |path: &str| {
-        Err(Error::refused(format!(
-            "{path} is in the worktree but not in the backup (ignored or too big), and the target needs that path"
-        ))
-        .with_hint("move it out of the way, then run the command again"))
-    };
-    for c in changes.iter().filter(|c| c.old.is_none()) {
-        // A file where the target needs a folder.
-        let mut prefix = String::new();
-        for comp in c
-            .path
-            .split('/')
-            .collect::<Vec<_>>()
-            .split_last()
-            .map(|(_, dirs)| dirs)
-            .unwrap_or(&[])
-        {
-            if !prefix.is_empty() {
-                prefix.push('/');
-            }
-            prefix.push_str(comp);
-            match std::fs::symlink_metadata(root.join(&prefix)) {
-                Ok(md) if !md.is_dir() && store.path_in_tree(from, &prefix)?.is_none() => {
-                    return refuse(&prefix);
-                }
-                _ => {}
-            }
-        }
-        // The path itself.
-        match std::fs::symlink_metadata(root.join(&c.path)) {
-            Err(_) => {}
-            Ok(md) if md.is_dir() => {
-                if let Some(unsaved) = first_unsaved_under(store, root, from, &c.path)? {
-                    return refuse(&unsaved);
-                }
-            }
-            Ok(_) => {
-                if store.path_in_tree(from, &c.path)?.is_none() {
-                    return refuse(&c.path);
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The first file under folder `rel` (on disk) that `tree` does not hold.
-fn first_unsaved_under(
-    store: &Store,
-    root: &std::path::Path,
-    tree: ObjectId,
-    rel: &str,
-) -> Result<Option<String>> {
-    let mut stack = vec![rel.to_string()];
-    while let Some(dir) = stack.pop() {
-        let full = root.join(&dir);
-        for entry in std::fs::read_dir(&full).at(&full)? {
-            let entry = entry.at(&full)?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let path = format!("{dir}/{name}");
-            if entry.file_type().at(entry.path())?.is_dir() {
-                stack.push(path);
-            } else if store.path_in_tree(tree, &path)?.is_none() {
-                return Ok(Some(path));
-            }
-        }
-    }
-    Ok(None)
-}
-
-/// Write the planned changes into this worktree; returns the files written.
-pub fn write_changes(store: &Store, changes: &[TreeChange]) -> Result<Vec<WrittenFile>> {
-    store.apply_changes(store.workdir()?, changes)
-}
-
-/// Put HEAD, index and worktree of this worktree back to what `backup` captured, writing
-/// the changes planned by [`prepare_overwrite`]. The current state (`prepared.capture`) must
-/// already be backed up by the caller.
-pub fn restore_backup(store: &Store, prepared: &PreparedOverwrite, backup: &Backup) -> Result<()> {
-    let written = write_changes(store, &prepared.changes)?;
-    let head = backup.head.as_deref().map(oid).transpose()?;
-    crate::crash_point!("undo:files-written");
-    match (&backup.branch, head) {
-        // The branch may have moved since; leave it where it is and only re-attach HEAD.
-        (Some(b), _) => store.attach_user_head(b, "agent-rewind: undo")?,
-        (None, Some(h)) => store.move_user_head(None, Some(h))?,
-        (None, None) => {}
-    }
-    crate::crash_point!("undo:head-moved");
-    store.set_user_index(
-        Some(oid(&backup.index_tree)?),
-        Some(prepared.capture.index_tree),
-        &written,
-    )?;
-    Ok(())
-}
-
-fn oid(hex: &str) -> Result<ObjectId> {
-    ObjectId::from_hex(hex.as_bytes())
-        .map_err(|_| Error::corrupt(format!("invalid object id {hex:?} in a backup")))
 }

@@ -1,0 +1,382 @@
+//! Putting a checkpoint's files into a worktree without ever losing a byte.
+//!
+//! Before anything is overwritten, the current state (worktree, index, HEAD) is captured as
+//! a backup commit on `refs/agent-rewind/backups` (a chain shared by all worktrees, each entry
+//! naming its worktree), so `undo` can bring it back. Then only the paths that differ are
+//! written, each atomically.
+//!
+//! The backup holds every path the operation writes or deletes as its bytes are on disk (no
+//! clean filter, no line-ending conversion) — ignored files in the way included — and `undo`
+//! writes those back as they are. Files snapshots leave out (secret-looking, too big) are
+//! left in place and listed; a too-big file the target needs the path of refuses the
+//! operation.
+//!
+//! This module decides *what* to write; `store` does the writing. It never prints.
+
+use crate::error::IoResultExt;
+use crate::error::{Error, Result};
+use crate::model::Excluded;
+use crate::quote::{quote_path, text_path};
+use crate::snapshot::{Policy, snapshot_worktree};
+use crate::store::ObjectId;
+use crate::store::{
+    BString, ByteSlice, EntryKind, OnDisk, Store, TreeChange, UserHead, WrittenFile, rel_path,
+};
+use std::collections::HashSet;
+
+mod chain;
+pub use chain::{
+    Backup, BackupDetails, BackupTrim, RunFacts, backups_of_this_worktree, publish_backup,
+    trim_backups, worktree_id,
+};
+
+/// Refuse when the worktree is in a state a checkout would destroy: a merge, rebase,
+/// cherry-pick or revert in progress, or conflicted paths.
+pub fn ensure_safe_to_overwrite(store: &Store) -> Result<()> {
+    store.workdir()?;
+    if let Some(op) = store.operation_in_progress() {
+        return Err(
+            Error::refused(format!("{op} is in progress in this worktree")).with_hint(
+                "finish or abort it first (e.g. `git merge --abort`, `git rebase --abort`)",
+            ),
+        );
+    }
+    if store.user_index_locked() {
+        return Err(Error::refused(
+            "the index is locked (index.lock exists): another git process is running in this worktree",
+        )
+        .with_hint("wait for it to finish; if none is running, remove the lock file"));
+    }
+    let unmerged = store.unmerged_paths()?;
+    if !unmerged.is_empty() {
+        return Err(Error::refused(format!(
+            "{} path(s) have unresolved conflicts (first: {})",
+            unmerged.len(),
+            unmerged[0]
+        ))
+        .with_hint("resolve them and `git add` them, or `git merge --abort`"));
+    }
+    Ok(())
+}
+
+/// The current state of this worktree (worktree tree, index tree, HEAD), written as
+/// objects but not yet published: nothing is referenced until [`publish_backup`].
+#[derive(Debug, Clone)]
+pub struct Capture {
+    pub tree: ObjectId,
+    pub index_tree: ObjectId,
+    pub head: UserHead,
+    /// Files left in place (see [`Backup::left_in_place`]).
+    pub excluded: Vec<Excluded>,
+    /// The active run now and what the operation does to runs: filled by the caller (the
+    /// active run is the journal's, a layer beside this one), see [`RunFacts::active`].
+    pub runs: RunFacts,
+    pub details: BackupDetails,
+}
+
+pub fn capture(store: &Store) -> Result<Capture> {
+    let snap = snapshot_worktree(store, &Policy::for_backup(store)?)?;
+    let index_file = match snap.index_flags {
+        true => store.user_index_file()?,
+        false => None,
+    };
+    Ok(Capture {
+        tree: snap.tree,
+        index_tree: snap
+            .index_tree
+            .expect("the backup policy records the index"),
+        head: store.user_head()?,
+        excluded: snap.excluded,
+        runs: RunFacts::default(),
+        details: BackupDetails {
+            touched: vec![],
+            index_file,
+        },
+    })
+}
+
+/// Capture the worktree, index and HEAD of this worktree onto the backups chain, with the
+/// files at `touched` (about to be overwritten by the caller) as their bytes are on disk,
+/// and the run facts given.
+pub fn take_backup(
+    store: &Store,
+    reason: &str,
+    touched: &[BString],
+    runs: RunFacts,
+) -> Result<Backup> {
+    let mut cap = capture(store)?;
+    cap.runs = runs;
+    cover_paths(store, &mut cap, touched)?;
+    publish_backup(store, &cap, reason)
+}
+
+/// Make `cap` hold each of `paths` (about to be written or deleted by the caller) as its
+/// bytes are on disk, ignored files included, and record them as touched. Refuses when one
+/// is an untracked file too big for a backup.
+pub fn cover_paths(store: &Store, cap: &mut Capture, paths: &[BString]) -> Result<()> {
+    let max = Policy::for_backup(store)?.max_untracked_size;
+    let mut edits = vec![];
+    for p in paths {
+        let in_capture = store.entry_in_tree(cap.tree, p)?;
+        let limit = if in_capture.is_some() { u64::MAX } else { max };
+        match store.raw_entry(p, limit)? {
+            OnDisk::Entry(id, kind) if in_capture.map(|e| e.0) != Some(id) => {
+                // A tracked file keeps the kind git records for it (core.fileMode).
+                let kind = match (in_capture, kind) {
+                    (
+                        Some((_, k @ (EntryKind::Blob | EntryKind::BlobExecutable))),
+                        EntryKind::Blob | EntryKind::BlobExecutable,
+                    ) => k,
+                    _ => kind,
+                };
+                edits.push((p.clone(), Some((id, kind))));
+            }
+            OnDisk::TooBig(size) => return Err(too_big_in_the_way(p, size)),
+            _ => {}
+        }
+    }
+    cap.tree = store.edit_tree(cap.tree, &edits)?;
+    cap.details.touched.extend(paths.iter().cloned());
+    Ok(())
+}
+
+fn too_big_in_the_way(p: &[u8], size: u64) -> Error {
+    Error::refused(format!(
+        "{} is in the worktree but not in the backup (an untracked file of {size} bytes, above agentRewind.maxUntrackedSize), and the target needs that path",
+        quote_path(p)
+    ))
+    .with_hint("move it out of the way, then run the command again")
+}
+
+/// Everything an overwrite needs, decided before anything is written: the capture of the
+/// current state (to publish as the backup) and the changes that reach the target.
+pub struct PreparedOverwrite {
+    pub capture: Capture,
+    pub changes: Vec<TreeChange>,
+    /// Paths whose target blobs are bytes to write as they are (an undo's backup entries).
+    pub raw: HashSet<BString>,
+}
+
+/// Capture this worktree and plan the changes that turn it into `target` (only under
+/// `paths` when given); `undoing` is the backup an undo brings back (its entries are written
+/// as the bytes they hold). The capture holds every path the changes touch as it is on
+/// disk: ignored files in the way and, for an undo, what the undone operation wrote that is
+/// ignored now. Refuses — with nothing written but unreferenced objects — when the changes
+/// would overwrite an untracked file too big for the backup. Files the snapshot leaves out
+/// (secret-looking) are left in place when the target lacks them; both kinds are listed in
+/// the capture's `excluded`.
+pub fn prepare_overwrite(
+    store: &Store,
+    target: ObjectId,
+    paths: Option<&[String]>,
+    undoing: Option<&Backup>,
+) -> Result<PreparedOverwrite> {
+    let mut capture = capture(store)?;
+    let max = Policy::for_backup(store)?.max_untracked_size;
+    // What the undone operation wrote and the capture lacks (ignored now) goes back too.
+    if let Some(b) = undoing {
+        // Past a few dozen paths, one read of the whole tree beats a lookup per path.
+        let held: Option<HashSet<BString>> = (b.details.touched.len() > 64)
+            .then(|| store.tree_entries(capture.tree))
+            .transpose()?
+            .map(|entries| entries.into_iter().map(|(p, _, _)| p).collect());
+        let mut extra = vec![];
+        for p in &b.details.touched {
+            let in_capture = match &held {
+                Some(held) => held.contains(p),
+                None => store.entry_in_tree(capture.tree, p)?.is_some(),
+            };
+            if !in_capture && let OnDisk::Entry(id, kind) = store.raw_entry(p, max)? {
+                extra.push((p.clone(), Some((id, kind))));
+            }
+        }
+        capture.tree = store.edit_tree(capture.tree, &extra)?;
+    }
+    let mut changes = plan_changes(store, capture.tree, target, paths)?;
+    // Files in the way that the capture does not hold (ignored): into the backup too.
+    let unsaved = unsaved_in_the_way(store, capture.tree, &changes)?;
+    if !unsaved.is_empty() {
+        let mut extra = vec![];
+        for p in unsaved {
+            match store.raw_entry(&p, max)? {
+                OnDisk::Entry(id, kind) => extra.push((p, Some((id, kind)))),
+                OnDisk::TooBig(size) => return Err(too_big_in_the_way(&p, size)),
+                OnDisk::Missing | OnDisk::Dir => {}
+            }
+        }
+        capture.tree = store.edit_tree(capture.tree, &extra)?;
+        changes = plan_changes(store, capture.tree, target, paths)?;
+    }
+    // One rule for files checkpoints leave out: never deleted, listed.
+    let policy = Policy::from_config(store)?;
+    let root = store.workdir()?;
+    changes.retain(|c| {
+        let shown = text_path(&c.path);
+        let secret = c.new.is_none() && policy.is_excluded_file(root, &shown);
+        if secret {
+            capture.excluded.push(Excluded {
+                path: shown,
+                reason: "matches a secret pattern; snapshots leave it out, so it stays".into(),
+            });
+        }
+        !secret
+    });
+    capture.excluded.sort_by(|a, b| a.path.cmp(&b.path));
+    // The backup holds each path about to change as its bytes are on disk.
+    let mut raw_edits = vec![];
+    for c in &changes {
+        if let Some((id, kind @ (EntryKind::Blob | EntryKind::BlobExecutable))) = c.old
+            && let Some(raw) = store.raw_blob_if_different(&c.path, id)?
+        {
+            raw_edits.push((c.path.clone(), Some((raw, kind))));
+        }
+    }
+    capture.tree = store.edit_tree(capture.tree, &raw_edits)?;
+    capture.details.touched = changes.iter().map(|c| c.path.clone()).collect();
+    let raw = undoing
+        .map(|b| b.details.touched.iter().cloned().collect())
+        .unwrap_or_default();
+    Ok(PreparedOverwrite {
+        capture,
+        changes,
+        raw,
+    })
+}
+
+/// The changes that turn the worktree captured in `from` (a backup tree) into `to`,
+/// optionally only under the given paths (files or folders).
+pub fn plan_changes(
+    store: &Store,
+    from: ObjectId,
+    to: ObjectId,
+    paths: Option<&[String]>,
+) -> Result<Vec<TreeChange>> {
+    let mut changes = store.diff_trees(from, to)?;
+    if let Some(paths) = paths {
+        let norm: Vec<String> = paths
+            .iter()
+            .map(|p| p.trim_start_matches("./").trim_end_matches('/').to_string())
+            .collect();
+        changes.retain(|c| {
+            norm.iter().any(|p| {
+                p.is_empty()
+                    || p == "."
+                    || c.path == p.as_bytes()
+                    || (c.path.starts_with(p.as_bytes()) && c.path.get(p.len()) == Some(&b'/'))
+            })
+        });
+    }
+    store.check_checkout_paths(&changes)?;
+    Ok(changes)
+}
+
+/// The files on disk that writing `changes` would overwrite or remove and that `from` (the
+/// capture that becomes the backup) does not hold: a file at a path the target adds, the
+/// files of a folder there, or a file where the target needs a folder.
+fn unsaved_in_the_way(
+    store: &Store,
+    from: ObjectId,
+    changes: &[TreeChange],
+) -> Result<Vec<BString>> {
+    let root = store.workdir()?;
+    let mut out = vec![];
+    let mut seen = HashSet::new();
+    for c in changes.iter().filter(|c| c.old.is_none()) {
+        // A file where the target needs a folder.
+        let comps: Vec<&[u8]> = c.path.split_str("/").collect();
+        for end in 1..comps.len() {
+            let prefix = BString::from(comps[..end].join(&b'/'));
+            if !seen.insert(prefix.clone()) {
+                continue;
+            }
+            match std::fs::symlink_metadata(root.join(rel_path(&prefix))) {
+                Ok(md) if !md.is_dir() && store.path_in_tree(from, &prefix)?.is_none() => {
+                    out.push(prefix);
+                }
+                _ => {}
+            }
+        }
+        // The path itself.
+        match std::fs::symlink_metadata(root.join(rel_path(&c.path))) {
+            Err(_) => {}
+            Ok(md) if md.is_dir() => unsaved_under(store, root, from, &c.path, &mut out)?,
+            Ok(_) => {
+                if store.path_in_tree(from, &c.path)?.is_none() {
+                    out.push(c.path.clone());
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The files under folder `rel` (on disk) that `tree` does not hold.
+fn unsaved_under(
+    store: &Store,
+    root: &std::path::Path,
+    tree: ObjectId,
+    rel: &[u8],
+    out: &mut Vec<BString>,
+) -> Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut stack = vec![BString::from(rel)];
+    while let Some(dir) = stack.pop() {
+        let full = root.join(rel_path(&dir));
+        for entry in std::fs::read_dir(&full).at(&full)? {
+            let entry = entry.at(&full)?;
+            let mut path = dir.clone();
+            path.push(b'/');
+            path.extend_from_slice(entry.file_name().as_bytes());
+            if entry.file_type().at(entry.path())?.is_dir() {
+                stack.push(path);
+            } else if store.path_in_tree(tree, &path)?.is_none() {
+                out.push(path);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Write the planned changes into this worktree (the blobs at `raw` paths as they are, the
+/// others through the checkout filters); returns the files written.
+pub fn write_changes(
+    store: &Store,
+    changes: &[TreeChange],
+    raw: &HashSet<BString>,
+) -> Result<Vec<WrittenFile>> {
+    store.apply_changes(store.workdir()?, changes, raw)
+}
+
+/// Put HEAD, index and worktree of this worktree back to what `backup` captured, writing
+/// the changes planned by [`prepare_overwrite`]. The current state (`prepared.capture`) must
+/// already be backed up by the caller.
+pub fn restore_backup(store: &Store, prepared: &PreparedOverwrite, backup: &Backup) -> Result<()> {
+    let written = write_changes(store, &prepared.changes, &prepared.raw)?;
+    let head = backup.head.as_deref().map(oid).transpose()?;
+    crate::crash_point!("undo:files-written");
+    match (&backup.branch, head) {
+        // The branch may have moved since; leave it where it is and only re-attach HEAD.
+        (Some(b), _) => store.attach_user_head(b, "agent-rewind: undo")?,
+        (None, Some(h)) => store.move_user_head(None, Some(h))?,
+        (None, None) => {}
+    }
+    crate::crash_point!("undo:head-moved");
+    let index_tree = oid(&backup.index_tree)?;
+    // An index holding flags no tree can is put back as the file it was.
+    if let Some(saved) = &backup.details.index_file
+        && store.reinstall_user_index(saved, index_tree)?
+    {
+        return Ok(());
+    }
+    store.set_user_index(
+        Some(index_tree),
+        Some(prepared.capture.index_tree),
+        &written,
+    )?;
+    Ok(())
+}
+
+fn oid(hex: &str) -> Result<ObjectId> {
+    ObjectId::from_hex(hex.as_bytes())
+        .map_err(|_| Error::corrupt(format!("invalid object id {hex:?} in a backup")))
+}
