@@ -214,7 +214,11 @@ pub fn recorded(r: &Recorded, st: &Style) -> String {
         st.id(&short(&r.checkpoint.to_string()))
     ));
     for e in &l.excluded {
-        s.push_str(&format!("\n  excluded {} ({})", e.path, e.reason));
+        s.push_str(&format!(
+            "\n  excluded {} ({})",
+            agent_rewind::quote::display_text_path(&e.path),
+            e.reason
+        ));
     }
     if !r.redacted.is_empty() {
         s.push_str(&format!("\n  redacted {}", r.redacted.join(", ")));
@@ -291,7 +295,14 @@ pub fn shown(sh: &ops::show::Shown, st: &Style) -> String {
         );
     }
     for e in &l.excluded {
-        kv("excluded", format!("{} ({})", e.path, e.reason));
+        kv(
+            "excluded",
+            format!(
+                "{} ({})",
+                agent_rewind::quote::display_text_path(&e.path),
+                e.reason
+            ),
+        );
     }
     // Every line but the checkpoint line (a merged note's lines are sorted, so it need not
     // be the first).
