@@ -1,22 +1,62 @@
-//! CLI glue for sharing and retention: `push`, `fetch`, `delete`, `gc`, `export`, `import`.
-//! Turns arguments into library calls and outcomes into output; no sharing semantics live
-//! here (which word is the remote, what a fetched run means: all in the library).
+//! Sharing runs: `push`, `fetch`, `export`, `import`. Turns arguments into library calls and
+//! outcomes into output; no sharing semantics live here (which word is the remote, what a
+//! fetched run means: all in the library).
 
-use super::Output;
-use super::args::{DeleteArgs, ExportArgs, FetchArgs, GcArgs, ImportArgs, PushArgs};
-use super::render::{Style, short};
+use crate::cli::output::json;
+use crate::cli::render::Style;
+use crate::cli::{Ctx, Output};
 use agent_rewind::error::{Error, Result};
 use agent_rewind::ids::RunId;
 use agent_rewind::ops;
 use agent_rewind::ops::fetch::FetchOutcome;
 use agent_rewind::remote;
-use agent_rewind::store::Store;
+use clap::Args;
+use std::path::PathBuf;
 
-fn json<T: serde::Serialize>(v: &T) -> serde_json::Value {
-    serde_json::to_value(v).expect("json")
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// `[REMOTE] [RUN…]`: the first word is the remote when one of that name exists
+    /// (default: origin); the rest are runs (default: the active run of this worktree).
+    #[arg(value_name = "REMOTE|RUN")]
+    pub words: Vec<String>,
+    /// Every run of this repository.
+    #[arg(long)]
+    pub all: bool,
 }
 
-pub fn push(store: &Store, a: PushArgs, st: &Style) -> Result<Output> {
+#[derive(Debug, Args)]
+pub struct FetchArgs {
+    /// `[REMOTE] [RUN…]`: the first word is the remote when one of that name exists
+    /// (default: origin); the rest are runs (default: every run of the remote).
+    #[arg(value_name = "REMOTE|RUN")]
+    pub words: Vec<String>,
+    /// Every run of the remote (the default when no run is named).
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The runs to export.
+    #[arg(required = true)]
+    pub runs: Vec<String>,
+    /// The bundle file to write.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+    /// Overwrite FILE when it already exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// A bundle file written by `export`.
+    pub file: PathBuf,
+}
+
+pub fn push(a: PushArgs, ctx: &Ctx) -> Result<Output> {
+    let store = &ctx.store()?;
+    let st = &ctx.style;
     let (remote, runs) = remote::split_remote_and_runs(store, &a.words)?;
     if a.all && !runs.is_empty() {
         return Err(Error::usage("name runs or use --all, not both"));
@@ -52,7 +92,9 @@ pub fn push(store: &Store, a: PushArgs, st: &Style) -> Result<Output> {
     Ok(o)
 }
 
-pub fn fetch(store: &Store, a: FetchArgs, st: &Style) -> Result<Output> {
+pub fn fetch(a: FetchArgs, ctx: &Ctx) -> Result<Output> {
+    let store = &ctx.store()?;
+    let st = &ctx.style;
     let (remote, runs) = remote::split_remote_and_runs(store, &a.words)?;
     if a.all && !runs.is_empty() {
         return Err(Error::usage("name runs or use --all, not both"));
@@ -73,7 +115,9 @@ fn with_status(mut o: Output, out: &FetchOutcome) -> Output {
     o
 }
 
-pub fn import(store: &Store, a: ImportArgs, st: &Style) -> Result<Output> {
+pub fn import(a: ImportArgs, ctx: &Ctx) -> Result<Output> {
+    let store = &ctx.store()?;
+    let st = &ctx.style;
     let out = ops::bundle::import(store, &a.file)?;
     Ok(fetch_output(
         &out,
@@ -129,87 +173,8 @@ fn fetch_output(out: &FetchOutcome, st: &Style, what: &str) -> Output {
     with_status(Output::new(json(out), s), out)
 }
 
-pub fn delete(store: &Store, a: DeleteArgs) -> Result<Output> {
-    let run = RunId::new(a.run)?;
-    let out = ops::delete::delete(store, &run, a.force)?;
-    let mut s = format!(
-        "deleted run {} ({} refs; tip {})",
-        out.run,
-        out.refs_deleted,
-        out.head.as_deref().map(short).unwrap_or_else(|| "-".into())
-    );
-    if !out.lineage_of.is_empty() {
-        s.push_str(&format!(
-            "\n  the lineage of {} passed through it: their history before their root now shows plain commits",
-            out.lineage_of.join(", ")
-        ));
-    }
-    Ok(Output::new(json(&out), s))
-}
-
-pub fn gc(store: &Store, a: GcArgs, st: &Style) -> Result<Output> {
-    let older_than = a
-        .older_than
-        .as_deref()
-        .map(agent_rewind::time::parse_age)
-        .transpose()?;
-    let out = ops::gc::gc(
-        store,
-        &ops::gc::GcOptions {
-            older_than,
-            keep: a.keep,
-            dry_run: a.dry_run,
-        },
-    )?;
-    for p in &out.problems {
-        eprintln!("warning: {p}");
-    }
-    let mut s = format!(
-        "{} {} of {} run(s){}\n",
-        if out.dry_run {
-            "would delete"
-        } else {
-            "deleted"
-        },
-        out.deleted.len(),
-        out.runs_before,
-        if out.deleted.is_empty() { "" } else { ":" }
-    );
-    for d in &out.deleted {
-        s.push_str(&format!(
-            "  {}  {}{}\n",
-            st.id(&d.run),
-            d.last_activity,
-            d.label
-                .as_ref()
-                .map(|l| format!("  \"{l}\""))
-                .unwrap_or_default()
-        ));
-    }
-    for k in &out.kept {
-        s.push_str(&format!("  kept {}: {}\n", st.id(&k.run), k.reason));
-    }
-    if let Some(b) = &out.backups
-        && b.dropped > 0
-    {
-        s.push_str(&format!(
-            "{} {} of {} safety backup(s) by age (the newest of each worktree stays)\n",
-            if out.dry_run { "would drop" } else { "dropped" },
-            b.dropped,
-            b.before
-        ));
-    }
-    if out.dry_run {
-        s.push_str("nothing changed (--dry-run)");
-    } else if out.deleted.is_empty() {
-        s.push_str("refs packed");
-    } else {
-        s.push_str("refs packed; `git gc` frees the objects of deleted runs");
-    }
-    Ok(Output::new(json(&out), s))
-}
-
-pub fn export(store: &Store, a: ExportArgs) -> Result<Output> {
+pub fn export(a: ExportArgs, ctx: &Ctx) -> Result<Output> {
+    let store = &ctx.store()?;
     let runs = a
         .runs
         .into_iter()

@@ -1,15 +1,33 @@
 //! `view`: build the view model, render the page, write it, print its path, optionally open
 //! it in a browser; and the text graphs of `log --graph --format`.
 
-use super::Output;
-use super::args::{LogArgs, ViewArgs};
+use super::log::LogArgs;
+use crate::cli::{Ctx, Output};
 use agent_rewind::error::{Error, Result};
 use agent_rewind::ids::RunId;
 use agent_rewind::ops;
 use agent_rewind::store::{Store, write_atomic};
+use clap::Args;
 use std::path::{Path, PathBuf};
 
-pub fn view(store: &Store, a: ViewArgs, cwd: &Path) -> Result<Output> {
+#[derive(Debug, Args)]
+pub struct ViewArgs {
+    /// Only these runs and the runs linked to them by rewinds and forks (default: every run).
+    pub runs: Vec<String>,
+    /// The HTML file to write (default: agent-rewind/view.html in the git directory).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Open the page in the browser ($BROWSER, else xdg-open or open); never fails the command.
+    #[arg(long)]
+    pub open: bool,
+    /// Which checkpoints carry their changed files: all, none, or the newest N.
+    #[arg(long, value_name = "all|none|N", default_value = "100")]
+    pub diffs: String,
+}
+
+pub fn run(a: ViewArgs, ctx: &Ctx) -> Result<Output> {
+    let store = &ctx.store()?;
+    let cwd = &ctx.dir;
     let diffs = ops::view::DiffLimit::parse(&a.diffs)?;
     let runs = a
         .runs

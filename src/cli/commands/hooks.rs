@@ -1,22 +1,32 @@
-//! CLI glue for `hooks install|uninstall`, `init --hooks/--agent` and `hook <name>`: parse
-//! flags into library options and render outcomes. No hook semantics live here.
-//!
-//! `hook <name>` must never fail the operation that called it: whatever happens (an error,
-//! even a panic in the library) it reports on stderr and returns a successful output, and it
-//! prints nothing on stdout unless `--json` is given (Claude Code adds a SessionStart hook's
-//! stdout to the model's context).
+//! `hooks install|uninstall` and the hooks of `init --hooks/--agent`: parse flags into
+//! library options and render outcomes. No hook semantics live here.
 
-use super::Output;
-use super::args::{HookArgs, HooksArgs, HooksCommand, InitArgs};
+use super::init::InitArgs;
+use crate::cli::{Ctx, Output};
 use agent_rewind::error::Result;
 use agent_rewind::hooks::install::{FileAction, HooksOptions, HooksOutcome};
 use agent_rewind::hooks::{self, Agent};
 use agent_rewind::store::Store;
-use std::io::{IsTerminal, Read};
-use std::path::Path;
+use clap::{Args, Subcommand};
 
-/// Most bytes a hook reads from its standard input.
-const MAX_STDIN: u64 = 64 * 1024 * 1024;
+#[derive(Debug, Subcommand)]
+pub enum HooksCommand {
+    /// Install hooks: the git hooks (the default), and/or an agent's (`--agent claude`).
+    Install(HooksArgs),
+    /// Remove exactly what install added (with no flags: the git hooks and every agent's).
+    Uninstall(HooksArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HooksArgs {
+    /// The git hooks (post-commit, post-rewrite) in the hooks folder git uses.
+    #[arg(long)]
+    pub git: bool,
+    /// An agent's hooks: claude, codex, gemini, cursor, opencode, or all (merged into the
+    /// agent's project configuration; see docs/HOOKS.md). Repeatable.
+    #[arg(long = "agent", value_name = "AGENT")]
+    pub agents: Vec<String>,
+}
 
 /// The `--agent` values (names or `all`), each agent once, in the order first named.
 fn agents(names: &[String]) -> Result<Vec<Agent>> {
@@ -78,7 +88,8 @@ fn output(out: &HooksOutcome) -> Output {
 }
 
 /// `hooks install|uninstall`.
-pub fn hooks(store: &Store, cmd: HooksCommand) -> Result<Output> {
+pub fn run(cmd: HooksCommand, ctx: &Ctx) -> Result<Output> {
+    let store = &ctx.store()?;
     match cmd {
         HooksCommand::Install(a) => {
             let opts = install_options(&a)?;
@@ -127,57 +138,4 @@ pub fn init_hooks(store: &Store, opts: &HooksOptions, out: &mut Output) -> Resul
     out.json["hooks"] = o.json;
     out.human = format!("{}\n{}", out.human, o.human);
     Ok(())
-}
-
-/// Standard input for hooks that take some; nothing when it is a terminal (never wait for a
-/// person).
-fn read_stdin(name: &str) -> Vec<u8> {
-    let mut buf = vec![];
-    let reads = name == "post-rewrite" || Agent::from_name(name).is_some();
-    if reads && !std::io::stdin().is_terminal() {
-        let _ = std::io::stdin()
-            .lock()
-            .take(MAX_STDIN)
-            .read_to_end(&mut buf);
-    }
-    buf
-}
-
-/// `hook <name>`: always a successful output; problems go to stderr.
-pub fn hook(a: &HookArgs, dir: &Path) -> Output {
-    let stdin = read_stdin(&a.name);
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        hooks::run_hook(&a.name, &a.args, dir, &stdin)
-    }));
-    let prefix = format!("git agent-rewind hook {}", a.name);
-    match result {
-        Ok(Ok(out)) => {
-            for w in &out.warnings {
-                eprintln!("warning: {prefix}: {w}");
-            }
-            if out.action == "ignored"
-                && let Some(r) = &out.reason
-            {
-                eprintln!("warning: {prefix}: ignored: {r}");
-            }
-            Output::new(serde_json::to_value(&out).expect("json"), String::new())
-        }
-        Ok(Err(e)) => {
-            eprintln!("warning: {prefix}: nothing recorded: {}", e.message);
-            if let Some(h) = &e.hint {
-                eprintln!("hint: {h}");
-            }
-            Output::new(
-                serde_json::json!({"hook": a.name, "action": "failed", "error": e.message}),
-                String::new(),
-            )
-        }
-        Err(_) => {
-            eprintln!("warning: {prefix}: nothing recorded (internal error)");
-            Output::new(
-                serde_json::json!({"hook": a.name, "action": "failed", "error": "internal error"}),
-                String::new(),
-            )
-        }
-    }
 }

@@ -1,0 +1,44 @@
+//! `approve` and `reject`: a person's decision on a checkpoint.
+
+use crate::cli::{Ctx, Output, render};
+use agent_rewind::error::Result;
+use agent_rewind::ops;
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// `<run>`, `<run>/<step>`, `<run>@<seq>`, or a commit id.
+    pub checkpoint: String,
+    /// Who decides (default: your git identity).
+    #[arg(long, value_name = "WHO")]
+    pub by: Option<String>,
+    #[arg(short = 'm', long = "message", value_name = "TEXT")]
+    pub message: Option<String>,
+}
+
+/// `approve` (`approved == true`) or `reject`.
+pub fn run(a: ApproveArgs, approved: bool, ctx: &Ctx) -> Result<Output> {
+    let store = ctx.store()?;
+    let out = ops::approve::decide(
+        &store,
+        &ops::address::spec(&store, Some(&a.checkpoint))?,
+        approved,
+        a.by,
+        a.message,
+    )?;
+    let human = format!(
+        "{} checkpoint {} ({}{}) by {}",
+        out.decision,
+        render::short(&out.checkpoint),
+        out.run,
+        out.step
+            .as_ref()
+            .map(|s| format!("/{s}"))
+            .unwrap_or_default(),
+        out.by
+    );
+    Ok(Output::new(
+        serde_json::to_value(&out).expect("json"),
+        human,
+    ))
+}

@@ -1,0 +1,29 @@
+//! `checkpoint`: snapshot the worktree and append a checkpoint of a step.
+
+use crate::cli::record::{RecordArgs, record_options, recorded_output};
+use crate::cli::{Ctx, Output};
+use agent_rewind::error::Result;
+use agent_rewind::ids::StepName;
+use agent_rewind::model::Event;
+use agent_rewind::ops;
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct CheckpointArgs {
+    /// The step this checkpoint belongs to.
+    pub step: String,
+    /// Event: begin, finish, commit, turn, manual, steer (default: manual).
+    #[arg(long, value_name = "E")]
+    pub event: Option<String>,
+    #[command(flatten)]
+    pub record: RecordArgs,
+}
+
+pub fn run(a: CheckpointArgs, ctx: &Ctx) -> Result<Output> {
+    let store = ctx.store()?;
+    let step = StepName::new(a.step)?;
+    let mut opts = record_options(&a.record)?;
+    opts.event = a.event.as_deref().map(Event::parse).transpose()?;
+    let out = ops::checkpoint::checkpoint(&store, &step, opts)?;
+    Ok(recorded_output(&out, &ctx.style))
+}

@@ -1,0 +1,36 @@
+//! `delete`: remove a run from this repository.
+
+use crate::cli::output::json;
+use crate::cli::render::short;
+use crate::cli::{Ctx, Output};
+use agent_rewind::error::Result;
+use agent_rewind::ids::RunId;
+use agent_rewind::ops;
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    pub run: String,
+    /// Delete even when other runs' lineage passes through it.
+    #[arg(long)]
+    pub force: bool,
+}
+
+pub fn run(a: DeleteArgs, ctx: &Ctx) -> Result<Output> {
+    let store = &ctx.store()?;
+    let run = RunId::new(a.run)?;
+    let out = ops::delete::delete(store, &run, a.force)?;
+    let mut s = format!(
+        "deleted run {} ({} refs; tip {})",
+        out.run,
+        out.refs_deleted,
+        out.head.as_deref().map(short).unwrap_or_else(|| "-".into())
+    );
+    if !out.lineage_of.is_empty() {
+        s.push_str(&format!(
+            "\n  the lineage of {} passed through it: their history before their root now shows plain commits",
+            out.lineage_of.join(", ")
+        ));
+    }
+    Ok(Output::new(json(&out), s))
+}

@@ -1,0 +1,84 @@
+//! `gc`: delete old runs, trim safety backups, pack refs.
+
+use crate::cli::output::json;
+use crate::cli::{Ctx, Output};
+use agent_rewind::error::Result;
+use agent_rewind::ops;
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct GcArgs {
+    /// Only runs whose last activity is older than this (e.g. 30d, 12h, 2w, 1d12h).
+    #[arg(long, value_name = "DUR")]
+    pub older_than: Option<String>,
+    /// Always keep the newest N runs.
+    #[arg(long, value_name = "N")]
+    pub keep: Option<usize>,
+    /// Only list what would be deleted.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+pub fn run(a: GcArgs, ctx: &Ctx) -> Result<Output> {
+    let store = &ctx.store()?;
+    let st = &ctx.style;
+    let older_than = a
+        .older_than
+        .as_deref()
+        .map(agent_rewind::time::parse_age)
+        .transpose()?;
+    let out = ops::gc::gc(
+        store,
+        &ops::gc::GcOptions {
+            older_than,
+            keep: a.keep,
+            dry_run: a.dry_run,
+        },
+    )?;
+    for p in &out.problems {
+        eprintln!("warning: {p}");
+    }
+    let mut s = format!(
+        "{} {} of {} run(s){}\n",
+        if out.dry_run {
+            "would delete"
+        } else {
+            "deleted"
+        },
+        out.deleted.len(),
+        out.runs_before,
+        if out.deleted.is_empty() { "" } else { ":" }
+    );
+    for d in &out.deleted {
+        s.push_str(&format!(
+            "  {}  {}{}\n",
+            st.id(&d.run),
+            d.last_activity,
+            d.label
+                .as_ref()
+                .map(|l| format!("  \"{l}\""))
+                .unwrap_or_default()
+        ));
+    }
+    for k in &out.kept {
+        s.push_str(&format!("  kept {}: {}\n", st.id(&k.run), k.reason));
+    }
+    if let Some(b) = &out.backups
+        && b.dropped > 0
+    {
+        s.push_str(&format!(
+            "{} {} of {} safety backup(s) by age (the newest of each worktree stays)\n",
+            if out.dry_run { "would drop" } else { "dropped" },
+            b.dropped,
+            b.before
+        ));
+    }
+    if out.dry_run {
+        s.push_str("nothing changed (--dry-run)");
+    } else if out.deleted.is_empty() {
+        s.push_str("refs packed");
+    } else {
+        s.push_str("refs packed; `git gc` frees the objects of deleted runs");
+    }
+    Ok(Output::new(json(&out), s))
+}

@@ -1,0 +1,77 @@
+//! `hook <name>`: the entry point the installed hooks call.
+//!
+//! It must never fail the operation that called it: whatever happens (an error, even a panic
+//! in the library) it reports on stderr and returns a successful output, and it prints
+//! nothing on stdout unless `--json` is given (Claude Code adds a SessionStart hook's stdout
+//! to the model's context).
+
+use crate::cli::{Ctx, Output};
+use agent_rewind::hooks;
+use clap::Args;
+use std::io::{IsTerminal, Read};
+
+/// Most bytes a hook reads from its standard input.
+const MAX_STDIN: u64 = 64 * 1024 * 1024;
+
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// post-commit, post-rewrite, or an agent: claude, codex, gemini, cursor, opencode.
+    pub name: String,
+    /// The arguments git passes to the hook (post-rewrite: amend or rebase).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
+
+/// Standard input for hooks that take some; nothing when it is a terminal (never wait for a
+/// person).
+fn read_stdin(name: &str) -> Vec<u8> {
+    let mut buf = vec![];
+    let reads = name == "post-rewrite" || hooks::Agent::from_name(name).is_some();
+    if reads && !std::io::stdin().is_terminal() {
+        let _ = std::io::stdin()
+            .lock()
+            .take(MAX_STDIN)
+            .read_to_end(&mut buf);
+    }
+    buf
+}
+
+/// `hook <name>`: always a successful output; problems go to stderr.
+pub fn run(a: HookArgs, ctx: &Ctx) -> Output {
+    let dir = &ctx.dir;
+    let stdin = read_stdin(&a.name);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        hooks::run_hook(&a.name, &a.args, dir, &stdin)
+    }));
+    let prefix = format!("git agent-rewind hook {}", a.name);
+    match result {
+        Ok(Ok(out)) => {
+            for w in &out.warnings {
+                eprintln!("warning: {prefix}: {w}");
+            }
+            if out.action == "ignored"
+                && let Some(r) = &out.reason
+            {
+                eprintln!("warning: {prefix}: ignored: {r}");
+            }
+            Output::new(serde_json::to_value(&out).expect("json"), String::new())
+        }
+        Ok(Err(e)) => {
+            eprintln!("warning: {prefix}: nothing recorded: {}", e.message);
+            if let Some(h) = &e.hint {
+                eprintln!("hint: {h}");
+            }
+            Output::new(
+                serde_json::json!({"hook": a.name, "action": "failed", "error": e.message}),
+                String::new(),
+            )
+        }
+        Err(_) => {
+            eprintln!("warning: {prefix}: nothing recorded (internal error)");
+            Output::new(
+                serde_json::json!({"hook": a.name, "action": "failed", "error": "internal error"}),
+                String::new(),
+            )
+        }
+    }
+}

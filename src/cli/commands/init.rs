@@ -1,0 +1,33 @@
+//! `init`: one-time set-up of the repository, optionally with hooks.
+
+use super::hooks;
+use crate::cli::{Ctx, Output};
+use agent_rewind::error::Result;
+use agent_rewind::ops;
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Also install the git hooks (post-commit, post-rewrite).
+    #[arg(long)]
+    pub hooks: bool,
+    /// Also install an agent's hooks (claude, codex, gemini, cursor, opencode, all). Repeatable.
+    #[arg(long = "agent", value_name = "AGENT")]
+    pub agents: Vec<String>,
+}
+
+pub fn run(a: InitArgs, ctx: &Ctx) -> Result<Output> {
+    let store = ctx.store()?;
+    let hook_opts = hooks::init_options(&a)?;
+    let out = ops::init::init(&store)?;
+    let human = if out.added.is_empty() {
+        format!("already initialized ({})", out.git_dir)
+    } else {
+        format!("initialized {}: set {}", out.git_dir, out.added.join(", "))
+    };
+    let mut output = Output::new(serde_json::to_value(&out).expect("json"), human);
+    if let Some(opts) = hook_opts {
+        hooks::init_hooks(&store, &opts, &mut output)?;
+    }
+    Ok(output)
+}

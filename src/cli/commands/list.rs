@@ -1,0 +1,39 @@
+//! `list`: the runs, or the checkpoints of one run.
+
+use crate::cli::{Ctx, Output, render};
+use agent_rewind::error::Result;
+use agent_rewind::ops;
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// List the checkpoints of this run instead of all runs.
+    pub run: Option<String>,
+    /// Include archived runs.
+    #[arg(long)]
+    pub all: bool,
+}
+
+pub fn run(a: ListArgs, ctx: &Ctx) -> Result<Output> {
+    let store = ctx.store()?;
+    match a.run {
+        None => {
+            let list = ops::list::list_runs(&store, a.all)?;
+            for p in &list.problems {
+                eprintln!("warning: {p}");
+            }
+            Ok(Output::new(
+                serde_json::to_value(&list.runs).expect("json"),
+                render::runs_table(&list.runs, &ctx.style),
+            ))
+        }
+        Some(run) => {
+            let run = ops::address::run(&store, &run)?;
+            let cps = ops::list::list_checkpoints(&store, &run)?;
+            Ok(Output::new(
+                cps.iter().map(|c| c.to_json()).collect(),
+                render::checkpoints_table(&cps, &ctx.style),
+            ))
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! `log`: a run's lineage, as a chain or as the tree of runs (`--graph`).
+
+use crate::cli::{Ctx, Output, render};
+use agent_rewind::error::Result;
+use agent_rewind::ops;
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// The run (an id or a unique prefix; default: the active run).
+    pub run: Option<String>,
+    /// Show the tree of runs (which run came from which checkpoint of which run).
+    #[arg(long)]
+    pub graph: bool,
+    /// With --graph: text (default), mermaid, dot, or json (nodes and edges).
+    #[arg(long, value_name = "FMT", requires = "graph",
+          value_parser = ["text", "mermaid", "dot", "json"])]
+    pub format: Option<String>,
+}
+
+pub fn run(a: LogArgs, json: bool, ctx: &Ctx) -> Result<Output> {
+    let store = ctx.store()?;
+    if a.graph
+        && let Some(out) = super::view::log_graph(&store, &a, json)?
+    {
+        return Ok(out);
+    }
+    let run = ops::address::run_or_active(&store, a.run.as_deref())?;
+    if a.graph {
+        let g = ops::log::lineage_graph(&store, &run)?;
+        Ok(Output::new(
+            serde_json::to_value(vec![&g]).expect("json"),
+            render::graph(&g, &ctx.style),
+        ))
+    } else {
+        let chain = ops::log::lineage(&store, &run)?;
+        Ok(Output::new(
+            chain.iter().map(|c| c.to_json()).collect(),
+            render::lineage(&chain, &ctx.style),
+        ))
+    }
+}

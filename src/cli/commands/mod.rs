@@ -1,0 +1,26 @@
+//! One file per command (or per small family of commands): its clap arguments and the
+//! function that runs it. Handlers call the library and render; they decide nothing.
+
+pub mod approve;
+pub mod checkpoint;
+pub mod completions;
+pub mod delete;
+pub mod diff;
+pub mod gc;
+pub mod hook;
+pub mod hooks;
+pub mod init;
+pub mod list;
+pub mod log;
+pub mod restore;
+pub mod revert;
+pub mod rewind;
+pub mod run;
+pub mod share;
+pub mod show;
+pub mod start;
+pub mod status;
+pub mod steer;
+pub mod step;
+pub mod undo;
+pub mod view;

@@ -1,0 +1,37 @@
+//! `restore`: put files from a checkpoint back into the worktree.
+
+use crate::cli::{Ctx, Output, render};
+use agent_rewind::error::Result;
+use agent_rewind::ops;
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// `<run>`, `<run>/<step>`, `<run>@<seq>`, or a commit id.
+    pub checkpoint: String,
+    /// Only these paths (files or folders); default: the whole tree.
+    #[arg(last = true, value_name = "PATH")]
+    pub paths: Vec<String>,
+}
+
+pub fn run(a: RestoreArgs, ctx: &Ctx) -> Result<Output> {
+    let store = ctx.store()?;
+    let out = ops::restore::restore(
+        &store,
+        &ops::address::spec(&store, Some(&a.checkpoint))?,
+        &a.paths,
+    )?;
+    let human = format!(
+        "restored {} path(s) from {}\n  backup {} (`git agent-rewind undo` brings the previous state back)\n{}",
+        out.changed.len(),
+        render::short(&out.checkpoint),
+        render::short(&out.backup.commit),
+        render::left_in_place(&out.left_in_place)
+    )
+    .trim_end()
+    .to_string();
+    Ok(Output::new(
+        serde_json::to_value(&out).expect("json"),
+        human,
+    ))
+}

@@ -1,0 +1,37 @@
+//! `revert`: take back what one run, step attempt or checkpoint changed.
+
+use crate::cli::{Ctx, Output, render};
+use agent_rewind::error::Result;
+use agent_rewind::ops;
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct RevertArgs {
+    /// `<run>` (the whole run), `<run>/<step>` (its latest attempt), `<run>@<seq>` or a
+    /// commit id (that one checkpoint).
+    pub target: String,
+    /// Print the plan (per file: revert, merge, keep, conflict); write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// On a conflict: `refuse` (default, nothing written) or `markers` (write git-style
+    /// conflict markers, after the backup).
+    #[arg(long, value_name = "STYLE", default_value = "refuse", value_parser = ["refuse", "markers"])]
+    pub conflict: String,
+}
+
+pub fn run(a: RevertArgs, ctx: &Ctx) -> Result<Output> {
+    let store = ctx.store()?;
+    let out = ops::revert::revert(
+        &store,
+        &ops::address::spec(&store, Some(&a.target))?,
+        &ops::revert::RevertOptions {
+            dry_run: a.dry_run,
+            conflict_markers: a.conflict == "markers",
+        },
+    )?;
+    let human = render::reverted(&out);
+    Ok(Output::new(
+        serde_json::to_value(&out).expect("json"),
+        human,
+    ))
+}

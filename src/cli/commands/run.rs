@@ -1,0 +1,64 @@
+//! `run` and `resume`: execute a workflow file, continue a run.
+
+use crate::cli::{Ctx, Output, render};
+use agent_rewind::error::Result;
+use agent_rewind::ids::RunId;
+use agent_rewind::ops;
+use agent_rewind::workflow::runner::RunReport;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The workflow file (TOML).
+    pub workflow: PathBuf,
+    /// Run id (default: generated).
+    #[arg(long)]
+    pub run: Option<String>,
+    /// A label for the run (default: the workflow's name).
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The run (default: the active run of this worktree).
+    pub run: Option<String>,
+    /// Record a new attempt of STEP even if it was interrupted or failed.
+    #[arg(long, value_name = "STEP")]
+    pub retry: Option<String>,
+    /// Use this workflow file instead of the copy stored with the run (it becomes the
+    /// stored copy).
+    #[arg(long, value_name = "FILE")]
+    pub workflow: Option<PathBuf>,
+}
+
+pub fn run(a: RunArgs, ctx: &Ctx) -> Result<Output> {
+    let store = ctx.store()?;
+    let report = ops::run::run_workflow(
+        &store,
+        &a.workflow,
+        a.run.map(RunId::new).transpose()?,
+        a.label,
+    )?;
+    Ok(report_output(report, ctx))
+}
+
+pub fn resume(a: ResumeArgs, ctx: &Ctx) -> Result<Output> {
+    let store = ctx.store()?;
+    let run = a
+        .run
+        .as_deref()
+        .map(|r| ops::address::run(&store, r))
+        .transpose()?;
+    let report = ops::run::resume(&store, run, a.retry.as_deref(), a.workflow.as_deref())?;
+    Ok(report_output(report, ctx))
+}
+
+/// A workflow report; a stopped run is still a successful command (the report says why).
+fn report_output(report: RunReport, ctx: &Ctx) -> Output {
+    Output::new(
+        serde_json::to_value(&report).expect("json"),
+        render::run_report(&report, &ctx.style),
+    )
+}

@@ -1,0 +1,59 @@
+//! `start`: begin a run.
+
+use crate::cli::record::parse_meta;
+use crate::cli::{Ctx, Output, render};
+use agent_rewind::error::{Error, Result};
+use agent_rewind::ids::RunId;
+use agent_rewind::ops;
+use agent_rewind::store::Store;
+use clap::Args;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    /// Run id (default: a generated, time-sortable id).
+    #[arg(long)]
+    pub run: Option<String>,
+    /// Workflow file whose digest is recorded with the run.
+    #[arg(long, value_name = "FILE")]
+    pub workflow: Option<PathBuf>,
+    /// A human label for the run.
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// Free-form metadata, repeatable.
+    #[arg(long = "meta", value_name = "K=V")]
+    pub meta: Vec<String>,
+}
+
+pub fn run(a: StartArgs, ctx: &Ctx) -> Result<Output> {
+    let store = ctx.store()?;
+    let workflow_digest = match &a.workflow {
+        Some(p) => Some(file_digest(&store, p)?),
+        None => None,
+    };
+    let rec = ops::start::start(
+        &store,
+        ops::start::StartOptions {
+            run: a.run.map(RunId::new).transpose()?,
+            label: a.label,
+            workflow_digest,
+            meta: parse_meta(&a.meta)?,
+            ..Default::default()
+        },
+    )?;
+    let human = format!(
+        "started run {}\n  checkpoint {}",
+        rec.line.run,
+        render::short(&rec.checkpoint.to_string())
+    );
+    let mut json = rec.to_json();
+    json["run"] = rec.line.run.clone().into();
+    Ok(Output::new(json, human))
+}
+
+/// The digest recorded for a workflow file: its git blob id.
+fn file_digest(store: &Store, path: &Path) -> Result<String> {
+    let data = std::fs::read(path)
+        .map_err(|e| Error::usage(format!("cannot read workflow file {}: {e}", path.display())))?;
+    Ok(format!("git-blob:{}", store.blob_id(&data)?))
+}

@@ -1,0 +1,47 @@
+//! `steer`: change a run's inputs and invalidate steps.
+
+use crate::cli::{Ctx, Output, render};
+use agent_rewind::error::{Error, Result};
+use agent_rewind::ids::StepName;
+use agent_rewind::ops;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct SteerArgs {
+    pub run: String,
+    /// Replace PATH (relative to the worktree root) with the content of FILE. Repeatable.
+    #[arg(long = "edit", value_name = "PATH=FILE")]
+    pub edits: Vec<String>,
+    /// Re-run STEP (and what depends on it) on the next resume. Repeatable.
+    #[arg(long = "invalidate", value_name = "STEP")]
+    pub invalidate: Vec<String>,
+    /// Only show the blast radius (the default without --yes).
+    #[arg(long, conflicts_with = "yes")]
+    pub dry_run: bool,
+    /// Apply.
+    #[arg(long)]
+    pub yes: bool,
+}
+
+pub fn run(a: SteerArgs, ctx: &Ctx) -> Result<Output> {
+    let store = ctx.store()?;
+    let run = ops::address::run(&store, &a.run)?;
+    let mut edits = vec![];
+    for e in &a.edits {
+        let (p, f) = e
+            .split_once('=')
+            .ok_or_else(|| Error::usage(format!("invalid --edit {e:?}: expected PATH=FILE")))?;
+        edits.push((p.to_string(), PathBuf::from(f)));
+    }
+    let invalidate = a
+        .invalidate
+        .into_iter()
+        .map(StepName::new)
+        .collect::<Result<Vec<_>>>()?;
+    let out = ops::steer::steer(&store, &run, &edits, &invalidate, a.yes && !a.dry_run)?;
+    Ok(Output::new(
+        serde_json::to_value(&out).expect("json"),
+        render::steer(&out, &ctx.style),
+    ))
+}

@@ -1,0 +1,77 @@
+//! The options every recording command shares (`checkpoint`, `step begin|end`): their clap
+//! definition, their parsing into library options, and the rendering of what was recorded.
+
+use super::Output;
+use super::render::{self, Style};
+use agent_rewind::error::{Error, Result};
+use agent_rewind::ids::RunId;
+use agent_rewind::model::{Status, StepKind};
+use agent_rewind::ops;
+use clap::Args;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Args, Clone)]
+pub struct RecordArgs {
+    /// The run (default: the active run of this worktree; a new run is started if none).
+    #[arg(long)]
+    pub run: Option<String>,
+    /// Step kind: agent, deterministic, effect, gate.
+    #[arg(long, value_name = "K")]
+    pub kind: Option<String>,
+    /// Status: pending, running, awaiting_approval, completed, failed, interrupted, skipped.
+    #[arg(long, value_name = "S")]
+    pub status: Option<String>,
+    /// The agent's own session id (e.g. Claude Code's session_id).
+    #[arg(long, value_name = "ID")]
+    pub session_id: Option<String>,
+    /// An artifact: a path in the worktree, or a URI (`scheme://…[#digest]`). Repeatable.
+    #[arg(long = "artifact", value_name = "P")]
+    pub artifacts: Vec<String>,
+    /// Free-form metadata, repeatable.
+    #[arg(long = "meta", value_name = "K=V")]
+    pub meta: Vec<String>,
+    /// A message, kept in the commit body and the note.
+    #[arg(short = 'm', long = "message", value_name = "TEXT")]
+    pub message: Option<String>,
+}
+
+pub fn record_options(a: &RecordArgs) -> Result<ops::checkpoint::CheckpointOptions> {
+    Ok(ops::checkpoint::CheckpointOptions {
+        run: a.run.clone().map(RunId::new).transpose()?,
+        kind: a.kind.as_deref().map(StepKind::parse).transpose()?,
+        status: a.status.as_deref().map(Status::parse).transpose()?,
+        session_id: a.session_id.clone(),
+        artifacts: a.artifacts.clone(),
+        meta: parse_meta(&a.meta)?,
+        message: a.message.clone(),
+        ..Default::default()
+    })
+}
+
+pub fn recorded_output(out: &ops::checkpoint::CheckpointOutcome, style: &Style) -> Output {
+    let mut human = String::new();
+    if let Some(s) = &out.started {
+        human.push_str(&format!("started run {}\n", s.line.run));
+    }
+    human.push_str(&render::recorded(&out.recorded, style));
+    Output::new(out.recorded.to_json(), human)
+}
+
+/// `k=v` pairs; keys are non-empty and without control characters.
+pub fn parse_meta(items: &[String]) -> Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for item in items {
+        let Some((k, v)) = item.split_once('=') else {
+            return Err(Error::usage(format!(
+                "invalid --meta {item:?}: expected KEY=VALUE"
+            )));
+        };
+        if k.is_empty() || k.chars().any(|c| c.is_control() || c.is_whitespace()) {
+            return Err(Error::usage(format!(
+                "invalid --meta key {k:?}: must be non-empty, no spaces or control characters"
+            )));
+        }
+        out.insert(k.to_string(), v.to_string());
+    }
+    Ok(out)
+}
