@@ -91,11 +91,32 @@ impl Wf {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// The JSON document of a command that did its work; for `run`/`resume` the exit status
+    /// must be the one its `outcome` promises (0 completed, 1 failed, 3 waiting for a person).
     fn json(&self, args: &[&str]) -> Value {
         let mut a = vec!["--json"];
         a.extend_from_slice(args);
-        let out = self.ok(&a);
-        serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+        let out = self.out(&a);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let v: Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
+        let expected = match v.get("outcome").and_then(Value::as_str) {
+            Some("failed") => 1,
+            Some("waiting") => 3,
+            Some(o) => {
+                assert_eq!(o, "completed", "{v:#}");
+                assert_eq!(v["finished"], true, "{v:#}");
+                0
+            }
+            None => 0,
+        };
+        assert_eq!(
+            out.status.code(),
+            Some(expected),
+            "git-agent-rewind {a:?}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        v
     }
 
     /// The lines the fake agent appended for `step` (one per invocation).
@@ -352,6 +373,7 @@ fn kill_during(step: &str) {
     } else {
         // Agent and effect steps are not re-run blindly.
         assert_eq!(report["finished"], false, "{report:#}");
+        assert_eq!(report["outcome"], "waiting", "{report:#}");
         assert!(
             report["stopped"]
                 .as_str()

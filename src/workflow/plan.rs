@@ -28,8 +28,13 @@ pub enum Decision {
     OpenGate { reason: String },
     /// The gate's exact checkpoint was approved: record it completed and go on.
     PassGate { by: String },
-    /// Stop the run here.
-    Stop { reason: String, next_action: String },
+    /// Stop the run here: because something failed, or (`waiting`) until a person acts (a
+    /// gate awaiting approval, an interrupted step that needs `resume --retry`).
+    Stop {
+        reason: String,
+        next_action: String,
+        waiting: bool,
+    },
 }
 
 /// Everything the planner needs about the run.
@@ -185,6 +190,7 @@ pub fn decide(cx: &mut Context, step: &StepDef, hash: &str) -> Result<Decision> 
                         Some((_, true, by)) => Decision::PassGate { by },
                         Some((_, false, by)) => Decision::Stop {
                             reason: format!("gate {name} was rejected by {by}"),
+                            waiting: false,
                             next_action: format!(
                                 "change the work (`steer`, `rewind`) so the gate is asked again, or approve checkpoint {}",
                                 crate::catalog::short(c.id())
@@ -192,6 +198,7 @@ pub fn decide(cx: &mut Context, step: &StepDef, hash: &str) -> Result<Decision> 
                         },
                         None => Decision::Stop {
                             reason: format!("gate {name} is awaiting approval"),
+                            waiting: true,
                             next_action: format!(
                                 "`git agent-rewind approve {}` then `git agent-rewind resume`",
                                 c.id()
@@ -233,6 +240,7 @@ pub fn decide(cx: &mut Context, step: &StepDef, hash: &str) -> Result<Decision> 
                         next_action: format!(
                             "check its work, then `git agent-rewind resume --retry {name}`"
                         ),
+                        waiting: true,
                     });
                 }
             }
@@ -253,6 +261,7 @@ pub fn decide(cx: &mut Context, step: &StepDef, hash: &str) -> Result<Decision> 
                         next_action: format!(
                             "fix the cause, then `git agent-rewind resume --retry {name}`"
                         ),
+                        waiting: false,
                     });
                 }
             }

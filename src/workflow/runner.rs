@@ -72,6 +72,9 @@ pub struct RunReport {
     pub steps: Vec<StepReport>,
     /// True when every step is done.
     pub finished: bool,
+    /// How the run ended: completed, failed (a step failed, a gate was rejected), or
+    /// waiting for a person (a gate awaiting approval, an interrupted step to retry).
+    pub outcome: Outcome,
     /// Why the run stopped early, if it did.
     pub stopped: Option<String>,
     pub next_action: String,
@@ -86,6 +89,19 @@ pub struct RunReport {
     /// The file the run was started from, when it changed on disk and the stored copy was
     /// used instead (`resume --workflow FILE` uses the file).
     pub workflow_file_changed: Option<String>,
+}
+
+/// How a run (or this part of it) ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Every step is done.
+    Completed,
+    /// A step failed or a gate was rejected.
+    Failed,
+    /// Stopped until a person acts: a gate awaits approval, or an interrupted agent/effect
+    /// step needs `resume --retry`.
+    Waiting,
 }
 
 /// Execute (or continue) `run` with `workflow`.
@@ -129,6 +145,7 @@ pub fn execute(
         workflow: workflow.name.clone(),
         steps: vec![],
         finished: false,
+        outcome: Outcome::Failed,
         stopped: None,
         next_action: String::new(),
         reconciled,
@@ -137,8 +154,9 @@ pub fn execute(
         workflow_from: String::new(),
         workflow_file_changed: None,
     };
-    let stop = |mut out: RunReport, why: String, next: String| {
+    let stop = |mut out: RunReport, why: String, next: String, outcome: Outcome| {
         out.stopped = Some(why);
+        out.outcome = outcome;
         out.next_action = next;
         Ok(out)
     };
@@ -210,6 +228,7 @@ pub fn execute(
                     out,
                     format!("gate {} is awaiting approval", step.name),
                     next,
+                    Outcome::Waiting,
                 );
             }
             Decision::PassGate { by } => {
@@ -226,6 +245,7 @@ pub fn execute(
             Decision::Stop {
                 reason,
                 next_action,
+                waiting,
             } => {
                 out.steps.push(report(
                     step,
@@ -234,7 +254,12 @@ pub fn execute(
                     None,
                     None,
                 ));
-                return stop(out, reason, next_action);
+                let outcome = if waiting {
+                    Outcome::Waiting
+                } else {
+                    Outcome::Failed
+                };
+                return stop(out, reason, next_action, outcome);
             }
             Decision::Run { reason } => {
                 let key = match step.kind {
@@ -296,7 +321,7 @@ pub fn execute(
                             step.name
                         )
                     };
-                    return stop(out, why, next);
+                    return stop(out, why, next, Outcome::Failed);
                 }
             }
         }
@@ -320,6 +345,7 @@ pub fn execute(
     }
     drop(runner);
     out.finished = true;
+    out.outcome = Outcome::Completed;
     out.next_action = "nothing: the workflow is complete".into();
     Ok(out)
 }

@@ -4,7 +4,7 @@ use crate::cli::{Ctx, Output, render};
 use agent_rewind::error::Result;
 use agent_rewind::ids::RunId;
 use agent_rewind::ops;
-use agent_rewind::workflow::runner::RunReport;
+use agent_rewind::workflow::runner::{Outcome, RunReport};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -55,10 +55,21 @@ pub fn resume(a: ResumeArgs, ctx: &Ctx) -> Result<Output> {
     Ok(report_output(report, ctx))
 }
 
-/// A workflow report; a stopped run is still a successful command (the report says why).
+/// A workflow report. The exit status says how the run ended, so that
+/// `git agent-rewind run wf.toml && deploy` deploys only a completed run: 0 completed, 1 a
+/// step failed or a gate was rejected, 3 waiting for a person (the report says why).
 fn report_output(report: RunReport, ctx: &Ctx) -> Output {
-    Output::new(
+    let mut out = Output::new(
         serde_json::to_value(&report).expect("json"),
         render::run_report(&report, &ctx.style),
-    )
+    );
+    out.exit_code = match report.outcome {
+        Outcome::Completed => 0,
+        Outcome::Failed => 1,
+        Outcome::Waiting => EXIT_WAITING,
+    };
+    out
 }
+
+/// Exit status of `run`/`resume` when the run stopped to wait for a person.
+pub const EXIT_WAITING: i32 = 3;
