@@ -1,5 +1,7 @@
 //! `git-agent-rewind`: parse arguments, call the library, render, map errors to exit codes
-//! (0 success, 1 failure with a one-line cause and a hint on stderr, 2 usage error).
+//! (0 success, 1 failure with a one-line cause and a hint on stderr, 2 usage error; `run`
+//! and `resume` also 1 when the run failed and 3 when it waits for a person). With `--json`
+//! a failure also prints `{"error": {"kind", "message", "hint"}}` on stdout.
 
 mod cli;
 
@@ -8,7 +10,10 @@ use std::io::Write;
 
 fn main() {
     agent_rewind::trace::mark("start");
-    let parsed = cli::args::Cli::parse();
+    let parsed = match cli::args::Cli::try_parse() {
+        Ok(p) => p,
+        Err(e) => usage_error(e),
+    };
     let json = parsed.json;
     match cli::execute(parsed) {
         Ok(out) => {
@@ -30,11 +35,52 @@ fn main() {
             }
         }
         Err(e) => {
-            eprintln!("error: {}", e.message);
+            eprintln!("error: {}", cli::render::escape(&e.message));
             if let Some(h) = &e.hint {
-                eprintln!("hint: {h}");
+                eprintln!("hint: {}", cli::render::escape(h));
+            }
+            if json {
+                print_json_error(e.kind.as_str(), &e.message, e.hint.as_deref());
             }
             std::process::exit(e.kind.exit_code());
         }
     }
+}
+
+fn print_json_error(kind: &str, message: &str, hint: Option<&str>) {
+    let doc = serde_json::json!({"error": {"kind": kind, "message": message, "hint": hint}});
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(
+        stdout,
+        "{}",
+        serde_json::to_string_pretty(&doc).expect("serializable")
+    );
+    let _ = stdout.flush();
+}
+
+/// A command line clap rejects (or `--help`/`--version`, which clap prints and exits 0 on).
+/// With `--json` anywhere before `--`, the usage error is also a JSON document on stdout.
+fn usage_error(e: clap::Error) -> ! {
+    use clap::error::ErrorKind as K;
+    let wants_json = std::env::args_os()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json");
+    if !wants_json || matches!(e.kind(), K::DisplayHelp | K::DisplayVersion) {
+        e.exit();
+    }
+    let _ = e.print();
+    let rendered = e.render().to_string();
+    let message = rendered
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("error: ")
+        .to_string();
+    print_json_error(
+        "usage",
+        &message,
+        Some("see `git agent-rewind <command> -h` for the usage"),
+    );
+    std::process::exit(2);
 }

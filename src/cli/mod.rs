@@ -6,7 +6,7 @@ pub mod args;
 mod commands;
 mod output;
 mod record;
-mod render;
+pub mod render;
 
 use agent_rewind::error::{Error, Result};
 use agent_rewind::store::Store;

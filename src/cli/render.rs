@@ -54,6 +54,67 @@ impl Style {
     }
 }
 
+/// A field that came from a user or a remote (label, writer, session, message, path, ...)
+/// made safe for a terminal the way git quotes paths (`core.quotePath`): unchanged when it
+/// holds no control character, else in double quotes with C escapes (`\t`, `\n`, `\033`,
+/// `\\`, `\"`), so an ESC/OSC sequence is shown, never obeyed.
+pub fn escape(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(is_control) {
+        return s.into();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c => push_escaped(&mut out, c),
+        }
+    }
+    out.push('"');
+    out.into()
+}
+
+/// Free text of several lines (a message): line breaks and tabs kept, every other control
+/// character escaped as `escape` does, without the quotes.
+pub fn escape_text(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(|c| is_control(c) && c != '\n' && c != '\t') {
+        return s.into();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            c => push_escaped(&mut out, c),
+        }
+    }
+    out.into()
+}
+
+/// C0/C1 controls and DEL, and the bidirectional overrides that reorder what a terminal shows.
+fn is_control(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+fn push_escaped(out: &mut String, c: char) {
+    match c {
+        '\x07' => out.push_str("\\a"),
+        '\x08' => out.push_str("\\b"),
+        '\t' => out.push_str("\\t"),
+        '\n' => out.push_str("\\n"),
+        '\x0b' => out.push_str("\\v"),
+        '\x0c' => out.push_str("\\f"),
+        '\r' => out.push_str("\\r"),
+        c if is_control(c) => {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("\\{b:03o}"));
+            }
+        }
+        c => out.push(c),
+    }
+}
+
 pub fn short(id: &str) -> String {
     id.chars().take(12).collect()
 }

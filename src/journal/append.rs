@@ -44,7 +44,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
     };
     let artifacts = artifacts::resolve(&staged, tree, &rec.artifacts)?;
     let fields = line::redact_fields(&rec);
-    let writer = crate::time::writer_id();
+    let writer = store.identity().unwrap_or_else(crate::time::writer_id);
 
     let _lock = store.writer_lock(rec.run.as_str())?;
     for attempt in 0..MAX_ATTEMPTS {

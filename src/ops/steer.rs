@@ -133,7 +133,10 @@ pub fn steer(
     rec.meta
         .insert(STEER_INVALIDATE_META.into(), outcome.invalidated.join(","));
     rec.meta.insert("edits".into(), outcome.edits.join(","));
-    rec.meta.insert("by".into(), crate::time::writer_id());
+    rec.meta.insert(
+        "by".into(),
+        store.identity().unwrap_or_else(crate::time::writer_id),
+    );
     rec.message = Some(format!(
         "steer: edited [{}], invalidated [{}]; will re-run [{}]",
         outcome.edits.join(", "),
