@@ -58,8 +58,9 @@ fn state(repo: &Repo) -> State {
     state_of(&repo.path().join(".git"))
 }
 
-/// The error contract: exit `code`, nothing on stdout, exactly one `error:` line on stderr,
-/// optionally followed by `hint:` lines, nothing else. Returns the error line.
+/// The error contract: exit `code`, nothing on stdout (with `--json`: only the error
+/// document, carrying the same message), exactly one `error:` line on stderr, optionally
+/// followed by `hint:` lines, nothing else. Returns the error line.
 fn assert_error(out: &Output, code: i32, what: &str) -> String {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(
@@ -67,11 +68,26 @@ fn assert_error(out: &Output, code: i32, what: &str) -> String {
         Some(code),
         "{what}: exit code (stderr: {stderr})"
     );
-    assert!(
-        out.stdout.is_empty(),
-        "{what}: unexpected stdout: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    if what.contains("\"--json\"") {
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{what}: stdout is not the JSON error document ({e}): {}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        });
+        let message = doc["error"]["message"].as_str().unwrap_or_default();
+        assert_eq!(
+            stderr.lines().next(),
+            Some(format!("error: {message}").as_str()),
+            "{what}: {doc:#}"
+        );
+    } else {
+        assert!(
+            out.stdout.is_empty(),
+            "{what}: unexpected stdout: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
     let lines: Vec<&str> = stderr.lines().collect();
     assert!(!lines.is_empty(), "{what}: empty stderr");
     assert!(

@@ -5,6 +5,7 @@
 pub mod args;
 mod commands;
 mod output;
+mod paths;
 mod record;
 pub mod render;
 
@@ -13,11 +14,11 @@ use agent_rewind::store::Store;
 use args::{Cli, Command};
 use commands::*;
 pub use output::Output;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What every command handler gets: where the command runs and how to render.
 pub struct Ctx {
-    /// The directory the command was started in (after `-C`).
+    /// The directory the command was started in (after `-C`), absolute.
     pub dir: PathBuf,
     pub style: render::Style,
 }
@@ -27,13 +28,19 @@ impl Ctx {
     pub fn store(&self) -> Result<Store> {
         Store::discover(&self.dir)
     }
+
+    /// A path argument as the user meant it: relative to where the command was started.
+    pub fn path(&self, p: &Path) -> PathBuf {
+        self.dir.join(p)
+    }
 }
 
 pub fn execute(cli: Cli) -> Result<Output> {
+    let cwd =
+        std::env::current_dir().map_err(|e| Error::other(format!("no current directory: {e}")))?;
     let dir = match &cli.dir {
-        Some(d) => d.clone(),
-        None => std::env::current_dir()
-            .map_err(|e| Error::other(format!("no current directory: {e}")))?,
+        Some(d) => cwd.join(d),
+        None => cwd,
     };
     let ctx = Ctx {
         dir,

@@ -7,7 +7,7 @@
 //! Every refusal happens before anything is written.
 
 use crate::catalog::{Catalog, Checkpoint, short, unknown_run};
-use crate::error::{Error, Result};
+use crate::error::{Error, IoResultExt, Result};
 use crate::ids::{CheckpointSpec, RunId, StepName};
 use crate::journal::set_active_run;
 use crate::journal::{Origin, Record, TreeSource, append};
@@ -71,7 +71,11 @@ struct Point {
     step: Option<String>,
 }
 
-pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<RewindOutcome> {
+pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<RewindOutcome> {
+    // A relative --worktree is relative to where we were started, not to where git runs.
+    if let Some(p) = &opts.worktree {
+        opts.worktree = Some(std::path::absolute(p).at(p)?);
+    }
     let mut catalog = Catalog::new(store);
     // The run may grow while it is read (its writers keep going): a choice that fails while
     // the run's tip moved is made again on a fresh read, so the point is chosen from one
@@ -174,6 +178,24 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
         (None, None)
     };
 
+    // A linked worktree is made before the new run is published, so a path git cannot use
+    // leaves nothing behind; if publishing fails after it, the worktree and its branch go.
+    let linked = match &opts.worktree {
+        Some(path) => {
+            store.add_linked_worktree(path, branch.as_deref(), git_commit)?;
+            let made = (|| {
+                let linked = Store::open_worktree_at(path)?;
+                linked.apply_changes(linked.workdir()?, &linked_changes, &Default::default())?;
+                Ok(linked)
+            })();
+            match made {
+                Ok(l) => Some(l),
+                Err(e) => return Err(take_back(store, path, branch.as_deref(), e)),
+            }
+        }
+        None => None,
+    };
+
     // The new run.
     // The lineage at the chosen point, newest first (a suffix of the chain read above).
     let at = chain
@@ -224,7 +246,15 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
         Some(s) if !opts.after => format!("re-enter step {s} (`git agent-rewind resume`)"),
         _ => "continue the run from here".into(),
     });
-    let root = append(store, rec)?;
+    let root = match append(store, rec) {
+        Ok(r) => r,
+        Err(e) => {
+            return Err(match &opts.worktree {
+                Some(path) => take_back(store, path, branch.as_deref(), e),
+                None => e,
+            });
+        }
+    };
     crate::trace::mark("rewind: new run recorded");
     crate::crash_point!("rewind:recorded");
 
@@ -255,11 +285,8 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
         set_active_run(store, &new_run)?;
         crate::trace::mark("rewind: done");
         worktree_shown = Some(store.workdir()?.display().to_string());
-    } else if let Some(path) = &opts.worktree {
-        store.add_linked_worktree(path, branch.as_deref(), git_commit)?;
-        let linked = Store::open_worktree_at(path)?;
-        linked.apply_changes(linked.workdir()?, &linked_changes, &Default::default())?;
-        set_active_run(&linked, &new_run)?;
+    } else if let (Some(path), Some(linked)) = (&opts.worktree, &linked) {
+        set_active_run(linked, &new_run)?;
         worktree_shown = Some(path.display().to_string());
     } else if let (Some(b), Some(c)) = (&branch, git_commit) {
         store.create_branch(b, c)?;
@@ -282,6 +309,18 @@ pub fn rewind(store: &Store, source: &RunId, opts: RewindOptions) -> Result<Rewi
         backup,
         source_archived,
     })
+}
+
+/// Remove the linked worktree made for a fork/rewind that then failed; `e` is the failure.
+fn take_back(store: &Store, path: &std::path::Path, branch: Option<&str>, e: Error) -> Error {
+    match store.remove_linked_worktree(path, branch) {
+        Ok(()) => e,
+        Err(r) => e.context(format!(
+            "(the new worktree {} could not be removed: {})",
+            path.display(),
+            r.message
+        )),
+    }
 }
 
 /// The user's commit recorded at the chosen point, verified against the checkpoint commit.

@@ -321,6 +321,29 @@ impl Store {
                 ));
             }
         }
-        self.git_in(self.common_dir(), &args).map(|_| ())
+        let existed = branch.map(|b| self.branch_exists(b)).transpose()?;
+        self.git_in(self.common_dir(), &args).map(|_| ()).inspect_err(|_| {
+            // git makes the branch before the folder, and leaves it when the folder cannot
+            // be made (its own worktree record it removes).
+            if let (Some(b), Some(false)) = (branch, existed)
+                && self.branch_exists(b).unwrap_or(false)
+            {
+                let _ = self.git_in(self.common_dir(), &["branch", "-D", b]);
+            }
+        })
+    }
+
+    /// Take back a linked worktree `add_linked_worktree` just made (its folder, git's record
+    /// of it, and the branch it created), when the operation that needed it failed.
+    pub fn remove_linked_worktree(&self, path: &Path, branch: Option<&str>) -> Result<()> {
+        let p = path.to_string_lossy().to_string();
+        self.git_in(
+            self.common_dir(),
+            &["worktree", "remove", "--force", p.as_str()],
+        )?;
+        if let Some(b) = branch {
+            self.git_in(self.common_dir(), &["branch", "-D", b])?;
+        }
+        Ok(())
     }
 }

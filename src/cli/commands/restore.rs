@@ -1,5 +1,6 @@
 //! `restore`: put files from a checkpoint back into the worktree.
 
+use crate::cli::paths::worktree_paths;
 use crate::cli::{Ctx, Output, render};
 use agent_rewind::error::Result;
 use agent_rewind::ops;
@@ -9,18 +10,17 @@ use clap::Args;
 pub struct RestoreArgs {
     /// `<run>`, `<run>/<step>`, `<run>@<seq>`, or a commit id.
     pub checkpoint: String,
-    /// Only these paths (files or folders); default: the whole tree.
+    /// Only these paths (files or folders, relative to the current folder); default: the
+    /// whole tree.
     #[arg(last = true, value_name = "PATH")]
     pub paths: Vec<String>,
 }
 
 pub fn run(a: RestoreArgs, ctx: &Ctx) -> Result<Output> {
     let store = ctx.store()?;
-    let out = ops::restore::restore(
-        &store,
-        &ops::address::spec(&store, Some(&a.checkpoint))?,
-        &a.paths,
-    )?;
+    let spec = ops::address::spec(&store, Some(&a.checkpoint))?;
+    let paths = worktree_paths(store.workdir()?, &ctx.dir, &a.paths)?;
+    let out = ops::restore::restore(&store, &spec, &paths)?;
     let human = format!(
         "restored {} path(s) from {}\n  backup {} (`git agent-rewind undo` brings the previous state back)\n{}",
         out.changed.len(),

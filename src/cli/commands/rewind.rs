@@ -57,7 +57,7 @@ pub fn run(a: RewindArgs, fork: bool, ctx: &Ctx) -> Result<Output> {
         ops::rewind::RewindOptions {
             to: ops::rewind::RewindTarget::Named(to),
             after: a.after,
-            worktree: a.worktree,
+            worktree: a.worktree.map(|p| ctx.path(&p)),
             no_checkout: a.no_checkout,
             new_run: a.new_run.map(RunId::new).transpose()?,
             branch: a.branch,

@@ -37,7 +37,7 @@ pub fn run(a: RunArgs, ctx: &Ctx) -> Result<Output> {
     let store = ctx.store()?;
     let report = ops::run::run_workflow(
         &store,
-        &a.workflow,
+        &ctx.path(&a.workflow),
         a.run.map(RunId::new).transpose()?,
         a.label,
     )?;

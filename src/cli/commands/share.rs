@@ -3,7 +3,7 @@
 //! fetched run means: all in the library).
 
 use crate::cli::output::json;
-use crate::cli::render::Style;
+use crate::cli::render::{Style, escape};
 use crate::cli::{Ctx, Output};
 use agent_rewind::error::{Error, Result};
 use agent_rewind::ids::RunId;
@@ -118,7 +118,8 @@ fn with_status(mut o: Output, out: &FetchOutcome) -> Output {
 pub fn import(a: ImportArgs, ctx: &Ctx) -> Result<Output> {
     let store = &ctx.store()?;
     let st = &ctx.style;
-    let out = ops::bundle::import(store, &a.file)?;
+    let file = ctx.path(&a.file);
+    let out = ops::bundle::import(store, &file)?;
     Ok(fetch_output(
         &out,
         st,
@@ -180,13 +181,13 @@ pub fn export(a: ExportArgs, ctx: &Ctx) -> Result<Output> {
         .into_iter()
         .map(RunId::new)
         .collect::<Result<Vec<_>>>()?;
-    let out = ops::bundle::export(store, &runs, &a.output, a.force)?;
+    let out = ops::bundle::export(store, &runs, &ctx.path(&a.output), a.force)?;
+    // The file as the user named it: relative to where they stand, so the hint works there.
+    let shown = escape(&a.output.to_string_lossy()).into_owned();
     let s = format!(
-        "wrote {} ({} run(s), {} refs); `git agent-rewind import {}` reads it back",
-        out.file,
+        "wrote {shown} ({} run(s), {} refs); `git agent-rewind import {shown}` reads it back",
         out.runs.len(),
         out.refs.len(),
-        out.file
     );
     Ok(Output::new(json(&out), s))
 }

@@ -1,16 +1,18 @@
 //! `steer`: change a run's inputs and invalidate steps.
 
+use crate::cli::paths::worktree_paths;
 use crate::cli::{Ctx, Output, render};
 use agent_rewind::error::{Error, Result};
 use agent_rewind::ids::StepName;
 use agent_rewind::ops;
 use clap::Args;
-use std::path::PathBuf;
+use std::path::Path;
 
 #[derive(Debug, Args)]
 pub struct SteerArgs {
     pub run: String,
-    /// Replace PATH (relative to the worktree root) with the content of FILE. Repeatable.
+    /// Replace PATH (a file of the worktree) with the content of FILE; both relative to the
+    /// current folder. Repeatable.
     #[arg(long = "edit", value_name = "PATH=FILE")]
     pub edits: Vec<String>,
     /// Re-run STEP (and what depends on it) on the next resume. Repeatable.
@@ -32,7 +34,8 @@ pub fn run(a: SteerArgs, ctx: &Ctx) -> Result<Output> {
         let (p, f) = e
             .split_once('=')
             .ok_or_else(|| Error::usage(format!("invalid --edit {e:?}: expected PATH=FILE")))?;
-        edits.push((p.to_string(), PathBuf::from(f)));
+        let p = worktree_paths(store.workdir()?, &ctx.dir, &[p.to_string()])?.remove(0);
+        edits.push((p, ctx.path(Path::new(f))));
     }
     let invalidate = a
         .invalidate
