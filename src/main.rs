@@ -5,12 +5,15 @@
 
 mod cli;
 
-use clap::Parser;
+use clap::FromArgMatches;
 use std::io::Write;
 
 fn main() {
     agent_rewind::trace::mark("start");
-    let parsed = match cli::args::Cli::try_parse() {
+    let parsed = match cli::args::command()
+        .try_get_matches()
+        .and_then(|m| cli::args::Cli::from_arg_matches(&m))
+    {
         Ok(p) => p,
         Err(e) => usage_error(e),
     };

@@ -76,5 +76,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
         Command::Gc(a) => gc::run(a, &ctx),
         Command::Export(a) => share::export(a, &ctx),
         Command::Import(a) => share::import(a, &ctx),
+        Command::Manpages(a) => manpages::run(a, &ctx),
+        Command::Complete(a) => Ok(completions::complete(a, &ctx)),
     }
 }

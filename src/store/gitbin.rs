@@ -322,15 +322,17 @@ impl Store {
             }
         }
         let existed = branch.map(|b| self.branch_exists(b)).transpose()?;
-        self.git_in(self.common_dir(), &args).map(|_| ()).inspect_err(|_| {
-            // git makes the branch before the folder, and leaves it when the folder cannot
-            // be made (its own worktree record it removes).
-            if let (Some(b), Some(false)) = (branch, existed)
-                && self.branch_exists(b).unwrap_or(false)
-            {
-                let _ = self.git_in(self.common_dir(), &["branch", "-D", b]);
-            }
-        })
+        self.git_in(self.common_dir(), &args)
+            .map(|_| ())
+            .inspect_err(|_| {
+                // git makes the branch before the folder, and leaves it when the folder cannot
+                // be made (its own worktree record it removes).
+                if let (Some(b), Some(false)) = (branch, existed)
+                    && self.branch_exists(b).unwrap_or(false)
+                {
+                    let _ = self.git_in(self.common_dir(), &["branch", "-D", b]);
+                }
+            })
     }
 
     /// Take back a linked worktree `add_linked_worktree` just made (its folder, git's record

@@ -5,6 +5,12 @@ use agent_rewind::error::Result;
 use agent_rewind::ops;
 use clap::Args;
 
+/// The examples ending `-h`.
+pub const EXAMPLES: &str = "Examples:\n  git agent-rewind approve r1/review\n  git agent-rewind approve r1@7 -m \"looks good\"";
+
+/// The examples ending `reject -h`.
+pub const REJECT_EXAMPLES: &str = "Examples:\n  git agent-rewind reject r1/review -m \"tests are missing\"\n  git agent-rewind reject r1@7 --by \"Ana <ana@example.com>\"";
+
 #[derive(Debug, Args)]
 pub struct ApproveArgs {
     /// `<run>`, `<run>/<step>`, `<run>@<seq>`, or a commit id.

@@ -8,6 +8,9 @@ use agent_rewind::model::Event;
 use agent_rewind::ops;
 use clap::Args;
 
+/// The examples ending `-h`.
+pub const EXAMPLES: &str = "Examples:\n  git agent-rewind checkpoint implement -m \"first draft\"\n  git agent-rewind checkpoint test --status failed --artifact out/test.log";
+
 #[derive(Debug, Args)]
 pub struct CheckpointArgs {
     /// The step this checkpoint belongs to.

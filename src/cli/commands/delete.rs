@@ -8,6 +8,10 @@ use agent_rewind::ids::RunId;
 use agent_rewind::ops;
 use clap::Args;
 
+/// The examples ending `-h`.
+pub const EXAMPLES: &str =
+    "Examples:\n  git agent-rewind delete r1\n  git agent-rewind delete r1 --force";
+
 #[derive(Debug, Args)]
 pub struct DeleteArgs {
     pub run: String,

@@ -5,6 +5,9 @@ use agent_rewind::error::Result;
 use agent_rewind::ops;
 use clap::Args;
 
+/// The examples ending `-h`.
+pub const EXAMPLES: &str = "Examples:\n  git agent-rewind diff r1/implement\n  git agent-rewind diff r1@2 r1@5 --stat\n  git agent-rewind diff r1/plan r2 -- src/";
+
 #[derive(Debug, Args)]
 pub struct DiffArgs {
     /// The checkpoint to diff (against its predecessor when alone; default: the active

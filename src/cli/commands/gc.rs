@@ -6,6 +6,10 @@ use agent_rewind::error::Result;
 use agent_rewind::ops;
 use clap::Args;
 
+/// The examples ending `-h`.
+pub const EXAMPLES: &str =
+    "Examples:\n  git agent-rewind gc --older-than 30d --dry-run\n  git agent-rewind gc --keep 20";
+
 #[derive(Debug, Args)]
 pub struct GcArgs {
     /// Only runs whose last activity is older than this (e.g. 30d, 12h, 2w, 1d12h).

@@ -9,6 +9,9 @@ use agent_rewind::hooks::{self, Agent};
 use agent_rewind::store::Store;
 use clap::{Args, Subcommand};
 
+/// The examples ending `-h`.
+pub const EXAMPLES: &str = "Examples:\n  git agent-rewind hooks install\n  git agent-rewind hooks install --agent claude\n  git agent-rewind hooks uninstall";
+
 #[derive(Debug, Subcommand)]
 pub enum HooksCommand {
     /// Install hooks: the git hooks (the default), and/or an agent's (`--agent claude`).

@@ -6,6 +6,10 @@ use agent_rewind::error::Result;
 use agent_rewind::ops;
 use clap::Args;
 
+/// The examples ending `-h`.
+pub const EXAMPLES: &str =
+    "Examples:\n  git agent-rewind init\n  git agent-rewind init --hooks --agent claude";
+
 #[derive(Debug, Args)]
 pub struct InitArgs {
     /// Also install the git hooks (post-commit, post-rewrite).

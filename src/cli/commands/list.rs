@@ -5,6 +5,10 @@ use agent_rewind::error::Result;
 use agent_rewind::ops;
 use clap::Args;
 
+/// The examples ending `-h`.
+pub const EXAMPLES: &str =
+    "Examples:\n  git agent-rewind list\n  git agent-rewind list --all\n  git agent-rewind list r1";
+
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// List the checkpoints of this run instead of all runs.

@@ -5,6 +5,9 @@ use agent_rewind::error::Result;
 use agent_rewind::ops;
 use clap::Args;
 
+/// The examples ending `-h`.
+pub const EXAMPLES: &str = "Examples:\n  git agent-rewind log r2\n  git agent-rewind log r1 --graph\n  git agent-rewind log r1 --graph --format mermaid";
+
 #[derive(Debug, Args)]
 pub struct LogArgs {
     /// The run (an id or a unique prefix; default: the active run).

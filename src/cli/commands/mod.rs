@@ -12,6 +12,7 @@ pub mod hooks;
 pub mod init;
 pub mod list;
 pub mod log;
+pub mod manpages;
 pub mod restore;
 pub mod revert;
 pub mod rewind;

@@ -6,6 +6,9 @@ use agent_rewind::error::Result;
 use agent_rewind::ops;
 use clap::Args;
 
+/// The examples ending `-h`.
+pub const EXAMPLES: &str = "Examples:\n  git agent-rewind restore r1/plan\n  git agent-rewind restore r1@3 -- src/login.rs\n  git agent-rewind restore r1/plan -- .   # only the current folder";
+
 #[derive(Debug, Args)]
 pub struct RestoreArgs {
     /// `<run>`, `<run>/<step>`, `<run>@<seq>`, or a commit id.

@@ -5,6 +5,9 @@ use agent_rewind::error::Result;
 use agent_rewind::ops;
 use clap::Args;
 
+/// The examples ending `-h`.
+pub const EXAMPLES: &str = "Examples:\n  git agent-rewind revert r1 --dry-run\n  git agent-rewind revert r1/implement\n  git agent-rewind revert r1@4 --conflict markers";
+
 #[derive(Debug, Args)]
 pub struct RevertArgs {
     /// `<run>` (the whole run), `<run>/<step>` (its latest attempt), `<run>@<seq>` or a

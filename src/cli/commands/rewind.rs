@@ -7,6 +7,12 @@ use agent_rewind::ops;
 use clap::Args;
 use std::path::PathBuf;
 
+/// The examples ending `-h`.
+pub const EXAMPLES: &str = "Examples:\n  git agent-rewind rewind r1 --to implement\n  git agent-rewind rewind r1 --to plan --after\n  git agent-rewind rewind r1 --list";
+
+/// The examples ending `fork -h`.
+pub const FORK_EXAMPLES: &str = "Examples:\n  git agent-rewind fork r1 --to implement --worktree ../try-b\n  git agent-rewind fork r1 --to r1@4 --run r1-alt --label \"other approach\"";
+
 #[derive(Debug, Args)]
 pub struct RewindArgs {
     /// The run to go back in (an id or a unique prefix; default: the active run).

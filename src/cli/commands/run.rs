@@ -8,6 +8,21 @@ use agent_rewind::workflow::runner::{Outcome, RunReport};
 use clap::Args;
 use std::path::PathBuf;
 
+/// The examples ending `-h`, and the exit status scripts rely on.
+pub const EXAMPLES: &str = "Examples:
+  git agent-rewind run workflow.toml
+  git agent-rewind run workflow.toml --run r1 && deploy
+
+Exit status: 0 the run completed; 1 a step failed, a gate was rejected, or an error; 3 the run waits for a person (a gate to approve, an interrupted step to retry with --retry).";
+
+/// The examples ending `resume -h`.
+pub const RESUME_EXAMPLES: &str = "Examples:
+  git agent-rewind resume
+  git agent-rewind resume r2
+  git agent-rewind resume --retry implement
+
+Exit status: 0 the run completed; 1 a step failed, a gate was rejected, or an error; 3 the run waits for a person (a gate to approve, an interrupted step to retry with --retry).";
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The workflow file (TOML).

@@ -13,6 +13,13 @@ use agent_rewind::remote;
 use clap::Args;
 use std::path::PathBuf;
 
+/// The examples ending each command's `-h`.
+pub const PUSH_EXAMPLES: &str = "Examples:\n  git agent-rewind push\n  git agent-rewind push origin r1 r2\n  git agent-rewind push --all";
+pub const FETCH_EXAMPLES: &str =
+    "Examples:\n  git agent-rewind fetch\n  git agent-rewind fetch origin r1";
+pub const EXPORT_EXAMPLES: &str = "Examples:\n  git agent-rewind export r1 -o r1.bundle\n  git agent-rewind export r1 r2 -o runs.bundle";
+pub const IMPORT_EXAMPLES: &str = "Examples:\n  git agent-rewind import r1.bundle";
+
 #[derive(Debug, Args)]
 pub struct PushArgs {
     /// `[REMOTE] [RUN…]`: the first word is the remote when one of that name exists

@@ -5,6 +5,9 @@ use agent_rewind::error::Result;
 use agent_rewind::ops;
 use clap::Args;
 
+/// The examples ending `-h`.
+pub const EXAMPLES: &str = "Examples:\n  git agent-rewind show r1/plan\n  git agent-rewind show r1@3\n  git agent-rewind --json show r1";
+
 #[derive(Debug, Args)]
 pub struct ShowArgs {
     /// `<run>`, `<run>/<step>`, `<run>@<seq>`, `<run>@-1`, `@-1`, or a commit id (default:

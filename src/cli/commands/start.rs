@@ -9,6 +9,9 @@ use agent_rewind::store::Store;
 use clap::Args;
 use std::path::{Path, PathBuf};
 
+/// The examples ending `-h`.
+pub const EXAMPLES: &str = "Examples:\n  git agent-rewind start --label \"fix login\"\n  git agent-rewind start --run r1 --workflow wf.toml --meta ticket=ABC-12";
+
 #[derive(Debug, Args)]
 pub struct StartArgs {
     /// Run id (default: a generated, time-sortable id).

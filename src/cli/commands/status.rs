@@ -4,6 +4,9 @@ use crate::cli::{Ctx, Output, render};
 use agent_rewind::error::Result;
 use agent_rewind::ops;
 
+/// The examples ending `-h`.
+pub const EXAMPLES: &str = "Examples:\n  git agent-rewind status\n  git agent-rewind --json status";
+
 pub fn run(ctx: &Ctx) -> Result<Output> {
     let store = ctx.store()?;
     match ops::status::status(&store)? {

@@ -8,6 +8,9 @@ use agent_rewind::ops;
 use clap::Args;
 use std::path::Path;
 
+/// The examples ending `-h`.
+pub const EXAMPLES: &str = "Examples:\n  git agent-rewind steer r1 --edit TASK.md=new-task.md\n  git agent-rewind steer r1 --invalidate test --yes";
+
 #[derive(Debug, Args)]
 pub struct SteerArgs {
     pub run: String,

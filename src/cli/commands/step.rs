@@ -7,6 +7,9 @@ use agent_rewind::ids::StepName;
 use agent_rewind::ops;
 use clap::Subcommand;
 
+/// The examples ending `-h`.
+pub const EXAMPLES: &str = "Examples:\n  git agent-rewind step begin plan --kind agent --session-id \"$SESSION\"\n  git agent-rewind step end plan --status completed\n  git agent-rewind step end test --status failed --exit-code 3";
+
 #[derive(Debug, Subcommand)]
 pub enum StepCommand {
     /// Record that STEP is about to run (status running, a new attempt).

@@ -4,6 +4,9 @@ use crate::cli::{Ctx, Output, render};
 use agent_rewind::error::Result;
 use agent_rewind::ops;
 
+/// The examples ending `-h`.
+pub const EXAMPLES: &str = "Examples:\n  git agent-rewind undo\n  git agent-rewind undo   # again: back to before the undo";
+
 pub fn run(ctx: &Ctx) -> Result<Output> {
     let out = ops::undo::undo(&ctx.store()?)?;
     let human = render::undone(&out);

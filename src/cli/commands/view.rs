@@ -10,6 +10,9 @@ use agent_rewind::store::{Store, write_atomic};
 use clap::Args;
 use std::path::{Path, PathBuf};
 
+/// The examples ending `-h`.
+pub const EXAMPLES: &str = "Examples:\n  git agent-rewind view --open\n  git agent-rewind view r1 -o runs.html\n  git agent-rewind view --diffs none";
+
 #[derive(Debug, Args)]
 pub struct ViewArgs {
     /// Only these runs and the runs linked to them by rewinds and forks (default: every run).
