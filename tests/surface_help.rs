@@ -208,3 +208,151 @@ fn the_manual_is_installed_where_man_finds_it_and_git_help_opens_it() {
         "{page}"
     );
 }
+
+/// A repository with runs `r1` (steps plan, implement) and `r2` (step review, active).
+fn repo_with_runs() -> Repo {
+    let r = Repo::new();
+    r.ok(&["checkpoint", "plan", "--run", "r1"]);
+    r.write("a.txt", "a\n");
+    r.ok(&["checkpoint", "implement", "--run", "r1"]);
+    r.ok(&["checkpoint", "review", "--run", "r2"]);
+    r
+}
+
+/// Source the bash script (and, with `through_git`, git's own completion first), set
+/// COMP_WORDS/COMP_CWORD to `line` (the last word is the one completed), call the function
+/// bash would call, and return COMPREPLY.
+fn bash_complete(dir: &Path, line: &[&str], through_git: bool) -> Vec<String> {
+    let quoted: Vec<String> = line
+        .iter()
+        .map(|w| format!("'{}'", w.replace('\'', "'\\''")))
+        .collect();
+    let setup = if through_git {
+        "source /usr/share/bash-completion/completions/git\n"
+    } else {
+        ""
+    };
+    let call = if through_git {
+        "__git_wrap__git_main"
+    } else {
+        "_git_agent_rewind_bin"
+    };
+    let script = format!(
+        "{setup}source <(git-agent-rewind completions bash)\n\
+         COMP_WORDS=({words})\nCOMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 ))\n\
+         COMP_LINE=\"${{COMP_WORDS[*]}}\"\nCOMP_POINT=${{#COMP_LINE}}\n\
+         {call}\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
+        words = quoted.join(" ")
+    );
+    let bin_dir = bin().parent().unwrap().to_path_buf();
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(dir)
+        .env("PATH", path_with(&bin_dir))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{script}: {}", text(&out.stderr));
+    let mut v: Vec<String> = text(&out.stdout)
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| l.trim_end().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn bash_completes_commands_flags_runs_and_steps() {
+    let r = repo_with_runs();
+    let c = |line: &[&str]| bash_complete(r.path(), line, false);
+    let p = "git-agent-rewind";
+    assert_eq!(
+        c(&[p, "re"]),
+        ["reject", "restore", "resume", "revert", "rewind"]
+    );
+    assert!(!c(&[p, ""]).contains(&"hook".to_string()));
+    // Every flag of a subcommand, nested ones included.
+    let flags = c(&[p, "rewind", "r1", "--"]);
+    for f in [
+        "--to",
+        "--after",
+        "--worktree",
+        "--no-checkout",
+        "--branch",
+        "--label",
+        "--json",
+    ] {
+        assert!(flags.contains(&f.to_string()), "{f}: {flags:?}");
+    }
+    assert!(c(&[p, "step", "end", "--ex"]).contains(&"--exit-code".to_string()));
+    assert_eq!(c(&[p, "hooks", "install", "--ag"]), ["--agent"]);
+    // Run ids and step names from the repository.
+    assert_eq!(c(&[p, "rewind", ""]), ["r1", "r2"]);
+    assert_eq!(c(&[p, "rewind", "r1", "--to", ""]), ["implement", "plan"]);
+    assert_eq!(c(&[p, "fork", "r1", "--to", "im"]), ["implement"]);
+    assert_eq!(c(&[p, "show", "r1/"]), ["r1/implement", "r1/plan"]);
+    assert_eq!(c(&[p, "--json", "log", "r"]), ["r1", "r2"]);
+    assert_eq!(c(&[p, "resume", "r2", "--retry", ""]), ["review"]);
+    // STEP of `checkpoint`: the active run's steps.
+    assert_eq!(c(&[p, "checkpoint", ""]), ["review"]);
+    assert_eq!(c(&[p, "checkpoint", "--kind", "d"]), ["deterministic"]);
+    // Files where a file is expected.
+    assert_eq!(c(&[p, "import", "a.t"]), ["a.txt"]);
+    assert_eq!(c(&[p, "restore", "r1", "--", "a."]), ["a.txt"]);
+    // Outside a repository: nothing, silently.
+    let outside = tempfile::tempdir().unwrap();
+    assert_eq!(
+        bash_complete(outside.path(), &[p, "show", ""], false),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn bash_completion_works_through_git() {
+    let git_completion = Path::new("/usr/share/bash-completion/completions/git");
+    if !git_completion.exists() {
+        eprintln!(
+            "note: git's bash completion is not installed; only the script's own function is checked"
+        );
+        return;
+    }
+    let r = repo_with_runs();
+    let c = |line: &[&str]| bash_complete(r.path(), line, true);
+    assert_eq!(c(&["git", "agent-re"]), ["agent-rewind"]);
+    assert_eq!(c(&["git", "agent-rewind", "sh"]), ["show"]);
+    assert_eq!(
+        c(&["git", "agent-rewind", "rewind", "r1", "--to", ""]),
+        ["implement", "plan"]
+    );
+    assert_eq!(
+        c(&["git", "-C", ".", "agent-rewind", "diff", "r"]),
+        ["r1", "r2"]
+    );
+    assert!(c(&["git", "agent-rewind", "gc", "--"]).contains(&"--older-than".to_string()));
+}
+
+#[test]
+fn zsh_and_fish_scripts_use_the_same_candidates() {
+    let zsh = help(&["completions", "zsh"]);
+    assert!(zsh.starts_with("#compdef git-agent-rewind"), "{zsh}");
+    assert!(
+        zsh.contains("_git-agent-rewind()") && zsh.contains("__complete"),
+        "{zsh}"
+    );
+    let fish = help(&["completions", "fish"]);
+    assert!(
+        fish.contains("complete -c git-agent-rewind") && fish.contains("__complete"),
+        "{fish}"
+    );
+    // The engine those scripts call: the words after the program and the index of the one
+    // being completed.
+    let r = repo_with_runs();
+    let out = common::ok_in(
+        r.path(),
+        &["__complete", "3", "--", "rewind", "r1", "--to", "p"],
+    );
+    assert_eq!(out.trim(), "plan");
+}

@@ -4,6 +4,7 @@
 
 pub mod args;
 mod commands;
+mod complete;
 mod output;
 mod paths;
 mod record;

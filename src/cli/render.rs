@@ -11,6 +11,10 @@ pub struct Style {
 }
 
 impl Style {
+    /// No colour.
+    pub fn plain() -> Style {
+        Style { color: false }
+    }
     pub fn detect() -> Style {
         Style {
             color: std::io::stdout().is_terminal()
