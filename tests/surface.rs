@@ -179,3 +179,168 @@ fn the_writer_is_the_git_identity_and_the_environment_only_without_one() {
         .to_string();
     assert!(writer.starts_with("someone@"), "{writer}");
 }
+
+// ---------------------------------------------------------------------------------------
+// 7. Output people can read.
+
+#[test]
+fn list_fits_the_terminal_with_relative_times_and_counts_hidden_runs() {
+    let r = Repo::new();
+    for i in 0..24 {
+        r.ok(&[
+            "start",
+            "--run",
+            &format!("run-{i:02}-with-a-longish-id"),
+            "--label",
+            &format!("label {i} that is rather long, as labels written by agents tend to be"),
+        ]);
+    }
+    r.ok(&["checkpoint", "plan", "--run", "run-00-with-a-longish-id"]);
+    r.ok(&[
+        "rewind",
+        "run-00-with-a-longish-id",
+        "--to",
+        "plan",
+        "--run",
+        "run-24",
+        "--no-checkout",
+    ]);
+    let out = tool(r.path(), &["list"], &[("COLUMNS", "80")]);
+    assert!(out.status.success());
+    let t = text(&out.stdout);
+    let lines: Vec<&str> = t.lines().collect();
+    // Header, 24 visible runs (one archived), the footer.
+    assert_eq!(lines.len(), 26, "{t}");
+    for l in &lines {
+        assert!(
+            l.chars().count() <= 80,
+            "too wide ({}): {l}",
+            l.chars().count()
+        );
+    }
+    for l in &lines[1..25] {
+        assert!(l.starts_with("run-"), "{l}");
+        let id = l.split_whitespace().next().unwrap();
+        assert!(
+            id == "run-24" || id.ends_with("-with-a-longish-id"),
+            "id cut: {l}"
+        );
+        assert!(l.contains("just now"), "{l}");
+        assert!(
+            !l.contains("2026-") && !l.contains("T"),
+            "absolute time: {l}"
+        );
+    }
+    assert!(t.contains("…"), "labels not cut: {t}");
+    assert_eq!(
+        lines[25],
+        "1 archived run hidden (`git agent-rewind list --all` shows it)"
+    );
+    // --all shows it; the JSON keeps absolute times.
+    let all = tool(r.path(), &["list", "--all"], &[("COLUMNS", "80")]);
+    assert_eq!(text(&all.stdout).lines().count(), 26);
+    let doc = r.json(&["list"]);
+    assert!(doc[0]["last_activity"].as_str().unwrap().ends_with('Z'));
+}
+
+/// Two checkpoints: a modified, b deleted, c added (in sub/), d made executable.
+fn diff_repo() -> Repo {
+    let r = Repo::new();
+    r.write("a.txt", "one\ntwo\nthree\n");
+    r.write("b.txt", "bee\n");
+    r.write("d.sh", "echo d\n");
+    r.ok(&["checkpoint", "s1", "--run", "r1"]);
+    r.write("a.txt", "one\n2\nthree\n");
+    std::fs::remove_file(r.path().join("b.txt")).unwrap();
+    r.write("sub/c.txt", "sea\n");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        r.path().join("d.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    r.ok(&["checkpoint", "s2", "--run", "r1"]);
+    r
+}
+
+#[test]
+fn diff_prints_git_s_format_with_stat_and_paths() {
+    let r = diff_repo();
+    let t1 = r.rev("refs/agent-runs/r1/s1^{tree}");
+    let t2 = r.rev("refs/agent-runs/r1/s2^{tree}");
+    let git_diff = |extra: &[&str]| {
+        let mut a = vec!["diff", "--no-color", &t1, &t2];
+        a.extend_from_slice(extra);
+        r.git(&a)
+    };
+    let out = r.ok(&["diff", "r1/s1", "r1/s2"]);
+    assert!(out.contains("diff --git a/a.txt b/a.txt\nindex "), "{out}");
+    assert!(out.contains("deleted file mode 100644"), "{out}");
+    assert!(out.contains("new file mode 100644"), "{out}");
+    assert!(out.contains("old mode 100644\nnew mode 100755"), "{out}");
+    assert!(out.trim_end().ends_with(git_diff(&[]).trim_end()), "{out}");
+    // One argument: against its predecessor.
+    assert_eq!(r.ok(&["diff", "r1/s2"]), r.ok(&["diff", "r1@1", "r1@2"]));
+    // --stat, and paths relative to the current folder.
+    let stat = r.ok(&["diff", "r1/s1", "r1/s2", "--stat"]);
+    assert!(
+        stat.trim_end().ends_with(git_diff(&["--stat"]).trim_end()),
+        "{stat}"
+    );
+    let only_sub = r.ok(&["diff", "r1/s1", "r1/s2", "--", "sub"]);
+    assert!(
+        only_sub.contains("b/sub/c.txt") && !only_sub.contains("a.txt"),
+        "{only_sub}"
+    );
+    let from_sub = common::ok_in(
+        &r.path().join("sub"),
+        &["diff", "r1/s1", "r1/s2", "--", "."],
+    );
+    assert_eq!(from_sub, only_sub);
+    let doc = r.json(&["diff", "r1/s1", "r1/s2", "--", "sub"]);
+    assert_eq!(doc["files"].as_array().unwrap().len(), 1, "{doc:#}");
+}
+
+#[test]
+fn diff_colours_by_git_s_rules() {
+    let r = diff_repo();
+    let coloured = |args: &[&str], env: &[(&str, &str)]| {
+        let out = tool(r.path(), args, env);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        text(&out.stdout).contains('\x1b')
+    };
+    let d = ["diff", "r1/s2"];
+    let with = |extra: &[&'static str]| [&d[..], extra].concat();
+    // Not a terminal: auto means none.
+    assert!(!coloured(&d, &[("NO_COLOR", "")]));
+    assert!(coloured(&with(&["--color=always"]), &[]));
+    assert!(coloured(&with(&["--color"]), &[]));
+    assert!(!coloured(&with(&["--color=never"]), &[]));
+    assert!(!coloured(&with(&["--no-color"]), &[]));
+    assert!(!coloured(&with(&["--color=auto"]), &[("NO_COLOR", "")]));
+    // git's config: color.diff over color.ui; NO_COLOR over both; the flag over all.
+    r.git(&["config", "color.ui", "always"]);
+    assert!(coloured(&d, &[("NO_COLOR", "")]));
+    assert!(!coloured(&d, &[("NO_COLOR", "1")]));
+    r.git(&["config", "color.diff", "never"]);
+    assert!(!coloured(&d, &[("NO_COLOR", "")]));
+    assert!(coloured(&with(&["--color=always"]), &[("NO_COLOR", "1")]));
+    // A bad value is a usage error, not a panic.
+    let out = tool(r.path(), &["diff", "r1/s2", "--color=sometimes"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn rewind_and_restore_list_the_files_they_removed_or_replaced() {
+    let r = Repo::new();
+    r.ok(&["checkpoint", "s1", "--run", "r1"]);
+    r.write("new.txt", "new\n");
+    r.write("README.md", "changed\n");
+    r.ok(&["checkpoint", "s2", "--run", "r1"]);
+    let out = r.ok(&["rewind", "r1", "--to", "r1@1", "--run", "r2"]);
+    assert!(out.contains("  removed   new.txt"), "{out}");
+    assert!(out.contains("  replaced  README.md"), "{out}");
+    let out = r.ok(&["restore", "r1@2"]);
+    assert!(out.contains("  added     new.txt"), "{out}");
+    assert!(out.contains("  replaced  README.md"), "{out}");
+}

@@ -52,7 +52,7 @@ fn kind_of(cmd: &str, id: &str) -> Kind {
         }
         ("start", "run") => Kind::Nothing,
         (_, "run" | "runs" | "words") => Kind::Runs,
-        (_, "checkpoint" | "first" | "second") => Kind::Checkpoints,
+        (_, "checkpoint" | "first" | "second" | "target") => Kind::Checkpoints,
         (_, "to" | "retry" | "invalidate" | "step") => Kind::Steps,
         (_, "worktree" | "dir") => Kind::Dirs,
         (_, "workflow" | "file" | "output" | "artifacts" | "paths" | "edits") => Kind::Files,

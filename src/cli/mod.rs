@@ -5,6 +5,7 @@
 pub mod args;
 mod commands;
 mod complete;
+mod listing;
 mod output;
 mod paths;
 mod record;

@@ -1,9 +1,10 @@
 //! Human rendering: tables and summaries, colour only on a terminal without `NO_COLOR`.
 
-use agent_rewind::catalog::{Checkpoint, RunSummary};
+use agent_rewind::catalog::Checkpoint;
 use agent_rewind::journal::Recorded;
 use agent_rewind::model::NoteLine;
 use agent_rewind::ops;
+use agent_rewind::store::ChangeKind;
 use std::io::IsTerminal;
 
 pub struct Style {
@@ -172,55 +173,7 @@ fn styled(plain: impl Into<String>, f: impl Fn(&str) -> String) -> (String, Stri
     (p, s)
 }
 
-pub fn runs_table(runs: &[RunSummary], st: &Style) -> String {
-    if runs.is_empty() {
-        return "no runs (start one with `git agent-rewind start`)".into();
-    }
-    let rows = runs
-        .iter()
-        .map(|r| {
-            let lineage = match (&r.rewound_from, &r.forked_from) {
-                (Some(l), _) => format!("rewound from {}", link(l)),
-                (_, Some(l)) => format!("forked from {}", link(l)),
-                _ => "-".into(),
-            };
-            vec![
-                styled(r.run.clone(), |s| st.run_id(s, r.unique_prefix)),
-                styled(
-                    if r.reverted {
-                        format!("{}, reverted", r.status)
-                    } else {
-                        r.status.clone()
-                    },
-                    |s| st.status(s),
-                ),
-                cell(r.checkpoints.to_string()),
-                cell(if r.steps.is_empty() {
-                    "-".into()
-                } else {
-                    r.steps.join(",")
-                }),
-                cell(r.last_activity.to_string()),
-                cell(opt(&r.label)),
-                cell(lineage),
-            ]
-        })
-        .collect();
-    table(
-        &[
-            "RUN",
-            "STATUS",
-            "CKPTS",
-            "STEPS",
-            "LAST ACTIVITY",
-            "LABEL",
-            "LINEAGE",
-        ],
-        rows,
-    )
-}
-
-fn link(l: &agent_rewind::model::LineageLink) -> String {
+pub fn link(l: &agent_rewind::model::LineageLink) -> String {
     match &l.step {
         Some(s) => format!("{}/{} ({})", l.run, s, short(&l.checkpoint)),
         None => format!("{} ({})", l.run, short(&l.checkpoint)),
@@ -507,30 +460,6 @@ pub fn graph(node: &ops::log::LineageNode, st: &Style) -> String {
     out.trim_end().to_string()
 }
 
-pub fn diff(d: &ops::diff::CheckpointDiff, _st: &Style) -> String {
-    let mut s = String::new();
-    for m in &d.metadata {
-        s.push_str(&format!("metadata {}: {} -> {}\n", m.field, m.from, m.to));
-    }
-    for f in &d.files {
-        match &f.patch {
-            Some(p) => {
-                s.push_str(&format!(
-                    "diff --agent-rewind {} {}\n",
-                    agent_rewind::quote::quote_prefixed("a/", &f.path.0),
-                    agent_rewind::quote::quote_prefixed("b/", &f.path.0)
-                ));
-                s.push_str(p);
-            }
-            None => s.push_str(&format!("Binary file {} differs ({})\n", f.path, f.change)),
-        }
-    }
-    if s.is_empty() {
-        s.push_str("no differences");
-    }
-    s.trim_end().to_string()
-}
-
 pub fn status(r: &ops::status::RunStatus, st: &Style) -> String {
     let l = r.last.line();
     let mut s = format!(
@@ -558,6 +487,30 @@ pub fn status(r: &ops::status::RunStatus, st: &Style) -> String {
         s.push_str(&format!("resume {}: {}\n", r.agent, r.command));
     }
     s.push_str(&format!("next: {}", r.next_action));
+    s
+}
+
+/// Most paths listed one by one in human output (`--json` lists them all).
+const MAX_LISTED: usize = 50;
+
+/// The paths a checkout changed, one a line: what was removed, replaced (the previous
+/// content set aside in the backup), added.
+pub fn file_changes(files: &[agent_rewind::materialize::PathChange]) -> String {
+    let mut s = String::new();
+    for f in files.iter().take(MAX_LISTED) {
+        let what = match f.change {
+            ChangeKind::Deleted => "removed ",
+            ChangeKind::Added => "added   ",
+            ChangeKind::Modified | ChangeKind::TypeChanged => "replaced",
+        };
+        s.push_str(&format!("  {what}  {}\n", f.path));
+    }
+    if files.len() > MAX_LISTED {
+        s.push_str(&format!(
+            "  … and {} more (`--json` lists them all)\n",
+            files.len() - MAX_LISTED
+        ));
+    }
     s
 }
 
@@ -593,6 +546,13 @@ pub fn rewound(o: &ops::rewind::RewindOutcome, st: &Style) -> String {
         s.push_str(&format!("  archived  {}\n", o.source_run));
     }
     if let Some(b) = &o.backup {
+        if !o.files.is_empty() {
+            s.push_str(&format!(
+                "files changed in this worktree ({}):\n",
+                o.files.len()
+            ));
+            s.push_str(&file_changes(&o.files));
+        }
         s.push_str(&format!(
             "  backup    {} (`git agent-rewind undo` brings the previous state back)\n",
             short(&b.commit)

@@ -337,6 +337,26 @@ fn unsaved_under(
     Ok(())
 }
 
+/// A path a rewind/restore/undo changed in the worktree: `A`dded, `D`eleted (removed; its
+/// content is in the backup), `M`odified or `T`ype changed (the previous one set aside in the
+/// backup).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PathChange {
+    pub path: crate::quote::PathBytes,
+    pub change: crate::store::ChangeKind,
+}
+
+/// What `changes` do to the worktree, path by path.
+pub fn path_changes(changes: &[TreeChange]) -> Vec<PathChange> {
+    changes
+        .iter()
+        .map(|c| PathChange {
+            path: crate::quote::PathBytes(c.path.to_vec()),
+            change: c.change,
+        })
+        .collect()
+}
+
 /// Write the planned changes into this worktree (the blobs at `raw` paths as they are, the
 /// others through the checkout filters); returns the files written.
 pub fn write_changes(

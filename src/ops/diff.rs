@@ -29,6 +29,9 @@ pub struct MetaDiff {
 pub struct CheckpointDiff {
     pub from: String,
     pub to: String,
+    /// The trees compared (for `git diff`'s own rendering).
+    pub from_tree: String,
+    pub to_tree: String,
     pub files: Vec<FileDiff>,
     pub metadata: Vec<MetaDiff>,
 }
@@ -63,6 +66,8 @@ pub fn diff(
     Ok(CheckpointDiff {
         from: from_id,
         to: to_cp.id().to_string(),
+        from_tree: from_tree.to_string(),
+        to_tree: to_cp.commit.tree.to_string(),
         files,
         metadata,
     })

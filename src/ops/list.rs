@@ -19,6 +19,8 @@ pub struct RunList {
     pub runs: Vec<RunSummary>,
     /// Runs that could not be read, with the reason (malformed notes, invalid names).
     pub problems: Vec<String>,
+    /// Archived runs left out (without `all`).
+    pub archived_hidden: usize,
 }
 
 const CACHE_VERSION: u32 = 2;
@@ -67,6 +69,7 @@ pub fn list_runs(store: &Store, all: bool) -> Result<RunList> {
     };
     let mut catalog = Catalog::new(store).with_notes_tips(notes_tips.clone());
     let mut out = Vec::with_capacity(runs.len());
+    let mut archived_hidden = 0;
     for refs in &runs {
         let head = refs.head.to_string();
         let notes = notes_tips.get(refs.run.as_str()).map(|n| n.to_string());
@@ -98,6 +101,8 @@ pub fn list_runs(store: &Store, all: bool) -> Result<RunList> {
         );
         if all || !summary.archived {
             out.push(summary);
+        } else {
+            archived_hidden += 1;
         }
     }
     let changed = fresh.runs.len() != old.runs.len()
@@ -127,6 +132,7 @@ pub fn list_runs(store: &Store, all: bool) -> Result<RunList> {
     Ok(RunList {
         runs: out,
         problems,
+        archived_hidden,
     })
 }
 

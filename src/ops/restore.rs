@@ -15,6 +15,8 @@ pub struct RestoreOutcome {
     pub checkpoint: String,
     /// Paths written or removed.
     pub changed: Vec<PathBytes>,
+    /// The same, with what happened to each.
+    pub files: Vec<materialize::PathChange>,
     /// Files left as they were although the checkpoint lacks them (see `Backup`).
     pub left_in_place: Vec<crate::model::Excluded>,
     pub backup: Backup,
@@ -55,6 +57,7 @@ pub fn restore(store: &Store, spec: &CheckpointSpec, paths: &[String]) -> Result
     materialize::write_changes(store, &changes, &prepared.raw)?;
     crate::crash_point!("restore:files-written");
     Ok(RestoreOutcome {
+        files: materialize::path_changes(&changes),
         checkpoint: cp.id().to_string(),
         changed: changes
             .into_iter()

@@ -63,6 +63,8 @@ pub struct RewindOutcome {
     pub worktree: Option<String>,
     pub backup: Option<Backup>,
     pub source_archived: bool,
+    /// What the checkout changed in this worktree (in place only).
+    pub files: Vec<materialize::PathChange>,
 }
 
 /// The chosen point in the source run's lineage.
@@ -308,6 +310,10 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
         worktree: worktree_shown,
         backup,
         source_archived,
+        files: prepared
+            .as_ref()
+            .map(|p| materialize::path_changes(&p.changes))
+            .unwrap_or_default(),
     })
 }
 

@@ -348,4 +348,35 @@ impl Store {
         }
         Ok(())
     }
+
+    /// `git diff` between two trees as git prints it (`diff --git a/… b/…`, index and mode
+    /// lines, the user's diff drivers), or its `--stat`; only `paths` (literal, relative to
+    /// the worktree root) when given; coloured only when `color`.
+    pub fn diff_text(
+        &self,
+        from: &str,
+        to: &str,
+        stat: bool,
+        color: bool,
+        paths: &[String],
+    ) -> Result<String> {
+        let mut args = vec![
+            "--literal-pathspecs",
+            "diff",
+            "--no-ext-diff",
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
+            if color {
+                "--color=always"
+            } else {
+                "--no-color"
+            },
+        ];
+        if stat {
+            args.push("--stat");
+        }
+        args.extend([from, to, "--"]);
+        args.extend(paths.iter().map(String::as_str));
+        self.git(&args)
+    }
 }

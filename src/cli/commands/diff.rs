@@ -1,9 +1,14 @@
-//! `diff`: files and metadata between two checkpoints.
+//! `diff`: files and metadata between two checkpoints. Files in git's own format (`git
+//! diff` between the two trees: pagers and diff viewers read it), coloured by git's rules.
 
-use crate::cli::{Ctx, Output, render};
-use agent_rewind::error::Result;
+use crate::cli::paths::worktree_paths;
+use crate::cli::render::escape;
+use crate::cli::{Ctx, Output};
+use agent_rewind::error::{Error, Result};
 use agent_rewind::ops;
+use agent_rewind::store::Store;
 use clap::Args;
+use std::io::IsTerminal;
 
 /// The examples ending `-h`.
 pub const EXAMPLES: &str = "Examples:\n  git agent-rewind diff r1/implement\n  git agent-rewind diff r1@2 r1@5 --stat\n  git agent-rewind diff r1/plan r2 -- src/";
@@ -15,20 +20,109 @@ pub struct DiffArgs {
     pub first: Option<String>,
     /// With two: diff from FIRST to SECOND.
     pub second: Option<String>,
+    /// Only a summary of the files changed (git's `--stat`).
+    #[arg(long)]
+    pub stat: bool,
+    /// Colour: always, never, or auto (on a terminal; the default, as git's `color.diff`
+    /// and `color.ui` say; none with NO_COLOR).
+    #[arg(
+        long,
+        value_name = "WHEN",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "always",
+        value_parser = ["auto", "always", "never"]
+    )]
+    pub color: Option<String>,
+    /// No colour.
+    #[arg(long, conflicts_with = "color")]
+    pub no_color: bool,
+    /// Only these paths (files or folders, relative to the current folder).
+    #[arg(last = true, value_name = "PATH")]
+    pub paths: Vec<String>,
 }
 
 pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
     let store = ctx.store()?;
     let first = ops::address::spec(&store, a.first.as_deref())?;
-    let d = match a.second {
-        Some(s) => {
-            let second = ops::address::spec(&store, Some(&s))?;
-            ops::diff::diff(&store, Some(&first), &second)?
-        }
+    let second = a
+        .second
+        .as_deref()
+        .map(|s| ops::address::spec(&store, Some(s)))
+        .transpose()?;
+    let paths = if a.paths.is_empty() {
+        vec![]
+    } else {
+        worktree_paths(store.workdir()?, &ctx.dir, &a.paths)?
+    };
+    let mut d = match &second {
+        Some(s) => ops::diff::diff(&store, Some(&first), s)?,
         None => ops::diff::diff(&store, None, &first)?,
     };
+    if !paths.is_empty() {
+        d.files.retain(|f| {
+            let path = f.path.0.as_slice();
+            paths.iter().any(|p| {
+                p == "."
+                    || path == p.as_bytes()
+                    || path.starts_with(format!("{p}/").as_bytes())
+            })
+        });
+    }
+    let color = use_color(&store, &a)?;
+    let mut human = String::new();
+    for m in &d.metadata {
+        human.push_str(&format!(
+            "metadata {}: {} -> {}\n",
+            m.field,
+            escape(&m.from.to_string()),
+            escape(&m.to.to_string())
+        ));
+    }
+    let files = store.diff_text(&d.from_tree, &d.to_tree, a.stat, color, &paths)?;
+    if !human.is_empty() && !files.is_empty() {
+        human.push('\n');
+    }
+    human.push_str(&files);
+    if human.is_empty() {
+        human.push_str("no differences");
+    }
     Ok(Output::new(
         serde_json::to_value(&d).expect("json"),
-        render::diff(&d, &ctx.style),
+        human.trim_end().to_string(),
     ))
+}
+
+/// Git's rules: `--color[=WHEN]`/`--no-color` first, then NO_COLOR, then `color.diff`,
+/// then `color.ui`; `auto` (the default) colours only a terminal that is not `dumb`.
+fn use_color(store: &Store, a: &DiffArgs) -> Result<bool> {
+    let when = if a.no_color {
+        "never".to_string()
+    } else if let Some(c) = &a.color {
+        c.clone()
+    } else if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+        "never".to_string()
+    } else {
+        let configured = store
+            .config_string("color.diff")
+            .or_else(|| store.config_string("color.ui"))
+            .unwrap_or_else(|| "auto".into());
+        match configured.to_ascii_lowercase().as_str() {
+            "always" => "always".into(),
+            "never" | "false" | "no" | "off" | "0" => "never".into(),
+            "auto" | "true" | "yes" | "on" | "1" | "" => "auto".into(),
+            other => {
+                return Err(
+                    Error::usage(format!("bad color value {other:?} in git config")).with_hint(
+                        "color.diff and color.ui take always, never, auto, true or false",
+                    ),
+                );
+            }
+        }
+    };
+    Ok(match when.as_str() {
+        "always" => true,
+        "never" => false,
+        _ => std::io::stdout().is_terminal() && std::env::var("TERM").map_or(true, |t| t != "dumb"),
+    })
 }

@@ -1,6 +1,6 @@
 //! `list`: the runs, or the checkpoints of one run.
 
-use crate::cli::{Ctx, Output, render};
+use crate::cli::{Ctx, Output, listing, render};
 use agent_rewind::error::Result;
 use agent_rewind::ops;
 use clap::Args;
@@ -28,7 +28,12 @@ pub fn run(a: ListArgs, ctx: &Ctx) -> Result<Output> {
             }
             Ok(Output::new(
                 serde_json::to_value(&list.runs).expect("json"),
-                render::runs_table(&list.runs, &ctx.style),
+                listing::runs_table(
+                    &list.runs,
+                    list.archived_hidden,
+                    listing::terminal_width(),
+                    &ctx.style,
+                ),
             ))
         }
         Some(run) => {

@@ -25,9 +25,12 @@ pub fn run(a: RestoreArgs, ctx: &Ctx) -> Result<Output> {
     let paths = worktree_paths(store.workdir()?, &ctx.dir, &a.paths)?;
     let out = ops::restore::restore(&store, &spec, &paths)?;
     let human = format!(
-        "restored {} path(s) from {}\n  backup {} (`git agent-rewind undo` brings the previous state back)\n{}",
+        "restored {} path(s) from {}
+{}  backup {} (`git agent-rewind undo` brings the previous state back)
+{}",
         out.changed.len(),
         render::short(&out.checkpoint),
+        render::file_changes(&out.files),
         render::short(&out.backup.commit),
         render::left_in_place(&out.left_in_place)
     )
