@@ -25,7 +25,7 @@ fn main() {
             let text = if json {
                 serde_json::to_string_pretty(&out.json).expect("serializable")
             } else {
-                out.human
+                cli::render::terminal_safe(&out.human)
             };
             // A closed pipe (`| head`) is not an error worth reporting. An empty human
             // output (the `hook` entry points) prints nothing, not even a newline.
@@ -38,9 +38,9 @@ fn main() {
             }
         }
         Err(e) => {
-            eprintln!("error: {}", cli::render::escape(&e.message));
+            eprintln!("error: {}", cli::render::terminal_safe(&e.message));
             if let Some(h) = &e.hint {
-                eprintln!("hint: {}", cli::render::escape(h));
+                eprintln!("hint: {}", cli::render::terminal_safe(h));
             }
             if json {
                 print_json_error(e.kind.as_str(), &e.message, e.hint.as_deref());

@@ -344,3 +344,73 @@ fn rewind_and_restore_list_the_files_they_removed_or_replaced() {
     assert!(out.contains("  added     new.txt"), "{out}");
     assert!(out.contains("  replaced  README.md"), "{out}");
 }
+
+// ---------------------------------------------------------------------------------------
+// Issue 18, item 7: fields from a user or a remote never reach the terminal raw.
+
+const HOSTILE_LABEL: &str = "\x1b]0;pwned\x07\x1b[2J\x1b[Hfake\rX\u{202e}gnp.exe";
+const HOSTILE_MESSAGE: &str =
+    "first line\n\x1b[31mred\x1b[0m\nwriter: forged\x1b]8;;http://x\x07link";
+
+fn assert_no_raw_controls(what: &str, out: &[u8]) {
+    let t = text(out);
+    for bad in ['\x1b', '\x07', '\r', '\u{202e}'] {
+        assert!(!t.contains(bad), "{what}: raw {bad:?} in {t:?}");
+    }
+}
+
+#[test]
+fn escape_and_osc_sequences_in_labels_and_messages_are_shown_escaped() {
+    let r = Repo::new();
+    r.ok(&["start", "--run", "r1", "--label", HOSTILE_LABEL]);
+    r.write("evil\x1b[2Jname.txt", "x\n");
+    r.ok(&[
+        "checkpoint",
+        "s1",
+        "-m",
+        HOSTILE_MESSAGE,
+        "--session-id",
+        "s\x1b]0;t\x07",
+    ]);
+    for args in [
+        &["list"][..],
+        &["list", "--all"],
+        &["show", "r1"],
+        &["status"],
+        &["log", "r1"],
+        &["log", "r1", "--graph"],
+        &["diff", "r1"],
+        &["diff", "r1", "--stat"],
+        &["list", "r1"],
+    ] {
+        let out = tool(r.path(), args, &[("COLUMNS", "200")]);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        assert_no_raw_controls(&format!("{args:?}"), &out.stdout);
+        assert_no_raw_controls(&format!("{args:?} (stderr)"), &out.stderr);
+    }
+    // Shown the way git quotes a path.
+    let list = r.ok(&["list"]);
+    assert!(list.contains("\"\\033]0;pwned\\a\\033[2J"), "{list}");
+    let show = r.ok(&["show", "r1"]);
+    assert!(show.contains("\\033[31mred"), "{show}");
+    // A message's lines stay under its field: none passes for another field.
+    assert!(
+        !show.lines().any(|l| l.starts_with("writer: forged")),
+        "{show}"
+    );
+    assert!(show.contains("\\033]0;t\\a"), "session: {show}");
+    // The JSON keeps the exact text.
+    assert_eq!(r.json(&["show", "r1"])["message"], HOSTILE_MESSAGE);
+
+    // git's own colours survive, a file's escape sequences do not.
+    r.write("a.txt", "\x1b]0;title\x07 line\n");
+    r.ok(&["checkpoint", "s2"]);
+    let out = tool(r.path(), &["diff", "r1", "--color=always"], &[]);
+    let t = text(&out.stdout);
+    assert!(t.contains("\x1b[32m"), "{t:?}");
+    assert!(!t.contains("\x1b]") && !t.contains('\x07'), "{t:?}");
+    assert!(t.contains("\\033]0;title\\a"), "{t:?}");
+    // Errors that quote user input are safe too.
+    let out = tool(r.path(), &["show", "r1/no\x1b[2Jstep"], &[]);
+    assert_no_raw_controls("error", &out.stderr);
+}

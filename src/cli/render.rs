@@ -22,9 +22,11 @@ impl Style {
                 && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
         }
     }
+    /// `s` in colour `code`, as marks that [`terminal_safe`] turns into the escape sequence
+    /// (so that only our own colour codes ever reach the terminal).
     fn paint(&self, code: &str, s: &str) -> String {
         if self.color {
-            format!("\x1b[{code}m{s}\x1b[0m")
+            format!("{OPEN}{code}{CLOSE}{s}{OPEN}0{CLOSE}")
         } else {
             s.to_string()
         }
@@ -80,25 +82,90 @@ pub fn escape(s: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
-/// Free text of several lines (a message): line breaks and tabs kept, every other control
-/// character escaped as `escape` does, without the quotes.
-pub fn escape_text(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.chars().any(|c| is_control(c) && c != '\n' && c != '\t') {
-        return s.into();
+/// A label in double quotes (escaped as [`escape`] does when it holds control characters).
+pub fn quoted(s: &str) -> String {
+    match escape(s) {
+        std::borrow::Cow::Borrowed(s) => format!("\"{s}\""),
+        std::borrow::Cow::Owned(q) => q,
     }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
+}
+
+/// Free text of several lines (a message) for `show`'s `key: value` layout: each line
+/// escaped, continuation lines indented under the value so none can pass for a field.
+fn multiline(s: &str) -> String {
+    s.lines()
+        .map(|l| escape(l).into_owned())
+        .collect::<Vec<_>>()
+        .join(&format!("\n{:14}", ""))
+}
+
+/// C0/C1 controls and DEL, the bidirectional overrides that reorder what a terminal shows,
+/// and our colour marks.
+fn is_control(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | OPEN | CLOSE)
+}
+
+/// The marks of a colour code (`OPEN 33 CLOSE`): private-use characters that fields never
+/// carry unescaped.
+const OPEN: char = '\u{e000}';
+const CLOSE: char = '\u{e001}';
+
+/// Text on its way to the terminal: every control character escaped (line breaks and tabs
+/// kept), whatever field or library message it came from, and our colour marks made real
+/// colour codes. The last guard: fields are escaped (`escape`) where they are rendered too.
+pub fn terminal_safe(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(c) = rest.chars().next() {
+        if c == OPEN
+            && let Some(end) = rest.find(CLOSE)
+            && rest[OPEN.len_utf8()..end]
+                .chars()
+                .all(|d| d.is_ascii_digit() || d == ';')
+        {
+            out.push_str("\x1b[");
+            out.push_str(&rest[OPEN.len_utf8()..end]);
+            out.push('m');
+            rest = &rest[end + CLOSE.len_utf8()..];
+            continue;
+        }
         match c {
             '\n' | '\t' => out.push(c),
             c => push_escaped(&mut out, c),
         }
+        rest = &rest[c.len_utf8()..];
     }
-    out.into()
+    out
 }
 
-/// C0/C1 controls and DEL, and the bidirectional overrides that reorder what a terminal shows.
-fn is_control(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+/// Colour codes (`ESC [ 1;31 m`) of git's own output as our marks, so that they survive
+/// [`terminal_safe`] while every other escape sequence is shown, not obeyed.
+pub fn colour_marks(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("\x1b[") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let n = after
+            .find(|c: char| !(c.is_ascii_digit() || c == ';'))
+            .unwrap_or(after.len());
+        if after[n..].starts_with('m') {
+            out.push(OPEN);
+            out.push_str(&after[..n]);
+            out.push(CLOSE);
+            rest = &after[n + 1..];
+        } else {
+            out.push('\x1b');
+            rest = &rest[i + 1..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A warning on stderr, terminal-safe.
+pub fn warn(msg: &str) {
+    eprintln!("warning: {}", terminal_safe(msg));
 }
 
 fn push_escaped(out: &mut String, c: char) {
@@ -262,26 +329,26 @@ pub fn shown(sh: &ops::show::Shown, st: &Style) -> String {
         kv("kind", k.to_string());
     }
     kv("time", l.ts.to_string());
-    kv("writer", l.writer.clone());
+    kv("writer", escape(&l.writer).into_owned());
     kv(
         "git commit",
         format!(
             "{} {}",
             l.git_commit_sha.as_deref().map(short).unwrap_or("-".into()),
-            opt(&l.head_ref)
+            escape(opt(&l.head_ref))
         ),
     );
     if let Some(x) = &l.sdk_session_id {
         kv(
             "session",
             match &l.agent {
-                Some(a) => format!("{x} ({a})"),
-                None => x.clone(),
+                Some(a) => format!("{} ({a})", escape(x)),
+                None => escape(x).into_owned(),
             },
         );
     }
     if !l.touched.is_empty() {
-        kv("touched", l.touched.join(" "));
+        kv("touched", escape(&l.touched.join(" ")).into_owned());
     }
     if let Some((lk, rewound)) = l.origin() {
         kv(
@@ -294,20 +361,28 @@ pub fn shown(sh: &ops::show::Shown, st: &Style) -> String {
         );
     }
     if let Some(m) = &l.message {
-        kv("message", m.clone());
+        kv("message", multiline(m));
     }
     if let Some(n) = &l.next_action {
-        kv("next action", n.clone());
+        kv("next action", escape(n).into_owned());
     }
     for (k, v) in &l.meta {
-        kv(&format!("meta.{k}"), v.clone());
+        kv(&format!("meta.{}", escape(k)), escape(v).into_owned());
     }
     for a in &l.artifacts {
         kv(
             "artifact",
             match (&a.path, &a.uri) {
-                (Some(p), _) => format!("{p} {}", a.oid.as_deref().map(short).unwrap_or_default()),
-                (_, Some(u)) => format!("{u} {}", a.digest.clone().unwrap_or_default()),
+                (Some(p), _) => format!(
+                    "{} {}",
+                    escape(p),
+                    a.oid.as_deref().map(short).unwrap_or_default()
+                ),
+                (_, Some(u)) => format!(
+                    "{} {}",
+                    escape(u),
+                    escape(a.digest.as_deref().unwrap_or_default())
+                ),
                 _ => "?".into(),
             },
         );
@@ -443,7 +518,7 @@ pub fn graph(node: &ops::log::LineageNode, st: &Style) -> String {
             rel,
             s.label
                 .as_ref()
-                .map(|l| format!(" \"{l}\""))
+                .map(|l| format!(" {}", quoted(l)))
                 .unwrap_or_default()
         ));
         let child_prefix = if top {
@@ -469,7 +544,7 @@ pub fn status(r: &ops::status::RunStatus, st: &Style) -> String {
         r.summary
             .label
             .as_ref()
-            .map(|x| format!(" \"{x}\""))
+            .map(|x| format!(" {}", quoted(x)))
             .unwrap_or_default()
     );
     s.push_str(&format!(
@@ -481,12 +556,15 @@ pub fn status(r: &ops::status::RunStatus, st: &Style) -> String {
         l.ts
     ));
     if !r.unfinished.is_empty() {
-        s.push_str(&format!("unfinished steps: {}\n", r.unfinished.join(", ")));
+        s.push_str(&format!(
+            "unfinished steps: {}\n",
+            escape(&r.unfinished.join(", "))
+        ));
     }
     if let Some(r) = &r.resume {
-        s.push_str(&format!("resume {}: {}\n", r.agent, r.command));
+        s.push_str(&format!("resume {}: {}\n", r.agent, escape(&r.command)));
     }
-    s.push_str(&format!("next: {}", r.next_action));
+    s.push_str(&format!("next: {}", escape(&r.next_action)));
     s
 }
 
@@ -527,17 +605,17 @@ pub fn rewound(o: &ops::rewind::RewindOutcome, st: &Style) -> String {
         st.id(&short(&o.from_checkpoint))
     );
     if let Some(b) = &o.branch {
-        s.push_str(&format!("  branch    {b}\n"));
+        s.push_str(&format!("  branch    {}\n", escape(b)));
     }
     if let Some(w) = &o.worktree {
-        s.push_str(&format!("  worktree  {w}\n"));
+        s.push_str(&format!("  worktree  {}\n", escape(w)));
     }
     s.push_str(&format!(
         "  session   {}\n",
-        o.sdk_session_id.as_deref().unwrap_or("-")
+        escape(o.sdk_session_id.as_deref().unwrap_or("-"))
     ));
     if let Some(c) = &o.resume_command {
-        s.push_str(&format!("  resume    {c}\n"));
+        s.push_str(&format!("  resume    {}\n", escape(c)));
     }
     if !o.inherited_steps.is_empty() {
         s.push_str(&format!("  inherited {}\n", o.inherited_steps.join(", ")));
@@ -619,7 +697,7 @@ pub fn steer(o: &ops::steer::SteerOutcome, st: &Style) -> String {
         st.bold(&o.run)
     ));
     for e in &o.edits {
-        s.push_str(&format!("  edit       {e}\n"));
+        s.push_str(&format!("  edit       {}\n", escape(e)));
     }
     for i in &o.invalidated {
         s.push_str(&format!("  invalidate {i}\n"));
@@ -666,8 +744,8 @@ pub fn reverted(out: &agent_rewind::ops::revert::RevertOutcome) -> String {
             Action::Markers => "markers ",
         };
         match &f.reason {
-            Some(r) => s.push_str(&format!("  {what} {} ({r})\n", f.path)),
-            None => s.push_str(&format!("  {what} {}\n", f.path)),
+            Some(r) => s.push_str(&format!("  {what} {} ({r})\n", escape(&f.path))),
+            None => s.push_str(&format!("  {what} {}\n", escape(&f.path))),
         }
     }
     if out.files.is_empty() {
@@ -714,4 +792,36 @@ pub fn undone(o: &ops::undo::UndoOutcome) -> String {
         s.push_str(left.trim_end());
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_quoted_as_git_quotes_paths() {
+        assert_eq!(escape("plain label"), "plain label");
+        assert_eq!(escape("a\"b\\c"), "a\"b\\c");
+        assert_eq!(escape("a\tb\"c\\"), "\"a\\tb\\\"c\\\\\"");
+        assert_eq!(escape("a\x1b[2Jb"), "\"a\\033[2Jb\"");
+        assert_eq!(escape("t\x07\r\n"), "\"t\\a\\r\\n\"");
+        assert_eq!(escape("q\"\x1b"), "\"q\\\"\\033\"");
+        assert_eq!(escape("\u{202e}x"), "\"\\342\\200\\256x\"");
+        assert_eq!(quoted("x"), "\"x\"");
+        assert_eq!(quoted("x\x1b"), "\"x\\033\"");
+    }
+
+    #[test]
+    fn only_our_colour_marks_become_escape_sequences() {
+        let st = Style { color: true };
+        assert_eq!(terminal_safe(&st.id("r1")), "\x1b[33mr1\x1b[0m");
+        assert_eq!(terminal_safe("a\x1b]0;t\x07\nb\tc"), "a\\033]0;t\\a\nb\tc");
+        // A mark smuggled in a field is escaped by `escape` before it gets here.
+        assert!(!terminal_safe(&escape("\u{e000}31\u{e001}x")).contains('\x1b'));
+        let git = "\x1b[1mdiff\x1b[m \x1b[32m+x\x1b]0;t\x07\x1b[m";
+        assert_eq!(
+            terminal_safe(&colour_marks(git)),
+            "\x1b[1mdiff\x1b[m \x1b[32m+x\\033]0;t\\a\x1b[m"
+        );
+    }
 }

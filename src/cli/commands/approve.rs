@@ -1,5 +1,6 @@
 //! `approve` and `reject`: a person's decision on a checkpoint.
 
+use crate::cli::render::escape;
 use crate::cli::{Ctx, Output, render};
 use agent_rewind::error::Result;
 use agent_rewind::ops;
@@ -41,7 +42,7 @@ pub fn run(a: ApproveArgs, approved: bool, ctx: &Ctx) -> Result<Output> {
             .as_ref()
             .map(|s| format!("/{s}"))
             .unwrap_or_default(),
-        out.by
+        escape(&out.by)
     );
     Ok(Output::new(
         serde_json::to_value(&out).expect("json"),

@@ -2,7 +2,7 @@
 //! diff` between the two trees: pagers and diff viewers read it), coloured by git's rules.
 
 use crate::cli::paths::worktree_paths;
-use crate::cli::render::escape;
+use crate::cli::render::{colour_marks, escape};
 use crate::cli::{Ctx, Output};
 use agent_rewind::error::{Error, Result};
 use agent_rewind::ops;
@@ -79,7 +79,9 @@ pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
             escape(&m.to.to_string())
         ));
     }
-    let files = store.diff_text(&d.from_tree, &d.to_tree, a.stat, color, &paths)?;
+    // git's colour codes kept; any other control character of a file's content is shown
+    // escaped on the terminal.
+    let files = colour_marks(&store.diff_text(&d.from_tree, &d.to_tree, a.stat, color, &paths)?);
     if !human.is_empty() && !files.is_empty() {
         human.push('\n');
     }

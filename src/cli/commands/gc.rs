@@ -40,7 +40,7 @@ pub fn run(a: GcArgs, ctx: &Ctx) -> Result<Output> {
         },
     )?;
     for p in &out.problems {
-        eprintln!("warning: {p}");
+        crate::cli::render::warn(p);
     }
     let mut s = format!(
         "{} {} of {} run(s){}\n",
@@ -60,7 +60,7 @@ pub fn run(a: GcArgs, ctx: &Ctx) -> Result<Output> {
             d.last_activity,
             d.label
                 .as_ref()
-                .map(|l| format!("  \"{l}\""))
+                .map(|l| format!("  {}", crate::cli::render::quoted(l)))
                 .unwrap_or_default()
         ));
     }

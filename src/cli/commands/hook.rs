@@ -5,6 +5,7 @@
 //! nothing on stdout unless `--json` is given (Claude Code adds a SessionStart hook's stdout
 //! to the model's context).
 
+use crate::cli::render::{terminal_safe, warn};
 use crate::cli::{Ctx, Output};
 use agent_rewind::hooks;
 use clap::Args;
@@ -47,19 +48,19 @@ pub fn run(a: HookArgs, ctx: &Ctx) -> Output {
     match result {
         Ok(Ok(out)) => {
             for w in &out.warnings {
-                eprintln!("warning: {prefix}: {w}");
+                warn(&format!("{prefix}: {w}"));
             }
             if out.action == "ignored"
                 && let Some(r) = &out.reason
             {
-                eprintln!("warning: {prefix}: ignored: {r}");
+                warn(&format!("{prefix}: ignored: {r}"));
             }
             Output::new(serde_json::to_value(&out).expect("json"), String::new())
         }
         Ok(Err(e)) => {
-            eprintln!("warning: {prefix}: nothing recorded: {}", e.message);
+            warn(&format!("{prefix}: nothing recorded: {}", e.message));
             if let Some(h) = &e.hint {
-                eprintln!("hint: {h}");
+                eprintln!("hint: {}", terminal_safe(h));
             }
             Output::new(
                 serde_json::json!({"hook": a.name, "action": "failed", "error": e.message}),
@@ -67,7 +68,7 @@ pub fn run(a: HookArgs, ctx: &Ctx) -> Output {
             )
         }
         Err(_) => {
-            eprintln!("warning: {prefix}: nothing recorded (internal error)");
+            warn(&format!("{prefix}: nothing recorded (internal error)"));
             Output::new(
                 serde_json::json!({"hook": a.name, "action": "failed", "error": "internal error"}),
                 String::new(),

@@ -85,7 +85,7 @@ fn render(out: &HooksOutcome) -> String {
 
 fn output(out: &HooksOutcome) -> Output {
     for w in &out.warnings {
-        eprintln!("warning: {w}");
+        crate::cli::render::warn(w);
     }
     Output::new(serde_json::to_value(out).expect("json"), render(out))
 }

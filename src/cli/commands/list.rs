@@ -24,7 +24,7 @@ pub fn run(a: ListArgs, ctx: &Ctx) -> Result<Output> {
         None => {
             let list = ops::list::list_runs(&store, a.all)?;
             for p in &list.problems {
-                eprintln!("warning: {p}");
+                crate::cli::render::warn(p);
             }
             Ok(Output::new(
                 serde_json::to_value(&list.runs).expect("json"),

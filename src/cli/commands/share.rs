@@ -136,7 +136,7 @@ pub fn import(a: ImportArgs, ctx: &Ctx) -> Result<Output> {
 
 fn fetch_output(out: &FetchOutcome, st: &Style, what: &str) -> Output {
     for w in &out.warnings {
-        eprintln!("warning: {w}");
+        crate::cli::render::warn(w);
     }
     let mut s = String::new();
     for r in &out.runs {
