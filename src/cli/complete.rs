@@ -151,10 +151,12 @@ pub fn candidates(root: &Command, index: usize, words: &[String], ctx: &Ctx) -> 
     let ctx = match dir {
         Some(d) => Ctx {
             dir: ctx.dir.join(d),
+            in_cwd: false,
             style: super::render::Style::plain(),
         },
         None => Ctx {
             dir: ctx.dir.clone(),
+            in_cwd: ctx.in_cwd,
             style: super::render::Style::plain(),
         },
     };

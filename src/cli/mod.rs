@@ -22,6 +22,8 @@ use std::path::{Path, PathBuf};
 pub struct Ctx {
     /// The directory the command was started in (after `-C`), absolute.
     pub dir: PathBuf,
+    /// Whether `dir` is the process's own current folder (no `-C`).
+    pub in_cwd: bool,
     pub style: render::Style,
 }
 
@@ -31,9 +33,20 @@ impl Ctx {
         Store::discover(&self.dir)
     }
 
-    /// A path argument as the user meant it: relative to where the command was started.
+    /// A path argument as the user meant it, made absolute (relative to where the command
+    /// was started): for paths handed on to git, which runs elsewhere.
     pub fn path(&self, p: &Path) -> PathBuf {
         self.dir.join(p)
+    }
+
+    /// A path argument for a file this process reads itself: as typed when the command runs
+    /// in the process's own folder (so messages name it as the user did), else under `-C`.
+    pub fn user_path(&self, p: &Path) -> PathBuf {
+        if self.in_cwd {
+            p.to_path_buf()
+        } else {
+            self.dir.join(p)
+        }
     }
 }
 
@@ -46,6 +59,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
     };
     let ctx = Ctx {
         dir,
+        in_cwd: cli.dir.is_none(),
         style: render::Style::detect(),
     };
     match cli.command {

@@ -52,7 +52,7 @@ pub fn run(a: RunArgs, ctx: &Ctx) -> Result<Output> {
     let store = ctx.store()?;
     let report = ops::run::run_workflow(
         &store,
-        &ctx.path(&a.workflow),
+        &ctx.user_path(&a.workflow),
         a.run.map(RunId::new).transpose()?,
         a.label,
     )?;

@@ -31,7 +31,7 @@ pub struct StartArgs {
 pub fn run(a: StartArgs, ctx: &Ctx) -> Result<Output> {
     let store = ctx.store()?;
     let workflow_digest = match &a.workflow {
-        Some(p) => Some(file_digest(&store, &ctx.path(p))?),
+        Some(p) => Some(file_digest(&store, &ctx.user_path(p))?),
         None => None,
     };
     let rec = ops::start::start(
