@@ -39,7 +39,7 @@ pub fn run(a: ViewArgs, ctx: &Ctx) -> Result<Output> {
         .collect::<Result<Vec<_>>>()?;
     let model = ops::view::build(store, &ops::view::ViewOptions { runs, diffs })?;
     for p in &model.problems {
-        eprintln!("warning: {p}");
+        crate::cli::render::warn(p);
     }
     let html = agent_rewind::view::page(&model, &repo_name(store));
     let path = match a.output {
