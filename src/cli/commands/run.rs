@@ -66,7 +66,8 @@ pub fn resume(a: ResumeArgs, ctx: &Ctx) -> Result<Output> {
         .as_deref()
         .map(|r| ops::address::run(&store, r))
         .transpose()?;
-    let report = ops::run::resume(&store, run, a.retry.as_deref(), a.workflow.as_deref())?;
+    let workflow = a.workflow.as_deref().map(|p| ctx.user_path(p));
+    let report = ops::run::resume(&store, run, a.retry.as_deref(), workflow.as_deref())?;
     Ok(report_output(report, ctx))
 }
 
