@@ -63,9 +63,7 @@ pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
         d.files.retain(|f| {
             let path = f.path.0.as_slice();
             paths.iter().any(|p| {
-                p == "."
-                    || path == p.as_bytes()
-                    || path.starts_with(format!("{p}/").as_bytes())
+                p == "." || path == p.as_bytes() || path.starts_with(format!("{p}/").as_bytes())
             })
         });
     }
