@@ -360,7 +360,7 @@ fn byte_file_names_survive_rewind_restore_undo_and_show_in_diff() {
     // diff: git's quoting for display, a lossless JSON value.
     let human = repo.ok(&["diff", "r1@0", &cp]);
     assert!(
-        human.contains("diff --agent-rewind \"a/latin1-\\351.txt\" \"b/latin1-\\351.txt\""),
+        human.contains("diff --git \"a/latin1-\\351.txt\" \"b/latin1-\\351.txt\""),
         "{human}"
     );
     assert!(human.contains("\"b/new\\nline.txt\""), "{human}");
