@@ -7,7 +7,7 @@
 //! prompt, and never record while a rebase, merge or cherry-pick is half-way (the rebase is
 //! recorded once, at its end, by post-rewrite).
 
-use super::HookOutcome;
+use super::{HookAction, HookOutcome};
 use crate::catalog::{Catalog, short};
 use crate::error::{Error, Result};
 use crate::ids::{RunId, StepName};
@@ -300,7 +300,7 @@ pub fn post_rewrite(store: &Store, kind: &str, input: &[u8]) -> Result<HookOutco
         && tip.line().git_commit_sha == head.commit.map(|c| c.to_string())
     {
         append_note_lines(store, &run, tip.id(), &[line])?;
-        let mut out = HookOutcome::new(HOOK, "appended");
+        let mut out = HookOutcome::new(HOOK, HookAction::Appended);
         out.run = Some(run.to_string());
         out.step = tip.line().step.clone();
         out.checkpoint = Some(tip.id().to_string());

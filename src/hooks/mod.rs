@@ -57,15 +57,33 @@ impl GitHook {
     }
 }
 
+/// What a hook did; serialized in lower case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HookAction {
+    /// A new checkpoint.
+    Recorded,
+    /// The tip already recorded this state; nothing written.
+    Unchanged,
+    /// A record added to an existing checkpoint.
+    Appended,
+    /// A run started for an agent's session.
+    Started,
+    /// An agent's session joined the worktree's active run.
+    Joined,
+    /// Edited paths kept for the next turn.
+    Noted,
+    /// Nothing to do.
+    Skipped,
+    /// A payload we could not use.
+    Ignored,
+}
+
 /// What a hook invocation did. Serialized as the `--json` output of `hook <name>`.
 #[derive(Debug, Clone, Serialize)]
 pub struct HookOutcome {
     pub hook: String,
-    /// `recorded` (a new checkpoint), `unchanged` (the tip already recorded this state),
-    /// `appended` (a record added to an existing checkpoint), `started` / `joined` (a run,
-    /// for an agent's session start), `noted` (edited paths kept for the next turn),
-    /// `skipped` (nothing to do), `ignored` (a payload we could not use).
-    pub action: &'static str,
+    pub action: HookAction,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -80,7 +98,7 @@ pub struct HookOutcome {
 }
 
 impl HookOutcome {
-    pub(crate) fn new(hook: &str, action: &'static str) -> Self {
+    pub(crate) fn new(hook: &str, action: HookAction) -> Self {
         HookOutcome {
             hook: hook.to_string(),
             action,
@@ -99,27 +117,37 @@ impl HookOutcome {
             run: Some(r.line.run.clone()),
             step: r.line.step.clone(),
             checkpoint: Some(r.checkpoint.to_string()),
-            ..Self::new(hook, if r.unchanged { "unchanged" } else { "recorded" })
+            ..Self::new(
+                hook,
+                if r.unchanged {
+                    HookAction::Unchanged
+                } else {
+                    HookAction::Recorded
+                },
+            )
         }
     }
 
     pub(crate) fn skipped(hook: &str, reason: impl Into<String>) -> Self {
         HookOutcome {
             reason: Some(reason.into()),
-            ..Self::new(hook, "skipped")
+            ..Self::new(hook, HookAction::Skipped)
         }
     }
 
     pub(crate) fn ignored(hook: &str, reason: impl Into<String>) -> Self {
         HookOutcome {
             reason: Some(reason.into()),
-            ..Self::new(hook, "ignored")
+            ..Self::new(hook, HookAction::Ignored)
         }
     }
 
     /// Whether something was written.
     pub fn wrote(&self) -> bool {
-        matches!(self.action, "recorded" | "appended" | "started")
+        matches!(
+            self.action,
+            HookAction::Recorded | HookAction::Appended | HookAction::Started
+        )
     }
 }
 

@@ -13,10 +13,10 @@
 //! cannot use. The payload decides the repository (`cwd`, or the first workspace root that
 //! is a git worktree); outside one, nothing happens.
 
-use super::HookOutcome;
 use super::handlers::hook_run;
 use super::payload::{self, AgentEvent, Kind, Unusable};
 use super::touched;
+use super::{HookAction, HookOutcome};
 use crate::agent::Agent;
 use crate::error::Result;
 use crate::ids::{RunId, StepName};
@@ -84,7 +84,7 @@ fn session_start(store: &Store, ev: &AgentEvent) -> Result<HookOutcome> {
             return Ok(HookOutcome {
                 run: Some(run.to_string()),
                 reason: Some(format!("session {} continues run {run}", session(ev))),
-                ..HookOutcome::new(hook, "joined")
+                ..HookOutcome::new(hook, HookAction::Joined)
             });
         }
         // AGENT_RUN names a run that does not exist yet.
@@ -106,7 +106,7 @@ fn session_start(store: &Store, ev: &AgentEvent) -> Result<HookOutcome> {
     Ok(HookOutcome {
         run: Some(run.to_string()),
         checkpoint: Some(recorded.checkpoint.to_string()),
-        ..HookOutcome::new(hook, "started")
+        ..HookOutcome::new(hook, HookAction::Started)
     })
 }
 
@@ -132,7 +132,7 @@ fn edit(store: &Store, ev: &AgentEvent, cwd: &Path) -> Result<HookOutcome> {
     Ok(HookOutcome {
         run: run.map(|r| r.to_string()),
         reason: Some(format!("noted for the next turn: {}", paths.join(" "))),
-        ..HookOutcome::new(hook, "noted")
+        ..HookOutcome::new(hook, HookAction::Noted)
     })
 }
 

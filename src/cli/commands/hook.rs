@@ -50,7 +50,7 @@ pub fn run(a: HookArgs, ctx: &Ctx) -> Output {
             for w in &out.warnings {
                 warn(&format!("{prefix}: {w}"));
             }
-            if out.action == "ignored"
+            if out.action == agent_rewind::hooks::HookAction::Ignored
                 && let Some(r) = &out.reason
             {
                 warn(&format!("{prefix}: ignored: {r}"));
