@@ -9,41 +9,13 @@
 
 mod common;
 
-use common::{git_in, tool_cmd};
+use common::{bounded, git_in, tool_cmd};
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
-
-/// Far above any command's duration here: only a hang reaches it.
-const TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Run `cmd` to completion, failing the test if it takes longer than [`TIMEOUT`].
-fn bounded(mut cmd: Command, what: &str) -> Output {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let start = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            return child.wait_with_output().expect("output");
-        }
-        if start.elapsed() > TIMEOUT {
-            let _ = child.kill();
-            let o = child.wait_with_output().expect("output");
-            panic!(
-                "{what} hung (killed after {TIMEOUT:?}): {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
+use std::time::Instant;
 
 fn tool(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut c = tool_cmd(dir);

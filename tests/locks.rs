@@ -6,31 +6,9 @@
 
 mod common;
 
-use common::{Repo, bin, checkpoints, git_cmd};
+use common::{Repo, bin, bounded, checkpoints, git_cmd};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
-
-/// Far above any command's duration: only a hang reaches it.
-const TIMEOUT: Duration = Duration::from_secs(60);
-
-fn bounded(mut cmd: Command, what: &str) -> Output {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let start = Instant::now();
-    while child.try_wait().expect("wait").is_none() {
-        if start.elapsed() > TIMEOUT {
-            let _ = child.kill();
-            panic!("{what} hung (killed after {TIMEOUT:?})");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    child.wait_with_output().expect("output")
-}
+use std::process::Output;
 
 fn tool(dir: &Path, args: &[&str]) -> Output {
     let mut c = common::tool_cmd(dir);

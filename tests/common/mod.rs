@@ -299,3 +299,33 @@ pub fn snapshot_matches_git(dir: &Path, what: &str) -> agent_rewind::snapshot::S
     );
     snap
 }
+
+/// How long a command may run in the tests that bound it: far above any command's duration
+/// here, so only a hang reaches it.
+pub const HANG_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Run `cmd` to completion, failing the test if it takes longer than [`HANG_TIMEOUT`].
+pub fn bounded(mut cmd: Command, what: &str) -> Output {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let start = std::time::Instant::now();
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if start.elapsed() > HANG_TIMEOUT {
+            let _ = child.kill();
+            let o = child.wait_with_output().expect("output");
+            panic!(
+                "{what} hung (killed after {HANG_TIMEOUT:?}): {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
