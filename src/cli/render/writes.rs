@@ -1,0 +1,232 @@
+//! Human output of the commands that write: rewind/fork, restore, revert, undo, steer and
+//! workflow runs — what was written, set aside, left in place, and what to do next.
+
+use super::{Style, escape, short};
+use agent_rewind::ops;
+use agent_rewind::store::ChangeKind;
+
+/// Most paths listed one by one in human output (`--json` lists them all).
+const MAX_LISTED: usize = 50;
+
+/// The paths a checkout changed, one a line: what was removed, replaced (the previous
+/// content set aside in the backup), added.
+pub fn file_changes(files: &[agent_rewind::materialize::PathChange]) -> String {
+    let mut s = String::new();
+    for f in files.iter().take(MAX_LISTED) {
+        let what = match f.change {
+            ChangeKind::Deleted => "removed ",
+            ChangeKind::Added => "added   ",
+            ChangeKind::Modified | ChangeKind::TypeChanged => "replaced",
+        };
+        s.push_str(&format!("  {what}  {}\n", f.path));
+    }
+    if files.len() > MAX_LISTED {
+        s.push_str(&format!(
+            "  … and {} more (`--json` lists them all)\n",
+            files.len() - MAX_LISTED
+        ));
+    }
+    s
+}
+
+pub fn rewound(o: &ops::rewind::RewindOutcome, st: &Style) -> String {
+    let mut s = format!(
+        "{} run {} from {}{} ({})\n",
+        o.relation,
+        st.bold(&o.run),
+        o.source_run,
+        o.from_step
+            .as_ref()
+            .map(|x| format!("/{x}"))
+            .unwrap_or_default(),
+        st.id(&short(&o.from_checkpoint))
+    );
+    if let Some(b) = &o.branch {
+        s.push_str(&format!("  branch    {}\n", escape(b)));
+    }
+    if let Some(w) = &o.worktree {
+        s.push_str(&format!("  worktree  {}\n", escape(w)));
+    }
+    s.push_str(&format!(
+        "  session   {}\n",
+        escape(o.sdk_session_id.as_deref().unwrap_or("-"))
+    ));
+    if let Some(c) = &o.resume_command {
+        s.push_str(&format!("  resume    {}\n", escape(c)));
+    }
+    if !o.inherited_steps.is_empty() {
+        s.push_str(&format!("  inherited {}\n", o.inherited_steps.join(", ")));
+    }
+    if o.source_archived {
+        s.push_str(&format!("  archived  {}\n", o.source_run));
+    }
+    if let Some(b) = &o.backup {
+        if !o.files.is_empty() {
+            s.push_str(&format!(
+                "files changed in this worktree ({}):\n",
+                o.files.len()
+            ));
+            s.push_str(&file_changes(&o.files));
+        }
+        s.push_str(&format!(
+            "  backup    {} (`git agent-rewind undo` brings the previous state back)\n",
+            short(&b.commit)
+        ));
+        s.push_str(&left_in_place(&b.left_in_place));
+    }
+    s.trim_end().to_string()
+}
+
+/// One line per file an overwrite left as it was (`Backup::left_in_place`).
+pub fn left_in_place(files: &[agent_rewind::model::Excluded]) -> String {
+    files
+        .iter()
+        .map(|e| {
+            format!(
+                "  left in place {} ({})\n",
+                agent_rewind::quote::display_text_path(&e.path),
+                e.reason
+            )
+        })
+        .collect()
+}
+
+pub fn run_report(r: &agent_rewind::workflow::runner::RunReport, st: &Style) -> String {
+    let mut s = format!("run {} ({})\n", st.bold(&r.run), r.workflow);
+    if let Some(h) = &r.took_over_from {
+        s.push_str(&format!("  took over a stale runner lock ({h})\n"));
+    }
+    if let Some(f) = &r.workflow_file_changed {
+        s.push_str(&format!(
+            "  note: {f} changed since the run stored it; using the stored copy (`resume --workflow {f}` uses the file)\n"
+        ));
+    } else if r.workflow_changed {
+        s.push_str("  note: the workflow changed since this run last recorded it\n");
+    }
+    for step in &r.reconciled {
+        s.push_str(&format!(
+            "  reconciled {step}: its runner died mid-step (interrupted)\n"
+        ));
+    }
+    for x in &r.steps {
+        s.push_str(&format!(
+            "  {:<14} {:<15} {}{}\n",
+            x.step,
+            x.action,
+            x.reason,
+            x.exit_code
+                .map(|c| format!(" (exit {c})"))
+                .unwrap_or_default()
+        ));
+    }
+    match &r.stopped {
+        Some(why) => s.push_str(&format!("stopped: {why}\nnext: {}", r.next_action)),
+        None => s.push_str(&st.status("completed")),
+    }
+    s
+}
+
+pub fn steer(o: &ops::steer::SteerOutcome, st: &Style) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "{} {}\n",
+        if o.applied { "steered" } else { "would steer" },
+        st.bold(&o.run)
+    ));
+    for e in &o.edits {
+        s.push_str(&format!("  edit       {}\n", escape(e)));
+    }
+    for i in &o.invalidated {
+        s.push_str(&format!("  invalidate {i}\n"));
+    }
+    s.push_str("blast radius (re-run by the next resume):\n");
+    if o.blast_radius.is_empty() {
+        s.push_str("  (nothing)\n");
+    }
+    for i in &o.blast_radius {
+        s.push_str(&format!("  {:<14} {}\n", i.step, i.reason));
+    }
+    match &o.checkpoint {
+        Some(c) => s.push_str(&format!("recorded steer checkpoint {}", short(c))),
+        None => s.push_str("nothing changed; add --yes to apply"),
+    }
+    s
+}
+
+/// The plan or result of `revert`: one line per file, then what was written.
+pub fn reverted(out: &agent_rewind::ops::revert::RevertOutcome) -> String {
+    use agent_rewind::ops::revert::{Action, PathRule};
+    let mut s = format!(
+        "{} {} of run {} ({}..{}; paths: {})\n",
+        if out.dry_run {
+            "would revert"
+        } else {
+            "reverted"
+        },
+        out.scope,
+        out.run,
+        short(&out.from),
+        short(&out.to),
+        match out.rule {
+            PathRule::Touched => "the ones its agent touched",
+            PathRule::Diff => "every path that differs",
+        }
+    );
+    for f in &out.files {
+        let what = match f.action {
+            Action::Revert => "revert  ",
+            Action::Merge => "merge   ",
+            Action::Keep => "keep    ",
+            Action::Conflict => "conflict",
+            Action::Markers => "markers ",
+        };
+        match &f.reason {
+            Some(r) => s.push_str(&format!("  {what} {} ({r})\n", escape(&f.path))),
+            None => s.push_str(&format!("  {what} {}\n", escape(&f.path))),
+        }
+    }
+    if out.files.is_empty() {
+        s.push_str("  nothing to revert\n");
+    }
+    if let Some(b) = &out.backup {
+        s.push_str(&format!(
+            "  backup {} (`git agent-rewind undo` brings the previous state back)\n",
+            short(&b.commit)
+        ));
+    }
+    s.trim_end().to_string()
+}
+
+pub fn undone(o: &ops::undo::UndoOutcome) -> String {
+    let mut s = format!("restored the state before: {}\n", o.restored.reason);
+    if o.active_restored && o.active_run != o.active_run_before {
+        s.push_str(&format!(
+            "  active run: {} (was {})\n",
+            o.active_run.as_deref().unwrap_or("none"),
+            o.active_run_before.as_deref().unwrap_or("none")
+        ));
+    }
+    for r in &o.unarchived {
+        s.push_str(&format!("  run {r} is no longer archived\n"));
+    }
+    for r in &o.archived {
+        s.push_str(&format!(
+            "  run {r} archived, not deleted (`git agent-rewind delete {r}` removes it)\n"
+        ));
+    }
+    if let Some(b) = &o.branch_left {
+        s.push_str(&format!(
+            "  branch {b} kept (`git branch -D {b}` removes it)\n"
+        ));
+    }
+    s.push_str(&format!(
+        "  backup of the state just replaced: {} (`git agent-rewind undo` brings it back)",
+        short(&o.backup.commit)
+    ));
+    let left = left_in_place(&o.backup.left_in_place);
+    if !left.is_empty() {
+        s.push('\n');
+        s.push_str(left.trim_end());
+    }
+    s
+}
