@@ -176,14 +176,7 @@ fn a_note_pointing_git_commit_sha_at_a_blob_is_refused_before_anything_changes()
         l["git_commit_sha"] = blob.clone().into()
     });
     let before = everything(&r);
-    for extra in [&[][..], &["--no-checkout"][..]] {
-        let mut args = vec!["rewind", "r1", "--to", "implement", "--run", "r2"];
-        args.extend_from_slice(extra);
-        let out = run_in(r.path(), &args);
-        assert_eq!(out.status.code(), Some(1), "{extra:?}: {}", stderr(&out));
-        assert!(stderr(&out).contains("git_commit_sha"), "{}", stderr(&out));
-        assert_eq!(everything(&r), before, "{extra:?}");
-    }
+    rewinds_are_refused(&r, "implement", "git_commit_sha", &before);
     let wt = r.path().join("../hostile-wt-blob");
     let out = run_in(
         r.path(),
@@ -202,6 +195,19 @@ fn a_note_pointing_git_commit_sha_at_a_blob_is_refused_before_anything_changes()
     r.assert_fsck();
 }
 
+/// `rewind r1 --to <to>`, in place and with `--no-checkout`, fails (exit 1) with `why` in
+/// its error and changes nothing of `before`.
+fn rewinds_are_refused(r: &Repo, to: &str, why: &str, before: &[String]) {
+    for extra in [&[][..], &["--no-checkout"][..]] {
+        let mut args = vec!["rewind", "r1", "--to", to, "--run", "r2"];
+        args.extend_from_slice(extra);
+        let out = run_in(r.path(), &args);
+        assert_eq!(out.status.code(), Some(1), "{extra:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(why), "{}", stderr(&out));
+        assert_eq!(everything(r), before, "{extra:?}");
+    }
+}
+
 #[test]
 fn a_crafted_commit_holding_git_hooks_is_never_checked_out() {
     let r = Repo::new();
@@ -212,14 +218,7 @@ fn a_crafted_commit_holding_git_hooks_is_never_checked_out() {
     // the commit graph: only the tree check can stop it.
     craft_checkpoint(&r, "r1", &evil, &evil);
     let before = everything(&r);
-    for extra in [&[][..], &["--no-checkout"][..]] {
-        let mut args = vec!["rewind", "r1", "--to", "r1@3", "--run", "r2"];
-        args.extend_from_slice(extra);
-        let out = run_in(r.path(), &args);
-        assert_eq!(out.status.code(), Some(1), "{extra:?}: {}", stderr(&out));
-        assert!(stderr(&out).contains(".git"), "{}", stderr(&out));
-        assert_eq!(everything(&r), before, "{extra:?}");
-    }
+    rewinds_are_refused(&r, "r1@3", ".git", &before);
     assert!(!r.path().join(".git/hooks/post-checkout").exists());
     // A note naming a commit the checkpoint does not hold is refused as well.
     let r2 = Repo::new();

@@ -422,20 +422,7 @@ fn approvals_on_both_sides_are_merged_and_pushed() {
     let a = clone(&bare.url(), "alice");
     let b = clone(&bare.url(), "bob");
     make_run(&a, "r1");
-    // A gate awaiting approval (only gate checkpoints take approvals).
-    ok_in(
-        a.path(),
-        &[
-            "checkpoint",
-            "review",
-            "--run",
-            "r1",
-            "--kind",
-            "gate",
-            "--status",
-            "awaiting_approval",
-        ],
-    );
+    open_gate(a.path(), "r1", "review");
     ok_in(a.path(), &["push", "r1"]);
     ok_in(b.path(), &["fetch"]);
 
@@ -901,20 +888,7 @@ fn export_and_import_reproduce_the_run_bit_for_bit() {
     let bare = Bare::new();
     let a = clone(&bare.url(), "alice");
     make_run(&a, "r1");
-    // A gate awaiting approval (only gate checkpoints take approvals).
-    ok_in(
-        a.path(),
-        &[
-            "checkpoint",
-            "review",
-            "--run",
-            "r1",
-            "--kind",
-            "gate",
-            "--status",
-            "awaiting_approval",
-        ],
-    );
+    open_gate(a.path(), "r1", "review");
     ok_in(a.path(), &["approve", "r1/review", "--by", "alice"]);
     let files = tempfile::tempdir().unwrap();
     let file = files.path().join("r1.bundle");
@@ -958,5 +932,22 @@ fn export_and_import_reproduce_the_run_bit_for_bit() {
         stderr(&out).contains("not a valid bundle"),
         "{}",
         stderr(&out)
+    );
+}
+
+/// A gate checkpoint of `step` awaiting approval in `run` (only a gate takes approvals).
+fn open_gate(dir: &Path, run: &str, step: &str) {
+    ok_in(
+        dir,
+        &[
+            "checkpoint",
+            step,
+            "--run",
+            run,
+            "--kind",
+            "gate",
+            "--status",
+            "awaiting_approval",
+        ],
     );
 }
