@@ -132,14 +132,6 @@ impl Error {
         self.message = format!("{what}: {}", self.message);
         self
     }
-
-    /// The underlying I/O error's kind, when this is an I/O failure.
-    pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
-        self.source
-            .as_ref()?
-            .downcast_ref::<std::io::Error>()
-            .map(std::io::Error::kind)
-    }
 }
 
 impl fmt::Display for Error {

@@ -56,11 +56,6 @@ impl Timestamp {
                 .unwrap_or(jiff::Timestamp::MAX),
         )
     }
-
-    /// Whole seconds from `self` to `later` (negative when `later` is earlier).
-    pub fn seconds_until(self, later: Timestamp) -> i64 {
-        later.0.as_second() - self.0.as_second()
-    }
 }
 
 impl FromStr for Timestamp {

@@ -83,12 +83,6 @@ pub struct RevertOutcome {
     pub backup: Option<Backup>,
 }
 
-impl RevertOutcome {
-    pub fn count(&self, action: Action) -> usize {
-        self.files.iter().filter(|f| f.action == action).count()
-    }
-}
-
 /// The two checkpoints a revert goes between, and the ones whose `touched` paths count.
 struct Range {
     run: RunId,
