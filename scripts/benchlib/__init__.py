@@ -1,0 +1,1 @@
+"""The sections of scripts/bench, one module per concern; importing a module registers its sections."""
