@@ -1322,6 +1322,33 @@ fn assert_overwriting_commands_refused(repo: &Repo, needle: &str) {
     }
 }
 
+/// A rewind in place whose new run cannot be published (another process holds the lock of
+/// its ref) fails after its backup was taken: the backup is taken back by compare-and-swap,
+/// so `undo` cannot pick a backup of a rewind that never happened. Both with an earlier
+/// backup (the ref moves back to it) and without one (the ref goes).
+#[test]
+fn a_rewind_whose_run_cannot_be_published_leaves_no_backup() {
+    for with_earlier_backup in [true, false] {
+        let repo = if with_earlier_backup {
+            refusal_repo_with_a_backup()
+        } else {
+            refusal_repo()
+        };
+        let d = repo.path();
+        let lock = d.join(".git/refs/agent-runs/blocked/HEAD.lock");
+        std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+        std::fs::write(&lock, "").unwrap();
+        assert_refused(
+            d,
+            &["rewind", "r1", "--to", "implement", "--run", "blocked"],
+            &[1],
+            "HEAD.lock",
+        );
+        std::fs::remove_file(&lock).unwrap();
+        repo.assert_fsck();
+    }
+}
+
 #[test]
 fn refuses_during_a_merge_with_conflicts() {
     // One backup to undo to, taken before the conflict.

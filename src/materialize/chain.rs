@@ -186,6 +186,34 @@ pub fn publish_backup(store: &Store, cap: &Capture, reason: &str) -> Result<Back
     unreachable!("the loop returns")
 }
 
+/// Take back the backup [`publish_backup`] just published for an operation that then failed
+/// before writing anything, so that `undo` does not pick a backup of an operation that never
+/// happened. The backups ref moves back by compare-and-swap; when another backup was
+/// published on top meanwhile, this one stays (it is still a true copy of the files) and
+/// `false` is returned.
+pub fn withdraw_backup(store: &Store, backup: &Backup) -> Result<bool> {
+    let commit = ObjectId::from_hex(backup.commit.as_bytes())
+        .map_err(|e| Error::corrupt(format!("backup id {}: {e}", backup.commit)))?;
+    let _lock = store.writer_lock("backups")?;
+    if store.ref_target(layout::BACKUPS_REF)? != Some(commit) {
+        return Ok(false);
+    }
+    // A backup's parents: the previous tip (when there was one), then its index commit.
+    let parents = store.read_commit(commit)?.parents;
+    let change = match parents.as_slice() {
+        [prev, _index] => RefChange::set(layout::BACKUPS_REF, *prev, Some(commit)),
+        _ => RefChange::delete(layout::BACKUPS_REF, commit),
+    };
+    match store.publish(
+        &[change],
+        &format!("agent-rewind: withdraw backup ({})", one_line(&backup.reason)),
+    ) {
+        Ok(()) => Ok(true),
+        Err(PublishError::Conflict(_)) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// The details commit of a backup: a tree with `touched` (the paths, each ended by a NUL)
 /// and, when kept, `index` (the index file) and `index-mtime` (`<seconds>.<nanoseconds>`).
 /// `None` when there is nothing to keep.

@@ -27,7 +27,7 @@ use std::collections::HashSet;
 mod chain;
 pub use chain::{
     Backup, BackupDetails, BackupTrim, RunFacts, backups_of_this_worktree, publish_backup,
-    trim_backups, worktree_id,
+    trim_backups, withdraw_backup, worktree_id,
 };
 
 /// Refuse when the worktree is in a state a checkout would destroy: a merge, rebase,

@@ -251,6 +251,17 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
     let root = match append(store, rec) {
         Ok(r) => r,
         Err(e) => {
+            // Nothing was written yet: a backup published for this rewind goes back too.
+            let e = match &backup {
+                Some(b) => match materialize::withdraw_backup(store, b) {
+                    Ok(_) => e,
+                    Err(w) => e.context(format!(
+                        "(the backup {} taken for it stays: {})",
+                        b.commit, w.message
+                    )),
+                },
+                None => e,
+            };
             return Err(match &opts.worktree {
                 Some(path) => take_back(store, path, branch.as_deref(), e),
                 None => e,
