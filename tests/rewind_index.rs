@@ -234,6 +234,38 @@ fn an_index_with_features_git_must_keep_is_left_to_git() {
     assert_eq!(repo.git(&["status", "--porcelain"]), "");
 }
 
+/// When git writes the index (here: version 4), the files the rewind wrote get fresh stat
+/// data from `git add --refresh`, whose paths are literal: a file named like pathspec magic
+/// (`:(foo)x`) neither fails that refresh nor stops it for the others.
+#[test]
+fn files_named_like_pathspec_magic_do_not_stop_the_refresh() {
+    let repo = Repo::new();
+    repo.git(&["update-index", "--index-version", "4"]);
+    repo.write("plain.txt", "v1\n");
+    repo.write(":(foo)x", "v1\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "v1"]);
+    repo.json(&["start", "--run", "r1"]);
+    repo.json(&["step", "begin", "edit", "--kind", "agent"]);
+    repo.write("plain.txt", "v2\n");
+    repo.write(":(foo)x", "v2\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "v2"]);
+    repo.json(&["step", "end", "edit", "--status", "completed"]);
+    repo.json(&["rewind", "r1", "--to", "edit", "--run", "r2"]);
+    assert_eq!(repo.read("plain.txt"), "v1\n");
+    assert_eq!(repo.read(":(foo)x"), "v1\n");
+    assert_eq!(repo.git(&["status", "--porcelain"]), "");
+    // Fresh stat data: git's `mtime` of each written entry is the file's, not zero.
+    for path in ["plain.txt", ":(foo)x"] {
+        let debug = repo.git(&["--literal-pathspecs", "ls-files", "--debug", "--", path]);
+        assert!(
+            debug.contains("mtime: ") && !debug.contains("mtime: 0:0"),
+            "{path} has no stat data after the rewind:\n{debug}"
+        );
+    }
+}
+
 /// Whether `.git/index` (version 2 or 3) has the extension `sig`.
 fn index_has_extension(repo: &Repo, sig: &str) -> bool {
     index_extensions(&repo.index_bytes().unwrap()).contains_key(sig)

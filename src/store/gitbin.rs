@@ -237,7 +237,9 @@ impl Store {
             paths.extend_from_slice(p);
             paths.push(0);
         }
+        // Literal: a path is a name, never a glob or `:(magic)`.
         let args = [
+            "--literal-pathspecs",
             "add",
             "--refresh",
             "--pathspec-from-file=-",
