@@ -212,3 +212,55 @@ fn sha256_and_reftable_repositories_get_a_one_line_error_naming_the_format() {
         assert!(!d.path().join(".git/agent-rewind").exists());
     }
 }
+
+/// `GIT_DIR` alone (no `GIT_WORK_TREE`, no `core.worktree`): as git, the current directory is
+/// the top of the worktree, so a checkpoint from a subfolder records what `git add -A` would
+/// stage there; with `core.worktree` set, that folder is the worktree wherever we run.
+#[test]
+fn git_dir_alone_makes_the_current_directory_the_worktree_as_in_git() {
+    let r = Repo::new();
+    r.write("top.txt", "top\n");
+    r.write("sub/inner.txt", "inner\n");
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-q", "-m", "two folders"]);
+    let git_dir = r.path().join(".git");
+    let sub = r.path().join("sub");
+    let with_git_dir = |mut c: Command| {
+        c.env("GIT_DIR", &git_dir).env_remove("GIT_WORK_TREE");
+        c
+    };
+    // git's own view: the tree `git add -A` stages from there.
+    let index = r.path().join("scratch-index");
+    std::fs::copy(git_dir.join("index"), &index).unwrap();
+    let git_tree = |args: &[&str]| {
+        let mut c = with_git_dir(git_cmd(&sub));
+        c.env("GIT_INDEX_FILE", &index).args(args);
+        ok(c.output().unwrap())
+    };
+    git_tree(&["add", "-A"]);
+    let want = git_tree(&["write-tree"]).trim().to_string();
+    std::fs::remove_file(&index).unwrap();
+
+    let tool = |args: &[&str]| {
+        let mut c = with_git_dir(common::tool_cmd(&sub));
+        c.args(args);
+        ok(c.output().unwrap())
+    };
+    tool(&["start", "--run", "r1"]);
+    tool(&["checkpoint", "s1"]);
+    assert_eq!(r.rev("refs/agent-runs/r1/HEAD^{tree}"), want);
+    assert_eq!(
+        r.git(&["ls-tree", "--name-only", "-r", "refs/agent-runs/r1/HEAD"]),
+        "inner.txt\n",
+        "only the current directory is the worktree"
+    );
+
+    // core.worktree names the worktree: the whole repository again, from anywhere.
+    r.git(&["config", "core.worktree", r.path().to_str().unwrap()]);
+    tool(&["checkpoint", "s2"]);
+    assert_eq!(
+        r.git(&["ls-tree", "--name-only", "-r", "refs/agent-runs/r1/HEAD"]),
+        "README.md\nsub/inner.txt\ntop.txt\n"
+    );
+    r.assert_fsck();
+}

@@ -142,6 +142,8 @@ impl Store {
             return Err(open::unsupported(&format));
         }
         open::check_common_dir_env(&repo)?;
+        let mut repo = repo;
+        open::worktree_from_git_dir_env(&mut repo, dir)?;
         Ok(Store { repo })
     }
 

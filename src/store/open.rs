@@ -1,6 +1,7 @@
 //! What opening a repository checks beyond gix: formats we cannot read (SHA-256 objects,
-//! reftable refs), refused in one line naming the format, and a `GIT_COMMON_DIR` gix does
-//! not read. Read-only; never writes anything.
+//! reftable refs), refused in one line naming the format, a `GIT_COMMON_DIR` gix does
+//! not read, and git's rule for the worktree of a `GIT_DIR` given alone. Read-only; never
+//! writes anything.
 
 use crate::error::{Error, Result};
 use std::path::Path;
@@ -84,4 +85,26 @@ pub(super) fn check_common_dir_env(repo: &gix::Repository) -> Result<()> {
     .with_hint(
         "unset GIT_COMMON_DIR, or point GIT_DIR at a worktree whose `commondir` file names it",
     ))
+}
+
+/// git's rule when `GIT_DIR` is set but neither `GIT_WORK_TREE` nor `core.worktree` is: the
+/// current directory `cwd` is the top of the worktree (unless the repository is bare), not
+/// the folder holding the git dir, which is what gix assumes.
+pub(super) fn worktree_from_git_dir_env(repo: &mut gix::Repository, cwd: &Path) -> Result<()> {
+    let set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+    if !set("GIT_DIR") || set("GIT_WORK_TREE") || repo.workdir().is_none() {
+        return Ok(());
+    }
+    if repo.config_snapshot().string("core.worktree").is_some() {
+        return Ok(());
+    }
+    let cwd = gix::path::realpath(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    repo.set_workdir(Some(cwd.clone())).map_err(|e| {
+        Error::refused(format!(
+            "cannot use {} as the worktree of GIT_DIR: {}",
+            cwd.display(),
+            crate::error::one_line(&e.to_string())
+        ))
+    })?;
+    Ok(())
 }
