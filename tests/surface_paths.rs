@@ -251,3 +251,55 @@ fn file_arguments_are_relative_to_the_current_folder() {
     assert!(out.contains("src/file"), "{out}");
     assert_eq!(n.read("src/file"), "steered\n");
 }
+
+/// `--artifact PATH` is relative to the current folder like every other path argument; a
+/// URI is kept as given; a path outside the worktree is refused with nothing written.
+#[test]
+fn artifact_paths_are_relative_to_the_current_folder() {
+    let n = Nested::new();
+    n.write("src/report.md", "report\n");
+    let out = n.ok(
+        "src",
+        &[
+            "--json",
+            "checkpoint",
+            "s3",
+            "--run",
+            "r1",
+            "--artifact",
+            "report.md",
+            "--artifact",
+            "s3://bucket/log#sha256=ab12",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let paths: Vec<String> = v["artifacts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no artifacts in {v:#}"))
+        .iter()
+        .map(|a| {
+            a["path"]
+                .as_str()
+                .or(a["uri"].as_str())
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert!(paths.contains(&"src/report.md".to_string()), "{v:#}");
+    assert!(
+        paths.iter().any(|p| p.starts_with("s3://bucket/log")),
+        "{v:#}"
+    );
+
+    let before = n.state();
+    let out = n.run(
+        "src",
+        &["checkpoint", "s4", "--run", "r1", "--artifact", "../../x"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        text(&out.stderr).contains("outside the worktree"),
+        "{out:?}"
+    );
+    assert_eq!(n.state(), before, "a refused checkpoint changed something");
+}

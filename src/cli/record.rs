@@ -1,12 +1,14 @@
 //! The options every recording command shares (`checkpoint`, `step begin|end`): their clap
 //! definition, their parsing into library options, and the rendering of what was recorded.
 
-use super::Output;
+use super::paths::worktree_paths;
 use super::render::{self, Style};
+use super::{Ctx, Output};
 use agent_rewind::error::{Error, Result};
 use agent_rewind::ids::RunId;
 use agent_rewind::model::{Status, StepKind};
 use agent_rewind::ops;
+use agent_rewind::store::Store;
 use clap::Args;
 use std::collections::BTreeMap;
 
@@ -24,7 +26,8 @@ pub struct RecordArgs {
     /// The agent's own session id (e.g. Claude Code's session_id).
     #[arg(long, value_name = "ID")]
     pub session_id: Option<String>,
-    /// An artifact: a path in the worktree, or a URI (`scheme://…[#digest]`). Repeatable.
+    /// An artifact: a path in the worktree (relative to the current folder), or a URI
+    /// (`scheme://…[#digest]`). Repeatable.
     #[arg(long = "artifact", value_name = "P")]
     pub artifacts: Vec<String>,
     /// Free-form metadata, repeatable.
@@ -35,13 +38,31 @@ pub struct RecordArgs {
     pub message: Option<String>,
 }
 
-pub fn record_options(a: &RecordArgs) -> Result<ops::checkpoint::CheckpointOptions> {
+/// The library options of `a`; artifact paths (not `scheme://` URIs) are read relative to
+/// the folder the command started in, as git reads paths, and become worktree paths.
+pub fn record_options(
+    a: &RecordArgs,
+    store: &Store,
+    ctx: &Ctx,
+) -> Result<ops::checkpoint::CheckpointOptions> {
+    let mut artifacts = Vec::with_capacity(a.artifacts.len());
+    for art in &a.artifacts {
+        if art.contains("://") {
+            artifacts.push(art.clone());
+        } else {
+            artifacts.extend(worktree_paths(
+                store.workdir()?,
+                &ctx.dir,
+                std::slice::from_ref(art),
+            )?);
+        }
+    }
     Ok(ops::checkpoint::CheckpointOptions {
         run: a.run.clone().map(RunId::new).transpose()?,
         kind: a.kind.as_deref().map(StepKind::parse).transpose()?,
         status: a.status.as_deref().map(Status::parse).transpose()?,
         session_id: a.session_id.clone(),
-        artifacts: a.artifacts.clone(),
+        artifacts,
         meta: parse_meta(&a.meta)?,
         message: a.message.clone(),
         ..Default::default()

@@ -24,7 +24,7 @@ pub(super) fn check(store: &Store, args: &[String]) -> Result<()> {
         {
             return Err(
                 Error::usage(format!("artifact {a:?} does not exist in the worktree"))
-                    .with_hint("artifact paths are relative to the repository root"),
+                    .with_hint("artifact paths are relative to the current folder"),
             );
         }
     }
@@ -54,7 +54,7 @@ pub(super) fn resolve(store: &Store, tree: ObjectId, args: &[String]) -> Result<
             Error::usage(format!(
                 "artifact {path:?} is not in the snapshot (ignored, excluded or a folder)"
             ))
-            .with_hint("artifact paths are relative to the repository root")
+            .with_hint("artifact paths are relative to the current folder")
         })?;
         out.push(Artifact {
             path: Some(path),

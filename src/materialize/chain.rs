@@ -206,7 +206,10 @@ pub fn withdraw_backup(store: &Store, backup: &Backup) -> Result<bool> {
     };
     match store.publish(
         &[change],
-        &format!("agent-rewind: withdraw backup ({})", one_line(&backup.reason)),
+        &format!(
+            "agent-rewind: withdraw backup ({})",
+            one_line(&backup.reason)
+        ),
     ) {
         Ok(()) => Ok(true),
         Err(PublishError::Conflict(_)) => Ok(false),

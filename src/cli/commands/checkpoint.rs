@@ -25,7 +25,7 @@ pub struct CheckpointArgs {
 pub fn run(a: CheckpointArgs, ctx: &Ctx) -> Result<Output> {
     let store = ctx.store()?;
     let step = StepName::new(a.step)?;
-    let mut opts = record_options(&a.record)?;
+    let mut opts = record_options(&a.record, &store, ctx)?;
     opts.event = a.event.as_deref().map(Event::parse).transpose()?;
     let out = ops::checkpoint::checkpoint(&store, &step, opts)?;
     Ok(recorded_output(&out, &ctx.style))

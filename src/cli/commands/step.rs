@@ -32,15 +32,17 @@ pub enum StepCommand {
 pub fn run(cmd: StepCommand, ctx: &Ctx) -> Result<Output> {
     let store = ctx.store()?;
     let out = match cmd {
-        StepCommand::Begin { step, record } => {
-            ops::checkpoint::step_begin(&store, &StepName::new(step)?, record_options(&record)?)?
-        }
+        StepCommand::Begin { step, record } => ops::checkpoint::step_begin(
+            &store,
+            &StepName::new(step)?,
+            record_options(&record, &store, ctx)?,
+        )?,
         StepCommand::End {
             step,
             exit_code,
             record,
         } => {
-            let mut opts = record_options(&record)?;
+            let mut opts = record_options(&record, &store, ctx)?;
             opts.exit_code = exit_code;
             ops::checkpoint::step_end(&store, &StepName::new(step)?, opts)?
         }
