@@ -49,6 +49,15 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
     let _lock = store.writer_lock(rec.run.as_str())?;
     for attempt in 0..MAX_ATTEMPTS {
         let ctx = context::read(store, &rec)?;
+        if let Some(expected) = rec.expect_step_tip
+            && ctx.step_tip != Some(expected)
+        {
+            return Err(Error::conflict(format!(
+                "step {} of run {} moved on while this was recorded",
+                rec.step.as_ref().map(|s| s.as_str()).unwrap_or("-"),
+                rec.run
+            )));
+        }
         let now = crate::time::Timestamp::now();
         let line = line::checkpoint_line(
             &rec,
