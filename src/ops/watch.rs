@@ -48,13 +48,22 @@ pub struct WatchReport {
     pub exit_code: i32,
 }
 
+/// What the caller hears while the watcher works.
+#[derive(Debug, Clone)]
+pub enum WatchEvent {
+    /// A step was launched: its `begin` is recorded, the step starts now.
+    Launched(Launch),
+    /// A pass left the run waiting for its workers (said once per change of the run).
+    Waiting(RunEnd),
+}
+
 /// Watch `runs` until each completes, fails or waits for a person (`once`: one pass).
-/// `on_launch` hears of each launch right after its `begin` is recorded.
+/// `on_event` hears of each launch right after its `begin` is recorded.
 pub fn watch(
     store: &Store,
     runs: &[RunId],
     once: bool,
-    on_launch: &mut dyn FnMut(&Launch),
+    on_event: &mut dyn FnMut(&WatchEvent),
 ) -> Result<WatchReport> {
     if runs.is_empty() {
         return Err(Error::usage("no run to watch")
@@ -93,7 +102,7 @@ pub fn watch(
             let workflow = super::run::find_workflow(store, run)?.workflow;
             let mut heard = |l: &Launch| {
                 launches.push(l.clone());
-                on_launch(l);
+                on_event(&WatchEvent::Launched(l.clone()));
             };
             let report = runner::execute_locked(
                 store,
@@ -113,6 +122,7 @@ pub fn watch(
             let end = run_end(&report);
             if report.outcome == Outcome::Waiting && report.waiting_on == Some(WaitingOn::Workers)
             {
+                on_event(&WatchEvent::Waiting(end.clone()));
                 standing.insert(run.to_string(), end);
             } else {
                 standing.remove(run.as_str());

@@ -166,6 +166,16 @@ impl Watcher {
         std::fs::read_to_string(self.out.path()).unwrap()
     }
 
+    /// Wait (bounded) until its output holds `text`.
+    pub fn wait_for_output(&mut self, text: &str) {
+        wait_for(&format!("the watcher to print {text:?}"), || {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                panic!("the watcher exited ({s}): {}", self.output());
+            }
+            self.output().contains(text).then_some(())
+        });
+    }
+
     /// Its launch lines so far.
     pub fn launches(&self) -> Vec<String> {
         self.output()

@@ -4,6 +4,7 @@
 use crate::cli::{Ctx, Output, render};
 use agent_rewind::error::Result;
 use agent_rewind::ops;
+use agent_rewind::ops::watch::WatchEvent;
 use agent_rewind::workflow::external::Launch;
 use clap::Args;
 use std::io::Write;
@@ -39,12 +40,21 @@ pub fn run(a: WatchArgs, json: bool, ctx: &Ctx) -> Result<Output> {
             .collect::<Result<Vec<_>>>()?
     };
     let style = &ctx.style;
-    let mut print = |l: &Launch| {
-        if !json {
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{}", render::terminal_safe(&launch_line(l, style)));
-            let _ = out.flush();
+    let mut print = |e: &WatchEvent| {
+        if json {
+            return;
         }
+        let line = match e {
+            WatchEvent::Launched(l) => launch_line(l, style),
+            WatchEvent::Waiting(r) => format!(
+                "waiting: run {} {}",
+                style.bold(&r.run),
+                r.stopped.as_deref().unwrap_or("waits")
+            ),
+        };
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{}", render::terminal_safe(&line));
+        let _ = out.flush();
     };
     let report = ops::watch::watch(&store, &runs, a.once, &mut print)?;
     let mut human = String::new();
