@@ -377,7 +377,6 @@ pub fn execute_locked(
                 r.meta.insert("external".into(), "true".into());
                 r.next_action = Some("wait for its worker to report with `step end`".into());
                 let rec = append(store, r)?;
-                crate::crash_point!("runner:dispatched");
                 let task = ExternalTask::new(
                     run.as_str(),
                     step.name.as_str(),

@@ -10,7 +10,7 @@ use agent_rewind::time::Timestamp;
 use clap::Subcommand;
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str = "Examples:\n  git agent-rewind step begin plan --kind agent --session-id \"$SESSION\"\n  git agent-rewind step end plan --status completed\n  git agent-rewind step end test --status failed --exit-code 3\n  git agent-rewind step end review --run r1 --attempt 2 --status completed   # a worker reports\n  git agent-rewind step exit review --run r1 --attempt 2                      # its process exited\n\nExit status of `step end --attempt`: 0 recorded, or the same report was already recorded (nothing written); 1 refused (a stale attempt, a step never begun, a different outcome already recorded, uncommitted work under require_commit).";
+pub const EXAMPLES: &str = "Examples:\n  git agent-rewind step begin plan --kind agent --session-id \"$SESSION\"\n  git agent-rewind step end plan --status completed\n  git agent-rewind step end review --run r1 --attempt 2 --status completed   # a worker reports\n\nExit status of `step end --attempt`: 0 recorded, or the same report was already recorded (nothing written); 1 refused (a stale attempt, a step never begun, a different outcome already recorded, uncommitted work under require_commit).";
 
 #[derive(Debug, Subcommand)]
 pub enum StepCommand {
