@@ -37,7 +37,9 @@ fn the_runner_begins_an_external_step_and_waits_for_its_worker() {
     // The human output prints the command too, and the exit status is 3.
     let human = e.code(3, &["resume", "r1"]);
     assert!(
-        human.contains("git agent-rewind step end implement --run r1 --attempt 1 --status completed"),
+        human.contains(
+            "git agent-rewind step end implement --run r1 --attempt 1 --status completed"
+        ),
         "{human}"
     );
     // A second resume neither begins a new attempt nor marks the step interrupted.
@@ -65,21 +67,36 @@ fn a_stale_or_unknown_attempt_is_refused_and_writes_nothing() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     e.start("r1");
     let out = e.out(&[
-        "step", "end", "test", "--run", "r1", "--attempt", "1", "--status", "completed",
+        "step",
+        "end",
+        "test",
+        "--run",
+        "r1",
+        "--attempt",
+        "1",
+        "--status",
+        "completed",
     ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("never begun"), "{}", stderr(&out));
     // Attempt 1 fails; a retry begins attempt 2.
     assert!(e.report("r1", 1, "failed").status.success());
     let v = e.json(1, &["resume", "r1"]);
-    assert_eq!(v["outcome"], "failed", "an agent step that failed waits for --retry: {v:#}");
+    assert_eq!(
+        v["outcome"], "failed",
+        "an agent step that failed waits for --retry: {v:#}"
+    );
     let v = e.json(3, &["resume", "r1", "--retry", "implement"]);
     assert_eq!(v["external"][0]["attempt"], 2, "{v:#}");
     let before = e.refs();
     // The stale worker of attempt 1 wakes up and reports: refused, nothing written.
     let out = e.report("r1", 1, "completed");
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("attempt 1 of step implement is stale"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("attempt 1 of step implement is stale"),
+        "{}",
+        stderr(&out)
+    );
     // An attempt that does not exist yet: refused too.
     let out = e.report("r1", 3, "completed");
     assert_eq!(out.status.code(), Some(1));
@@ -88,7 +105,10 @@ fn a_stale_or_unknown_attempt_is_refused_and_writes_nothing() {
     assert_eq!(e.report("r1", 2, "running").status.code(), Some(2));
     assert_eq!(e.refs(), before, "a refused report writes nothing");
     let v = e.json(3, &["resume", "r1"]);
-    assert!(e.starts("test").is_empty(), "nothing ran on a stale report: {v:#}");
+    assert!(
+        e.starts("test").is_empty(),
+        "nothing ran on a stale report: {v:#}"
+    );
     // The newest attempt's report counts.
     assert!(e.report("r1", 2, "completed").status.success());
     e.json(0, &["resume", "r1"]);
@@ -100,29 +120,59 @@ fn a_stale_or_unknown_attempt_is_refused_and_writes_nothing() {
 fn a_repeated_report_is_a_no_op_and_a_different_one_is_refused() {
     let e = Ext::new(&workflow("deterministic", ""));
     e.start("r1");
-    let first = e.json(0, &[
-        "step", "end", "implement", "--run", "r1", "--attempt", "1", "--status", "completed",
-    ]);
+    let first = e.json(
+        0,
+        &[
+            "step",
+            "end",
+            "implement",
+            "--run",
+            "r1",
+            "--attempt",
+            "1",
+            "--status",
+            "completed",
+        ],
+    );
     assert_eq!(first["status"], "completed");
     let before = e.refs();
     let again = e.report("r1", 1, "completed");
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
     let text = String::from_utf8_lossy(&again.stdout);
-    assert!(text.contains("already recorded") && text.contains("nothing written"), "{text}");
-    let v = e.json(0, &[
-        "step", "end", "implement", "--run", "r1", "--attempt", "1", "--status", "completed",
-    ]);
+    assert!(
+        text.contains("already recorded") && text.contains("nothing written"),
+        "{text}"
+    );
+    let v = e.json(
+        0,
+        &[
+            "step",
+            "end",
+            "implement",
+            "--run",
+            "r1",
+            "--attempt",
+            "1",
+            "--status",
+            "completed",
+        ],
+    );
     assert_eq!(v["already_recorded"], true, "{v:#}");
     assert_eq!(v["checkpoint"], first["checkpoint"]);
     let other = e.report("r1", 1, "failed");
     assert_eq!(other.status.code(), Some(1));
-    assert!(stderr(&other).contains("already ended completed"), "{}", stderr(&other));
-    assert_eq!(e.refs(), before, "repeated and conflicting reports write nothing");
+    assert!(
+        stderr(&other).contains("already ended completed"),
+        "{}",
+        stderr(&other)
+    );
     assert_eq!(
-        e.history("r1")
-            .iter()
-            .filter(|h| h.2 == "finish")
-            .count(),
+        e.refs(),
+        before,
+        "repeated and conflicting reports write nothing"
+    );
+    assert_eq!(
+        e.history("r1").iter().filter(|h| h.2 == "finish").count(),
         1
     );
     e.repo.assert_fsck();
@@ -133,31 +183,62 @@ fn a_worker_exit_is_recorded_on_its_own_and_never_completes_the_step() {
     let e = Ext::new(&workflow("deterministic", ""));
     let v = e.start("r1");
     let begin = v["external"][0]["checkpoint"].as_str().unwrap().to_string();
-    let o = e.json(0, &[
-        "step", "exit", "implement", "--run", "r1", "--attempt", "1",
-        "--observed-at", "2026-12-01T10:00:00Z",
-    ]);
+    let o = e.json(
+        0,
+        &[
+            "step",
+            "exit",
+            "implement",
+            "--run",
+            "r1",
+            "--attempt",
+            "1",
+            "--observed-at",
+            "2026-12-01T10:00:00Z",
+        ],
+    );
     assert_eq!(o["checkpoint"], begin.as_str());
     assert_eq!(o["already"], false);
     // The same observation again: nothing written.
     let before = e.refs();
-    let o = e.json(0, &[
-        "step", "exit", "implement", "--run", "r1", "--attempt", "1",
-        "--observed-at", "2026-12-01T10:00:00Z",
-    ]);
+    let o = e.json(
+        0,
+        &[
+            "step",
+            "exit",
+            "implement",
+            "--run",
+            "r1",
+            "--attempt",
+            "1",
+            "--observed-at",
+            "2026-12-01T10:00:00Z",
+        ],
+    );
     assert_eq!(o["already"], true);
     assert_eq!(e.refs(), before);
     // An attempt that was never begun, a bad time.
     let out = e.out(&["step", "exit", "implement", "--run", "r1", "--attempt", "4"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let out = e.out(&[
-        "step", "exit", "implement", "--run", "r1", "--attempt", "1", "--observed-at", "noon",
+        "step",
+        "exit",
+        "implement",
+        "--run",
+        "r1",
+        "--attempt",
+        "1",
+        "--observed-at",
+        "noon",
     ]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_eq!(e.refs(), before);
     // show and list show it; the step is still running and nothing downstream ran.
     let show = e.code(0, &["show", &begin]);
-    assert!(show.contains("worker-exit") && show.contains("2026-12-01T10:00:00"), "{show}");
+    assert!(
+        show.contains("worker-exit") && show.contains("2026-12-01T10:00:00"),
+        "{show}"
+    );
     let list = e.list("r1");
     let rec = list
         .iter()
@@ -180,7 +261,11 @@ fn require_commit_refuses_until_the_work_is_committed() {
     // Nothing done yet: HEAD has not moved.
     let out = e.report("r1", 1, "completed");
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("HEAD has not moved past"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("HEAD has not moved past"),
+        "{}",
+        stderr(&out)
+    );
     // Work in the worktree, uncommitted: refused, naming the files.
     e.repo.write("src/feature.rs", "fn f() {}\n");
     e.repo.write("README.md", "hello, changed\n");
@@ -188,17 +273,31 @@ fn require_commit_refuses_until_the_work_is_committed() {
     let out = e.report("r1", 1, "completed");
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(err.contains("README.md") && err.contains("src/feature.rs"), "{err}");
+    assert!(
+        err.contains("README.md") && err.contains("src/feature.rs"),
+        "{err}"
+    );
     // Committing one file is not enough.
     e.repo.git(&["add", "README.md"]);
     e.repo.git(&["commit", "-q", "-m", "half"]);
     let out = e.report("r1", 1, "completed");
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(err.contains("src/feature.rs") && !err.contains("README.md"), "{err}");
-    assert_eq!(e.refs().iter().filter(|r| r.0.starts_with("refs/agent-runs/")).collect::<Vec<_>>(),
-        before.iter().filter(|r| r.0.starts_with("refs/agent-runs/")).collect::<Vec<_>>(),
-        "refused completions record nothing");
+    assert!(
+        err.contains("src/feature.rs") && !err.contains("README.md"),
+        "{err}"
+    );
+    assert_eq!(
+        e.refs()
+            .iter()
+            .filter(|r| r.0.starts_with("refs/agent-runs/"))
+            .collect::<Vec<_>>(),
+        before
+            .iter()
+            .filter(|r| r.0.starts_with("refs/agent-runs/"))
+            .collect::<Vec<_>>(),
+        "refused completions record nothing"
+    );
     // A failure needs no commit.
     // Everything committed: accepted, and the run goes on.
     e.repo.git(&["add", "-A"]);
@@ -215,12 +314,33 @@ fn step_end_require_commit_works_without_a_workflow() {
     let e = Ext::new(&workflow("deterministic", ""));
     e.code(0, &["step", "begin", "plan", "--run", "m1"]);
     e.repo.write("plan.md", "the plan\n");
-    let out = e.out(&["step", "end", "plan", "--run", "m1", "--status", "completed", "--require-commit"]);
+    let out = e.out(&[
+        "step",
+        "end",
+        "plan",
+        "--run",
+        "m1",
+        "--status",
+        "completed",
+        "--require-commit",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("plan.md"), "{}", stderr(&out));
     e.repo.git(&["add", "-A"]);
     e.repo.git(&["commit", "-q", "-m", "plan"]);
-    e.code(0, &["step", "end", "plan", "--run", "m1", "--status", "completed", "--require-commit"]);
+    e.code(
+        0,
+        &[
+            "step",
+            "end",
+            "plan",
+            "--run",
+            "m1",
+            "--status",
+            "completed",
+            "--require-commit",
+        ],
+    );
     e.repo.assert_fsck();
 }
 
@@ -231,6 +351,14 @@ fn an_external_step_with_a_command_is_a_usage_error() {
     );
     let out = e.out(&["run", "wf.toml"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("wf.toml:6: steps[0].run: an external step"), "{}", stderr(&out));
-    assert!(e.refs().iter().all(|r| !r.0.starts_with("refs/agent-runs/")));
+    assert!(
+        stderr(&out).contains("wf.toml:6: steps[0].run: an external step"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        e.refs()
+            .iter()
+            .all(|r| !r.0.starts_with("refs/agent-runs/"))
+    );
 }

@@ -23,7 +23,10 @@ fn a_running_watcher_launches_the_dependent_once_after_the_worker_reports() {
     // A stale report and a worker's exit record while it watches: nothing to launch.
     let stale = e.report("r1", 7, "completed");
     assert_eq!(stale.status.code(), Some(1));
-    e.code(0, &["step", "exit", "implement", "--run", "r1", "--attempt", "1"]);
+    e.code(
+        0,
+        &["step", "exit", "implement", "--run", "r1", "--attempt", "1"],
+    );
     assert!(w.running(), "the watcher waits for the worker");
     // → completed (by the worker)
     let out = e.report("r1", 1, "completed");
@@ -32,7 +35,11 @@ fn a_running_watcher_launches_the_dependent_once_after_the_worker_reports() {
     assert_eq!(w.wait(), 0, "{}", w.output());
     assert_eq!(e.starts("test"), vec!["1"]);
     assert_eq!(w.launches().len(), 1, "{}", w.output());
-    assert!(w.launches()[0].starts_with("launched r1/test attempt 1"), "{}", w.output());
+    assert!(
+        w.launches()[0].starts_with("launched r1/test attempt 1"),
+        "{}",
+        w.output()
+    );
     assert_eq!(
         e.history("r1"),
         vec![
@@ -56,7 +63,10 @@ fn once_does_one_pass_and_an_exit_record_or_invalid_report_never_progresses() {
     let v = e.json(3, &["watch", "r1", "--once"]);
     assert_eq!(v["runs"][0]["waiting_on"], "workers", "{v:#}");
     assert!(v["launches"].as_array().unwrap().is_empty());
-    e.code(0, &["step", "exit", "implement", "--run", "r1", "--attempt", "1"]);
+    e.code(
+        0,
+        &["step", "exit", "implement", "--run", "r1", "--attempt", "1"],
+    );
     e.json(3, &["watch", "r1", "--once"]);
     // The revision check refuses: nothing recorded, nothing launched.
     e.repo.write("feature.txt", "work\n");
@@ -81,7 +91,9 @@ fn a_watcher_killed_and_restarted_does_not_launch_again() {
     // The watcher launches test, which holds until a file exists; kill it meanwhile.
     let hold = support::hold_file(&e.counts);
     let mut w = e.spawn_watch(&["r1"], &[("HOLD", hold.to_str().unwrap())]);
-    wait_for("test to start", || (!e.starts("test").is_empty()).then_some(()));
+    wait_for("test to start", || {
+        (!e.starts("test").is_empty()).then_some(())
+    });
     w.kill();
     // Restarted: the launch is recorded, so it is not repeated; the interrupted agent step
     // waits for a person (exit 3).
@@ -89,7 +101,11 @@ fn a_watcher_killed_and_restarted_does_not_launch_again() {
     assert_eq!(again.wait(), 3, "{}", again.output());
     assert!(again.launches().is_empty(), "{}", again.output());
     assert_eq!(e.starts("test"), vec!["1"]);
-    assert!(again.output().contains("resume --retry test"), "{}", again.output());
+    assert!(
+        again.output().contains("resume --retry test"),
+        "{}",
+        again.output()
+    );
     // Restarted again: still nothing launched.
     let v = e.json(3, &["watch", "r1"]);
     assert!(v["launches"].as_array().unwrap().is_empty(), "{v:#}");
@@ -104,7 +120,9 @@ fn a_deterministic_step_interrupted_under_the_watcher_is_not_started_twice() {
     assert!(e.report("r1", 1, "completed").status.success());
     let hold = support::hold_file(&e.counts);
     let mut w = e.spawn_watch(&["r1"], &[("HOLD", hold.to_str().unwrap())]);
-    wait_for("test to start", || (!e.starts("test").is_empty()).then_some(()));
+    wait_for("test to start", || {
+        (!e.starts("test").is_empty()).then_some(())
+    });
     w.kill();
     let v = e.json(3, &["watch", "r1"]);
     assert!(v["launches"].as_array().unwrap().is_empty(), "{v:#}");

@@ -81,14 +81,16 @@ pub(super) fn checkpoint_line(rec: &Record, ctx: &Context, cap: &Captured) -> Ch
         git_commit_sha: cap.user_head.commit.map(|c| c.to_string()),
         head_ref: cap.user_head.branch.clone(),
         artifacts: cap.artifacts.to_vec(),
-        inputs_hash: rec
-            .inputs_hash
-            .clone()
-            .or_else(|| continues.or(attempt_of).and_then(|c| c.line().inputs_hash.clone())),
-        idempotency_key: rec
-            .idempotency_key
-            .clone()
-            .or_else(|| continues.or(attempt_of).and_then(|c| c.line().idempotency_key.clone())),
+        inputs_hash: rec.inputs_hash.clone().or_else(|| {
+            continues
+                .or(attempt_of)
+                .and_then(|c| c.line().inputs_hash.clone())
+        }),
+        idempotency_key: rec.idempotency_key.clone().or_else(|| {
+            continues
+                .or(attempt_of)
+                .and_then(|c| c.line().idempotency_key.clone())
+        }),
         rewound_from: origin(true),
         forked_from: origin(false),
         excluded: cap.excluded.to_vec(),

@@ -195,12 +195,15 @@ fn current_attempt(
     let newest = tip.line().attempt;
     if attempt != newest {
         let why = if attempt < newest {
-            format!("attempt {attempt} of step {step} is stale: the step's newest attempt is {newest}")
+            format!(
+                "attempt {attempt} of step {step} is stale: the step's newest attempt is {newest}"
+            )
         } else {
             format!("step {step} has no attempt {attempt} yet: its newest attempt is {newest}")
         };
-        return Err(Error::refused(format!("{why} (run {run})"))
-            .with_hint("report the attempt the runner gave; a stale worker's report changes nothing"));
+        return Err(Error::refused(format!("{why} (run {run})")).with_hint(
+            "report the attempt the runner gave; a stale worker's report changes nothing",
+        ));
     }
     Ok(tip)
 }

@@ -66,8 +66,9 @@ pub fn watch(
     on_event: &mut dyn FnMut(&WatchEvent),
 ) -> Result<WatchReport> {
     if runs.is_empty() {
-        return Err(Error::usage("no run to watch")
-            .with_hint("git agent-rewind watch <run>… (default: the active run of this worktree)"));
+        return Err(Error::usage("no run to watch").with_hint(
+            "git agent-rewind watch <run>… (default: the active run of this worktree)",
+        ));
     }
     for run in runs {
         if store.run_head(run)?.is_none() {
@@ -120,8 +121,7 @@ pub fn watch(
                 (store.run_head(run)?, store.notes_tip(run)?),
             );
             let end = run_end(&report);
-            if report.outcome == Outcome::Waiting && report.waiting_on == Some(WaitingOn::Workers)
-            {
+            if report.outcome == Outcome::Waiting && report.waiting_on == Some(WaitingOn::Workers) {
                 on_event(&WatchEvent::Waiting(end.clone()));
                 standing.insert(run.to_string(), end);
             } else {

@@ -30,10 +30,7 @@ pub fn acquire(store: &Store, run: &RunId) -> Result<RunnerLock> {
 }
 
 /// Take the runner lock of `run`; `Err(holder)` (pid, host) when another runner holds it.
-pub fn try_acquire(
-    store: &Store,
-    run: &RunId,
-) -> Result<std::result::Result<RunnerLock, String>> {
+pub fn try_acquire(store: &Store, run: &RunId) -> Result<std::result::Result<RunnerLock, String>> {
     let p = store.private().runner_lock(run);
     create_parent(&p)?;
     let mut file = OpenOptions::new()

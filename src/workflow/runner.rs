@@ -463,10 +463,7 @@ pub fn execute_locked(
     }
     if !blocked.is_empty() {
         let waiting: Vec<&str> = out.external.iter().map(|t| t.step.as_str()).collect();
-        out.stopped = Some(format!(
-            "waiting for the workers of {}",
-            waiting.join(", ")
-        ));
+        out.stopped = Some(format!("waiting for the workers of {}", waiting.join(", ")));
         out.outcome = Outcome::Waiting;
         out.waiting_on = Some(WaitingOn::Workers);
         out.next_action = match out.external.as_slice() {

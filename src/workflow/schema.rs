@@ -392,10 +392,12 @@ mod tests {
         let e = p("[workflow]\nname = \"f\"\n[[steps]]\nname = \"a\"\nrun = \"x\"\ncolour = 1\n")
             .unwrap_err();
         assert!(e.message.contains("colour"), "{}", e.message);
-        let e = p("[workflow]\nname = \"f\"\n[[steps]]\nname = \"a\"\nexternal = true\nrun = \"x\"\n")
-            .unwrap_err();
+        let e =
+            p("[workflow]\nname = \"f\"\n[[steps]]\nname = \"a\"\nexternal = true\nrun = \"x\"\n")
+                .unwrap_err();
         assert!(
-            e.message.starts_with("wf.toml:6: steps[0].run: an external step"),
+            e.message
+                .starts_with("wf.toml:6: steps[0].run: an external step"),
             "{}",
             e.message
         );

@@ -49,7 +49,10 @@ impl Ext {
     }
 
     pub fn out(&self, args: &[&str]) -> Output {
-        self.cmd().args(args).output().expect("run git-agent-rewind")
+        self.cmd()
+            .args(args)
+            .output()
+            .expect("run git-agent-rewind")
     }
 
     /// Run `args`, expecting exit status `code`; returns stdout.

@@ -113,9 +113,8 @@ pub fn run(cmd: StepCommand, ctx: &Ctx) -> Result<Output> {
             let at = observed_at
                 .as_deref()
                 .map(|t| {
-                    Timestamp::parse(t).map_err(|e| {
-                        Error::usage(format!("--observed-at {t:?}: {}", e.message))
-                    })
+                    Timestamp::parse(t)
+                        .map_err(|e| Error::usage(format!("--observed-at {t:?}: {}", e.message)))
                 })
                 .transpose()?;
             let o = ops::external::report_exit(&store, &StepName::new(step)?, &run, attempt, at)?;
@@ -150,14 +149,10 @@ fn run_of(store: &agent_rewind::store::Store, run: Option<RunId>) -> Result<RunI
 }
 
 /// The newest attempt of `step` in `run` (for `--require-commit` without `--attempt`).
-fn newest_attempt(
-    store: &agent_rewind::store::Store,
-    run: &RunId,
-    step: &StepName,
-) -> Result<u32> {
-    let tip = store.step_tip(run, step)?.ok_or_else(|| {
-        Error::refused(format!("step {step} was never begun in run {run}"))
-    })?;
+fn newest_attempt(store: &agent_rewind::store::Store, run: &RunId, step: &StepName) -> Result<u32> {
+    let tip = store
+        .step_tip(run, step)?
+        .ok_or_else(|| Error::refused(format!("step {step} was never begun in run {run}")))?;
     Ok(agent_rewind::catalog::Catalog::new(store)
         .checkpoint(tip)?
         .line()
