@@ -170,3 +170,48 @@ fn watch_without_a_run_or_workflow_is_refused() {
     let help = e.code(0, &["watch", "--help"]);
     assert!(help.contains("--once"), "{help}");
 }
+
+#[test]
+fn a_report_fetched_from_another_clone_is_noticed() {
+    let e = Ext::new(&workflow("deterministic", ""));
+    let bare = tempfile::tempdir().unwrap();
+    common::git_in(bare.path(), &["init", "-q", "--bare"]);
+    let url = bare.path().to_str().unwrap();
+    e.repo.git(&["remote", "add", "origin", url]);
+    e.repo.git(&["push", "-q", "origin", "main"]);
+    e.start("r1");
+    e.code(0, &["push", "origin", "r1"]);
+    // The worker lives in another clone: it fetches the run, reports, pushes.
+    let other = tempfile::tempdir().unwrap();
+    common::git_in(other.path(), &["clone", "-q", url, "."]);
+    common::git_in(other.path(), &["config", "user.name", "Worker"]);
+    common::git_in(
+        other.path(),
+        &["config", "user.email", "worker@example.com"],
+    );
+    common::ok_in(other.path(), &["fetch", "origin", "r1"]);
+    common::ok_in(
+        other.path(),
+        &[
+            "step",
+            "end",
+            "implement",
+            "--run",
+            "r1",
+            "--attempt",
+            "1",
+            "--status",
+            "completed",
+        ],
+    );
+    common::ok_in(other.path(), &["push", "origin", "r1"]);
+    // Here the watcher waits; the fetch brings the report and it launches test, once.
+    let mut w = e.spawn_watch(&["r1"], &[]);
+    w.wait_for_output("waiting: run r1");
+    assert!(e.starts("test").is_empty());
+    e.code(0, &["fetch", "origin", "r1"]);
+    assert_eq!(w.wait(), 0, "{}", w.output());
+    assert_eq!(e.starts("test"), vec!["1"]);
+    assert_eq!(w.launches().len(), 1, "{}", w.output());
+    e.repo.assert_fsck();
+}
