@@ -362,3 +362,31 @@ fn an_external_step_with_a_command_is_a_usage_error() {
             .all(|r| !r.0.starts_with("refs/agent-runs/"))
     );
 }
+
+#[test]
+fn racing_reports_write_one_finish() {
+    let e = Ext::new(&workflow("deterministic", ""));
+    e.start("r1");
+    let outs: Vec<std::process::Output> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..6)
+            .map(|_| s.spawn(|| e.report("r1", 1, "completed")))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for o in &outs {
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+    }
+    let recorded = outs
+        .iter()
+        .filter(|o| String::from_utf8_lossy(&o.stdout).starts_with("recorded"))
+        .count();
+    assert_eq!(
+        recorded, 1,
+        "one report writes, the others say already recorded"
+    );
+    assert_eq!(
+        e.history("r1").iter().filter(|h| h.2 == "finish").count(),
+        1
+    );
+    e.repo.assert_fsck();
+}
