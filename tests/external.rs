@@ -390,3 +390,55 @@ fn racing_reports_write_one_finish() {
     );
     e.repo.assert_fsck();
 }
+
+#[test]
+fn a_run_rewound_past_a_begun_external_step_hands_out_its_own_attempt() {
+    let e = Ext::new(&workflow("deterministic", ""));
+    e.start("r1");
+    e.code(0, &["checkpoint", "notes", "--run", "r1", "-m", "later"]);
+    e.code(
+        0,
+        &[
+            "rewind",
+            "r1",
+            "--to",
+            "r1@2",
+            "--no-checkout",
+            "--run",
+            "r2",
+        ],
+    );
+    let v = e.json(3, &["resume", "r2"]);
+    assert_eq!(v["external"][0]["run"], "r2", "{v:#}");
+    assert_eq!(v["external"][0]["attempt"], 2, "{v:#}");
+    // The source run's worker reports to its own run; the new run's worker to r2.
+    let out = e.out(&[
+        "step",
+        "end",
+        "implement",
+        "--run",
+        "r2",
+        "--attempt",
+        "1",
+        "--status",
+        "completed",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    e.code(
+        0,
+        &[
+            "step",
+            "end",
+            "implement",
+            "--run",
+            "r2",
+            "--attempt",
+            "2",
+            "--status",
+            "completed",
+        ],
+    );
+    e.json(0, &["resume", "r2"]);
+    assert_eq!(e.starts("test"), vec!["1"]);
+    e.repo.assert_fsck();
+}

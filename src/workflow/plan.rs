@@ -228,6 +228,17 @@ pub fn decide(cx: &mut Context, step: &StepDef, hash: &str) -> Result<Decision> 
     } else {
         match (status, &latest) {
             (None, _) | (_, None) => Some("not run yet".into()),
+            // Begun in the run this one was rewound or forked from: its worker reports
+            // there, so this run hands out an attempt of its own.
+            (Some(Status::Running), Some(c))
+                if step.external && c.line().run != cx.run.as_str() =>
+            {
+                Some(format!(
+                    "its attempt {} was begun in run {}",
+                    c.line().attempt,
+                    c.line().run
+                ))
+            }
             (Some(Status::Running), Some(c)) if step.external => {
                 return Ok(Decision::AwaitWorker {
                     attempt: c.line().attempt,
