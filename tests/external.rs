@@ -34,6 +34,12 @@ fn the_runner_begins_an_external_step_and_waits_for_its_worker() {
         e.history("r1"),
         vec![("implement".into(), 1, "begin".into(), "running".into())]
     );
+    // `status` says what the run waits for.
+    let status = e.code(0, &["status"]);
+    assert!(
+        status.contains("waits for its worker, which reports with `git agent-rewind step end implement --run r1 --attempt 1 --status completed`"),
+        "{status}"
+    );
     // The human output prints the command too, and the exit status is 3.
     let human = e.code(3, &["resume", "r1"]);
     assert!(
