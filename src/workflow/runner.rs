@@ -1,7 +1,10 @@
 //! The runner: executes a workflow run step by step under the run's runner lock. For each
 //! step it asks the planner, records `begin` (running) before dispatching the command, and
 //! `finish` (completed/failed, with a snapshot and the exit code) after it. A failing step,
-//! an interrupted agent/effect step or a gate stops the run with a next action in words.
+//! an interrupted agent/effect step or a gate stops the run with a next action in words. An
+//! external step is only begun (its worker reports with `step end --attempt N`): the steps
+//! that need it wait, the others go on, and the run stops waiting for workers. Each launch
+//! is told to `ExecOptions::on_launch` right after its `begin` is recorded.
 //!
 //! The step's command runs under `sh -c` in the worktree with `AGENT_RUN`, `AGENT_STEP`,
 //! `AGENT_ATTEMPT`, `AGENT_RESUME_SESSION` and `AGENT_IDEMPOTENCY_KEY` set; its output goes
