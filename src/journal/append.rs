@@ -216,3 +216,37 @@ pub fn append_note_lines(
     }
     unreachable!("the loop returns")
 }
+
+/// Repair what a crash between the renames of one ref transaction leaves: the run's `HEAD`
+/// moved to a checkpoint of `step` while the step's ref stayed behind it (FORMAT.md,
+/// "Order inside the transaction"). Moves the step ref to `HEAD` (compare-and-swap) when it
+/// is an ancestor of it. Returns whether it moved.
+pub fn catch_up_step_ref(store: &Store, run: &RunId, step: &crate::ids::StepName) -> Result<bool> {
+    let _lock = store.writer_lock(run.as_str())?;
+    let Some(head) = store.run_head(run)? else {
+        return Ok(false);
+    };
+    let tip = store.step_tip(run, step)?;
+    if tip == Some(head) {
+        return Ok(false);
+    }
+    let info = store.read_commit(head)?;
+    if info.trailers.run.as_deref() != Some(run.as_str())
+        || info.trailers.step.as_deref() != Some(step.as_str())
+    {
+        return Ok(false);
+    }
+    if let Some(t) = tip
+        && !store.is_ancestor(t, head)?
+    {
+        return Ok(false);
+    }
+    match store.publish(
+        &[RefChange::set(layout::step_ref(run, step), head, tip)],
+        &format!("agent-rewind: {run} {step} caught up with HEAD"),
+    ) {
+        Ok(()) => Ok(true),
+        Err(PublishError::Conflict(_)) => Ok(false),
+        Err(PublishError::Failed(e)) => Err(e),
+    }
+}

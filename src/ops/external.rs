@@ -55,6 +55,8 @@ pub fn report_end(
     store.workdir()?;
     let required = require_commit || workflow_requires_commit(store, run, step)?;
     for _ in 0..ROUNDS {
+        // A report whose writer crashed half-way may have moved HEAD and not the step ref.
+        crate::journal::catch_up_step_ref(store, run, step)?;
         let mut catalog = Catalog::new(store);
         let tip = current_attempt(store, &mut catalog, run, step, attempt)?;
         match (tip.status(), tip.line().event) {
