@@ -142,7 +142,7 @@ pub enum Command {
 const TOP_AFTER_HELP: &str =
     "Exit status: 0 success; 1 failure (a one-line `error:` and a `hint:` on \
 stderr; with --json also {\"error\": {\"kind\", \"message\", \"hint\"}} on stdout); 2 usage error; \
-`run`/`resume` 1 when the run failed and 3 when it waits for a person.
+`run`/`resume`/`watch` 1 when the run failed and 3 when it waits for a person (or an external step's worker).
 
 `git agent-rewind <command> -h` shows a command's options and examples; `man git-agent-rewind` \
 (or `git agent-rewind --help`) the manual.";
