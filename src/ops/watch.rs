@@ -91,15 +91,16 @@ pub fn watch(
             if seen.get(run.as_str()) == Some(&now) {
                 continue;
             }
-            changed = true;
             let runner = match lock::try_acquire(store, run)? {
                 Ok(l) => l,
                 Err(holder) => {
-                    // Another runner (or watcher) drives it now: look again later.
+                    // Another runner (or watcher) drives it now: look again later, backing
+                    // off as when nothing changed.
                     standing.insert(run.to_string(), busy(run, holder));
                     continue;
                 }
             };
+            changed = true;
             let workflow = super::run::find_workflow(store, run)?.workflow;
             let mut heard = |l: &Launch| {
                 launches.push(l.clone());
