@@ -549,6 +549,13 @@ impl Note {
         })
     }
 
+    /// Whether a `worker-exit` record (`step exit`) says the worker of this attempt exited.
+    pub fn worker_exited(&self) -> bool {
+        self.lines.iter().any(|l| {
+            matches!(l, NoteLine::Other(v) if v.get("type").and_then(|t| t.as_str()) == Some("worker-exit"))
+        })
+    }
+
     /// The newest workflow stored on this (root) note.
     pub fn workflow(&self) -> Option<&StoredWorkflow> {
         self.lines

@@ -103,6 +103,20 @@ fn workflow_repo(dir: &Path) {
     git_in(dir, &["commit", "-q", "-m", "workflow"]);
 }
 
+/// A workflow whose first step is external, run once: its worker has attempt 1 to report.
+fn external_run(dir: &Path) {
+    init(dir);
+    write(
+        dir,
+        "ext.toml",
+        "[workflow]\nname = \"ext\"\n[[steps]]\nname = \"a\"\nexternal = true\n[[steps]]\nname = \"b\"\nkind = \"deterministic\"\nrun = \"true\"\n",
+    );
+    git_in(dir, &["add", "-A"]);
+    git_in(dir, &["commit", "-q", "-m", "workflow"]);
+    let o = tool(dir, &["run", "ext.toml", "--run", "wx"], &[]);
+    assert_eq!(o.status.code(), Some(3), "the run waits for its worker");
+}
+
 /// Rewrite the backups chain with commit dates ten days old (so `gc --older-than` trims).
 fn age_backups(dir: &Path) {
     // The chain: each backup's parents are [previous backup, its index commit], the first
@@ -300,6 +314,41 @@ fn scenarios() -> Vec<Scenario> {
             fresh_setup: false,
             overwrites: true,
             next: |_| vec![&["resume", "wf"]],
+        },
+        Scenario {
+            name: "worker-report",
+            setup: external_run,
+            command: &[
+                "step",
+                "end",
+                "a",
+                "--run",
+                "wx",
+                "--attempt",
+                "1",
+                "--status",
+                "completed",
+            ],
+            fresh_setup: false,
+            overwrites: false,
+            // Reporting again records it (or says it is already recorded); then the run
+            // goes on and completes.
+            next: |_| {
+                vec![
+                    &[
+                        "step",
+                        "end",
+                        "a",
+                        "--run",
+                        "wx",
+                        "--attempt",
+                        "1",
+                        "--status",
+                        "completed",
+                    ],
+                    &["resume", "wx"],
+                ]
+            },
         },
         Scenario {
             name: "runner",

@@ -9,7 +9,7 @@ use super::commands::{
     hooks::HooksCommand, init::InitArgs, list::ListArgs, log::LogArgs, manpages::ManpagesArgs,
     restore::RestoreArgs, revert::RevertArgs, rewind::RewindArgs, run::ResumeArgs, run::RunArgs,
     share::ExportArgs, share::FetchArgs, share::ImportArgs, share::PushArgs, show::ShowArgs,
-    start::StartArgs, steer::SteerArgs, step::StepCommand, view::ViewArgs,
+    start::StartArgs, steer::SteerArgs, step::StepCommand, view::ViewArgs, watch::WatchArgs,
 };
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -91,6 +91,10 @@ pub enum Command {
     /// Continue a run without redoing finished steps.
     #[command(after_help = run::RESUME_EXAMPLES)]
     Resume(ResumeArgs),
+    /// Drive runs: launch every step that became ready (once), until they complete or wait
+    /// for a person.
+    #[command(after_help = watch::EXAMPLES)]
+    Watch(WatchArgs),
     /// Approve a checkpoint (a gate passes only with an approval of its exact checkpoint).
     #[command(after_help = approve::EXAMPLES)]
     Approve(ApproveArgs),
@@ -138,7 +142,7 @@ pub enum Command {
 const TOP_AFTER_HELP: &str =
     "Exit status: 0 success; 1 failure (a one-line `error:` and a `hint:` on \
 stderr; with --json also {\"error\": {\"kind\", \"message\", \"hint\"}} on stdout); 2 usage error; \
-`run`/`resume` 1 when the run failed and 3 when it waits for a person.
+`run`/`resume`/`watch` 1 when the run failed and 3 when it waits for a person (or an external step's worker).
 
 `git agent-rewind <command> -h` shows a command's options and examples; `man git-agent-rewind` \
 (or `git agent-rewind --help`) the manual.";
@@ -153,7 +157,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
     ("Travel", &["rewind", "fork", "restore", "revert", "undo"]),
     (
         "Workflows",
-        &["run", "resume", "approve", "reject", "steer"],
+        &["run", "resume", "watch", "approve", "reject", "steer"],
     ),
     ("Share", &["push", "fetch", "export", "import"]),
     ("Maintain", &["delete", "gc"]),

@@ -49,6 +49,15 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
     let _lock = store.writer_lock(rec.run.as_str())?;
     for attempt in 0..MAX_ATTEMPTS {
         let ctx = context::read(store, &rec)?;
+        if let Some(expected) = rec.expect_step_tip
+            && ctx.step_tip != Some(expected)
+        {
+            return Err(Error::conflict(format!(
+                "step {} of run {} moved on while this was recorded",
+                rec.step.as_ref().map(|s| s.as_str()).unwrap_or("-"),
+                rec.run
+            )));
+        }
         let now = crate::time::Timestamp::now();
         let line = line::checkpoint_line(
             &rec,
@@ -206,4 +215,38 @@ pub fn append_note_lines(
         }
     }
     unreachable!("the loop returns")
+}
+
+/// Repair what a crash between the renames of one ref transaction leaves: the run's `HEAD`
+/// moved to a checkpoint of `step` while the step's ref stayed behind it (FORMAT.md,
+/// "Order inside the transaction"). Moves the step ref to `HEAD` (compare-and-swap) when it
+/// is an ancestor of it. Returns whether it moved.
+pub fn catch_up_step_ref(store: &Store, run: &RunId, step: &crate::ids::StepName) -> Result<bool> {
+    let _lock = store.writer_lock(run.as_str())?;
+    let Some(head) = store.run_head(run)? else {
+        return Ok(false);
+    };
+    let tip = store.step_tip(run, step)?;
+    if tip == Some(head) {
+        return Ok(false);
+    }
+    let info = store.read_commit(head)?;
+    if info.trailers.run.as_deref() != Some(run.as_str())
+        || info.trailers.step.as_deref() != Some(step.as_str())
+    {
+        return Ok(false);
+    }
+    if let Some(t) = tip
+        && !store.is_ancestor(t, head)?
+    {
+        return Ok(false);
+    }
+    match store.publish(
+        &[RefChange::set(layout::step_ref(run, step), head, tip)],
+        &format!("agent-rewind: {run} {step} caught up with HEAD"),
+    ) {
+        Ok(()) => Ok(true),
+        Err(PublishError::Conflict(_)) => Ok(false),
+        Err(PublishError::Failed(e)) => Err(e),
+    }
 }

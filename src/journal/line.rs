@@ -51,6 +51,12 @@ pub(super) fn checkpoint_line(rec: &Record, ctx: &Context, cap: &Captured) -> Ch
         .step_prev
         .as_ref()
         .filter(|_| !matches!(rec.event, Event::Begin | Event::Finish));
+    // A finish of the step's current attempt (in this run) carries the input hash and
+    // idempotency key that attempt began with: the outcome is of those inputs.
+    let attempt_of = ctx
+        .step_prev
+        .as_ref()
+        .filter(|c| rec.event != Event::Begin && c.line().run == rec.run.as_str());
     let origin = |rewound: bool| {
         rec.origin
             .as_ref()
@@ -75,14 +81,16 @@ pub(super) fn checkpoint_line(rec: &Record, ctx: &Context, cap: &Captured) -> Ch
         git_commit_sha: cap.user_head.commit.map(|c| c.to_string()),
         head_ref: cap.user_head.branch.clone(),
         artifacts: cap.artifacts.to_vec(),
-        inputs_hash: rec
-            .inputs_hash
-            .clone()
-            .or_else(|| continues.and_then(|c| c.line().inputs_hash.clone())),
-        idempotency_key: rec
-            .idempotency_key
-            .clone()
-            .or_else(|| continues.and_then(|c| c.line().idempotency_key.clone())),
+        inputs_hash: rec.inputs_hash.clone().or_else(|| {
+            continues
+                .or(attempt_of)
+                .and_then(|c| c.line().inputs_hash.clone())
+        }),
+        idempotency_key: rec.idempotency_key.clone().or_else(|| {
+            continues
+                .or(attempt_of)
+                .and_then(|c| c.line().idempotency_key.clone())
+        }),
         rewound_from: origin(true),
         forked_from: origin(false),
         excluded: cap.excluded.to_vec(),

@@ -65,6 +65,9 @@ pub struct Record {
     /// More note lines written with the checkpoint line, in the same commit (e.g. the
     /// `rewrite` record of the post-rewrite hook). A record with any is never `unchanged`.
     pub extra_lines: Vec<NoteLine>,
+    /// Write only while the step's ref still points here (the tip the caller validated
+    /// against); otherwise fail with a conflict, nothing written.
+    pub expect_step_tip: Option<ObjectId>,
 }
 
 impl Record {
@@ -94,6 +97,7 @@ impl Record {
             force: false,
             user_head: None,
             extra_lines: vec![],
+            expect_step_tip: None,
         }
     }
 }

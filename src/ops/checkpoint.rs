@@ -31,6 +31,8 @@ pub struct CheckpointOptions {
     pub next_action: Option<String>,
     /// More note lines written in the same commit as the checkpoint line.
     pub note_lines: Vec<crate::model::NoteLine>,
+    /// Write only while the step's ref still points at this checkpoint (see `ops::external`).
+    pub expect_step_tip: Option<crate::store::ObjectId>,
 }
 
 /// The result, with the id of a run that was started implicitly.
@@ -71,6 +73,7 @@ pub fn checkpoint(
     rec.inputs_hash = opts.inputs_hash;
     rec.idempotency_key = opts.idempotency_key;
     rec.extra_lines = opts.note_lines;
+    rec.expect_step_tip = opts.expect_step_tip;
     rec.next_action = opts
         .next_action
         .or_else(|| default_next_action(event, step, rec.status));

@@ -55,19 +55,30 @@ pub fn status(store: &Store) -> Result<Option<RunStatus>> {
     summary.unique_prefix = catalog.unique_prefix(&run)?;
     let last = catalog.require_run_tip(&run)?;
     let mut unfinished = vec![];
+    // An external step's worker (the first such step found) and its attempt.
+    let mut external = None;
     for (step, id) in store.step_refs(&run)? {
         if let Some(cp) = catalog.try_checkpoint(id)?
             && cp.status() == Some(Status::Running)
             && cp.line().run == run.as_str()
         {
+            if external.is_none()
+                && cp.line().meta.get("external").map(String::as_str) == Some("true")
+            {
+                external = Some((step.to_string(), cp.line().attempt));
+            }
             unfinished.push(step.to_string());
         }
     }
-    let next_action = match unfinished.first() {
-        Some(s) => format!(
+    let next_action = match (unfinished.first(), external) {
+        (_, Some((s, attempt))) => format!(
+            "step {s} (attempt {attempt}) waits for its worker, which reports with `{}`",
+            crate::workflow::external::report_command(run.as_str(), &s, attempt)
+        ),
+        (Some(s), None) => format!(
             "step {s} began but has not finished; if its process died, `resume` reconciles it"
         ),
-        None => next_action(&mut catalog, &summary, &last)?,
+        (None, None) => next_action(&mut catalog, &summary, &last)?,
     };
     let resume = resume_at(&mut catalog, &last)?;
     Ok(Some(RunStatus {

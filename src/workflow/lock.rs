@@ -20,6 +20,17 @@ pub struct RunnerLock {
 
 /// Take the runner lock of `run`, or fail naming the runner that holds it.
 pub fn acquire(store: &Store, run: &RunId) -> Result<RunnerLock> {
+    match try_acquire(store, run)? {
+        Ok(lock) => Ok(lock),
+        Err(holder) => Err(Error::refused(format!(
+            "run {run} is being executed by another runner ({holder})"
+        ))
+        .with_hint("wait for it to finish; a runner that died releases the lock by itself")),
+    }
+}
+
+/// Take the runner lock of `run`; `Err(holder)` (pid, host) when another runner holds it.
+pub fn try_acquire(store: &Store, run: &RunId) -> Result<std::result::Result<RunnerLock, String>> {
     let p = store.private().runner_lock(run);
     create_parent(&p)?;
     let mut file = OpenOptions::new()
@@ -34,11 +45,7 @@ pub fn acquire(store: &Store, run: &RunId) -> Result<RunnerLock> {
         Err(TryLockError::WouldBlock) => {
             let mut holder = String::new();
             let _ = file.read_to_string(&mut holder);
-            return Err(Error::refused(format!(
-                "run {run} is being executed by another runner ({})",
-                holder.trim().replace('\n', ", ")
-            ))
-            .with_hint("wait for it to finish; a runner that died releases the lock by itself"));
+            return Ok(Err(holder.trim().replace('\n', ", ")));
         }
         Err(TryLockError::Error(e)) => {
             return Err(Error::io(&p, e));
@@ -58,11 +65,11 @@ pub fn acquire(store: &Store, run: &RunId) -> Result<RunnerLock> {
         .and_then(|()| file.write_all(holder.as_bytes()))
         .and_then(|()| file.flush())
         .at(&p)?;
-    Ok(RunnerLock {
+    Ok(Ok(RunnerLock {
         file,
         path: p,
         took_over_from,
-    })
+    }))
 }
 
 /// Whether a runner currently holds the lock of `run`.

@@ -2,6 +2,7 @@
 //! to do (input hashes, cascade, reconciliation of interrupted steps, gates, effects), and the
 //! runner that executes steps under a run lock and records `begin`/`finish` around each.
 
+pub mod external;
 pub mod lock;
 pub mod plan;
 pub mod runner;

@@ -24,6 +24,8 @@ pub enum Decision {
     Run { reason: String },
     /// An effect whose idempotency key already completed: record it as skipped.
     SkipEffect { original: ObjectId },
+    /// An external step whose attempt is begun and not reported yet: wait for its worker.
+    AwaitWorker { attempt: u32, checkpoint: ObjectId },
     /// Record a new gate checkpoint awaiting approval, then stop.
     OpenGate { reason: String },
     /// The gate's exact checkpoint was approved: record it completed and go on.
@@ -46,6 +48,9 @@ pub struct Context<'a, 's> {
     pub retry: Option<&'a str>,
     /// Steps that ran during this invocation: whatever depends on them runs again.
     pub ran_now: &'a HashSet<String>,
+    /// Whether an interrupted deterministic (or idempotent) step may be started again
+    /// without asking (`resume`: yes; the watcher: no, a launch is never repeated).
+    pub rerun_interrupted: bool,
 }
 
 /// The newest checkpoint of `step` in the run (its step ref, possibly inherited).
@@ -223,8 +228,25 @@ pub fn decide(cx: &mut Context, step: &StepDef, hash: &str) -> Result<Decision> 
     } else {
         match (status, &latest) {
             (None, _) | (_, None) => Some("not run yet".into()),
+            // Begun in the run this one was rewound or forked from: its worker reports
+            // there, so this run hands out an attempt of its own.
+            (Some(Status::Running), Some(c))
+                if step.external && c.line().run != cx.run.as_str() =>
+            {
+                Some(format!(
+                    "its attempt {} was begun in run {}",
+                    c.line().attempt,
+                    c.line().run
+                ))
+            }
+            (Some(Status::Running), Some(c)) if step.external => {
+                return Ok(Decision::AwaitWorker {
+                    attempt: c.line().attempt,
+                    checkpoint: begin_of(cx, c)?,
+                });
+            }
             (Some(Status::Running | Status::Interrupted), Some(c)) => {
-                if step.rerun_safe() {
+                if step.rerun_safe() && cx.rerun_interrupted {
                     Some(format!(
                         "attempt {} was interrupted; {} steps are re-run",
                         c.line().attempt,
@@ -290,6 +312,27 @@ pub fn decide(cx: &mut Context, step: &StepDef, hash: &str) -> Result<Decision> 
     Ok(Decision::Run { reason })
 }
 
+/// The `begin` checkpoint of the attempt `c` belongs to (`c` itself when it is the begin;
+/// else the newest begin of that step and attempt in the run's chain).
+pub fn begin_of(cx: &mut Context, c: &Checkpoint) -> Result<ObjectId> {
+    if c.line().event == crate::model::Event::Begin {
+        return Ok(c.id());
+    }
+    let (step, attempt) = (c.line().step.clone(), c.line().attempt);
+    Ok(cx
+        .catalog
+        .run_chain(cx.run)?
+        .into_iter()
+        .rev()
+        .find(|b| {
+            b.line().event == crate::model::Event::Begin
+                && b.line().step == step
+                && b.line().attempt == attempt
+        })
+        .map(|b| b.id())
+        .unwrap_or(c.id()))
+}
+
 /// Meta key of a `steer` checkpoint listing the steps it invalidated (comma-separated).
 pub const STEER_INVALIDATE_META: &str = "invalidate";
 
@@ -316,6 +359,10 @@ fn steered_since(cx: &mut Context, step: &str, since: ObjectId) -> Result<Option
 pub fn reconcile_interrupted(cx: &mut Context) -> Result<Vec<String>> {
     let mut out = vec![];
     for step in &cx.workflow.steps.clone() {
+        // An external step runs elsewhere: its runner never had it.
+        if step.external {
+            continue;
+        }
         let Some(c) = latest(cx, step.name.as_str())? else {
             continue;
         };

@@ -1,7 +1,10 @@
 //! The runner: executes a workflow run step by step under the run's runner lock. For each
 //! step it asks the planner, records `begin` (running) before dispatching the command, and
 //! `finish` (completed/failed, with a snapshot and the exit code) after it. A failing step,
-//! an interrupted agent/effect step or a gate stops the run with a next action in words.
+//! an interrupted agent/effect step or a gate stops the run with a next action in words. An
+//! external step is only begun (its worker reports with `step end --attempt N`): the steps
+//! that need it wait, the others go on, and the run stops waiting for workers. Each launch
+//! is told to `ExecOptions::on_launch` right after its `begin` is recorded.
 //!
 //! The step's command runs under `sh -c` in the worktree with `AGENT_RUN`, `AGENT_STEP`,
 //! `AGENT_ATTEMPT`, `AGENT_RESUME_SESSION` and `AGENT_IDEMPOTENCY_KEY` set; its output goes
@@ -9,6 +12,7 @@
 //! caller passes: a file the user named, or the copy stored with a run the user resumes
 //! (`ops::run`); nothing is ever executed by fetching or importing.
 
+use super::external::{ExternalTask, Launch};
 use super::plan::{self, Context, Decision};
 use super::{StepDef, Workflow, lock};
 use crate::catalog::Catalog;
@@ -38,6 +42,10 @@ pub enum StepAction {
     GatePassed,
     /// The run stopped at this step.
     Stopped,
+    /// An external step was begun and handed to a worker.
+    Dispatched,
+    /// An external step (or a step that needs one) waits for its worker's report.
+    Waiting,
 }
 
 impl std::fmt::Display for StepAction {
@@ -49,6 +57,8 @@ impl std::fmt::Display for StepAction {
             StepAction::GateOpened => "gate-opened",
             StepAction::GatePassed => "gate-passed",
             StepAction::Stopped => "stopped",
+            StepAction::Dispatched => "dispatched",
+            StepAction::Waiting => "waiting",
         })
     }
 }
@@ -89,6 +99,30 @@ pub struct RunReport {
     /// The file the run was started from, when it changed on disk and the stored copy was
     /// used instead (`resume --workflow FILE` uses the file).
     pub workflow_file_changed: Option<String>,
+    /// When waiting: for a person (a gate, a step to retry) or for workers (external steps).
+    pub waiting_on: Option<WaitingOn>,
+    /// External steps begun and not reported yet, with what their workers need.
+    pub external: Vec<ExternalTask>,
+}
+
+/// What a waiting run waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitingOn {
+    /// A gate to approve, an interrupted or failed step to retry.
+    Person,
+    /// Workers to report external steps (`step end --attempt N`).
+    Workers,
+}
+
+/// How to execute: which step to retry, whether interrupted steps may start again, and who
+/// hears of each launch (right after its `begin` is recorded, before it starts).
+pub struct ExecOptions<'a> {
+    pub retry: Option<&'a str>,
+    /// `resume` re-runs an interrupted deterministic (or idempotent) step; the watcher never
+    /// starts an attempt a second time.
+    pub rerun_interrupted: bool,
+    pub on_launch: Option<&'a mut dyn FnMut(&Launch)>,
 }
 
 /// How a run (or this part of it) ended.
@@ -111,6 +145,22 @@ pub fn execute(
     workflow: &Workflow,
     retry: Option<&str>,
 ) -> Result<RunReport> {
+    check_retry(workflow, retry)?;
+    let runner = lock::acquire(store, run)?;
+    execute_locked(
+        store,
+        run,
+        workflow,
+        ExecOptions {
+            retry,
+            rerun_interrupted: true,
+            on_launch: None,
+        },
+        runner,
+    )
+}
+
+fn check_retry(workflow: &Workflow, retry: Option<&str>) -> Result<()> {
     if let Some(r) = retry
         && workflow.step(r).is_none()
     {
@@ -118,7 +168,19 @@ pub fn execute(
             "--retry {r}: the workflow has no step {r:?}"
         )));
     }
-    let runner = lock::acquire(store, run)?;
+    Ok(())
+}
+
+/// Execute (or continue) `run` under its runner lock, taken by the caller.
+pub fn execute_locked(
+    store: &Store,
+    run: &RunId,
+    workflow: &Workflow,
+    mut opts: ExecOptions,
+    runner: lock::RunnerLock,
+) -> Result<RunReport> {
+    let retry = opts.retry;
+    check_retry(workflow, retry)?;
     let digest = format!("git-blob:{}", store.blob_id(workflow.text.as_bytes())?);
     let mut catalog = Catalog::new(store);
     let recorded_digest = {
@@ -137,6 +199,7 @@ pub fn execute(
             workflow,
             retry,
             ran_now: &ran_now,
+            rerun_interrupted: opts.rerun_interrupted,
         };
         plan::reconcile_interrupted(&mut cx)?
     };
@@ -153,16 +216,34 @@ pub fn execute(
         workflow_changed: recorded_digest.is_some_and(|d| d != digest),
         workflow_from: String::new(),
         workflow_file_changed: None,
+        waiting_on: None,
+        external: vec![],
     };
     let stop = |mut out: RunReport, why: String, next: String, outcome: Outcome| {
         out.stopped = Some(why);
         out.outcome = outcome;
         out.next_action = next;
+        if outcome == Outcome::Waiting {
+            out.waiting_on = Some(WaitingOn::Person);
+        }
         Ok(out)
     };
+    // External steps waiting for their workers, and the steps that need them.
+    let mut blocked: Vec<String> = vec![];
     let policy = Policy::from_config(store)?;
 
     for step in &workflow.steps {
+        if let Some(up) = step.needs.iter().find(|n| blocked.contains(&n.to_string())) {
+            out.steps.push(report(
+                step,
+                StepAction::Waiting,
+                format!("needs {up}, which waits for its worker"),
+                None,
+                None,
+            ));
+            blocked.push(step.name.to_string());
+            continue;
+        }
         let mut catalog = Catalog::new(store);
         let mut cx = Context {
             store,
@@ -171,6 +252,7 @@ pub fn execute(
             workflow,
             retry,
             ran_now: &ran_now,
+            rerun_interrupted: opts.rerun_interrupted,
         };
         let snap = snapshot_worktree(store, &policy)?;
         let hash = plan::inputs_hash(&mut cx, step, snap.tree)?;
@@ -261,6 +343,58 @@ pub fn execute(
                 };
                 return stop(out, reason, next_action, outcome);
             }
+            Decision::AwaitWorker {
+                attempt,
+                checkpoint,
+            } => {
+                let key = match step.kind {
+                    crate::model::StepKind::Effect => Some(plan::idempotency_key(&mut cx, step)?),
+                    _ => None,
+                };
+                out.external.push(ExternalTask::new(
+                    run.as_str(),
+                    step.name.as_str(),
+                    attempt,
+                    checkpoint.to_string(),
+                    key,
+                ));
+                out.steps.push(StepReport {
+                    checkpoint: Some(checkpoint.to_string()),
+                    ..report(
+                        step,
+                        StepAction::Waiting,
+                        format!("attempt {attempt} waits for its worker's report"),
+                        Some(Status::Running),
+                        Some(attempt),
+                    )
+                });
+                blocked.push(step.name.to_string());
+            }
+            Decision::Run { reason } if step.external => {
+                let key = match step.kind {
+                    crate::model::StepKind::Effect => Some(plan::idempotency_key(&mut cx, step)?),
+                    _ => None,
+                };
+                let mut r = record(Event::Begin, Status::Running, Some(&snap));
+                r.idempotency_key = key.clone();
+                r.meta.insert("external".into(), "true".into());
+                r.next_action = Some("wait for its worker to report with `step end`".into());
+                let rec = append(store, r)?;
+                let task = ExternalTask::new(
+                    run.as_str(),
+                    step.name.as_str(),
+                    rec.line.attempt,
+                    rec.checkpoint.to_string(),
+                    key,
+                );
+                if let Some(f) = opts.on_launch.as_mut() {
+                    f(&launch(run, step, &rec, true, &reason));
+                }
+                out.external.push(task);
+                out.steps
+                    .push(recorded(step, StepAction::Dispatched, reason, &rec));
+                blocked.push(step.name.to_string());
+            }
             Decision::Run { reason } => {
                 let key = match step.kind {
                     crate::model::StepKind::Effect => Some(plan::idempotency_key(&mut cx, step)?),
@@ -269,8 +403,12 @@ pub fn execute(
                 let session = plan::resume_session(&mut cx)?;
                 let mut r = record(Event::Begin, Status::Running, Some(&snap));
                 r.idempotency_key = key.clone();
-                let attempt = append(store, r)?.line.attempt;
+                let begun = append(store, r)?;
+                let attempt = begun.line.attempt;
                 crate::crash_point!("runner:begun");
+                if let Some(f) = opts.on_launch.as_mut() {
+                    f(&launch(run, step, &begun, false, &reason));
+                }
                 let code = run_command(
                     store,
                     run,
@@ -326,6 +464,20 @@ pub fn execute(
             }
         }
     }
+    if !blocked.is_empty() {
+        let waiting: Vec<&str> = out.external.iter().map(|t| t.step.as_str()).collect();
+        out.stopped = Some(format!("waiting for the workers of {}", waiting.join(", ")));
+        out.outcome = Outcome::Waiting;
+        out.waiting_on = Some(WaitingOn::Workers);
+        out.next_action = match out.external.as_slice() {
+            [one] => format!(
+                "the worker of {} reports with `{}` (or `--status failed`); `git agent-rewind watch` then goes on",
+                one.step, one.command
+            ),
+            _ => "each worker reports with the command given for its step; `git agent-rewind watch` then goes on".into(),
+        };
+        return Ok(out);
+    }
     // Record the run as completed on its root note (a newer checkpoint makes it active again).
     let mut catalog = Catalog::new(store);
     let tip = catalog.require_run_tip(run)?;
@@ -360,6 +512,17 @@ fn recorded(step: &StepDef, action: StepAction, reason: String, rec: &Recorded) 
         attempt: Some(rec.line.attempt),
         exit_code: rec.line.exit_code,
         checkpoint: Some(rec.checkpoint.to_string()),
+    }
+}
+
+fn launch(run: &RunId, step: &StepDef, rec: &Recorded, external: bool, reason: &str) -> Launch {
+    Launch {
+        run: run.to_string(),
+        step: step.name.to_string(),
+        attempt: rec.line.attempt,
+        checkpoint: rec.checkpoint.to_string(),
+        external,
+        reason: reason.to_string(),
     }
 }
 

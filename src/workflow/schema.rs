@@ -31,6 +31,14 @@ pub struct StepDef {
     /// Safe to re-run after an interruption even when not deterministic.
     pub idempotent: bool,
     pub env: BTreeMap<String, String>,
+    /// Done elsewhere (a worker, another host, a person): the runner records its `begin`
+    /// and waits for `step end --attempt N`; no command.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub external: bool,
+    /// Completion is refused while the files the step changed are uncommitted or HEAD has
+    /// not moved past the commit the step began on.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub require_commit: bool,
 }
 
 impl StepDef {
@@ -66,6 +74,8 @@ struct RawStep {
     idempotent: Option<bool>,
     #[serde(default)]
     env: BTreeMap<String, String>,
+    external: Option<Spanned<bool>>,
+    require_commit: Option<bool>,
 }
 
 /// Read and validate a workflow file.
@@ -139,7 +149,25 @@ pub fn parse(path: &Path, text: &str) -> Result<Workflow> {
             }
             None => StepKind::Agent,
         };
+        let external = s.external.as_ref().is_some_and(|e| *e.get_ref());
+        if let Some(e) = s.external.as_ref().filter(|e| *e.get_ref()) {
+            if kind == StepKind::Gate {
+                return Err(at(
+                    e.span(),
+                    &field("external"),
+                    "a gate already waits for a person; it cannot be external".into(),
+                ));
+            }
+            if let Some(r) = &s.run {
+                return Err(at(
+                    r.span(),
+                    &field("run"),
+                    "an external step is done elsewhere and has no command".into(),
+                ));
+            }
+        }
         match (&s.run, kind) {
+            _ if external => {}
             (Some(r), StepKind::Gate) => {
                 return Err(at(
                     r.span(),
@@ -180,6 +208,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Workflow> {
             needs: vec![],
             idempotent: s.idempotent.unwrap_or(false),
             env: s.env,
+            external,
+            require_commit: s.require_commit.unwrap_or(false),
         });
     }
     for (i, needs) in raw_needs.into_iter().enumerate() {
@@ -362,5 +392,22 @@ mod tests {
         let e = p("[workflow]\nname = \"f\"\n[[steps]]\nname = \"a\"\nrun = \"x\"\ncolour = 1\n")
             .unwrap_err();
         assert!(e.message.contains("colour"), "{}", e.message);
+        let e =
+            p("[workflow]\nname = \"f\"\n[[steps]]\nname = \"a\"\nexternal = true\nrun = \"x\"\n")
+                .unwrap_err();
+        assert!(
+            e.message
+                .starts_with("wf.toml:6: steps[0].run: an external step"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn external_steps_need_no_command() {
+        let wf = p("[workflow]\nname = \"f\"\n[[steps]]\nname = \"a\"\nexternal = true\nrequire_commit = true\n")
+            .unwrap();
+        assert!(wf.steps[0].external && wf.steps[0].require_commit);
+        assert_eq!(wf.steps[0].run, None);
     }
 }

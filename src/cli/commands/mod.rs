@@ -25,3 +25,4 @@ pub mod steer;
 pub mod step;
 pub mod undo;
 pub mod view;
+pub mod watch;

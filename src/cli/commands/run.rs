@@ -13,7 +13,7 @@ pub const EXAMPLES: &str = "Examples:
   git agent-rewind run workflow.toml
   git agent-rewind run workflow.toml --run r1 && deploy
 
-Exit status: 0 the run completed; 1 a step failed, a gate was rejected, or an error; 3 the run waits for a person (a gate to approve, an interrupted step to retry with --retry).";
+Exit status: 0 the run completed; 1 a step failed, a gate was rejected, or an error; 3 the run waits for a person (a gate to approve, an interrupted step to retry with --retry) or for the worker of an external step.";
 
 /// The examples ending `resume -h`.
 pub const RESUME_EXAMPLES: &str = "Examples:
@@ -21,7 +21,7 @@ pub const RESUME_EXAMPLES: &str = "Examples:
   git agent-rewind resume r2
   git agent-rewind resume --retry implement
 
-Exit status: 0 the run completed; 1 a step failed, a gate was rejected, or an error; 3 the run waits for a person (a gate to approve, an interrupted step to retry with --retry).";
+Exit status: 0 the run completed; 1 a step failed, a gate was rejected, or an error; 3 the run waits for a person (a gate to approve, an interrupted step to retry with --retry) or for the worker of an external step.";
 
 #[derive(Debug, Args)]
 pub struct RunArgs {

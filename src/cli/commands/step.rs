@@ -1,14 +1,16 @@
-//! `step begin|end`: record a step's lifecycle.
+//! `step begin|end|exit`: record a step's lifecycle; `end --attempt N` and `exit` are the
+//! worker's side of an external step (`ops::external`).
 
 use crate::cli::record::{RecordArgs, record_options, recorded_output};
-use crate::cli::{Ctx, Output};
-use agent_rewind::error::Result;
-use agent_rewind::ids::StepName;
+use crate::cli::{Ctx, Output, render};
+use agent_rewind::error::{Error, Result};
+use agent_rewind::ids::{RunId, StepName};
 use agent_rewind::ops;
+use agent_rewind::time::Timestamp;
 use clap::Subcommand;
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str = "Examples:\n  git agent-rewind step begin plan --kind agent --session-id \"$SESSION\"\n  git agent-rewind step end plan --status completed\n  git agent-rewind step end test --status failed --exit-code 3";
+pub const EXAMPLES: &str = "Examples:\n  git agent-rewind step begin plan --kind agent --session-id \"$SESSION\"\n  git agent-rewind step end plan --status completed\n  git agent-rewind step end review --run r1 --attempt 2 --status completed   # a worker reports\n\nExit status of `step end --attempt`: 0 recorded, or the same report was already recorded (nothing written); 1 refused (a stale attempt, a step never begun, a different outcome already recorded, uncommitted work under require_commit).";
 
 #[derive(Debug, Subcommand)]
 pub enum StepCommand {
@@ -24,8 +26,30 @@ pub enum StepCommand {
         /// The command's exit code, if any.
         #[arg(long, value_name = "N")]
         exit_code: Option<i32>,
+        /// Report for exactly this attempt (an external step's worker): refused unless it
+        /// is the step's newest attempt; a repeated report is a no-op.
+        #[arg(long, value_name = "N")]
+        attempt: Option<u32>,
+        /// Refuse `completed` while files the step changed are uncommitted or HEAD has not
+        /// moved past the commit the step began on (implies the checks of --attempt; without
+        /// --attempt, the step's newest attempt).
+        #[arg(long)]
+        require_commit: bool,
         #[command(flatten)]
         record: RecordArgs,
+    },
+    /// Record that the worker of attempt N of STEP was seen to exit (never a completion).
+    Exit {
+        step: String,
+        /// The run (default: the active run of this worktree).
+        #[arg(long)]
+        run: Option<String>,
+        /// The attempt whose worker exited.
+        #[arg(long, value_name = "N")]
+        attempt: u32,
+        /// When the exit was observed (RFC 3339, e.g. 2026-12-01T10:00:00Z; default: now).
+        #[arg(long, value_name = "TIME")]
+        observed_at: Option<String>,
     },
 }
 
@@ -40,12 +64,97 @@ pub fn run(cmd: StepCommand, ctx: &Ctx) -> Result<Output> {
         StepCommand::End {
             step,
             exit_code,
+            attempt,
+            require_commit,
             record,
         } => {
             let mut opts = record_options(&record, &store, ctx)?;
             opts.exit_code = exit_code;
-            ops::checkpoint::step_end(&store, &StepName::new(step)?, opts)?
+            let step = StepName::new(step)?;
+            if attempt.is_none() && !require_commit {
+                ops::checkpoint::step_end(&store, &step, opts)?
+            } else {
+                let run = run_of(&store, opts.run.clone())?;
+                let attempt = match attempt {
+                    Some(a) => a,
+                    None => newest_attempt(&store, &run, &step)?,
+                };
+                let end =
+                    ops::external::report_end(&store, &step, &run, attempt, require_commit, opts)?;
+                if end.already {
+                    let status = end
+                        .recorded
+                        .line
+                        .status
+                        .map(|s| s.to_string())
+                        .unwrap_or_default();
+                    let mut json = end.recorded.to_json();
+                    json["already_recorded"] = true.into();
+                    return Ok(Output::new(
+                        json,
+                        format!(
+                            "already recorded: attempt {attempt} of {run}/{step} is {status} (nothing written)"
+                        ),
+                    ));
+                }
+                ops::checkpoint::CheckpointOutcome {
+                    recorded: end.recorded,
+                    started: None,
+                }
+            }
+        }
+        StepCommand::Exit {
+            step,
+            run,
+            attempt,
+            observed_at,
+        } => {
+            let run = run_of(&store, run.map(RunId::new).transpose()?)?;
+            let at = observed_at
+                .as_deref()
+                .map(|t| {
+                    Timestamp::parse(t)
+                        .map_err(|e| Error::usage(format!("--observed-at {t:?}: {}", e.message)))
+                })
+                .transpose()?;
+            let o = ops::external::report_exit(&store, &StepName::new(step)?, &run, attempt, at)?;
+            let human = format!(
+                "{} worker exit of {}/{} attempt {} at {} (on {}; the step's status is unchanged)",
+                if o.already {
+                    "already recorded"
+                } else {
+                    "recorded"
+                },
+                o.run,
+                o.step,
+                o.attempt,
+                o.observed_at,
+                render::short(&o.checkpoint)
+            );
+            return Ok(Output::new(crate::cli::output::json(&o), human));
         }
     };
     Ok(recorded_output(&out, &ctx.style))
+}
+
+/// `--run`, else the active run of this worktree.
+fn run_of(store: &agent_rewind::store::Store, run: Option<RunId>) -> Result<RunId> {
+    match run {
+        Some(r) => Ok(r),
+        None => agent_rewind::journal::active_run(store)?.ok_or_else(|| {
+            Error::usage("no --run given and this worktree has no active run")
+                .with_hint("give the run the runner printed: --run RUN")
+        }),
+    }
+}
+
+/// The newest attempt of `step` in `run` (for `--require-commit` without `--attempt`).
+fn newest_attempt(store: &agent_rewind::store::Store, run: &RunId, step: &StepName) -> Result<u32> {
+    let tip = store
+        .step_tip(run, step)?
+        .ok_or_else(|| Error::refused(format!("step {step} was never begun in run {run}")))?;
+    Ok(agent_rewind::catalog::Catalog::new(store)
+        .checkpoint(tip)?
+        .line()
+        .attempt)
 }

@@ -140,7 +140,12 @@ pub fn checkpoints_table(cps: &[Checkpoint], st: &Style) -> String {
                 styled(
                     c.status()
                         .map(|s| s.to_string())
-                        .unwrap_or_else(|| "-".into()),
+                        .unwrap_or_else(|| "-".into())
+                        + if c.note.worker_exited() {
+                            " (worker exited)"
+                        } else {
+                            ""
+                        },
                     |s| st.status(s),
                 ),
                 cell(

@@ -119,6 +119,12 @@ pub fn run_report(r: &agent_rewind::workflow::runner::RunReport, st: &Style) -> 
                 .unwrap_or_default()
         ));
     }
+    for t in &r.external {
+        s.push_str(&format!(
+            "  worker of {} (attempt {}) reports with: {}\n",
+            t.step, t.attempt, t.command
+        ));
+    }
     match &r.stopped {
         Some(why) => s.push_str(&format!("stopped: {why}\nnext: {}", r.next_action)),
         None => s.push_str(&st.status("completed")),
