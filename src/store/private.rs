@@ -102,13 +102,30 @@ pub fn read_if_exists(path: &Path) -> Result<Option<Vec<u8>>> {
     }
 }
 
-/// Create the folder that holds `path`.
+/// Create the folder that holds `path`. A concurrent `git pack-refs` (or `git gc`) prunes
+/// ref folders it emptied: when one of ours is made and removed under us (`create_dir_all`
+/// then fails with "File exists" or "not found"), make it again, as git's
+/// `raceproof_create_file` does.
 pub fn create_parent(path: &Path) -> Result<&Path> {
     let dir = path
         .parent()
         .ok_or_else(|| Error::other(format!("{} has no parent folder", path.display())))?;
-    std::fs::create_dir_all(dir).at(dir)?;
-    Ok(dir)
+    let mut tries = 0;
+    loop {
+        match std::fs::create_dir_all(dir) {
+            Ok(()) => return Ok(dir),
+            Err(e)
+                if tries < 8
+                    && matches!(
+                        e.kind(),
+                        std::io::ErrorKind::AlreadyExists | std::io::ErrorKind::NotFound
+                    ) =>
+            {
+                tries += 1;
+            }
+            Err(e) => return Err(Error::io(dir, e)),
+        }
+    }
 }
 
 /// Replace `path` with `bytes` atomically: a temp file beside it (`.agent-rewind-*.tmp`,

@@ -194,17 +194,30 @@ impl Store {
         }
         for h in &mut held {
             let log = self.common_dir().join("logs").join(&h.name);
-            super::create_parent(&log)?;
             let mut line = Vec::with_capacity(200);
             let zero = ObjectId::null(gix::hash::Kind::Sha1);
             write!(line, "{} {} ", h.old.unwrap_or(zero), h.new).expect("in memory");
             line.extend_from_slice(reflog_line_tail);
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&log)
-                .and_then(|mut f| f.write_all(&line))
-                .map_err(|e| Error::io(&log, e))?;
+            // The folder may be pruned by a concurrent `git gc` between making it and
+            // opening the log: make it again then.
+            let mut tries = 0;
+            loop {
+                super::create_parent(&log)?;
+                match std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&log)
+                {
+                    Ok(mut f) => {
+                        f.write_all(&line).map_err(|e| Error::io(&log, e))?;
+                        break;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 8 => {
+                        tries += 1
+                    }
+                    Err(e) => return Err(Error::io(&log, e)),
+                }
+            }
             crate::crash_point!("publish:reflog-written");
             std::fs::rename(&h.lock, &h.target).map_err(|e| Error::io(&h.target, e))?;
             h.committed = true;
