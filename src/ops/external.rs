@@ -20,7 +20,7 @@ use crate::time::Timestamp;
 use std::collections::BTreeSet;
 
 /// Type of the note line `step exit` appends to the attempt's `begin` checkpoint.
-pub const WORKER_EXIT: &str = "worker-exit";
+pub use crate::model::WORKER_EXIT;
 
 /// How many times a report is validated again after the step moved under it.
 const ROUNDS: u32 = 8;

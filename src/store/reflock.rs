@@ -212,9 +212,7 @@ impl Store {
                         f.write_all(&line).map_err(|e| Error::io(&log, e))?;
                         break;
                     }
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 8 => {
-                        tries += 1
-                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 8 => tries += 1,
                     Err(e) => return Err(Error::io(&log, e)),
                 }
             }
