@@ -17,6 +17,7 @@ fn main() {
         Ok(p) => p,
         Err(e) => usage_error(e),
     };
+    agent_rewind::trace::mark("arguments parsed");
     let json = parsed.json;
     match cli::execute(parsed) {
         Ok(out) => {
