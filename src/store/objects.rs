@@ -301,6 +301,13 @@ pub struct TreeChange {
     pub new: Option<(ObjectId, gix::objs::tree::EntryKind)>,
 }
 
+/// Whether two entry kinds are the same type of object for git's status letters (a regular
+/// file with or without its executable bit is one type).
+fn same_type(a: gix::objs::tree::EntryKind, b: gix::objs::tree::EntryKind) -> bool {
+    use gix::objs::tree::EntryKind::{Blob, BlobExecutable};
+    a == b || matches!((a, b), (Blob, BlobExecutable) | (BlobExecutable, Blob))
+}
+
 /// The hash of `bytes` themselves (no object header): the checksums of pack, pack index and
 /// index files, and the digest that recognises content written into the worktree.
 pub(crate) fn digest(kind: gix::hash::Kind, bytes: &[u8]) -> Result<ObjectId> {
@@ -439,7 +446,9 @@ impl Store {
                         (true, true) => continue,
                         (false, false) => TreeChange {
                             path,
-                            change: if previous_entry_mode.kind() == entry_mode.kind() {
+                            // As git says it: an executable bit flipped is a modification,
+                            // a file that became a symlink (or a submodule) a type change.
+                            change: if same_type(previous_entry_mode.kind(), entry_mode.kind()) {
                                 ChangeKind::Modified
                             } else {
                                 ChangeKind::TypeChanged
