@@ -17,9 +17,11 @@ fn main() {
         Ok(p) => p,
         Err(e) => usage_error(e),
     };
+    agent_rewind::trace::mark("arguments parsed");
     let json = parsed.json;
     match cli::execute(parsed) {
         Ok(out) => {
+            agent_rewind::trace::mark("command done");
             let exit_code = out.exit_code;
             let mut stdout = std::io::stdout().lock();
             let text = if json {
@@ -32,6 +34,7 @@ fn main() {
             if json || !text.is_empty() {
                 let _ = writeln!(stdout, "{text}");
             }
+            agent_rewind::trace::mark("output written");
             if exit_code != 0 {
                 let _ = stdout.flush();
                 std::process::exit(exit_code);

@@ -190,26 +190,107 @@ fn init_with(flag: &str) -> Option<tempfile::TempDir> {
     out.status.success().then_some(d)
 }
 
+/// Every file under `.git` with its size and modification time: "nothing was written".
+fn git_dir_state(dir: &Path) -> Vec<(std::path::PathBuf, u64, std::time::SystemTime)> {
+    let mut out = vec![];
+    let mut stack = vec![dir.join(".git")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let m = e.metadata().unwrap();
+            if m.is_dir() {
+                stack.push(e.path());
+            } else {
+                out.push((e.path(), m.len(), m.modified().unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// gix 0.90 has no reftable backend and this tool no SHA-256 support: every command that
+/// opens the repository refuses it up front, in one line naming the format, with a hint that
+/// says what to do, `--json` kind `refused`, exit 1, nothing written (not a failure deep
+/// inside a ref read).
 #[test]
 fn sha256_and_reftable_repositories_get_a_one_line_error_naming_the_format() {
-    for (flag, word) in [
-        ("--object-format=sha256", "sha256 object format"),
-        ("--ref-format=reftable", "reftable ref storage"),
+    for (flag, word, what_to_do) in [
+        (
+            "--object-format=sha256",
+            "sha256 object format",
+            "supported: SHA-1",
+        ),
+        (
+            "--ref-format=reftable",
+            "reftable ref storage",
+            "git refs migrate --ref-format=files",
+        ),
     ] {
         let Some(d) = init_with(flag) else {
             eprintln!("the installed git cannot `git init {flag}`: skipped");
             continue;
         };
-        for args in [&["list"][..], &["start", "--run", "r1"][..]] {
-            let out = common::tool_cmd(d.path()).args(args).output().unwrap();
+        std::fs::write(d.path().join("a.txt"), "a\n").unwrap();
+        ok(git_cmd(d.path()).args(["add", "a.txt"]).output().unwrap());
+        ok(git_cmd(d.path())
+            .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
+            .args(["commit", "-q", "-m", "one"])
+            .output()
+            .unwrap());
+        let before = git_dir_state(d.path());
+        let commands: &[&[&str]] = &[
+            &["list"],
+            &["list", "r1"],
+            &["start", "--run", "r1"],
+            &["checkpoint", "s1", "--run", "r1"],
+            &["status"],
+            &["show", "r1"],
+            &["diff", "r1"],
+            &["log", "r1"],
+            &["rewind", "r1", "--to", "@0"],
+            &["undo"],
+            &["gc"],
+            &["init"],
+            &["view", "-o", "page.html"],
+        ];
+        for args in commands {
+            let out = common::tool_cmd(d.path()).args(*args).output().unwrap();
             let err = stderr(&out);
             assert_eq!(out.status.code(), Some(1), "{flag} {args:?}: {err}");
-            let first = err.lines().next().unwrap_or("");
-            assert!(first.contains(word), "{flag}: {err}");
-            assert!(err.contains("supported: SHA-1"), "{flag}: {err}");
+            let lines: Vec<&str> = err.lines().collect();
+            assert_eq!(
+                lines.len(),
+                2,
+                "{flag} {args:?}: one error line and a hint: {err}"
+            );
+            assert!(
+                lines[0].starts_with("error: ") && lines[0].contains(word),
+                "{flag}: {err}"
+            );
+            assert!(
+                lines[1].starts_with("hint: ") && lines[1].contains(what_to_do),
+                "{flag}: {err}"
+            );
+            let out = common::tool_cmd(d.path())
+                .arg("--json")
+                .args(*args)
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(1), "{flag} --json {args:?}");
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(v["error"]["kind"], "refused", "{flag} {args:?}: {v}");
         }
+        // The post-commit hook never fails a commit: it says why it recorded nothing.
+        let out = common::tool_cmd(d.path())
+            .args(["hook", "post-commit"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{flag}: {}", stderr(&out));
+        assert!(stderr(&out).contains(word), "{flag}: {}", stderr(&out));
         // Nothing was written.
-        assert!(!d.path().join(".git/agent-rewind").exists());
+        assert_eq!(git_dir_state(d.path()), before, "{flag}");
+        assert!(!d.path().join("page.html").exists());
     }
 }
 

@@ -153,11 +153,13 @@ pub fn candidates(root: &Command, index: usize, words: &[String], ctx: &Ctx) -> 
             dir: ctx.dir.join(d),
             in_cwd: false,
             style: super::render::Style::plain(),
+            json: false,
         },
         None => Ctx {
             dir: ctx.dir.clone(),
             in_cwd: ctx.in_cwd,
             style: super::render::Style::plain(),
+            json: false,
         },
     };
     match kind {

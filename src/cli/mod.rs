@@ -25,6 +25,9 @@ pub struct Ctx {
     /// Whether `dir` is the process's own current folder (no `-C`).
     pub in_cwd: bool,
     pub style: render::Style,
+    /// `--json`: the JSON document is printed, not the human text (so work that only feeds
+    /// one of them can be skipped).
+    pub json: bool,
 }
 
 impl Ctx {
@@ -61,6 +64,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
         dir,
         in_cwd: cli.dir.is_none(),
         style: render::Style::detect(),
+        json: cli.json,
     };
     match cli.command {
         Command::Init(a) => init::run(a, &ctx),

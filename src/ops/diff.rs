@@ -32,15 +32,19 @@ pub struct CheckpointDiff {
     /// The trees compared (for `git diff`'s own rendering).
     pub from_tree: String,
     pub to_tree: String,
+    /// Empty unless asked for (see [`diff`]).
     pub files: Vec<FileDiff>,
     pub metadata: Vec<MetaDiff>,
 }
 
-/// Diff `to` against `from`; with `from = None`, against `to`'s first parent.
+/// Diff `to` against `from`; with `from = None`, against `to`'s first parent. `files`:
+/// also each changed file with its patch (for `--json`; the human output has git print
+/// them, so computing them there would only cost time).
 pub fn diff(
     store: &Store,
     from: Option<&CheckpointSpec>,
     to: &CheckpointSpec,
+    files: bool,
 ) -> Result<CheckpointDiff> {
     let mut catalog = Catalog::new(store);
     let to_cp = catalog.resolve(to)?;
@@ -58,7 +62,12 @@ pub fn diff(
             None => ("(empty)".into(), store.empty_tree(), None),
         },
     };
-    let files = file_diffs(store, from_tree, to_cp.commit.tree)?;
+    crate::trace::mark("diff: checkpoints resolved");
+    let files = if files {
+        file_diffs(store, from_tree, to_cp.commit.tree)?
+    } else {
+        vec![]
+    };
     let metadata = match &from_cp {
         Some(f) => meta_diff(&f.to_json(), &to_cp.to_json()),
         None => vec![],

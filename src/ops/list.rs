@@ -138,5 +138,7 @@ pub fn list_runs(store: &Store, all: bool) -> Result<RunList> {
 
 /// The checkpoints of one run, oldest first.
 pub fn list_checkpoints(store: &Store, run: &RunId) -> Result<Vec<Checkpoint>> {
-    Catalog::new(store).run_chain(run)
+    let chain = Catalog::new(store).run_chain(run);
+    crate::trace::mark("list: chain read");
+    chain
 }

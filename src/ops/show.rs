@@ -39,12 +39,14 @@ impl Shown {
 pub fn show(store: &Store, spec: &CheckpointSpec) -> Result<Shown> {
     let mut catalog = Catalog::new(store);
     let checkpoint = catalog.resolve(spec)?;
+    crate::trace::mark("show: checkpoint resolved");
     let parent = checkpoint.commit.parents.first().copied();
     let from = match parent {
         Some(p) => store.commit_tree(p)?,
         None => store.empty_tree(),
     };
     let files = changed_files(store, from, checkpoint.commit.tree)?;
+    crate::trace::mark("show: files compared");
     Ok(Shown {
         checkpoint,
         parent,

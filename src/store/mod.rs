@@ -144,6 +144,7 @@ impl Store {
         open::check_common_dir_env(&repo)?;
         let mut repo = repo;
         open::worktree_from_git_dir_env(&mut repo, dir)?;
+        crate::trace::mark("repository opened");
         Ok(Store { repo })
     }
 

@@ -58,11 +58,20 @@ pub(super) fn unsupported_format_near(dir: &Path) -> Option<String> {
     None
 }
 
+/// gix 0.90 has no reftable backend (it reads `refs/` and `packed-refs` only), and no
+/// SHA-256 support in the object layer this tool uses: refused before anything is read.
 pub(super) fn unsupported(format: &str) -> Error {
+    let what_to_do = if format.contains("ref storage") {
+        "supported: the files ref backend (git's default); convert this repository with \
+         `git refs migrate --ref-format=files` (git 2.46+; git before 2.48 refuses while reflogs exist)"
+    } else {
+        "supported: SHA-1 object ids (git's default); git cannot convert a SHA-256 repository, \
+         so runs can be recorded only in SHA-1 repositories"
+    };
     Error::refused(format!(
         "this repository uses the {format}, which git agent-rewind does not support yet"
     ))
-    .with_hint("supported: SHA-1 object ids with the files ref backend (git's defaults)")
+    .with_hint(what_to_do)
 }
 
 /// `GIT_COMMON_DIR` (which gix does not read) must name the common directory the opened git

@@ -56,8 +56,8 @@ pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
         worktree_paths(store.workdir()?, &ctx.dir, &a.paths)?
     };
     let mut d = match &second {
-        Some(s) => ops::diff::diff(&store, Some(&first), s)?,
-        None => ops::diff::diff(&store, None, &first)?,
+        Some(s) => ops::diff::diff(&store, Some(&first), s, ctx.json)?,
+        None => ops::diff::diff(&store, None, &first, ctx.json)?,
     };
     if !paths.is_empty() {
         d.files.retain(|f| {
@@ -80,6 +80,7 @@ pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
     // git's colour codes kept; any other control character of a file's content is shown
     // escaped on the terminal.
     let files = colour_marks(&store.diff_text(&d.from_tree, &d.to_tree, a.stat, color, &paths)?);
+    agent_rewind::trace::mark("diff: git diff printed the files");
     if !human.is_empty() && !files.is_empty() {
         human.push('\n');
     }
