@@ -187,8 +187,7 @@ fn plan_path(
             change: match (ours, new) {
                 (None, _) => ChangeKind::Added,
                 (_, None) => ChangeKind::Deleted,
-                (Some(o), Some(n)) if o.1 != n.1 => ChangeKind::TypeChanged,
-                _ => ChangeKind::Modified,
+                (Some(o), Some(n)) => ChangeKind::between(o.1, n.1),
             },
             old: ours,
             new,

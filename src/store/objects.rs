@@ -283,6 +283,16 @@ impl ChangeKind {
             ChangeKind::TypeChanged => 'T',
         }
     }
+
+    /// The change between two entries of a path, as git says it: an executable bit flipped
+    /// is a modification, a file that became a symlink (or a submodule) a type change.
+    pub fn between(old: gix::objs::tree::EntryKind, new: gix::objs::tree::EntryKind) -> Self {
+        if same_type(old, new) {
+            ChangeKind::Modified
+        } else {
+            ChangeKind::TypeChanged
+        }
+    }
 }
 
 impl std::fmt::Display for ChangeKind {
@@ -446,13 +456,10 @@ impl Store {
                         (true, true) => continue,
                         (false, false) => TreeChange {
                             path,
-                            // As git says it: an executable bit flipped is a modification,
-                            // a file that became a symlink (or a submodule) a type change.
-                            change: if same_type(previous_entry_mode.kind(), entry_mode.kind()) {
-                                ChangeKind::Modified
-                            } else {
-                                ChangeKind::TypeChanged
-                            },
+                            change: ChangeKind::between(
+                                previous_entry_mode.kind(),
+                                entry_mode.kind(),
+                            ),
                             old: Some((previous_oid, previous_entry_mode.kind())),
                             new: Some((oid, entry_mode.kind())),
                         },
