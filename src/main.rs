@@ -27,7 +27,9 @@ fn main() {
             if json && let Some(write) = out.json_writer {
                 let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut stdout);
                 // A closed pipe is not an error worth reporting (as below).
-                let _ = write(&mut w).and_then(|()| writeln!(w)).and_then(|()| w.flush());
+                let _ = write(&mut w)
+                    .and_then(|()| writeln!(w))
+                    .and_then(|()| w.flush());
                 drop(w);
                 if exit_code != 0 {
                     std::process::exit(exit_code);

@@ -62,7 +62,9 @@ fn heads_by_git(dir: &Path) -> BTreeMap<String, String> {
     refs(dir, "refs/agent-runs/")
         .into_iter()
         .filter_map(|(name, id)| {
-            let run = name.strip_prefix("refs/agent-runs/")?.strip_suffix("/HEAD")?;
+            let run = name
+                .strip_prefix("refs/agent-runs/")?
+                .strip_suffix("/HEAD")?;
             Some((run.to_string(), id))
         })
         .collect()

@@ -138,8 +138,10 @@ pub fn import_staged(
             }
         }
     }
-    let mut progress =
-        crate::remote::progress::Progress::new(format!("Importing runs from {staging}"), selected.len());
+    let mut progress = crate::remote::progress::Progress::new(
+        format!("Importing runs from {staging}"),
+        selected.len(),
+    );
     for (i, s) in selected.into_iter().enumerate() {
         progress.tick(i);
         let local = locals.get(&s.name).unwrap_or(&none);

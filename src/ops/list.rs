@@ -11,8 +11,8 @@
 use crate::catalog::{Catalog, Checkpoint, RunSummary};
 use crate::error::Result;
 use crate::ids::RunId;
-use crate::store::{Store, write_atomic};
 use crate::store::ObjectId;
+use crate::store::{Store, write_atomic};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -79,7 +79,11 @@ fn cache_lines(store: &Store) -> impl Iterator<Item = CacheLine> {
     use std::io::BufRead;
     let mut lines = std::fs::File::open(store.private().runs_cache())
         .ok()
-        .map(|f| std::io::BufReader::with_capacity(1 << 16, f).lines().map_while(|l| l.ok()));
+        .map(|f| {
+            std::io::BufReader::with_capacity(1 << 16, f)
+                .lines()
+                .map_while(|l| l.ok())
+        });
     let ours = lines
         .as_mut()
         .and_then(|l| l.next())
@@ -190,9 +194,8 @@ pub fn list_runs(store: &Store, all: bool) -> Result<RunList> {
             Some(s) => s,
             None => {
                 changed = true;
-                let catalog = catalog.get_or_insert_with(|| {
-                    Catalog::new(store).with_notes_tips(notes_tips.clone())
-                });
+                let catalog = catalog
+                    .get_or_insert_with(|| Catalog::new(store).with_notes_tips(notes_tips.clone()));
                 match catalog.summary_from_refs(refs) {
                     Ok(s) => s,
                     Err(e) => {
