@@ -164,6 +164,53 @@ fn fetch_progress_never_goes_to_a_pipe() {
     assert_eq!(heads_by_git(b.path()).len(), 200);
 }
 
+#[test]
+fn fetch_progress_shows_on_a_terminal() {
+    // `script` runs the fetch under a pseudo-terminal (util-linux; where it is missing there
+    // is no terminal to test with).
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("no `script` here: the terminal case is not exercised");
+        return;
+    }
+    let a = Repo::new();
+    synth(a.path(), &names("t", 20), "2099-01-01T00:00:00.000Z");
+    let remote = tempfile::tempdir().unwrap();
+    git_in(remote.path(), &["init", "-q", "--bare", "r.git"]);
+    let url = remote.path().join("r.git");
+    a.git(&["remote", "add", "origin", url.to_str().unwrap()]);
+    ok_in(a.path(), &["push", "--all"]);
+    let b = Repo::new();
+    b.git(&["remote", "add", "origin", url.to_str().unwrap()]);
+    let bin = common::bin();
+    // The tool's deterministic environment, around `script`.
+    let env = common::tool_cmd(b.path());
+    let mut script = std::process::Command::new("script");
+    script.current_dir(b.path());
+    for (k, v) in env.get_envs() {
+        match v {
+            Some(v) => script.env(k, v),
+            None => script.env_remove(k),
+        };
+    }
+    let out = script
+        .args(["-qec", &format!("'{}' fetch", bin.display()), "/dev/null"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    // git's own progress, passed through (on a terminal git reports it as it goes).
+    assert!(
+        text.contains("objects"),
+        "no progress on a terminal: {text:?}"
+    );
+    assert!(text.contains("20 new"), "{text:?}");
+    assert_eq!(heads_by_git(b.path()).len(), 20);
+}
+
 /// `git daemon` on a free port, killed when dropped (also when the test fails).
 struct Daemon {
     child: std::process::Child,
