@@ -24,6 +24,18 @@ fn main() {
             agent_rewind::trace::mark("command done");
             let exit_code = out.exit_code;
             let mut stdout = std::io::stdout().lock();
+            if json && let Some(write) = out.json_writer {
+                let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut stdout);
+                // A closed pipe is not an error worth reporting (as below).
+                let _ = write(&mut w)
+                    .and_then(|()| writeln!(w))
+                    .and_then(|()| w.flush());
+                drop(w);
+                if exit_code != 0 {
+                    std::process::exit(exit_code);
+                }
+                return;
+            }
             let text = if json {
                 serde_json::to_string_pretty(&out.json).expect("serializable")
             } else {

@@ -64,7 +64,7 @@ fn list_reflects_every_change_and_survives_a_corrupt_cache() {
     );
 
     // A corrupt cache is ignored and rebuilt.
-    let cache = repo.path().join(".git/agent-rewind/cache/runs.json");
+    let cache = repo.path().join(".git/agent-rewind/cache/runs.lines");
     assert!(cache.exists(), "list should keep its cache");
     std::fs::write(&cache, "{not json").unwrap();
     let rebuilt = repo.json(&["list", "--all"]);
@@ -73,11 +73,22 @@ fn list_reflects_every_change_and_survives_a_corrupt_cache() {
 
     // A cache entry that lies (same refs, edited summary) is what the key prevents: a cache
     // built for other refs is not used.
+    // The cache is one line per run: `<run> TAB <head> TAB <notes> TAB <summary JSON>`.
     let text = std::fs::read_to_string(&cache).unwrap();
-    let mut doc: Value = serde_json::from_str(&text).unwrap();
-    doc["runs"]["r2"]["head"] = Value::String("0".repeat(40));
-    doc["runs"]["r2"]["summary"]["label"] = Value::String("stale".into());
-    std::fs::write(&cache, serde_json::to_string(&doc).unwrap()).unwrap();
+    let edited: String = text
+        .lines()
+        .map(|l| {
+            if !l.starts_with("r2\t") {
+                return format!("{l}\n");
+            }
+            let parts: Vec<&str> = l.splitn(4, '\t').collect();
+            let mut summary: Value = serde_json::from_str(parts[3]).unwrap();
+            summary["label"] = Value::String("stale".into());
+            format!("r2\t{}\t{}\t{summary}\n", "0".repeat(40), parts[2])
+        })
+        .collect();
+    assert!(edited.contains("stale"), "r2 not in the cache: {text}");
+    std::fs::write(&cache, edited).unwrap();
     assert_eq!(run_entry(&repo.json(&["list"]), "r2")["label"], "first");
 }
 

@@ -71,7 +71,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
         Command::Start(a) => start::run(a, &ctx),
         Command::Checkpoint(a) => checkpoint::run(a, &ctx),
         Command::Step(a) => step::run(a, &ctx),
-        Command::List(a) => list::run(a, &ctx),
+        Command::List(a) => list::run(a, cli.json, &ctx),
         Command::Show(a) => show::run(a, &ctx),
         Command::Log(a) => log::run(a, cli.json, &ctx),
         Command::Diff(a) => diff::run(a, &ctx),

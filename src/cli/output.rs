@@ -7,7 +7,14 @@ pub struct Output {
     /// Exit status after printing: 0, or 1 when the command reported a partial failure
     /// (e.g. a push with rejected runs) in its output.
     pub exit_code: i32,
+    /// Writes the JSON document itself (pretty-printed, as `json` would be), for documents
+    /// too large to build as a `serde_json::Value` first (`list` of 100,000 runs). When set,
+    /// `json` is unused.
+    pub json_writer: Option<JsonWriter>,
 }
+
+/// See [`Output::json_writer`].
+pub type JsonWriter = Box<dyn FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>>;
 
 impl Output {
     pub fn new(json: serde_json::Value, human: String) -> Self {
@@ -15,6 +22,15 @@ impl Output {
             json,
             human,
             exit_code: 0,
+            json_writer: None,
+        }
+    }
+
+    /// An output whose JSON document is written by `writer` straight to stdout.
+    pub fn streamed(writer: JsonWriter, human: String) -> Self {
+        Output {
+            json_writer: Some(writer),
+            ..Output::new(serde_json::Value::Null, human)
         }
     }
 }

@@ -17,13 +17,16 @@ use crate::ids::RunId;
 use crate::journal::{active_run, clear_active_run};
 use crate::remote::staged::{self, LocalRun};
 use crate::store::ObjectId;
-use crate::store::{PublishError, RefChange, Store, layout};
+use crate::store::{PackedDelete, PublishError, RefChange, Store, layout};
 use crate::store::{read_if_exists, write_atomic};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Runs deleted per transaction.
 const CHUNK: usize = 500;
+/// From this many runs, refs are deleted from `packed-refs` in one rewrite
+/// (`Store::delete_packed_groups`) instead of a transaction per chunk that locks every ref.
+const PACKED_FROM: usize = 100;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct DeleteOutcome {
@@ -75,7 +78,37 @@ pub(crate) fn delete_runs(
         return Ok(vec![]);
     }
     let mut done = vec![];
-    for chunk in runs.chunks(CHUNK) {
+    let mut rest: Vec<(RunId, LocalRun)> = vec![];
+    if runs.len() >= PACKED_FROM {
+        // Many runs (gc): their refs packed, then deleted from packed-refs in one rewrite;
+        // whatever is loose meanwhile goes through the per-ref transactions below.
+        store.pack_refs()?;
+        crate::trace::mark("delete: refs packed");
+        let groups: Vec<Vec<(String, ObjectId)>> = runs
+            .iter()
+            .map(|(r, l)| {
+                changes_for(r, l)
+                    .into_iter()
+                    .filter_map(|c| Some((c.name, c.expected?)))
+                    .collect()
+            })
+            .collect();
+        let results = store.delete_packed_groups(&groups)?;
+        crate::trace::mark("delete: packed refs deleted");
+        for ((run, local), (group, result)) in runs.iter().zip(groups.iter().zip(results)) {
+            match result {
+                PackedDelete::Deleted => done.push((run.clone(), group.len())),
+                PackedDelete::NotPacked => rest.push((run.clone(), local.clone())),
+                PackedDelete::Changed => {}
+            }
+        }
+    }
+    let runs_left: &[(RunId, LocalRun)] = if runs.len() >= PACKED_FROM {
+        &rest
+    } else {
+        runs
+    };
+    for chunk in runs_left.chunks(CHUNK) {
         let changes: Vec<Vec<RefChange>> = chunk.iter().map(|(r, l)| changes_for(r, l)).collect();
         let all: Vec<RefChange> = changes.iter().flatten().cloned().collect();
         match store.publish(&all, "agent-rewind: delete runs") {
@@ -99,12 +132,14 @@ pub(crate) fn delete_runs(
         }
     }
     crate::crash_point!("delete:refs-deleted");
+    let deleted: std::collections::HashSet<&RunId> = done.iter().map(|(d, _)| d).collect();
     let tips: Vec<(RunId, ObjectId)> = runs
         .iter()
-        .filter(|(r, _)| done.iter().any(|(d, _)| d == r))
+        .filter(|(r, _)| deleted.contains(r))
         .filter_map(|(r, l)| l.head.map(|h| (r.clone(), h)))
         .collect();
     remember_deleted(store, &tips)?;
+    crate::trace::mark("delete: tombstones written");
     if let Ok(Some(active)) = active_run(store)
         && done.iter().any(|(d, _)| *d == active)
         && std::env::var_os("AGENT_RUN").is_none()

@@ -138,7 +138,12 @@ pub fn import_staged(
             }
         }
     }
-    for s in selected {
+    let mut progress = crate::remote::progress::Progress::new(
+        format!("Importing runs from {staging}"),
+        selected.len(),
+    );
+    for (i, s) in selected.into_iter().enumerate() {
+        progress.tick(i);
         let local = locals.get(&s.name).unwrap_or(&none);
         if local.head.is_none()
             && only.is_none()
@@ -165,6 +170,7 @@ pub fn import_staged(
         }
         out.add(report, only.is_some());
     }
+    progress.finish();
     Ok(out)
 }
 

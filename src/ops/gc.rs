@@ -66,6 +66,7 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
     }
     // One pass over the refs, two note reads per run (like `list`); newest first.
     let list = list_runs(store, true)?;
+    crate::trace::mark("gc: listed");
     let problems: Vec<String> = list
         .problems
         .iter()
@@ -126,7 +127,9 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
     if !opts.dry_run {
         // Runs that came from others first, so a lineage is never cut by a partial gc.
         let order = lineage_order(&deleted, &origins);
+        crate::trace::mark("gc: selected");
         let locals = staged::local_runs(store)?;
+        crate::trace::mark("gc: local refs read");
         let batch: Vec<_> = order
             .iter()
             .filter_map(|r| {
@@ -149,7 +152,9 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
             ok
         });
         crate::crash_point!("gc:runs-deleted");
+        crate::trace::mark("gc: runs deleted");
         store.pack_refs()?;
+        crate::trace::mark("gc: refs packed");
         crate::crash_point!("gc:refs-packed");
         refs_packed = true;
     }

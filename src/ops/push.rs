@@ -79,11 +79,20 @@ pub fn push(store: &Store, remote: &Remote, runs: &[RunId], all: bool) -> Result
         Some(a) => a.valid.clone(),
         None => select(store, runs)?,
     };
+    // With --all, every notes ref in one pass instead of a lookup per run.
+    let tips = match &all {
+        Some(_) => Some(store.notes_tips()?),
+        None => None,
+    };
     let mut specs: BTreeMap<RunId, Vec<String>> = BTreeMap::new();
     for run in &selected {
         let [refs, notes] = layout::push_refspecs(run);
         let mut s = vec![refs];
-        if store.notes_tip(run)?.is_some() {
+        let has_notes = match &tips {
+            Some(t) => t.contains_key(run.as_str()),
+            None => store.notes_tip(run)?.is_some(),
+        };
+        if has_notes {
             s.push(notes);
         }
         specs.insert(run.clone(), s);

@@ -8,6 +8,7 @@
 //! `FETCH_HEAD`, never executes anything it fetched, and never moves a run's own refs:
 //! deciding what a staged run means for the local one is `ops::fetch`'s job.
 
+pub mod progress;
 pub mod staged;
 
 use crate::error::IoResultExt;
@@ -173,7 +174,9 @@ pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>
 }
 
 fn fetch(store: &Store, source: &str, shown: &str, refspecs: &[String]) -> Result<()> {
-    let out = store.fetch_refspecs(source, refspecs)?;
+    // git's progress, on a terminal only (as git decides for itself when not captured).
+    let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let out = store.fetch_refspecs(source, refspecs, progress)?;
     if !out.success {
         return Err(
             Error::git(format!("`git fetch` from {shown} failed: {}", out.stderr))

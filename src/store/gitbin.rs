@@ -41,7 +41,7 @@ impl Store {
     /// the child's working directory does not matter), and never a `GIT_INDEX_FILE`
     /// inherited from a hook's environment: every git we start works on the repository's
     /// own index.
-    fn git_command(&self, dir: &Path, args: &[&str]) -> Command {
+    pub(super) fn git_command(&self, dir: &Path, args: &[&str]) -> Command {
         let mut c = Command::new("git");
         c.current_dir(dir)
             .args(args)

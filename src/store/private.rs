@@ -6,7 +6,7 @@
 //! <git dir>/agent-rewind/cache/dirwalk       the untracked-walk cache (per worktree)
 //! <git dir>/agent-rewind/tmp/                temp files of checkouts and index writes
 //! <git dir>/agent-rewind/touched/<run>       paths an agent edited since its last turn
-//! <common dir>/agent-rewind/cache/runs.json  the `list` summary cache
+//! <common dir>/agent-rewind/cache/runs.lines the `list` summary cache
 //! <common dir>/agent-rewind/deleted-runs     tombstones of deleted runs
 //! <common dir>/agent-rewind/locks/<name>.lock   writer flocks (a run, `backups`, …)
 //! <common dir>/agent-rewind/runners/<run>.lock  runner flocks
@@ -67,6 +67,10 @@ impl PrivatePaths<'_> {
     }
     /// The summary cache of `list`.
     pub fn runs_cache(&self) -> PathBuf {
+        self.shared().join("cache").join("runs.lines")
+    }
+    /// The summary cache of `list` before version 3 (removed when the new one is written).
+    pub fn legacy_runs_cache(&self) -> PathBuf {
         self.shared().join("cache").join("runs.json")
     }
     /// The page `view` writes when no output file is given.

@@ -26,7 +26,7 @@ pub(crate) const LOCK_WAIT: Duration = Duration::from_millis(1000);
 static CLAIMS: AtomicU32 = AtomicU32::new(0);
 
 /// A claim on one lock file: removed (the claim only, never the lock) on drop.
-pub(crate) struct Claim(PathBuf);
+pub(crate) struct Claim(pub(super) PathBuf);
 
 impl Drop for Claim {
     fn drop(&mut self) {
@@ -78,7 +78,7 @@ impl Store {
     }
 
     /// A fresh claim name for this process.
-    fn claim_path(&self) -> PathBuf {
+    pub(super) fn claim_path(&self) -> PathBuf {
         let n = CLAIMS.fetch_add(1, Ordering::Relaxed);
         self.claims_dir().join(format!(
             "{}@{}#{n}",
@@ -225,7 +225,7 @@ impl Store {
 
     /// Link `claim` to `lock` (taking the lock only if it is free), waiting up to
     /// [`LOCK_WAIT`] for a holder and removing a lock a dead process of ours left.
-    fn take_lock_by_link(&self, claim: &Path, lock: &Path) -> Result<()> {
+    pub(super) fn take_lock_by_link(&self, claim: &Path, lock: &Path) -> Result<()> {
         let deadline = Instant::now() + LOCK_WAIT;
         let mut swept = false;
         let mut recreated = 0;

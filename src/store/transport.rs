@@ -39,19 +39,66 @@ impl Store {
     }
 
     /// `git fetch` of `refspecs` from `source` (a remote name, URL or bundle path), quietly,
-    /// pruning the destinations and writing nothing else (no tags, no `FETCH_HEAD`).
-    pub fn fetch_refspecs(&self, source: &str, refspecs: &[String]) -> Result<GitOutput> {
+    /// pruning the destinations and writing nothing else (no tags, no `FETCH_HEAD`). With
+    /// `progress`, git's progress lines are passed on to our stderr as git writes them
+    /// (and still collected for the error message).
+    pub fn fetch_refspecs(
+        &self,
+        source: &str,
+        refspecs: &[String],
+        progress: bool,
+    ) -> Result<GitOutput> {
         let mut args = vec![
             "fetch",
             "--no-tags",
             "--prune",
             "--no-write-fetch-head",
-            "--quiet",
+            if progress { "--progress" } else { "--quiet" },
             "--no-recurse-submodules",
             source,
         ];
         args.extend(refspecs.iter().map(String::as_str));
-        self.git_output_of(&args)
+        if !progress {
+            return self.git_output_of(&args);
+        }
+        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
+        let mut child = self
+            .git_command(dir, &args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| crate::error::Error::git(format!("could not run git: {e}")))?;
+        let mut err = child.stderr.take().expect("piped");
+        let tee = std::thread::spawn(move || {
+            use std::io::{Read, Write};
+            let mut all = Vec::new();
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = err.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let _ = std::io::stderr().write_all(&buf[..n]);
+                all.extend_from_slice(&buf[..n]);
+            }
+            all
+        });
+        let out = child
+            .wait_with_output()
+            .map_err(|e| crate::error::Error::git(format!("could not run git: {e}")))?;
+        let stderr = tee.join().unwrap_or_default();
+        // Only the lines that are not progress (they end in `\r` or say `done.`) describe
+        // a failure.
+        let text = String::from_utf8_lossy(&stderr);
+        let message: Vec<&str> = text
+            .split(['\n', '\r'])
+            .filter(|l| !l.trim().is_empty() && !is_progress_line(l))
+            .collect();
+        Ok(GitOutput {
+            success: out.status.success(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: crate::error::one_line(&message.join("\n")),
+        })
     }
 
     /// `git bundle create FILE <refs…>`.
@@ -73,4 +120,12 @@ impl Store {
         let path = file.to_string_lossy();
         self.git_output_of(&["bundle", "list-heads", path.as_ref()])
     }
+}
+
+/// A line of git's progress output (`Receiving objects:  45% (…)`, `… done.`).
+fn is_progress_line(l: &str) -> bool {
+    let l = l.trim();
+    l.ends_with("done.")
+        || l.contains("% (")
+        || l.starts_with("remote: ") && (l.contains("% (") || l.ends_with("done."))
 }

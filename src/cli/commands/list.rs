@@ -18,7 +18,7 @@ pub struct ListArgs {
     pub all: bool,
 }
 
-pub fn run(a: ListArgs, ctx: &Ctx) -> Result<Output> {
+pub fn run(a: ListArgs, json: bool, ctx: &Ctx) -> Result<Output> {
     let store = ctx.store()?;
     match a.run {
         None => {
@@ -26,8 +26,19 @@ pub fn run(a: ListArgs, ctx: &Ctx) -> Result<Output> {
             for p in &list.problems {
                 crate::cli::render::warn(p);
             }
+            if json {
+                // Written straight to stdout: with 100,000 runs a `Value` of the whole list
+                // would cost several times the list's own memory.
+                let runs = list.runs;
+                return Ok(Output::streamed(
+                    Box::new(move |w| {
+                        serde_json::to_writer_pretty(w, &runs).map_err(std::io::Error::other)
+                    }),
+                    String::new(),
+                ));
+            }
             Ok(Output::new(
-                serde_json::to_value(&list.runs).expect("json"),
+                serde_json::Value::Null,
                 listing::runs_table(
                     &list.runs,
                     list.archived_hidden,
