@@ -21,6 +21,7 @@
 
 use crate::error::{Error, Result};
 use crate::store::Store;
+use crate::store::fsmonitor::Changes;
 use gix::bstr::{BStr, BString, ByteSlice};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -53,8 +54,23 @@ pub struct WalkOutcome {
 /// How many unreadable directories one walk steps around before it gives up.
 const MAX_UNREADABLE: usize = 64;
 
+/// What the filesystem monitor (`store::fsmonitor`) tells the walk.
+#[derive(Clone, Copy)]
+pub struct WalkMonitor<'a> {
+    /// What changed since our token (`None`: everything may have).
+    pub changes: Option<&'a Changes>,
+    /// The token the records of this walk will be valid at.
+    pub next_token: Option<&'a str>,
+}
+
 /// Find the untracked files of `store`'s worktree, with the cache unless it is turned off.
-pub fn untracked_files(store: &Store, index: &gix::index::State) -> Result<WalkOutcome> {
+/// With `monitor`, a cached directory the monitor did not report is known without a stat,
+/// when the cache's records are those of the token the monitor was asked with.
+pub fn untracked_files(
+    store: &Store,
+    index: &gix::index::State,
+    monitor: Option<WalkMonitor<'_>>,
+) -> Result<WalkOutcome> {
     let workdir = store.workdir()?.to_path_buf();
     let use_cache = store
         .repo()
@@ -70,18 +86,31 @@ pub fn untracked_files(store: &Store, index: &gix::index::State) -> Result<WalkO
     } else {
         Cache::default()
     };
+    // The monitor's answer holds for the cache only when its records are those of the token
+    // we asked with.
+    let changes = monitor
+        .and_then(|m| m.changes)
+        .filter(|c| previous.token.as_deref() == Some(c.since.as_str()));
+    let next_token = monitor.and_then(|m| m.next_token).map(str::to_string);
     let mut unreadable: Vec<(BString, String)> = Vec::new();
     loop {
         let prune: HashSet<BString> = unreadable.iter().map(|(p, _)| p.clone()).collect();
         match walk_once(
-            store, index, &workdir, &previous, walk_start, use_cache, &prune,
+            store, index, &workdir, &previous, walk_start, use_cache, &prune, changes,
         ) {
             Ok((next, mut outcome)) => {
                 outcome.unreadable = unreadable;
                 outcome.dirs_read = next.values().filter(|r| r.read_now).count();
                 if use_cache && outcome.unreadable.is_empty() {
-                    let cache = Cache { key, dirs: next };
-                    if previous.key != key || !same_records(&cache.dirs, &previous.dirs) {
+                    let cache = Cache {
+                        key,
+                        token: next_token,
+                        dirs: next,
+                    };
+                    if previous.key != key
+                        || previous.token != cache.token
+                        || !same_records(&cache.dirs, &previous.dirs)
+                    {
                         // Best effort: a cache that cannot be written only costs time next run.
                         let _ = cache.save(&cache_path);
                     }
@@ -124,6 +153,7 @@ fn unreadable_dir_of(e: &dyn std::fmt::Display, workdir: &Path) -> Option<(BStri
 }
 
 /// One directory walk that does not enter the directories in `prune`.
+#[allow(clippy::too_many_arguments)]
 fn walk_once(
     store: &Store,
     index: &gix::index::State,
@@ -132,10 +162,12 @@ fn walk_once(
     walk_start: SystemTime,
     use_cache: bool,
     prune: &HashSet<BString>,
+    changes: Option<&Changes>,
 ) -> std::result::Result<(BTreeMap<BString, DirRecord>, WalkOutcome), Box<dyn std::error::Error>> {
     let repo = store.repo();
     let mut delegate = CachingDelegate {
         prune,
+        changes,
         workdir,
         digests: IndexDigests::new(index),
         previous,
@@ -269,6 +301,8 @@ struct DirRecord {
 #[derive(Debug, Default)]
 struct Cache {
     key: u64,
+    /// The fsmonitor token the records are valid at (`store::fsmonitor`), if any.
+    token: Option<String>,
     dirs: BTreeMap<BString, DirRecord>,
 }
 
@@ -283,10 +317,12 @@ impl Cache {
     fn parse(data: &[u8], key: u64) -> Option<Cache> {
         let mut records = data.split(|b| *b == 0);
         let header = records.next()?.to_str().ok()?;
-        let (name, stored_key) = header.split_once('\t')?;
+        let mut fields = header.split('\t');
+        let (name, stored_key) = (fields.next()?, fields.next()?);
         if name != CACHE_HEADER || u64::from_str_radix(stored_key, 16).ok()? != key {
             return None;
         }
+        let token = fields.next().map(str::to_string);
         let mut dirs = BTreeMap::new();
         for rec in records.filter(|r| !r.is_empty()) {
             // fields\tpath: the path comes last as it may hold any byte but NUL.
@@ -313,12 +349,15 @@ impl Cache {
                 },
             );
         }
-        Some(Cache { key, dirs })
+        Some(Cache { key, token, dirs })
     }
 
     fn save(&self, path: &Path) -> Result<()> {
         let mut out = Vec::with_capacity(self.dirs.len() * 96);
         out.extend_from_slice(format!("{CACHE_HEADER}\t{:016x}", self.key).as_bytes());
+        if let Some(token) = self.token.as_deref().filter(|t| !t.contains(['\t', '\0'])) {
+            out.extend_from_slice(format!("\t{token}").as_bytes());
+        }
         for (dir, r) in &self.dirs {
             out.push(0);
             let flags = format!(
@@ -479,6 +518,9 @@ fn parent_of(rela: &BStr) -> &BStr {
 struct CachingDelegate<'a> {
     /// Directories not to enter (unreadable).
     prune: &'a HashSet<BString>,
+    /// What the monitor reported since the cache's token: directories it did not report
+    /// are known without a stat.
+    changes: Option<&'a Changes>,
     workdir: &'a Path,
     digests: IndexDigests<'a>,
     previous: &'a Cache,
@@ -577,6 +619,15 @@ impl CachingDelegate<'_> {
         for (dir, rec) in std::iter::once((rela, own)).chain(below.map(|(k, r)| (k.as_bstr(), r))) {
             if rec.racy || rec.ignore_racy || rec.has_untracked {
                 return None;
+            }
+            if let Some(changes) = self.changes {
+                if changes.dir_may_have_changed(dir) {
+                    return None;
+                }
+                let mut kept = rec.clone();
+                kept.read_now = false;
+                out.push((dir.to_owned(), kept));
+                continue;
             }
             let full = self.full_path(dir)?;
             if StatData::of(&full) != Some(rec.stat) {

@@ -11,7 +11,8 @@ use crate::error::{Error, Result};
 use crate::model::Excluded;
 use crate::redact::SECRET_PATH_PATTERNS;
 use crate::store::Store;
-use crate::store::dirwalk::untracked_files;
+use crate::store::dirwalk::{WalkMonitor, untracked_files};
+use crate::store::fsmonitor;
 use crate::store::glob_match;
 use crate::store::objects::retry_object_write;
 use crate::store::statcheck;
@@ -113,6 +114,8 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     let head_tree = repo.head_tree_id_or_empty()?.detach();
     let mut editor = TreeEdits::new(repo, head_tree)?;
     let protect = store.protect_options();
+    // Ask the filesystem monitor (when configured) while the index is read.
+    let pending = fsmonitor::start(store);
     let mut index = store.read_user_index()?;
     let attributes = repo.attributes_only(
         &index,
@@ -125,17 +128,40 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     // own threads) while the walk for untracked files runs here; gix's status pass then only
     // looks at the rest.
     let settings = statcheck::Settings::new(repo, &index);
+    let monitor = pending.map(fsmonitor::Pending::finish);
+    // Digests of the entries, to tell the ones the monitor's last answer proved (and to
+    // store the ones proved now); only with a monitor and the stat pass.
+    let digests = match (&monitor, &settings) {
+        (Some(_), Some(_)) => fsmonitor::entry_digests(&index),
+        _ => Vec::new(),
+    };
+    let known = monitor
+        .as_ref()
+        .and_then(|m| m.changes.as_ref())
+        .filter(|_| settings.is_some())
+        .map(|c| c.known_unchanged(&index, &digests));
+    let walk_monitor = monitor.as_ref().map(|m| WalkMonitor {
+        changes: m.changes.as_ref(),
+        next_token: m.next_token.as_deref(),
+    });
+    crate::trace::mark(&format!(
+        "snapshot: fsmonitor asked ({} entries known unchanged)",
+        known.as_ref().map_or(0, |k| k.iter().filter(|y| **y).count())
+    ));
     let (unchanged, walk) = std::thread::scope(|scope| {
         let state: &gix::index::State = &index;
         let check = settings.as_ref().map(|settings| {
             let workdir = workdir.as_path();
-            scope.spawn(move || statcheck::unchanged_entries(state, workdir, settings))
+            let known = known.as_deref();
+            scope.spawn(move || statcheck::unchanged_entries(state, workdir, settings, known))
         });
-        let walk = untracked_files(store, state);
+        let walk = untracked_files(store, state, walk_monitor);
         (check.map(|h| h.join().unwrap_or_default()), walk)
     });
     let walk = walk?;
-    let proven = unchanged.map_or(0, |u| statcheck::mark_uptodate(&mut index, &u));
+    let proven = unchanged
+        .as_ref()
+        .map_or(0, |u| statcheck::mark_uptodate(&mut index, u));
     let unreadable = |path: &[u8]| {
         walk.unreadable
             .iter()
@@ -363,6 +389,9 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     }
     let tree = editor.write()?;
     crate::trace::mark("snapshot: tree written");
+    if let (Some(monitor), Some(unchanged)) = (&monitor, &unchanged) {
+        monitor.save(store, &digests, unchanged);
+    }
     excluded.sort_by(|a, b| a.path.cmp(&b.path));
     excluded.dedup_by(|a, b| a.path == b.path);
     Ok(Snapshot {
