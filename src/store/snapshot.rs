@@ -144,10 +144,12 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
         changes: m.changes.as_ref(),
         next_token: m.next_token.as_deref(),
     });
-    crate::trace::mark(&format!(
-        "snapshot: fsmonitor asked ({} entries known unchanged)",
-        known.as_ref().map_or(0, |k| k.iter().filter(|y| **y).count())
-    ));
+    if monitor.is_some() {
+        crate::trace::mark(&format!(
+            "snapshot: fsmonitor asked ({} entries known unchanged)",
+            known.as_ref().map_or(0, |k| k.iter().filter(|y| **y).count())
+        ));
+    }
     let (unchanged, walk) = std::thread::scope(|scope| {
         let state: &gix::index::State = &index;
         let check = settings.as_ref().map(|settings| {
