@@ -30,11 +30,10 @@ impl Watchman {
             watched: Default::default(),
         };
         // Starts the server (`<TMPDIR>/<user>-state/`) and waits until it answers.
-        let out = w
-            .client()
-            .arg("get-sockname")
-            .output()
-            .expect("watchman must be installed (Debian package `watchman`; .ci/run installs it)");
+        let out =
+            w.client().arg("get-sockname").output().expect(
+                "watchman must be installed (Debian package `watchman`; .ci/run installs it)",
+            );
         assert!(
             out.status.success(),
             "watchman did not start: {}",
@@ -84,7 +83,10 @@ fn monitored_repo(w: &Watchman) -> Repo {
     let repo = Repo::new();
     for top in 0..10 {
         for f in 0..5 {
-            repo.write(&format!("d{top}/sub/deep/f{f}.txt"), &format!("{top} {f}\n"));
+            repo.write(
+                &format!("d{top}/sub/deep/f{f}.txt"),
+                &format!("{top} {f}\n"),
+            );
             repo.write(&format!("d{top}/f{f}.txt"), &format!("{top} {f}\n"));
         }
     }
@@ -158,7 +160,11 @@ fn add_all_tree(w: &Watchman, dir: &Path) -> String {
             .args(args)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     run(&["add", "-A"]);
@@ -241,7 +247,11 @@ fn the_tree_equals_git_add_all_after_every_kind_of_change() {
     // The first snapshot got our first token; this one asks the monitor.
     let t = checkpoint(&w, dir, "nothing");
     assert!(t.full_pass.is_none(), "{:?}", t.full_pass);
-    assert_eq!(t.known, entries(&w, dir), "every entry known from the monitor");
+    assert_eq!(
+        t.known,
+        entries(&w, dir),
+        "every entry known from the monitor"
+    );
 
     repo.write("d1/sub/deep/new.txt", "a new file\n");
     repo.write("d2/brand/new/dir.txt", "a new folder\n");
@@ -309,7 +319,11 @@ fn every_doubt_falls_back_to_the_full_pass() {
     std::fs::write(&f, "Z Z\n").unwrap();
     filetime::set_file_mtime(&f, filetime::FileTime::from_system_time(before)).unwrap();
     let t = checkpoint(&w, dir, "a reset watch");
-    assert!(t.full_pass.is_some(), "a reset watch must mean the full pass: {}", t.trace);
+    assert!(
+        t.full_pass.is_some(),
+        "a reset watch must mean the full pass: {}",
+        t.trace
+    );
     assert_eq!(t.known, 0);
 
     // The hook is missing.

@@ -142,7 +142,10 @@ impl Pending {
             return everything(token, "no token of ours yet");
         };
         if rest.first() == Some(&b'/') {
-            return everything(token, "the monitor reports that everything may have changed");
+            return everything(
+                token,
+                "the monitor reports that everything may have changed",
+            );
         }
         let mut paths: Vec<BString> = rest
             .split(|b| *b == 0)
@@ -198,8 +201,7 @@ impl Changes {
                 *v = false;
             }
             let lo = entries.partition_point(|e| e.path(index).as_bytes() < &prefix[..]);
-            let hi =
-                lo + entries[lo..].partition_point(|e| e.path(index).starts_with(&prefix));
+            let hi = lo + entries[lo..].partition_point(|e| e.path(index).starts_with(&prefix));
             for v in &mut out[lo..hi] {
                 *v = false;
             }
@@ -243,7 +245,9 @@ impl Monitor {
         kept.sort_unstable();
         kept.dedup();
         let mut out = Vec::with_capacity(kept.len() * 8 + 256);
-        out.extend_from_slice(format!("{FILE_HEADER}\n{}\n{token}\n{}\n", self.key, kept.len()).as_bytes());
+        out.extend_from_slice(
+            format!("{FILE_HEADER}\n{}\n{token}\n{}\n", self.key, kept.len()).as_bytes(),
+        );
         for d in kept {
             out.extend_from_slice(&d.to_le_bytes());
         }
@@ -340,7 +344,10 @@ fn settings_key(store: &Store, hook: &str, workdir: &Path) -> String {
         "core.symlinks",
         "core.ignoreCase",
     ] {
-        key.push_str(&format!(" {k}={:?}", config.string(k).map(|v| v.to_string())));
+        key.push_str(&format!(
+            " {k}={:?}",
+            config.string(k).map(|v| v.to_string())
+        ));
     }
     key.replace('\n', " ")
 }

@@ -85,7 +85,10 @@ impl StatData {
 
 /// Whether two caches hold the same records (whether a directory was read now or carried
 /// over does not matter).
-pub(super) fn same_records(a: &BTreeMap<BString, DirRecord>, b: &BTreeMap<BString, DirRecord>) -> bool {
+pub(super) fn same_records(
+    a: &BTreeMap<BString, DirRecord>,
+    b: &BTreeMap<BString, DirRecord>,
+) -> bool {
     a.len() == b.len()
         && a.iter().zip(b).all(|((ka, ra), (kb, rb))| {
             ka == kb
@@ -282,4 +285,3 @@ impl Digest {
         v ^ (v >> 33)
     }
 }
-
