@@ -117,7 +117,8 @@ def bench_fsmonitor(ctx: Context) -> SectionResult:
             want = run(["git", "write-tree"], cwd=repo, env=cenv).stdout.strip()
             if got != want:
                 mismatches[0] += 1
-                log(f"checkpoint (monitor {on}) tree differs from git add -A's")
+                diff = run(["git", "diff-tree", "-r", "--name-status", want, got], cwd=repo, env=env).stdout
+                log(f"checkpoint (monitor {on}) tree differs from git add -A's (git → tool):\n{diff}")
             return t
 
         def commit(with_hook: bool, on: bool):
@@ -158,6 +159,16 @@ def bench_fsmonitor(ctx: Context) -> SectionResult:
         monitor(False)
         touch()
         trace_plain = trace_lines(ctx, repo, env, 2)
+        # And one post-commit hook each way (the hook's stderr carries the trace).
+        trace_hook = {}
+        for on in (False, True):
+            monitor(on)
+            hooks(True)
+            touch()
+            run(["git", "add", "--", *work.tracked], cwd=repo, env=env)
+            p = run(["git", "commit", "-q", "-m", f"traced {on}"], cwd=repo, env=dict(env, AGENT_REWIND_TRACE="1"))
+            trace_hook[on] = [line.removeprefix("agent-rewind trace:").strip()
+                              for line in p.stderr.splitlines() if "trace:" in line]
     finally:
         wm.stop()
 
@@ -203,9 +214,11 @@ def bench_fsmonitor(ctx: Context) -> SectionResult:
         notes.append("Checks: every measured checkpoint's tree equalled `git add -A`'s of the same worktree.")
     notes.append("Profile of one checkpoint with Watchman (`AGENT_REWIND_TRACE=1`): " + "; ".join(trace_wm))
     notes.append("Without a monitor: " + "; ".join(trace_plain))
+    notes.append("The post-commit hook's checkpoint without a monitor: " + "; ".join(trace_hook[False]))
+    notes.append("… and with Watchman: " + "; ".join(trace_hook[True]))
     return SectionResult(
         headers=["target", "ours", "against", "ratio", "target", "met"],
         rows=rows,
         notes=notes,
-        raw={"times": times, "overhead": overhead, "overhead_wm": overhead_wm, "trace_wm": trace_wm, "trace_plain": trace_plain},
+        raw={"times": times, "overhead": overhead, "overhead_wm": overhead_wm, "trace_wm": trace_wm, "trace_plain": trace_plain, "trace_hook": trace_hook},
     )

@@ -132,13 +132,14 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     // own threads) while the walk for untracked files runs here; gix's status pass then only
     // looks at the rest.
     let settings = statcheck::Settings::new(repo, &index);
-    let monitor = pending.map(fsmonitor::Pending::finish);
     // Digests of the entries, to tell the ones the monitor's last answer proved (and to
-    // store the ones proved now); only with a monitor and the stat pass.
-    let digests = match (&monitor, &settings) {
+    // store the ones proved now); only with a monitor and the stat pass. Computed while the
+    // hook runs.
+    let digests = match (&pending, &settings) {
         (Some(_), Some(_)) => fsmonitor::entry_digests(&index),
         _ => Vec::new(),
     };
+    let monitor = pending.map(fsmonitor::Pending::finish);
     let known = monitor
         .as_ref()
         .and_then(|m| m.changes.as_ref())
