@@ -326,6 +326,19 @@ fn every_doubt_falls_back_to_the_full_pass() {
     );
     assert_eq!(t.known, 0);
 
+    // Watchman restarts (a fresh instance lists the files that exist, not those deleted
+    // while it was down): a tracked file deleted meanwhile must not stay in the tree.
+    checkpoint(&w, dir, "a token again");
+    let out = w.cmd().arg("shutdown-server").output().unwrap();
+    assert!(out.status.success());
+    std::fs::remove_file(dir.join("d8/sub/deep/f1.txt")).unwrap();
+    let t = checkpoint(&w, dir, "a restarted watchman");
+    assert!(
+        t.full_pass.is_some(),
+        "a restarted watchman must mean the full pass: {}",
+        t.trace
+    );
+
     // The hook is missing.
     repo.git(&["config", "core.fsmonitor", ".git/hooks/no-such-hook"]);
     repo.write("d3/f1.txt", "while the hook is missing\n");

@@ -147,6 +147,13 @@ impl Pending {
                 "the monitor reports that everything may have changed",
             );
         }
+        if token
+            .as_deref()
+            .is_some_and(|t| !same_watchman_instance(&since, t))
+        {
+            // A fresh Watchman instance lists the files that exist, not those deleted since.
+            return everything(token, "the monitor's token is of another instance");
+        }
         let mut paths: Vec<BString> = rest
             .split(|b| *b == 0)
             .filter(|p| !p.is_empty())
@@ -327,6 +334,19 @@ fn parse_reply(reply: &[u8]) -> Option<(String, &[u8])> {
     usable_token(token).then(|| (token.to_string(), &reply[nul + 1..]))
 }
 
+/// Whether two Watchman clocks (`c:<start>:<pid>:<root>:<ticks>`) are of the same server
+/// instance and watch; tokens of other monitors are taken as they come.
+fn same_watchman_instance(old: &str, new: &str) -> bool {
+    let instance = |t: &str| {
+        t.starts_with("c:")
+            .then(|| t.rsplit_once(':').map(|(i, _)| i.to_string()))
+    };
+    match (instance(old), instance(new)) {
+        (Some(a), Some(b)) => a.is_some() && a == b,
+        _ => true,
+    }
+}
+
 /// A token we can store and pass back as one argument.
 fn usable_token(token: &str) -> bool {
     !token.is_empty() && !token.contains(['\n', '\t', '\0'])
@@ -390,6 +410,14 @@ mod tests {
         assert_eq!(parse_reply(b"c:1:2\0/").unwrap().1, b"/");
         assert!(parse_reply(b"no nul").is_none());
         assert!(parse_reply(b"\0a").is_none());
+    }
+
+    #[test]
+    fn a_new_watchman_instance_is_noticed() {
+        assert!(same_watchman_instance("c:1:2:1:5", "c:1:2:1:9"));
+        assert!(!same_watchman_instance("c:1:2:1:5", "c:1:3:1:9"));
+        assert!(!same_watchman_instance("c:1:2:1:5", "c:1:2:2:1"));
+        assert!(same_watchman_instance("123", "456"));
     }
 
     #[test]
