@@ -126,6 +126,11 @@ def bench_fsmonitor(ctx: Context) -> SectionResult:
                 mismatches[0] += 1
                 diff = run(["git", "diff-tree", "-r", "--name-status", want, got], cwd=repo, env=env).stdout
                 log(f"checkpoint (monitor {on}) tree differs from git add -A's (git → tool):\n{diff}")
+                conf = run(["git", "config", "--get", "core.fsmonitor"], cwd=repo, env=env, check=False).stdout.strip()
+                log(f"  core.fsmonitor={conf!r}; unchanged={out.get('unchanged')}; checkpoint {out['checkpoint']}; "
+                    f"took {t * 1000:.0f} ms")
+                again = trace_lines(ctx, repo, env, 1000 + gen[0])
+                log("  a checkpoint now: " + "; ".join(again))
             return t
 
         def commit(with_hook: bool, on: bool):
