@@ -118,7 +118,9 @@ def bench_fsmonitor(ctx: Context) -> SectionResult:
                     cwd=repo, env=env).stdout))
             got = run(["git", "rev-parse", out["checkpoint"] + "^{tree}"], cwd=repo, env=env).stdout.strip()
             tmp_index = repo / ".git" / "bench-check-index"
-            shutil.copyfile(repo / ".git" / "index", tmp_index)
+            # copy2 keeps the index's mtime: a copy stamped "now" makes git trust stale stat data
+            # (racy git) and miss same-size edits.
+            shutil.copy2(repo / ".git" / "index", tmp_index)
             cenv = dict(env, GIT_INDEX_FILE=str(tmp_index))
             run(["git", "-c", "core.fsmonitor=false", "add", "-A"], cwd=repo, env=cenv)
             want = run(["git", "write-tree"], cwd=repo, env=cenv).stdout.strip()
