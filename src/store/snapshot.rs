@@ -4,8 +4,9 @@
 //! One in-process `gix` status pass (stat cache of the real index, dirwalk honouring
 //! ignores) and a tree editor over HEAD's tree: only changed files are hashed and only their
 //! trees rewritten, though the stat pass and the directory walk still visit every file (as
-//! `git add -A` does; see docs/PERFORMANCE.md). Part of the store because it is gix through
-//! and through. It must never write the user's index, HEAD or files: it only writes objects.
+//! `git add -A` does; see docs/PERFORMANCE.md) unless `core.fsmonitor` names a hook, whose
+//! answer (`store::fsmonitor`) spares the stats of what did not change. Part of the store
+//! because it is gix through and through. It must never write the user's index, HEAD or files: it only writes objects.
 
 use crate::error::{Error, Result};
 use crate::model::Excluded;
