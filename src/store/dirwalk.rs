@@ -21,11 +21,17 @@
 
 use crate::error::{Error, Result};
 use crate::store::Store;
+use crate::store::fsmonitor::Changes;
 use gix::bstr::{BStr, BString, ByteSlice};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+mod cache;
+
+pub(super) use cache::StatData;
+use cache::{Cache, Digest, DirRecord, cache_key, same_records};
 
 const CACHE_HEADER: &str = "agent-rewind dirwalk cache v1";
 /// Stat data this close to the walk's start may not show a change made right after it.
@@ -53,8 +59,23 @@ pub struct WalkOutcome {
 /// How many unreadable directories one walk steps around before it gives up.
 const MAX_UNREADABLE: usize = 64;
 
+/// What the filesystem monitor (`store::fsmonitor`) tells the walk.
+#[derive(Clone, Copy)]
+pub struct WalkMonitor<'a> {
+    /// What changed since our token (`None`: everything may have).
+    pub changes: Option<&'a Changes>,
+    /// The token the records of this walk will be valid at.
+    pub next_token: Option<&'a str>,
+}
+
 /// Find the untracked files of `store`'s worktree, with the cache unless it is turned off.
-pub fn untracked_files(store: &Store, index: &gix::index::State) -> Result<WalkOutcome> {
+/// With `monitor`, a cached directory the monitor did not report is known without a stat,
+/// when the cache's records are those of the token the monitor was asked with.
+pub fn untracked_files(
+    store: &Store,
+    index: &gix::index::State,
+    monitor: Option<WalkMonitor<'_>>,
+) -> Result<WalkOutcome> {
     let workdir = store.workdir()?.to_path_buf();
     let use_cache = store
         .repo()
@@ -70,18 +91,31 @@ pub fn untracked_files(store: &Store, index: &gix::index::State) -> Result<WalkO
     } else {
         Cache::default()
     };
+    // The monitor's answer holds for the cache only when its records are those of the token
+    // we asked with.
+    let changes = monitor
+        .and_then(|m| m.changes)
+        .filter(|c| previous.token.as_deref() == Some(c.since.as_str()));
+    let next_token = monitor.and_then(|m| m.next_token).map(str::to_string);
     let mut unreadable: Vec<(BString, String)> = Vec::new();
     loop {
         let prune: HashSet<BString> = unreadable.iter().map(|(p, _)| p.clone()).collect();
         match walk_once(
-            store, index, &workdir, &previous, walk_start, use_cache, &prune,
+            store, index, &workdir, &previous, walk_start, use_cache, &prune, changes,
         ) {
             Ok((next, mut outcome)) => {
                 outcome.unreadable = unreadable;
                 outcome.dirs_read = next.values().filter(|r| r.read_now).count();
                 if use_cache && outcome.unreadable.is_empty() {
-                    let cache = Cache { key, dirs: next };
-                    if previous.key != key || !same_records(&cache.dirs, &previous.dirs) {
+                    let cache = Cache {
+                        key,
+                        token: next_token,
+                        dirs: next,
+                    };
+                    if previous.key != key
+                        || previous.token != cache.token
+                        || !same_records(&cache.dirs, &previous.dirs)
+                    {
                         // Best effort: a cache that cannot be written only costs time next run.
                         let _ = cache.save(&cache_path);
                     }
@@ -124,6 +158,7 @@ fn unreadable_dir_of(e: &dyn std::fmt::Display, workdir: &Path) -> Option<(BStri
 }
 
 /// One directory walk that does not enter the directories in `prune`.
+#[allow(clippy::too_many_arguments)]
 fn walk_once(
     store: &Store,
     index: &gix::index::State,
@@ -132,10 +167,12 @@ fn walk_once(
     walk_start: SystemTime,
     use_cache: bool,
     prune: &HashSet<BString>,
+    changes: Option<&Changes>,
 ) -> std::result::Result<(BTreeMap<BString, DirRecord>, WalkOutcome), Box<dyn std::error::Error>> {
     let repo = store.repo();
     let mut delegate = CachingDelegate {
         prune,
+        changes,
         workdir,
         digests: IndexDigests::new(index),
         previous,
@@ -160,270 +197,6 @@ fn walk_once(
     )?;
     let CachingDelegate { next, outcome, .. } = delegate;
     Ok((next, outcome))
-}
-
-/// Stat data of a file or directory (not following a symlink), as far as it tells of a
-/// change: the walk cache's directories and `.gitignore`s, and `packed-refs` for ref listings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct StatData {
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-    ino: u64,
-    dev: u64,
-    mode: u32,
-    size: u64,
-}
-
-impl StatData {
-    #[cfg(unix)]
-    pub(super) fn of(path: &Path) -> Option<StatData> {
-        use std::os::unix::fs::MetadataExt;
-        let md = std::fs::symlink_metadata(path).ok()?;
-        Some(StatData {
-            mtime: (md.mtime(), md.mtime_nsec()),
-            ctime: (md.ctime(), md.ctime_nsec()),
-            ino: md.ino(),
-            dev: md.dev(),
-            mode: md.mode(),
-            size: md.size(),
-        })
-    }
-
-    #[cfg(not(unix))]
-    fn of(_path: &Path) -> Option<StatData> {
-        None
-    }
-
-    /// Changed at or after `after`: a change right after the stat could keep the same data.
-    fn is_racy(&self, after: SystemTime) -> bool {
-        let after = after.duration_since(UNIX_EPOCH).unwrap_or_default();
-        let after = (after.as_secs() as i64, i64::from(after.subsec_nanos()));
-        self.mtime >= after || self.ctime >= after
-    }
-
-    fn encode(&self) -> String {
-        format!(
-            "{}.{} {}.{} {} {} {} {}",
-            self.mtime.0,
-            self.mtime.1,
-            self.ctime.0,
-            self.ctime.1,
-            self.ino,
-            self.dev,
-            self.mode,
-            self.size
-        )
-    }
-
-    fn decode(s: &str) -> Option<StatData> {
-        let mut it = s.split(' ');
-        let pair = |v: &str| -> Option<(i64, i64)> {
-            let (a, b) = v.split_once('.')?;
-            Some((a.parse().ok()?, b.parse().ok()?))
-        };
-        let out = StatData {
-            mtime: pair(it.next()?)?,
-            ctime: pair(it.next()?)?,
-            ino: it.next()?.parse().ok()?,
-            dev: it.next()?.parse().ok()?,
-            mode: it.next()?.parse().ok()?,
-            size: it.next()?.parse().ok()?,
-        };
-        it.next().is_none().then_some(out)
-    }
-}
-
-/// Whether two caches hold the same records (whether a directory was read now or carried
-/// over does not matter).
-fn same_records(a: &BTreeMap<BString, DirRecord>, b: &BTreeMap<BString, DirRecord>) -> bool {
-    a.len() == b.len()
-        && a.iter().zip(b).all(|((ka, ra), (kb, rb))| {
-            ka == kb
-                && ra.stat == rb.stat
-                && ra.gitignore == rb.gitignore
-                && ra.has_untracked == rb.has_untracked
-                && ra.index == rb.index
-                && ra.racy == rb.racy
-                && ra.ignore_racy == rb.ignore_racy
-        })
-}
-
-/// What the walk learned about one directory it read.
-#[derive(Debug, Clone)]
-struct DirRecord {
-    stat: StatData,
-    /// Stat data of `<dir>/.gitignore`, `None` when there is none.
-    gitignore: Option<StatData>,
-    /// Whether an untracked entry sits directly in this directory.
-    has_untracked: bool,
-    /// The index entries below this directory: (count, digest).
-    index: (u64, u64),
-    /// The directory's stat data was too recent to be trusted next time.
-    racy: bool,
-    /// The `.gitignore`'s stat data was too recent to be trusted next time.
-    ignore_racy: bool,
-    /// Read in this walk (not carried over from the cache); not stored.
-    read_now: bool,
-}
-
-#[derive(Debug, Default)]
-struct Cache {
-    key: u64,
-    dirs: BTreeMap<BString, DirRecord>,
-}
-
-impl Cache {
-    fn load(path: &Path, key: u64) -> Cache {
-        let Ok(data) = std::fs::read(path) else {
-            return Cache::default();
-        };
-        Self::parse(&data, key).unwrap_or_default()
-    }
-
-    fn parse(data: &[u8], key: u64) -> Option<Cache> {
-        let mut records = data.split(|b| *b == 0);
-        let header = records.next()?.to_str().ok()?;
-        let (name, stored_key) = header.split_once('\t')?;
-        if name != CACHE_HEADER || u64::from_str_radix(stored_key, 16).ok()? != key {
-            return None;
-        }
-        let mut dirs = BTreeMap::new();
-        for rec in records.filter(|r| !r.is_empty()) {
-            // fields\tpath: the path comes last as it may hold any byte but NUL.
-            let mut fields = rec.splitn(6, |b| *b == b'\t');
-            let stat = StatData::decode(fields.next()?.to_str().ok()?)?;
-            let gitignore = match fields.next()?.to_str().ok()? {
-                "-" => None,
-                s => Some(StatData::decode(s)?),
-            };
-            let flags = fields.next()?.to_str().ok()?;
-            let count = fields.next()?.to_str().ok()?.parse().ok()?;
-            let digest = u64::from_str_radix(fields.next()?.to_str().ok()?, 16).ok()?;
-            let path = BString::from(fields.next()?);
-            dirs.insert(
-                path,
-                DirRecord {
-                    stat,
-                    gitignore,
-                    has_untracked: flags.contains('u'),
-                    index: (count, digest),
-                    racy: flags.contains('r'),
-                    ignore_racy: flags.contains('i'),
-                    read_now: false,
-                },
-            );
-        }
-        Some(Cache { key, dirs })
-    }
-
-    fn save(&self, path: &Path) -> Result<()> {
-        let mut out = Vec::with_capacity(self.dirs.len() * 96);
-        out.extend_from_slice(format!("{CACHE_HEADER}\t{:016x}", self.key).as_bytes());
-        for (dir, r) in &self.dirs {
-            out.push(0);
-            let flags = format!(
-                "{}{}{}-",
-                if r.has_untracked { "u" } else { "" },
-                if r.racy { "r" } else { "" },
-                if r.ignore_racy { "i" } else { "" }
-            );
-            let gitignore = r.gitignore.map_or_else(|| "-".to_string(), |s| s.encode());
-            out.extend_from_slice(
-                format!(
-                    "{}\t{gitignore}\t{flags}\t{}\t{:016x}\t",
-                    r.stat.encode(),
-                    r.index.0,
-                    r.index.1
-                )
-                .as_bytes(),
-            );
-            out.extend_from_slice(dir);
-        }
-        super::write_atomic(path, &out, None)
-    }
-}
-
-/// Everything outside the worktree that decides what the walk reports: if any of it
-/// changes, no record of the cache is used.
-fn cache_key(store: &Store, workdir: &Path) -> u64 {
-    let mut h = Digest::default();
-    h.bytes(CACHE_HEADER.as_bytes());
-    h.bytes(workdir.as_os_str().as_encoded_bytes());
-    let config = store.repo().config_snapshot();
-    for key in [
-        "core.ignoreCase",
-        "core.excludesFile",
-        "core.precomposeUnicode",
-    ] {
-        h.bytes(key.as_bytes());
-        h.bytes(
-            config
-                .string(key)
-                .as_deref()
-                .map_or(&b"-"[..], |v| v.as_ref()),
-        );
-    }
-    let mut sources = vec![store.common_dir().join("info").join("exclude")];
-    if let Some(p) = config.trusted_path("core.excludesFile").ok().flatten() {
-        sources.push(p);
-    }
-    if let Some(p) = std::env::var_os("XDG_CONFIG_HOME") {
-        sources.push(PathBuf::from(p).join("git").join("ignore"));
-    }
-    if let Some(p) = std::env::var_os("HOME") {
-        sources.push(PathBuf::from(p).join(".config").join("git").join("ignore"));
-    }
-    let racy_after = SystemTime::now() - RACY_MARGIN;
-    for source in sources {
-        h.bytes(source.as_os_str().as_encoded_bytes());
-        match StatData::of(&source) {
-            // A global ignore file changed moments ago might change again unseen: a key
-            // that matches nothing makes the next walk read everything.
-            Some(s) if s.is_racy(racy_after) => h.u64(
-                SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .map_or(0, |d| d.as_nanos() as u64),
-            ),
-            Some(s) => h.bytes(s.encode().as_bytes()),
-            None => h.bytes(b"-"),
-        }
-    }
-    h.finish()
-}
-
-/// A small, fast, non-cryptographic digest (the cache is local and only detects changes).
-#[derive(Clone, Copy)]
-struct Digest(u64);
-
-impl Default for Digest {
-    fn default() -> Self {
-        Digest(0x9e37_79b9_7f4a_7c15)
-    }
-}
-
-impl Digest {
-    fn u64(&mut self, v: u64) {
-        self.0 = (self.0 ^ v)
-            .wrapping_mul(0xff51_afd7_ed55_8ccd)
-            .rotate_left(29);
-    }
-
-    fn bytes(&mut self, data: &[u8]) {
-        let mut chunks = data.chunks_exact(8);
-        for c in &mut chunks {
-            self.u64(u64::from_le_bytes(c.try_into().expect("8 bytes")));
-        }
-        let mut tail = [0u8; 8];
-        tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-        self.u64(u64::from_le_bytes(tail) ^ ((data.len() as u64) << 56));
-    }
-
-    fn finish(self) -> u64 {
-        let mut v = self.0;
-        v ^= v >> 33;
-        v = v.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        v ^ (v >> 33)
-    }
 }
 
 /// Per-entry digests of the index with prefix sums, so that the digest of all entries below
@@ -479,6 +252,9 @@ fn parent_of(rela: &BStr) -> &BStr {
 struct CachingDelegate<'a> {
     /// Directories not to enter (unreadable).
     prune: &'a HashSet<BString>,
+    /// What the monitor reported since the cache's token: directories it did not report
+    /// are known without a stat.
+    changes: Option<&'a Changes>,
     workdir: &'a Path,
     digests: IndexDigests<'a>,
     previous: &'a Cache,
@@ -577,6 +353,15 @@ impl CachingDelegate<'_> {
         for (dir, rec) in std::iter::once((rela, own)).chain(below.map(|(k, r)| (k.as_bstr(), r))) {
             if rec.racy || rec.ignore_racy || rec.has_untracked {
                 return None;
+            }
+            if let Some(changes) = self.changes {
+                if changes.dir_may_have_changed(dir) {
+                    return None;
+                }
+                let mut kept = rec.clone();
+                kept.read_now = false;
+                out.push((dir.to_owned(), kept));
+                continue;
             }
             let full = self.full_path(dir)?;
             if StatData::of(&full) != Some(rec.stat) {

@@ -7,6 +7,7 @@
 //! that operation's backup: `worktree`, `userindex`, `gitbin`), and never prints.
 
 mod dirwalk;
+mod fsmonitor;
 mod gitbin;
 mod indexlock;
 pub mod layout;

@@ -4,6 +4,7 @@
 //! ```text
 //! <git dir>/agent-rewind/active-run          the worktree's active run (per worktree)
 //! <git dir>/agent-rewind/cache/dirwalk       the untracked-walk cache (per worktree)
+//! <git dir>/agent-rewind/cache/fsmonitor     our fsmonitor token and proofs (per worktree)
 //! <git dir>/agent-rewind/tmp/                temp files of checkouts and index writes
 //! <git dir>/agent-rewind/touched/<run>       paths an agent edited since its last turn
 //! <common dir>/agent-rewind/cache/runs.lines the `list` summary cache
@@ -55,6 +56,10 @@ impl PrivatePaths<'_> {
     /// The untracked-walk cache of this worktree.
     pub fn dirwalk_cache(&self) -> PathBuf {
         self.worktree().join("cache").join("dirwalk")
+    }
+    /// Our fsmonitor token with the digests of the index entries it proves (store::fsmonitor).
+    pub fn fsmonitor_token(&self) -> PathBuf {
+        self.worktree().join("cache").join("fsmonitor")
     }
     /// Temp files of checkouts and index writes (never in the worktree itself).
     pub fn tmp_dir(&self) -> PathBuf {

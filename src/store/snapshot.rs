@@ -4,20 +4,26 @@
 //! One in-process `gix` status pass (stat cache of the real index, dirwalk honouring
 //! ignores) and a tree editor over HEAD's tree: only changed files are hashed and only their
 //! trees rewritten, though the stat pass and the directory walk still visit every file (as
-//! `git add -A` does; see docs/PERFORMANCE.md). Part of the store because it is gix through
-//! and through. It must never write the user's index, HEAD or files: it only writes objects.
+//! `git add -A` does; see docs/PERFORMANCE.md) unless `core.fsmonitor` names a hook, whose
+//! answer (`store::fsmonitor`) spares the stats of what did not change. Part of the store
+//! because it is gix through and through. It must never write the user's index, HEAD or files: it only writes objects.
 
 use crate::error::{Error, Result};
 use crate::model::Excluded;
 use crate::redact::SECRET_PATH_PATTERNS;
 use crate::store::Store;
-use crate::store::dirwalk::untracked_files;
+use crate::store::dirwalk::{WalkMonitor, untracked_files};
+use crate::store::fsmonitor;
 use crate::store::glob_match;
 use crate::store::objects::retry_object_write;
 use crate::store::statcheck;
 use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
 use std::collections::HashSet;
+
+mod status;
+
+use status::{staged_changes, worktree_changes};
 
 /// Default `agentRewind.maxUntrackedSize`: 10 MiB.
 pub const DEFAULT_MAX_UNTRACKED: u64 = 10 * 1024 * 1024;
@@ -113,6 +119,8 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     let head_tree = repo.head_tree_id_or_empty()?.detach();
     let mut editor = TreeEdits::new(repo, head_tree)?;
     let protect = store.protect_options();
+    // Ask the filesystem monitor (when configured) while the index is read.
+    let pending = fsmonitor::start(store);
     let mut index = store.read_user_index()?;
     let attributes = repo.attributes_only(
         &index,
@@ -125,17 +133,45 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     // own threads) while the walk for untracked files runs here; gix's status pass then only
     // looks at the rest.
     let settings = statcheck::Settings::new(repo, &index);
+    // Digests of the entries, to tell the ones the monitor's last answer proved (and to
+    // store the ones proved now); only with a monitor and the stat pass. Computed while the
+    // hook runs.
+    let digests = match (&pending, &settings) {
+        (Some(_), Some(_)) => fsmonitor::entry_digests(&index),
+        _ => Vec::new(),
+    };
+    let monitor = pending.map(fsmonitor::Pending::finish);
+    let known = monitor
+        .as_ref()
+        .and_then(|m| m.changes.as_ref())
+        .filter(|_| settings.is_some())
+        .map(|c| c.known_unchanged(&index, &digests));
+    let walk_monitor = monitor.as_ref().map(|m| WalkMonitor {
+        changes: m.changes.as_ref(),
+        next_token: m.next_token.as_deref(),
+    });
+    if monitor.is_some() {
+        crate::trace::mark(&format!(
+            "snapshot: fsmonitor asked ({} entries known unchanged)",
+            known
+                .as_ref()
+                .map_or(0, |k| k.iter().filter(|y| **y).count())
+        ));
+    }
     let (unchanged, walk) = std::thread::scope(|scope| {
         let state: &gix::index::State = &index;
         let check = settings.as_ref().map(|settings| {
             let workdir = workdir.as_path();
-            scope.spawn(move || statcheck::unchanged_entries(state, workdir, settings))
+            let known = known.as_deref();
+            scope.spawn(move || statcheck::unchanged_entries(state, workdir, settings, known))
         });
-        let walk = untracked_files(store, state);
+        let walk = untracked_files(store, state, walk_monitor);
         (check.map(|h| h.join().unwrap_or_default()), walk)
     });
     let walk = walk?;
-    let proven = unchanged.map_or(0, |u| statcheck::mark_uptodate(&mut index, &u));
+    let proven = unchanged
+        .as_ref()
+        .map_or(0, |u| statcheck::mark_uptodate(&mut index, u));
     let unreadable = |path: &[u8]| {
         walk.unreadable
             .iter()
@@ -363,6 +399,9 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     }
     let tree = editor.write()?;
     crate::trace::mark("snapshot: tree written");
+    if let (Some(monitor), Some(unchanged)) = (&monitor, &unchanged) {
+        monitor.save(store, &digests, unchanged);
+    }
     excluded.sort_by(|a, b| a.path.cmp(&b.path));
     excluded.dedup_by(|a, b| a.path == b.path);
     Ok(Snapshot {
@@ -476,94 +515,6 @@ impl<'r> TreeEdits<'r> {
 fn edit_failed(path: &BStr, e: &dyn std::fmt::Display) -> Error {
     Error::other(format!(
         "cannot put {path} into the snapshot tree: {}",
-        crate::error::one_line(&e.to_string())
-    ))
-}
-
-/// Index entries that differ from HEAD's tree (what is staged).
-fn staged_changes(
-    repo: &gix::Repository,
-    head_tree: ObjectId,
-    index: &gix::index::State,
-) -> Result<Vec<gix::diff::index::Change>> {
-    let mut out = Vec::new();
-    repo.tree_index_status(
-        &head_tree,
-        index,
-        None,
-        gix::status::tree_index::TrackRenames::Disabled,
-        |change, _, _| {
-            out.push(change.into_owned());
-            Ok(gix::diff::index::Action::Continue(()))
-        },
-    )
-    .map_err(|e| status_failed(&e))?;
-    Ok(out)
-}
-
-type WorktreeStatus = gix::status::plumbing::index_as_worktree::EntryStatus<(), ()>;
-
-/// Index entries that differ from the worktree, by gix's per-entry logic (entries already
-/// marked `UPTODATE` are skipped). Called directly rather than through `Repository::status`,
-/// which also loads the repository's own copy of the index to look for `.gitmodules`.
-fn worktree_changes(
-    repo: &gix::Repository,
-    index: &gix::index::State,
-    threads: Option<usize>,
-) -> Result<Vec<(gix::bstr::BString, WorktreeStatus)>> {
-    struct Collect(Vec<(gix::bstr::BString, WorktreeStatus)>);
-    impl<'index> gix::status::plumbing::index_as_worktree_with_renames::VisitEntry<'index> for Collect {
-        type ContentChange = ();
-        type SubmoduleStatus = ();
-        fn visit_entry(
-            &mut self,
-            entry: gix::status::plumbing::index_as_worktree_with_renames::Entry<'index, (), ()>,
-        ) {
-            if let gix::status::plumbing::index_as_worktree_with_renames::Entry::Modification {
-                rela_path,
-                status,
-                ..
-            } = entry
-            {
-                self.0.push((rela_path.to_owned(), status));
-            }
-        }
-    }
-    /// Submodules are recorded by their commit in the index: their worktree is not looked at.
-    #[derive(Clone)]
-    struct IgnoreSubmodules;
-    impl gix::status::plumbing::index_as_worktree::traits::SubmoduleStatus for IgnoreSubmodules {
-        type Output = ();
-        fn status(
-            &mut self,
-            _entry: &gix::index::Entry,
-            _rela_path: &BStr,
-        ) -> std::result::Result<Option<()>, gix::Error> {
-            Ok(None)
-        }
-    }
-
-    let mut collect = Collect(Vec::new());
-    repo.index_worktree_status(
-        index,
-        Vec::<gix::bstr::BString>::new(),
-        &mut collect,
-        gix::status::plumbing::index_as_worktree::traits::FastEq,
-        IgnoreSubmodules,
-        &mut gix::progress::Discard,
-        &std::sync::atomic::AtomicBool::new(false),
-        gix::status::index_worktree::Options {
-            thread_limit: threads,
-            ..Default::default()
-        },
-    )
-    .map_err(|e| status_failed(&e))?;
-    Ok(collect.0)
-}
-
-fn status_failed(e: &dyn std::fmt::Display) -> Error {
-    Error::other(format!(
-        "status failed: {}",
         crate::error::one_line(&e.to_string())
     ))
 }

@@ -47,13 +47,17 @@ impl Settings {
 }
 
 /// For each entry of `index`, whether it provably did not change in the worktree at
-/// `workdir`. Read-only: runs beside other readers of the index.
+/// `workdir`. Entries `known[i]` already proved unchanged (the filesystem monitor,
+/// `store::fsmonitor`) are not looked at again. Read-only: runs beside other readers of the
+/// index.
 pub fn unchanged_entries(
     index: &gix::index::State,
     workdir: &Path,
     settings: &Settings,
+    known: Option<&[bool]>,
 ) -> Vec<bool> {
-    imp::unchanged_entries(index, workdir, settings)
+    let known = known.filter(|k| k.len() == index.entries().len());
+    imp::unchanged_entries(index, workdir, settings, known)
 }
 
 /// Mark the entries `unchanged_entries` proved unchanged as `UPTODATE` (in memory only).
@@ -78,8 +82,9 @@ mod imp {
         index: &gix::index::State,
         _workdir: &std::path::Path,
         _settings: &super::Settings,
+        known: Option<&[bool]>,
     ) -> Vec<bool> {
-        vec![false; index.entries().len()]
+        known.map_or_else(|| vec![false; index.entries().len()], <[bool]>::to_vec)
     }
 }
 
@@ -97,23 +102,30 @@ mod imp {
         index: &gix::index::State,
         workdir: &Path,
         settings: &Settings,
+        known: Option<&[bool]>,
     ) -> Vec<bool> {
         let entries = index.entries();
-        let wanted = entries.len() / ENTRIES_PER_THREAD;
+        let to_check = known.map_or(entries.len(), |k| k.iter().filter(|y| !**y).count());
+        let wanted = to_check / ENTRIES_PER_THREAD;
         let threads = if wanted < 2 {
             1
         } else {
             let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
             wanted.min(cores).min(8)
         };
+        let all_unknown = vec![false; entries.len()];
+        let known = known.unwrap_or(&all_unknown);
         if threads == 1 {
-            return check_entries(index, entries, workdir, settings);
+            return check_entries(index, entries, known, workdir, settings);
         }
         let chunk = entries.len().div_ceil(threads);
         let verdicts: Vec<Vec<bool>> = std::thread::scope(|scope| {
             let handles: Vec<_> = entries
                 .chunks(chunk)
-                .map(|part| scope.spawn(move || check_entries(index, part, workdir, settings)))
+                .zip(known.chunks(chunk))
+                .map(|(part, known)| {
+                    scope.spawn(move || check_entries(index, part, known, workdir, settings))
+                })
                 .collect();
             handles
                 .into_iter()
@@ -128,10 +140,12 @@ mod imp {
         }
     }
 
-    /// The verdict for each entry of `part`: `true` when it provably did not change.
+    /// The verdict for each entry of `part`: `true` when it provably did not change (or
+    /// `known` says so already).
     fn check_entries(
         state: &gix::index::State,
         part: &[gix::index::Entry],
+        known: &[bool],
         workdir: &Path,
         settings: &Settings,
     ) -> Vec<bool> {
@@ -144,7 +158,11 @@ mod imp {
             return vec![false; part.len()];
         };
         let mut dirs = DirStack::new(root);
-        for entry in part {
+        for (entry, known) in part.iter().zip(known) {
+            if *known {
+                out.push(true);
+                continue;
+            }
             let path = entry.path(state);
             let (dir, name) = match path.rfind_byte(b'/') {
                 Some(i) => (&path[..i], &path[i + 1..]),

@@ -1,0 +1,391 @@
+//! Snapshots with a filesystem monitor (`core.fsmonitor` = git's own `fsmonitor-watchman`
+//! hook, against a real Watchman server each test starts and shuts down): the checkpoint's
+//! tree must equal what `git add -A` writes after every kind of change, while the monitor
+//! spares the stats; and every doubt (no hook, a failing hook, a reset watch, git's built-in
+//! daemon) must fall back to the full pass, never to a wrong tree.
+//!
+//! Stat data is aged by setting mtimes back; one wait of a little over two seconds is needed
+//! where the untracked walk's cache must trust directories (their ctime cannot be set back).
+
+mod common;
+
+use common::{Repo, git_cmd, tool_cmd};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, SystemTime};
+
+const HOOK_SAMPLE: &str = "/usr/share/git-core/templates/hooks/fsmonitor-watchman.sample";
+
+/// A Watchman server of our own (state, socket and log in a temp dir), shut down on drop.
+struct Watchman {
+    dir: tempfile::TempDir,
+    watched: std::cell::RefCell<Vec<PathBuf>>,
+}
+
+impl Watchman {
+    fn start() -> Watchman {
+        let dir = tempfile::tempdir().unwrap();
+        let w = Watchman {
+            dir,
+            watched: Default::default(),
+        };
+        // Starts the server (`<TMPDIR>/<user>-state/`) and waits until it answers.
+        let out =
+            w.client().arg("get-sockname").output().expect(
+                "watchman must be installed (Debian package `watchman`; .ci/run installs it)",
+            );
+        assert!(
+            out.status.success(),
+            "watchman did not start: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        w
+    }
+
+    /// The environment that makes `watchman` (ours, and the hook's) use our server: Watchman
+    /// 4.9 keeps its state and socket under `$TMPDIR`.
+    fn env(&self) -> (&'static str, &Path) {
+        ("TMPDIR", self.dir.path())
+    }
+
+    fn client(&self) -> Command {
+        let mut c = Command::new("watchman");
+        let (k, v) = self.env();
+        c.env(k, v);
+        c
+    }
+
+    /// `watchman` talking to our server only (never starting one, nor answering itself).
+    fn cmd(&self) -> Command {
+        let mut c = self.client();
+        c.args(["--no-spawn", "--no-local"]);
+        c
+    }
+
+    fn watch_del(&self, root: &Path) -> std::process::Output {
+        self.cmd().arg("watch-del").arg(root).output().unwrap()
+    }
+}
+
+impl Drop for Watchman {
+    fn drop(&mut self) {
+        for root in self.watched.borrow().iter() {
+            let _ = self.watch_del(root);
+        }
+        let _ = self.cmd().arg("shutdown-server").output();
+    }
+}
+
+/// Ten folders of three levels with files, committed, the hook installed as
+/// `core.fsmonitor`, file times set an hour back and the index refreshed (so that stat data
+/// proves entries unchanged), then aged past the walk cache's racy window.
+fn monitored_repo(w: &Watchman) -> Repo {
+    let repo = Repo::new();
+    for top in 0..10 {
+        for f in 0..5 {
+            repo.write(
+                &format!("d{top}/sub/deep/f{f}.txt"),
+                &format!("{top} {f}\n"),
+            );
+            repo.write(&format!("d{top}/f{f}.txt"), &format!("{top} {f}\n"));
+        }
+    }
+    repo.write(".gitignore", "*.log\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "tree"]);
+    let hook = repo.path().join(".git/hooks/fsmonitor-watchman");
+    std::fs::copy(HOOK_SAMPLE, &hook).unwrap();
+    repo.git(&["config", "core.fsmonitor", ".git/hooks/fsmonitor-watchman"]);
+    w.watched
+        .borrow_mut()
+        .push(repo.path().canonicalize().unwrap());
+    age_files(repo.path());
+    git(w, repo.path(), &["update-index", "-q", "--refresh"]);
+    // Directories' ctime cannot be set back: wait out the walk cache's racy window.
+    std::thread::sleep(Duration::from_millis(2200));
+    repo
+}
+
+/// Set the mtime of every worktree file an hour back.
+fn age_files(dir: &Path) {
+    let then = filetime::FileTime::from_system_time(SystemTime::now() - Duration::from_secs(3600));
+    for entry in walk(dir) {
+        filetime::set_symlink_file_times(&entry, then, then).unwrap();
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        if e.file_name() == ".git" {
+            continue;
+        }
+        if e.file_type().unwrap().is_dir() {
+            out.extend(walk(&e.path()));
+        } else {
+            out.push(e.path());
+        }
+    }
+    out
+}
+
+/// git in `dir`, talking to our Watchman when it asks the monitor.
+fn git(w: &Watchman, dir: &Path, args: &[&str]) -> String {
+    let out = git_cmd(dir)
+        .env(w.env().0, w.env().1)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The tree `git add -A` writes from the worktree (a temp copy of the index, with its mtime).
+fn add_all_tree(w: &Watchman, dir: &Path) -> String {
+    let index = dir.join(".git/index");
+    let tmp = tempfile::NamedTempFile::new().unwrap();
+    std::fs::copy(&index, tmp.path()).unwrap();
+    let mtime = std::fs::metadata(&index).unwrap().modified().unwrap();
+    filetime::set_file_mtime(tmp.path(), filetime::FileTime::from_system_time(mtime)).unwrap();
+    let run = |args: &[&str]| {
+        let out = git_cmd(dir)
+            .env(w.env().0, w.env().1)
+            .env("GIT_INDEX_FILE", tmp.path())
+            .args(["-c", "core.fsmonitor=false"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    run(&["add", "-A"]);
+    run(&["write-tree"]).trim().to_string()
+}
+
+/// What one checkpoint did: its tree, and what the trace says of the monitor.
+struct Taken {
+    tree: String,
+    /// Entries the monitor's answer proved unchanged without a stat.
+    known: usize,
+    /// The trace's line saying why the full pass was taken, if it was.
+    full_pass: Option<String>,
+    trace: String,
+}
+
+fn checkpoint(w: &Watchman, dir: &Path, what: &str) -> Taken {
+    let out = tool_cmd(dir)
+        .env(w.env().0, w.env().1)
+        .env("AGENT_REWIND_TRACE", "1")
+        .args(["--json", "checkpoint", "-m", what, "work"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "checkpoint after {what}: {stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let commit = json["checkpoint"].as_str().unwrap();
+    let tree = git(w, dir, &["rev-parse", &format!("{commit}^{{tree}}")])
+        .trim()
+        .to_string();
+    let known = stderr
+        .lines()
+        .find_map(|l| {
+            let rest = l.split("snapshot: fsmonitor asked (").nth(1)?;
+            rest.split(' ').next()?.parse().ok()
+        })
+        .unwrap_or(0);
+    let full_pass = stderr
+        .lines()
+        .find(|l| l.contains("fsmonitor:") && l.ends_with("full pass"))
+        .map(str::to_string);
+    let expected = add_all_tree(w, dir);
+    assert_eq!(
+        tree, expected,
+        "after {what}: the checkpoint differs from `git add -A`\n{stderr}"
+    );
+    Taken {
+        tree,
+        known,
+        full_pass,
+        trace: stderr,
+    }
+}
+
+fn start(w: &Watchman, dir: &Path) {
+    let out = tool_cmd(dir)
+        .env(w.env().0, w.env().1)
+        .args(["start"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "start: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn entries(w: &Watchman, dir: &Path) -> usize {
+    git(w, dir, &["-c", "core.fsmonitor=false", "ls-files"])
+        .lines()
+        .count()
+}
+
+#[test]
+fn the_tree_equals_git_add_all_after_every_kind_of_change() {
+    let w = Watchman::start();
+    let repo = monitored_repo(&w);
+    let dir = repo.path();
+    start(&w, dir);
+    // The first snapshot got our first token; this one asks the monitor.
+    let t = checkpoint(&w, dir, "nothing");
+    assert!(t.full_pass.is_none(), "{:?}", t.full_pass);
+    assert_eq!(
+        t.known,
+        entries(&w, dir),
+        "every entry known from the monitor"
+    );
+
+    repo.write("d1/sub/deep/new.txt", "a new file\n");
+    repo.write("d2/brand/new/dir.txt", "a new folder\n");
+    repo.write("d2/ignored.log", "ignored\n");
+    let t = checkpoint(&w, dir, "creates");
+    assert!(t.full_pass.is_none() && t.known > 0);
+
+    std::fs::remove_file(dir.join("d3/f0.txt")).unwrap();
+    std::fs::remove_dir_all(dir.join("d4/sub")).unwrap();
+    checkpoint(&w, dir, "deletes");
+
+    std::fs::rename(dir.join("d5/f1.txt"), dir.join("d6/sub/moved.txt")).unwrap();
+    std::fs::rename(dir.join("d7/sub"), dir.join("d7/renamed")).unwrap();
+    checkpoint(&w, dir, "renames");
+
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let f = dir.join("d8/f2.txt");
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let t = checkpoint(&w, dir, "a mode change");
+        assert!(t.full_pass.is_none() && t.known > 0);
+    }
+
+    // Same size, same mtime: only the monitor (and ctime) can tell.
+    let f = dir.join("d9/sub/deep/f3.txt");
+    let before = std::fs::metadata(&f).unwrap().modified().unwrap();
+    std::fs::write(&f, "X Y\n").unwrap();
+    filetime::set_file_mtime(&f, filetime::FileTime::from_system_time(before)).unwrap();
+    let t = checkpoint(&w, dir, "an edit keeping size and mtime");
+    assert!(t.full_pass.is_none() && t.known > 0);
+
+    // The index changes under us (a file staged, another one's entry refreshed).
+    repo.write("d0/f0.txt", "staged change\n");
+    git(&w, dir, &["-c", "core.fsmonitor=false", "add", "d0/f0.txt"]);
+    repo.write("d0/f0.txt", "and changed again\n");
+    let t = checkpoint(&w, dir, "a staged change");
+    assert!(t.full_pass.is_none());
+
+    // `git status` with the same monitor updates git's own token in the index: ours is
+    // unaffected, and the next checkpoint still uses the monitor.
+    git(&w, dir, &["status", "--porcelain"]);
+    repo.write("d1/f4.txt", "after git status\n");
+    let t = checkpoint(&w, dir, "an edit after git status");
+    assert!(t.full_pass.is_none() && t.known > 0);
+    // Nothing changed: the same tree, every proof kept.
+    let again = checkpoint(&w, dir, "nothing again");
+    assert_eq!(again.tree, t.tree);
+    git(&w, dir, &["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn every_doubt_falls_back_to_the_full_pass() {
+    let w = Watchman::start();
+    let repo = monitored_repo(&w);
+    let dir = repo.path();
+    start(&w, dir);
+    checkpoint(&w, dir, "a token");
+
+    // The watch is reset: the hook watches again and answers "everything" ("/").
+    let out = w.watch_del(&dir.canonicalize().unwrap());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"watch-del\": true"));
+    let f = dir.join("d2/f2.txt");
+    let before = std::fs::metadata(&f).unwrap().modified().unwrap();
+    std::fs::write(&f, "Z Z\n").unwrap();
+    filetime::set_file_mtime(&f, filetime::FileTime::from_system_time(before)).unwrap();
+    let t = checkpoint(&w, dir, "a reset watch");
+    assert!(
+        t.full_pass.is_some(),
+        "a reset watch must mean the full pass: {}",
+        t.trace
+    );
+    assert_eq!(t.known, 0);
+
+    // Watchman restarts (a fresh instance lists the files that exist, not those deleted
+    // while it was down): a tracked file deleted meanwhile must not stay in the tree.
+    checkpoint(&w, dir, "a token again");
+    let out = w.cmd().arg("shutdown-server").output().unwrap();
+    assert!(out.status.success());
+    std::fs::remove_file(dir.join("d8/sub/deep/f1.txt")).unwrap();
+    let t = checkpoint(&w, dir, "a restarted watchman");
+    assert!(
+        t.full_pass.is_some(),
+        "a restarted watchman must mean the full pass: {}",
+        t.trace
+    );
+
+    // The hook is missing.
+    repo.git(&["config", "core.fsmonitor", ".git/hooks/no-such-hook"]);
+    repo.write("d3/f1.txt", "while the hook is missing\n");
+    let t = checkpoint(&w, dir, "a missing hook");
+    assert!(t.full_pass.is_some());
+
+    // The hook fails.
+    let failing = dir.join(".git/hooks/failing");
+    std::fs::write(&failing, "#!/bin/sh\necho broken >&2\nexit 1\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&failing, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    repo.git(&["config", "core.fsmonitor", ".git/hooks/failing"]);
+    repo.write("d4/f1.txt", "while the hook fails\n");
+    let t = checkpoint(&w, dir, "a failing hook");
+    assert!(t.full_pass.as_deref().is_some_and(|l| l.contains("failed")));
+
+    // A hook that answers without a token, or "everything".
+    for (name, reply) in [("notoken", "printf 'garbage'"), ("all", "printf 'tok\\0/'")] {
+        let hook = dir.join(format!(".git/hooks/{name}"));
+        std::fs::write(&hook, format!("#!/bin/sh\n{reply}\n")).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        repo.git(&["config", "core.fsmonitor", &format!(".git/hooks/{name}")]);
+        repo.write("d5/f2.txt", &format!("with hook {name}\n"));
+        let t = checkpoint(&w, dir, name);
+        assert!(t.full_pass.is_some(), "{name}");
+        assert_eq!(t.known, 0);
+    }
+
+    // git's built-in daemon: not on this platform, so no monitor at all.
+    repo.git(&["config", "core.fsmonitor", "true"]);
+    repo.write("d6/f2.txt", "with core.fsmonitor=true\n");
+    let t = checkpoint(&w, dir, "core.fsmonitor=true");
+    assert_eq!(t.known, 0);
+
+    // Back to Watchman: the token stored under another hook is not used.
+    repo.git(&["config", "core.fsmonitor", ".git/hooks/fsmonitor-watchman"]);
+    repo.write("d7/f2.txt", "back to watchman\n");
+    let t = checkpoint(&w, dir, "back to watchman");
+    assert_eq!(t.known, 0);
+    let t = checkpoint(&w, dir, "watchman again");
+    assert!(t.full_pass.is_none() && t.known > 0);
+    git(&w, dir, &["fsck", "--strict", "--no-progress"]);
+}
