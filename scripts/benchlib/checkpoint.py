@@ -7,7 +7,7 @@ from benchlib.runs import tool_checkpoint
 def plumbing_tree(ctx: Context, repo: Path) -> str:
     """What `git add -A && git write-tree` makes of the worktree (untimed reference)."""
     tmp_index = repo / ".git" / "bench-check-index"
-    shutil.copyfile(repo / ".git" / "index", tmp_index)
+    shutil.copy2(repo / ".git" / "index", tmp_index)  # keeps the mtime: git's racy-clean check stays right
     env = dict(ctx.env, GIT_INDEX_FILE=str(tmp_index))
     ctx.git(repo, "add", "-A", env=env)
     return ctx.git(repo, "write-tree", env=env).strip()
@@ -16,7 +16,7 @@ def plumbing_tree(ctx: Context, repo: Path) -> str:
 def plumbing_checkpoint(ctx: Context, repo: Path, prev: str, n: int) -> str:
     """The plain-git equivalent of one checkpoint, in a throw-away index. Returns the commit."""
     tmp_index = repo / ".git" / "bench-index"
-    shutil.copyfile(repo / ".git" / "index", tmp_index)
+    shutil.copy2(repo / ".git" / "index", tmp_index)  # keeps the mtime: git's racy-clean check stays right
     env = dict(ctx.env, GIT_INDEX_FILE=str(tmp_index))
     ctx.git(repo, "add", "-A", env=env)
     tree = ctx.git(repo, "write-tree", env=env).strip()
