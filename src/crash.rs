@@ -48,6 +48,7 @@ pub const POINTS: &[&str] = &[
     "steer:written",
     "import:objects-fetched",
     "import:published",
+    "import:packed-written",
     // workflow::runner: a step begun, its command run, the step finished.
     "runner:begun",
     "runner:command-done",

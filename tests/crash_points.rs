@@ -259,6 +259,20 @@ fn scenarios() -> Vec<Scenario> {
             overwrites: false,
             next: |_| vec![&["fetch", "origin"]],
         },
+        // A named run is imported on its own (fetching everything creates the runs new
+        // here together, in one rewrite of packed-refs).
+        Scenario {
+            name: "fetch-run",
+            setup: |d| {
+                let remote = d.join("remote");
+                run_with_history(&remote);
+                git_in(d, &["clone", "-q", remote.to_str().unwrap(), "work"]);
+            },
+            command: &["fetch", "origin", "r1"],
+            fresh_setup: false,
+            overwrites: false,
+            next: |_| vec![&["fetch", "origin"]],
+        },
         Scenario {
             name: "delete",
             setup: |d| {
@@ -590,7 +604,7 @@ fn every_write_path_survives_a_crash_at_every_point() {
         let template = root.path().join(format!("{}-template", sc.name));
         std::fs::create_dir_all(&template).unwrap();
         // The fetch path sets up `remote/` and `work/` itself.
-        if sc.name == "fetch" {
+        if sc.name.starts_with("fetch") {
             (sc.setup)(&template);
         } else if !sc.fresh_setup {
             (sc.setup)(&template.join("repo"));

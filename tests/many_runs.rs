@@ -99,15 +99,43 @@ fn list_gc_fetch_and_push_all_give_exactly_the_right_runs() {
         assert_eq!(refs(&url, prefix), refs(a.path(), prefix), "{prefix}");
     }
 
-    // fetch of everything into another repository.
+    // fetch of everything into another repository, which already has one of the runs
+    // (fetched by name: loose refs, imported on its own).
     let b = Repo::new();
     b.git(&["remote", "add", "origin", url.to_str().unwrap()]);
+    let first = by_git.keys().next().unwrap().clone();
+    json_in(b.path(), &["fetch", "origin", &first]);
     let fetched = json_in(b.path(), &["fetch"]);
-    assert_eq!(fetched["runs"].as_array().unwrap().len(), 270, "{fetched}");
+    let results = fetched["runs"].as_array().unwrap();
+    // The run fetched before is up to date (counted, not listed); every other one is new.
+    assert_eq!(results.len(), 269, "{fetched}");
+    assert_eq!(fetched["up_to_date"], 1, "{fetched}");
+    assert!(
+        results
+            .iter()
+            .all(|r| r["result"] == "new" && r["run"] != first.as_str())
+    );
     assert_eq!(listed(b.path()), by_git);
     for prefix in ["refs/agent-runs/", "refs/notes/agent-runs/"] {
         assert_eq!(refs(b.path(), prefix), refs(a.path(), prefix), "{prefix}");
     }
+    // The runs new there were created together in packed-refs: no loose file but the one
+    // fetched by name, and no lock left.
+    let loose: Vec<String> = git_in(
+        b.path(),
+        &["for-each-ref", "--format=%(refname)", "refs/agent-runs/"],
+    )
+    .lines()
+    .filter(|n| b.path().join(".git").join(n).exists())
+    .map(str::to_string)
+    .collect();
+    assert!(
+        loose
+            .iter()
+            .all(|n| n.starts_with(&format!("refs/agent-runs/{first}/"))),
+        "{loose:?}"
+    );
+    assert!(!b.path().join(".git/packed-refs.lock").exists());
     b.assert_fsck();
 
     // gc of the old runs: exactly those are gone, with their notes refs and reflogs.

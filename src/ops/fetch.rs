@@ -13,7 +13,9 @@
 //! into a commit with both sides as parents. A run that fails validation is skipped with a
 //! warning; the others are still imported. Refs only ever move forward, every change of a
 //! run is one compare-and-swap transaction taken under the run's writer lock, and nothing
-//! fetched is ever executed.
+//! fetched is ever executed. When fetching everything, the runs that do not exist here at
+//! all are created together, in one rewrite of `packed-refs` that creates each run's refs
+//! only if none of them exists (`store::packcreate`).
 
 use super::delete;
 use crate::catalog::{Catalog, short};
@@ -138,12 +140,30 @@ pub fn import_staged(
             }
         }
     }
+    // Fetching everything: the runs new here are created together in one rewrite of
+    // `packed-refs`; the others (and any the batch could not create) one by one.
+    let mut batched = if only.is_none() {
+        import_new_runs(store, staging, &selected, &locals, &deleted)?
+    } else {
+        std::collections::HashMap::new()
+    };
     let mut progress = crate::remote::progress::Progress::new(
         format!("Importing runs from {staging}"),
         selected.len(),
     );
     for (i, s) in selected.into_iter().enumerate() {
         progress.tick(i);
+        if let Some(report) = batched.remove(s.name.as_str()) {
+            if report.result == "skipped" {
+                out.warnings.push(format!(
+                    "run {:?} from {staging} skipped: {}",
+                    s.name,
+                    report.detail.as_deref().unwrap_or("invalid")
+                ));
+            }
+            out.add(report, false);
+            continue;
+        }
         let local = locals.get(&s.name).unwrap_or(&none);
         if local.head.is_none()
             && only.is_none()
@@ -172,6 +192,64 @@ pub fn import_staged(
     }
     progress.finish();
     Ok(out)
+}
+
+/// Create the valid runs of `selected` that do not exist here at all (and were not deleted
+/// here) in one rewrite of `packed-refs` ([`Store::create_packed_groups`]). Returns the
+/// report of each run settled that way (created, or skipped as invalid); the others are
+/// left to [`import_one`].
+fn import_new_runs<'a>(
+    store: &Store,
+    staging: &RemoteName,
+    selected: &[&'a StagedRun],
+    locals: &std::collections::HashMap<String, LocalRun>,
+    deleted: &std::collections::BTreeMap<String, ObjectId>,
+) -> Result<std::collections::HashMap<&'a str, ImportReport>> {
+    let mut progress = crate::remote::progress::Progress::new(
+        format!("Checking new runs from {staging}"),
+        selected.len(),
+    );
+    let mut settled = std::collections::HashMap::new();
+    let mut names: Vec<&'a str> = vec![];
+    let mut groups: Vec<Vec<(String, ObjectId)>> = vec![];
+    for (i, s) in selected.iter().enumerate() {
+        progress.tick(i);
+        if locals.contains_key(&s.name) || deleted.contains_key(&s.name) {
+            continue;
+        }
+        match staged::validate(store, s, &LocalRun::default()) {
+            Ok(v) => {
+                let mut g = vec![
+                    (layout::notes_ref(&v.run), v.notes),
+                    (layout::run_head(&v.run), v.head),
+                ];
+                g.extend(
+                    v.steps
+                        .iter()
+                        .map(|(step, id)| (layout::step_ref(&v.run, step), *id)),
+                );
+                names.push(s.name.as_str());
+                groups.push(g);
+            }
+            Err(why) => {
+                settled.insert(
+                    s.name.as_str(),
+                    ImportReport::new(&s.name, "skipped").detail(why),
+                );
+            }
+        }
+    }
+    progress.finish();
+    if groups.is_empty() {
+        return Ok(settled);
+    }
+    let results = store.create_packed_groups(&groups)?;
+    for (name, r) in names.into_iter().zip(results) {
+        if r == crate::store::PackedCreate::Created {
+            settled.insert(name, ImportReport::new(name, "new"));
+        }
+    }
+    Ok(settled)
 }
 
 fn import_one(

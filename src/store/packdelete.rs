@@ -125,10 +125,10 @@ impl Store {
 }
 
 /// The lock is ours until renamed: removed if we return early.
-struct HeldLock(std::path::PathBuf);
+pub(super) struct HeldLock(pub(super) std::path::PathBuf);
 
 impl HeldLock {
-    fn release(self) {
+    pub(super) fn release(self) {
         std::mem::forget(self);
     }
 }
@@ -140,7 +140,7 @@ impl Drop for HeldLock {
 }
 
 /// `<hex> SP <name>` of one packed-refs line.
-fn ref_line(line: &[u8]) -> Option<(&[u8], ObjectId)> {
+pub(super) fn ref_line(line: &[u8]) -> Option<(&[u8], ObjectId)> {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     let sp = line.iter().position(|b| *b == b' ')?;
     let id = ObjectId::from_hex(&line[..sp]).ok()?;
