@@ -14,12 +14,10 @@
 //! and never create a ref that exists.
 
 use super::Store;
-use super::packdelete::{HeldLock, ref_line};
-use super::reflock::{Claim, lock_path};
-use crate::error::{Error, IoResultExt, Result};
+use super::packdelete::{PackedRefsEdit, ref_line};
+use crate::error::Result;
 use gix::ObjectId;
 use std::collections::HashSet;
-use std::io::Write;
 
 /// What happened to one group of [`Store::create_packed_groups`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,24 +40,9 @@ impl Store {
         &self,
         groups: &[Vec<(String, ObjectId)>],
     ) -> Result<Vec<PackedCreate>> {
-        let common = self.common_dir().to_path_buf();
-        let packed = common.join("packed-refs");
-        let lock = lock_path(&packed);
-        self.remove_stale_locks(std::slice::from_ref(&lock));
-        let claim = Claim(self.claim_path());
-        super::create_parent(&claim.0)?;
-        std::fs::write(&claim.0, b"").at(&claim.0)?;
-        self.take_lock_by_link(&claim.0, &lock)?;
-        let held = HeldLock(lock.clone());
-        let has_loose = |name: &str| {
-            let f = common.join(name);
-            f.symlink_metadata().is_ok() || lock_path(&f).symlink_metadata().is_ok()
-        };
-        let text = match std::fs::read(&packed) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => vec![],
-            Err(e) => return Err(Error::io(&packed, e)),
-        };
+        let edit = PackedRefsEdit::begin(self)?;
+        let text = edit.text.clone();
+        let has_loose = |name: &str| edit.has_loose(name);
         let (header, records) = split_records(&text);
         let existing: HashSet<&[u8]> = records.iter().map(|r| r.0).collect();
         let mut seen: HashSet<&str> = HashSet::new();
@@ -124,18 +107,9 @@ impl Store {
                 body.extend_from_slice(&a.1);
             }
         }
-        {
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .truncate(true)
-                .open(&lock)
-                .at(&lock)?;
-            f.write_all(&body).at(&lock)?;
-        }
-        crate::crash_point!("import:packed-written");
-        std::fs::rename(&lock, &packed).at(&packed)?;
-        held.release();
-        drop(claim);
+        let common = edit.commit(&body, || {
+            crate::crash_point!("import:packed-written");
+        })?;
         for (g, r) in groups.iter().zip(out.iter_mut()) {
             if *r == PackedCreate::Created
                 && g.iter()
@@ -148,11 +122,14 @@ impl Store {
     }
 }
 
-/// The header line of a `packed-refs` text (when it has one) and its records: each ref's
-/// name and its bytes (its line plus a following `^` peeled line), in file order.
-fn split_records(text: &[u8]) -> (Option<&[u8]>, Vec<(&[u8], &[u8])>) {
+/// One ref of a `packed-refs` text: its name, and its bytes (its line plus a following `^`
+/// peeled line).
+type Record<'a> = (&'a [u8], &'a [u8]);
+
+/// The header line of a `packed-refs` text (when it has one) and its records, in file order.
+fn split_records(text: &[u8]) -> (Option<&[u8]>, Vec<Record<'_>>) {
     let mut header = None;
-    let mut records: Vec<(&[u8], &[u8])> = vec![];
+    let mut records: Vec<Record<'_>> = vec![];
     let mut pos = 0;
     let mut start: Option<(usize, &[u8])> = None;
     for line in text.split_inclusive(|b| *b == b'\n') {

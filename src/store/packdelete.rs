@@ -38,24 +38,9 @@ impl Store {
         &self,
         groups: &[Vec<(String, ObjectId)>],
     ) -> Result<Vec<PackedDelete>> {
-        let common = self.common_dir().to_path_buf();
-        let packed = common.join("packed-refs");
-        let lock = lock_path(&packed);
-        self.remove_stale_locks(std::slice::from_ref(&lock));
-        let claim = Claim(self.claim_path());
-        super::create_parent(&claim.0)?;
-        std::fs::write(&claim.0, b"").at(&claim.0)?;
-        self.take_lock_by_link(&claim.0, &lock)?;
-        let held = HeldLock(lock.clone());
-        let has_loose = |name: &str| {
-            let f = common.join(name);
-            f.symlink_metadata().is_ok() || lock_path(&f).symlink_metadata().is_ok()
-        };
-        let text = match std::fs::read(&packed) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => vec![],
-            Err(e) => return Err(Error::io(&packed, e)),
-        };
+        let edit = PackedRefsEdit::begin(self)?;
+        let has_loose = |name: &str| edit.has_loose(name);
+        let text = edit.text.clone();
         let values = packed_values(&text);
         let mut out: Vec<PackedDelete> = groups
             .iter()
@@ -93,17 +78,11 @@ impl Store {
                 body.extend_from_slice(line);
             }
         }
-        {
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .truncate(true)
-                .open(&lock)
-                .at(&lock)?;
-            f.write_all(&body).at(&lock)?;
-        }
-        std::fs::rename(&lock, &packed).at(&packed)?;
-        held.release();
-        drop(claim);
+        let common = edit.commit(&body, || {})?;
+        let has_loose = |name: &str| {
+            let f = common.join(name);
+            f.symlink_metadata().is_ok() || lock_path(&f).symlink_metadata().is_ok()
+        };
         // A writer that read the old packed value may have written a loose file meanwhile:
         // its value stands, and the group was not deleted.
         for (g, r) in groups.iter().zip(out.iter_mut()) {
@@ -125,10 +104,10 @@ impl Store {
 }
 
 /// The lock is ours until renamed: removed if we return early.
-pub(super) struct HeldLock(pub(super) std::path::PathBuf);
+struct HeldLock(std::path::PathBuf);
 
 impl HeldLock {
-    pub(super) fn release(self) {
+    fn release(self) {
         std::mem::forget(self);
     }
 }
@@ -136,6 +115,74 @@ impl HeldLock {
 impl Drop for HeldLock {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// One rewrite of `packed-refs` under git's `packed-refs.lock`, claimed like our other locks
+/// (so a killed writer's lock is recognised and removed): [`PackedRefsEdit::begin`] takes
+/// the lock and reads the file, [`PackedRefsEdit::commit`] writes the new text into the lock
+/// and renames it into place. Dropped uncommitted, the lock goes and nothing changed.
+pub(super) struct PackedRefsEdit {
+    common: std::path::PathBuf,
+    packed: std::path::PathBuf,
+    lock: HeldLock,
+    claim: Claim,
+    /// The file's text when the lock was taken (empty when there is none).
+    pub(super) text: Vec<u8>,
+}
+
+impl PackedRefsEdit {
+    pub(super) fn begin(store: &Store) -> Result<PackedRefsEdit> {
+        let common = store.common_dir().to_path_buf();
+        let packed = common.join("packed-refs");
+        let lock = lock_path(&packed);
+        store.remove_stale_locks(std::slice::from_ref(&lock));
+        let claim = Claim(store.claim_path());
+        super::create_parent(&claim.0)?;
+        std::fs::write(&claim.0, b"").at(&claim.0)?;
+        store.take_lock_by_link(&claim.0, &lock)?;
+        let lock = HeldLock(lock);
+        let text = match std::fs::read(&packed) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => vec![],
+            Err(e) => return Err(Error::io(&packed, e)),
+        };
+        Ok(PackedRefsEdit {
+            common,
+            packed,
+            lock,
+            claim,
+            text,
+        })
+    }
+
+    /// Whether `name` has a loose file or a `<name>.lock` (a writer at work).
+    pub(super) fn has_loose(&self, name: &str) -> bool {
+        let f = self.common.join(name);
+        f.symlink_metadata().is_ok() || lock_path(&f).symlink_metadata().is_ok()
+    }
+
+    /// Write `body` as the new `packed-refs`; `before_rename` runs between the write and the
+    /// rename (a crash point). Returns the common dir.
+    pub(super) fn commit(
+        self,
+        body: &[u8],
+        before_rename: impl FnOnce(),
+    ) -> Result<std::path::PathBuf> {
+        let lock = self.lock.0.clone();
+        {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(&lock)
+                .at(&lock)?;
+            f.write_all(body).at(&lock)?;
+        }
+        before_rename();
+        std::fs::rename(&lock, &self.packed).at(&self.packed)?;
+        self.lock.release();
+        drop(self.claim);
+        Ok(self.common)
     }
 }
 
