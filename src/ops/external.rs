@@ -33,16 +33,29 @@ pub struct EndOutcome {
     pub already: bool,
 }
 
-/// Record the outcome (`completed` or `failed`) of attempt `attempt` of `step` in `run`.
-/// `require_commit` adds the revision check (the workflow's `require_commit` always applies).
-pub fn report_end(
-    store: &Store,
-    step: &StepName,
-    run: &RunId,
-    attempt: u32,
-    require_commit: bool,
-    opts: CheckpointOptions,
-) -> Result<EndOutcome> {
+/// A worker's report of one attempt's outcome (`step end --attempt`).
+#[derive(Debug, Clone)]
+pub struct EndReport {
+    pub run: RunId,
+    pub step: StepName,
+    /// The attempt the worker was given.
+    pub attempt: u32,
+    /// Add the revision check (the workflow's `require_commit` always applies).
+    pub require_commit: bool,
+    /// The record itself (`status` is `completed` or `failed`).
+    pub record: CheckpointOptions,
+}
+
+/// Record the outcome (`completed` or `failed`) of the reported attempt.
+pub fn report_end(store: &Store, report: EndReport) -> Result<EndOutcome> {
+    let EndReport {
+        run,
+        step,
+        attempt,
+        require_commit,
+        record: opts,
+    } = report;
+    let (run, step) = (&run, &step);
     let status = match opts.status {
         Some(s @ (Status::Completed | Status::Failed)) => s,
         Some(other) => {

@@ -79,8 +79,16 @@ pub fn run(cmd: StepCommand, ctx: &Ctx) -> Result<Output> {
                     Some(a) => a,
                     None => newest_attempt(&store, &run, &step)?,
                 };
-                let end =
-                    ops::external::report_end(&store, &step, &run, attempt, require_commit, opts)?;
+                let end = ops::external::report_end(
+                    &store,
+                    ops::external::EndReport {
+                        run: run.clone(),
+                        step: step.clone(),
+                        attempt,
+                        require_commit,
+                        record: opts,
+                    },
+                )?;
                 if end.already {
                     let status = end
                         .recorded
