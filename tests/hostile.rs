@@ -497,3 +497,52 @@ fn step_names_equal_to_head_in_any_case_are_refused() {
     }
     assert_eq!(refs(r.path(), "refs/"), before);
 }
+
+/// Refs are read as git reads them: a loose ref overrides its packed value, lock and dot
+/// files beside refs are skipped, and a loose ref that does not hold an object id is an
+/// error naming it, with nothing written.
+#[test]
+fn refs_are_read_as_git_reads_them_and_a_broken_one_is_named() {
+    let r = Repo::new();
+    make_run(&r, "r1");
+    make_run(&r, "r2");
+    r.git(&["pack-refs", "--all"]);
+    assert!(!r.path().join(".git/refs/agent-runs/r1/HEAD").exists());
+    // A loose HEAD written after packing wins over the packed one.
+    r.ok(&["checkpoint", "review", "--run", "r1"]);
+    let head = r.rev("refs/agent-runs/r1/HEAD");
+    let listed: Value = serde_json::from_str(&r.ok(&["--json", "list"])).unwrap();
+    let r1 = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["run"] == "r1")
+        .unwrap_or_else(|| panic!("{listed:#}"))
+        .clone();
+    assert!(
+        r1.to_string().contains(&head[..12]),
+        "list shows r1's loose HEAD {head}: {r1:#}"
+    );
+    // A held lock and a dot file beside the refs are not refs.
+    let dir = r.path().join(".git/refs/agent-runs/r2");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("HEAD.lock"), "garbage\n").unwrap();
+    std::fs::write(dir.join(".hidden"), "garbage\n").unwrap();
+    r.ok(&["list"]);
+    std::fs::remove_file(dir.join("HEAD.lock")).unwrap();
+    std::fs::remove_file(dir.join(".hidden")).unwrap();
+    // A loose ref that does not hold an id: a one-line error naming it.
+    std::fs::write(dir.join("HEAD"), "not an object id\n").unwrap();
+    let before = std::fs::read_dir(r.path().join(".git/agent-rewind"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    let out = r.run(&["list"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = stderr(&out);
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(err.contains("refs/agent-runs/r2/HEAD"), "{err}");
+    let after = std::fs::read_dir(r.path().join(".git/agent-rewind"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(before, after, "a failed list wrote something");
+}
