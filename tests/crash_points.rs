@@ -79,6 +79,13 @@ fn run_with_history(dir: &Path) {
     git_in(dir, &["add", "src/lib.rs"]);
 }
 
+/// `remote/` holding [`run_with_history`], and `work/` a clone of it (the fetch paths).
+fn clone_of_a_run_with_history(d: &Path) {
+    let remote = d.join("remote");
+    run_with_history(&remote);
+    git_in(d, &["clone", "-q", remote.to_str().unwrap(), "work"]);
+}
+
 const FLOW: &str = r#"[workflow]
 name = "tiny"
 
@@ -249,11 +256,7 @@ fn scenarios() -> Vec<Scenario> {
         },
         Scenario {
             name: "fetch",
-            setup: |d| {
-                let remote = d.join("remote");
-                run_with_history(&remote);
-                git_in(d, &["clone", "-q", remote.to_str().unwrap(), "work"]);
-            },
+            setup: clone_of_a_run_with_history,
             command: &["fetch", "origin"],
             fresh_setup: false,
             overwrites: false,
@@ -263,11 +266,7 @@ fn scenarios() -> Vec<Scenario> {
         // here together, in one rewrite of packed-refs).
         Scenario {
             name: "fetch-run",
-            setup: |d| {
-                let remote = d.join("remote");
-                run_with_history(&remote);
-                git_in(d, &["clone", "-q", remote.to_str().unwrap(), "work"]);
-            },
+            setup: clone_of_a_run_with_history,
             command: &["fetch", "origin", "r1"],
             fresh_setup: false,
             overwrites: false,

@@ -40,8 +40,8 @@ impl Store {
         &self,
         groups: &[Vec<(String, ObjectId)>],
     ) -> Result<Vec<PackedCreate>> {
-        let edit = PackedRefsEdit::begin(self)?;
-        let text = edit.text.clone();
+        let mut edit = PackedRefsEdit::begin(self)?;
+        let text = std::mem::take(&mut edit.text);
         let has_loose = |name: &str| edit.has_loose(name);
         let (header, records) = split_records(&text);
         let existing: HashSet<&[u8]> = records.iter().map(|r| r.0).collect();

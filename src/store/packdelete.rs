@@ -38,9 +38,9 @@ impl Store {
         &self,
         groups: &[Vec<(String, ObjectId)>],
     ) -> Result<Vec<PackedDelete>> {
-        let edit = PackedRefsEdit::begin(self)?;
+        let mut edit = PackedRefsEdit::begin(self)?;
+        let text = std::mem::take(&mut edit.text);
         let has_loose = |name: &str| edit.has_loose(name);
-        let text = edit.text.clone();
         let values = packed_values(&text);
         let mut out: Vec<PackedDelete> = groups
             .iter()
@@ -79,14 +79,10 @@ impl Store {
             }
         }
         let common = edit.commit(&body, || {})?;
-        let has_loose = |name: &str| {
-            let f = common.join(name);
-            f.symlink_metadata().is_ok() || lock_path(&f).symlink_metadata().is_ok()
-        };
         // A writer that read the old packed value may have written a loose file meanwhile:
         // its value stands, and the group was not deleted.
         for (g, r) in groups.iter().zip(out.iter_mut()) {
-            if *r == PackedDelete::Deleted && g.iter().any(|(n, _)| has_loose(n)) {
+            if *r == PackedDelete::Deleted && g.iter().any(|(n, _)| loose_or_locked(&common, n)) {
                 *r = PackedDelete::Changed;
             }
         }
@@ -127,7 +123,7 @@ pub(super) struct PackedRefsEdit {
     packed: std::path::PathBuf,
     lock: HeldLock,
     claim: Claim,
-    /// The file's text when the lock was taken (empty when there is none).
+    /// The file's text when the lock was taken (empty when there is none); callers take it.
     pub(super) text: Vec<u8>,
 }
 
@@ -158,8 +154,7 @@ impl PackedRefsEdit {
 
     /// Whether `name` has a loose file or a `<name>.lock` (a writer at work).
     pub(super) fn has_loose(&self, name: &str) -> bool {
-        let f = self.common.join(name);
-        f.symlink_metadata().is_ok() || lock_path(&f).symlink_metadata().is_ok()
+        loose_or_locked(&self.common, name)
     }
 
     /// Write `body` as the new `packed-refs`; `before_rename` runs between the write and the
@@ -184,6 +179,12 @@ impl PackedRefsEdit {
         drop(self.claim);
         Ok(self.common)
     }
+}
+
+/// Whether the ref `name` has a loose file or a `<name>.lock` in the common dir `common`.
+fn loose_or_locked(common: &Path, name: &str) -> bool {
+    let f = common.join(name);
+    f.symlink_metadata().is_ok() || lock_path(&f).symlink_metadata().is_ok()
 }
 
 /// `<hex> SP <name>` of one packed-refs line.
