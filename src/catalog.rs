@@ -262,7 +262,7 @@ impl<'s> Catalog<'s> {
     /// Summary of a run from its tip and root notes: two note reads, whatever the run's length.
     pub fn summary(&mut self, run: &RunId) -> Result<RunSummary> {
         let tip = self.require_run_tip(run)?;
-        let steps = self.store.step_refs(run)?;
+        let steps = step_tips(self.store, run)?;
         self.summary_of(run, tip, &steps)
     }
 
@@ -448,7 +448,7 @@ impl<'s> Catalog<'s> {
         if self.store.run_head(run)?.is_none() {
             return Err(self.unknown_run_error(run, "unknown run")?);
         }
-        if let Some(id) = self.store.step_tip(run, step)? {
+        if let Some(id) = step_tip(self.store, run, step)? {
             return Ok(id);
         }
         Err(self.unknown_step_error(run, step.as_str())?)
@@ -500,4 +500,80 @@ pub fn unknown_run(run: &RunId) -> Error {
 
 pub fn short(id: ObjectId) -> String {
     id.to_hex_with_len(12).to_string()
+}
+
+/// The newest checkpoint of `step` in `run`: the step's ref, or the run's `HEAD` when a
+/// writer killed between the renames of one ref transaction left the step ref behind a
+/// `HEAD` that is a checkpoint of the same step (FORMAT.md, "Order inside the
+/// transaction"). Every reader of "the step's latest attempt" goes through here, so such a
+/// crash never makes a finished step look unfinished.
+pub fn step_tip(store: &Store, run: &RunId, step: &StepName) -> Result<Option<ObjectId>> {
+    let tip = store.step_tip(run, step)?;
+    let Some(head) = store.run_head(run)? else {
+        return Ok(tip);
+    };
+    if tip == Some(head) {
+        return Ok(tip);
+    }
+    let head_commit = store.read_commit(head)?;
+    Ok(if step_ref_lags(store, run, step, &head_commit, tip)? {
+        Some(head)
+    } else {
+        tip
+    })
+}
+
+/// Whether `step`'s ref (now `step_ref`) was left behind the run's `HEAD` commit `head`:
+/// `HEAD` is a checkpoint of `run` and `step` (its trailers), and the ref is missing or an
+/// ancestor of it. A write of a step moves its ref in the same transaction as `HEAD`, so only
+/// a crash between the two renames leaves this.
+pub fn step_ref_lags(
+    store: &Store,
+    run: &RunId,
+    step: &StepName,
+    head: &CommitInfo,
+    step_ref: Option<ObjectId>,
+) -> Result<bool> {
+    if step_ref == Some(head.id)
+        || head.trailers.run.as_deref() != Some(run.as_str())
+        || head.trailers.step.as_deref() != Some(step.as_str())
+    {
+        return Ok(false);
+    }
+    match step_ref {
+        None => Ok(true),
+        Some(t) => store.is_ancestor(t, head.id),
+    }
+}
+
+/// Every step of `run` with its newest checkpoint: the step refs, corrected as
+/// [`step_tip`] corrects one (at most one step, `HEAD`'s, can lag).
+pub fn step_tips(store: &Store, run: &RunId) -> Result<Vec<(StepName, ObjectId)>> {
+    let mut steps = store.step_refs(run)?;
+    let Some(head) = store.run_head(run)? else {
+        return Ok(steps);
+    };
+    if steps.iter().any(|(_, id)| *id == head) {
+        return Ok(steps);
+    }
+    let head_commit = store.read_commit(head)?;
+    let Some(step) = head_commit
+        .trailers
+        .step
+        .as_deref()
+        .and_then(|s| StepName::new(s).ok())
+    else {
+        return Ok(steps);
+    };
+    let at = steps.iter().position(|(s, _)| *s == step);
+    if step_ref_lags(store, run, &step, &head_commit, at.map(|i| steps[i].1))? {
+        match at {
+            Some(i) => steps[i].1 = head,
+            None => {
+                steps.push((step, head));
+                steps.sort();
+            }
+        }
+    }
+    Ok(steps)
 }

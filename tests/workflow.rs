@@ -169,7 +169,9 @@ impl Wf {
         let marker = self.counts.path().join(step);
         // A guard against hanging forever, not a timing assertion.
         let deadline = Instant::now() + Duration::from_secs(120);
-        while !marker.exists() {
+        // The shell creates the file (`>>`) before it writes the line: wait for the line.
+        let started = || std::fs::read_to_string(&marker).is_ok_and(|t| t.ends_with('\n'));
+        while !started() {
             if let Some(status) = s.child.try_wait().unwrap() {
                 s.reaped = true;
                 panic!("the runner exited ({status}) before step {step} started");

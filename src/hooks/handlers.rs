@@ -107,7 +107,7 @@ pub fn hook_step(
 pub fn last_begun_step(store: &Store, run: &RunId) -> Result<Option<StepName>> {
     let mut catalog = Catalog::new(store);
     let mut best: Option<(crate::time::Timestamp, StepName)> = None;
-    for (step, id) in store.step_refs(run)? {
+    for (step, id) in crate::catalog::step_tips(store, run)? {
         let Some(cp) = catalog.try_checkpoint(id)? else {
             continue;
         };

@@ -110,8 +110,11 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
             changes.push(RefChange::set(
                 layout::step_ref(&rec.run, s),
                 commit,
-                ctx.step_tip,
+                ctx.step_ref,
             ));
+        }
+        if let (Some((s, at)), Some(head)) = (&ctx.lagging, ctx.head) {
+            changes.push(RefChange::set(layout::step_ref(&rec.run, s), head, *at));
         }
         if ctx.prev.is_none()
             && let Some(o) = &rec.origin
@@ -227,18 +230,7 @@ pub fn catch_up_step_ref(store: &Store, run: &RunId, step: &crate::ids::StepName
         return Ok(false);
     };
     let tip = store.step_tip(run, step)?;
-    if tip == Some(head) {
-        return Ok(false);
-    }
-    let info = store.read_commit(head)?;
-    if info.trailers.run.as_deref() != Some(run.as_str())
-        || info.trailers.step.as_deref() != Some(step.as_str())
-    {
-        return Ok(false);
-    }
-    if let Some(t) = tip
-        && !store.is_ancestor(t, head)?
-    {
+    if !crate::catalog::step_ref_lags(store, run, step, &store.read_commit(head)?, tip)? {
         return Ok(false);
     }
     match store.publish(

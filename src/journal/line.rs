@@ -251,6 +251,8 @@ mod tests {
             head: None,
             notes_tip: None,
             step_tip: None,
+            step_ref: None,
+            lagging: None,
             prev: None,
             step_prev: None,
         };
@@ -308,6 +310,8 @@ mod tests {
             head: Some(tip.id()),
             notes_tip: None,
             step_tip: step_prev.as_ref().map(Checkpoint::id),
+            step_ref: step_prev.as_ref().map(Checkpoint::id),
+            lagging: None,
             prev: Some(tip),
             step_prev,
         }
@@ -358,6 +362,8 @@ mod tests {
             head: None,
             notes_tip: None,
             step_tip: None,
+            step_ref: None,
+            lagging: None,
             prev: None,
             step_prev: None,
         };
@@ -372,6 +378,8 @@ mod tests {
             head: None,
             notes_tip: None,
             step_tip: None,
+            step_ref: None,
+            lagging: None,
             prev: None,
             step_prev: None,
         };

@@ -62,7 +62,7 @@ pub fn decide(
     let step = StepName::new(step)?;
     // A newer checkpoint of the gate (a commit landed, the gate was opened again or passed)
     // means this one is not what a resume would look at: say what replaced it.
-    if let Some(newest) = store.step_tip(&run, &step)?
+    if let Some(newest) = crate::catalog::step_tip(store, &run, &step)?
         && newest != cp.id()
         && store.is_ancestor(cp.id(), newest)?
     {

@@ -200,7 +200,7 @@ fn current_attempt(
         Error::refused(format!("step {step} was never begun in run {run}"))
             .with_hint("the runner begins it (`git agent-rewind run`, `resume` or `watch`) and prints the attempt to report")
     };
-    let tip = match store.step_tip(run, step)? {
+    let tip = match crate::catalog::step_tip(store, run, step)? {
         Some(id) => catalog.checkpoint(id)?,
         None => return Err(never()),
     };

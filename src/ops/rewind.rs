@@ -360,9 +360,12 @@ fn choose_point(
     opts: &RewindOptions,
 ) -> Result<Point> {
     let RewindTarget::Named(name) = &opts.to;
-    let as_step = StepName::new(name.clone())
-        .ok()
-        .filter(|s| store.step_tip(source, s).ok().flatten().is_some());
+    let as_step = StepName::new(name.clone()).ok().filter(|s| {
+        crate::catalog::step_tip(store, source, s)
+            .ok()
+            .flatten()
+            .is_some()
+    });
     if let Some(step) = as_step {
         let latest = chain
             .iter()

@@ -57,7 +57,7 @@ pub fn status(store: &Store) -> Result<Option<RunStatus>> {
     let mut unfinished = vec![];
     // An external step's worker (the first such step found) and its attempt.
     let mut external = None;
-    for (step, id) in store.step_refs(&run)? {
+    for (step, id) in crate::catalog::step_tips(store, &run)? {
         if let Some(cp) = catalog.try_checkpoint(id)?
             && cp.status() == Some(Status::Running)
             && cp.line().run == run.as_str()

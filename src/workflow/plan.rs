@@ -58,7 +58,7 @@ pub fn latest(cx: &mut Context, step: &str) -> Result<Option<Checkpoint>> {
     let Ok(name) = crate::ids::StepName::new(step) else {
         return Ok(None);
     };
-    match cx.store.step_tip(cx.run, &name)? {
+    match crate::catalog::step_tip(cx.store, cx.run, &name)? {
         Some(id) => cx.catalog.try_checkpoint(id),
         None => Ok(None),
     }

@@ -158,8 +158,7 @@ fn run_of(store: &agent_rewind::store::Store, run: Option<RunId>) -> Result<RunI
 
 /// The newest attempt of `step` in `run` (for `--require-commit` without `--attempt`).
 fn newest_attempt(store: &agent_rewind::store::Store, run: &RunId, step: &StepName) -> Result<u32> {
-    let tip = store
-        .step_tip(run, step)?
+    let tip = agent_rewind::catalog::step_tip(store, run, step)?
         .ok_or_else(|| Error::refused(format!("step {step} was never begun in run {run}")))?;
     Ok(agent_rewind::catalog::Catalog::new(store)
         .checkpoint(tip)?
