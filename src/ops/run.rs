@@ -17,7 +17,7 @@ use crate::journal::{active_run, append_note_lines, set_active_run};
 use crate::model::{NoteLine, StoredWorkflow};
 use crate::store::Store;
 use crate::time::Timestamp;
-use crate::workflow::{self, Workflow, runner::RunReport};
+use crate::workflow::{self, Workflow, runner::RunReport, trust};
 use std::path::{Path, PathBuf};
 
 /// Meta key under which the start checkpoint records where the workflow file was (relative
@@ -36,6 +36,7 @@ pub fn run_workflow(
 ) -> Result<RunReport> {
     let wf = workflow::load(file)?;
     let stored = stored_workflow(store, file, &wf)?;
+    let stored_digest = stored.digest.clone();
     let mut meta = std::collections::BTreeMap::new();
     meta.insert(WORKFLOW_META.to_string(), stored.path.clone());
     let started = start(
@@ -49,17 +50,26 @@ pub fn run_workflow(
         },
     )?;
     let run = RunId::new(started.line.run)?;
+    // Run from a file of this worktree: its stored copy may run here again.
+    trust::trust(store, &stored_digest)?;
     let mut report = workflow::runner::execute(store, &run, &wf, None)?;
     report.workflow_from = format!("{} (stored with the run)", file.display());
     Ok(report)
 }
 
-pub fn resume(
-    store: &Store,
-    run: Option<RunId>,
-    retry: Option<&str>,
-    workflow_file: Option<&Path>,
-) -> Result<RunReport> {
+/// What `resume` is asked to do besides continuing the run.
+#[derive(Debug, Default)]
+pub struct ResumeOptions<'a> {
+    /// Record a new attempt of this step even if it was interrupted or failed.
+    pub retry: Option<&'a str>,
+    /// Use this workflow file instead of the stored copy (it becomes the stored copy).
+    pub workflow_file: Option<&'a Path>,
+    /// Run the stored copy although it is not on this repository's trusted list (it came
+    /// with a fetch or a bundle), and put it there.
+    pub trust: bool,
+}
+
+pub fn resume(store: &Store, run: Option<RunId>, opts: ResumeOptions) -> Result<RunReport> {
     let run = match run {
         Some(r) => r,
         None => active_run(store)?.ok_or_else(|| {
@@ -67,7 +77,7 @@ pub fn resume(
                 .with_hint("git agent-rewind resume <run>")
         })?,
     };
-    let found = match workflow_file {
+    let found = match opts.workflow_file {
         Some(file) => {
             let wf = workflow::load(file)?;
             let stored = stored_workflow(store, file, &wf)?;
@@ -75,6 +85,7 @@ pub fn resume(
             let mut catalog = Catalog::new(store);
             let tip = catalog.require_run_tip(&run)?;
             let root = catalog.root_of(&tip)?;
+            trust::trust(store, &stored.digest)?;
             if catalog_workflow(&mut catalog, &run)?.map(|(s, _)| s.digest)
                 != Some(stored.digest.clone())
             {
@@ -89,12 +100,21 @@ pub fn resume(
                 workflow: wf,
                 from: format!("{} (given with --workflow)", file.display()),
                 file_changed: None,
+                untrusted: None,
             }
         }
-        None => find_workflow(store, &run)?,
+        None => {
+            let found = find_workflow(store, &run)?;
+            match (&found.untrusted, opts.trust) {
+                (Some(u), true) => trust::trust(store, &u.digest)?,
+                (Some(_), false) => found.require_trusted(&run)?,
+                (None, _) => {}
+            }
+            found
+        }
     };
     set_active_run(store, &run)?;
-    let mut report = workflow::runner::execute(store, &run, &found.workflow, retry)?;
+    let mut report = workflow::runner::execute(store, &run, &found.workflow, opts.retry)?;
     report.workflow_from = found.from;
     report.workflow_file_changed = found.file_changed;
     Ok(report)
@@ -108,6 +128,33 @@ pub struct Found {
     /// The file the run was started from, when it still exists and differs from the stored
     /// copy (which is what is used).
     pub file_changed: Option<String>,
+    /// Set when the stored copy may not run here (`workflow::trust`): it is on no trusted
+    /// list and no file of this worktree holds it.
+    pub untrusted: Option<Untrusted>,
+}
+
+/// A stored workflow that did not come from here.
+pub struct Untrusted {
+    pub digest: String,
+    /// The run whose root note holds it.
+    pub holder: String,
+}
+
+impl Found {
+    /// Refuse to execute an untrusted stored workflow, saying how to read and accept it.
+    pub fn require_trusted(&self, run: &RunId) -> Result<()> {
+        let Some(u) = &self.untrusted else {
+            return Ok(());
+        };
+        Err(Error::refused(format!(
+            "the workflow stored with run {} was not run in this repository (it came with a fetch or a bundle); its commands would run here",
+            u.holder
+        ))
+        .with_hint(format!(
+            "read it with `git log -1 --notes=agent-runs/{h} refs/agent-runs/{h}/HEAD` (its root note's `workflow` line); `git agent-rewind resume {run} --trust` runs it and trusts it from now on, `--workflow FILE` runs a file of yours",
+            h = u.holder
+        )))
+    }
 }
 
 /// The workflow of `run`: the copy stored in its lineage; for runs recorded before copies
@@ -118,16 +165,24 @@ pub fn find_workflow(store: &Store, run: &RunId) -> Result<Found> {
         let workflow = workflow::schema::parse(Path::new(&stored.path), &stored.text)
             .map_err(|e| e.context(format!("the workflow stored with run {holder}")))?;
         let on_disk = file_location(store, &stored.path);
-        let file_changed = match on_disk.as_ref().and_then(|p| std::fs::read(p).ok()) {
-            Some(bytes) if format!("git-blob:{}", store.blob_id(&bytes)?) != stored.digest => {
-                Some(stored.path.clone())
-            }
+        let disk_digest = match on_disk.as_ref().and_then(|p| std::fs::read(p).ok()) {
+            Some(bytes) => Some(format!("git-blob:{}", store.blob_id(&bytes)?)),
+            None => None,
+        };
+        let file_changed = match &disk_digest {
+            Some(d) if *d != stored.digest => Some(stored.path.clone()),
             _ => None,
         };
+        let trusted = disk_digest.as_deref() == Some(stored.digest.as_str())
+            || trust::is_trusted(store, &stored.digest)?;
         return Ok(Found {
             workflow,
             from: format!("the copy of {} stored with run {holder}", stored.path),
             file_changed,
+            untrusted: (!trusted).then(|| Untrusted {
+                digest: stored.digest.clone(),
+                holder,
+            }),
         });
     }
     let file = workflow_file(store, run)?;
@@ -135,6 +190,7 @@ pub fn find_workflow(store: &Store, run: &RunId) -> Result<Found> {
         workflow: workflow::load(&file)?,
         from: file.display().to_string(),
         file_changed: None,
+        untrusted: None,
     })
 }
 

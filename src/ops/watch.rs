@@ -74,7 +74,7 @@ pub fn watch(
         if store.run_head(run)?.is_none() {
             return Err(Error::not_found(format!("no run {run}")));
         }
-        super::run::find_workflow(store, run)?;
+        super::run::find_workflow(store, run)?.require_trusted(run)?;
     }
     let mut launches: Vec<Launch> = vec![];
     let mut seen: HashMap<String, (Option<ObjectId>, Option<ObjectId>)> = HashMap::new();
@@ -101,7 +101,10 @@ pub fn watch(
                 }
             };
             changed = true;
-            let workflow = super::run::find_workflow(store, run)?.workflow;
+            // Checked again on every pass: a fetch may have brought a new stored copy.
+            let found = super::run::find_workflow(store, run)?;
+            found.require_trusted(run)?;
+            let workflow = found.workflow;
             let mut heard = |l: &Launch| {
                 launches.push(l.clone());
                 on_event(&WatchEvent::Launched(l.clone()));

@@ -9,6 +9,7 @@
 //! <git dir>/agent-rewind/touched/<run>       paths an agent edited since its last turn
 //! <common dir>/agent-rewind/cache/runs.lines the `list` summary cache
 //! <common dir>/agent-rewind/deleted-runs     tombstones of deleted runs
+//! <common dir>/agent-rewind/trusted-workflows  digests of stored workflows that may run here
 //! <common dir>/agent-rewind/locks/<name>.lock   writer flocks (a run, `backups`, …)
 //! <common dir>/agent-rewind/runners/<run>.lock  runner flocks
 //! <common dir>/agent-rewind/lock-claims/<pid>@<host>#<n>  hard links to git lock files we hold
@@ -85,6 +86,10 @@ impl PrivatePaths<'_> {
     /// Tombstones of runs deleted here.
     pub fn deleted_runs(&self) -> PathBuf {
         self.shared().join("deleted-runs")
+    }
+    /// Digests of the stored workflows this repository may execute (`workflow::trust`).
+    pub fn trusted_workflows(&self) -> PathBuf {
+        self.shared().join("trusted-workflows")
     }
     /// The writer flock named `name` (a run id, or a fixed name such as `backups`).
     pub fn writer_lock(&self, name: &str) -> PathBuf {

@@ -7,5 +7,6 @@ pub mod lock;
 pub mod plan;
 pub mod runner;
 pub mod schema;
+pub mod trust;
 
 pub use schema::{StepDef, Workflow, load};

@@ -1,0 +1,46 @@
+//! Which stored workflows may run here. A run carries its workflow's text (the root note's
+//! `workflow` line), and `fetch` or a bundle brings runs written elsewhere: their commands
+//! must not run on `resume` or `watch` just because they arrived. A stored workflow runs
+//! when its digest is on this repository's trusted list (every workflow `run` or
+//! `resume --workflow` stored here, and every one accepted with `resume --trust`), or when
+//! the file it was stored from is in this worktree with the same content.
+//!
+//! Owns the list's format (one `git-blob:<hex>` digest per line); never decides anything
+//! else about a workflow.
+
+use crate::error::Result;
+use crate::store::{Store, read_if_exists, write_atomic};
+use std::collections::BTreeSet;
+
+/// The digests on the trusted list.
+fn trusted(store: &Store) -> Result<BTreeSet<String>> {
+    let Some(bytes) = read_if_exists(&store.private().trusted_workflows())? else {
+        return Ok(BTreeSet::new());
+    };
+    Ok(String::from_utf8_lossy(&bytes)
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("git-blob:"))
+        .map(str::to_string)
+        .collect())
+}
+
+/// Whether the workflow with `digest` is on the trusted list.
+pub fn is_trusted(store: &Store, digest: &str) -> Result<bool> {
+    Ok(trusted(store)?.contains(digest))
+}
+
+/// Put `digest` on the trusted list (a no-op when it is there).
+pub fn trust(store: &Store, digest: &str) -> Result<()> {
+    let _lock = store.writer_lock("trusted-workflows")?;
+    let mut all = trusted(store)?;
+    if !all.insert(digest.to_string()) {
+        return Ok(());
+    }
+    let mut body = String::new();
+    for d in &all {
+        body.push_str(d);
+        body.push('\n');
+    }
+    write_atomic(&store.private().trusted_workflows(), body.as_bytes(), None)
+}
