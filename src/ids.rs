@@ -203,6 +203,11 @@ impl fmt::Display for SeqPos {
 impl CheckpointSpec {
     pub fn parse(s: &str) -> Result<Self> {
         if let Some((run, step)) = s.split_once('/') {
+            // `<run>/HEAD` is the run's tip, as `refs/agent-runs/<run>/HEAD` is (no step is
+            // named HEAD).
+            if step == "HEAD" {
+                return Ok(CheckpointSpec::RunHead(RunId::new(run)?));
+            }
             return Ok(CheckpointSpec::Step(RunId::new(run)?, StepName::new(step)?));
         }
         if let Some((run, seq)) = s.rsplit_once('@') {
@@ -395,6 +400,10 @@ mod tests {
             CheckpointSpec::parse("r1/plan").unwrap(),
             CheckpointSpec::Step(_, _)
         ));
+        assert_eq!(
+            CheckpointSpec::parse("r1/HEAD").unwrap(),
+            CheckpointSpec::RunHead(RunId::new("r1").unwrap())
+        );
         assert!(matches!(
             CheckpointSpec::parse("r1@3").unwrap(),
             CheckpointSpec::Seq(Some(_), SeqPos::FromStart(3))

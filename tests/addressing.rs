@@ -206,3 +206,17 @@ fn unknown_runs_and_steps_say_did_you_mean() {
         stderr(&out)
     );
 }
+
+#[test]
+fn run_slash_head_names_the_runs_tip_like_its_ref() {
+    let repo = setup();
+    let tip = repo.rev("refs/agent-runs/alpha-1/HEAD");
+    assert_eq!(
+        repo.json(&["show", "alpha-1/HEAD"])["checkpoint"],
+        tip.as_str()
+    );
+    assert_eq!(repo.json(&["show", "alpha-1"])["checkpoint"], tip.as_str());
+    // A step is still never called HEAD.
+    let out = repo.run(&["checkpoint", "HEAD", "--run", "beta"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
