@@ -428,7 +428,10 @@ mod tests {
             CheckpointSpec::Commit(_)
         ));
         assert!(CheckpointSpec::parse("r1@x").is_err());
-        assert!(CheckpointSpec::parse("r1/HEAD").is_err());
+        assert!(
+            CheckpointSpec::parse("r1/head").is_err(),
+            "HEAD in any case is reserved"
+        );
         assert!(CheckpointSpec::parse("a/b/c").is_err());
     }
 

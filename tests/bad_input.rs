@@ -251,7 +251,7 @@ fn malformed_addresses_are_usage_errors() {
     let repo = repo_with_run();
     // (`r1@-1` and `@3` are addresses: from the end, and in the active run.)
     for addr in [
-        "r1@x", "r1@-0", "r1@--1", "r1/HEAD", "a/b/c", "r1@", "@-x", "../r1",
+        "r1@x", "r1@-0", "r1@--1", "r1/head", "a/b/c", "r1@", "@-x", "../r1",
     ] {
         refused(&repo, &["show", addr], 2);
         refused(&repo, &["diff", addr], 2);

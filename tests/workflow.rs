@@ -1193,10 +1193,12 @@ fn a_pushed_run_resumes_on_another_machine_without_the_file() {
     common::git_in(&clone, &["rm", "-q", FEATURE]);
     common::git_in(&clone, &["commit", "-q", "-m", "no workflow file here"]);
     common::ok_in(&clone, &["fetch", "origin", "r1"]);
+    // The stored workflow came with the fetch: it runs once the user trusts it
+    // (tests/workflow_trust.rs covers the refusal).
     let out = tool_cmd(&clone)
         .env("COUNT_DIR", wf.counts.path())
         .env_remove("FAIL_STEP")
-        .args(["--json", "resume", "r1"])
+        .args(["--json", "resume", "r1", "--trust"])
         .output()
         .unwrap();
     let r: Value = serde_json::from_slice(&out.stdout)
