@@ -206,3 +206,106 @@ fn loose_objects(r: &Repo) -> BTreeSet<String> {
     }
     out
 }
+
+/// `(size on disk, size)` of an object, as `git cat-file` reports them.
+fn sizes(r: &Repo, id: &str) -> (u64, u64) {
+    let out = common::git_stdin(
+        r.path(),
+        &[
+            "cat-file",
+            "--batch-check=%(objectsize:disk) %(objectsize)",
+        ],
+        format!("{id}\n").as_bytes(),
+    );
+    let mut it = out.split_whitespace().map(|n| n.parse::<u64>().unwrap());
+    (it.next().unwrap(), it.next().unwrap())
+}
+
+/// What a checkpoint writes is compact: its notes commit has an empty message (nothing reads
+/// it), its note leaves out null, `[]` and `{}` fields, and its objects are compressed as
+/// git compresses packs (`git gc` copies packed objects' compressed bytes as they are, so a
+/// faster, weaker level would stay for good).
+#[test]
+fn a_checkpoint_is_written_compact() {
+    let r = Repo::new();
+    for i in 0..6 {
+        r.write(&format!("src/f{i}.txt"), &format!("file {i}\n"));
+    }
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-q", "-m", "files"]);
+    r.ok(&["start", "--run", "r1"]);
+    for i in 0..5 {
+        r.write(&format!("src/f{i}.txt"), &format!("file {i} changed\n"));
+    }
+    r.ok(&["checkpoint", "work", "--run", "r1", "-m", "five files"]);
+    let cp = r.rev("refs/agent-runs/r1/HEAD");
+    let notes = r.rev("refs/notes/agent-runs/r1");
+
+    // The notes commit: tree, parent, identity, and no message.
+    assert_eq!(r.git(&["log", "-1", "--format=%B", &notes]).trim(), "");
+    let raw = r.git(&["cat-file", "commit", &notes]);
+    assert!(raw.ends_with("+0000\n\n"), "{raw:?}");
+
+    // The note: only the fields that say something.
+    let note = r.git(&["notes", "--ref=agent-runs/r1", "show", &cp]);
+    let line: serde_json::Value = serde_json::from_str(note.lines().next().unwrap()).unwrap();
+    let o = line.as_object().unwrap();
+    for (k, v) in o {
+        let empty = v.is_null()
+            || v.as_array().is_some_and(|a| a.is_empty())
+            || v.as_object().is_some_and(|m| m.is_empty());
+        assert!(!empty, "{k} written empty: {note}");
+    }
+    for k in ["status", "step_kind", "meta", "artifacts", "excluded"] {
+        assert!(!o.contains_key(k), "{k}: {note}");
+    }
+    assert_eq!(line["type"], "checkpoint");
+    assert_eq!(line["step"], "work");
+    assert_eq!(line["message"], "five files");
+    assert_eq!(line["git_commit_sha"], r.rev("HEAD").as_str());
+    // Read back, the absent fields are what they were: null, [] and {}.
+    let shown = r.json(&["show", &cp]);
+    for k in ["status", "step_kind", "sdk_session_id", "next_action"] {
+        assert!(shown[k].is_null(), "{k}: {shown}");
+    }
+    assert_eq!(shown["meta"], serde_json::json!({}));
+    assert_eq!(shown["artifacts"], serde_json::json!([]));
+
+    // Compressed as git packs: no object of the checkpoint shrinks when git recompresses
+    // everything itself (whole objects, no deltas, at its default level).
+    let ours: Vec<(String, u64)> = [cp.clone(), notes.clone()]
+        .into_iter()
+        .chain([r.rev(&format!("{cp}^{{tree}}")), r.rev(&format!("{notes}:{cp}"))])
+        .map(|id| {
+            let disk = sizes(&r, &id).0;
+            (id, disk)
+        })
+        .collect();
+    r.git(&["-c", "pack.window=0", "repack", "-a", "-d", "-F", "-q"]);
+    for (id, disk) in &ours {
+        let git = sizes(&r, id).0;
+        assert!(*disk <= git + 2, "{id}: {disk} bytes in our pack, {git} in git's");
+    }
+    r.assert_fsck();
+}
+
+/// `pack.compression` (else `core.compression`) is the level, as for git's own packs.
+#[test]
+fn the_pack_compression_level_is_git_s() {
+    let r = Repo::new();
+    r.git(&["config", "pack.compression", "0"]);
+    r.write("a.txt", &"the same words again and again\n".repeat(40));
+    r.ok(&["start", "--run", "r1"]);
+    let cp = r.rev("refs/agent-runs/r1/HEAD");
+    let blob = r.rev(&format!("{cp}:a.txt"));
+    let (disk, size) = sizes(&r, &blob);
+    assert!(disk > size, "stored, not compressed: {disk} vs {size}");
+    r.git(&["config", "--unset", "pack.compression"]);
+    r.git(&["config", "core.compression", "9"]);
+    r.write("b.txt", &"other words, again and again\n".repeat(40));
+    r.ok(&["checkpoint", "two", "--run", "r1"]);
+    let cp = r.rev("refs/agent-runs/r1/HEAD");
+    let (disk, size) = sizes(&r, &r.rev(&format!("{cp}:b.txt")));
+    assert!(disk < size / 4, "compressed: {disk} vs {size}");
+    r.assert_fsck();
+}
