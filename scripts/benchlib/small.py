@@ -204,12 +204,11 @@ def synth_one_checkpoint_runs(ctx: Context, repo: Path, nruns: int, shared_notes
     run_id = lambda r: f"01kc{r:022d}"  # noqa: E731  (the length of a ULID)
 
     def body(r: int) -> bytes:
-        line = {"type": "checkpoint", "schema": "agent-rewind/checkpoint/v1", "run": run_id(r), "step": None,
-                "attempt": 1, "seq": 0, "event": "start", "step_kind": None, "status": None,
-                "sdk_session_id": None, "git_commit_sha": base, "head_ref": "refs/heads/main",
-                "artifacts": [], "inputs_hash": None, "idempotency_key": None, "excluded": [],
-                "started_at": None, "finished_at": None, "ts": notes_ts, "writer": "Bench <bench@example.invalid>",
-                "next_action": None, "meta": {}, "label": f"run {r}"}
+        # As the tool writes it: null, [] and {} fields left out (docs/FORMAT.md).
+        line = {"schema": "agent-rewind/checkpoint/v1", "run": run_id(r), "attempt": 1, "seq": 0,
+                "event": "start", "git_commit_sha": base, "head_ref": "refs/heads/main", "ts": notes_ts,
+                "writer": "Bench <bench@example.invalid>", "next_action": "record the first step",
+                "label": f"run {r}", "type": "checkpoint"}
         return (json.dumps(line, separators=(",", ":")) + "\n").encode()
 
     out = []
@@ -221,7 +220,7 @@ def synth_one_checkpoint_runs(ctx: Context, repo: Path, nruns: int, shared_notes
                    f"from {base}\nM 040000 {tree} \n\n".encode())
     if shared_notes:
         out.append(f"commit refs/bench/notes\nmark :{nruns + 1}\ncommitter Bench <bench@example.invalid> "
-                   f"{t_base} +0000\ndata 5\nnotes\n".encode())
+                   f"{t_base} +0000\ndata 0\n".encode())
         for r in range(nruns):
             b = body(r)
             out.append(f"N inline :{r + 1}\ndata {len(b)}\n".encode() + b + b"\n")
@@ -229,7 +228,7 @@ def synth_one_checkpoint_runs(ctx: Context, repo: Path, nruns: int, shared_notes
         for r in range(nruns):
             b = body(r)
             out.append(f"reset refs/bench/notes\n\ncommit refs/bench/notes\nmark :{nruns + r + 1}\n"
-                       f"committer Bench <bench@example.invalid> {t_base} +0000\ndata 5\nnotes\n"
+                       f"committer Bench <bench@example.invalid> {t_base} +0000\ndata 0\n"
                        f"N inline :{r + 1}\ndata {len(b)}\n".encode() + b + b"\n")
     marks = repo / ".git" / "bench-storage-marks"
     p = subprocess.run(["git", "fast-import", "--quiet", f"--export-marks={marks}"], cwd=repo, env=ctx.env,
