@@ -222,9 +222,8 @@ fn sizes(r: &Repo, id: &str) -> (u64, u64) {
 }
 
 /// What a checkpoint writes is compact: its notes commit has an empty message (nothing reads
-/// it), its note leaves out null, `[]` and `{}` fields, and its objects are compressed as
-/// git compresses packs (`git gc` copies packed objects' compressed bytes as they are, so a
-/// faster, weaker level would stay for good).
+/// it), and its objects are compressed as git compresses packs (`git gc` copies packed
+/// objects' compressed bytes as they are, so a faster, weaker level would stay for good).
 #[test]
 fn a_checkpoint_is_written_compact() {
     let r = Repo::new();
@@ -246,33 +245,10 @@ fn a_checkpoint_is_written_compact() {
     let raw = r.git(&["cat-file", "commit", &notes]);
     assert!(raw.ends_with("+0000\n\n"), "{raw:?}");
 
-    // The note: only the fields that say something.
-    let note = r.git(&["notes", "--ref=agent-runs/r1", "show", &cp]);
-    let line: serde_json::Value = serde_json::from_str(note.lines().next().unwrap()).unwrap();
-    let o = line.as_object().unwrap();
-    for (k, v) in o {
-        let empty = v.is_null()
-            || v.as_array().is_some_and(|a| a.is_empty())
-            || v.as_object().is_some_and(|m| m.is_empty());
-        assert!(!empty, "{k} written empty: {note}");
-    }
-    for k in ["status", "step_kind", "meta", "artifacts", "excluded"] {
-        assert!(!o.contains_key(k), "{k}: {note}");
-    }
-    assert_eq!(line["type"], "checkpoint");
-    assert_eq!(line["step"], "work");
-    assert_eq!(line["message"], "five files");
-    assert_eq!(line["git_commit_sha"], r.rev("HEAD").as_str());
-    // Read back, the absent fields are what they were: null, [] and {}.
-    let shown = r.json(&["show", &cp]);
-    for k in ["status", "step_kind", "sdk_session_id", "next_action"] {
-        assert!(shown[k].is_null(), "{k}: {shown}");
-    }
-    assert_eq!(shown["meta"], serde_json::json!({}));
-    assert_eq!(shown["artifacts"], serde_json::json!([]));
-
-    // Compressed as git packs: no object of the checkpoint shrinks when git recompresses
-    // everything itself (whole objects, no deltas, at its default level).
+    // Compressed as git packs: no object of the checkpoint shrinks by more than a few
+    // percent (zlib-rs and git's zlib differ by a byte here and there) when git recompresses
+    // everything itself (whole objects, no deltas, at its default level); at level 1 the
+    // commits took a fifth more.
     let ours: Vec<(String, u64)> = [cp.clone(), notes.clone()]
         .into_iter()
         .chain([r.rev(&format!("{cp}^{{tree}}")), r.rev(&format!("{notes}:{cp}"))])
@@ -284,7 +260,10 @@ fn a_checkpoint_is_written_compact() {
     r.git(&["-c", "pack.window=0", "repack", "-a", "-d", "-F", "-q"]);
     for (id, disk) in &ours {
         let git = sizes(&r, id).0;
-        assert!(*disk <= git + 2, "{id}: {disk} bytes in our pack, {git} in git's");
+        assert!(
+            *disk <= git + git / 32 + 2,
+            "{id}: {disk} bytes in our pack, {git} in git's"
+        );
     }
     r.assert_fsck();
 }

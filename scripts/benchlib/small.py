@@ -204,11 +204,12 @@ def synth_one_checkpoint_runs(ctx: Context, repo: Path, nruns: int, shared_notes
     run_id = lambda r: f"01kc{r:022d}"  # noqa: E731  (the length of a ULID)
 
     def body(r: int) -> bytes:
-        # As the tool writes it: null, [] and {} fields left out (docs/FORMAT.md).
-        line = {"schema": "agent-rewind/checkpoint/v1", "run": run_id(r), "attempt": 1, "seq": 0,
-                "event": "start", "git_commit_sha": base, "head_ref": "refs/heads/main", "ts": notes_ts,
-                "writer": "Bench <bench@example.invalid>", "next_action": "record the first step",
-                "label": f"run {r}", "type": "checkpoint"}
+        line = {"type": "checkpoint", "schema": "agent-rewind/checkpoint/v1", "run": run_id(r), "step": None,
+                "attempt": 1, "seq": 0, "event": "start", "step_kind": None, "status": None,
+                "sdk_session_id": None, "git_commit_sha": base, "head_ref": "refs/heads/main",
+                "artifacts": [], "inputs_hash": None, "idempotency_key": None, "excluded": [],
+                "started_at": None, "finished_at": None, "ts": notes_ts, "writer": "Bench <bench@example.invalid>",
+                "next_action": None, "meta": {}, "label": f"run {r}"}
         return (json.dumps(line, separators=(",", ":")) + "\n").encode()
 
     out = []

@@ -54,12 +54,9 @@ impl NoteLine {
         let mut v = match self {
             NoteLine::Checkpoint(c) => {
                 let mut v = serde_json::to_value(c).expect("serializable");
-                let o = v.as_object_mut().expect("object");
-                // Written compact: a field that is null, `[]` or `{}` is left out, and every
-                // reader (ours since the first version: `#[serde(default)]`) reads a missing
-                // field as exactly that (docs/FORMAT.md).
-                o.retain(|_, v| !is_empty_value(v));
-                o.insert("type".into(), json!("checkpoint"));
+                v.as_object_mut()
+                    .expect("object")
+                    .insert("type".into(), json!("checkpoint"));
                 return v;
             }
             NoteLine::Status { status, ts, reason } => {
@@ -165,16 +162,6 @@ impl NoteLine {
             })),
             _ => NoteLine::Other(v),
         })
-    }
-}
-
-/// A JSON value a checkpoint line leaves out when written: null, an empty list or object.
-fn is_empty_value(v: &serde_json::Value) -> bool {
-    match v {
-        serde_json::Value::Null => true,
-        serde_json::Value::Array(a) => a.is_empty(),
-        serde_json::Value::Object(o) => o.is_empty(),
-        _ => false,
     }
 }
 

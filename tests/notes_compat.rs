@@ -1,13 +1,13 @@
-//! Notes written the old way still read: before checkpoint lines were written compact, every
-//! field was spelled out (`"status":null`, `"artifacts":[]`, `"meta":{}` …) and a notes
-//! commit said `agent-rewind: note for <run> <step> #<seq> <event>`. A run whose notes are in
-//! that form (here: rewritten so, through `git notes`, which writes its own messages) shows,
-//! lists, views and resumes exactly as the same run written compact.
+//! Notes read whatever wrote them: a notes commit's message is never read (the tool's used to
+//! say `agent-rewind: note for <run> <step> #<seq> <event>`, now it is empty, `git notes`
+//! writes its own), and a checkpoint line that leaves out its null, `[]` and `{}` fields
+//! reads as the line that spells them out (docs/FORMAT.md). A run whose notes are rewritten
+//! so, through `git notes`, shows, lists, views and resumes exactly as before.
 
 mod common;
 
 use common::{Repo, tool_cmd};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::path::Path;
 use std::process::Output;
 
@@ -15,71 +15,42 @@ use std::process::Output;
 const STEPS: [&str; 4] = ["plan", "implement", "test", "open-pr"];
 const WORKFLOW: &str = "fixtures/feature.toml";
 
-/// The fields the old writer always wrote, in its order, with the value it wrote when empty.
-fn old_fields() -> Vec<(&'static str, Value)> {
-    vec![
-        ("schema", Value::Null),
-        ("run", Value::Null),
-        ("step", Value::Null),
-        ("attempt", Value::Null),
-        ("seq", Value::Null),
-        ("event", Value::Null),
-        ("step_kind", Value::Null),
-        ("status", Value::Null),
-        ("sdk_session_id", Value::Null),
-        ("git_commit_sha", Value::Null),
-        ("head_ref", Value::Null),
-        ("artifacts", json!([])),
-        ("inputs_hash", Value::Null),
-        ("idempotency_key", Value::Null),
-        ("excluded", json!([])),
-        ("started_at", Value::Null),
-        ("finished_at", Value::Null),
-        ("ts", Value::Null),
-        ("writer", Value::Null),
-        ("next_action", Value::Null),
-        ("meta", json!({})),
-    ]
+/// A checkpoint line without its null, `[]` and `{}` fields.
+fn compact_line(line: &Map<String, Value>) -> String {
+    let kept: Map<String, Value> = line
+        .iter()
+        .filter(|(_, v)| {
+            !(v.is_null()
+                || v.as_array().is_some_and(|a| a.is_empty())
+                || v.as_object().is_some_and(|o| o.is_empty()))
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    serde_json::to_string(&Value::Object(kept)).unwrap()
 }
 
-/// A checkpoint line as the old writer wrote it: every field of `old_fields` present (empty
-/// ones spelled out), then the optional ones as they are, `type` last.
-fn old_line(new: &Map<String, Value>) -> String {
-    let mut out = Map::new();
-    for (k, empty) in old_fields() {
-        out.insert(k.into(), new.get(k).cloned().unwrap_or(empty));
-    }
-    for (k, v) in new {
-        if !out.contains_key(k) && k != "type" {
-            out.insert(k.clone(), v.clone());
-        }
-    }
-    out.insert("type".into(), json!("checkpoint"));
-    serde_json::to_string(&Value::Object(out)).unwrap()
-}
-
-/// Rewrite every note of `run` into the old form (one `git notes add -f -C` per note, so the
+/// Rewrite every checkpoint line of `run` compact (one `git notes add -f -C` per note, so the
 /// notes commits are git's own). Returns how many checkpoint lines changed.
-fn rewrite_notes_the_old_way(r: &Repo, run: &str) -> usize {
+fn rewrite_notes_compact(r: &Repo, run: &str) -> usize {
     let notes_ref = format!("agent-runs/{run}");
     let mut changed = 0;
     let list = r.git(&["notes", &format!("--ref={notes_ref}"), "list"]);
     for l in list.lines() {
         let (blob, commit) = l.split_once(' ').unwrap();
         let body = r.git(&["cat-file", "blob", blob]);
-        let mut old = String::new();
+        let mut body2 = String::new();
         for line in body.lines().filter(|l| !l.trim().is_empty()) {
             let v: Value = serde_json::from_str(line).unwrap();
             if v["type"] == "checkpoint" {
-                let o = old_line(v.as_object().unwrap());
+                let o = compact_line(v.as_object().unwrap());
                 changed += usize::from(o != line);
-                old.push_str(&o);
+                body2.push_str(&o);
             } else {
-                old.push_str(line);
+                body2.push_str(line);
             }
-            old.push('\n');
+            body2.push('\n');
         }
-        let id = common::git_stdin(r.path(), &["hash-object", "-w", "--stdin"], old.as_bytes());
+        let id = common::git_stdin(r.path(), &["hash-object", "-w", "--stdin"], body2.as_bytes());
         r.git(&[
             "notes",
             &format!("--ref={notes_ref}"),
@@ -139,7 +110,7 @@ fn page_data(r: &Repo, file: &str) -> Value {
 }
 
 #[test]
-fn a_run_with_old_notes_shows_lists_views_and_resumes() {
+fn a_run_with_rewritten_notes_shows_lists_views_and_resumes() {
     let r = Repo::new();
     for entry in std::fs::read_dir(fixture("agents")).unwrap() {
         let entry = entry.unwrap();
@@ -183,10 +154,10 @@ fn a_run_with_old_notes_shows_lists_views_and_resumes() {
     };
     let status = |r: &Repo| r.json(&["log", "r1"]);
     let before = (runs_json(&r), checkpoints(&r), shows(&r), status(&r));
-    r.ok(&["view", "-o", "new.html"]);
+    r.ok(&["view", "-o", "before.html"]);
 
-    // The same notes, the old way: every empty field spelled out.
-    let changed = rewrite_notes_the_old_way(&r, "r1");
+    // The same notes, compact: no empty field spelled out.
+    let changed = rewrite_notes_compact(&r, "r1");
     let lines = chain
         .iter()
         .filter(|c| {
@@ -197,8 +168,8 @@ fn a_run_with_old_notes_shows_lists_views_and_resumes() {
         .count();
     assert!(changed >= lines && lines > 4, "{changed} of {lines}");
     let tip_note = r.git(&["notes", "--ref=agent-runs/r1", "show", &chain[0]]);
-    assert!(tip_note.contains("\"sdk_session_id\":null"), "{tip_note}");
-    assert!(tip_note.contains("\"meta\":{}"), "{tip_note}");
+    assert!(!tip_note.contains("null"), "{tip_note}");
+    assert!(!tip_note.contains("\"meta\":{}"), "{tip_note}");
 
     // Read as before, field for field.
     let after = (runs_json(&r), checkpoints(&r), shows(&r), status(&r));
@@ -206,8 +177,8 @@ fn a_run_with_old_notes_shows_lists_views_and_resumes() {
     assert_eq!(before.1, after.1, "list r1");
     assert_eq!(before.2, after.2, "show");
     assert_eq!(before.3, after.3, "status");
-    r.ok(&["view", "-o", "old.html"]);
-    assert_eq!(page_data(&r, "new.html"), page_data(&r, "old.html"), "view");
+    r.ok(&["view", "-o", "after.html"]);
+    assert_eq!(page_data(&r, "before.html"), page_data(&r, "after.html"), "view");
 
     // Resume goes on from the failed step: the completed ones are not run again.
     let out = tool(&r, counts.path(), &["--json", "resume", "r1"], None);
@@ -215,7 +186,7 @@ fn a_run_with_old_notes_shows_lists_views_and_resumes() {
     assert_eq!(report["finished"], true, "{report:#}");
     let counted: Vec<usize> = STEPS.iter().map(|s| count(counts.path(), s)).collect();
     assert_eq!(counted, [1, 1, 2, 1]);
-    // New lines after old ones: the run reads on, old and new notes together.
+    // New lines after rewritten ones: the run reads on, both kinds together.
     let list = r.json(&["list", "r1"]);
     let had = before.1.as_array().unwrap().len();
     assert_eq!(list.as_array().unwrap().len(), had + 4, "{list:#}");
