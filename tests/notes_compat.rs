@@ -50,7 +50,11 @@ fn rewrite_notes_compact(r: &Repo, run: &str) -> usize {
             }
             body2.push('\n');
         }
-        let id = common::git_stdin(r.path(), &["hash-object", "-w", "--stdin"], body2.as_bytes());
+        let id = common::git_stdin(
+            r.path(),
+            &["hash-object", "-w", "--stdin"],
+            body2.as_bytes(),
+        );
         r.git(&[
             "notes",
             &format!("--ref={notes_ref}"),
@@ -178,7 +182,11 @@ fn a_run_with_rewritten_notes_shows_lists_views_and_resumes() {
     assert_eq!(before.2, after.2, "show");
     assert_eq!(before.3, after.3, "status");
     r.ok(&["view", "-o", "after.html"]);
-    assert_eq!(page_data(&r, "before.html"), page_data(&r, "after.html"), "view");
+    assert_eq!(
+        page_data(&r, "before.html"),
+        page_data(&r, "after.html"),
+        "view"
+    );
 
     // Resume goes on from the failed step: the completed ones are not run again.
     let out = tool(&r, counts.path(), &["--json", "resume", "r1"], None);

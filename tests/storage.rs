@@ -211,10 +211,7 @@ fn loose_objects(r: &Repo) -> BTreeSet<String> {
 fn sizes(r: &Repo, id: &str) -> (u64, u64) {
     let out = common::git_stdin(
         r.path(),
-        &[
-            "cat-file",
-            "--batch-check=%(objectsize:disk) %(objectsize)",
-        ],
+        &["cat-file", "--batch-check=%(objectsize:disk) %(objectsize)"],
         format!("{id}\n").as_bytes(),
     );
     let mut it = out.split_whitespace().map(|n| n.parse::<u64>().unwrap());
@@ -251,7 +248,10 @@ fn a_checkpoint_is_written_compact() {
     // commits took a fifth more.
     let ours: Vec<(String, u64)> = [cp.clone(), notes.clone()]
         .into_iter()
-        .chain([r.rev(&format!("{cp}^{{tree}}")), r.rev(&format!("{notes}:{cp}"))])
+        .chain([
+            r.rev(&format!("{cp}^{{tree}}")),
+            r.rev(&format!("{notes}:{cp}")),
+        ])
         .map(|id| {
             let disk = sizes(&r, &id).0;
             (id, disk)
