@@ -18,7 +18,7 @@ use crate::store::{ObjectId, PublishError, RefChange, Store, layout};
 use std::time::Duration;
 
 /// The message of the notes commit a checkpoint writes. Nothing reads it (the note and
-/// the checkpoint's own subject say what was recorded), so it is one word: every byte of it
+/// the checkpoint's own subject say what was recorded), so it is empty: every byte of it
 /// is kept once per checkpoint (docs/FORMAT.md, "Notes").
 const NOTES_COMMIT_MESSAGE: &str = "";
 
