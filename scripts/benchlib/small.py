@@ -221,7 +221,7 @@ def synth_one_checkpoint_runs(ctx: Context, repo: Path, nruns: int, shared_notes
                    f"from {base}\nM 040000 {tree} \n\n".encode())
     if shared_notes:
         out.append(f"commit refs/bench/notes\nmark :{nruns + 1}\ncommitter Bench <bench@example.invalid> "
-                   f"{t_base} +0000\ndata 5\nnotes\n".encode())
+                   f"{t_base} +0000\ndata 0\n".encode())
         for r in range(nruns):
             b = body(r)
             out.append(f"N inline :{r + 1}\ndata {len(b)}\n".encode() + b + b"\n")
@@ -229,7 +229,7 @@ def synth_one_checkpoint_runs(ctx: Context, repo: Path, nruns: int, shared_notes
         for r in range(nruns):
             b = body(r)
             out.append(f"reset refs/bench/notes\n\ncommit refs/bench/notes\nmark :{nruns + r + 1}\n"
-                       f"committer Bench <bench@example.invalid> {t_base} +0000\ndata 5\nnotes\n"
+                       f"committer Bench <bench@example.invalid> {t_base} +0000\ndata 0\n"
                        f"N inline :{r + 1}\ndata {len(b)}\n".encode() + b + b"\n")
     marks = repo / ".git" / "bench-storage-marks"
     p = subprocess.run(["git", "fast-import", "--quiet", f"--export-marks={marks}"], cwd=repo, env=ctx.env,

@@ -17,6 +17,11 @@ use crate::snapshot::{Policy, snapshot_worktree};
 use crate::store::{ObjectId, PublishError, RefChange, Store, layout};
 use std::time::Duration;
 
+/// The message of the notes commit a checkpoint writes. Nothing reads it (the note and
+/// the checkpoint's own subject say what was recorded), so it is empty: every byte of it
+/// is kept once per checkpoint (docs/FORMAT.md, "Notes").
+const NOTES_COMMIT_MESSAGE: &str = "";
+
 /// How many times a writer re-reads and retries after losing a compare-and-swap.
 const MAX_ATTEMPTS: u32 = 50;
 
@@ -95,7 +100,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         let notes_commit = staged.write_notes_commit(
             ctx.notes_tip,
             &[(commit, body.into_bytes())],
-            &format!("agent-rewind: note for {}", line::describe(&line)),
+            NOTES_COMMIT_MESSAGE,
         )?;
 
         staged.persist_staged_objects()?;

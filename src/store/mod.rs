@@ -204,9 +204,25 @@ impl Store {
         packwrite::write_pack(
             self.repo.objects.store_ref().path(),
             self.repo.object_hash(),
+            self.pack_compression(),
             objects,
         )?;
         Ok(n)
+    }
+
+    /// The zlib level git packs objects with: `pack.compression`, else `core.compression`,
+    /// else zlib's default (-1, level 6). `git gc` copies a packed object's compressed bytes
+    /// as they are, so our small packs must be compressed as git would compress them.
+    fn pack_compression(&self) -> gix::zlib::Compression {
+        let config = self.repo.config_snapshot();
+        let level = ["pack.compression", "core.compression"]
+            .iter()
+            .find_map(|k| config.integer(k))
+            .unwrap_or(-1);
+        i32::try_from(level)
+            .ok()
+            .and_then(gix::zlib::Compression::new)
+            .unwrap_or_default()
     }
 
     /// More packs than half git's `gc.autoPackLimit` (50 by default; 0 turns it off): time

@@ -4,7 +4,9 @@
 //! that is ~30 temp files, renames and zlib set-ups, most of a small checkpoint's time. Here
 //! they go into one version-2 pack (whole objects, no deltas) with its version-2 index, the
 //! format git itself writes, so every git and gix reads it. `git gc` folds these small packs
-//! into the main one like any other.
+//! into the main one like any other, copying each object's compressed bytes as they are
+//! (`pack.reuseObject`): so they are compressed at the level git packs with
+//! (`pack.compression`, default zlib's 6), never at a faster one that `gc` would keep.
 //!
 //! The pack is renamed into place before its index: readers only use packs that have an
 //! index, so no reader ever sees an index without its pack. Refs must be published only
@@ -22,6 +24,7 @@ pub type PackEntry = (ObjectId, gix::objs::Kind, Vec<u8>);
 pub fn write_pack(
     objects_dir: &Path,
     hash: gix::hash::Kind,
+    level: gix::zlib::Compression,
     mut objects: Vec<PackEntry>,
 ) -> Result<()> {
     if objects.is_empty() {
@@ -35,8 +38,7 @@ pub fn write_pack(
     pack.extend_from_slice(b"PACK");
     pack.extend_from_slice(&2u32.to_be_bytes());
     pack.extend_from_slice(&(objects.len() as u32).to_be_bytes());
-    let mut compressor =
-        gix::zlib::stream::deflate::Compress::new(gix::zlib::Compression::BEST_SPEED);
+    let mut compressor = gix::zlib::stream::deflate::Compress::new(level);
     let mut entries = Vec::with_capacity(objects.len());
     for (id, kind, data) in &objects {
         let offset = pack.len();
