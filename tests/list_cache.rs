@@ -90,8 +90,30 @@ fn list_reflects_every_change_and_survives_a_corrupt_cache() {
         })
         .collect();
     assert!(edited.contains("stale"), "r2 not in the cache: {text}");
-    std::fs::write(&cache, edited).unwrap();
+    // Edited without its checksum: the whole cache is rebuilt.
+    std::fs::write(&cache, &edited).unwrap();
     assert_eq!(run_entry(&repo.json(&["list"]), "r2")["label"], "first");
+    // With a checksum that matches: the key (HEAD, notes tip) still rejects the line.
+    let (_, body) = edited.split_once('\n').unwrap();
+    let header = format!(
+        "agent-rewind runs cache v4 {:08x}\n",
+        crc32fast::hash(body.as_bytes())
+    );
+    std::fs::write(&cache, format!("{header}{body}")).unwrap();
+    assert_eq!(run_entry(&repo.json(&["list"]), "r2")["label"], "first");
+    assert_eq!(run_entry(&repo.json(&["list"]), "r2")["label"], "first");
+    let mut lying =
+        format!("{header}{body}").replace(&"0".repeat(40), &repo.rev("refs/agent-runs/r2/HEAD"));
+    assert!(lying.contains("stale"));
+    // The same line with the right key and a right checksum would be believed: that is the
+    // contract (only the tool writes the file), shown here so a change of it is noticed.
+    let (_, body) = lying.split_once('\n').unwrap();
+    lying = format!(
+        "agent-rewind runs cache v4 {:08x}\n{body}",
+        crc32fast::hash(body.as_bytes())
+    );
+    std::fs::write(&cache, lying).unwrap();
+    assert_eq!(run_entry(&repo.json(&["list"]), "r2")["label"], "stale");
 }
 
 #[test]

@@ -99,31 +99,31 @@ fn line_text<'a>(file: &'a str, l: &'a Line) -> &'a str {
     }
 }
 
-/// The cache file's text when it is a cache of this version (else empty). Lines are checked
-/// when used.
+/// The cache file's text when it is a cache of this version whose checksum matches (else
+/// empty): its first line is the header and the CRC-32 of the rest, so a cache edited or
+/// cut short is rebuilt whole, and a current line's JSON can be printed as it is.
 fn read_cache(store: &Store) -> String {
-    match std::fs::read_to_string(store.private().runs_cache()) {
-        Ok(text)
-            if text
-                .strip_prefix(runcache::HEADER)
-                .is_some_and(|r| r.starts_with('\n')) =>
-        {
-            text
-        }
-        _ => String::new(),
-    }
+    let Ok(text) = std::fs::read_to_string(store.private().runs_cache()) else {
+        return String::new();
+    };
+    let intact = text
+        .strip_prefix(runcache::HEADER)
+        .and_then(|r| r.strip_prefix(' '))
+        .and_then(|r| r.split_once('\n'))
+        .is_some_and(|(crc, body)| crc == format!("{:08x}", crc32fast::hash(body.as_bytes())));
+    if intact { text } else { String::new() }
 }
 
 /// Best effort: a cache that cannot be written only costs the next `list` some time.
 /// `lines` are sorted by run.
 fn save_cache<'a>(store: &Store, lines: impl Iterator<Item = &'a str>, hint: usize) {
-    let mut out = Vec::with_capacity(hint + runcache::HEADER.len() + 1);
-    out.extend_from_slice(runcache::HEADER.as_bytes());
-    out.push(b'\n');
+    let mut body = Vec::with_capacity(hint);
     for l in lines {
-        out.extend_from_slice(l.as_bytes());
-        out.push(b'\n');
+        body.extend_from_slice(l.as_bytes());
+        body.push(b'\n');
     }
+    let mut out = format!("{} {:08x}\n", runcache::HEADER, crc32fast::hash(&body)).into_bytes();
+    out.append(&mut body);
     let _ = write_atomic(&store.private().runs_cache(), &out, None);
     // The caches of earlier versions, if still there (v3 had the same name).
     let _ = std::fs::remove_file(store.private().legacy_runs_cache());

@@ -1,5 +1,5 @@
-//! The summary cache of `list` (`runs.lines`, header `agent-rewind runs cache v4`): one line
-//! per run, sorted by run id, holding what the refs cannot give already as the JSON that
+//! The summary cache of `list` (`runs.lines`, header `agent-rewind runs cache v4 <CRC-32 of
+//! the rest, 8 hex digits>`): one line per run, sorted by run id, holding what the refs cannot give already as the JSON that
 //! `list --json` prints, so a warm `list` neither parses nor serializes a summary. Owns the
 //! line format and the JSON of a listed run; never decides whether a line is current (that
 //! is `list`'s comparison of the line's HEAD and notes tip with the refs) and never runs git.
