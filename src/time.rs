@@ -39,6 +39,11 @@ impl Timestamp {
         self.0.as_millisecond()
     }
 
+    /// Nanoseconds since the Unix epoch (orders exactly as the instants).
+    pub fn as_nanosecond(self) -> i128 {
+        self.0.as_nanosecond()
+    }
+
     /// This instant less `seconds` (saturating at the earliest instant jiff knows).
     pub fn minus_seconds(self, seconds: i64) -> Self {
         Timestamp(

@@ -18,6 +18,7 @@ pub mod restore;
 pub mod revert;
 pub mod rewind;
 pub mod run;
+mod runcache;
 pub mod show;
 pub mod start;
 pub mod status;

@@ -400,22 +400,51 @@ impl Store {
     }
 
     /// One pass over `refs/agent-runs/`: every run with a `HEAD`, its tip and its step refs
-    /// (sorted), plus the names that are not valid run or step names.
+    /// (sorted), plus the names that are not valid run or step names. Sorted by run.
     pub fn run_ref_sets(&self) -> Result<(Vec<RunRefSet>, Vec<String>)> {
-        let mut by_run: std::collections::BTreeMap<String, PartialRunRefs> = Default::default();
+        let mut groups: Vec<(String, PartialRunRefs)> = Vec::new();
         let mut invalid = Vec::new();
         for (name, id) in self.refs_under(layout::RUNS_PREFIX)? {
-            match layout::parse_run_ref(&name) {
-                Some(layout::RunRef::Head(run)) => by_run.entry(run).or_default().0 = Some(id),
+            let (run, step) = match layout::parse_run_ref(&name) {
+                Some(layout::RunRef::Head(run)) => (run, None),
                 Some(layout::RunRef::Step(run, step)) => match StepName::new(step) {
-                    Ok(step) => by_run.entry(run).or_default().1.push((step, id)),
-                    Err(_) => invalid.push(name),
+                    Ok(step) => (run, Some(step)),
+                    Err(_) => {
+                        invalid.push(name);
+                        continue;
+                    }
                 },
-                None => invalid.push(name),
+                None => {
+                    invalid.push(name);
+                    continue;
+                }
+            };
+            // The refs come sorted by name, so a run's refs (`<run>/…`) are adjacent.
+            let group = match groups.last_mut() {
+                Some(g) if g.0 == run => g,
+                _ => {
+                    groups.push((run, Default::default()));
+                    groups.last_mut().expect("pushed")
+                }
+            };
+            match step {
+                None => group.1.0 = Some(id),
+                Some(step) => group.1.1.push((step, id)),
             }
         }
-        let mut out = Vec::with_capacity(by_run.len());
-        for (run, (head, mut steps)) in by_run {
+        // Ref order puts `a-b/…` before `a/…`; runs are sorted by id. Nearly sorted input
+        // sorts in one pass. Equal neighbours (refs not sorted by name) are merged.
+        groups.sort_by(|a, b| a.0.cmp(&b.0));
+        groups.dedup_by(|later, earlier| {
+            if later.0 != earlier.0 {
+                return false;
+            }
+            earlier.1.0 = earlier.1.0.or(later.1.0);
+            earlier.1.1.append(&mut later.1.1);
+            true
+        });
+        let mut out = Vec::with_capacity(groups.len());
+        for (run, (head, mut steps)) in groups {
             match (RunId::new(run.clone()), head) {
                 (Ok(run), Some(head)) => {
                     steps.sort();
@@ -426,6 +455,24 @@ impl Store {
             }
         }
         Ok((out, invalid))
+    }
+
+    /// [`Self::notes_tips`] as (run, tip) sorted by run.
+    pub fn notes_tips_sorted(&self) -> Result<Vec<(String, ObjectId)>> {
+        let mut out: Vec<(String, ObjectId)> = self
+            .refs_under(layout::NOTES_PREFIX)?
+            .into_iter()
+            .filter_map(|(mut name, id)| {
+                let run = name.strip_prefix(layout::NOTES_PREFIX)?;
+                if run.contains('/') {
+                    return None;
+                }
+                name.drain(..layout::NOTES_PREFIX.len());
+                Some((name, id))
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
     }
 
     /// One pass over `refs/notes/agent-runs/`: the notes tip of every run, by run name.

@@ -22,21 +22,20 @@ pub fn run(a: ListArgs, json: bool, ctx: &Ctx) -> Result<Output> {
     let store = ctx.store()?;
     match a.run {
         None => {
-            let list = ops::list::list_runs(&store, a.all)?;
-            for p in &list.problems {
+            let listing = ops::list::run_listing(&store, a.all)?;
+            for p in &listing.problems {
                 crate::cli::render::warn(p);
             }
             if json {
-                // Written straight to stdout: with 100,000 runs a `Value` of the whole list
-                // would cost several times the list's own memory.
-                let runs = list.runs;
+                // Written straight to stdout from the summary cache's JSON: with 100,000
+                // runs, parsing and re-serializing every summary would cost more than
+                // reading the refs. One run per line (docs/FORMAT.md).
                 return Ok(Output::streamed(
-                    Box::new(move |w| {
-                        serde_json::to_writer_pretty(w, &runs).map_err(std::io::Error::other)
-                    }),
+                    Box::new(move |w| listing.write_json(w)),
                     String::new(),
                 ));
             }
+            let list = listing.into_run_list()?;
             Ok(Output::new(
                 serde_json::Value::Null,
                 listing::runs_table(
