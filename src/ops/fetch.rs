@@ -103,6 +103,7 @@ impl FetchOutcome {
 pub fn fetch(store: &Store, remote: &Remote, runs: &[RunId]) -> Result<FetchOutcome> {
     let only = (!runs.is_empty()).then_some(runs);
     remote::fetch_into_staging(store, remote, only)?;
+    crate::trace::mark("fetch: git fetch done");
     crate::crash_point!("import:objects-fetched");
     import_staged(store, &remote.name, only)
 }
@@ -113,8 +114,21 @@ pub fn import_staged(
     staging: &RemoteName,
     only: Option<&[RunId]>,
 ) -> Result<FetchOutcome> {
-    let staged_all = staged::staged_runs(store, staging)?;
-    let locals = staged::local_runs(store)?;
+    // Named runs: only their refs are read (either side may hold 100,000 runs).
+    let (staged_all, locals) = match only {
+        None => (
+            staged::staged_runs(store, staging)?,
+            staged::local_runs(store)?,
+        ),
+        Some(runs) => {
+            let mut locals = std::collections::HashMap::new();
+            for r in runs {
+                locals.insert(r.to_string(), staged::local_run(store, r)?);
+            }
+            (staged::staged_runs_named(store, staging, runs)?, locals)
+        }
+    };
+    crate::trace::mark("fetch: staged and local refs read");
     let deleted = delete::deleted_runs(store)?;
     let mut out = FetchOutcome {
         remote: staging.to_string(),

@@ -157,26 +157,50 @@ pub fn run_of_ref(dst: &str) -> Option<(String, bool)> {
 /// `git fetch` the runs of `remote` (all, or only `runs`) into its staging namespace. The
 /// staging refs are force-updated and pruned; nothing else is written (no tags, no
 /// `FETCH_HEAD`, no `refs/remotes/`).
+///
+/// Named runs: the notes ref of a run that has no notes here yet is a root commit sharing no
+/// history with this repository, so in the same request as the run's refs it costs a second
+/// negotiation round (upload-pack cannot say `ready`). From a remote that never asks for
+/// credentials (local, `file://`, `git://`), such notes refs are fetched by a second `git
+/// fetch` running at the same time that sends no `have`s and so says `done` in its first
+/// request ([`Store::fetch_refspecs_and_unrelated`]); everything it brings is that run's
+/// notes history, which this repository lacks anyway. Over ssh and http one fetch does it
+/// all (two at once could prompt for credentials twice).
 pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>) -> Result<()> {
-    let refspecs: Vec<String> = match runs {
-        None => layout::fetch_refspecs(&remote.name).to_vec(),
-        Some(runs) => runs
-            .iter()
-            .flat_map(|r| layout::fetch_run_refspecs(&remote.name, r))
-            .collect(),
-    };
-    fetch(
-        store,
+    let mut refspecs: Vec<String> = vec![];
+    let mut unrelated: Vec<String> = vec![];
+    match runs {
+        None => refspecs.extend(layout::fetch_refspecs(&remote.name)),
+        Some(runs) => {
+            let split = store.remote_never_prompts(remote.name.as_str());
+            for r in runs {
+                let [run, notes] = layout::fetch_run_refspecs(&remote.name, r);
+                refspecs.push(run);
+                if split && store.notes_tip(r)?.is_none() {
+                    unrelated.push(notes);
+                } else {
+                    refspecs.push(notes);
+                }
+            }
+        }
+    }
+    let shown = remote.name.to_string();
+    let (out, second) = store.fetch_refspecs_and_unrelated(
         remote.name.as_str(),
-        &remote.name.to_string(),
         &refspecs,
-    )
+        &unrelated,
+        progress(),
+    )?;
+    check_fetch(&shown, &out)?;
+    second.map_or(Ok(()), |o| check_fetch(&shown, &o))
 }
 
-fn fetch(store: &Store, source: &str, shown: &str, refspecs: &[String]) -> Result<()> {
-    // git's progress, on a terminal only (as git decides for itself when not captured).
-    let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let out = store.fetch_refspecs(source, refspecs, progress)?;
+/// git's progress, on a terminal only (as git decides for itself when not captured).
+fn progress() -> bool {
+    std::io::IsTerminal::is_terminal(&std::io::stderr())
+}
+
+fn check_fetch(shown: &str, out: &crate::store::GitOutput) -> Result<()> {
     if !out.success {
         return Err(
             Error::git(format!("`git fetch` from {shown} failed: {}", out.stderr))
@@ -184,6 +208,10 @@ fn fetch(store: &Store, source: &str, shown: &str, refspecs: &[String]) -> Resul
         );
     }
     Ok(())
+}
+
+fn fetch(store: &Store, source: &str, shown: &str, refspecs: &[String]) -> Result<()> {
+    check_fetch(shown, &store.fetch_refspecs(source, refspecs, progress())?)
 }
 
 /// `git bundle create FILE <refs…>`: a bundle without prerequisites, so any repository can

@@ -88,6 +88,54 @@ pub fn staged_runs(store: &Store, remote: &RemoteName) -> Result<BTreeMap<String
     Ok(out)
 }
 
+/// The staged refs of the runs `runs` (only those runs' refs are read: the staging namespace
+/// may hold every run of a remote), by name; a run with no staged ref is absent.
+pub fn staged_runs_named(
+    store: &Store,
+    remote: &RemoteName,
+    runs: &[RunId],
+) -> Result<BTreeMap<String, StagedRun>> {
+    let mut out = BTreeMap::new();
+    for run in runs {
+        if out.contains_key(run.as_str()) {
+            continue;
+        }
+        let mut refs = store.refs_under(&layout::remote_run_refs_prefix(remote, run))?;
+        let notes = layout::remote_notes_ref(remote, run);
+        if let Some(id) = store.ref_target(&notes)? {
+            refs.push((notes, id));
+        }
+        let mut staged = StagedRun {
+            name: run.to_string(),
+            ..Default::default()
+        };
+        for (full, id) in refs {
+            match layout::parse_staged_ref(remote, &full) {
+                Some(layout::StagedRef::Run(_, leaf)) if leaf.contains('/') => {
+                    staged.stray.push(full)
+                }
+                Some(layout::StagedRef::Run(_, leaf)) if leaf == layout::HEAD_LEAF => {
+                    staged.head = Some(id)
+                }
+                Some(layout::StagedRef::Run(_, leaf)) => {
+                    staged.steps.insert(leaf, id);
+                }
+                Some(layout::StagedRef::Notes(_)) => staged.notes = Some(id),
+                None => {}
+            }
+        }
+        if staged
+            != (StagedRun {
+                name: run.to_string(),
+                ..Default::default()
+            })
+        {
+            out.insert(run.to_string(), staged);
+        }
+    }
+    Ok(out)
+}
+
 /// Every local run's refs (including runs that only have a notes ref), by name.
 pub fn local_runs(store: &Store) -> Result<HashMap<String, LocalRun>> {
     let mut out: HashMap<String, LocalRun> = HashMap::new();

@@ -65,6 +65,11 @@ pub fn remote_notes_prefix(remote: &RemoteName) -> String {
     format!("{REMOTE_NOTES_PREFIX}{remote}/")
 }
 
+/// The staging folder of one run fetched from `remote`.
+pub fn remote_run_refs_prefix(remote: &RemoteName, run: &RunId) -> String {
+    format!("{REMOTE_RUNS_PREFIX}{remote}/{run}/")
+}
+
 pub fn remote_run_head(remote: &RemoteName, run: &RunId) -> String {
     format!("{REMOTE_RUNS_PREFIX}{remote}/{run}/{HEAD_LEAF}")
 }

@@ -48,15 +48,7 @@ impl Store {
         refspecs: &[String],
         progress: bool,
     ) -> Result<GitOutput> {
-        let mut args = vec![
-            "fetch",
-            "--no-tags",
-            "--prune",
-            "--no-write-fetch-head",
-            if progress { "--progress" } else { "--quiet" },
-            "--no-recurse-submodules",
-            source,
-        ];
+        let mut args = fetch_args(source, progress);
         args.extend(refspecs.iter().map(String::as_str));
         if !progress {
             return self.git_output_of(&args);
@@ -101,6 +93,55 @@ impl Store {
         })
     }
 
+    /// [`Store::fetch_refspecs`] of `refspecs`, and at the same time a second `git fetch` of
+    /// `unrelated` from the same `source` that sends no `have` at all
+    /// (`fetch.negotiationAlgorithm=noop`), quietly and without git's auto-maintenance (the
+    /// first fetch runs it). For refs whose history shares nothing with this repository (a
+    /// new run's notes ref, a root commit): upload-pack can never answer `ready` for such a
+    /// ref, so in the first fetch it would cost a second negotiation round (a round trip,
+    /// and on a socket git's small writes wait for a delayed ACK); alone and without haves,
+    /// the request says `done` at once. Both processes write disjoint refs; objects are
+    /// written by git as for any concurrent fetch. Returns both outputs (the second `None`
+    /// when `unrelated` is empty).
+    pub fn fetch_refspecs_and_unrelated(
+        &self,
+        source: &str,
+        refspecs: &[String],
+        unrelated: &[String],
+        progress: bool,
+    ) -> Result<(GitOutput, Option<GitOutput>)> {
+        if unrelated.is_empty() {
+            return Ok((self.fetch_refspecs(source, refspecs, progress)?, None));
+        }
+        let mut args = vec!["-c", "fetch.negotiationAlgorithm=noop"];
+        args.extend(fetch_args(source, false));
+        args.insert(args.len() - 1, "--no-auto-maintenance");
+        args.extend(unrelated.iter().map(String::as_str));
+        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
+        let mut second = self.git_command(dir, &args);
+        second.stdin(std::process::Stdio::null());
+        let second = std::thread::spawn(move || second.output());
+        let first = self.fetch_refspecs(source, refspecs, progress);
+        let second = second
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the thread running git panicked")))
+            .map_err(|e| crate::error::Error::git(format!("could not run git: {e}")));
+        Ok((first?, Some(GitOutput::of(second?))))
+    }
+
+    /// Whether fetching from the remote `name` can never ask for credentials: its fetch URL,
+    /// with `url.<base>.insteadOf` applied, is a local path, `file://` or `git://`. `false`
+    /// when unsure (ssh and http may prompt; two fetches at once would prompt twice).
+    pub fn remote_never_prompts(&self, name: &str) -> bool {
+        let Ok(remote) = self.repo.find_remote(name) else {
+            return false;
+        };
+        matches!(
+            remote.url(gix::remote::Direction::Fetch).map(|u| &u.scheme),
+            Some(gix::url::Scheme::File | gix::url::Scheme::Git)
+        )
+    }
+
     /// `git bundle create FILE <refs…>`.
     pub fn bundle_create(&self, file: &Path, refs: &[String]) -> Result<GitOutput> {
         let path = file.to_string_lossy();
@@ -120,6 +161,19 @@ impl Store {
         let path = file.to_string_lossy();
         self.git_output_of(&["bundle", "list-heads", path.as_ref()])
     }
+}
+
+/// `git fetch` of nothing yet from `source`: the options of every fetch here, `source` last.
+fn fetch_args(source: &str, progress: bool) -> Vec<&str> {
+    vec![
+        "fetch",
+        "--no-tags",
+        "--prune",
+        "--no-write-fetch-head",
+        if progress { "--progress" } else { "--quiet" },
+        "--no-recurse-submodules",
+        source,
+    ]
 }
 
 /// A line of git's progress output (`Receiving objects:  45% (…)`, `… done.`).
