@@ -165,8 +165,10 @@ class Daemon:
         s.bind(("127.0.0.1", 0))
         self.port = s.getsockname()[1]
         s.close()
+        # The daemon binary itself: `git daemon` runs it as a child that killing `git` leaves behind.
+        exec_path = subprocess.run(["git", "--exec-path"], capture_output=True, text=True, check=True).stdout.strip()
         self.proc = subprocess.Popen(
-            ["git", "daemon", "--export-all", "--enable=receive-pack", "--reuseaddr", "--listen=127.0.0.1",
+            [str(Path(exec_path) / "git-daemon"), "--export-all", "--enable=receive-pack", "--reuseaddr", "--listen=127.0.0.1",
              f"--port={self.port}", f"--base-path={base}", str(base)],
             env=ctx.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(200):
