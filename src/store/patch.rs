@@ -70,6 +70,10 @@ impl Store {
             }
             _ => return Ok(None),
         };
+        // Every pack index is loaded by now (the object count read them all): a prefix
+        // lookup need not look for new packs on disk each time, as git does not.
+        let mut odb = self.repo.objects.clone();
+        odb.refresh_never();
         let mut out = Vec::new();
         let mut stats = Vec::new();
         let mut total = 0;
@@ -101,8 +105,8 @@ impl Store {
                 continue;
             }
             let abbrev = |side: Option<(ObjectId, EntryKind)>| match side {
-                Some((id, _)) => self.abbrev(id, hex_len),
-                None => self.abbrev(ObjectId::null(id_kind(c)), hex_len),
+                Some((id, _)) => abbrev(&odb, id, hex_len),
+                None => abbrev(&odb, ObjectId::null(id_kind(c)), hex_len),
             };
             let (Some(a), Some(b)) = (abbrev(c.old)?, abbrev(c.new)?) else {
                 return Ok(None);
@@ -213,30 +217,6 @@ impl Store {
         Ok(Some(hex_len))
     }
 
-    /// `id` abbreviated as git's `find_unique_abbrev` does: `hex_len`, longer until no
-    /// other object shares the prefix. For the null id: zeros, or `None` if some object's
-    /// id starts with them.
-    fn abbrev(&self, id: ObjectId, hex_len: usize) -> Result<Option<Vec<u8>>> {
-        use gix::odb::store::prefix::disambiguate::Candidate;
-        let candidate = Candidate::new(id, hex_len).map_err(|e| {
-            crate::error::Error::git(format!("cannot abbreviate {id} to {hex_len}: {e}"))
-        })?;
-        if id.is_null() {
-            let taken = self
-                .repo
-                .objects
-                .lookup_prefix(candidate.to_prefix(), None)
-                .map_err(|e| crate::error::Error::git(format!("cannot look up ids: {e}")))?;
-            return Ok(taken.is_none().then(|| vec![b'0'; hex_len]));
-        }
-        let prefix = self
-            .repo
-            .objects
-            .disambiguate_prefix(candidate)
-            .map_err(|e| crate::error::Error::git(format!("cannot abbreviate {id}: {e}")))?;
-        Ok(prefix.map(|p| p.to_string().into_bytes()))
-    }
-
     /// Whether a `.gitattributes` file in the worktree could apply to a changed path: git
     /// reads them (not the trees' ones) for `git diff <tree> <tree>` in a repository with a
     /// worktree, in every folder from the root down to the path's.
@@ -309,4 +289,24 @@ fn id_kind(c: &TreeChange) -> gix::hash::Kind {
     c.old
         .or(c.new)
         .map_or(gix::hash::Kind::Sha1, |(id, _)| id.kind())
+}
+
+/// `id` abbreviated as git's `find_unique_abbrev` does: `hex_len`, longer until no
+/// other object shares the prefix. For the null id: zeros, or `None` if some object's
+/// id starts with them.
+fn abbrev(odb: &gix::OdbHandle, id: ObjectId, hex_len: usize) -> Result<Option<Vec<u8>>> {
+    use gix::odb::store::prefix::disambiguate::Candidate;
+    let candidate = Candidate::new(id, hex_len).map_err(|e| {
+        crate::error::Error::git(format!("cannot abbreviate {id} to {hex_len}: {e}"))
+    })?;
+    if id.is_null() {
+        let taken = odb
+            .lookup_prefix(candidate.to_prefix(), None)
+            .map_err(|e| crate::error::Error::git(format!("cannot look up ids: {e}")))?;
+        return Ok(taken.is_none().then(|| vec![b'0'; hex_len]));
+    }
+    let prefix = odb
+        .disambiguate_prefix(candidate)
+        .map_err(|e| crate::error::Error::git(format!("cannot abbreviate {id}: {e}")))?;
+    Ok(prefix.map(|p| p.to_string().into_bytes()))
 }
