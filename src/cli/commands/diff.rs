@@ -1,5 +1,6 @@
-//! `diff`: files and metadata between two checkpoints. Files in git's own format (`git
-//! diff` between the two trees: pagers and diff viewers read it), coloured by git's rules.
+//! `diff`: files and metadata between two checkpoints. Files in git's own format (what `git
+//! diff` between the two trees prints: pagers and diff viewers read it; rendered in-process
+//! when the store is certain to match git, else git's own), coloured by git's rules.
 
 use crate::cli::paths::worktree_paths;
 use crate::cli::render::{colour_marks, escape};
