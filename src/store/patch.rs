@@ -52,7 +52,7 @@ impl Store {
         let Some(workdir) = self.repo.workdir() else {
             return Ok(None);
         };
-        let Some(hex_len) = self.fast_diff_setup()? else {
+        let Some(hex_len) = self.fast_diff_setup(stat)? else {
             return Ok(None);
         };
         let changes = self.diff_trees(from, to)?;
@@ -149,9 +149,9 @@ impl Store {
     }
 
     /// The `index` line's abbreviation length (`core.abbrev`, or git's automatic one from
-    /// the packed object count) when nothing in the environment, config or repository
+    /// the packed object count; 0 for `--stat`) when nothing in the environment, config or repository
     /// layout could make git print other than what we render; `None` otherwise.
-    fn fast_diff_setup(&self) -> Result<Option<usize>> {
+    fn fast_diff_setup(&self, stat: bool) -> Result<Option<usize>> {
         if ENV_FALLBACK.iter().any(|k| std::env::var_os(k).is_some()) {
             return Ok(None);
         }
@@ -202,13 +202,16 @@ impl Store {
         {
             return Ok(None);
         }
+        if stat {
+            return Ok(Some(0)); // `--stat` prints no ids
+        }
+        // Loads every pack index, which the prefix lookups (that never refresh) rely on.
+        let Ok(count) = self.repo.objects.packed_object_count() else {
+            return Ok(None);
+        };
         let hex_len = match config.string("core.abbrev") {
-            None => {
-                let count = self.repo.objects.packed_object_count().ok();
-                let Some(count) = count else { return Ok(None) };
-                // git: `msb(count) + 1` bits, half of them rounded up, at least 7.
-                ((64 - count.leading_zeros()).div_ceil(2) as usize).max(7)
-            }
+            // git: `msb(count) + 1` bits, half of them rounded up, at least 7.
+            None => ((64 - count.leading_zeros()).div_ceil(2) as usize).max(7),
             Some(v) => match v.to_string().trim().parse::<usize>() {
                 Ok(n) if (4..=40).contains(&n) => n,
                 _ => return Ok(None),
