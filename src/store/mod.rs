@@ -6,6 +6,7 @@
 //! restore, touches the user's index, HEAD or files only when an operation asks it to (after
 //! that operation's backup: `worktree`, `userindex`, `gitbin`), and never prints.
 
+mod diffstat;
 mod dirwalk;
 mod fsmonitor;
 mod gitbin;
@@ -19,6 +20,7 @@ mod open;
 mod packcreate;
 mod packdelete;
 mod packwrite;
+mod patch;
 mod private;
 mod publish;
 mod reflock;
@@ -26,6 +28,7 @@ mod savedindex;
 pub mod snapshot;
 mod statcheck;
 mod transport;
+mod unified;
 mod userindex;
 mod worktree;
 

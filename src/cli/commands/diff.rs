@@ -1,5 +1,6 @@
-//! `diff`: files and metadata between two checkpoints. Files in git's own format (`git
-//! diff` between the two trees: pagers and diff viewers read it), coloured by git's rules.
+//! `diff`: files and metadata between two checkpoints. Files in git's own format (what `git
+//! diff` between the two trees prints: pagers and diff viewers read it; rendered in-process
+//! when the store is certain to match git, else git's own), coloured by git's rules.
 
 use crate::cli::paths::worktree_paths;
 use crate::cli::render::{colour_marks, escape};
@@ -79,8 +80,25 @@ pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
     }
     // git's colour codes kept; any other control character of a file's content is shown
     // escaped on the terminal.
-    let files = colour_marks(&store.diff_text(&d.from_tree, &d.to_tree, a.stat, color, &paths)?);
-    agent_rewind::trace::mark("diff: git diff printed the files");
+    // The common case is rendered in-process (the same bytes git prints, or `None`);
+    // anything else is git's own `git diff`.
+    let inprocess = if color || !paths.is_empty() {
+        None
+    } else {
+        store.diff_text_inprocess(&d.from_tree, &d.to_tree, a.stat)?
+    };
+    let files = match inprocess {
+        Some(text) => {
+            agent_rewind::trace::mark("diff: files rendered in-process");
+            text
+        }
+        None => {
+            let text = store.diff_text(&d.from_tree, &d.to_tree, a.stat, color, &paths)?;
+            agent_rewind::trace::mark("diff: git diff printed the files");
+            text
+        }
+    };
+    let files = colour_marks(&files);
     if !human.is_empty() && !files.is_empty() {
         human.push('\n');
     }
