@@ -36,6 +36,15 @@ fn main() {
                 }
                 return;
             }
+            if !json && let Some(bytes) = &out.raw_human {
+                let _ = stdout.write_all(bytes);
+                agent_rewind::trace::mark("output written");
+                let _ = stdout.flush();
+                if exit_code != 0 {
+                    std::process::exit(exit_code);
+                }
+                return;
+            }
             let text = if json {
                 serde_json::to_string_pretty(&out.json).expect("serializable")
             } else {

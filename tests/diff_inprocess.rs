@@ -30,10 +30,10 @@ fn ours(r: &Repo, args: &[&str], env: &[(&str, &str)]) -> (String, bool) {
         Some(_) => text.split_once("\n\n").map_or("", |(_, f)| f).to_string(),
         None => text,
     };
-    (files.trim_end().to_string(), inprocess)
+    (files, inprocess)
 }
 
-/// `git diff` between the two steps' commits, as the tool shows text (form feeds escaped).
+/// `git diff` between the two steps' commits (the tool's piped output is exactly this).
 fn theirs(r: &Repo, from: &str, to: &str, extra: &[&str], env: &[(&str, &str)]) -> String {
     let (a, b) = (
         r.rev(&format!("refs/agent-runs/r1/{from}")),
@@ -46,11 +46,7 @@ fn theirs(r: &Repo, from: &str, to: &str, extra: &[&str], env: &[(&str, &str)]) 
     }
     let out = c.output().unwrap();
     assert!(out.status.success());
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .replace('\x0c', "\\f")
-        .trim_end()
-        .to_string()
+    String::from_utf8(out.stdout).unwrap()
 }
 
 /// Both `diff` and `diff --stat` equal git's; returns whether both were rendered in-process.
@@ -399,5 +395,58 @@ fn every_uncertain_case_falls_back_to_git_diff() {
         r.rev(&format!("refs/agent-runs/r1/{prev}")),
         r.rev("refs/agent-runs/r1/last"),
     );
-    assert_eq!(filtered, r.git(&["diff", &a, &b, "--", "sub"]).trim_end());
+    assert_eq!(filtered, r.git(&["diff", &a, &b, "--", "sub"]));
+}
+
+/// Piped without colour, `diff` prints exactly `git diff`'s bytes (whatever renders them):
+/// CRLF lines, bytes that are not UTF-8, a last line that is an empty context line. Such a
+/// patch applies with `git apply`; two equal checkpoints print nothing, as `git diff` does.
+#[test]
+fn piped_output_is_git_diffs_bytes_and_applies() {
+    let r = Repo::new();
+    r.ok(&["start", "--run", "r1"]);
+    let write = |rel: &str, bytes: &[u8]| std::fs::write(r.path().join(rel), bytes).unwrap();
+    write("crlf.txt", b"one\r\ntwo\r\nthree\r\n");
+    write("latin1.txt", b"caf\xe9\nna\xefve\n\nend\n\n");
+    r.ok(&["checkpoint", "a"]);
+    write("crlf.txt", b"one\r\nTWO\r\nthree\r\n");
+    write("latin1.txt", b"caf\xe9\nna\xefve!\n\nend\n\n");
+    r.ok(&["checkpoint", "b"]);
+    let (a, b) = (r.rev("refs/agent-runs/r1/a"), r.rev("refs/agent-runs/r1/b"));
+    let ours = tool_cmd(r.path())
+        .args(["diff", "r1/a", "r1/b"])
+        .output()
+        .unwrap();
+    assert!(ours.status.success());
+    let git = git_cmd(r.path())
+        .args(["diff", &a, &b])
+        .output()
+        .unwrap()
+        .stdout;
+    assert!(git.windows(2).any(|w| w == b"\r\n") && git.contains(&0xe9));
+    // The metadata lines ("step: a -> b") come first; then git's bytes.
+    let start = ours
+        .stdout
+        .windows(10)
+        .position(|w| w == b"diff --git")
+        .expect("a patch");
+    assert!(ours.stdout[..start].starts_with(b"metadata "));
+    assert_eq!(&ours.stdout[start..], git.as_slice());
+    // The whole output applies to A's files (git apply skips the lines before the patch).
+    r.git(&["read-tree", "--reset", "-u", &a]);
+    let patch = r.path().join("../ours.patch");
+    std::fs::write(&patch, &ours.stdout).unwrap();
+    r.git(&["apply", "--index", patch.to_str().unwrap()]);
+    assert_eq!(
+        r.git(&["write-tree"]).trim(),
+        r.rev(&format!("{b}^{{tree}}"))
+    );
+    std::fs::remove_file(&patch).unwrap();
+    // Nothing differs: nothing printed.
+    let same = tool_cmd(r.path())
+        .args(["diff", "r1/b", "r1/b"])
+        .output()
+        .unwrap();
+    assert!(same.status.success());
+    assert_eq!(same.stdout, b"");
 }

@@ -11,6 +11,10 @@ pub struct Output {
     /// too large to build as a `serde_json::Value` first (`list` of 100,000 runs). When set,
     /// `json` is unused.
     pub json_writer: Option<JsonWriter>,
+    /// The human output as exact bytes, written as they are (no escaping, no newline
+    /// added): git's own text piped on (`diff` into `git apply`). When set, `human` is
+    /// unused.
+    pub raw_human: Option<Vec<u8>>,
 }
 
 /// See [`Output::json_writer`].
@@ -23,6 +27,15 @@ impl Output {
             human,
             exit_code: 0,
             json_writer: None,
+            raw_human: None,
+        }
+    }
+
+    /// An output whose human form is `bytes`, printed exactly.
+    pub fn raw(json: serde_json::Value, bytes: Vec<u8>) -> Self {
+        Output {
+            raw_human: Some(bytes),
+            ..Output::new(json, String::new())
         }
     }
 

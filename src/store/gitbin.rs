@@ -12,6 +12,11 @@ use std::process::{Command, Output};
 
 /// The stdout of a finished `git args`, or its failure as a one-line error.
 fn stdout_of(args: &[&str], out: Output) -> Result<String> {
+    Ok(String::from_utf8_lossy(&stdout_bytes_of(args, out)?).into_owned())
+}
+
+/// [`stdout_of`], the bytes as git wrote them.
+fn stdout_bytes_of(args: &[&str], out: Output) -> Result<Vec<u8>> {
     if !out.status.success() {
         return Err(Error::git(format!(
             "`git {}` failed: {}",
@@ -19,7 +24,7 @@ fn stdout_of(args: &[&str], out: Output) -> Result<String> {
             crate::error::one_line(&String::from_utf8_lossy(&out.stderr))
         )));
     }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    Ok(out.stdout)
 }
 
 fn could_not_run(e: std::io::Error) -> Error {
@@ -361,7 +366,7 @@ impl Store {
         stat: bool,
         color: bool,
         paths: &[String],
-    ) -> Result<String> {
+    ) -> Result<Vec<u8>> {
         let mut args = vec![
             "--literal-pathspecs",
             "diff",
@@ -379,6 +384,6 @@ impl Store {
         }
         args.extend([from, to, "--"]);
         args.extend(paths.iter().map(String::as_str));
-        self.git(&args)
+        stdout_bytes_of(&args, self.git_unchecked(&args)?)
     }
 }

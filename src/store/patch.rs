@@ -42,7 +42,7 @@ impl Store {
     /// What `git diff --no-ext-diff --no-color --src-prefix=a/ --dst-prefix=b/ [--stat]
     /// <from> <to>` prints (run by us, its output a pipe), when it can be rendered here
     /// with certainty; `None` when git must run.
-    pub fn diff_text_inprocess(&self, from: &str, to: &str, stat: bool) -> Result<Option<String>> {
+    pub fn diff_text_inprocess(&self, from: &str, to: &str, stat: bool) -> Result<Option<Vec<u8>>> {
         let (Ok(from), Ok(to)) = (
             ObjectId::from_hex(from.as_bytes()),
             ObjectId::from_hex(to.as_bytes()),
@@ -145,7 +145,7 @@ impl Store {
         if stat {
             out = super::diffstat::stat_text(&stats, columns);
         }
-        Ok(Some(String::from_utf8_lossy(&out).into_owned()))
+        Ok(Some(out))
     }
 
     /// The `index` line's abbreviation length (`core.abbrev`, or git's automatic one from

@@ -78,8 +78,6 @@ pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
             escape(&m.to.to_string())
         ));
     }
-    // git's colour codes kept; any other control character of a file's content is shown
-    // escaped on the terminal.
     // The common case is rendered in-process (the same bytes git prints, or `None`);
     // anything else is git's own `git diff`.
     let inprocess = if color || !paths.is_empty() {
@@ -88,17 +86,31 @@ pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
         store.diff_text_inprocess(&d.from_tree, &d.to_tree, a.stat)?
     };
     let files = match inprocess {
-        Some(text) => {
+        Some(bytes) => {
             agent_rewind::trace::mark("diff: files rendered in-process");
-            text
+            bytes
         }
         None => {
-            let text = store.diff_text(&d.from_tree, &d.to_tree, a.stat, color, &paths)?;
+            let bytes = store.diff_text(&d.from_tree, &d.to_tree, a.stat, color, &paths)?;
             agent_rewind::trace::mark("diff: git diff printed the files");
-            text
+            bytes
         }
     };
-    let files = colour_marks(&files);
+    let json = serde_json::to_value(&d).expect("json");
+    if !color && !std::io::stdout().is_terminal() {
+        // Piped without colour: git's bytes exactly as `git diff` prints them (a patch for
+        // `git apply`, CRs and all), after the metadata lines; nothing when nothing differs.
+        let mut out = human.into_bytes();
+        if !out.is_empty() && !files.is_empty() {
+            out.push(b'\n');
+        }
+        out.extend_from_slice(&files);
+        return Ok(Output::raw(json, out));
+    }
+    // For display (a terminal, or colour asked for, as for `less -R`): git's colour codes
+    // kept; any other control character of a file's content is shown escaped, so a file
+    // cannot drive the terminal.
+    let files = colour_marks(&String::from_utf8_lossy(&files));
     if !human.is_empty() && !files.is_empty() {
         human.push('\n');
     }
@@ -106,10 +118,7 @@ pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
     if human.is_empty() {
         human.push_str("no differences");
     }
-    Ok(Output::new(
-        serde_json::to_value(&d).expect("json"),
-        human.trim_end().to_string(),
-    ))
+    Ok(Output::new(json, human.trim_end_matches('\n').to_string()))
 }
 
 /// Git's rules: `--color[=WHEN]`/`--no-color` first, then NO_COLOR, then `color.diff`,
