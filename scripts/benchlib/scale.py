@@ -102,6 +102,21 @@ def bench_runs100k(ctx: Context) -> SectionResult:
     raw["list"] = {"tool": tl, "git": gl, "rss_kib": rss, "first_s": t_first, "first_rss_kib": rss_first}
     log(f"list {ms(med(tl))} vs for-each-ref {ms(med(gl))}, peak {max(rss) / 1024:.0f} MiB")
 
+    # The human table (`list` piped, so not cut to a terminal's width), the same way.
+    human_cmd = [*ctx.tool_cmd, "list"]
+    hrss = []
+
+    def tool_human() -> float:
+        t, r, _ = maxrss_kib(human_cmd, big, ctx.env)
+        hrss.append(r)
+        return t
+
+    hl, gl2 = interleave(a.scale_iterations, tool_human, git_list)
+    rows.append([f"`list` (the table, piped), {n:,} runs", ms(med(hl)), "`git for-each-ref refs/agent-runs/`",
+                 ms(med(gl2)), f"**{ratio(med(hl), med(gl2))}**", f"peak {max(hrss) / 1024:.0f} MiB"])
+    raw["list_human"] = {"tool": hl, "git": gl2, "rss_kib": hrss}
+    log(f"list (table) {ms(med(hl))} vs for-each-ref {ms(med(gl2))}, peak {max(hrss) / 1024:.0f} MiB")
+
     # Checkpoint and post-commit hook: the same work in the 10-run and the N-run repository.
     for count, repo in repos.items():
         ctx.tool(repo, "start", "--run", "bench")
