@@ -15,8 +15,9 @@
 //! directory above it) since that token and its index entry (path, stat data, id, mode,
 //! flags) is exactly one that snapshot proved. Every doubt (no token, another hook or
 //! settings, a failed hook, "everything") means the full pass. It never reads or writes git's
-//! own fsmonitor token or index extension, writes nothing but its own file and runs nothing
-//! but the configured hook.
+//! own fsmonitor token or index extension, writes nothing but its own files and runs nothing
+//! but the configured hook (or, for git's Watchman sample hook, asks Watchman's socket the
+//! same query: `watchman`).
 
 use crate::store::Store;
 use gix::bstr::{BStr, BString, ByteSlice};
@@ -126,25 +127,24 @@ pub fn start(store: &Store) -> Option<Pending> {
             .map_or(0, |d| d.as_nanos())
             .to_string()
     });
-    let asking = if watchman::is_git_sample(&resolve_hook(&hook, workdir))
-        && !hook.contains(SHELL_CHARS)
-    {
-        crate::trace::mark("fsmonitor: git's Watchman sample hook: asking Watchman's socket");
-        let (dir, cache, token) = (
-            workdir.to_path_buf(),
-            store.private().watchman_sockname(),
-            asked.clone(),
-        );
-        let thread = std::thread::spawn(move || watchman::query(&dir, &token, &cache));
-        Asking::Socket {
-            thread,
-            hook,
-            asked,
-            workdir: workdir.to_path_buf(),
-        }
-    } else {
-        Asking::Hook(spawn_hook(&hook, &asked, workdir))
-    };
+    let asking =
+        if watchman::is_git_sample(&resolve_hook(&hook, workdir)) && !hook.contains(SHELL_CHARS) {
+            crate::trace::mark("fsmonitor: git's Watchman sample hook: asking Watchman's socket");
+            let (dir, cache, token) = (
+                workdir.to_path_buf(),
+                store.private().watchman_sockname(),
+                asked.clone(),
+            );
+            let thread = std::thread::spawn(move || watchman::query(&dir, &token, &cache));
+            Asking::Socket {
+                thread,
+                hook,
+                asked,
+                workdir: workdir.to_path_buf(),
+            }
+        } else {
+            Asking::Hook(spawn_hook(&hook, &asked, workdir))
+        };
     Some(Pending {
         asking,
         key,

@@ -59,8 +59,7 @@ pub fn is_git_sample(path: &Path) -> bool {
     if !first.starts_with(b"#!") || !first.contains_str("perl") {
         return false;
     }
-    let Ok(id) = gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, body)
-    else {
+    let Ok(id) = gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, body) else {
         return false;
     };
     let id = id.to_string();
@@ -71,8 +70,8 @@ pub fn is_git_sample(path: &Path) -> bool {
 /// what the hook would print. `sockname_cache` is our cached socket path.
 pub fn query(workdir: &Path, token: &str, sockname_cache: &Path) -> Result<Vec<u8>, Unreachable> {
     // The hook names the worktree by its physical path (`Cwd::cwd()`).
-    let root = std::fs::canonicalize(workdir)
-        .map_err(|e| Unreachable(format!("worktree path: {e}")))?;
+    let root =
+        std::fs::canonicalize(workdir).map_err(|e| Unreachable(format!("worktree path: {e}")))?;
     let root = root
         .to_str()
         .ok_or_else(|| Unreachable("the worktree path is not UTF-8".into()))?
@@ -216,7 +215,15 @@ fn connect(workdir: &Path, cache: &Path) -> Result<Connection, Unreachable> {
 /// What decides where the `watchman` CLI looks for its server.
 fn environment_key() -> String {
     let mut key = String::from("agent-rewind watchman-sock v1");
-    for var in ["PATH", "WATCHMAN_SOCK", "TMPDIR", "TMP", "USER", "LOGNAME", "HOME"] {
+    for var in [
+        "PATH",
+        "WATCHMAN_SOCK",
+        "TMPDIR",
+        "TMP",
+        "USER",
+        "LOGNAME",
+        "HOME",
+    ] {
         let v = std::env::var_os(var).unwrap_or_default();
         key.push_str(&format!(" {var}={:?}", v.to_string_lossy()));
     }
