@@ -389,3 +389,98 @@ fn every_doubt_falls_back_to_the_full_pass() {
     assert!(t.full_pass.is_none() && t.known > 0);
     git(&w, dir, &["fsck", "--strict", "--no-progress"]);
 }
+
+/// Whether the checkpoint asked Watchman's socket itself (git's sample hook recognised), and
+/// whether it ran the hook after all.
+fn asked_socket(t: &Taken) -> (bool, bool) {
+    (
+        t.trace.contains("asking Watchman's socket"),
+        t.trace.contains("running the hook"),
+    )
+}
+
+#[test]
+fn git_sample_hook_is_answered_over_watchmans_socket_and_other_hooks_are_run() {
+    let w = Watchman::start();
+    let repo = monitored_repo(&w);
+    let dir = repo.path();
+    start(&w, dir);
+    checkpoint(&w, dir, "a token");
+    repo.write("d1/f1.txt", "changed\n");
+    repo.write("d2/new/file.txt", "new\n");
+    let t = checkpoint(&w, dir, "the sample hook");
+    assert_eq!(asked_socket(&t), (true, false), "{}", t.trace);
+    assert!(t.full_pass.is_none() && t.known > 0, "{}", t.trace);
+
+    // A stale cached socket path: resolved again through `watchman get-sockname`.
+    let cache = dir.join(".git/agent-rewind/cache/watchman-sock");
+    let cached = std::fs::read_to_string(&cache).unwrap();
+    let key = cached.lines().next().unwrap();
+    std::fs::write(&cache, format!("{key}\n{}/no-such-sock", dir.display())).unwrap();
+    repo.write("d3/f1.txt", "after a stale socket path\n");
+    let t = checkpoint(&w, dir, "a stale socket path");
+    assert_eq!(asked_socket(&t), (true, false), "{}", t.trace);
+    assert!(t.full_pass.is_none() && t.known > 0, "{}", t.trace);
+    assert_eq!(std::fs::read_to_string(&cache).unwrap(), cached);
+
+    // The same hook with one byte more is not git's sample: it is run, and works.
+    let hook = dir.join(".git/hooks/fsmonitor-watchman");
+    let mut text = std::fs::read_to_string(&hook).unwrap();
+    text.push_str("# changed\n");
+    std::fs::write(&hook, text).unwrap();
+    repo.write("d4/f1.txt", "with a changed hook\n");
+    let t = checkpoint(&w, dir, "a changed hook");
+    assert_eq!(asked_socket(&t), (false, false), "{}", t.trace);
+    assert!(t.full_pass.is_none() && t.known > 0, "{}", t.trace);
+
+    // The sample again, with Watchman out of reach (a `watchman` first on PATH that fails):
+    // the hook is run, fails too, and the full pass gives the right tree.
+    std::fs::copy(HOOK_SAMPLE, &hook).unwrap();
+    checkpoint(&w, dir, "the sample again");
+    repo.write("d5/f1.txt", "socket gone\n");
+    std::fs::remove_file(dir.join("d6/f1.txt")).unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let fake = bin.path().join("watchman");
+    std::fs::write(&fake, "#!/bin/sh\necho 'no watchman here' >&2\nexit 1\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = std::env::join_paths(
+        std::iter::once(bin.path().to_path_buf())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let out = tool_cmd(dir)
+        .env(w.env().0, w.env().1)
+        .env("PATH", path)
+        .env("AGENT_REWIND_TRACE", "1")
+        .args(["--json", "checkpoint", "-m", "socket gone", "work"])
+        .output()
+        .unwrap();
+    let trace = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{trace}");
+    assert!(
+        trace.contains("running the hook") && trace.contains("full pass"),
+        "{trace}"
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let commit = json["checkpoint"].as_str().unwrap();
+    let tree = git(&w, dir, &["rev-parse", &format!("{commit}^{{tree}}")]);
+    assert_eq!(tree.trim(), add_all_tree(&w, dir));
+
+    // Watchman not running at all: the next checkpoint starts it (as the hook's `watchman`
+    // would), watches the worktree and takes the full pass; the one after uses it again.
+    let out = w.cmd().arg("shutdown-server").output().unwrap();
+    assert!(out.status.success());
+    repo.write("d7/f1.txt", "watchman down\n");
+    std::fs::remove_file(dir.join("d8/f1.txt")).unwrap();
+    let t = checkpoint(&w, dir, "watchman down");
+    assert!(t.full_pass.is_some(), "{}", t.trace);
+    repo.write("d9/f1.txt", "watchman up again\n");
+    let t = checkpoint(&w, dir, "watchman up again");
+    assert_eq!(asked_socket(&t), (true, false), "{}", t.trace);
+    assert!(t.full_pass.is_none() && t.known > 0, "{}", t.trace);
+    git(&w, dir, &["fsck", "--strict", "--no-progress"]);
+}

@@ -227,7 +227,8 @@ def bench_fsmonitor(ctx: Context) -> SectionResult:
         "Medians: " + ", ".join(f"{k} {ms(v)}" for k, v in med.items()) + ". Hook overhead = median "
         "of the paired differences (commit with our post-commit hook − commit without), each way.",
         "With Watchman: `core.fsmonitor` = git's `fsmonitor-watchman.sample` (Perl) hook, for git "
-        "and for us alike; git's untracked cache is not enabled (git's defaults).",
+        "and for us alike (git runs it; we recognise it and send its query to Watchman's socket "
+        "ourselves); git's untracked cache is not enabled (git's defaults).",
     ]
     if mismatches[0]:
         notes.append(f"**A checkpoint's tree differed from `git add -A`'s {mismatches[0]} times.**")

@@ -15,8 +15,9 @@
 //! directory above it) since that token and its index entry (path, stat data, id, mode,
 //! flags) is exactly one that snapshot proved. Every doubt (no token, another hook or
 //! settings, a failed hook, "everything") means the full pass. It never reads or writes git's
-//! own fsmonitor token or index extension, writes nothing but its own file and runs nothing
-//! but the configured hook.
+//! own fsmonitor token or index extension, writes nothing but its own files and runs nothing
+//! but the configured hook (or, for git's Watchman sample hook, asks Watchman's socket the
+//! same query: `watchman`).
 
 use crate::store::Store;
 use gix::bstr::{BStr, BString, ByteSlice};
@@ -25,15 +26,46 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+#[cfg(unix)]
+mod watchman;
+#[cfg(not(unix))]
+mod watchman {
+    pub struct Unreachable(pub String);
+    pub fn is_git_sample(_: &std::path::Path) -> bool {
+        false
+    }
+    pub fn query(
+        _: &std::path::Path,
+        _: &str,
+        _: &std::path::Path,
+    ) -> Result<Vec<u8>, Unreachable> {
+        Err(Unreachable("not on this platform".into()))
+    }
+}
+
 const FILE_HEADER: &str = "agent-rewind fsmonitor v1";
 
 /// A hook query under way (started before the index is read, to overlap with it).
 pub struct Pending {
-    child: std::io::Result<Child>,
+    asking: Asking,
     key: String,
     /// The token we asked with: `None` when we had none (the reply then only gives a token).
     since: Option<String>,
     proven: Vec<u64>,
+}
+
+/// How the monitor is being asked.
+enum Asking {
+    /// The configured hook, running.
+    Hook(std::io::Result<Child>),
+    /// Watchman's socket, in its own thread, in place of git's sample hook (the hook is run
+    /// when the socket cannot be used).
+    Socket {
+        thread: std::thread::JoinHandle<Result<Vec<u8>, watchman::Unreachable>>,
+        hook: String,
+        asked: String,
+        workdir: PathBuf,
+    },
 }
 
 /// What the monitor said.
@@ -95,17 +127,54 @@ pub fn start(store: &Store) -> Option<Pending> {
             .map_or(0, |d| d.as_nanos())
             .to_string()
     });
-    let child = hook_command(&hook, &asked, workdir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
+    let asking =
+        if watchman::is_git_sample(&resolve_hook(&hook, workdir)) && !hook.contains(SHELL_CHARS) {
+            crate::trace::mark("fsmonitor: git's Watchman sample hook: asking Watchman's socket");
+            let (dir, cache, token) = (
+                workdir.to_path_buf(),
+                store.private().watchman_sockname(),
+                asked.clone(),
+            );
+            let thread = std::thread::spawn(move || watchman::query(&dir, &token, &cache));
+            Asking::Socket {
+                thread,
+                hook,
+                asked,
+                workdir: workdir.to_path_buf(),
+            }
+        } else {
+            Asking::Hook(spawn_hook(&hook, &asked, workdir))
+        };
     Some(Pending {
-        child,
+        asking,
         key,
         since,
         proven,
     })
+}
+
+fn spawn_hook(hook: &str, asked: &str, workdir: &Path) -> std::io::Result<Child> {
+    hook_command(hook, asked, workdir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+}
+
+/// The hook's output (`<token>\0<paths>`), or why there is none.
+fn hook_output(child: std::io::Result<Child>) -> Result<Vec<u8>, String> {
+    let out = child
+        .and_then(|c| c.wait_with_output())
+        .map_err(|e| format!("the hook cannot be run ({e})"))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        return Err(format!(
+            "the hook failed ({}: {})",
+            out.status,
+            crate::error::one_line(&stderr)
+        ));
+    }
+    Ok(out.stdout)
 }
 
 impl Pending {
@@ -119,22 +188,32 @@ impl Pending {
                 changes: None,
             }
         };
-        let out = match self.child.and_then(|c| c.wait_with_output()) {
-            Ok(out) => out,
-            Err(e) => return everything(None, &format!("the hook cannot be run ({e})")),
+        let reply = match self.asking {
+            Asking::Hook(child) => hook_output(child),
+            Asking::Socket {
+                thread,
+                hook,
+                asked,
+                workdir,
+            } => match thread.join() {
+                Ok(Ok(out)) if out.is_empty() => {
+                    Err("Watchman answered with an error (the hook would fail)".to_string())
+                }
+                Ok(Ok(out)) => Ok(out),
+                Ok(Err(watchman::Unreachable(why))) => {
+                    crate::trace::mark(&format!(
+                        "fsmonitor: Watchman's socket cannot be used ({why}): running the hook"
+                    ));
+                    hook_output(spawn_hook(&hook, &asked, &workdir))
+                }
+                Err(_) => Err("asking Watchman failed".to_string()),
+            },
         };
-        if !out.status.success() {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            return everything(
-                None,
-                &format!(
-                    "the hook failed ({}: {})",
-                    out.status,
-                    crate::error::one_line(&stderr)
-                ),
-            );
-        }
-        let Some((token, rest)) = parse_reply(&out.stdout) else {
+        let out = match reply {
+            Ok(out) => out,
+            Err(why) => return everything(None, &why),
+        };
+        let Some((token, rest)) = parse_reply(&out) else {
             return everything(None, "the hook's reply has no token");
         };
         let token = Some(token);
@@ -300,12 +379,14 @@ pub fn entry_digests(index: &gix::index::State) -> Vec<u64> {
         .collect()
 }
 
+/// Characters that make git run a hook through the shell.
+const SHELL_CHARS: &[char] = &[
+    '|', '&', ';', '<', '>', '(', ')', '$', '`', '\\', '"', '\'', ' ', '\t', '\n', '*', '?', '[',
+    '#', '~', '=', '%',
+];
+
 /// The command that runs `hook` as git does (`run_command` with `use_shell`).
 fn hook_command(hook: &str, token: &str, workdir: &Path) -> Command {
-    const SHELL_CHARS: &[char] = &[
-        '|', '&', ';', '<', '>', '(', ')', '$', '`', '\\', '"', '\'', ' ', '\t', '\n', '*', '?',
-        '[', '#', '~', '=', '%',
-    ];
     let mut c = if hook.contains(SHELL_CHARS) {
         let mut c = Command::new("sh");
         c.arg("-c").arg(format!("{hook} \"$@\"")).arg(hook);

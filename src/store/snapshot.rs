@@ -169,6 +169,7 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
         (check.map(|h| h.join().unwrap_or_default()), walk)
     });
     let walk = walk?;
+    crate::trace::mark("snapshot: stats and untracked walk done");
     let proven = unchanged
         .as_ref()
         .map_or(0, |u| statcheck::mark_uptodate(&mut index, u));
@@ -200,7 +201,12 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     } else {
         staged_changes(repo, head_tree, &index)?
     };
-    let worktree = worktree_changes(repo, &index, threads)?;
+    // With most entries proven, gix's pass is handed only the others: it would otherwise
+    // still go through every entry of a large index only to skip it.
+    let worktree = match unproven_only(&index, proven) {
+        Some(rest) => worktree_changes(repo, &rest, threads)?,
+        None => worktree_changes(repo, &index, threads)?,
+    };
     let index_flags = index.entries().iter().any(|e| {
         e.flags.intersects(
             gix::index::entry::Flags::INTENT_TO_ADD
@@ -413,6 +419,26 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
         entries_proven: proven,
         index_flags,
     })
+}
+
+/// A copy of `index` holding only the entries not marked `UPTODATE` (in order, with the
+/// index's timestamp, which decides what is racily clean), when `proven` entries are most of
+/// the index; `None` otherwise (a sparse index is always looked at whole). Each entry's
+/// status depends on that entry alone (and on the other stages of a conflicted path, which
+/// are never proven), so gix finds the same changes in it.
+fn unproven_only(index: &gix::index::State, proven: usize) -> Option<gix::index::State> {
+    let total = index.entries().len();
+    if proven == 0 || proven < total / 2 || index.is_sparse() {
+        return None;
+    }
+    let mut rest = gix::index::State::new(index.object_hash());
+    rest.set_timestamp(index.timestamp());
+    for e in index.entries() {
+        if !e.flags.contains(gix::index::entry::Flags::UPTODATE) {
+            rest.dangerously_push_entry(e.stat, e.id, e.flags, e.mode, e.path(index));
+        }
+    }
+    Some(rest)
 }
 
 /// How much of a new untracked file is scanned for credentials.
