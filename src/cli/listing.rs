@@ -148,48 +148,59 @@ pub fn runs_table(runs: &[RunSummary], hidden: usize, width: Option<usize>, st: 
             }
         }
     }
-    let line = |cells: Vec<(String, String)>| {
-        let mut s = String::new();
-        for (i, (plain, shown)) in cells.into_iter().enumerate() {
-            if w[i] == 0 {
-                continue;
-            }
-            if !s.is_empty() {
-                s.push_str("  ");
-            }
-            s.push_str(&shown);
-            s.push_str(&" ".repeat(w[i].saturating_sub(plain.chars().count())));
+    // One buffer for the whole table: with 100,000 runs, a String per cell and per line
+    // costs more than everything else `list` does.
+    let mut out = String::with_capacity((rows.len() + 2) * 96);
+    let cell = |out: &mut String, i: usize, text: &str, style: Option<&dyn Fn(&str) -> String>| {
+        if w[i] == 0 {
+            return;
         }
-        s.trim_end().to_string()
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push_str("  ");
+        }
+        let n = text.chars().count();
+        let cut_text;
+        let (plain, n) = if n > w[i] {
+            cut_text = cut(text, w[i]);
+            (cut_text.as_str(), w[i])
+        } else {
+            (text, n)
+        };
+        match style {
+            Some(paint) => out.push_str(&paint(plain)),
+            None => out.push_str(plain),
+        }
+        out.extend(std::iter::repeat_n(' ', w[i] - n));
     };
-    let mut out = vec![line(
-        HEADER
-            .iter()
-            .enumerate()
-            .map(|(i, h)| (cut(h, w[i]), cut(h, w[i])))
-            .collect(),
-    )];
-    let prefixes: Vec<usize> = runs.iter().map(|r| r.unique_prefix).collect();
-    for (row, r) in rows.into_iter().enumerate() {
-        let cells = r
-            .into_iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let plain = cut(&c, w[i]);
-                let shown = match i {
-                    0 => st.run_id(&plain, prefixes[row]),
-                    1 => st.status(&plain),
-                    _ => plain.clone(),
-                };
-                (plain, shown)
-            })
-            .collect();
-        out.push(line(cells));
+    let end_line = |out: &mut String| {
+        let kept = out.trim_end_matches(' ').len();
+        out.truncate(kept);
+        out.push('\n');
+    };
+    for (i, h) in HEADER.iter().enumerate() {
+        cell(&mut out, i, h, None);
     }
-    if !footer.is_empty() {
-        out.push(footer);
+    end_line(&mut out);
+    for (r, summary) in rows.iter().zip(runs) {
+        let prefix = summary.unique_prefix;
+        let run_id = |p: &str| st.run_id(p, prefix);
+        let status = |p: &str| st.status(p);
+        for (i, c) in r.iter().enumerate() {
+            let style: Option<&dyn Fn(&str) -> String> = match i {
+                0 => Some(&run_id),
+                1 => Some(&status),
+                _ => None,
+            };
+            cell(&mut out, i, c, style);
+        }
+        end_line(&mut out);
     }
-    out.join("\n")
+    if footer.is_empty() {
+        out.pop();
+    } else {
+        out.push_str(&footer);
+    }
+    out
 }
 
 #[cfg(test)]
