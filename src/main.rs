@@ -45,8 +45,10 @@ fn main() {
                 }
                 return;
             }
-            let text = if json {
-                serde_json::to_string_pretty(&out.json).expect("serializable")
+            let text: std::borrow::Cow<str> = if json {
+                serde_json::to_string_pretty(&out.json)
+                    .expect("serializable")
+                    .into()
             } else {
                 cli::render::terminal_safe(&out.human)
             };

@@ -6,19 +6,13 @@
 
 mod common;
 
-use common::{Repo, tool_cmd};
+use common::{Repo, tool_cmd, tool_stdin};
 use std::path::Path;
 use std::process::Output;
 
+/// The tool with extra environment (no input), its whole output.
 fn tool_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = tool_cmd(dir);
-    c.args(args)
-        .env_remove("AGENT_REWIND_CRASH_AT")
-        .env_remove("AGENT_REWIND_CRASH_TRACE");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().expect("run git-agent-rewind")
+    tool_stdin(dir, args, b"", env)
 }
 
 fn ref_of(r: &Repo, name: &str) -> Option<String> {

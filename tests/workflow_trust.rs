@@ -115,15 +115,16 @@ fn a_fetched_runs_workflow_runs_only_when_trusted() {
     b.assert_fsck();
 }
 
-#[test]
-fn a_workflow_run_here_stays_runnable_when_its_file_is_gone() {
+/// A run of FLOW started here whose step b failed (no go.txt), then `remove` deleted, then
+/// go.txt written and `resume` run: it must finish, running b only.
+fn resume_here_after_removing(remove: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let r = Repo::new();
     r.write("flow.toml", FLOW);
     let log = tmp.path().join("r.log");
     let o = tool(r.path(), &log, &["run", "flow.toml", "--run", "w1"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    std::fs::remove_file(r.path().join("flow.toml")).unwrap();
+    std::fs::remove_file(r.path().join(remove)).unwrap();
     r.write("go.txt", "go\n");
     let o = tool(r.path(), &log, &["resume", "w1"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -131,18 +132,13 @@ fn a_workflow_run_here_stays_runnable_when_its_file_is_gone() {
 }
 
 #[test]
+fn a_workflow_run_here_stays_runnable_when_its_file_is_gone() {
+    resume_here_after_removing("flow.toml");
+}
+
+#[test]
 fn a_stored_workflow_whose_file_is_in_the_worktree_runs() {
     // A run recorded before the trusted list existed: its list entry is missing, but the
     // file it was stored from is here with the same content.
-    let tmp = tempfile::tempdir().unwrap();
-    let r = Repo::new();
-    r.write("flow.toml", FLOW);
-    let log = tmp.path().join("r.log");
-    let o = tool(r.path(), &log, &["run", "flow.toml", "--run", "w1"]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    std::fs::remove_file(r.path().join(".git/agent-rewind/trusted-workflows")).unwrap();
-    r.write("go.txt", "go\n");
-    let o = tool(r.path(), &log, &["resume", "w1"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(log_lines(&log), ["ran-a", "ran-b"]);
+    resume_here_after_removing(".git/agent-rewind/trusted-workflows");
 }

@@ -4,6 +4,7 @@
 
 use super::render::{Style, escape, link};
 use agent_rewind::catalog::RunSummary;
+use agent_rewind::error::Result;
 use agent_rewind::time::Timestamp;
 use std::io::IsTerminal;
 
@@ -77,7 +78,44 @@ const HEADER: [&str; 7] = [
 /// Columns that may be cut, in the order they give way, with the width they keep.
 const FLEXIBLE: [(usize, usize); 3] = [(6, 0), (3, 8), (5, 8)];
 
-pub fn runs_table(runs: &[RunSummary], hidden: usize, width: Option<usize>, st: &Style) -> String {
+/// The seven cells of a run's line, escaped for the terminal, before any cutting.
+fn cells(r: &RunSummary, now: i64) -> [std::borrow::Cow<'_, str>; 7] {
+    use std::borrow::Cow;
+    let lineage = match (&r.rewound_from, &r.forked_from) {
+        (Some(l), _) => Cow::Owned(escape(&format!("rewound from {}", link(l))).into_owned()),
+        (_, Some(l)) => Cow::Owned(escape(&format!("forked from {}", link(l))).into_owned()),
+        _ => Cow::Borrowed("-"),
+    };
+    [
+        escape(&r.run),
+        if r.reverted {
+            Cow::Owned(format!("{}, reverted", r.status))
+        } else {
+            Cow::Borrowed(r.status.as_str())
+        },
+        Cow::Owned(r.checkpoints.to_string()),
+        if r.steps.is_empty() {
+            Cow::Borrowed("-")
+        } else {
+            Cow::Owned(escape(&r.steps.join(",")).into_owned())
+        },
+        Cow::Owned(ago(&r.last_activity, now)),
+        r.label.as_deref().map_or(Cow::Borrowed("-"), escape),
+        lineage,
+    ]
+}
+
+/// The table of `runs`, which yields the same summaries each time it is called (it is
+/// walked twice: widths, then lines).
+pub fn runs_table<'a, I>(
+    runs: &dyn Fn() -> I,
+    hidden: usize,
+    width: Option<usize>,
+    st: &Style,
+) -> Result<String>
+where
+    I: Iterator<Item = Result<RunSummary>> + 'a,
+{
     let footer = match hidden {
         0 => String::new(),
         n => format!(
@@ -86,50 +124,25 @@ pub fn runs_table(runs: &[RunSummary], hidden: usize, width: Option<usize>, st: 
             if n == 1 { "it" } else { "them" }
         ),
     };
-    if runs.is_empty() {
+    let now = now();
+    // The cells are made twice (widths first, then the lines) rather than kept: with
+    // 100,000 runs a table of Strings would hold more memory than the rest of `list`.
+    let mut w: Vec<usize> = HEADER.iter().map(|h| h.chars().count()).collect();
+    let mut count = 0;
+    for r in runs() {
+        let r = r?;
+        count += 1;
+        for (i, c) in cells(&r, now).iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    if count == 0 {
         let none = "no runs (start one with `git agent-rewind start`)".to_string();
-        return if footer.is_empty() {
+        return Ok(if footer.is_empty() {
             none
         } else {
             format!("no active runs; {footer}")
-        };
-    }
-    let now = now();
-    let rows: Vec<[String; 7]> = runs
-        .iter()
-        .map(|r| {
-            let lineage = match (&r.rewound_from, &r.forked_from) {
-                (Some(l), _) => format!("rewound from {}", link(l)),
-                (_, Some(l)) => format!("forked from {}", link(l)),
-                _ => "-".into(),
-            };
-            [
-                escape(&r.run).into_owned(),
-                if r.reverted {
-                    format!("{}, reverted", r.status)
-                } else {
-                    r.status.clone()
-                },
-                r.checkpoints.to_string(),
-                if r.steps.is_empty() {
-                    "-".into()
-                } else {
-                    escape(&r.steps.join(",")).into_owned()
-                },
-                ago(&r.last_activity, now),
-                r.label
-                    .as_deref()
-                    .map(|l| escape(l).into_owned())
-                    .unwrap_or_else(|| "-".into()),
-                escape(&lineage).into_owned(),
-            ]
-        })
-        .collect();
-    let mut w: Vec<usize> = HEADER.iter().map(|h| h.chars().count()).collect();
-    for r in &rows {
-        for (i, c) in r.iter().enumerate() {
-            w[i] = w[i].max(c.chars().count());
-        }
+        });
     }
     if let Some(max) = width {
         let total = |w: &[usize]| {
@@ -150,7 +163,7 @@ pub fn runs_table(runs: &[RunSummary], hidden: usize, width: Option<usize>, st: 
     }
     // One buffer for the whole table: with 100,000 runs, a String per cell and per line
     // costs more than everything else `list` does.
-    let mut out = String::with_capacity((rows.len() + 2) * 96);
+    let mut out = String::with_capacity((count + 2) * 96);
     let cell = |out: &mut String, i: usize, text: &str, style: Option<&dyn Fn(&str) -> String>| {
         if w[i] == 0 {
             return;
@@ -181,7 +194,9 @@ pub fn runs_table(runs: &[RunSummary], hidden: usize, width: Option<usize>, st: 
         cell(&mut out, i, h, None);
     }
     end_line(&mut out);
-    for (r, summary) in rows.iter().zip(runs) {
+    for summary in runs() {
+        let summary = summary?;
+        let r = cells(&summary, now);
         let prefix = summary.unique_prefix;
         let run_id = |p: &str| st.run_id(p, prefix);
         let status = |p: &str| st.status(p);
@@ -200,7 +215,7 @@ pub fn runs_table(runs: &[RunSummary], hidden: usize, width: Option<usize>, st: 
     } else {
         out.push_str(&footer);
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]

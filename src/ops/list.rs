@@ -73,6 +73,17 @@ impl RunListing {
         w.write_all(b"\n]")
     }
 
+    /// The shown runs' summaries, each parsed when it is reached (nothing is kept: a
+    /// table of 100,000 runs walks them twice rather than hold them all).
+    pub fn summaries(&self) -> impl Iterator<Item = Result<RunSummary>> + '_ {
+        self.entries.iter().map(|e| {
+            let f = self.fields(e);
+            runcache::summary(&f, &e.steps, e.unique_prefix).ok_or_else(|| {
+                crate::error::Error::corrupt(format!("{}: unreadable summary", f.run))
+            })
+        })
+    }
+
     /// The summaries, parsed.
     pub fn into_run_list(self) -> Result<RunList> {
         let mut runs = Vec::with_capacity(self.entries.len());

@@ -35,16 +35,13 @@ pub fn run(a: ListArgs, json: bool, ctx: &Ctx) -> Result<Output> {
                     String::new(),
                 ));
             }
-            let list = listing.into_run_list()?;
-            Ok(Output::new(
-                serde_json::Value::Null,
-                listing::runs_table(
-                    &list.runs,
-                    list.archived_hidden,
-                    listing::terminal_width(),
-                    &ctx.style,
-                ),
-            ))
+            let table = listing::runs_table(
+                &|| listing.summaries(),
+                listing.archived_hidden,
+                listing::terminal_width(),
+                &ctx.style,
+            )?;
+            Ok(Output::new(serde_json::Value::Null, table))
         }
         Some(run) => {
             let run = ops::address::run(&store, &run)?;
