@@ -7,56 +7,9 @@
 
 mod common;
 
-use common::{Repo, checkpoints, git_in, refs, tool_cmd};
+use common::{Daemon, Repo, checkpoints, git_in, refs, tool_cmd};
 use serde_json::Value;
 use std::path::Path;
-
-/// `git daemon` on a free port, killed when dropped (also when the test fails).
-struct Daemon {
-    child: std::process::Child,
-    port: u16,
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_daemon(base: &Path) -> Daemon {
-    for _ in 0..5 {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = common::git_cmd(base)
-            .args([
-                "daemon",
-                "--export-all",
-                "--reuseaddr",
-                "--listen=127.0.0.1",
-                &format!("--port={port}"),
-                &format!("--base-path={}", base.display()),
-            ])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("start git daemon");
-        let mut d = Daemon { child, port };
-        for _ in 0..200 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return d;
-            }
-            if d.child.try_wait().ok().flatten().is_some() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-    }
-    panic!("git daemon did not start");
-}
 
 /// The author's repository: `main` pushed to a new bare `r.git` under `base`, and a run `r1`
 /// of three checkpoints (two steps) pushed there too.
@@ -203,8 +156,8 @@ fn fetch_run_from_a_bare_remote() {
 fn fetch_run_through_git_daemon() {
     let base = tempfile::tempdir().unwrap();
     let a = author(base.path());
-    let daemon = start_daemon(base.path());
-    let url = format!("git://127.0.0.1:{}/r.git", daemon.port);
+    let daemon = Daemon::start(base.path());
+    let url = daemon.url("r.git");
     let remote = base.path().join("r.git");
     new_run_in_one_round_each(&url, &remote, &a);
     drop(daemon);

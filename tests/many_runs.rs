@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Repo, git_in, git_stdin, json_in, ok_in, refs, run_in};
+use common::{Daemon, Repo, git_in, git_stdin, json_in, ok_in, refs, run_in};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -239,61 +239,12 @@ fn fetch_progress_shows_on_a_terminal() {
     assert_eq!(heads_by_git(b.path()).len(), 20);
 }
 
-/// `git daemon` on a free port, killed when dropped (also when the test fails).
-struct Daemon {
-    child: std::process::Child,
-    port: u16,
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_daemon(base: &Path) -> Option<Daemon> {
-    for _ in 0..5 {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .ok()?
-            .local_addr()
-            .ok()?
-            .port();
-        let child = common::git_cmd(base)
-            .args([
-                "daemon",
-                "--export-all",
-                "--enable=receive-pack",
-                "--reuseaddr",
-                "--listen=127.0.0.1",
-                &format!("--port={port}"),
-                &format!("--base-path={}", base.display()),
-            ])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .ok()?;
-        let mut d = Daemon { child, port };
-        // Ready when it accepts connections (or gone: the port was taken meanwhile).
-        for _ in 0..200 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Some(d);
-            }
-            if d.child.try_wait().ok().flatten().is_some() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-    }
-    None
-}
-
 #[test]
 fn push_and_fetch_one_run_through_git_daemon() {
     let base = tempfile::tempdir().unwrap();
     git_in(base.path(), &["init", "-q", "--bare", "r.git"]);
-    let daemon = start_daemon(base.path()).expect("git daemon did not start");
-    let url = format!("git://127.0.0.1:{}/r.git", daemon.port);
+    let daemon = Daemon::start(base.path());
+    let url = daemon.url("r.git");
 
     let a = Repo::new();
     synth(a.path(), &names("many", 100), "2099-01-01T00:00:00.000Z");

@@ -5,12 +5,10 @@
 
 mod common;
 
-use common::{Repo, git_in, ok_in, refs, run_in};
+use common::{Daemon, Repo, git_in, ok_in, refs, run_in};
 use serde_json::Value;
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 // ---------------------------------------------------------------------------------------
 // Helpers
@@ -41,64 +39,6 @@ impl Bare {
     }
     fn git(&self, args: &[&str]) -> String {
         git_in(&self.path(), args)
-    }
-}
-
-/// `git daemon` serving the bare repositories under `base` on 127.0.0.1, stopped on drop
-/// (also when a test panics).
-struct Daemon {
-    child: Child,
-    port: u16,
-}
-
-impl Daemon {
-    fn start(base: &Path) -> Daemon {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        // Run the daemon binary itself: `git daemon` execs it as a child that killing `git`
-        // would leave running.
-        let exec_path = git_in(base, &["--exec-path"]).trim().to_string();
-        let child = Command::new(Path::new(&exec_path).join("git-daemon"))
-            .current_dir(base)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .args([
-                "--export-all",
-                "--enable=receive-pack",
-                &format!("--base-path={}", base.display()),
-                "--listen=127.0.0.1",
-                &format!("--port={port}"),
-                "--reuseaddr",
-                &base.display().to_string(),
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start git daemon");
-        let d = Daemon { child, port };
-        let t0 = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                t0.elapsed() < Duration::from_secs(10),
-                "git daemon did not listen"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        d
-    }
-    fn url(&self, repo: &str) -> String {
-        format!("git://127.0.0.1:{}/{repo}", self.port)
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -329,3 +329,70 @@ pub fn bounded(mut cmd: Command, what: &str) -> Output {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
 }
+
+/// `git daemon` serving the bare repositories under `base` on 127.0.0.1 (pushes enabled),
+/// stopped on drop (also when a test panics).
+pub struct Daemon {
+    child: std::process::Child,
+    pub port: u16,
+}
+
+impl Daemon {
+    /// Start it on a free port (trying another when the port was taken meanwhile).
+    pub fn start(base: &Path) -> Daemon {
+        use std::net::{TcpListener, TcpStream};
+        use std::process::Stdio;
+        // Run the daemon binary itself: `git daemon` execs it as a child that killing `git`
+        // would leave running.
+        let exec_path = git_in(base, &["--exec-path"]).trim().to_string();
+        for _ in 0..5 {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let child = Command::new(Path::new(&exec_path).join("git-daemon"))
+                .current_dir(base)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .args([
+                    "--export-all",
+                    "--enable=receive-pack",
+                    &format!("--base-path={}", base.display()),
+                    "--listen=127.0.0.1",
+                    &format!("--port={port}"),
+                    "--reuseaddr",
+                    &base.display().to_string(),
+                ])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start git daemon");
+            let mut d = Daemon { child, port };
+            // Ready when it accepts connections (or gone: the port was taken meanwhile).
+            for _ in 0..200 {
+                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    return d;
+                }
+                if d.child.try_wait().ok().flatten().is_some() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
+        panic!("git daemon did not start");
+    }
+
+    /// The URL of the repository `repo` (a folder under `base`).
+    pub fn url(&self, repo: &str) -> String {
+        format!("git://127.0.0.1:{}/{repo}", self.port)
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
