@@ -110,6 +110,19 @@ fn workflow_repo(dir: &Path) {
     git_in(dir, &["commit", "-q", "-m", "workflow"]);
 }
 
+/// The worker's report of step a of run wx (`external_run`).
+const WORKER_REPORT: &[&str] = &[
+    "step",
+    "end",
+    "a",
+    "--run",
+    "wx",
+    "--attempt",
+    "1",
+    "--status",
+    "completed",
+];
+
 /// A workflow whose first step is external, run once: its worker has attempt 1 to report.
 fn external_run(dir: &Path) {
     init(dir);
@@ -331,37 +344,12 @@ fn scenarios() -> Vec<Scenario> {
         Scenario {
             name: "worker-report",
             setup: external_run,
-            command: &[
-                "step",
-                "end",
-                "a",
-                "--run",
-                "wx",
-                "--attempt",
-                "1",
-                "--status",
-                "completed",
-            ],
+            command: WORKER_REPORT,
             fresh_setup: false,
             overwrites: false,
             // Reporting again records it (or says it is already recorded); then the run
             // goes on and completes.
-            next: |_| {
-                vec![
-                    &[
-                        "step",
-                        "end",
-                        "a",
-                        "--run",
-                        "wx",
-                        "--attempt",
-                        "1",
-                        "--status",
-                        "completed",
-                    ],
-                    &["resume", "wx"],
-                ]
-            },
+            next: |_| vec![WORKER_REPORT, &["resume", "wx"]],
         },
         Scenario {
             name: "runner",

@@ -171,10 +171,12 @@ fn list_gc_fetch_and_push_all_give_exactly_the_right_runs() {
     assert_eq!(heads_by_git(a.path()), expected);
 }
 
-#[test]
-fn fetch_progress_never_goes_to_a_pipe() {
+/// `n` runs named `<prefix>…` pushed from one repository to a new bare remote, and another
+/// repository with that remote as `origin` (nothing fetched yet). The remote's folder lives
+/// as long as the returned guard.
+fn pushed_elsewhere(prefix: &str, n: usize) -> (tempfile::TempDir, Repo) {
     let a = Repo::new();
-    synth(a.path(), &names("p", 200), "2099-01-01T00:00:00.000Z");
+    synth(a.path(), &names(prefix, n), "2099-01-01T00:00:00.000Z");
     let remote = tempfile::tempdir().unwrap();
     git_in(remote.path(), &["init", "-q", "--bare", "r.git"]);
     let url = remote.path().join("r.git");
@@ -182,6 +184,12 @@ fn fetch_progress_never_goes_to_a_pipe() {
     ok_in(a.path(), &["push", "--all"]);
     let b = Repo::new();
     b.git(&["remote", "add", "origin", url.to_str().unwrap()]);
+    (remote, b)
+}
+
+#[test]
+fn fetch_progress_never_goes_to_a_pipe() {
+    let (_remote, b) = pushed_elsewhere("p", 200);
     let out = run_in(b.path(), &["fetch"]);
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
@@ -204,15 +212,7 @@ fn fetch_progress_shows_on_a_terminal() {
         eprintln!("no `script` here: the terminal case is not exercised");
         return;
     }
-    let a = Repo::new();
-    synth(a.path(), &names("t", 20), "2099-01-01T00:00:00.000Z");
-    let remote = tempfile::tempdir().unwrap();
-    git_in(remote.path(), &["init", "-q", "--bare", "r.git"]);
-    let url = remote.path().join("r.git");
-    a.git(&["remote", "add", "origin", url.to_str().unwrap()]);
-    ok_in(a.path(), &["push", "--all"]);
-    let b = Repo::new();
-    b.git(&["remote", "add", "origin", url.to_str().unwrap()]);
+    let (_remote, b) = pushed_elsewhere("t", 20);
     let bin = common::bin();
     // The tool's deterministic environment, around `script`.
     let env = common::tool_cmd(b.path());
