@@ -24,38 +24,26 @@ fn main() {
             agent_rewind::trace::mark("command done");
             let exit_code = out.exit_code;
             let mut stdout = std::io::stdout().lock();
+            // A closed pipe (`| head`) is not an error worth reporting.
             if json && let Some(write) = out.json_writer {
                 let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut stdout);
-                // A closed pipe is not an error worth reporting (as below).
-                let _ = write(&mut w)
-                    .and_then(|()| writeln!(w))
-                    .and_then(|()| w.flush());
-                drop(w);
-                if exit_code != 0 {
-                    std::process::exit(exit_code);
-                }
-                return;
-            }
-            if !json && let Some(bytes) = &out.raw_human {
+                let _ = write(&mut w).and_then(|()| writeln!(w));
+                let _ = w.flush();
+            } else if !json && let Some(bytes) = &out.raw_human {
                 let _ = stdout.write_all(bytes);
-                agent_rewind::trace::mark("output written");
-                let _ = stdout.flush();
-                if exit_code != 0 {
-                    std::process::exit(exit_code);
-                }
-                return;
-            }
-            let text: std::borrow::Cow<str> = if json {
-                serde_json::to_string_pretty(&out.json)
-                    .expect("serializable")
-                    .into()
             } else {
-                cli::render::terminal_safe(&out.human)
-            };
-            // A closed pipe (`| head`) is not an error worth reporting. An empty human
-            // output (the `hook` entry points) prints nothing, not even a newline.
-            if json || !text.is_empty() {
-                let _ = writeln!(stdout, "{text}");
+                let text: std::borrow::Cow<str> = if json {
+                    serde_json::to_string_pretty(&out.json)
+                        .expect("serializable")
+                        .into()
+                } else {
+                    cli::render::terminal_safe(&out.human)
+                };
+                // An empty human output (the `hook` entry points) prints nothing, not even
+                // a newline.
+                if json || !text.is_empty() {
+                    let _ = writeln!(stdout, "{text}");
+                }
             }
             agent_rewind::trace::mark("output written");
             if exit_code != 0 {
