@@ -1,6 +1,6 @@
 """Sections `runs100k` and `remote100k`: 100,000 runs (issue 17, items 3 and 4), written
-with `git fast-import` in the real format (one checkpoint each, a valid checkpoint note), as
-share.py `seed_remote_runs` writes them, with 90% of them old enough for `gc`."""
+with `git fast-import` in the real format (one checkpoint each, a valid checkpoint note) by
+common.py `seed_runs`, with 90% of them old enough for `gc`."""
 
 from __future__ import annotations
 
@@ -8,38 +8,6 @@ import shutil
 import subprocess
 
 from .common import *  # noqa: F401,F403
-
-OLD_TS = "2026-01-01T00:00:00.000Z"
-
-
-def seed_runs(ctx: Context, repo: Path, count: int, base: str, old_share: float = 0.9, prefix: str = "s") -> float:
-    """`count` one-checkpoint runs `<prefix><i>` straight into `repo` with `git fast-import`
-    (as share.py `seed_remote_runs`), the first `old_share` of them with their checkpoint in
-    2026-01, the others now; refs packed. Returns seconds."""
-    t0 = time.perf_counter()
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
-    n_old = int(count * old_share)
-    out = []
-    for i in range(count):
-        run_id = f"{prefix}{i:06d}"
-        ts = OLD_TS if i < n_old else now
-        msg = (f"agent-rewind: {run_id} start\n\nAgent-Run: {run_id}\nAgent-Attempt: 1\n"
-               "Agent-Event: start\nAgent-Schema: 1\n")
-        note = json.dumps({"type": "checkpoint", "schema": "agent-rewind/checkpoint/v1", "run": run_id,
-                           "step": None, "attempt": 1, "seq": 0, "event": "start", "git_commit_sha": base,
-                           "ts": ts, "writer": "bench@seed"}) + "\n"
-        out.append(
-            f"commit refs/agent-runs/{run_id}/HEAD\nmark :{i + 1}\n"
-            f"committer Bench <bench@example.invalid> 1767225600 +0000\n"
-            f"data {len(msg)}\n{msg}from {base}\n\n"
-            f"commit refs/notes/agent-runs/{run_id}\n"
-            f"committer Bench <bench@example.invalid> 1767225600 +0000\n"
-            f"data 5\nnotes\nN inline :{i + 1}\ndata {len(note)}\n{note}\n"
-        )
-    ctx.git(repo, "fast-import", "--quiet", input="".join(out))
-    ctx.git(repo, "pack-refs", "--all")
-    return time.perf_counter() - t0
-
 
 def maxrss_kib(cmd: list, cwd: Path, env: dict) -> tuple[float, int, str]:
     """Wall time, peak RSS (KiB, from /usr/bin/time) and stdout of one process."""

@@ -3,46 +3,6 @@
 from benchlib.common import *  # noqa: F401,F403  (the shared helpers, Context, section, ...)
 
 
-def seed_remote_runs(ctx: Context, remote: Path, count: int, base: str) -> float:
-    """Write `count` runs `s<i>` straight into the bare `remote` with `git fast-import`: one
-    checkpoint commit each (trailers and a valid checkpoint note, parent `base`), as a
-    hosted remote that gc'd would hold them (one pack, packed refs). Returns seconds."""
-    t0 = time.perf_counter()
-    out = []
-    when = 1767225600  # 2026-01-01T00:00:00Z
-    for i in range(count):
-        run_id = f"s{i:05d}"
-        msg = (
-            f"agent-rewind: {run_id} start\n\nAgent-Run: {run_id}\nAgent-Attempt: 1\n"
-            "Agent-Event: start\nAgent-Schema: 1\n"
-        )
-        note = json.dumps(
-            {
-                "type": "checkpoint",
-                "schema": "agent-rewind/checkpoint/v1",
-                "run": run_id,
-                "step": None,
-                "attempt": 1,
-                "seq": 0,
-                "event": "start",
-                "git_commit_sha": base,
-                "ts": "2026-01-01T00:00:00.000Z",
-                "writer": "bench@seed",
-            }
-        ) + "\n"
-        out.append(
-            f"commit refs/agent-runs/{run_id}/HEAD\nmark :{i + 1}\n"
-            f"committer Bench <bench@example.invalid> {when} +0000\n"
-            f"data {len(msg)}\n{msg}from {base}\n\n"
-            f"commit refs/notes/agent-runs/{run_id}\n"
-            f"committer Bench <bench@example.invalid> {when} +0000\n"
-            f"data 5\nnotes\nN inline :{i + 1}\ndata {len(note)}\n{note}\n"
-        )
-    ctx.git(remote, "fast-import", "--quiet", input="".join(out))
-    ctx.git(remote, "pack-refs", "--all")
-    return time.perf_counter() - t0
-
-
 @section("share", "push / fetch of one run vs `git push` / `git fetch` of one branch")
 def bench_share(ctx: Context) -> SectionResult:
     """A bare remote (`file://`) holding N runs (10, 1k, 10k; `--share-runs`); clones A and B
@@ -120,7 +80,7 @@ def bench_share(ctx: Context) -> SectionResult:
         ctx.git(remote, "symbolic-ref", "HEAD", "refs/heads/main")
         base = ctx.git(seed, "rev-parse", "HEAD").strip()
         log(f"{label}: seeding the remote")
-        seed_s = seed_remote_runs(ctx, remote, count, base)
+        seed_s = seed_runs(ctx, remote, count, base, old_share=1.0)
         clones = []
         for who in ("a", "b"):
             c = ctx.root / f"share-{count}-{who}"
