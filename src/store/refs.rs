@@ -1,0 +1,217 @@
+//! Reading our refs: one ref's target, the refs under a prefix (stable against a concurrent
+//! `git pack-refs`), and the run, step and notes refs grouped by run.
+//!
+//! It only reads: every ref write goes through `publish` (compare-and-swap) or the packed
+//! writers. Ref names come from `layout`, never spelled here.
+
+use super::{Store, dirwalk, layout};
+use crate::error::{Error, Result};
+use crate::ids::{RunId, StepName};
+use gix::ObjectId;
+
+/// Every run with its tip, and the names under `refs/agent-runs/` that are not valid run ids.
+pub type RunRefs = (Vec<(RunId, ObjectId)>, Vec<String>);
+
+/// A run's HEAD (if seen yet) and step refs while scanning.
+type PartialRunRefs = (Option<ObjectId>, Vec<(StepName, ObjectId)>);
+
+/// The refs of one run, as read by [`Store::run_ref_sets`].
+#[derive(Debug, Clone)]
+pub struct RunRefSet {
+    pub run: RunId,
+    pub head: ObjectId,
+    pub steps: Vec<(StepName, ObjectId)>,
+}
+
+impl Store {
+    /// The object a ref points at (peeled to its direct target), or `None` when absent.
+    pub fn ref_target(&self, name: &str) -> Result<Option<ObjectId>> {
+        match self.repo.try_find_reference(name)? {
+            // A direct ref: its id, without reading the object (our refs never point at tags).
+            Some(r) if r.target().try_id().is_some() => {
+                Ok(r.target().try_id().map(ToOwned::to_owned))
+            }
+            Some(mut r) => Ok(Some(r.peel_to_id()?.detach())),
+            None => Ok(None),
+        }
+    }
+
+    pub fn run_head(&self, run: &RunId) -> Result<Option<ObjectId>> {
+        self.ref_target(&layout::run_head(run))
+    }
+
+    pub fn step_tip(&self, run: &RunId, step: &StepName) -> Result<Option<ObjectId>> {
+        self.ref_target(&layout::step_ref(run, step))
+    }
+
+    pub fn notes_tip(&self, run: &RunId) -> Result<Option<ObjectId>> {
+        self.ref_target(&layout::notes_ref(run))
+    }
+
+    /// All refs under `prefix` (which must end in `/`), as (full name, target).
+    ///
+    /// A concurrent `git pack-refs` (as `git gc` runs it) rewrites `packed-refs` and then
+    /// deletes the loose files it packed. A listing that overlaps it can fail on a file that
+    /// vanished, or miss a ref (packed-refs read before the rewrite, loose refs listed after
+    /// the deletion). Either way `packed-refs` changed during the listing, so it is listed
+    /// again until `packed-refs` stayed the same from start to end.
+    pub fn refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>> {
+        debug_assert!(prefix.ends_with('/'));
+        const ATTEMPTS: u32 = 10;
+        let packed = self.repo.common_dir().join("packed-refs");
+        let packed_state = || dirwalk::StatData::of(&packed);
+        let mut attempt = 0;
+        loop {
+            let before = packed_state();
+            let listed = self.try_refs_under(prefix);
+            let stable = before == packed_state();
+            match listed {
+                Ok(out) if stable => return Ok(out),
+                Err(e) if attempt + 1 == ATTEMPTS => {
+                    return Err(Error::other(format!(
+                        "could not read refs under {prefix}: {}",
+                        crate::error::one_line(&e.to_string())
+                    )));
+                }
+                Ok(out) if attempt + 1 == ATTEMPTS => return Ok(out),
+                _ => {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(2 << attempt.min(6)));
+                }
+            }
+        }
+    }
+
+    fn try_refs_under(
+        &self,
+        prefix: &str,
+    ) -> std::result::Result<Vec<(String, ObjectId)>, gix::Error> {
+        let platform = self.repo.references()?;
+        let mut out = Vec::new();
+        for r in platform.prefixed(prefix)? {
+            let r = r?;
+            if let Some(id) = r.target().try_id() {
+                out.push((r.name().as_bstr().to_string(), id.to_owned()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every run that has a `HEAD` ref, with its tip; names that fail validation are returned
+    /// separately so callers can warn instead of failing.
+    pub fn list_runs(&self) -> Result<RunRefs> {
+        let mut runs = Vec::new();
+        let mut invalid = Vec::new();
+        for (name, id) in self.refs_under(layout::RUNS_PREFIX)? {
+            if let Some(layout::RunRef::Head(run)) = layout::parse_run_ref(&name) {
+                match RunId::new(run.clone()) {
+                    Ok(r) => runs.push((r, id)),
+                    Err(_) => invalid.push(run),
+                }
+            }
+        }
+        Ok((runs, invalid))
+    }
+
+    /// One pass over `refs/agent-runs/`: every run with a `HEAD`, its tip and its step refs
+    /// (sorted), plus the names that are not valid run or step names. Sorted by run.
+    pub fn run_ref_sets(&self) -> Result<(Vec<RunRefSet>, Vec<String>)> {
+        let mut groups: Vec<(String, PartialRunRefs)> = Vec::new();
+        let mut invalid = Vec::new();
+        for (name, id) in self.refs_under(layout::RUNS_PREFIX)? {
+            let (run, step) = match layout::parse_run_ref(&name) {
+                Some(layout::RunRef::Head(run)) => (run, None),
+                Some(layout::RunRef::Step(run, step)) => match StepName::new(step) {
+                    Ok(step) => (run, Some(step)),
+                    Err(_) => {
+                        invalid.push(name);
+                        continue;
+                    }
+                },
+                None => {
+                    invalid.push(name);
+                    continue;
+                }
+            };
+            // The refs come sorted by name, so a run's refs (`<run>/…`) are adjacent.
+            let group = match groups.last_mut() {
+                Some(g) if g.0 == run => g,
+                _ => {
+                    groups.push((run, Default::default()));
+                    groups.last_mut().expect("pushed")
+                }
+            };
+            match step {
+                None => group.1.0 = Some(id),
+                Some(step) => group.1.1.push((step, id)),
+            }
+        }
+        // Ref order puts `a-b/…` before `a/…`; runs are sorted by id. Nearly sorted input
+        // sorts in one pass. Equal neighbours (refs not sorted by name) are merged.
+        groups.sort_by(|a, b| a.0.cmp(&b.0));
+        groups.dedup_by(|later, earlier| {
+            if later.0 != earlier.0 {
+                return false;
+            }
+            earlier.1.0 = earlier.1.0.or(later.1.0);
+            earlier.1.1.append(&mut later.1.1);
+            true
+        });
+        let mut out = Vec::with_capacity(groups.len());
+        for (run, (head, mut steps)) in groups {
+            match (RunId::new(run.clone()), head) {
+                (Ok(run), Some(head)) => {
+                    steps.sort();
+                    out.push(RunRefSet { run, head, steps });
+                }
+                (Err(_), _) => invalid.push(run),
+                (Ok(_), None) => {} // step refs without a HEAD: a partial write or foreign refs
+            }
+        }
+        Ok((out, invalid))
+    }
+
+    /// [`Self::notes_tips`] as (run, tip) sorted by run.
+    pub fn notes_tips_sorted(&self) -> Result<Vec<(String, ObjectId)>> {
+        let mut out: Vec<(String, ObjectId)> = self
+            .refs_under(layout::NOTES_PREFIX)?
+            .into_iter()
+            .filter_map(|(mut name, id)| {
+                let run = name.strip_prefix(layout::NOTES_PREFIX)?;
+                if run.contains('/') {
+                    return None;
+                }
+                name.drain(..layout::NOTES_PREFIX.len());
+                Some((name, id))
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
+    /// One pass over `refs/notes/agent-runs/`: the notes tip of every run, by run name.
+    pub fn notes_tips(&self) -> Result<std::collections::HashMap<String, ObjectId>> {
+        Ok(self
+            .refs_under(layout::NOTES_PREFIX)?
+            .into_iter()
+            .filter_map(|(name, id)| {
+                let run = name.strip_prefix(layout::NOTES_PREFIX)?;
+                (!run.contains('/')).then(|| (run.to_string(), id))
+            })
+            .collect())
+    }
+
+    /// The step refs of a run (not `HEAD`), sorted by name.
+    pub fn step_refs(&self, run: &RunId) -> Result<Vec<(StepName, ObjectId)>> {
+        let mut out = Vec::new();
+        for (name, id) in self.refs_under(&layout::run_prefix(run))? {
+            if let Some(layout::RunRef::Step(_, step)) = layout::parse_run_ref(&name)
+                && let Ok(step) = StepName::new(step)
+            {
+                out.push((step, id));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+}
