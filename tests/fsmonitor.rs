@@ -484,3 +484,77 @@ fn git_sample_hook_is_answered_over_watchmans_socket_and_other_hooks_are_run() {
     assert!(t.full_pass.is_none() && t.known > 0, "{}", t.trace);
     git(&w, dir, &["fsck", "--strict", "--no-progress"]);
 }
+
+/// How many directories the untracked walk read, from the trace.
+fn dirs_read(t: &Taken) -> usize {
+    let rest = t.trace.split("untracked walk read ").nth(1).unwrap();
+    rest.split(' ').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn edited_tracked_files_leave_their_folders_unread_and_membership_changes_are_seen() {
+    let w = Watchman::start();
+    let repo = monitored_repo(&w);
+    let dir = repo.path();
+    // A tracked .gitignore below the root, ignoring a file there (aged like the rest).
+    repo.write("d8/.gitignore", "*.tmp\n");
+    repo.write("d8/sub/a.tmp", "ignored until the rule goes\n");
+    repo.git(&["add", "d8/.gitignore"]);
+    repo.git(&["commit", "-q", "-m", "a nested ignore"]);
+    age_files(dir);
+    git(&w, dir, &["update-index", "-q", "--refresh"]);
+    std::thread::sleep(Duration::from_millis(2200));
+    start(&w, dir);
+    checkpoint(&w, dir, "a token");
+
+    // Content edits only: no folder below the root is read for untracked files.
+    repo.write("d1/f0.txt", "edited\n");
+    repo.write("d2/sub/deep/f1.txt", "edited deep\n");
+    let t = checkpoint(&w, dir, "content edits");
+    assert!(t.full_pass.is_none(), "{}", t.trace);
+    assert_eq!(dirs_read(&t), 1, "only the root: {}", t.trace);
+
+    // Each change of membership is seen, next to edits of tracked files (`checkpoint`
+    // compares every tree with `git add -A`'s).
+    repo.write("d3/f0.txt", "edited next to a new file\n");
+    repo.write("d3/new.txt", "untracked\n");
+    let t = checkpoint(&w, dir, "a new file beside an edit");
+    assert!(dirs_read(&t) > 1, "{}", t.trace);
+    let ls = |t: &Taken| git(&w, dir, &["ls-tree", "-r", "--name-only", &t.tree]);
+    assert!(ls(&t).lines().any(|l| l == "d3/new.txt"));
+
+    std::fs::remove_file(dir.join("d4/f0.txt")).unwrap();
+    repo.write(
+        "d4/f0.txt/inside.txt",
+        "a folder where a tracked file was\n",
+    );
+    repo.write("d4/f1.txt", "edited too\n");
+    let t = checkpoint(&w, dir, "a tracked file replaced by a folder");
+    assert!(ls(&t).lines().any(|l| l == "d4/f0.txt/inside.txt"));
+
+    std::fs::rename(dir.join("d5/f1.txt"), dir.join("d5/f1-renamed.txt")).unwrap();
+    let t = checkpoint(&w, dir, "a rename within a folder");
+    assert!(ls(&t).lines().any(|l| l == "d5/f1-renamed.txt"));
+
+    std::fs::remove_file(dir.join("d6/f2.txt")).unwrap();
+    repo.write("d6/f2.txt", "deleted and made again\n");
+    checkpoint(&w, dir, "a delete and recreate");
+    std::fs::remove_file(dir.join("d6/f3.txt")).unwrap();
+    checkpoint(&w, dir, "a tracked file deleted");
+
+    // Editing a tracked .gitignore: what it ignored below is looked at again.
+    repo.write("d8/.gitignore", "# nothing ignored\n");
+    let t = checkpoint(&w, dir, "an edited .gitignore");
+    assert!(ls(&t).lines().any(|l| l == "d8/sub/a.tmp"), "{}", t.trace);
+
+    // A tracked file that became a symlink changed kind.
+    #[cfg(unix)]
+    {
+        std::fs::remove_file(dir.join("d7/f4.txt")).unwrap();
+        std::os::unix::fs::symlink("f3.txt", dir.join("d7/f4.txt")).unwrap();
+        repo.write("d7/sub/new.txt", "untracked below\n");
+        checkpoint(&w, dir, "a file become a symlink");
+    }
+    checkpoint(&w, dir, "nothing");
+    git(&w, dir, &["fsck", "--strict", "--no-progress"]);
+}

@@ -30,8 +30,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 mod cache;
 
-pub(super) use cache::StatData;
-use cache::{Cache, Digest, DirRecord, cache_key, same_records};
+use cache::{Cache, DirRecord, cache_key, same_records};
+pub(super) use cache::{Digest, StatData};
 
 const CACHE_HEADER: &str = "agent-rewind dirwalk cache v1";
 /// Stat data this close to the walk's start may not show a change made right after it.

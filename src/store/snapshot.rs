@@ -140,7 +140,18 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
         (Some(_), Some(_)) => fsmonitor::entry_digests(&index),
         _ => Vec::new(),
     };
-    let monitor = pending.map(fsmonitor::Pending::finish);
+    let mut monitor = pending.map(fsmonitor::Pending::finish);
+    if let Some(changes) = monitor.as_mut().and_then(|m| m.changes.as_mut()) {
+        // Edited tracked files leave their folder's untracked files as they were.
+        let ignore_case = repo
+            .config_snapshot()
+            .boolean("core.ignoreCase")
+            .unwrap_or(false);
+        let dirty = changes.unmark_content_only(&index, &workdir, ignore_case);
+        crate::trace::mark(&format!(
+            "fsmonitor: {dirty} paths and folders may list other untracked files"
+        ));
+    }
     let known = monitor
         .as_ref()
         .and_then(|m| m.changes.as_ref())

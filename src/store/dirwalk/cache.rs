@@ -253,7 +253,7 @@ pub(super) fn cache_key(store: &Store, workdir: &Path) -> u64 {
 
 /// A small, fast, non-cryptographic digest (the cache is local and only detects changes).
 #[derive(Clone, Copy)]
-pub(super) struct Digest(u64);
+pub(in crate::store) struct Digest(u64);
 
 impl Default for Digest {
     fn default() -> Self {
@@ -262,13 +262,13 @@ impl Default for Digest {
 }
 
 impl Digest {
-    pub(super) fn u64(&mut self, v: u64) {
+    pub(in crate::store) fn u64(&mut self, v: u64) {
         self.0 = (self.0 ^ v)
             .wrapping_mul(0xff51_afd7_ed55_8ccd)
             .rotate_left(29);
     }
 
-    pub(super) fn bytes(&mut self, data: &[u8]) {
+    pub(in crate::store) fn bytes(&mut self, data: &[u8]) {
         let mut chunks = data.chunks_exact(8);
         for c in &mut chunks {
             self.u64(u64::from_le_bytes(c.try_into().expect("8 bytes")));
@@ -278,7 +278,7 @@ impl Digest {
         self.u64(u64::from_le_bytes(tail) ^ ((data.len() as u64) << 56));
     }
 
-    pub(super) fn finish(self) -> u64 {
+    pub(in crate::store) fn finish(self) -> u64 {
         let mut v = self.0;
         v ^= v >> 33;
         v = v.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
