@@ -66,6 +66,15 @@ pub struct WalkMonitor<'a> {
     pub changes: Option<&'a Changes>,
     /// The token the records of this walk will be valid at.
     pub next_token: Option<&'a str>,
+    /// [`path_digest`] of each index entry, when already computed.
+    pub path_digests: Option<&'a [u64]>,
+}
+
+/// The walk cache's digest of an index entry: `h` holds the entry's path (`Digest::bytes`),
+/// to which its mode is added.
+pub fn path_digest(mut h: Digest, mode: gix::index::entry::Mode) -> u64 {
+    h.u64(u64::from(mode.bits()));
+    h.finish()
 }
 
 /// Find the untracked files of `store`'s worktree, with the cache unless it is turned off.
@@ -86,7 +95,7 @@ pub fn untracked_files(
     let cache_path = store.private().dirwalk_cache();
     let walk_start = SystemTime::now();
     let key = cache_key(store, &workdir);
-    let previous = if use_cache {
+    let mut previous = if use_cache {
         Cache::load(&cache_path, key)
     } else {
         Cache::default()
@@ -97,25 +106,35 @@ pub fn untracked_files(
         .and_then(|m| m.changes)
         .filter(|c| previous.token.as_deref() == Some(c.since.as_str()));
     let next_token = monitor.and_then(|m| m.next_token).map(str::to_string);
+    let digests = IndexDigests::new(index, monitor.and_then(|m| m.path_digests));
     let mut unreadable: Vec<(BString, String)> = Vec::new();
     loop {
         let prune: HashSet<BString> = unreadable.iter().map(|(p, _)| p.clone()).collect();
         match walk_once(
-            store, index, &workdir, &previous, walk_start, use_cache, &prune, changes,
+            store, index, &digests, &workdir, &previous, walk_start, use_cache, &prune, changes,
         ) {
-            Ok((next, mut outcome)) => {
+            Ok((read, skipped, mut outcome)) => {
                 outcome.unreadable = unreadable;
-                outcome.dirs_read = next.values().filter(|r| r.read_now).count();
+                outcome.dirs_read = read.len();
                 if use_cache && outcome.unreadable.is_empty() {
+                    let same = previous.key == key
+                        && previous.token == next_token
+                        && read
+                            .iter()
+                            .all(|(k, r)| previous.dirs.get(k).is_some_and(|p| same_records(p, r)));
+                    // The records of the skipped subtrees are carried over as they are (not
+                    // copied one by one), and those of the directories read now replace theirs.
+                    let mut dirs = std::mem::take(&mut previous.dirs);
+                    let before = dirs.len();
+                    dirs.retain(|k, _| below_any(k.as_bstr(), &skipped));
+                    let same = same && dirs.len() + read.len() == before;
+                    dirs.extend(read);
                     let cache = Cache {
                         key,
                         token: next_token,
-                        dirs: next,
+                        dirs,
                     };
-                    if previous.key != key
-                        || previous.token != cache.token
-                        || !same_records(&cache.dirs, &previous.dirs)
-                    {
+                    if !same {
                         // Best effort: a cache that cannot be written only costs time next run.
                         let _ = cache.save(&cache_path);
                     }
@@ -162,21 +181,23 @@ fn unreadable_dir_of(e: &dyn std::fmt::Display, workdir: &Path) -> Option<(BStri
 fn walk_once(
     store: &Store,
     index: &gix::index::State,
+    digests: &IndexDigests<'_>,
     workdir: &Path,
     previous: &Cache,
     walk_start: SystemTime,
     use_cache: bool,
     prune: &HashSet<BString>,
     changes: Option<&Changes>,
-) -> std::result::Result<(BTreeMap<BString, DirRecord>, WalkOutcome), Box<dyn std::error::Error>> {
+) -> std::result::Result<WalkResult, Box<dyn std::error::Error>> {
     let repo = store.repo();
     let mut delegate = CachingDelegate {
         prune,
         changes,
         workdir,
-        digests: IndexDigests::new(index),
+        digests,
         previous,
         next: BTreeMap::new(),
+        skipped: HashSet::new(),
         racy_after: walk_start.checked_sub(RACY_MARGIN).unwrap_or(UNIX_EPOCH),
         changed_ignore_dirs: HashSet::new(),
         use_cache,
@@ -195,8 +216,34 @@ fn walk_once(
         options,
         &mut delegate,
     )?;
-    let CachingDelegate { next, outcome, .. } = delegate;
-    Ok((next, outcome))
+    let CachingDelegate {
+        next,
+        skipped,
+        outcome,
+        ..
+    } = delegate;
+    Ok((next, skipped, outcome))
+}
+
+/// What one walk found: the records of the directories it read, the directories whose
+/// whole subtree it knew from the cache, and the outcome.
+type WalkResult = (BTreeMap<BString, DirRecord>, HashSet<BString>, WalkOutcome);
+
+/// Whether `dir` is one of `roots` or below one of them.
+fn below_any(dir: &BStr, roots: &HashSet<BString>) -> bool {
+    if roots.is_empty() {
+        return false;
+    }
+    let mut d = dir;
+    loop {
+        if roots.contains(d) {
+            return true;
+        }
+        match d.rfind_byte(b'/') {
+            Some(i) => d = d[..i].as_bstr(),
+            None => return false,
+        }
+    }
 }
 
 /// Per-entry digests of the index with prefix sums, so that the digest of all entries below
@@ -207,16 +254,27 @@ struct IndexDigests<'a> {
 }
 
 impl<'a> IndexDigests<'a> {
-    fn new(index: &'a gix::index::State) -> Self {
+    /// With `known` ([`path_digest`] of each entry, computed beside the monitor's digests)
+    /// the paths are not gone over again.
+    fn new(index: &'a gix::index::State, known: Option<&[u64]>) -> Self {
         let mut prefix_sums = Vec::with_capacity(index.entries().len() + 1);
         let mut sum = 0u64;
         prefix_sums.push(sum);
-        for e in index.entries() {
-            let mut h = Digest::default();
-            h.bytes(e.path(index));
-            h.u64(u64::from(e.mode.bits()));
-            sum = sum.wrapping_add(h.finish());
-            prefix_sums.push(sum);
+        match known.filter(|k| k.len() == index.entries().len()) {
+            Some(known) => {
+                for d in known {
+                    sum = sum.wrapping_add(*d);
+                    prefix_sums.push(sum);
+                }
+            }
+            None => {
+                for e in index.entries() {
+                    let mut h = Digest::default();
+                    h.bytes(e.path(index));
+                    sum = sum.wrapping_add(path_digest(h, e.mode));
+                    prefix_sums.push(sum);
+                }
+            }
         }
         IndexDigests { index, prefix_sums }
     }
@@ -256,9 +314,12 @@ struct CachingDelegate<'a> {
     /// are known without a stat.
     changes: Option<&'a Changes>,
     workdir: &'a Path,
-    digests: IndexDigests<'a>,
+    digests: &'a IndexDigests<'a>,
     previous: &'a Cache,
+    /// Records of the directories read in this walk.
     next: BTreeMap<BString, DirRecord>,
+    /// Directories whose cached subtree holds as a whole (not read, nor anything below).
+    skipped: HashSet<BString>,
     racy_after: SystemTime,
     /// Directories whose `.gitignore` is not what the cache saw: nothing below is skipped.
     changed_ignore_dirs: HashSet<BString>,
@@ -310,7 +371,6 @@ impl CachingDelegate<'_> {
                 index: self.digests.below(rela),
                 racy,
                 ignore_racy,
-                read_now: true,
             },
         );
     }
@@ -334,7 +394,8 @@ impl CachingDelegate<'_> {
 
     /// The cached records of `rela` and every directory below it, if all of them still
     /// hold: same stat data, no untracked entry, same `.gitignore`, nothing racy.
-    fn unchanged_subtree(&self, rela: &BStr) -> Option<Vec<(BString, DirRecord)>> {
+    /// Returns how many directories that is.
+    fn unchanged_subtree(&self, rela: &BStr) -> Option<usize> {
         let own = self.previous.dirs.get(rela)?;
         if own.index != self.digests.below(rela) {
             return None;
@@ -349,7 +410,7 @@ impl CachingDelegate<'_> {
                 std::ops::Bound::Unbounded,
             ))
             .take_while(|(k, _)| k.starts_with(&prefix));
-        let mut out = Vec::new();
+        let mut out = 0;
         for (dir, rec) in std::iter::once((rela, own)).chain(below.map(|(k, r)| (k.as_bstr(), r))) {
             if rec.racy || rec.ignore_racy || rec.has_untracked {
                 return None;
@@ -358,9 +419,7 @@ impl CachingDelegate<'_> {
                 if changes.dir_may_have_changed(dir) {
                     return None;
                 }
-                let mut kept = rec.clone();
-                kept.read_now = false;
-                out.push((dir.to_owned(), kept));
+                out += 1;
                 continue;
             }
             let full = self.full_path(dir)?;
@@ -372,9 +431,7 @@ impl CachingDelegate<'_> {
             {
                 return None;
             }
-            let mut kept = rec.clone();
-            kept.read_now = false;
-            out.push((dir.to_owned(), kept));
+            out += 1;
         }
         Some(out)
     }
@@ -421,10 +478,10 @@ impl gix::dir::walk::Delegate for CachingDelegate<'_> {
             && entry.status == gix::dir::entry::Status::Tracked
             && entry.disk_kind == Some(gix::dir::entry::Kind::Directory)
             && !self.ignore_rules_changed_above(rela)
-            && let Some(records) = self.unchanged_subtree(rela)
+            && let Some(count) = self.unchanged_subtree(rela)
         {
-            self.outcome.dirs_skipped += records.len();
-            self.next.extend(records);
+            self.outcome.dirs_skipped += count;
+            self.skipped.insert(rela.to_owned());
             return false;
         }
         self.record_read_dir(rela, false);

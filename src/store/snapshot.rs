@@ -137,9 +137,11 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     // store the ones proved now); only with a monitor and the stat pass. Computed while the
     // hook runs.
     let digests = match (&pending, &settings) {
-        (Some(_), Some(_)) => fsmonitor::entry_digests(&index),
-        _ => Vec::new(),
+        (Some(_), Some(_)) => Some(fsmonitor::entry_digests(&index)),
+        _ => None,
     };
+    let no_digests = Vec::new();
+    let entry_digests = digests.as_ref().map_or(&no_digests, |d| &d.entries);
     let mut monitor = pending.map(fsmonitor::Pending::finish);
     if let Some(changes) = monitor.as_mut().and_then(|m| m.changes.as_mut()) {
         // Edited tracked files leave their folder's untracked files as they were.
@@ -156,10 +158,11 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
         .as_ref()
         .and_then(|m| m.changes.as_ref())
         .filter(|_| settings.is_some())
-        .map(|c| c.known_unchanged(&index, &digests));
+        .map(|c| c.known_unchanged(&index, entry_digests));
     let walk_monitor = monitor.as_ref().map(|m| WalkMonitor {
         changes: m.changes.as_ref(),
         next_token: m.next_token.as_deref(),
+        path_digests: digests.as_ref().map(|d| d.paths.as_slice()),
     });
     if monitor.is_some() {
         crate::trace::mark(&format!(
@@ -417,7 +420,7 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     let tree = editor.write()?;
     crate::trace::mark("snapshot: tree written");
     if let (Some(monitor), Some(unchanged)) = (&monitor, &unchanged) {
-        monitor.save(store, &digests, unchanged);
+        monitor.save(store, entry_digests, unchanged);
     }
     excluded.sort_by(|a, b| a.path.cmp(&b.path));
     excluded.dedup_by(|a, b| a.path == b.path);

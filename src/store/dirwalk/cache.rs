@@ -83,22 +83,15 @@ impl StatData {
     }
 }
 
-/// Whether two caches hold the same records (whether a directory was read now or carried
-/// over does not matter).
-pub(super) fn same_records(
-    a: &BTreeMap<BString, DirRecord>,
-    b: &BTreeMap<BString, DirRecord>,
-) -> bool {
-    a.len() == b.len()
-        && a.iter().zip(b).all(|((ka, ra), (kb, rb))| {
-            ka == kb
-                && ra.stat == rb.stat
-                && ra.gitignore == rb.gitignore
-                && ra.has_untracked == rb.has_untracked
-                && ra.index == rb.index
-                && ra.racy == rb.racy
-                && ra.ignore_racy == rb.ignore_racy
-        })
+/// Whether two records say the same (whether a directory was read now or carried over does
+/// not matter).
+pub(super) fn same_records(a: &DirRecord, b: &DirRecord) -> bool {
+    a.stat == b.stat
+        && a.gitignore == b.gitignore
+        && a.has_untracked == b.has_untracked
+        && a.index == b.index
+        && a.racy == b.racy
+        && a.ignore_racy == b.ignore_racy
 }
 
 /// What the walk learned about one directory it read.
@@ -115,8 +108,6 @@ pub(super) struct DirRecord {
     pub(super) racy: bool,
     /// The `.gitignore`'s stat data was too recent to be trusted next time.
     pub(super) ignore_racy: bool,
-    /// Read in this walk (not carried over from the cache); not stored.
-    pub(super) read_now: bool,
 }
 
 #[derive(Debug, Default)]
@@ -166,7 +157,6 @@ impl Cache {
                     index: (count, digest),
                     racy: flags.contains('r'),
                     ignore_racy: flags.contains('i'),
-                    read_now: false,
                 },
             );
         }
