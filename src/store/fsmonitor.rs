@@ -1,6 +1,8 @@
 //! Asking the filesystem monitor git uses (`core.fsmonitor`) which paths changed since our
 //! last snapshot, so that a snapshot stats only those (`store::statcheck`) and the untracked
-//! walk reads only the directories that changed (`store::dirwalk`).
+//! walk reads only the directories whose listing may have changed (`store::dirwalk`): a
+//! reported path that is tracked and still the same kind of file (an edit) does not count,
+//! anything else (new, gone, another kind, a `.gitignore`) marks its directory.
 //!
 //! The hook protocol v2, as git speaks it: `<hook> 2 <token>` run in the worktree (through
 //! `sh -c` when the command holds shell characters), replying `<new token>\0<path>\0…`. A
@@ -20,14 +22,17 @@
 //! same query: `watchman`).
 
 use crate::store::Store;
-use crate::store::dirwalk::Digest;
 use gix::bstr::{BStr, BString, ByteSlice};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+mod digests;
 #[cfg(unix)]
 mod watchman;
+
+use digests::Buckets;
+pub use digests::entry_digests;
 #[cfg(not(unix))]
 mod watchman {
     pub struct Unreachable(pub String);
@@ -369,97 +374,6 @@ impl Monitor {
     }
 }
 
-/// Digests of the index entries, computed in one pass over their paths.
-pub struct EntryDigests {
-    /// Of each entry as it is: path, stat data, id, mode, stage and the flags that change
-    /// what it means. Equal digests mean the same entry.
-    pub entries: Vec<u64>,
-    /// Of each entry's path and mode: what the untracked walk's cache compares
-    /// (`store::dirwalk`), so that it need not go over the paths again.
-    pub paths: Vec<u64>,
-}
-
-/// [`EntryDigests`] of `index`. The digest is the walk cache's (`Digest`: each 8-byte word
-/// goes through a bijective mix, so entries that differ in one field never collide),
-/// several times faster than std's SipHash over 100k entries; an entry's digest continues
-/// from its path's.
-pub fn entry_digests(index: &gix::index::State) -> EntryDigests {
-    use gix::index::entry::Flags;
-    let keep = Flags::STAGE_MASK
-        | Flags::INTENT_TO_ADD
-        | Flags::SKIP_WORKTREE
-        | Flags::ASSUME_VALID
-        | Flags::EXTENDED;
-    let n = index.entries().len();
-    let mut out = EntryDigests {
-        entries: Vec::with_capacity(n),
-        paths: Vec::with_capacity(n),
-    };
-    for e in index.entries() {
-        let mut h = Digest::default();
-        h.bytes(e.path(index).as_bytes());
-        out.paths
-            .push(crate::store::dirwalk::path_digest(h, e.mode));
-        let s = &e.stat;
-        h.u64((u64::from(s.mtime.secs) << 32) | u64::from(s.mtime.nsecs));
-        h.u64((u64::from(s.ctime.secs) << 32) | u64::from(s.ctime.nsecs));
-        h.u64((u64::from(s.dev) << 32) | u64::from(s.ino));
-        h.u64((u64::from(s.uid) << 32) | u64::from(s.gid));
-        h.u64(u64::from(s.size));
-        h.bytes(e.id.as_bytes());
-        h.u64((u64::from(e.mode.bits()) << 32) | u64::from((e.flags & keep).bits()));
-        out.entries.push(h.finish());
-    }
-    out
-}
-
-/// A sorted list of digests with where each run of equal top bits starts: the digests are
-/// spread evenly over `u64`, so a lookup reads one bucket start and one or two digests next
-/// to each other, not a binary search's ~17 scattered ones (100k entries).
-struct Buckets<'a> {
-    sorted: &'a [u64],
-    shift: u32,
-    /// `starts[b]`: the first position whose digest's top bits are `b` or more.
-    starts: Vec<u32>,
-}
-
-impl<'a> Buckets<'a> {
-    fn new(sorted: &'a [u64]) -> Buckets<'a> {
-        // About one digest per bucket; the positions fit `u32` (or no buckets at all).
-        let bits = (sorted.len().max(1).ilog2() + 1).min(24);
-        let shift = 64 - bits;
-        if u32::try_from(sorted.len()).is_err() {
-            return Buckets {
-                sorted,
-                shift,
-                starts: Vec::new(),
-            };
-        }
-        let mut starts = vec![0u32; (1usize << bits) + 1];
-        let mut pos = 0usize;
-        for (b, start) in starts.iter_mut().enumerate() {
-            while pos < sorted.len() && ((sorted[pos] >> shift) as usize) < b {
-                pos += 1;
-            }
-            *start = pos as u32;
-        }
-        Buckets {
-            sorted,
-            shift,
-            starts,
-        }
-    }
-
-    fn contains(&self, d: u64) -> bool {
-        if self.starts.is_empty() {
-            return self.sorted.binary_search(&d).is_ok();
-        }
-        let b = (d >> self.shift) as usize;
-        let (lo, hi) = (self.starts[b] as usize, self.starts[b + 1] as usize);
-        self.sorted[lo..hi].contains(&d)
-    }
-}
-
 /// Characters that make git run a hook through the shell.
 const SHELL_CHARS: &[char] = &[
     '|', '&', ';', '<', '>', '(', ')', '$', '`', '\\', '"', '\'', ' ', '\t', '\n', '*', '?', '[',
@@ -619,28 +533,6 @@ mod tests {
         assert!(!same_watchman_instance("c:1:2:1:5", "c:1:3:1:9"));
         assert!(!same_watchman_instance("c:1:2:1:5", "c:1:2:2:1"));
         assert!(same_watchman_instance("123", "456"));
-    }
-
-    #[test]
-    fn sorted_digests_are_found_wherever_they_sit() {
-        let mut v: Vec<u64> = (0..5000u64)
-            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (i << 7))
-            .collect();
-        v.extend([0, 1, u64::MAX, u64::MAX - 1, 1 << 63]);
-        v.sort_unstable();
-        v.dedup();
-        let b = Buckets::new(&v);
-        for (k, d) in v.iter().enumerate() {
-            assert!(b.contains(*d), "{k}");
-            for probe in [d.wrapping_add(1), d.wrapping_sub(1)] {
-                assert_eq!(b.contains(probe), v.binary_search(&probe).is_ok());
-            }
-        }
-        // Clustered values (not spread evenly) are found too, only with longer scans.
-        let w: Vec<u64> = (0..1000).collect();
-        let b = Buckets::new(&w);
-        assert!(w.iter().all(|d| b.contains(*d)) && !b.contains(5000));
-        assert!(!Buckets::new(&[]).contains(1));
     }
 
     #[test]

@@ -1,0 +1,123 @@
+//! Digests of the index entries for the monitor's proofs (`store::fsmonitor`), and finding
+//! them among the stored ones. It only computes; it reads and writes nothing.
+
+use crate::store::dirwalk::Digest;
+use gix::bstr::ByteSlice;
+
+/// Digests of the index entries, computed in one pass over their paths.
+pub struct EntryDigests {
+    /// Of each entry as it is: path, stat data, id, mode, stage and the flags that change
+    /// what it means. Equal digests mean the same entry.
+    pub entries: Vec<u64>,
+    /// Of each entry's path and mode: what the untracked walk's cache compares
+    /// (`store::dirwalk`), so that it need not go over the paths again.
+    pub paths: Vec<u64>,
+}
+
+/// [`EntryDigests`] of `index`. The digest is the walk cache's (`Digest`: each 8-byte word
+/// goes through a bijective mix, so entries that differ in one field never collide),
+/// several times faster than std's SipHash over 100k entries; an entry's digest continues
+/// from its path's.
+pub fn entry_digests(index: &gix::index::State) -> EntryDigests {
+    use gix::index::entry::Flags;
+    let keep = Flags::STAGE_MASK
+        | Flags::INTENT_TO_ADD
+        | Flags::SKIP_WORKTREE
+        | Flags::ASSUME_VALID
+        | Flags::EXTENDED;
+    let n = index.entries().len();
+    let mut out = EntryDigests {
+        entries: Vec::with_capacity(n),
+        paths: Vec::with_capacity(n),
+    };
+    for e in index.entries() {
+        let mut h = Digest::default();
+        h.bytes(e.path(index).as_bytes());
+        out.paths
+            .push(crate::store::dirwalk::path_digest(h, e.mode));
+        let s = &e.stat;
+        h.u64((u64::from(s.mtime.secs) << 32) | u64::from(s.mtime.nsecs));
+        h.u64((u64::from(s.ctime.secs) << 32) | u64::from(s.ctime.nsecs));
+        h.u64((u64::from(s.dev) << 32) | u64::from(s.ino));
+        h.u64((u64::from(s.uid) << 32) | u64::from(s.gid));
+        h.u64(u64::from(s.size));
+        h.bytes(e.id.as_bytes());
+        h.u64((u64::from(e.mode.bits()) << 32) | u64::from((e.flags & keep).bits()));
+        out.entries.push(h.finish());
+    }
+    out
+}
+
+/// A sorted list of digests with where each run of equal top bits starts: the digests are
+/// spread evenly over `u64`, so a lookup reads one bucket start and one or two digests next
+/// to each other, not a binary search's ~17 scattered ones (100k entries).
+pub(super) struct Buckets<'a> {
+    sorted: &'a [u64],
+    shift: u32,
+    /// `starts[b]`: the first position whose digest's top bits are `b` or more.
+    starts: Vec<u32>,
+}
+
+impl<'a> Buckets<'a> {
+    pub(super) fn new(sorted: &'a [u64]) -> Buckets<'a> {
+        // About one digest per bucket; the positions fit `u32` (or no buckets at all).
+        let bits = (sorted.len().max(1).ilog2() + 1).min(24);
+        let shift = 64 - bits;
+        if u32::try_from(sorted.len()).is_err() {
+            return Buckets {
+                sorted,
+                shift,
+                starts: Vec::new(),
+            };
+        }
+        let mut starts = vec![0u32; (1usize << bits) + 1];
+        let mut pos = 0usize;
+        for (b, start) in starts.iter_mut().enumerate() {
+            while pos < sorted.len() && ((sorted[pos] >> shift) as usize) < b {
+                pos += 1;
+            }
+            *start = pos as u32;
+        }
+        Buckets {
+            sorted,
+            shift,
+            starts,
+        }
+    }
+
+    pub(super) fn contains(&self, d: u64) -> bool {
+        if self.starts.is_empty() {
+            return self.sorted.binary_search(&d).is_ok();
+        }
+        let b = (d >> self.shift) as usize;
+        let (lo, hi) = (self.starts[b] as usize, self.starts[b + 1] as usize);
+        self.sorted[lo..hi].contains(&d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sorted_digests_are_found_wherever_they_sit() {
+        let mut v: Vec<u64> = (0..5000u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (i << 7))
+            .collect();
+        v.extend([0, 1, u64::MAX, u64::MAX - 1, 1 << 63]);
+        v.sort_unstable();
+        v.dedup();
+        let b = Buckets::new(&v);
+        for (k, d) in v.iter().enumerate() {
+            assert!(b.contains(*d), "{k}");
+            for probe in [d.wrapping_add(1), d.wrapping_sub(1)] {
+                assert_eq!(b.contains(probe), v.binary_search(&probe).is_ok());
+            }
+        }
+        // Clustered values (not spread evenly) are found too, only with longer scans.
+        let w: Vec<u64> = (0..1000).collect();
+        let b = Buckets::new(&w);
+        assert!(w.iter().all(|d| b.contains(*d)) && !b.contains(5000));
+        assert!(!Buckets::new(&[]).contains(1));
+    }
+}
