@@ -5,20 +5,16 @@
 
 mod cli;
 
-use clap::FromArgMatches;
 use std::io::Write;
 
 fn main() {
     agent_rewind::trace::mark("start");
-    let parsed = match cli::args::command()
-        .try_get_matches()
-        .and_then(|m| cli::args::Cli::from_arg_matches(&m))
-    {
+    let parsed = match cli::parse() {
         Ok(p) => p,
         Err(e) => usage_error(e),
     };
     agent_rewind::trace::mark("arguments parsed");
-    let json = parsed.json;
+    let json = parsed.global.json;
     match cli::execute(parsed) {
         Ok(out) => {
             agent_rewind::trace::mark("command done");

@@ -11,7 +11,7 @@ use super::commands::{
     share::ExportArgs, share::FetchArgs, share::ImportArgs, share::PushArgs, show::ShowArgs,
     start::StartArgs, steer::SteerArgs, step::StepCommand, view::ViewArgs, watch::WatchArgs,
 };
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -24,14 +24,21 @@ use std::path::PathBuf;
     after_help = TOP_AFTER_HELP
 )]
 pub struct Cli {
+    #[command(flatten)]
+    pub global: Globals,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The options every command accepts (before or after its name).
+#[derive(Debug, Args)]
+pub struct Globals {
     /// Print one JSON document (arrays for list/log) instead of human output.
     #[arg(long, global = true)]
     pub json: bool,
     /// Run as if started in this directory.
     #[arg(short = 'C', global = true, value_name = "PATH")]
     pub dir: Option<PathBuf>,
-    #[command(subcommand)]
-    pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]

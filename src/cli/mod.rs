@@ -7,6 +7,7 @@ mod commands;
 mod complete;
 mod listing;
 mod output;
+mod parse;
 mod paths;
 mod record;
 pub mod render;
@@ -16,6 +17,7 @@ use agent_rewind::store::Store;
 use args::{Cli, Command};
 use commands::*;
 pub use output::Output;
+pub use parse::parse;
 use std::path::{Path, PathBuf};
 
 /// What every command handler gets: where the command runs and how to render.
@@ -56,24 +58,24 @@ impl Ctx {
 pub fn execute(cli: Cli) -> Result<Output> {
     let cwd =
         std::env::current_dir().map_err(|e| Error::other(format!("no current directory: {e}")))?;
-    let dir = match &cli.dir {
+    let dir = match &cli.global.dir {
         Some(d) => cwd.join(d),
         None => cwd,
     };
     let ctx = Ctx {
         dir,
-        in_cwd: cli.dir.is_none(),
+        in_cwd: cli.global.dir.is_none(),
         style: render::Style::detect(),
-        json: cli.json,
+        json: cli.global.json,
     };
     match cli.command {
         Command::Init(a) => init::run(a, &ctx),
         Command::Start(a) => start::run(a, &ctx),
         Command::Checkpoint(a) => checkpoint::run(a, &ctx),
         Command::Step(a) => step::run(a, &ctx),
-        Command::List(a) => list::run(a, cli.json, &ctx),
+        Command::List(a) => list::run(a, cli.global.json, &ctx),
         Command::Show(a) => show::run(a, &ctx),
-        Command::Log(a) => log::run(a, cli.json, &ctx),
+        Command::Log(a) => log::run(a, cli.global.json, &ctx),
         Command::Diff(a) => diff::run(a, &ctx),
         Command::View(a) => view::run(a, &ctx),
         Command::Status => status::run(&ctx),
@@ -85,7 +87,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
         Command::Completions(a) => completions::run(a, &ctx),
         Command::Run(a) => run::run(a, &ctx),
         Command::Resume(a) => run::resume(a, &ctx),
-        Command::Watch(a) => watch::run(a, cli.json, &ctx),
+        Command::Watch(a) => watch::run(a, cli.global.json, &ctx),
         Command::Approve(a) => approve::run(a, true, &ctx),
         Command::Reject(a) => approve::run(a, false, &ctx),
         Command::Steer(a) => steer::run(a, &ctx),
