@@ -272,6 +272,25 @@ impl<'s> Catalog<'s> {
         self.summary_of(&refs.run, tip, &refs.steps)
     }
 
+    /// [`Self::summary_from_refs`] for one run of many read in one pass, with the notes tip
+    /// read with the others (`None`: no notes ref). No notes reader is kept afterwards, so
+    /// summarizing 100,000 runs holds one notes tree at a time, not one per run.
+    pub fn summary_at(
+        &mut self,
+        refs: &crate::store::RunRefSet,
+        notes_tip: Option<ObjectId>,
+    ) -> Result<RunSummary> {
+        self.readers.clear();
+        let tips = self.notes_tips.get_or_insert_with(HashMap::new);
+        tips.clear();
+        if let Some(tip) = notes_tip {
+            tips.insert(refs.run.to_string(), tip);
+        }
+        let out = self.summary_from_refs(refs);
+        self.readers.clear();
+        out
+    }
+
     fn summary_of(
         &mut self,
         run: &RunId,

@@ -274,3 +274,75 @@ fn push_and_fetch_one_run_through_git_daemon() {
     b.assert_fsck();
     drop(daemon);
 }
+
+/// The first `list` after many runs appear (no summary cache: every summary is read from
+/// the notes, spread over threads) prints exactly what a `list` from the cache prints: the
+/// JSON, the table and the warnings, for real runs (label, steps, an archived one) among
+/// hundreds of synthesized ones, lineage, and a run whose note is not JSON (a warning, left
+/// out).
+#[test]
+fn a_cold_list_prints_the_same_bytes_as_a_warm_one() {
+    let repo = Repo::new();
+    let dir = repo.path();
+    repo.ok(&["start", "--run", "real", "--label", "tab\there \"q\""]);
+    repo.ok(&["step", "begin", "plan", "--run", "real"]);
+    repo.ok(&["start", "--run", "gone", "--label", "archived"]);
+    repo.ok(&["step", "begin", "plan", "--run", "gone"]);
+    // Archives `gone`; `again` has lineage (rewound_from).
+    repo.ok(&[
+        "rewind",
+        "gone",
+        "--to",
+        "plan",
+        "--run",
+        "again",
+        "--no-checkout",
+    ]);
+    synth(dir, &names("s", 600), "2026-01-01T00:00:00.000Z");
+    synth(dir, &names("bad", 1), "2026-01-01T00:00:00.000Z");
+    let head = git_in(dir, &["rev-parse", "refs/agent-runs/bad0000/HEAD"]);
+    git_in(
+        dir,
+        &[
+            "notes",
+            "--ref=refs/notes/agent-runs/bad0000",
+            "add",
+            "-f",
+            "-m",
+            "not json",
+            head.trim(),
+        ],
+    );
+    let cache = dir.join(".git/agent-rewind/cache/runs.lines");
+    let outputs = |cold: bool| -> Vec<(Vec<u8>, Vec<u8>)> {
+        [
+            &["list", "--json"][..],
+            &["list", "--all", "--json"],
+            &["list"],
+            &["list", "--all"],
+        ]
+        .iter()
+        .map(|args| {
+            if cold {
+                let _ = std::fs::remove_file(&cache);
+            }
+            let out = run_in(dir, args);
+            assert!(out.status.success(), "{args:?}: {out:?}");
+            (out.stdout, out.stderr)
+        })
+        .collect()
+    };
+    let cold = outputs(true);
+    let cold_cache = std::fs::read(&cache).unwrap();
+    let warm = outputs(false);
+    assert_eq!(std::fs::read(&cache).unwrap(), cold_cache);
+    for (c, w) in cold.iter().zip(&warm) {
+        assert_eq!(String::from_utf8_lossy(&c.0), String::from_utf8_lossy(&w.0));
+        assert_eq!(String::from_utf8_lossy(&c.1), String::from_utf8_lossy(&w.1));
+    }
+    let all: serde_json::Value = serde_json::from_slice(&cold[1].0).unwrap();
+    assert_eq!(all.as_array().unwrap().len(), 603, "600, real, gone, again");
+    assert!(String::from_utf8_lossy(&cold[0].1).contains("bad0000"));
+    let shown: serde_json::Value = serde_json::from_slice(&cold[0].0).unwrap();
+    assert_eq!(shown.as_array().unwrap().len(), 602, "gone is archived");
+}

@@ -115,7 +115,7 @@ impl NoteLine {
         let ts = || Timestamp::parse(&req("ts")?).map_err(|e| bad("ts", e.message));
         Ok(match ty.as_str() {
             "checkpoint" => NoteLine::Checkpoint(Box::new(
-                serde_json::from_value(v.clone()).map_err(NoteLineError::Checkpoint)?,
+                serde_json::from_value(v).map_err(NoteLineError::Checkpoint)?,
             )),
             "status" => NoteLine::Status {
                 status: Status::parse(&req("status")?).map_err(|e| bad("status", e.message))?,

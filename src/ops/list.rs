@@ -12,8 +12,9 @@ use super::runcache;
 use crate::catalog::{Catalog, Checkpoint, RunSummary};
 use crate::error::Result;
 use crate::ids::RunId;
-use crate::store::{Store, write_atomic};
+use crate::store::{ObjectId, RunRefSet, Store, write_atomic_with};
 use serde::Serialize;
+use std::io::{Seek, Write};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RunList {
@@ -126,16 +127,25 @@ fn read_cache(store: &Store) -> String {
 }
 
 /// Best effort: a cache that cannot be written only costs the next `list` some time.
-/// `lines` are sorted by run.
-fn save_cache<'a>(store: &Store, lines: impl Iterator<Item = &'a str>, hint: usize) {
-    let mut body = Vec::with_capacity(hint);
-    for l in lines {
-        body.extend_from_slice(l.as_bytes());
-        body.push(b'\n');
-    }
-    let mut out = format!("{} {:08x}\n", runcache::HEADER, crc32fast::hash(&body)).into_bytes();
-    out.append(&mut body);
-    let _ = write_atomic(&store.private().runs_cache(), &out, None);
+/// `lines` are sorted by run. Written as the lines come (the header, of fixed length, holds
+/// the checksum of the rest, so it is written last over a placeholder): at 100,000 runs the
+/// body is 25 MB, which is not held a second time.
+fn save_cache<'a>(store: &Store, lines: impl Iterator<Item = &'a str>) {
+    let _ = write_atomic_with(&store.private().runs_cache(), |w| {
+        let placeholder = format!("{} {:08x}\n", runcache::HEADER, 0);
+        w.write_all(placeholder.as_bytes())?;
+        let mut crc = crc32fast::Hasher::new();
+        for l in lines {
+            w.write_all(l.as_bytes())?;
+            w.write_all(b"\n")?;
+            crc.update(l.as_bytes());
+            crc.update(b"\n");
+        }
+        let header = format!("{} {:08x}\n", runcache::HEADER, crc.finalize());
+        debug_assert_eq!(header.len(), placeholder.len());
+        w.seek(std::io::SeekFrom::Start(0))?;
+        w.write_all(header.as_bytes())
+    });
     // The caches of earlier versions, if still there (v3 had the same name).
     let _ = std::fs::remove_file(store.private().legacy_runs_cache());
 }
@@ -171,10 +181,11 @@ pub fn run_listing(store: &Store, all: bool) -> Result<RunListing> {
         start..start + l.trim_end_matches('\n').len()
     };
     let mut cache_len = 0usize;
-    let mut catalog: Option<Catalog> = None;
-    // (sort key, archived, line, steps, index in `runs`)
-    let mut entries: Vec<(i128, bool, Line, Vec<String>, usize)> = Vec::with_capacity(runs.len());
-    let mut changed = false;
+    // (sort key, archived, line, steps, index in `runs`); `None` for a run whose summary
+    // could not be made. The runs to summarize now get a placeholder and a place in `todo`.
+    type Found = (i128, bool, Line, Vec<String>, usize);
+    let mut entries: Vec<Option<Found>> = Vec::with_capacity(runs.len());
+    let mut todo: Vec<(usize, Option<ObjectId>)> = Vec::new();
     let mut hex = [0u8; 64];
     let mut notes_hex = [0u8; 64];
     for (index, refs) in runs.iter().enumerate() {
@@ -212,37 +223,33 @@ pub fn run_listing(store: &Store, all: bool) -> Result<RunListing> {
                 found = Some((f.key, f.archived, Line::Cached(range_of(l))));
             }
         }
-        let found = match found {
-            Some(f) => f,
-            None => {
-                changed = true;
-                let catalog = catalog.get_or_insert_with(|| {
-                    Catalog::new(store).with_notes_tips(notes_tips.iter().cloned().collect())
-                });
-                match catalog.summary_from_refs(refs) {
-                    Ok(s) => (
-                        s.last_activity.as_nanosecond(),
-                        s.archived,
-                        Line::Fresh(runcache::line_of(&s, head, notes_str)),
-                    ),
-                    Err(e) => {
-                        problems.push(format!("{}: {}", refs.run, e.message));
-                        continue;
-                    }
-                }
-            }
-        };
+        let (key, archived, line) = found.unwrap_or_else(|| {
+            todo.push((entries.len(), notes));
+            (0, false, Line::Fresh(String::new()))
+        });
         let steps = refs.steps.iter().map(|(s, _)| s.to_string()).collect();
-        entries.push((found.0, found.1, found.2, steps, index));
+        entries.push(Some((key, archived, line, steps, index)));
     }
     cache_len += cache.count();
+    crate::trace::mark("list: cache merged");
+    let changed = !todo.is_empty();
+    let fresh = summarize(store, &runs, &todo);
+    for ((at, _), made) in todo.iter().zip(fresh) {
+        match made {
+            Ok((key, archived, line)) => {
+                let e = entries[*at].as_mut().expect("placeholder");
+                (e.0, e.1, e.2) = (key, archived, Line::Fresh(line));
+            }
+            Err(problem) => {
+                problems.push(problem);
+                entries[*at] = None;
+            }
+        }
+    }
+    let entries: Vec<Found> = entries.into_iter().flatten().collect();
     crate::trace::mark("list: summaries");
     if changed || cache_len != entries.len() {
-        save_cache(
-            store,
-            entries.iter().map(|e| line_text(&file, &e.2)),
-            file.len().max(entries.len() * 200),
-        );
+        save_cache(store, entries.iter().map(|e| line_text(&file, &e.2)));
         crate::trace::mark("list: cache written");
     }
     // Prefixes are unique among every run, shown or not (a prefix resolves against all).
@@ -278,6 +285,71 @@ pub fn run_listing(store: &Store, all: bool) -> Result<RunListing> {
         problems,
         archived_hidden,
     })
+}
+
+/// Runs summarized by one thread before another is worth starting.
+const RUNS_PER_THREAD: usize = 256;
+
+/// The summaries of the runs in `todo` (index in `runs`, notes tip), in that order: (sort
+/// key, archived, cache line), or the problem to report. Reading the notes is most of the
+/// first `list` after many runs appear, so many runs are spread over the CPUs (one handle
+/// on the repository each); the result does not depend on how they were spread.
+fn summarize(
+    store: &Store,
+    runs: &[RunRefSet],
+    todo: &[(usize, Option<ObjectId>)],
+) -> Vec<std::result::Result<(i128, bool, String), String>> {
+    let threads = match todo.len() / RUNS_PER_THREAD {
+        0 | 1 => 1,
+        wanted => wanted
+            .min(std::thread::available_parallelism().map_or(2, |n| n.get()))
+            .min(8),
+    };
+    if threads == 1 {
+        return summarize_part(store, runs, todo);
+    }
+    let chunk = todo.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = todo
+            .chunks(chunk)
+            .map(|part| {
+                let store = store.handle();
+                scope.spawn(move || summarize_part(&store, runs, part))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
+
+fn summarize_part(
+    store: &Store,
+    runs: &[RunRefSet],
+    part: &[(usize, Option<ObjectId>)],
+) -> Vec<std::result::Result<(i128, bool, String), String>> {
+    let mut catalog = Catalog::new(store);
+    let mut hex = [0u8; 64];
+    let mut notes_hex = [0u8; 64];
+    part.iter()
+        .map(|(index, notes)| {
+            let refs = &runs[*index];
+            let s = catalog
+                .summary_at(refs, *notes)
+                .map_err(|e| format!("{}: {}", refs.run, e.message))?;
+            let head = refs.head.hex_to_buf(&mut hex);
+            let notes_str: &str = match notes {
+                Some(n) => n.hex_to_buf(&mut notes_hex),
+                None => "-",
+            };
+            Ok((
+                s.last_activity.as_nanosecond(),
+                s.archived,
+                runcache::line_of(&s, head, notes_str),
+            ))
+        })
+        .collect()
 }
 
 /// The checkpoints of one run, oldest first.

@@ -98,7 +98,10 @@ pub(super) fn line_of(s: &RunSummary, head: &str, notes: &str) -> String {
     if s.reverted {
         out.extend_from_slice(b",\"reverted\":true");
     }
-    String::from_utf8(out).expect("JSON and hex are UTF-8")
+    let mut line = String::from_utf8(out).expect("JSON and hex are UTF-8");
+    // A first `list` holds 100,000 of these: not at twice their length.
+    line.shrink_to_fit();
+    line
 }
 
 /// `v` as compact JSON at the end of `out`.

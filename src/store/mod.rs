@@ -40,7 +40,9 @@ pub use notes::{NotesReader, union_lines};
 pub use objects::{ChangeKind, CommitInfo, Trailers, TreeChange};
 pub use packcreate::PackedCreate;
 pub use packdelete::PackedDelete;
-pub use private::{PrivatePaths, create_parent, read_if_exists, remove_if_exists, write_atomic};
+pub use private::{
+    PrivatePaths, create_parent, read_if_exists, remove_if_exists, write_atomic, write_atomic_with,
+};
 pub use publish::{PublishError, RefChange};
 pub use refs::{RunRefSet, RunRefs};
 pub use savedindex::IndexFile;
@@ -247,6 +249,14 @@ impl Store {
                 .filter(|e| e.file_name().as_encoded_bytes().ends_with(b".idx"))
                 .count()
         })
+    }
+
+    /// Another handle on the same repository, for a worker thread (a `Store` is not
+    /// `Sync`): it shares the object database and has its own caches.
+    pub fn handle(&self) -> Store {
+        Store {
+            repo: self.repo.clone(),
+        }
     }
 
     /// The underlying repository, for the modules of the store and for `snapshot`.

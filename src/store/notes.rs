@@ -87,16 +87,13 @@ impl Store {
         let state = match tip {
             None => None,
             Some(commit) => {
-                let tree = self
-                    .read_commit(commit)
-                    .map_err(|e| {
-                        Error::corrupt(format!(
-                            "{origin} does not point at a notes commit: {}",
-                            e.message
-                        ))
-                        .with_hint(CORRUPT_HINT)
-                    })?
-                    .tree;
+                let tree = self.commit_tree(commit).map_err(|e| {
+                    Error::corrupt(format!(
+                        "{origin} does not point at a notes commit: {}",
+                        e.message
+                    ))
+                    .with_hint(CORRUPT_HINT)
+                })?;
                 Some(State::new(tree, self.repo()).map_err(|e| {
                     Error::corrupt(format!(
                         "{origin} holds an unreadable notes tree: {}",

@@ -149,12 +149,7 @@ impl Store {
     }
 
     pub fn read_commit(&self, id: ObjectId) -> Result<CommitInfo> {
-        let commit = self.repo.find_commit(id).map_err(|e| {
-            Error::not_found(format!(
-                "{id} is not a commit in this repository ({})",
-                crate::error::one_line(&e.to_string())
-            ))
-        })?;
+        let commit = self.find_commit(id)?;
         let decoded = commit.decode()?;
         let message = decoded.message.to_str_lossy().into_owned();
         Ok(CommitInfo {
@@ -176,9 +171,18 @@ impl Store {
         Ok(self.repo.find_blob(id)?.data.clone())
     }
 
-    /// The tree of a commit.
+    fn find_commit(&self, id: ObjectId) -> Result<gix::Commit<'_>> {
+        self.repo.find_commit(id).map_err(|e| {
+            Error::not_found(format!(
+                "{id} is not a commit in this repository ({})",
+                crate::error::one_line(&e.to_string())
+            ))
+        })
+    }
+
+    /// The tree of a commit (its message and trailers are not parsed).
     pub fn commit_tree(&self, id: ObjectId) -> Result<ObjectId> {
-        Ok(self.read_commit(id)?.tree)
+        Ok(self.find_commit(id)?.tree_id()?.detach())
     }
 
     /// The id of the file (not folder) at `path` in `tree`, if any.

@@ -171,6 +171,29 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> 
     Ok(())
 }
 
+/// Replace `path` atomically with what `write` writes into a temp file beside it (buffered),
+/// without holding the bytes in memory: a big file (the `list` cache) is written as it is
+/// made. Nothing replaces `path` unless `write` and the flush succeed.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<&mut std::fs::File>) -> std::io::Result<()>,
+) -> Result<()> {
+    let dir = create_parent(path)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".agent-rewind-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .at(dir)?;
+    let tmp_path = tmp.path().to_path_buf();
+    {
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, tmp.as_file_mut());
+        write(&mut w).at(&tmp_path)?;
+        w.flush().at(&tmp_path)?;
+    }
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    Ok(())
+}
+
 /// Remove a file that may already be gone.
 pub fn remove_if_exists(path: &Path) -> Result<()> {
     match std::fs::remove_file(path) {
