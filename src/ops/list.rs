@@ -2,10 +2,10 @@
 //!
 //! Listing runs reads the refs once (`refs/agent-runs/` and `refs/notes/agent-runs/`), then
 //! each run's summary: from the summary cache when the run's (HEAD, notes tip) pair is the one
-//! the cache was built from, else from two notes (tip and root). The cache
-//! (`<git-common-dir>/agent-rewind/cache/runs.lines`, one line per run, format in
-//! `runcache`) is only ever an optimisation: a missing, stale, damaged (checksum) or
-//! unreadable cache is rebuilt. A run whose notes cannot be read is reported as a problem
+//! the cache was built from, else from two notes (tip and root), many runs spread over the
+//! CPUs. The cache (`<git-common-dir>/agent-rewind/cache/runs.lines`, one line per run,
+//! format in `runcache`) is only ever an optimisation: a missing, stale, damaged (checksum)
+//! or unreadable cache is rebuilt. A run whose notes cannot be read is reported as a problem
 //! and the others are still listed. Never writes refs or notes.
 
 use super::runcache;

@@ -1,5 +1,5 @@
-//! Our private files under the git dir: the one module that spells their paths, and the one
-//! way to replace a file atomically.
+//! Our private files under the git dir: the one module that spells their paths, and the way
+//! to replace a file atomically (from bytes, or as it is written).
 //!
 //! ```text
 //! <git dir>/agent-rewind/active-run          the worktree's active run (per worktree)
