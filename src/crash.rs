@@ -40,6 +40,8 @@ pub const POINTS: &[&str] = &[
     // ops::revert: the backup published, then the files written (the record comes last).
     "revert:backed-up",
     "revert:files-written",
+    // store::localcopy: a run's notes copied from a local remote, the staging ref not set.
+    "fetch:notes-packed",
     // ops::gc, ops::delete, ops::steer, ops::fetch (import).
     "gc:runs-deleted",
     "gc:refs-packed",

@@ -1,9 +1,12 @@
-//! `fetch RUN` against a bare remote and through `git daemon`: a new run's notes come in a
-//! second `git fetch` that sends no `have` (one negotiation round each, read from git's own
-//! trace2 events), and the fetch still brings every object the run and its notes need, into
-//! a repository that shares history with the remote and into one that shares none; a run
-//! that already has notes here is updated by one fetch. Checked with `git fsck --strict` and
-//! `git rev-list --objects`.
+//! `fetch RUN` against a bare remote and through `git daemon`: a new run's notes are copied
+//! in-process from a remote on this machine (one `git fetch` in all) and come in a second
+//! `git fetch` that sends no `have` through `git daemon` (one negotiation round each, read
+//! from git's own trace2 events), and the fetch still brings every object the run and its
+//! notes need, into a repository that shares history with the remote and into one that
+//! shares none; a run that already has notes here is updated by one fetch. Checked with
+//! `git fsck --strict` and `git rev-list --objects`. The in-process copy leaves to git what
+//! git would do differently (hidden refs, a remote owned by someone else), stages nothing
+//! for notes the remote lacks, and refuses damaged notes without changing anything.
 
 mod common;
 
@@ -35,12 +38,23 @@ fn author(base: &Path) -> Repo {
 /// `fetch origin <runs…>` in `dir` with git's trace2 events written to a file; returns the
 /// report and, per git process that negotiated, (haves sent in its first round, rounds).
 fn fetch_traced(dir: &Path, runs: &[&str]) -> (Value, Vec<(i64, i64)>) {
+    fetch_traced_from(dir, "origin", runs, &[])
+}
+
+/// [`fetch_traced`] from the remote `remote`, with more environment `env`.
+fn fetch_traced_from(
+    dir: &Path,
+    remote: &str,
+    runs: &[&str],
+    env: &[(&str, &str)],
+) -> (Value, Vec<(i64, i64)>) {
     let events = tempfile::NamedTempFile::new().unwrap();
     let mut cmd = tool_cmd(dir);
-    cmd.args(["--json", "fetch", "origin"])
+    cmd.args(["--json", "fetch", remote])
         .args(runs)
         .env("GIT_TRACE2_EVENT", events.path())
-        .env("GIT_TRACE2_EVENT_NESTING", "10");
+        .env("GIT_TRACE2_EVENT_NESTING", "10")
+        .envs(env.iter().copied());
     let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
@@ -98,18 +112,34 @@ fn clone(url: &str) -> Repo {
     b
 }
 
-fn new_run_in_one_round_each(url: &str, remote: &Path, a: &Repo) {
+/// A new run's notes come in a second fetch that sends no `have` (`git daemon`), or are
+/// copied in-process (a remote on this machine: `local`). Every fetch is done in one round
+/// when this repository `shares` history with the remote (otherwise no `have` of the
+/// run's fetch is known there, and git sends `done` in a second round, as for a branch).
+fn assert_new_run_fetches(fetches: &[(i64, i64)], local: bool, shares: bool) {
+    let mut fetches = fetches.to_vec();
+    fetches.sort();
+    let run_fetch = if local {
+        assert_eq!(fetches.len(), 1, "{fetches:?}");
+        fetches[0]
+    } else {
+        assert_eq!(fetches.len(), 2, "{fetches:?}");
+        assert_eq!(fetches[0], (0, 1), "the notes fetch: {fetches:?}");
+        fetches[1]
+    };
+    assert!(run_fetch.0 > 0, "{fetches:?}");
+    if shares {
+        assert_eq!(run_fetch.1, 1, "{fetches:?}");
+    }
+}
+
+fn new_run_in_one_round_each(url: &str, remote: &Path, a: &Repo, local: bool) {
     let b = clone(url);
     let (report, fetches) = fetch_traced(b.path(), &["r1"]);
     assert_eq!(report["runs"][0]["result"], "new", "{report}");
     assert_complete(&b, remote, "r1");
     assert_eq!(checkpoints(b.path(), "r1").len(), 3);
-    // Two fetches, each done in one round; the notes one sent no `have` at all.
-    let mut fetches = fetches;
-    fetches.sort();
-    assert_eq!(fetches.len(), 2, "{fetches:?}");
-    assert_eq!(fetches[0], (0, 1), "the notes fetch: {fetches:?}");
-    assert!(fetches[1].0 > 0 && fetches[1].1 == 1, "{fetches:?}");
+    assert_new_run_fetches(&fetches, local, true);
 
     // The run moves on there: its notes exist here now, so one fetch updates both.
     a.write("src.txt", "three\n");
@@ -136,8 +166,9 @@ fn new_run_in_one_round_each(url: &str, remote: &Path, a: &Repo) {
     // A repository that shares no history with the remote gets everything the run needs.
     let c = Repo::new();
     c.git(&["remote", "add", "origin", url]);
-    let (report, _) = fetch_traced(c.path(), &["r1"]);
+    let (report, fetches) = fetch_traced(c.path(), &["r1"]);
     assert_eq!(report["runs"][0]["result"], "new", "{report}");
+    assert_new_run_fetches(&fetches, local, false);
     assert_complete(&c, remote, "r1");
     assert_eq!(checkpoints(c.path(), "r1").len(), 4);
     let shown = c.json(&["show", "r1"]);
@@ -149,7 +180,7 @@ fn fetch_run_from_a_bare_remote() {
     let base = tempfile::tempdir().unwrap();
     let a = author(base.path());
     let remote = base.path().join("r.git");
-    new_run_in_one_round_each(remote.to_str().unwrap(), &remote, &a);
+    new_run_in_one_round_each(remote.to_str().unwrap(), &remote, &a, true);
 }
 
 #[test]
@@ -159,6 +190,168 @@ fn fetch_run_through_git_daemon() {
     let daemon = Daemon::start(base.path());
     let url = daemon.url("r.git");
     let remote = base.path().join("r.git");
-    new_run_in_one_round_each(&url, &remote, &a);
+    new_run_in_one_round_each(&url, &remote, &a, false);
     drop(daemon);
+}
+
+/// A second run `r10` (a name that starts with `r1`) pushed by the author.
+fn push_r10(a: &Repo) {
+    a.ok(&["start", "--run", "r10"]);
+    let pushed = a.json(&["push", "origin", "r10"]);
+    assert_eq!(pushed["runs"][0]["result"], "pushed", "{pushed}");
+}
+
+#[test]
+fn local_remote_by_insteadof_file_url_or_worktree_copies_only_the_named_run() {
+    let base = tempfile::tempdir().unwrap();
+    let a = author(base.path());
+    push_r10(&a);
+    let remote = base.path().join("r.git");
+    // `url.<base>.insteadOf` turns `here:r.git` into the path.
+    let b = Repo::new();
+    let prefix = format!("{}/", base.path().display());
+    b.git(&["config", &format!("url.{prefix}.insteadOf"), "here:"]);
+    b.git(&["remote", "add", "origin", "here:r.git"]);
+    let (report, fetches) = fetch_traced(b.path(), &["r1"]);
+    assert_eq!(report["runs"][0]["result"], "new", "{report}");
+    assert_complete(&b, &remote, "r1");
+    assert_new_run_fetches(&fetches, true, false);
+    // Exactly the named run's notes were staged (git's prefix glob `r1*` would take r10's).
+    let staged: Vec<String> = refs(b.path(), "refs/notes/agent-runs-remote/")
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    assert_eq!(staged, ["refs/notes/agent-runs-remote/origin/r1"]);
+
+    // The author's own repository (with a worktree) by `file://` URL.
+    let c = Repo::new();
+    let url = format!("file://{}", a.path().display());
+    c.git(&["remote", "add", "author", &url]);
+    let (report, fetches) = fetch_traced_from(c.path(), "author", &["r10"], &[]);
+    assert_eq!(report["runs"][0]["result"], "new", "{report}");
+    assert_complete(&c, a.path(), "r10");
+    assert_new_run_fetches(&fetches, true, false);
+}
+
+#[test]
+fn local_remote_with_hidden_refs_is_left_to_git() {
+    let base = tempfile::tempdir().unwrap();
+    let _a = author(base.path());
+    let remote = base.path().join("r.git");
+    let url = remote.to_str().unwrap();
+    // Any hidden ref: git's own two fetches, and the same result.
+    git_in(&remote, &["config", "uploadpack.hideRefs", "refs/heads/secret"]);
+    let b = clone(url);
+    let (report, fetches) = fetch_traced(b.path(), &["r1"]);
+    assert_eq!(report["runs"][0]["result"], "new", "{report}");
+    assert_complete(&b, &remote, "r1");
+    assert_new_run_fetches(&fetches, false, true);
+    // Hidden notes stay hidden: the run comes without them, as from git alone.
+    git_in(
+        &remote,
+        &["config", "--add", "uploadpack.hideRefs", "refs/notes/"],
+    );
+    let c = clone(url);
+    let (report, _) = fetch_traced(c.path(), &["r1"]);
+    assert_eq!(report["runs"][0]["result"], "skipped", "{report}");
+    assert!(refs(c.path(), "refs/notes/").is_empty());
+    assert!(refs(c.path(), "refs/agent-runs/").is_empty());
+}
+
+#[test]
+fn local_remote_owned_by_another_user_is_left_to_git() {
+    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
+    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+        // Giving the remote to another user takes root; the check is a plain owner
+        // comparison (gix::sec::identity::is_path_owned_by_current_user).
+        eprintln!("not run: needs root to give the remote to another user");
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    let _a = author(base.path());
+    let remote = base.path().join("r.git");
+    let b = clone(remote.to_str().unwrap());
+    let chown = std::process::Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(&remote)
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    // git itself serves it only where `safe.directory` says so.
+    let global = base.path().join("global-config");
+    std::fs::write(&global, "[safe]\n\tdirectory = *\n").unwrap();
+    let env = [("GIT_CONFIG_GLOBAL", global.to_str().unwrap())];
+    let (report, fetches) = fetch_traced_from(b.path(), "origin", &["r1"], &env);
+    assert_eq!(report["runs"][0]["result"], "new", "{report}");
+    assert_new_run_fetches(&fetches, false, true);
+    assert_eq!(b.missing_objects_under_our_refs(), None);
+    b.assert_fsck();
+}
+
+#[test]
+fn notes_missing_on_a_local_remote_leave_the_run_without_notes() {
+    let base = tempfile::tempdir().unwrap();
+    let _a = author(base.path());
+    let remote = base.path().join("r.git");
+    git_in(&remote, &["update-ref", "-d", "refs/notes/agent-runs/r1"]);
+    let b = clone(remote.to_str().unwrap());
+    // A staging ref left by an earlier fetch is pruned, as `git fetch --prune` does.
+    let stale = "refs/notes/agent-runs-remote/origin/r1";
+    b.git(&["update-ref", stale, "HEAD"]);
+    let (report, fetches) = fetch_traced(b.path(), &["r1"]);
+    assert_eq!(report["runs"][0]["result"], "skipped", "{report}");
+    assert!(
+        report["runs"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("no notes"),
+        "{report}"
+    );
+    assert_eq!(fetches.len(), 1, "{fetches:?}");
+    assert!(refs(b.path(), "refs/notes/").is_empty());
+    assert!(refs(b.path(), "refs/agent-runs/").is_empty());
+    b.assert_fsck();
+}
+
+#[test]
+fn damaged_notes_on_a_local_remote_fail_and_change_nothing() {
+    let base = tempfile::tempdir().unwrap();
+    let _a = author(base.path());
+    let remote = base.path().join("r.git");
+    let url = remote.to_str().unwrap();
+    // The notes blobs of r1: pushed as loose objects (a small push is unpacked).
+    let notes_tree = git_in(&remote, &["ls-tree", "-r", "refs/notes/agent-runs/r1"]);
+    let blob = notes_tree.lines().next().unwrap().split_whitespace().nth(2);
+    let blob = blob.unwrap().to_string();
+    let loose = remote
+        .join("objects")
+        .join(&blob[..2])
+        .join(&blob[2..]);
+    assert!(loose.is_file(), "{} is not loose", loose.display());
+    let intact = std::fs::read(&loose).unwrap();
+    let other = git_in(&remote, &["rev-parse", "main^{tree}"]);
+    let other = other.trim();
+    let other = std::fs::read(remote.join("objects").join(&other[..2]).join(&other[2..]));
+    for (damage, says) in [
+        (Some(other.unwrap()), "does not match its id"),
+        (None, "is missing"),
+    ] {
+        let _ = std::fs::remove_file(&loose);
+        if let Some(bytes) = &damage {
+            std::fs::write(&loose, bytes).unwrap();
+        }
+        let b = clone(url);
+        let before = refs(b.path(), "refs/");
+        let out = tool_cmd(b.path())
+            .args(["fetch", "origin", "r1"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(&blob) && stderr.contains(says), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert_eq!(refs(b.path(), "refs/"), before);
+        b.assert_fsck();
+    }
+    std::fs::write(&loose, intact).unwrap();
 }

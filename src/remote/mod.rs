@@ -14,7 +14,7 @@ pub mod staged;
 use crate::error::IoResultExt;
 use crate::error::{Error, Result};
 use crate::ids::{RemoteName, RunId};
-use crate::store::{Store, layout};
+use crate::store::{LocalRemote, NotesCopy, Store, layout};
 use std::path::Path;
 
 /// The remote used when none is named.
@@ -160,12 +160,14 @@ pub fn run_of_ref(dst: &str) -> Option<(String, bool)> {
 ///
 /// Named runs: the notes ref of a run that has no notes here yet is a root commit sharing no
 /// history with this repository, so in the same request as the run's refs it costs a second
-/// negotiation round (upload-pack cannot say `ready`). From a remote that never asks for
-/// credentials (local, `file://`, `git://`), such notes refs are fetched by a second `git
-/// fetch` running at the same time that sends no `have`s and so says `done` in its first
-/// request ([`Store::fetch_refspecs_and_unrelated`]); everything it brings is that run's
-/// notes history, which this repository lacks anyway. Over ssh and http one fetch does it
-/// all (two at once could prompt for credentials twice).
+/// negotiation round (upload-pack cannot say `ready`). From a remote that is a repository on
+/// this machine, such notes are copied in this process, before the fetch of the runs' refs
+/// ([`Store::copy_notes_from`], like `git clone --local`: docs/DECISIONS.md). From any other
+/// remote that never asks for credentials (`git://`, or a local one the copy does not take),
+/// they are fetched by a second `git fetch` running at the same time that sends no `have`s
+/// and so says `done` in its first request ([`Store::fetch_refspecs_and_unrelated`]);
+/// everything it brings is that run's notes history, which this repository lacks anyway.
+/// Over ssh and http one fetch does it all (two at once could prompt for credentials twice).
 pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>) -> Result<()> {
     let mut refspecs: Vec<String> = vec![];
     let mut unrelated: Vec<String> = vec![];
@@ -173,13 +175,28 @@ pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>
         None => refspecs.extend(layout::fetch_refspecs(&remote.name)),
         Some(runs) => {
             let split = store.remote_never_prompts(remote.name.as_str());
+            // Opened when first needed; `Err` (with the reason) means `git fetch` does it.
+            let mut local: Option<std::result::Result<LocalRemote, String>> = None;
             for r in runs {
                 let [run, notes] = layout::fetch_run_refspecs(&remote.name, r);
                 refspecs.push(run);
-                if split && store.notes_tip(r)?.is_none() {
-                    unrelated.push(notes);
-                } else {
+                if !split || store.notes_tip(r)?.is_some() {
                     refspecs.push(notes);
+                    continue;
+                }
+                let opened =
+                    local.get_or_insert_with(|| store.open_local_remote(remote.name.as_str()));
+                let copied = match opened {
+                    Ok(source) => store.copy_notes_from(
+                        source,
+                        &layout::notes_ref(r),
+                        &layout::remote_notes_ref(&remote.name, r),
+                    )?,
+                    Err(why) => NotesCopy::Fallback(why.clone()),
+                };
+                crate::trace::mark(&format!("fetch: notes of {r}: {copied:?}"));
+                if let NotesCopy::Fallback(_) = copied {
+                    unrelated.push(notes);
                 }
             }
         }

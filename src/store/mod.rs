@@ -12,6 +12,7 @@ mod fsmonitor;
 mod gitbin;
 mod indexlock;
 pub mod layout;
+mod localcopy;
 mod lock;
 mod merge;
 mod notes;
@@ -34,6 +35,7 @@ mod userindex;
 mod worktree;
 
 pub use gix::objs::tree::EntryKind;
+pub use localcopy::{LocalRemote, NotesCopy};
 pub use lock::{RunLock, set_writer_wait};
 pub use merge::MergedBlob;
 pub use notes::{NotesReader, union_lines};

@@ -1,0 +1,304 @@
+//! Copying one run's notes history from a remote that is a repository on this machine, in
+//! this process, instead of a second `git fetch` (docs/DECISIONS.md, "fetch RUN from a local
+//! remote"). Like `git clone --local`, it bypasses the transport: the remote is opened
+//! read-only with gix, `refs/notes/agent-runs/<run>` is resolved there, its commits, trees
+//! and blobs are read (each checked against its id), the ones this repository lacks are
+//! written as one pack ([`super::packwrite`]), and then the staging ref is set (or pruned)
+//! with compare-and-swap, exactly as the `git fetch` it replaces would have left it.
+//!
+//! It is taken only when nothing git's upload-pack would do differently can apply: the
+//! remote must be owned by the current user (git's `safe.directory` rule without the list)
+//! and must have no hidden refs, alternates, shallow file, namespace, replace refs in use or
+//! repository extension gix reads differently; otherwise (or on anything unexpected) the
+//! caller falls back to `git fetch`. It never writes to the remote, never writes anything
+//! here but one pack and the one staging ref, and never reads an unbounded history.
+
+use super::Store;
+use super::packwrite::{PackEntry, write_pack};
+use super::publish::RefChange;
+use crate::error::{Error, Result};
+use gix::ObjectId;
+use gix::objs::Kind;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// The most objects one run's notes history may have to be copied here; past it, `git
+/// fetch` does it (a notes history is a commit, a tree or two and a blob per checkpoint).
+const MAX_OBJECTS: usize = 100_000;
+/// The most bytes (uncompressed) one run's notes history may have to be copied here.
+const MAX_BYTES: usize = 64 << 20;
+
+/// A remote repository on this machine, opened read-only for [`Store::copy_notes_from`].
+pub struct LocalRemote {
+    repo: gix::Repository,
+    /// Its git directory, for messages.
+    git_dir: PathBuf,
+}
+
+/// What [`Store::copy_notes_from`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotesCopy {
+    /// The staging ref now points at the remote's notes tip; `objects` were new here.
+    Staged { objects: usize },
+    /// The remote has no such notes ref; a staging ref of that name was removed (as `git
+    /// fetch --prune` would) if there was one.
+    Absent,
+    /// Not copied here (the reason, for the trace): `git fetch` must do it.
+    Fallback(String),
+}
+
+impl Store {
+    /// The repository behind the remote `name` when `fetch` may read it directly: its fetch
+    /// URL (after `url.<base>.insteadOf`) is a path or a `file://` URL naming a repository
+    /// on this machine that the current user owns, and nothing would make git's upload-pack
+    /// show it differently. `Err` says why not (the caller runs `git fetch` instead).
+    pub fn open_local_remote(&self, name: &str) -> std::result::Result<LocalRemote, String> {
+        for var in [
+            "GIT_NAMESPACE",
+            "GIT_ALLOW_PROTOCOL",
+            "GIT_PROTOCOL_FROM_USER",
+        ] {
+            if std::env::var_os(var).is_some() {
+                return Err(format!("{var} is set"));
+            }
+        }
+        let config = self.repo.config_snapshot();
+        for key in [
+            format!("remote.{name}.uploadpack"),
+            format!("remote.{name}.vcs"),
+            "protocol.allow".to_string(),
+            "protocol.file.allow".to_string(),
+        ] {
+            if config.string(&key).is_some() {
+                return Err(format!("{key} is set"));
+            }
+        }
+        drop(config);
+        let remote = self
+            .repo
+            .find_remote(name)
+            .map_err(|e| format!("remote {name}: {e}"))?;
+        let url = remote
+            .url(gix::remote::Direction::Fetch)
+            .ok_or("no fetch URL")?;
+        if url.scheme != gix::url::Scheme::File || url.host.is_some() || url.user.is_some() {
+            return Err(format!("not a local path: {}", url.to_bstring()));
+        }
+        let path = gix::path::from_bstr(gix::bstr::ByteSlice::as_bstr(url.path.as_slice()))
+            .map_err(|_| "the path is not valid on this system".to_string())?;
+        if path.as_os_str().is_empty() || path.starts_with("~") {
+            return Err(format!("path {} is not resolved here", path.display()));
+        }
+        // git runs in the top of the worktree (or the git dir of a bare repository), and
+        // resolves a relative remote path from there.
+        let base = self.repo.workdir().unwrap_or(self.repo.git_dir());
+        let path = base.join(path);
+        let (git_dir, worktree) = locate_git_dir(&path)
+            .ok_or_else(|| format!("{} is not a repository git reads as is", path.display()))?;
+        for p in std::iter::once(&git_dir).chain(worktree.as_ref()) {
+            match gix::sec::identity::is_path_owned_by_current_user(p) {
+                Ok(true) => {}
+                _ => return Err(format!("{} is not owned by the current user", p.display())),
+            }
+        }
+        for (file, what) in [
+            ("shallow", "shallow"),
+            ("commondir", "a linked worktree"),
+            ("objects/info/alternates", "borrowing objects (alternates)"),
+        ] {
+            if git_dir.join(file).exists() {
+                return Err(format!("{} is {what}", git_dir.display()));
+            }
+        }
+        let mut permissions = gix::open::Permissions::default();
+        permissions.env.git_prefix = gix::sec::Permission::Deny;
+        let repo = gix::open::Options::default()
+            .permissions(permissions)
+            .open_path_as_is(true)
+            .bail_if_untrusted(true)
+            .config_overrides(["core.useReplaceRefs=false"])
+            .open(&git_dir)
+            .map(gix::Repository::from)
+            .map_err(|e| format!("cannot open {}: {e}", git_dir.display()))?;
+        if repo.object_hash() != self.repo.object_hash() {
+            return Err("another object format".into());
+        }
+        let config = repo.config_snapshot();
+        for key in ["uploadpack.hideRefs", "transfer.hideRefs"] {
+            if config.plumbing().string(key).is_some() {
+                return Err(format!("{key} is set there"));
+            }
+        }
+        if let Some(sections) = config.plumbing().sections_by_name("extensions") {
+            for section in sections {
+                for key in section.value_names() {
+                    let key = key.to_string().to_ascii_lowercase();
+                    let value = section
+                        .value(&key)
+                        .map(|v| v.to_string().to_ascii_lowercase());
+                    let known = match key.as_str() {
+                        "objectformat" => value.as_deref() == Some("sha1"),
+                        "refstorage" => value.as_deref() == Some("files"),
+                        "worktreeconfig" | "preciousobjects" | "noop" => true,
+                        _ => false,
+                    };
+                    if !known {
+                        return Err(format!("extensions.{key} is set there"));
+                    }
+                }
+            }
+        }
+        drop(config);
+        Ok(LocalRemote { repo, git_dir })
+    }
+
+    /// Copy the history of `source_ref` in `remote` (a notes ref) into this repository and
+    /// point `staging_ref` at it, compare-and-swap on the value it has now; or, when the
+    /// remote has no `source_ref`, remove `staging_ref`. Objects the remote lacks or that do
+    /// not match their ids are an error, and nothing is written then.
+    pub fn copy_notes_from(
+        &self,
+        remote: &LocalRemote,
+        source_ref: &str,
+        staging_ref: &str,
+    ) -> Result<NotesCopy> {
+        let found = match remote.repo.try_find_reference(source_ref) {
+            Ok(found) => found,
+            Err(e) => return Ok(NotesCopy::Fallback(format!("{source_ref}: {e}"))),
+        };
+        let Some(found) = found else {
+            if let Some(old) = self.ref_target(staging_ref)? {
+                self.publish(
+                    &[RefChange::delete(staging_ref, old)],
+                    "agent-rewind fetch: pruned",
+                )?;
+            }
+            return Ok(NotesCopy::Absent);
+        };
+        let Some(tip) = found.target().try_id().map(ToOwned::to_owned) else {
+            return Ok(NotesCopy::Fallback(format!("{source_ref} is symbolic")));
+        };
+        let objects = match self.missing_history(remote, source_ref, tip)? {
+            Ok(objects) => objects,
+            Err(why) => return Ok(NotesCopy::Fallback(why)),
+        };
+        let count = objects.len();
+        write_pack(
+            self.repo.objects.store_ref().path(),
+            self.repo.object_hash(),
+            self.pack_compression(),
+            objects,
+        )?;
+        crate::crash_point!("fetch:notes-packed");
+        let old = self.ref_target(staging_ref)?;
+        if old != Some(tip) {
+            self.publish(
+                &[RefChange::set(staging_ref, tip, old)],
+                &format!("agent-rewind fetch: {source_ref} copied"),
+            )?;
+        }
+        Ok(NotesCopy::Staged { objects: count })
+    }
+
+    /// Every object of the notes history at `tip` in `remote` that this repository lacks,
+    /// read whole. The walk goes through objects present here too (their children are read
+    /// from the remote), so whatever the ref will reach is complete afterwards. `Ok(Err)`:
+    /// not for this path (too large, or the tip is not a commit).
+    fn missing_history(
+        &self,
+        remote: &LocalRemote,
+        source_ref: &str,
+        tip: ObjectId,
+    ) -> Result<std::result::Result<Vec<PackEntry>, String>> {
+        let damaged = |id: ObjectId, what: String| {
+            Error::corrupt(format!(
+                "{source_ref} in {} is damaged: object {id} {what}",
+                remote.git_dir.display()
+            ))
+            .with_hint(format!(
+                "nothing was fetched; `git fsck` in {} names what is wrong",
+                remote.git_dir.display()
+            ))
+        };
+        let hash = self.repo.object_hash();
+        let mut seen: HashSet<ObjectId> = HashSet::new();
+        let mut todo: Vec<(ObjectId, Kind)> = vec![(tip, Kind::Commit)];
+        let mut out: Vec<PackEntry> = vec![];
+        let mut bytes = 0usize;
+        while let Some((id, expected)) = todo.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            if seen.len() > MAX_OBJECTS || bytes > MAX_BYTES {
+                return Ok(Err(format!(
+                    "{source_ref} has more than {MAX_OBJECTS} objects or {MAX_BYTES} bytes"
+                )));
+            }
+            let object = match remote.repo.try_find_object(id) {
+                Ok(Some(o)) => o.detach(),
+                Ok(None) => return Err(damaged(id, "is missing".into())),
+                Err(e) => return Err(damaged(id, format!("cannot be read ({e})"))),
+            };
+            match gix::objs::compute_hash(hash, object.kind, &object.data) {
+                Ok(actual) if actual == id => {}
+                _ => return Err(damaged(id, "does not match its id".into())),
+            }
+            if object.kind != expected {
+                if id == tip {
+                    return Ok(Err(format!("{source_ref} points at a {}", object.kind)));
+                }
+                return Err(damaged(
+                    id,
+                    format!("is a {}, not a {expected}", object.kind),
+                ));
+            }
+            let bad = |e: &dyn std::fmt::Display| damaged(id, format!("cannot be parsed ({e})"));
+            match object.kind {
+                Kind::Commit => {
+                    let commit = gix::objs::CommitRef::from_bytes(&object.data, hash)
+                        .map_err(|e| bad(&e))?;
+                    todo.push((commit.tree(), Kind::Tree));
+                    todo.extend(commit.parents().map(|p| (p, Kind::Commit)));
+                }
+                Kind::Tree => {
+                    let tree = gix::objs::TreeRef::from_bytes(&object.data, hash)
+                        .map_err(|e| bad(&e))?;
+                    for entry in tree.entries {
+                        if entry.mode.is_tree() {
+                            todo.push((entry.oid.to_owned(), Kind::Tree));
+                        } else if entry.mode.is_blob_or_symlink() {
+                            todo.push((entry.oid.to_owned(), Kind::Blob));
+                        }
+                        // Submodule commits are not part of the history (git does not
+                        // fetch them either).
+                    }
+                }
+                Kind::Blob | Kind::Tag => {}
+            }
+            if !gix::objs::Exists::exists(&self.repo.objects, &id) {
+                bytes += object.data.len();
+                out.push((id, object.kind, object.data));
+            }
+        }
+        Ok(Ok(out))
+    }
+}
+
+/// The git directory git's upload-pack would use for `path` (it tries `path/.git`, then
+/// `path`), and the worktree when it is `path/.git`; `None` for anything else (a bundle
+/// file, a gitfile, a name git completes with `.git`): `git fetch` handles those.
+fn locate_git_dir(path: &Path) -> Option<(PathBuf, Option<PathBuf>)> {
+    let dot_git = path.join(".git");
+    if dot_git.is_dir() {
+        return is_git_dir(&dot_git).then(|| (dot_git, Some(path.to_path_buf())));
+    }
+    if dot_git.exists() {
+        return None;
+    }
+    is_git_dir(path).then(|| (path.to_path_buf(), None))
+}
+
+/// What git checks before calling a directory a repository: `HEAD`, `objects/`, `refs/`.
+fn is_git_dir(dir: &Path) -> bool {
+    dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
+}
