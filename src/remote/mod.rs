@@ -201,6 +201,9 @@ pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>
             }
         }
     }
+    // A lock on a notes staging ref (the in-process copy writes them) that a killed process
+    // of ours left: git cannot tell it is stale and would fail on it.
+    store.remove_stale_locks_under(&layout::remote_notes_prefix(&remote.name));
     let shown = remote.name.to_string();
     let (out, second) = store.fetch_refspecs_and_unrelated(
         remote.name.as_str(),
