@@ -240,7 +240,10 @@ fn local_remote_with_hidden_refs_is_left_to_git() {
     let remote = base.path().join("r.git");
     let url = remote.to_str().unwrap();
     // Any hidden ref: git's own two fetches, and the same result.
-    git_in(&remote, &["config", "uploadpack.hideRefs", "refs/heads/secret"]);
+    git_in(
+        &remote,
+        &["config", "uploadpack.hideRefs", "refs/heads/secret"],
+    );
     let b = clone(url);
     let (report, fetches) = fetch_traced(b.path(), &["r1"]);
     assert_eq!(report["runs"][0]["result"], "new", "{report}");
@@ -323,10 +326,7 @@ fn damaged_notes_on_a_local_remote_fail_and_change_nothing() {
     let notes_tree = git_in(&remote, &["ls-tree", "-r", "refs/notes/agent-runs/r1"]);
     let blob = notes_tree.lines().next().unwrap().split_whitespace().nth(2);
     let blob = blob.unwrap().to_string();
-    let loose = remote
-        .join("objects")
-        .join(&blob[..2])
-        .join(&blob[2..]);
+    let loose = remote.join("objects").join(&blob[..2]).join(&blob[2..]);
     assert!(loose.is_file(), "{} is not loose", loose.display());
     let intact = std::fs::read(&loose).unwrap();
     let other = git_in(&remote, &["rev-parse", "main^{tree}"]);

@@ -73,7 +73,6 @@ impl Store {
                 return Err(format!("{key} is set"));
             }
         }
-        drop(config);
         let remote = self
             .repo
             .find_remote(name)
@@ -148,7 +147,6 @@ impl Store {
                 }
             }
         }
-        drop(config);
         Ok(LocalRemote { repo, git_dir })
     }
 
@@ -261,8 +259,8 @@ impl Store {
                     todo.extend(commit.parents().map(|p| (p, Kind::Commit)));
                 }
                 Kind::Tree => {
-                    let tree = gix::objs::TreeRef::from_bytes(&object.data, hash)
-                        .map_err(|e| bad(&e))?;
+                    let tree =
+                        gix::objs::TreeRef::from_bytes(&object.data, hash).map_err(|e| bad(&e))?;
                     for entry in tree.entries {
                         if entry.mode.is_tree() {
                             todo.push((entry.oid.to_owned(), Kind::Tree));
