@@ -109,6 +109,7 @@ impl Store {
                 return Err(format!("{} is {what}", git_dir.display()));
             }
         }
+        crate::trace::mark("fetch: local remote checked");
         let mut permissions = gix::open::Permissions::default();
         permissions.env.git_prefix = gix::sec::Permission::Deny;
         let repo = gix::open::Options::default()
@@ -147,6 +148,7 @@ impl Store {
                 }
             }
         }
+        crate::trace::mark("fetch: local remote opened");
         Ok(LocalRemote { repo, git_dir })
     }
 
@@ -173,6 +175,7 @@ impl Store {
             }
             return Ok(NotesCopy::Absent);
         };
+        crate::trace::mark("fetch: local remote's notes ref read");
         let Some(tip) = found.target().try_id().map(ToOwned::to_owned) else {
             return Ok(NotesCopy::Fallback(format!("{source_ref} is symbolic")));
         };
@@ -180,6 +183,7 @@ impl Store {
             Ok(objects) => objects,
             Err(why) => return Ok(NotesCopy::Fallback(why)),
         };
+        crate::trace::mark("fetch: local remote's notes history read");
         let count = objects.len();
         write_pack(
             self.repo.objects.store_ref().path(),
@@ -214,7 +218,7 @@ impl Store {
                 remote.git_dir.display()
             ))
             .with_hint(format!(
-                "nothing was fetched; `git fsck` in {} names what is wrong",
+                "nothing was imported; `git fsck` in {} names what is wrong",
                 remote.git_dir.display()
             ))
         };
