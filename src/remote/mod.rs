@@ -161,7 +161,7 @@ pub fn run_of_ref(dst: &str) -> Option<(String, bool)> {
 /// Named runs: the notes ref of a run that has no notes here yet is a root commit sharing no
 /// history with this repository, so in the same request as the run's refs it costs a second
 /// negotiation round (upload-pack cannot say `ready`). From a remote that is a repository on
-/// this machine, such notes are copied in this process, before the fetch of the runs' refs
+/// this machine, such notes are copied in this process while git fetches the runs' refs
 /// ([`Store::copy_notes_from`], like `git clone --local`: docs/DECISIONS.md). From any other
 /// remote that never asks for credentials (`git://`, or a local one the copy does not take),
 /// they are fetched by a second `git fetch` running at the same time that sends no `have`s
@@ -171,32 +171,33 @@ pub fn run_of_ref(dst: &str) -> Option<(String, bool)> {
 pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>) -> Result<()> {
     let mut refspecs: Vec<String> = vec![];
     let mut unrelated: Vec<String> = vec![];
+    // Runs whose notes are copied from a local remote (while git fetches the runs' refs).
+    let mut copies: Vec<&RunId> = vec![];
+    let mut fetched_notes: Vec<&RunId> = vec![];
+    let mut local: Option<LocalRemote> = None;
     match runs {
         None => refspecs.extend(layout::fetch_refspecs(&remote.name)),
         Some(runs) => {
             let split = store.remote_never_prompts(remote.name.as_str());
-            // Opened when first needed; `Err` (with the reason) means `git fetch` does it.
-            let mut local: Option<std::result::Result<LocalRemote, String>> = None;
+            let mut tried = false;
             for r in runs {
                 let [run, notes] = layout::fetch_run_refspecs(&remote.name, r);
                 refspecs.push(run);
                 if !split || store.notes_tip(r)?.is_some() {
                     refspecs.push(notes);
+                    fetched_notes.push(r);
                     continue;
                 }
-                let opened =
-                    local.get_or_insert_with(|| store.open_local_remote(remote.name.as_str()));
-                let copied = match opened {
-                    Ok(source) => store.copy_notes_from(
-                        source,
-                        &layout::notes_ref(r),
-                        &layout::remote_notes_ref(&remote.name, r),
-                    )?,
-                    Err(why) => NotesCopy::Fallback(why.clone()),
-                };
-                crate::trace::mark(&format!("fetch: notes of {r}: {copied:?}"));
-                if let NotesCopy::Fallback(_) = copied {
-                    unrelated.push(notes);
+                if !tried {
+                    tried = true;
+                    match store.open_local_remote(remote.name.as_str()) {
+                        Ok(l) => local = Some(l),
+                        Err(why) => crate::trace::mark(&format!("fetch: not copied: {why}")),
+                    }
+                }
+                match local {
+                    Some(_) => copies.push(r),
+                    None => unrelated.push(notes),
                 }
             }
         }
@@ -205,14 +206,56 @@ pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>
     // of ours left: git cannot tell it is stale and would fail on it.
     store.remove_stale_locks_under(&layout::remote_notes_prefix(&remote.name));
     let shown = remote.name.to_string();
-    let (out, second) = store.fetch_refspecs_and_unrelated(
-        remote.name.as_str(),
-        &refspecs,
-        &unrelated,
-        progress(),
-    )?;
+    let Some(source) = local.filter(|_| !copies.is_empty()) else {
+        let (out, second) = store.fetch_refspecs_and_unrelated(
+            remote.name.as_str(),
+            &refspecs,
+            &unrelated,
+            progress(),
+        )?;
+        check_fetch(&shown, &out)?;
+        return second.map_or(Ok(()), |o| check_fetch(&shown, &o));
+    };
+    let copy = || -> Result<Vec<String>> {
+        let mut fallbacks = vec![];
+        for r in &copies {
+            let copied = store.copy_notes_from(
+                &source,
+                &layout::notes_ref(r),
+                &layout::remote_notes_ref(&remote.name, r),
+            )?;
+            crate::trace::mark(&format!("fetch: notes of {r}: {copied:?}"));
+            if let NotesCopy::Fallback(_) = copied {
+                fallbacks.push(layout::fetch_run_refspecs(&remote.name, r)[1].clone());
+            }
+        }
+        Ok(fallbacks)
+    };
+    // The copy runs while git fetches, unless git's prefix glob for a run whose notes it
+    // fetches (`<run>*`) could stage a copied run's notes ref too.
+    let overlap = copies.iter().any(|c| {
+        fetched_notes
+            .iter()
+            .any(|f| c.as_str().starts_with(f.as_str()))
+    });
+    let (out, fallbacks) = if overlap {
+        let fallbacks = copy()?;
+        (
+            store.fetch_refspecs(remote.name.as_str(), &refspecs, progress())?,
+            fallbacks,
+        )
+    } else {
+        let (out, copied) =
+            store.fetch_refspecs_while(remote.name.as_str(), &refspecs, progress(), copy)?;
+        (out, copied?)
+    };
     check_fetch(&shown, &out)?;
-    second.map_or(Ok(()), |o| check_fetch(&shown, &o))
+    if fallbacks.is_empty() {
+        return Ok(());
+    }
+    // Notes the copy left to git (a history too large, a tip that is not a commit): rare
+    // enough for a plain second fetch after the first.
+    fetch(store, remote.name.as_str(), &shown, &fallbacks)
 }
 
 /// git's progress, on a terminal only (as git decides for itself when not captured).

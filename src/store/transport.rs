@@ -48,11 +48,23 @@ impl Store {
         refspecs: &[String],
         progress: bool,
     ) -> Result<GitOutput> {
+        Ok(self
+            .fetch_refspecs_while(source, refspecs, progress, || ())?
+            .0)
+    }
+
+    /// [`Store::fetch_refspecs`], with `meanwhile` run in this thread while git fetches (a
+    /// child process); returns git's output and what `meanwhile` returned. git is always
+    /// waited for, whatever `meanwhile` did.
+    pub fn fetch_refspecs_while<T>(
+        &self,
+        source: &str,
+        refspecs: &[String],
+        progress: bool,
+        meanwhile: impl FnOnce() -> T,
+    ) -> Result<(GitOutput, T)> {
         let mut args = fetch_args(source, progress);
         args.extend(refspecs.iter().map(String::as_str));
-        if !progress {
-            return self.git_output_of(&args);
-        }
         let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
         let mut child = self
             .git_command(dir, &args)
@@ -61,23 +73,31 @@ impl Store {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .map_err(|e| crate::error::Error::git(format!("could not run git: {e}")))?;
-        let mut err = child.stderr.take().expect("piped");
-        let tee = std::thread::spawn(move || {
-            use std::io::{Read, Write};
-            let mut all = Vec::new();
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = err.read(&mut buf) {
-                if n == 0 {
-                    break;
+        // With progress, git's stderr is passed on as it comes; otherwise (`--quiet`) it is
+        // small and collected at the end.
+        let tee = progress.then(|| {
+            let mut err = child.stderr.take().expect("piped");
+            std::thread::spawn(move || {
+                use std::io::{Read, Write};
+                let mut all = Vec::new();
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = err.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    let _ = std::io::stderr().write_all(&buf[..n]);
+                    all.extend_from_slice(&buf[..n]);
                 }
-                let _ = std::io::stderr().write_all(&buf[..n]);
-                all.extend_from_slice(&buf[..n]);
-            }
-            all
+                all
+            })
         });
+        let result = meanwhile();
         let out = child
             .wait_with_output()
             .map_err(|e| crate::error::Error::git(format!("could not run git: {e}")))?;
+        let Some(tee) = tee else {
+            return Ok((GitOutput::of(out), result));
+        };
         let stderr = tee.join().unwrap_or_default();
         // Only the lines that are not progress (they end in `\r` or say `done.`) describe
         // a failure.
@@ -86,11 +106,12 @@ impl Store {
             .split(['\n', '\r'])
             .filter(|l| !l.trim().is_empty() && !is_progress_line(l))
             .collect();
-        Ok(GitOutput {
+        let output = GitOutput {
             success: out.status.success(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: crate::error::one_line(&message.join("\n")),
-        })
+        };
+        Ok((output, result))
     }
 
     /// [`Store::fetch_refspecs`] of `refspecs`, and at the same time a second `git fetch` of
