@@ -147,16 +147,22 @@ pub fn create_parent(path: &Path) -> Result<&Path> {
     }
 }
 
+/// A temp file (`.agent-rewind-*.tmp`) in the folder of `path` (created if missing), removed
+/// when dropped unless persisted.
+fn temp_file_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
+    let dir = create_parent(path)?;
+    tempfile::Builder::new()
+        .prefix(".agent-rewind-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .at(dir)
+}
+
 /// Replace `path` with `bytes` atomically: a temp file beside it (`.agent-rewind-*.tmp`,
 /// removed on failure), then a rename. Readers see the old content or the new, never a
 /// part. `mode` sets the new file's permissions (unix), else the temp file's default.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
-    let dir = create_parent(path)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".agent-rewind-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .at(dir)?;
+    let mut tmp = temp_file_beside(path)?;
     tmp.write_all(bytes).at(tmp.path())?;
     #[cfg(unix)]
     if let Some(mode) = mode {
@@ -178,12 +184,7 @@ pub fn write_atomic_with(
     path: &Path,
     write: impl FnOnce(&mut std::io::BufWriter<&mut std::fs::File>) -> std::io::Result<()>,
 ) -> Result<()> {
-    let dir = create_parent(path)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".agent-rewind-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .at(dir)?;
+    let mut tmp = temp_file_beside(path)?;
     let tmp_path = tmp.path().to_path_buf();
     {
         let mut w = std::io::BufWriter::with_capacity(1 << 16, tmp.as_file_mut());
