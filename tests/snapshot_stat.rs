@@ -120,8 +120,16 @@ fn racily_clean_entries_are_left_to_the_full_check() {
     repo.git(&["config", "core.trustctime", "false"]);
     repo.write("a.txt", "aaaa\n");
     repo.git(&["add", "a.txt"]);
-    // Same size, same mtime, within the index's own second: only content tells.
+    // Same size, same mtime, within the index's own second: only content tells. The index
+    // file is given the file's mtime, so that the entry is racy however slowly `git add` ran.
     let path = repo.path().join("a.txt");
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(repo.path().join(".git/index"))
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
     write_keeping_mtime(&path, "bbbb\n");
     let snap = snapshot_matches_git(&repo, "a racily clean edit");
     let store = Store::discover(repo.path()).unwrap();
