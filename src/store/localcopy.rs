@@ -3,7 +3,7 @@
 //! remote"). Like `git clone --local`, it bypasses the transport: the remote is opened
 //! read-only with gix, `refs/notes/agent-runs/<run>` is resolved there, its commits, trees
 //! and blobs are read (each checked against its id), the ones this repository lacks are
-//! written as one pack ([`super::packwrite`]), and then the staging ref is set (or pruned)
+//! written as one pack (`Store::write_objects_as_pack`), and then the staging ref is set (or pruned)
 //! with compare-and-swap, exactly as the `git fetch` it replaces would have left it.
 //!
 //! It is taken only when nothing git's upload-pack would do differently can apply: the
@@ -14,7 +14,7 @@
 //! here but one pack and the one staging ref, and never reads an unbounded history.
 
 use super::Store;
-use super::packwrite::{PackEntry, write_pack};
+use super::packwrite::PackEntry;
 use super::publish::RefChange;
 use crate::error::{Error, Result};
 use gix::ObjectId;
@@ -185,12 +185,7 @@ impl Store {
         };
         crate::trace::mark("fetch: local remote's notes history read");
         let count = objects.len();
-        write_pack(
-            self.repo.objects.store_ref().path(),
-            self.repo.object_hash(),
-            self.pack_compression(),
-            objects,
-        )?;
+        self.write_objects_as_pack(objects)?;
         crate::crash_point!("fetch:notes-packed");
         let old = self.ref_target(staging_ref)?;
         if old != Some(tip) {
@@ -277,6 +272,7 @@ impl Store {
                 }
                 Kind::Blob | Kind::Tag => {}
             }
+            // Present physically: gix's `has_object` counts the empty tree as present always.
             if !gix::objs::Exists::exists(&self.repo.objects, &id) {
                 bytes += object.data.len();
                 out.push((id, object.kind, object.data));

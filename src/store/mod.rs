@@ -195,13 +195,19 @@ impl Store {
             .map(|(id, (kind, data))| (id, kind, data))
             .collect();
         let n = objects.len();
+        self.write_objects_as_pack(objects)?;
+        Ok(n)
+    }
+
+    /// Write `objects` into this repository as one pack, compressed as git packs
+    /// ([`Self::pack_compression`]). Must return before any ref may point at them.
+    fn write_objects_as_pack(&self, objects: Vec<packwrite::PackEntry>) -> Result<()> {
         packwrite::write_pack(
             self.repo.objects.store_ref().path(),
             self.repo.object_hash(),
             self.pack_compression(),
             objects,
-        )?;
-        Ok(n)
+        )
     }
 
     /// The zlib level git packs objects with: `pack.compression`, else `core.compression`,
