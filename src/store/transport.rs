@@ -139,15 +139,28 @@ impl Store {
         args.insert(args.len() - 1, "--no-auto-maintenance");
         args.extend(unrelated.iter().map(String::as_str));
         let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
-        let mut second = self.git_command(dir, &args);
-        second.stdin(std::process::Stdio::null());
-        let second = std::thread::spawn(move || second.output());
-        let first = self.fetch_refspecs(source, refspecs, progress);
+        let could_not_run =
+            |e: std::io::Error| crate::error::Error::git(format!("could not run git: {e}"));
+        let mut second = Some(
+            self.git_command(dir, &args)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .map_err(could_not_run)?,
+        );
+        let first = self.fetch_refspecs_while(source, refspecs, progress, || {
+            second.take().map(std::process::Child::wait_with_output)
+        });
+        // The first fetch could not start: the second is still waited for.
+        if let Some(mut child) = second {
+            let _ = child.wait();
+        }
+        let (first, second) = first?;
         let second = second
-            .join()
-            .unwrap_or_else(|_| Err(std::io::Error::other("the thread running git panicked")))
-            .map_err(|e| crate::error::Error::git(format!("could not run git: {e}")));
-        Ok((first?, Some(GitOutput::of(second?))))
+            .expect("waited for while the first fetched")
+            .map_err(could_not_run)?;
+        Ok((first, Some(GitOutput::of(second))))
     }
 
     /// Whether fetching from the remote `name` can never ask for credentials: its fetch URL,
