@@ -69,11 +69,7 @@ impl Repo {
     }
 
     pub fn write(&self, rel: &str, content: &str) {
-        let p = self.path().join(rel);
-        if let Some(d) = p.parent() {
-            std::fs::create_dir_all(d).unwrap();
-        }
-        std::fs::write(p, content).unwrap();
+        write_in(self.path(), rel, content)
     }
 
     pub fn read(&self, rel: &str) -> String {
@@ -92,13 +88,7 @@ impl Repo {
 
     /// `git fsck --strict` must be clean.
     pub fn assert_fsck(&self) {
-        let out = self.git_output(&["fsck", "--strict", "--no-progress"]);
-        assert!(
-            out.status.success(),
-            "git fsck --strict failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_fsck_in(self.path(), "the test repository")
     }
 
     /// Whether everything reachable from our refs (runs and their notes) is present:
@@ -118,6 +108,29 @@ impl Repo {
     pub fn add_all_tree(&self) -> String {
         add_all_tree_in(self.path())
     }
+}
+
+/// Write `content` to `rel` below `dir`, creating its folders.
+pub fn write_in(dir: &Path, rel: &str, content: &str) {
+    let p = dir.join(rel);
+    if let Some(d) = p.parent() {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(p, content).unwrap();
+}
+
+/// `git fsck --strict` in `dir` must be clean; `ctx` says which repository failed.
+pub fn assert_fsck_in(dir: &Path, ctx: &str) {
+    let out = git_cmd(dir)
+        .args(["fsck", "--strict", "--no-progress"])
+        .output()
+        .expect("run git fsck");
+    assert!(
+        out.status.success(),
+        "{ctx}: git fsck --strict failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A git command with a deterministic environment (no user/system config, no pager).
