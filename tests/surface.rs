@@ -178,6 +178,23 @@ fn the_writer_is_the_git_identity_and_the_environment_only_without_one() {
         .unwrap()
         .to_string();
     assert!(writer.starts_with("someone@"), "{writer}");
+
+    // As git resolves an author: `GIT_AUTHOR_*` over `author.*` over `user.*`.
+    r.git(&["config", "user.name", "User Name"]);
+    r.git(&["config", "user.email", "user@example.com"]);
+    r.git(&["config", "author.name", "Author Name"]);
+    let out = tool_cmd(r.path())
+        .args(["checkpoint", "s3", "--run", "r1"])
+        .env_remove("EMAIL")
+        .env_remove("GIT_AUTHOR_NAME")
+        .env("GIT_AUTHOR_EMAIL", "env@example.com")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        r.json(&["show", "r1"])["writer"],
+        "Author Name <env@example.com>"
+    );
 }
 
 // ---------------------------------------------------------------------------------------

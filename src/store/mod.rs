@@ -406,15 +406,6 @@ impl Store {
         Ok(out)
     }
 
-    /// The user's git identity, `Name <email>`, resolved as git resolves a commit's author
-    /// (`GIT_AUTHOR_NAME`/`GIT_AUTHOR_EMAIL`, `author.*`, `user.*`, `EMAIL`); `None` when
-    /// git has none.
-    pub fn identity(&self) -> Option<String> {
-        let sig = self.repo.author()?.ok()?;
-        (!sig.name.is_empty() && !sig.email.is_empty())
-            .then(|| format!("{} <{}>", sig.name, sig.email))
-    }
-
     /// Read a config value as a string.
     pub fn config_string(&self, key: &str) -> Option<String> {
         self.repo
