@@ -6,7 +6,8 @@
 //! shares none; a run that already has notes here is updated by one fetch. Checked with
 //! `git fsck --strict` and `git rev-list --objects`. The in-process copy leaves to git what
 //! git would do differently (hidden refs, a remote owned by someone else), stages nothing
-//! for notes the remote lacks, and refuses damaged notes without changing anything.
+//! for notes the remote lacks, and refuses damaged notes without changing anything. git's
+//! auto-maintenance process is started only when it could find work.
 
 mod common;
 
@@ -361,4 +362,93 @@ fn damaged_notes_on_a_local_remote_fail_and_change_nothing() {
         b.assert_fsck();
     }
     std::fs::write(&loose, intact).unwrap();
+}
+
+/// The `git maintenance run --auto` processes `fetch origin <runs…>` in `dir` started (read
+/// from git's trace2 events), and the report.
+fn maintenance_started(dir: &Path, runs: &[&str], env: &[(&str, &str)]) -> (Value, usize) {
+    let events = tempfile::NamedTempFile::new().unwrap();
+    let out = tool_cmd(dir)
+        .args(["--json", "fetch", "origin"])
+        .args(runs)
+        .env("GIT_TRACE2_EVENT", events.path())
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "fetch failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let started = std::fs::read_to_string(events.path())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| {
+            e["event"] == "child_start"
+                && e["argv"]
+                    .as_array()
+                    .is_some_and(|a| a.iter().any(|v| v == "maintenance"))
+        })
+        .count();
+    (serde_json::from_slice(&out.stdout).unwrap(), started)
+}
+
+/// `git fetch` starts `git maintenance run --auto` after every fetch; ours does so only when
+/// git's own `gc --auto` test (too many packs or loose objects) could find work, or when
+/// anything else could matter (a `maintenance.*` setting, config given through the
+/// environment). The runs are fetched the same either way.
+fn auto_maintenance_only_when_due(url: &str, remote: &Path) {
+    // Nothing due: no maintenance process.
+    let b = clone(url);
+    let (report, started) = maintenance_started(b.path(), &["r1"], &[]);
+    assert_eq!(report["runs"][0]["result"], "new", "{report}");
+    assert_eq!(started, 0);
+    assert_complete(&b, remote, "r1");
+
+    // Two packs, at most one allowed: git's gc --auto would repack, so git is left to run it.
+    let c = clone(url);
+    c.git(&["repack", "-q", "-d"]);
+    c.git(&["commit", "-q", "--allow-empty", "-m", "another"]);
+    c.git(&["repack", "-q", "-d"]);
+    c.git(&["config", "gc.autoPackLimit", "1"]);
+    let (report, started) = maintenance_started(c.path(), &["r1"], &[]);
+    assert_eq!(report["runs"][0]["result"], "new", "{report}");
+    assert_eq!(started, 1);
+    assert_complete(&c, remote, "r1");
+
+    // A maintenance setting, or config from the environment (`git -c`): left to git.
+    let d = clone(url);
+    d.git(&["config", "maintenance.strategy", "incremental"]);
+    let (report, started) = maintenance_started(d.path(), &["r1"], &[]);
+    assert_eq!(report["runs"][0]["result"], "new", "{report}");
+    assert_eq!(started, 1);
+    let e = clone(url);
+    let env = [
+        ("GIT_CONFIG_COUNT", "1"),
+        ("GIT_CONFIG_KEY_0", "gc.auto"),
+        ("GIT_CONFIG_VALUE_0", "1"),
+    ];
+    let (report, started) = maintenance_started(e.path(), &["r1"], &env);
+    assert_eq!(report["runs"][0]["result"], "new", "{report}");
+    assert_eq!(started, 1);
+    assert_complete(&e, remote, "r1");
+}
+
+#[test]
+fn auto_maintenance_only_when_due_from_a_bare_remote() {
+    let base = tempfile::tempdir().unwrap();
+    let _a = author(base.path());
+    let remote = base.path().join("r.git");
+    auto_maintenance_only_when_due(remote.to_str().unwrap(), &remote);
+}
+
+#[test]
+fn auto_maintenance_only_when_due_through_git_daemon() {
+    let base = tempfile::tempdir().unwrap();
+    let _a = author(base.path());
+    let daemon = Daemon::start(base.path());
+    let remote = base.path().join("r.git");
+    auto_maintenance_only_when_due(&daemon.url("r.git"), &remote);
+    drop(daemon);
 }

@@ -272,8 +272,11 @@ impl Store {
                 }
                 Kind::Blob | Kind::Tag => {}
             }
-            // Present physically: gix's `has_object` counts the empty tree as present always.
-            if !gix::objs::Exists::exists(&self.repo.objects, &id) {
+            // Present physically (gix's `has_object` counts the empty tree as present always),
+            // in the packs known when this process first looked: each miss would otherwise
+            // list the pack directory again and stat every pack. A pack that came since (a
+            // concurrent fetch) only makes this write an object twice, which git allows.
+            if !self.repo.objects.exists_without_refresh(&id) {
                 bytes += object.data.len();
                 out.push((id, object.kind, object.data));
             }

@@ -39,7 +39,9 @@ impl Store {
     }
 
     /// `git fetch` of `refspecs` from `source` (a remote name, URL or bundle path), quietly,
-    /// pruning the destinations and writing nothing else (no tags, no `FETCH_HEAD`). With
+    /// pruning the destinations and writing nothing else (no tags, no `FETCH_HEAD`), and
+    /// without git's auto-maintenance process when it would find nothing to do
+    /// ([`Store::auto_maintenance_due`]). With
     /// `progress`, git's progress lines are passed on to our stderr as git writes them
     /// (and still collected for the error message).
     pub fn fetch_refspecs(
@@ -64,6 +66,9 @@ impl Store {
         meanwhile: impl FnOnce() -> T,
     ) -> Result<(GitOutput, T)> {
         let mut args = fetch_args(source, progress);
+        if !self.auto_maintenance_due() {
+            args.insert(args.len() - 1, "--no-auto-maintenance");
+        }
         args.extend(refspecs.iter().map(String::as_str));
         let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
         let mut child = self
@@ -174,6 +179,53 @@ impl Store {
             remote.url(gix::remote::Direction::Fetch).map(|u| &u.scheme),
             Some(gix::url::Scheme::File | gix::url::Scheme::Git)
         )
+    }
+
+    /// Whether the `git maintenance run --auto` that `git fetch` starts when it is done could
+    /// do anything: git's own test for its default task (`gc --auto`), made here without a
+    /// process. More than `gc.autoPackLimit` (50) packs, or more than `gc.auto / 256`
+    /// (6700 / 256, rounded up) loose objects in `objects/17`, as git estimates them; `false`
+    /// when `gc.auto` is 0 or less. `true` (leave it to git) whenever anything else could
+    /// matter: any `maintenance.*` setting (other tasks, a strategy, `maintenance.auto`) or
+    /// config given through the environment (`git -c`). Packs with a `.keep` are counted,
+    /// though git does not count them: in doubt, git runs.
+    pub fn auto_maintenance_due(&self) -> bool {
+        if ["GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some())
+        {
+            return true;
+        }
+        let config = self.repo.config_snapshot();
+        if config
+            .plumbing()
+            .sections_by_name("maintenance")
+            .is_some_and(|mut s| s.next().is_some())
+        {
+            return true;
+        }
+        let threshold = config.integer("gc.auto").unwrap_or(6700);
+        if threshold <= 0 {
+            return false;
+        }
+        let pack_limit = config.integer("gc.autoPackLimit").unwrap_or(50);
+        if pack_limit > 0 && self.pack_count() as i64 > pack_limit {
+            return true;
+        }
+        let loose_limit = (threshold + 255) / 256;
+        let dir = self.repo.objects.store_ref().path().join("17");
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return !matches!(std::fs::metadata(&dir), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+        };
+        let loose = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                let name = e.file_name();
+                let name = name.as_encoded_bytes();
+                name.len() == 38 && name.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+            })
+            .count();
+        loose as i64 > loose_limit
     }
 
     /// `git bundle create FILE <refs…>`.
