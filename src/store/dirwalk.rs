@@ -33,7 +33,7 @@ mod cache;
 use cache::{Cache, DirRecord, cache_key, same_records};
 pub(super) use cache::{Digest, StatData};
 
-const CACHE_HEADER: &str = "agent-rewind dirwalk cache v1";
+const CACHE_HEADER: &str = "agent-rewind dirwalk cache v2";
 /// Stat data this close to the walk's start may not show a change made right after it.
 const RACY_MARGIN: Duration = Duration::from_secs(2);
 

@@ -140,8 +140,6 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
         (Some(_), Some(_)) => Some(fsmonitor::entry_digests(&index)),
         _ => None,
     };
-    let no_digests = Vec::new();
-    let entry_digests = digests.as_ref().map_or(&no_digests, |d| &d.entries);
     let mut monitor = pending.map(fsmonitor::Pending::finish);
     if let Some(changes) = monitor.as_mut().and_then(|m| m.changes.as_mut()) {
         // Edited tracked files leave their folder's untracked files as they were.
@@ -158,7 +156,7 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
         .as_ref()
         .and_then(|m| m.changes.as_ref())
         .filter(|_| settings.is_some())
-        .map(|c| c.known_unchanged(&index, entry_digests));
+        .and_then(|c| digests.as_ref().map(|d| c.known_unchanged(&index, d)));
     let walk_monitor = monitor.as_ref().map(|m| WalkMonitor {
         changes: m.changes.as_ref(),
         next_token: m.next_token.as_deref(),
@@ -420,7 +418,7 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     let tree = editor.write()?;
     crate::trace::mark("snapshot: tree written");
     if let (Some(monitor), Some(unchanged)) = (&monitor, &unchanged) {
-        monitor.save(store, entry_digests, unchanged);
+        monitor.save(store, digests.as_ref(), unchanged);
     }
     excluded.sort_by(|a, b| a.path.cmp(&b.path));
     excluded.dedup_by(|a, b| a.path == b.path);

@@ -12,6 +12,10 @@ pub struct EntryDigests {
     /// Of each entry's path and mode: what the untracked walk's cache compares
     /// (`store::dirwalk`), so that it need not go over the paths again.
     pub paths: Vec<u64>,
+    /// Of the sequence of `paths`, in index order: equal layouts mean the same paths and
+    /// modes at the same positions, so an entry need only be compared with the stored
+    /// digest at its own position (`Proofs`).
+    pub layout: u64,
 }
 
 /// [`EntryDigests`] of `index`. The digest is the walk cache's (`Digest`: each 8-byte word
@@ -29,12 +33,16 @@ pub fn entry_digests(index: &gix::index::State) -> EntryDigests {
     let mut out = EntryDigests {
         entries: Vec::with_capacity(n),
         paths: Vec::with_capacity(n),
+        layout: 0,
     };
+    let mut layout = Digest::default();
+    layout.u64(n as u64);
     for e in index.entries() {
         let mut h = Digest::default();
         h.bytes(e.path(index).as_bytes());
-        out.paths
-            .push(crate::store::dirwalk::path_digest(h, e.mode));
+        let path = crate::store::dirwalk::path_digest(h, e.mode);
+        layout.u64(path);
+        out.paths.push(path);
         let s = &e.stat;
         h.u64((u64::from(s.mtime.secs) << 32) | u64::from(s.mtime.nsecs));
         h.u64((u64::from(s.ctime.secs) << 32) | u64::from(s.ctime.nsecs));
@@ -45,7 +53,41 @@ pub fn entry_digests(index: &gix::index::State) -> EntryDigests {
         h.u64((u64::from(e.mode.bits()) << 32) | u64::from((e.flags & keep).bits()));
         out.entries.push(h.finish());
     }
+    out.layout = layout.finish();
     out
+}
+
+/// The digests of the entries a snapshot proved unchanged, as stored with our token: one
+/// per index entry of that snapshot, in index order, `0` for an entry it did not prove.
+#[derive(Default)]
+pub(super) struct Proofs {
+    /// [`EntryDigests::layout`] of that snapshot's index.
+    pub(super) layout: u64,
+    pub(super) digests: Vec<u64>,
+}
+
+impl Proofs {
+    /// For each entry (its digest in `now`), whether these proofs hold that very entry. When
+    /// the index has the same layout as then, an entry is compared with the digest at its own
+    /// position only (an entry found at another position is merely not taken as proven);
+    /// otherwise it is looked up among all of them.
+    pub(super) fn holds(&self, now: &EntryDigests) -> Vec<bool> {
+        if self.layout == now.layout && self.digests.len() == now.entries.len() {
+            return now
+                .entries
+                .iter()
+                .zip(&self.digests)
+                .map(|(d, p)| *d != 0 && d == p)
+                .collect();
+        }
+        let mut sorted: Vec<u64> = self.digests.iter().copied().filter(|d| *d != 0).collect();
+        sorted.sort_unstable();
+        let buckets = Buckets::new(&sorted);
+        now.entries
+            .iter()
+            .map(|d| *d != 0 && buckets.contains(*d))
+            .collect()
+    }
 }
 
 /// A sorted list of digests with where each run of equal top bits starts: the digests are
