@@ -217,3 +217,24 @@ fn a_submodule_is_kept_as_its_gitlink() {
         )
     );
 }
+
+#[test]
+fn gitattributes_in_folders_apply_to_the_snapshot() {
+    // The snapshot hands gix's attribute stack only the index's `.gitattributes` entries.
+    let repo = settled_repo();
+    repo.write("lib/.gitattributes", "*.txt text eol=lf\n");
+    repo.write("src/deep/.gitattributes", "*.txt text eol=lf\n");
+    repo.write("not.gitattributes", "*.txt -text\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "attributes"]);
+    repo.write("lib/f1.txt", "crlf\r\nline\r\n");
+    repo.write("src/deep/new.txt", "new\r\ncrlf\r\n");
+    repo.write("lib2/f1.txt", "kept\r\nas is\r\n");
+    snapshot_matches_git(&repo, "CRLF files under .gitattributes");
+    // A folder's attributes changed (and one added) since the commit.
+    repo.write("lib/.gitattributes", "*.txt -text\n");
+    repo.write("lib2/.gitattributes", "*.txt text\n");
+    repo.write("lib2/f2.txt", "again\r\ncrlf\r\n");
+    repo.write("lib/f2.txt", "again\r\ncrlf\r\n");
+    snapshot_matches_git(&repo, "changed .gitattributes");
+}
