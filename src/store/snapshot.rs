@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::model::Excluded;
 use crate::redact::SECRET_PATH_PATTERNS;
 use crate::store::Store;
-use crate::store::dirwalk::{WalkMonitor, untracked_files};
+use crate::store::dirwalk::{WalkMonitor, entries_named, untracked_files};
 use crate::store::fsmonitor;
 use crate::store::glob_match;
 use crate::store::objects::retry_object_write;
@@ -123,7 +123,9 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     let pending = fsmonitor::start(store);
     let mut index = store.read_user_index()?;
     let attributes = repo.attributes_only(
-        &attribute_files(repo, &index).unwrap_or(std::borrow::Cow::Borrowed(&index)),
+        entries_named(repo, &index, b".gitattributes")
+            .as_ref()
+            .unwrap_or(&index),
         gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
     )?;
     let mut pipeline = gix::filter::Pipeline::new(repo, attributes.detach())?;
@@ -451,37 +453,6 @@ fn unproven_only(index: &gix::index::State, proven: usize) -> Option<gix::index:
         }
     }
     Some(rest)
-}
-
-/// The entries of `index` named `.gitattributes`, in a state of their own: all that gix's
-/// attribute stack takes from the index (it looks for them among every entry, which costs
-/// milliseconds in a large index). `None` (use the whole index) when names compare without
-/// case (`core.ignoreCase`).
-fn attribute_files<'i>(
-    repo: &gix::Repository,
-    index: &'i gix::index::State,
-) -> Option<std::borrow::Cow<'i, gix::index::State>> {
-    const NAME: &[u8] = b".gitattributes";
-    if repo
-        .config_snapshot()
-        .boolean("core.ignoreCase")
-        .unwrap_or(false)
-    {
-        return None;
-    }
-    let mut only = gix::index::State::new(index.object_hash());
-    if index.path_backing().find(NAME).is_none() {
-        return Some(std::borrow::Cow::Owned(only));
-    }
-    for e in index.entries() {
-        let path = e.path(index);
-        if path.ends_with(NAME)
-            && (path.len() == NAME.len() || path[path.len() - NAME.len() - 1] == b'/')
-        {
-            only.dangerously_push_entry(e.stat, e.id, e.flags, e.mode, path);
-        }
-    }
-    Some(std::borrow::Cow::Owned(only))
 }
 
 /// How much of a new untracked file is scanned for credentials.
