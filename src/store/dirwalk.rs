@@ -295,9 +295,12 @@ pub(super) fn entries_named(
     if index.path_backing().find(name).is_none() {
         return Some(only);
     }
+    let last = name.last().copied();
     for e in index.entries() {
         let path = e.path(index);
-        if path.ends_with(name)
+        // The last byte first: it rules out nearly every path without a call to memcmp.
+        if path.last().copied() == last
+            && path.ends_with(name)
             && (path.len() == name.len() || path[path.len() - name.len() - 1] == b'/')
         {
             only.dangerously_push_entry(e.stat, e.id, e.flags, e.mode, path);
