@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::model::Excluded;
 use crate::redact::SECRET_PATH_PATTERNS;
 use crate::store::Store;
-use crate::store::dirwalk::{WalkMonitor, entries_named, untracked_files};
+use crate::store::dirwalk::{WalkMonitor, entries_named, read_cache, untracked_files};
 use crate::store::fsmonitor;
 use crate::store::glob_match;
 use crate::store::objects::retry_object_write;
@@ -121,6 +121,8 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     let protect = store.protect_options();
     // Ask the filesystem monitor (when configured) while the index is read.
     let pending = fsmonitor::start(store);
+    // …and read the untracked walk's cache meanwhile too.
+    let walk_cache = read_cache(store)?;
     let mut index = store.read_user_index()?;
     let attributes = repo.attributes_only(
         entries_named(repo, &index, b".gitattributes")
@@ -179,7 +181,7 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
             let known = known.as_deref();
             scope.spawn(move || statcheck::unchanged_entries(state, workdir, settings, known))
         });
-        let walk = untracked_files(store, state, walk_monitor);
+        let walk = untracked_files(store, state, walk_monitor, walk_cache);
         (check.map(|h| h.join().unwrap_or_default()), walk)
     });
     let walk = walk?;
