@@ -38,7 +38,7 @@ pub fn entry_digests(index: &gix::index::State) -> EntryDigests {
     };
     let chunk = n.div_ceil(parts.max(1)).max(1);
     std::thread::scope(|scope| {
-        let mut rest = (&entries[..], &mut out.entries[..], &mut out.paths[..]);
+        let mut rest = (entries, &mut out.entries[..], &mut out.paths[..]);
         let mut handles = Vec::new();
         while !rest.0.is_empty() {
             let k = chunk.min(rest.0.len());
