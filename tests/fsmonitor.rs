@@ -558,3 +558,81 @@ fn edited_tracked_files_leave_their_folders_unread_and_membership_changes_are_se
     checkpoint(&w, dir, "nothing");
     git(&w, dir, &["fsck", "--strict", "--no-progress"]);
 }
+
+#[test]
+fn proofs_hold_across_index_layout_changes_and_an_old_token_file_means_the_full_pass() {
+    let w = Watchman::start();
+    let repo = monitored_repo(&w);
+    let dir = repo.path();
+    start(&w, dir);
+    let t = checkpoint(&w, dir, "a token");
+    assert!(t.full_pass.is_none(), "{:?}", t.full_pass);
+
+    // The index gains an entry and loses another (`git add`, `git rm --cached`) while
+    // the monitor reports only those paths: the stored proofs no longer line up with the
+    // entries by position, and are looked up instead.
+    repo.write("d0/added.txt", "staged new file\n");
+    git(
+        &w,
+        dir,
+        &["-c", "core.fsmonitor=false", "add", "d0/added.txt"],
+    );
+    git(
+        &w,
+        dir,
+        &[
+            "-c",
+            "core.fsmonitor=false",
+            "rm",
+            "-q",
+            "--cached",
+            "d1/f0.txt",
+        ],
+    );
+    let t = checkpoint(&w, dir, "entries added and removed");
+    assert!(t.full_pass.is_none() && t.known > 0, "{}", t.trace);
+
+    // The index rewritten by `git add` of a tracked file whose content the monitor saw
+    // change before our last token, in the same layout: that entry's proof is not its own.
+    repo.write("d2/f1.txt", "changed\n");
+    checkpoint(&w, dir, "an edit");
+    git(&w, dir, &["-c", "core.fsmonitor=false", "add", "d2/f1.txt"]);
+    let t = checkpoint(&w, dir, "the edit staged, nothing else changed");
+    assert!(t.full_pass.is_none() && t.known > 0, "{}", t.trace);
+    let again = checkpoint(&w, dir, "nothing");
+    assert_eq!(again.tree, t.tree);
+
+    // A token file of the previous version (digests sorted, no layout line), a damaged
+    // one and a truncated one: each means "no token of ours", never a proof.
+    let file = dir.join(".git/agent-rewind/cache/fsmonitor");
+    let good = std::fs::read(&file).unwrap();
+    let text = String::from_utf8_lossy(&good);
+    let lines: Vec<&str> = text.splitn(4, '\n').take(3).collect();
+    let old = format!("agent-rewind fsmonitor v2\n{}\n{}\n0\n", lines[1], lines[2]);
+    for (what, bytes, edit) in [
+        ("an old token file", old.into_bytes(), "d3/f1.txt"),
+        (
+            "a truncated token file",
+            good[..good.len() - 3].to_vec(),
+            "d4/f1.txt",
+        ),
+        (
+            "garbage",
+            b"agent-rewind fsmonitor v3\n\0\0".to_vec(),
+            "d5/f1.txt",
+        ),
+    ] {
+        std::fs::write(&file, bytes).unwrap();
+        // Same size and mtime: only the monitor (or a full pass) sees it.
+        let f = dir.join(edit);
+        let before = std::fs::metadata(&f).unwrap().modified().unwrap();
+        std::fs::write(&f, "Q Q\n").unwrap();
+        filetime::set_file_mtime(&f, filetime::FileTime::from_system_time(before)).unwrap();
+        let t = checkpoint(&w, dir, what);
+        assert!(t.full_pass.is_some(), "{what}: {}", t.trace);
+        assert_eq!(t.known, 0, "{what}");
+        let t = checkpoint(&w, dir, &format!("after {what}"));
+        assert!(t.full_pass.is_none() && t.known > 0, "{what}: {}", t.trace);
+    }
+    git(&w, dir, &["fsck", "--strict", "--no-progress"]);
+}

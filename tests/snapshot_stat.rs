@@ -217,3 +217,37 @@ fn a_submodule_is_kept_as_its_gitlink() {
         )
     );
 }
+
+#[test]
+fn ignore_and_attribute_files_in_folders_apply_to_the_snapshot() {
+    // The snapshot hands gix's attribute stack only the index's `.gitattributes` entries.
+    let repo = settled_repo();
+    repo.write("lib/.gitattributes", "*.txt text eol=lf\n");
+    repo.write("src/deep/.gitattributes", "*.txt text eol=lf\n");
+    repo.write("not.gitattributes", "*.txt -text\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "attributes"]);
+    repo.write("lib/f1.txt", "crlf\r\nline\r\n");
+    repo.write("src/deep/new.txt", "new\r\ncrlf\r\n");
+    repo.write("lib2/f1.txt", "kept\r\nas is\r\n");
+    snapshot_matches_git(&repo, "CRLF files under .gitattributes");
+    // A folder's attributes changed (and one added) since the commit.
+    repo.write("lib/.gitattributes", "*.txt -text\n");
+    repo.write("lib2/.gitattributes", "*.txt text\n");
+    repo.write("lib2/f2.txt", "again\r\ncrlf\r\n");
+    repo.write("lib/f2.txt", "again\r\ncrlf\r\n");
+    snapshot_matches_git(&repo, "changed .gitattributes");
+    // The walk's ignore stack is likewise given only the `.gitignore` entries: a folder's
+    // rules apply, and a skip-worktree `.gitignore` missing from the worktree is read from
+    // the index, as git does.
+    repo.write("lib/.gitignore", "*.tmp\n");
+    repo.write("src/deep/.gitignore", "*.out\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "ignores"]);
+    repo.git(&["update-index", "--skip-worktree", "src/deep/.gitignore"]);
+    std::fs::remove_file(repo.path().join("src/deep/.gitignore")).unwrap();
+    for f in ["lib/x.tmp", "lib2/x.tmp", "src/deep/y.out", "lib/y.out"] {
+        repo.write(f, "generated\n");
+    }
+    snapshot_matches_git(&repo, "folders' .gitignore files");
+}

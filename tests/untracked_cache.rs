@@ -151,6 +151,11 @@ fn a_damaged_or_foreign_cache_only_costs_time() {
     snapshot_matches_git(&repo, "the first walk");
     let cache = repo.path().join(".git/agent-rewind/cache/dirwalk");
     assert!(cache.exists(), "the walk writes its cache");
+    assert!(
+        std::fs::read(&cache)
+            .unwrap()
+            .starts_with(b"agent-rewind dirwalk cache v2\t")
+    );
 
     // Garbage, a truncated copy and an empty file: each is read as no cache at all.
     age();
@@ -159,6 +164,15 @@ fn a_damaged_or_foreign_cache_only_costs_time() {
         ("garbage", b"\x00\xffnot a cache\x00\t\t".to_vec()),
         ("a truncated cache", good[..good.len() / 2].to_vec()),
         ("an empty cache", vec![]),
+        // The text records of v1 under a v1 header: another version is never read.
+        (
+            "an older version's cache",
+            [
+                &b"agent-rewind dirwalk cache v1\t"[..],
+                &good[b"agent-rewind dirwalk cache v2\t".len()..],
+            ]
+            .concat(),
+        ),
     ] {
         std::fs::write(&cache, &bytes).unwrap();
         repo.write("a/x/deep/new.txt", what);

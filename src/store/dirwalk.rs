@@ -29,11 +29,14 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 mod cache;
+mod gixwalk;
 
 use cache::{Cache, DirRecord, cache_key, same_records};
 pub(super) use cache::{Digest, StatData};
+use gixwalk::dirwalk;
+pub(super) use gixwalk::entries_named;
 
-const CACHE_HEADER: &str = "agent-rewind dirwalk cache v1";
+const CACHE_HEADER: &str = "agent-rewind dirwalk cache v2";
 /// Stat data this close to the walk's start may not show a change made right after it.
 const RACY_MARGIN: Duration = Duration::from_secs(2);
 
@@ -77,29 +80,56 @@ pub fn path_digest(mut h: Digest, mode: gix::index::entry::Mode) -> u64 {
     h.finish()
 }
 
-/// Find the untracked files of `store`'s worktree, with the cache unless it is turned off.
-/// With `monitor`, a cached directory the monitor did not report is known without a stat,
-/// when the cache's records are those of the token the monitor was asked with.
-pub fn untracked_files(
-    store: &Store,
-    index: &gix::index::State,
-    monitor: Option<WalkMonitor<'_>>,
-) -> Result<WalkOutcome> {
-    let workdir = store.workdir()?.to_path_buf();
+/// The walk cache, read on a thread of its own (while the snapshot reads the index).
+pub struct CacheRead {
+    use_cache: bool,
+    key: u64,
+    cache: Option<std::thread::JoinHandle<Cache>>,
+}
+
+/// Start reading the walk cache of `store` (nothing when it is turned off).
+pub fn read_cache(store: &Store) -> Result<CacheRead> {
+    let workdir = store.workdir()?;
     let use_cache = store
         .repo()
         .config_snapshot()
         .boolean("agentRewind.untrackedCache")
         .unwrap_or(true)
         && cfg!(unix);
+    // The key is taken before the walk reads any ignore file: one changed after it only
+    // makes the cache written now not match next time.
+    let key = cache_key(store, workdir);
+    let cache = use_cache.then(|| {
+        let path = store.private().dirwalk_cache();
+        std::thread::spawn(move || Cache::load(&path, key))
+    });
+    Ok(CacheRead {
+        use_cache,
+        key,
+        cache,
+    })
+}
+
+/// Find the untracked files of `store`'s worktree, with the cache (`cache`, from
+/// [`read_cache`]) unless it is turned off. With `monitor`, a cached directory the monitor
+/// did not report is known without a stat, when the cache's records are those of the token
+/// the monitor was asked with.
+pub fn untracked_files(
+    store: &Store,
+    index: &gix::index::State,
+    monitor: Option<WalkMonitor<'_>>,
+    cache: CacheRead,
+) -> Result<WalkOutcome> {
+    let workdir = store.workdir()?.to_path_buf();
+    let CacheRead {
+        use_cache,
+        key,
+        cache,
+    } = cache;
     let cache_path = store.private().dirwalk_cache();
     let walk_start = SystemTime::now();
-    let key = cache_key(store, &workdir);
-    let mut previous = if use_cache {
-        Cache::load(&cache_path, key)
-    } else {
-        Cache::default()
-    };
+    // A cache that could not be read (its thread failed) is no cache.
+    let mut previous = cache.and_then(|h| h.join().ok()).unwrap_or_default();
     // The monitor's answer holds for the cache only when its records are those of the token
     // we asked with.
     let changes = monitor
@@ -209,13 +239,7 @@ fn walk_once(
         .dirwalk_options()?
         .emit_untracked(gix::dir::walk::EmissionMode::Matching);
     let interrupt = AtomicBool::new(false);
-    repo.dirwalk(
-        index,
-        Vec::<BString>::new(),
-        &interrupt,
-        options,
-        &mut delegate,
-    )?;
+    dirwalk(repo, index, &interrupt, options, &mut delegate)?;
     let CachingDelegate {
         next,
         skipped,

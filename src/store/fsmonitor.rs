@@ -31,8 +31,8 @@ mod digests;
 #[cfg(unix)]
 mod watchman;
 
-use digests::Buckets;
-pub use digests::entry_digests;
+use digests::Proofs;
+pub use digests::{EntryDigests, entry_digests};
 #[cfg(not(unix))]
 mod watchman {
     pub struct Unreachable(pub String);
@@ -48,7 +48,7 @@ mod watchman {
     }
 }
 
-const FILE_HEADER: &str = "agent-rewind fsmonitor v2";
+const FILE_HEADER: &str = "agent-rewind fsmonitor v3";
 
 /// A hook query under way (started before the index is read, to overlap with it).
 pub struct Pending {
@@ -56,7 +56,7 @@ pub struct Pending {
     key: String,
     /// The token we asked with: `None` when we had none (the reply then only gives a token).
     since: Option<String>,
-    proven: Vec<u64>,
+    proven: Proofs,
 }
 
 /// How the monitor is being asked.
@@ -90,8 +90,8 @@ pub struct Changes {
     paths: Vec<BString>,
     /// Reported paths and the directories holding them: directories whose listing may differ.
     dirty_dirs: HashSet<BString>,
-    /// Digests of the index entries the previous snapshot proved unchanged, sorted.
-    proven: Vec<u64>,
+    /// Digests of the index entries the previous snapshot proved unchanged.
+    proven: Proofs,
 }
 
 /// Start asking the monitor, when `core.fsmonitor` names a hook. `None` when no monitor is
@@ -122,7 +122,7 @@ pub fn start(store: &Store) -> Option<Pending> {
     let saved = load(&store.private().fsmonitor_token(), &key);
     let (since, proven) = match saved {
         Some((token, proven)) => (Some(token), proven),
-        None => (None, Vec::new()),
+        None => (None, Proofs::default()),
     };
     // Without a token of ours, ask with a timestamp as git does on first use: the reply is
     // only used for its new token.
@@ -259,7 +259,7 @@ impl Pending {
 }
 
 impl Changes {
-    fn new(since: String, paths: Vec<BString>, proven: Vec<u64>) -> Changes {
+    fn new(since: String, paths: Vec<BString>, proven: Proofs) -> Changes {
         let mut dirty_dirs = HashSet::with_capacity(paths.len() * 2);
         for p in &paths {
             dirty_dirs.insert(p.clone());
@@ -276,9 +276,11 @@ impl Changes {
     /// For each entry of `index` (with `digests` from [`entry_digests`]), whether it is known
     /// unchanged without a stat: the previous snapshot proved that very entry unchanged and
     /// the monitor reported neither its path nor a directory above it since.
-    pub fn known_unchanged(&self, index: &gix::index::State, digests: &[u64]) -> Vec<bool> {
-        let buckets = Buckets::new(&self.proven);
-        let mut out: Vec<bool> = digests.iter().map(|d| buckets.contains(*d)).collect();
+    pub fn known_unchanged(&self, index: &gix::index::State, digests: &EntryDigests) -> Vec<bool> {
+        let mut out = self.proven.holds(digests);
+        if out.len() != index.entries().len() {
+            return vec![false; index.entries().len()];
+        }
         let entries = index.entries();
         for p in &self.paths {
             let mut prefix = p.to_vec();
@@ -345,28 +347,30 @@ impl Changes {
 
 impl Monitor {
     /// Store our token with the digests of the entries this snapshot proved unchanged
-    /// (`proven[i]` for entry `i`), for the next snapshot. Best effort: a token that cannot
-    /// be stored only means a full pass next time.
-    pub fn save(&self, store: &Store, digests: &[u64], proven: &[bool]) {
+    /// (`proven[i]` for entry `i`), in index order, for the next snapshot. Best effort: a
+    /// token that cannot be stored only means a full pass next time.
+    pub fn save(&self, store: &Store, digests: Option<&EntryDigests>, proven: &[bool]) {
         let path = store.private().fsmonitor_token();
         let Some(token) = self.next_token.as_deref().filter(|t| usable_token(t)) else {
             let _ = super::remove_if_exists(&path);
             return;
         };
-        let mut kept: Vec<u64> = digests
-            .iter()
-            .zip(proven)
-            .filter(|(_, p)| **p)
-            .map(|(d, _)| *d)
-            .collect();
-        kept.sort_unstable();
-        kept.dedup();
-        let mut out = Vec::with_capacity(kept.len() * 8 + 256);
+        let (layout, entries) = digests.map_or((0, &[][..]), |d| (d.layout, &d.entries[..]));
+        if entries.len() != proven.len() {
+            let _ = super::remove_if_exists(&path);
+            return;
+        }
+        let mut out = Vec::with_capacity(entries.len() * 8 + 256);
         out.extend_from_slice(
-            format!("{FILE_HEADER}\n{}\n{token}\n{}\n", self.key, kept.len()).as_bytes(),
+            format!(
+                "{FILE_HEADER}\n{}\n{token}\n{}\n{layout:016x}\n",
+                self.key,
+                entries.len()
+            )
+            .as_bytes(),
         );
-        for d in kept {
-            out.extend_from_slice(&d.to_le_bytes());
+        for (d, p) in entries.iter().zip(proven) {
+            out.extend_from_slice(&(if *p { *d } else { 0 }).to_le_bytes());
         }
         if super::write_atomic(&path, &out, None).is_err() {
             let _ = super::remove_if_exists(&path);
@@ -449,23 +453,25 @@ fn settings_key(store: &Store, hook: &str, workdir: &Path) -> String {
 }
 
 /// Our stored token and proven digests, when the file is ours and made with `key`.
-fn load(path: &Path, key: &str) -> Option<(String, Vec<u64>)> {
+fn load(path: &Path, key: &str) -> Option<(String, Proofs)> {
     let data = std::fs::read(path).ok()?;
-    let mut lines = data.splitn(5, |b| *b == b'\n');
+    let mut lines = data.splitn(6, |b| *b == b'\n');
     if lines.next()? != FILE_HEADER.as_bytes() || lines.next()? != key.as_bytes() {
         return None;
     }
     let token = std::str::from_utf8(lines.next()?).ok()?.to_string();
     let count: usize = std::str::from_utf8(lines.next()?).ok()?.parse().ok()?;
+    let layout_hex = std::str::from_utf8(lines.next()?).ok()?;
+    let layout = u64::from_str_radix(layout_hex, 16).ok()?;
     let rest = lines.next()?;
-    if !usable_token(&token) || rest.len() != count.checked_mul(8)? {
+    if !usable_token(&token) || layout_hex.len() != 16 || rest.len() != count.checked_mul(8)? {
         return None;
     }
-    let proven: Vec<u64> = rest
+    let digests: Vec<u64> = rest
         .chunks_exact(8)
         .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
         .collect();
-    proven.is_sorted().then_some((token, proven))
+    Some((token, Proofs { layout, digests }))
 }
 
 /// Whether the reported path `rela` is tracked and still the same kind of file (see
@@ -537,7 +543,11 @@ mod tests {
 
     #[test]
     fn dirs_above_reported_paths_count_as_changed() {
-        let c = Changes::new("t".into(), vec!["a/b/c".into(), "x".into()], vec![]);
+        let c = Changes::new(
+            "t".into(),
+            vec!["a/b/c".into(), "x".into()],
+            Proofs::default(),
+        );
         assert!(c.dir_may_have_changed(BStr::new("a/b")));
         assert!(c.dir_may_have_changed(BStr::new("x/y/z")));
         assert!(!c.dir_may_have_changed(BStr::new("y")));

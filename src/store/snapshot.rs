@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::model::Excluded;
 use crate::redact::SECRET_PATH_PATTERNS;
 use crate::store::Store;
-use crate::store::dirwalk::{WalkMonitor, untracked_files};
+use crate::store::dirwalk::{WalkMonitor, entries_named, read_cache, untracked_files};
 use crate::store::fsmonitor;
 use crate::store::glob_match;
 use crate::store::objects::retry_object_write;
@@ -121,9 +121,13 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     let protect = store.protect_options();
     // Ask the filesystem monitor (when configured) while the index is read.
     let pending = fsmonitor::start(store);
+    // …and read the untracked walk's cache meanwhile too.
+    let walk_cache = read_cache(store)?;
     let mut index = store.read_user_index()?;
     let attributes = repo.attributes_only(
-        &index,
+        entries_named(repo, &index, b".gitattributes")
+            .as_ref()
+            .unwrap_or(&index),
         gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
     )?;
     let mut pipeline = gix::filter::Pipeline::new(repo, attributes.detach())?;
@@ -140,8 +144,6 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
         (Some(_), Some(_)) => Some(fsmonitor::entry_digests(&index)),
         _ => None,
     };
-    let no_digests = Vec::new();
-    let entry_digests = digests.as_ref().map_or(&no_digests, |d| &d.entries);
     let mut monitor = pending.map(fsmonitor::Pending::finish);
     if let Some(changes) = monitor.as_mut().and_then(|m| m.changes.as_mut()) {
         // Edited tracked files leave their folder's untracked files as they were.
@@ -158,7 +160,7 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
         .as_ref()
         .and_then(|m| m.changes.as_ref())
         .filter(|_| settings.is_some())
-        .map(|c| c.known_unchanged(&index, entry_digests));
+        .and_then(|c| digests.as_ref().map(|d| c.known_unchanged(&index, d)));
     let walk_monitor = monitor.as_ref().map(|m| WalkMonitor {
         changes: m.changes.as_ref(),
         next_token: m.next_token.as_deref(),
@@ -179,7 +181,7 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
             let known = known.as_deref();
             scope.spawn(move || statcheck::unchanged_entries(state, workdir, settings, known))
         });
-        let walk = untracked_files(store, state, walk_monitor);
+        let walk = untracked_files(store, state, walk_monitor, walk_cache);
         (check.map(|h| h.join().unwrap_or_default()), walk)
     });
     let walk = walk?;
@@ -420,7 +422,7 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     let tree = editor.write()?;
     crate::trace::mark("snapshot: tree written");
     if let (Some(monitor), Some(unchanged)) = (&monitor, &unchanged) {
-        monitor.save(store, entry_digests, unchanged);
+        monitor.save(store, digests.as_ref(), unchanged);
     }
     excluded.sort_by(|a, b| a.path.cmp(&b.path));
     excluded.dedup_by(|a, b| a.path == b.path);

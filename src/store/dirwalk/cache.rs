@@ -51,6 +51,7 @@ impl StatData {
         self.mtime >= after || self.ctime >= after
     }
 
+    /// As text, for the cache key.
     fn encode(&self) -> String {
         format!(
             "{}.{} {}.{} {} {} {} {}",
@@ -65,23 +66,58 @@ impl StatData {
         )
     }
 
-    fn decode(s: &str) -> Option<StatData> {
-        let mut it = s.split(' ');
-        let pair = |v: &str| -> Option<(i64, i64)> {
-            let (a, b) = v.split_once('.')?;
-            Some((a.parse().ok()?, b.parse().ok()?))
-        };
-        let out = StatData {
-            mtime: pair(it.next()?)?,
-            ctime: pair(it.next()?)?,
-            ino: it.next()?.parse().ok()?,
-            dev: it.next()?.parse().ok()?,
-            mode: it.next()?.parse().ok()?,
-            size: it.next()?.parse().ok()?,
-        };
-        it.next().is_none().then_some(out)
+    /// As [`STAT_BYTES`] bytes in the cache file: eight little-endian 64-bit words.
+    fn put(&self, out: &mut Vec<u8>) {
+        for w in [
+            self.mtime.0 as u64,
+            self.mtime.1 as u64,
+            self.ctime.0 as u64,
+            self.ctime.1 as u64,
+            self.ino,
+            self.dev,
+            u64::from(self.mode),
+            self.size,
+        ] {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+    }
+
+    fn take(r: &mut Reader<'_>) -> Option<StatData> {
+        Some(StatData {
+            mtime: (r.u64()? as i64, r.u64()? as i64),
+            ctime: (r.u64()? as i64, r.u64()? as i64),
+            ino: r.u64()?,
+            dev: r.u64()?,
+            mode: u32::try_from(r.u64()?).ok()?,
+            size: r.u64()?,
+        })
     }
 }
+
+/// Reads the cache file's binary records; every read past the end is `None`.
+struct Reader<'a>(&'a [u8]);
+
+impl Reader<'_> {
+    fn bytes(&mut self, n: usize) -> Option<&[u8]> {
+        let (head, rest) = self.0.split_at_checked(n)?;
+        self.0 = rest;
+        Some(head)
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.bytes(8)?.try_into().ok()?))
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.bytes(4)?.try_into().ok()?))
+    }
+}
+
+/// Flag bits of a record in the cache file.
+const HAS_UNTRACKED: u8 = 1;
+const RACY: u8 = 2;
+const IGNORE_RACY: u8 = 4;
+const HAS_GITIGNORE: u8 = 8;
 
 /// Whether two records say the same (whether a directory was read now or carried over does
 /// not matter).
@@ -126,68 +162,91 @@ impl Cache {
         Self::parse(&data, key).unwrap_or_default()
     }
 
+    /// The file: a header line `<CACHE_HEADER>\t<key, 16 hex digits>[\t<token>]\n`, then
+    /// per directory, in path order: its path's length (u32) and bytes, a flag byte, its
+    /// stat data, its `.gitignore`'s when it has one, the count and digest of the index
+    /// entries below it (u64 each); all numbers little-endian.
     fn parse(data: &[u8], key: u64) -> Option<Cache> {
-        let mut records = data.split(|b| *b == 0);
-        let header = records.next()?.to_str().ok()?;
+        let nl = data.find_byte(b'\n')?;
+        let header = data[..nl].to_str().ok()?;
         let mut fields = header.split('\t');
         let (name, stored_key) = (fields.next()?, fields.next()?);
         if name != CACHE_HEADER || u64::from_str_radix(stored_key, 16).ok()? != key {
             return None;
         }
         let token = fields.next().map(str::to_string);
-        let mut dirs = BTreeMap::new();
-        for rec in records.filter(|r| !r.is_empty()) {
-            // fields\tpath: the path comes last as it may hold any byte but NUL.
-            let mut fields = rec.splitn(6, |b| *b == b'\t');
-            let stat = StatData::decode(fields.next()?.to_str().ok()?)?;
-            let gitignore = match fields.next()?.to_str().ok()? {
-                "-" => None,
-                s => Some(StatData::decode(s)?),
+        if fields.next().is_some() {
+            return None;
+        }
+        let mut r = Reader(&data[nl + 1..]);
+        let mut dirs: Vec<(BString, DirRecord)> = Vec::new();
+        while !r.0.is_empty() {
+            let len = usize::try_from(r.u32()?).ok()?;
+            let path = BString::from(r.bytes(len)?);
+            let flags = r.bytes(1)?[0];
+            let stat = StatData::take(&mut r)?;
+            let gitignore = match flags & HAS_GITIGNORE {
+                0 => None,
+                _ => Some(StatData::take(&mut r)?),
             };
-            let flags = fields.next()?.to_str().ok()?;
-            let count = fields.next()?.to_str().ok()?.parse().ok()?;
-            let digest = u64::from_str_radix(fields.next()?.to_str().ok()?, 16).ok()?;
-            let path = BString::from(fields.next()?);
-            dirs.insert(
+            let index = (r.u64()?, r.u64()?);
+            // Written in path order: anything else is not our file.
+            if dirs.last().is_some_and(|(last, _)| *last >= path) {
+                return None;
+            }
+            dirs.push((
                 path,
                 DirRecord {
                     stat,
                     gitignore,
-                    has_untracked: flags.contains('u'),
-                    index: (count, digest),
-                    racy: flags.contains('r'),
-                    ignore_racy: flags.contains('i'),
+                    has_untracked: flags & HAS_UNTRACKED != 0,
+                    index,
+                    racy: flags & RACY != 0,
+                    ignore_racy: flags & IGNORE_RACY != 0,
                 },
-            );
+            ));
         }
-        Some(Cache { key, token, dirs })
+        Some(Cache {
+            key,
+            token,
+            dirs: dirs.into_iter().collect(),
+        })
     }
 
     pub(super) fn save(&self, path: &Path) -> Result<()> {
-        let mut out = Vec::with_capacity(self.dirs.len() * 96);
+        let mut out = Vec::with_capacity(self.dirs.len() * 112 + 256);
         out.extend_from_slice(format!("{CACHE_HEADER}\t{:016x}", self.key).as_bytes());
-        if let Some(token) = self.token.as_deref().filter(|t| !t.contains(['\t', '\0'])) {
+        if let Some(token) = self
+            .token
+            .as_deref()
+            .filter(|t| !t.contains(['\t', '\0', '\n']))
+        {
             out.extend_from_slice(format!("\t{token}").as_bytes());
         }
+        out.push(b'\n');
         for (dir, r) in &self.dirs {
-            out.push(0);
-            let flags = format!(
-                "{}{}{}-",
-                if r.has_untracked { "u" } else { "" },
-                if r.racy { "r" } else { "" },
-                if r.ignore_racy { "i" } else { "" }
-            );
-            let gitignore = r.gitignore.map_or_else(|| "-".to_string(), |s| s.encode());
-            out.extend_from_slice(
-                format!(
-                    "{}\t{gitignore}\t{flags}\t{}\t{:016x}\t",
-                    r.stat.encode(),
-                    r.index.0,
-                    r.index.1
-                )
-                .as_bytes(),
-            );
+            let len = u32::try_from(dir.len())
+                .map_err(|_| crate::error::Error::other("a path too long for the walk cache"))?;
+            out.extend_from_slice(&len.to_le_bytes());
             out.extend_from_slice(dir);
+            let mut flags = 0;
+            for (on, bit) in [
+                (r.has_untracked, HAS_UNTRACKED),
+                (r.racy, RACY),
+                (r.ignore_racy, IGNORE_RACY),
+                (r.gitignore.is_some(), HAS_GITIGNORE),
+            ] {
+                if on {
+                    flags |= bit;
+                }
+            }
+            out.push(flags);
+            r.stat.put(&mut out);
+            if let Some(g) = r.gitignore {
+                g.put(&mut out);
+            }
+            out.extend_from_slice(&r.index.0.to_le_bytes());
+            out.extend_from_slice(&r.index.1.to_le_bytes());
         }
         crate::store::write_atomic(path, &out, None)
     }

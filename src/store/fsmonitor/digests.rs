@@ -12,6 +12,10 @@ pub struct EntryDigests {
     /// Of each entry's path and mode: what the untracked walk's cache compares
     /// (`store::dirwalk`), so that it need not go over the paths again.
     pub paths: Vec<u64>,
+    /// Of the sequence of `paths`, in index order: equal layouts mean the same paths and
+    /// modes at the same positions, so an entry need only be compared with the stored
+    /// digest at its own position (`Proofs`).
+    pub layout: u64,
 }
 
 /// [`EntryDigests`] of `index`. The digest is the walk cache's (`Digest`: each 8-byte word
@@ -19,22 +23,65 @@ pub struct EntryDigests {
 /// several times faster than std's SipHash over 100k entries; an entry's digest continues
 /// from its path's.
 pub fn entry_digests(index: &gix::index::State) -> EntryDigests {
+    let entries = index.entries();
+    let n = entries.len();
+    // Split over a few threads for a large index (the monitor is being asked meanwhile).
+    let parts = if n < 20_000 {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |p| p.get().min(4))
+    };
+    let mut out = EntryDigests {
+        entries: vec![0; n],
+        paths: vec![0; n],
+        layout: 0,
+    };
+    let chunk = n.div_ceil(parts.max(1)).max(1);
+    std::thread::scope(|scope| {
+        let mut rest = (entries, &mut out.entries[..], &mut out.paths[..]);
+        let mut handles = Vec::new();
+        while !rest.0.is_empty() {
+            let k = chunk.min(rest.0.len());
+            let (e, e_rest) = rest.0.split_at(k);
+            let (d, d_rest) = std::mem::take(&mut rest.1).split_at_mut(k);
+            let (p, p_rest) = std::mem::take(&mut rest.2).split_at_mut(k);
+            rest = (e_rest, d_rest, p_rest);
+            if rest.0.is_empty() {
+                digest_part(index, e, d, p);
+            } else {
+                handles.push(scope.spawn(move || digest_part(index, e, d, p)));
+            }
+        }
+        for h in handles {
+            let _ = h.join();
+        }
+    });
+    let mut layout = Digest::default();
+    layout.u64(n as u64);
+    for p in &out.paths {
+        layout.u64(*p);
+    }
+    out.layout = layout.finish();
+    out
+}
+
+/// The digests of `entries` (of `index`) into `digests` and `paths`.
+fn digest_part(
+    index: &gix::index::State,
+    entries: &[gix::index::Entry],
+    digests: &mut [u64],
+    paths: &mut [u64],
+) {
     use gix::index::entry::Flags;
     let keep = Flags::STAGE_MASK
         | Flags::INTENT_TO_ADD
         | Flags::SKIP_WORKTREE
         | Flags::ASSUME_VALID
         | Flags::EXTENDED;
-    let n = index.entries().len();
-    let mut out = EntryDigests {
-        entries: Vec::with_capacity(n),
-        paths: Vec::with_capacity(n),
-    };
-    for e in index.entries() {
+    for ((e, digest), path) in entries.iter().zip(digests).zip(paths) {
         let mut h = Digest::default();
         h.bytes(e.path(index).as_bytes());
-        out.paths
-            .push(crate::store::dirwalk::path_digest(h, e.mode));
+        *path = crate::store::dirwalk::path_digest(h, e.mode);
         let s = &e.stat;
         h.u64((u64::from(s.mtime.secs) << 32) | u64::from(s.mtime.nsecs));
         h.u64((u64::from(s.ctime.secs) << 32) | u64::from(s.ctime.nsecs));
@@ -43,9 +90,41 @@ pub fn entry_digests(index: &gix::index::State) -> EntryDigests {
         h.u64(u64::from(s.size));
         h.bytes(e.id.as_bytes());
         h.u64((u64::from(e.mode.bits()) << 32) | u64::from((e.flags & keep).bits()));
-        out.entries.push(h.finish());
+        *digest = h.finish();
     }
-    out
+}
+
+/// The digests of the entries a snapshot proved unchanged, as stored with our token: one
+/// per index entry of that snapshot, in index order, `0` for an entry it did not prove.
+#[derive(Default)]
+pub(super) struct Proofs {
+    /// [`EntryDigests::layout`] of that snapshot's index.
+    pub(super) layout: u64,
+    pub(super) digests: Vec<u64>,
+}
+
+impl Proofs {
+    /// For each entry (its digest in `now`), whether these proofs hold that very entry. When
+    /// the index has the same layout as then, an entry is compared with the digest at its own
+    /// position only (an entry found at another position is merely not taken as proven);
+    /// otherwise it is looked up among all of them.
+    pub(super) fn holds(&self, now: &EntryDigests) -> Vec<bool> {
+        if self.layout == now.layout && self.digests.len() == now.entries.len() {
+            return now
+                .entries
+                .iter()
+                .zip(&self.digests)
+                .map(|(d, p)| *d != 0 && d == p)
+                .collect();
+        }
+        let mut sorted: Vec<u64> = self.digests.iter().copied().filter(|d| *d != 0).collect();
+        sorted.sort_unstable();
+        let buckets = Buckets::new(&sorted);
+        now.entries
+            .iter()
+            .map(|d| *d != 0 && buckets.contains(*d))
+            .collect()
+    }
 }
 
 /// A sorted list of digests with where each run of equal top bits starts: the digests are
