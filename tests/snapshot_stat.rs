@@ -251,3 +251,29 @@ fn ignore_and_attribute_files_in_folders_apply_to_the_snapshot() {
     }
     snapshot_matches_git(&repo, "folders' .gitignore files");
 }
+
+#[test]
+fn a_deleted_gitattributes_no_longer_applies_and_a_sparse_one_still_does() {
+    let repo = settled_repo();
+    repo.write("gone/.gitattributes", "*.txt text eol=lf\n");
+    repo.write("gone/old.txt", "old\n");
+    repo.write("sparse/.gitattributes", "*.txt text eol=lf\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "attributes"]);
+    // Deleted from the worktree, not yet from the index: `git add -A` stages the deletion
+    // first and keeps a new file's CRLF bytes as they are.
+    std::fs::remove_file(repo.path().join("gone/.gitattributes")).unwrap();
+    repo.write("gone/new.txt", "one\r\ntwo\r\n");
+    // Left out of a sparse checkout: still read from the index, as git does.
+    repo.git(&["update-index", "--skip-worktree", "sparse/.gitattributes"]);
+    std::fs::remove_file(repo.path().join("sparse/.gitattributes")).unwrap();
+    repo.write("sparse/new.txt", "three\r\nfour\r\n");
+    let snap = snapshot_matches_git(&repo, "a deleted and a sparse .gitattributes");
+    let blob = |path: &str| repo.git(&["cat-file", "-p", &format!("{}:{path}", snap.tree)]);
+    assert_eq!(blob("gone/new.txt"), "one\r\ntwo\r\n", "kept byte for byte");
+    assert_eq!(
+        blob("sparse/new.txt"),
+        "three\nfour\n",
+        "converted by the sparse rules"
+    );
+}

@@ -109,6 +109,26 @@ pub struct Snapshot {
     pub index_flags: bool,
 }
 
+/// The `.gitattributes` entries gix may read from the index when the worktree has no such
+/// file: the skip-worktree ones only (a sparse checkout). Any other `.gitattributes` missing
+/// from the worktree is a deletion, and `git add -A` stages deletions before it hashes the
+/// new files, so its rules no longer apply; reading it from the index would rewrite the
+/// line endings of files beside it, and a restore would give them back changed.
+fn checkin_attribute_entries(
+    repo: &gix::Repository,
+    index: &gix::index::State,
+) -> gix::index::State {
+    let named = entries_named(repo, index, b".gitattributes");
+    let from = named.as_ref().unwrap_or(index);
+    let mut only = gix::index::State::new(index.object_hash());
+    for e in from.entries() {
+        if e.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE) {
+            only.dangerously_push_entry(e.stat, e.id, e.flags, e.mode, e.path(from));
+        }
+    }
+    only
+}
+
 /// Snapshot the worktree of `store`. Exclusion applies to paths that are not in HEAD
 /// (untracked or newly staged); files already committed are kept as git keeps them.
 pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
@@ -125,9 +145,7 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     let walk_cache = read_cache(store)?;
     let mut index = store.read_user_index()?;
     let attributes = repo.attributes_only(
-        entries_named(repo, &index, b".gitattributes")
-            .as_ref()
-            .unwrap_or(&index),
+        &checkin_attribute_entries(repo, &index),
         gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
     )?;
     let mut pipeline = gix::filter::Pipeline::new(repo, attributes.detach())?;
