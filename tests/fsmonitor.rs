@@ -12,7 +12,7 @@ mod common;
 use common::{Repo, git_cmd, tool_cmd};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 const HOOK_SAMPLE: &str = "/usr/share/git-core/templates/hooks/fsmonitor-watchman.sample";
 
@@ -99,35 +99,11 @@ fn monitored_repo(w: &Watchman) -> Repo {
     w.watched
         .borrow_mut()
         .push(repo.path().canonicalize().unwrap());
-    age_files(repo.path());
+    common::age_files(repo.path());
     git(w, repo.path(), &["update-index", "-q", "--refresh"]);
     // Directories' ctime cannot be set back: wait out the walk cache's racy window.
     std::thread::sleep(Duration::from_millis(2200));
     repo
-}
-
-/// Set the mtime of every worktree file an hour back.
-fn age_files(dir: &Path) {
-    let then = filetime::FileTime::from_system_time(SystemTime::now() - Duration::from_secs(3600));
-    for entry in walk(dir) {
-        filetime::set_symlink_file_times(&entry, then, then).unwrap();
-    }
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = vec![];
-    for e in std::fs::read_dir(dir).unwrap() {
-        let e = e.unwrap();
-        if e.file_name() == ".git" {
-            continue;
-        }
-        if e.file_type().unwrap().is_dir() {
-            out.extend(walk(&e.path()));
-        } else {
-            out.push(e.path());
-        }
-    }
-    out
 }
 
 /// git in `dir`, talking to our Watchman when it asks the monitor.
@@ -501,7 +477,7 @@ fn edited_tracked_files_leave_their_folders_unread_and_membership_changes_are_se
     repo.write("d8/sub/a.tmp", "ignored until the rule goes\n");
     repo.git(&["add", "d8/.gitignore"]);
     repo.git(&["commit", "-q", "-m", "a nested ignore"]);
-    age_files(dir);
+    common::age_files(dir);
     git(&w, dir, &["update-index", "-q", "--refresh"]);
     std::thread::sleep(Duration::from_millis(2200));
     start(&w, dir);

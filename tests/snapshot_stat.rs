@@ -39,7 +39,7 @@ fn settled_repo() -> Repo {
     repo.git(&["add", "-A"]);
     repo.git(&["commit", "-q", "-m", "files"]);
     // Out of git's racy window, with the stat data refreshed: entries can be proven.
-    std::thread::sleep(std::time::Duration::from_millis(1100));
+    common::age_files(repo.path());
     repo.git(&["update-index", "--refresh"]);
     repo
 }
@@ -158,7 +158,7 @@ fn a_large_index_is_checked_on_several_threads_with_the_same_result() {
     }
     repo.git(&["add", "-A"]);
     repo.git(&["commit", "-q", "-m", "many"]);
-    std::thread::sleep(std::time::Duration::from_millis(1100));
+    common::age_files(repo.path());
     repo.git(&["update-index", "--refresh"]);
     let snap = snapshot_matches_git(&repo, "nothing changed");
     assert_eq!(

@@ -133,6 +133,33 @@ pub fn assert_fsck_in(dir: &Path, ctx: &str) {
     );
 }
 
+/// Set the mtime of every worktree file (not folder) below `dir` an hour back, so that
+/// after `git update-index --refresh` no entry is racily clean: what waiting out git's
+/// one-second racy window would do, without the wait.
+pub fn age_files(dir: &Path) {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            if e.file_name() == ".git" {
+                continue;
+            }
+            if e.file_type().unwrap().is_dir() {
+                walk(&e.path(), out);
+            } else {
+                out.push(e.path());
+            }
+        }
+    }
+    let then = filetime::FileTime::from_system_time(
+        std::time::SystemTime::now() - std::time::Duration::from_secs(3600),
+    );
+    let mut files = vec![];
+    walk(dir, &mut files);
+    for f in files {
+        filetime::set_symlink_file_times(&f, then, then).unwrap();
+    }
+}
+
 /// A git command with a deterministic environment (no user/system config, no pager).
 pub fn git_cmd(dir: &Path) -> Command {
     let mut c = Command::new("git");

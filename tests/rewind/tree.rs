@@ -138,7 +138,7 @@ fn after_a_rewind_the_index_has_fresh_stat_data_for_what_it_wrote() {
     put(d, "src/f3.txt", "v2, longer than before\n", 0o644);
     repo.git(&["commit", "-q", "-am", "v2"]);
     end(d, "edit", "S1");
-    std::thread::sleep(std::time::Duration::from_millis(1100));
+    crate::common::age_files(repo.path());
     repo.git(&["update-index", "--refresh"]);
     let untouched_before = index_stat(d, "src/f7.txt");
 
