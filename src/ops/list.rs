@@ -214,6 +214,9 @@ fn run_listing_once(store: &Store, all: bool, retry: bool) -> Result<RunListing>
         entries.push(Some((key, archived, line, steps, index)));
     }
     cache_len += cache.count();
+    // The notes tips are in `todo` where still needed: not held through what follows.
+    drop(next_notes);
+    drop(notes_tips);
     crate::trace::mark("list: cache merged");
     let mut file = file;
     let mut entries = entries;
@@ -291,7 +294,7 @@ fn run_listing_once(store: &Store, all: bool, retry: bool) -> Result<RunListing>
 
 /// Runs summarized through one private object database (`Store::with_private_objects`)
 /// before it is dropped: the pages of the packs read for them leave memory with it.
-const RUNS_PER_CHUNK: usize = 2048;
+const RUNS_PER_CHUNK: usize = 8192;
 
 /// The new cache, written as the runs in `todo` are summarized (a chunk at a time, in run
 /// order) between the current lines of `old`: the file written (for reading back) and the
