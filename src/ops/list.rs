@@ -294,7 +294,13 @@ fn run_listing_once(store: &Store, all: bool, retry: bool) -> Result<RunListing>
 
 /// Runs summarized through one private object database (`Store::with_private_objects`)
 /// before it is dropped: the pages of the packs read for them leave memory with it.
-const RUNS_PER_CHUNK: usize = 8192;
+/// The test build (feature `crash-points`) uses small chunks and threads so that the tests'
+/// hundreds of runs cross both.
+const RUNS_PER_CHUNK: usize = if cfg!(feature = "crash-points") {
+    128
+} else {
+    8192
+};
 
 /// The new cache, written as the runs in `todo` are summarized (a chunk at a time, in run
 /// order) between the current lines of `old`: the file written (for reading back) and the
@@ -403,7 +409,11 @@ fn read_back(mut file: std::fs::File) -> Option<String> {
 }
 
 /// Runs summarized by one thread before another is worth starting.
-const RUNS_PER_THREAD: usize = 256;
+const RUNS_PER_THREAD: usize = if cfg!(feature = "crash-points") {
+    32
+} else {
+    256
+};
 
 /// The summaries of the runs in `todo` (index in `runs`, notes tip), in that order: (sort
 /// key, archived, cache line), or the problem to report. Reading the notes is most of the
