@@ -219,7 +219,6 @@ fn run_listing_once(store: &Store, all: bool, retry: bool) -> Result<RunListing>
     drop(notes_tips);
     crate::trace::mark("list: cache merged");
     let mut file = file;
-    let mut entries = entries;
     if !todo.is_empty() || cache_len != entries.len() {
         match rewrite_cache(store, &runs, &file, &mut entries, &todo) {
             Some((new_file, mut found)) => {
