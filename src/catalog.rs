@@ -10,9 +10,10 @@ use crate::ids::{CheckpointSpec, RunId, SeqPos, StepName};
 use crate::model::{CheckpointLine, Note, Status};
 use crate::store::ObjectId;
 use crate::store::{CommitInfo, NotesReader, Store};
-use crate::time::Timestamp;
-use serde::Serialize;
 use std::collections::HashMap;
+
+mod summary;
+pub use summary::RunSummary;
 
 /// One checkpoint as read back: its commit and its folded note.
 #[derive(Debug, Clone)]
@@ -36,16 +37,7 @@ impl Checkpoint {
     }
     /// The newest approval record on this checkpoint: (approved, by).
     pub fn decision(&self) -> Option<(bool, String)> {
-        self.note
-            .approvals()
-            .filter_map(|l| match l {
-                crate::model::NoteLine::Approval {
-                    approved, by, ts, ..
-                } => Some((*ts, *approved, by.clone())),
-                _ => None,
-            })
-            .max_by(|a, b| a.0.cmp(&b.0))
-            .map(|(_, a, by)| (a, by))
+        summary::decision(&self.note)
     }
     /// The JSON shape of DESIGN.md §4: the checkpoint line's fields plus `"checkpoint"`.
     pub fn to_json(&self) -> serde_json::Value {
@@ -73,33 +65,6 @@ impl Checkpoint {
         }
         v
     }
-}
-
-/// A run at a glance, for `list` and `status`.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct RunSummary {
-    pub run: String,
-    pub label: Option<String>,
-    /// `archived`, `completed`, or from the newest checkpoint: `running`, `failed`,
-    /// `interrupted`, `awaiting_approval`, `approved`/`rejected` (a gate decided, not yet
-    /// passed by `resume`), else `active`.
-    pub status: String,
-    pub archived: bool,
-    pub steps: Vec<String>,
-    pub checkpoints: u64,
-    pub last_activity: Timestamp,
-    pub head: String,
-    pub rewound_from: Option<crate::model::LineageLink>,
-    pub forked_from: Option<crate::model::LineageLink>,
-    /// The run's newest checkpoint was taken back by `revert` (the run has not gone on
-    /// since).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub reverted: bool,
-    /// Length of the shortest prefix of `run` that names no other run of the repository
-    /// (archived ones included): what a user can type instead of the whole id. Set by
-    /// `list` and `status`; 0 when not computed.
-    #[serde(default)]
-    pub unique_prefix: usize,
 }
 
 /// Cached reader over the store.
@@ -257,81 +222,6 @@ impl<'s> Catalog<'s> {
             }
         }
         Ok(out)
-    }
-
-    /// Summary of a run from its tip and root notes: two note reads, whatever the run's length.
-    pub fn summary(&mut self, run: &RunId) -> Result<RunSummary> {
-        let tip = self.require_run_tip(run)?;
-        let steps = step_tips(self.store, run)?;
-        self.summary_of(run, tip, &steps)
-    }
-
-    /// [`Self::summary`] from refs already read (see `Store::run_ref_sets`).
-    pub fn summary_from_refs(&mut self, refs: &crate::store::RunRefSet) -> Result<RunSummary> {
-        let tip = self.checkpoint(refs.head)?;
-        self.summary_of(&refs.run, tip, &refs.steps)
-    }
-
-    /// [`Self::summary_from_refs`] for one run of many read in one pass, with the notes tip
-    /// read with the others (`None`: no notes ref). No notes reader is kept afterwards, so
-    /// summarizing 100,000 runs holds one notes tree at a time, not one per run.
-    pub fn summary_at(
-        &mut self,
-        refs: &crate::store::RunRefSet,
-        notes_tip: Option<ObjectId>,
-    ) -> Result<RunSummary> {
-        self.readers.clear();
-        let tips = self.notes_tips.get_or_insert_with(HashMap::new);
-        tips.clear();
-        if let Some(tip) = notes_tip {
-            tips.insert(refs.run.to_string(), tip);
-        }
-        let out = self.summary_from_refs(refs);
-        self.readers.clear();
-        out
-    }
-
-    fn summary_of(
-        &mut self,
-        run: &RunId,
-        tip: Checkpoint,
-        steps: &[(StepName, ObjectId)],
-    ) -> Result<RunSummary> {
-        let root = self.root_of(&tip)?;
-        let steps = steps.iter().map(|(s, _)| s.to_string()).collect();
-        let line = tip.line();
-        let recorded = root.note.run_status();
-        let archived = matches!(recorded, Some((_, "archived")));
-        let status = match recorded {
-            Some((_, "archived")) => "archived".to_string(),
-            // A run status holds until a newer checkpoint is appended; `active` (written
-            // when a run is un-archived) only says "not archived": the tip decides.
-            Some((ts, s)) if ts >= line.ts && s != "active" => s.to_string(),
-            _ => match tip.status() {
-                // A gate decided but not yet passed by `resume`.
-                Some(Status::AwaitingApproval) => match tip.decision() {
-                    Some((true, _)) => "approved".into(),
-                    Some((false, _)) => "rejected".into(),
-                    None => Status::AwaitingApproval.to_string(),
-                },
-                Some(s @ (Status::Running | Status::Failed | Status::Interrupted)) => s.to_string(),
-                _ => "active".into(),
-            },
-        };
-        Ok(RunSummary {
-            run: run.to_string(),
-            label: root.note.label().map(str::to_string),
-            status,
-            archived,
-            steps,
-            checkpoints: line.seq + 1,
-            last_activity: line.ts,
-            head: tip.id().to_string(),
-            rewound_from: root.line().rewound_from.clone(),
-            forked_from: root.line().forked_from.clone(),
-            reverted: tip.note.reverted(),
-            unique_prefix: 0,
-        })
     }
 
     /// Resolve a checkpoint address to a checkpoint. Runs may be named by a unique prefix of

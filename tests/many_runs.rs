@@ -279,7 +279,7 @@ fn push_and_fetch_one_run_through_git_daemon() {
 /// the notes, spread over threads) prints exactly what a `list` from the cache prints: the
 /// JSON, the table and the warnings, for real runs (label, steps, an archived one) among
 /// hundreds of synthesized ones, lineage, and a run whose note is not JSON (a warning, left
-/// out).
+/// out); and so does a `list` whose cache cannot be written.
 #[test]
 fn a_cold_list_prints_the_same_bytes_as_a_warm_one() {
     let repo = Repo::new();
@@ -340,6 +340,17 @@ fn a_cold_list_prints_the_same_bytes_as_a_warm_one() {
         assert_eq!(String::from_utf8_lossy(&c.0), String::from_utf8_lossy(&w.0));
         assert_eq!(String::from_utf8_lossy(&c.1), String::from_utf8_lossy(&w.1));
     }
+    // A cache that cannot be written (its folder is a file): the summaries are kept in
+    // memory instead, and the output is the same.
+    let cache_dir = cache.parent().unwrap();
+    std::fs::remove_dir_all(cache_dir).unwrap();
+    std::fs::write(cache_dir, "not a folder").unwrap();
+    let unwritable = outputs(false);
+    for (c, u) in cold.iter().zip(&unwritable) {
+        assert_eq!(String::from_utf8_lossy(&c.0), String::from_utf8_lossy(&u.0));
+        assert_eq!(String::from_utf8_lossy(&c.1), String::from_utf8_lossy(&u.1));
+    }
+    std::fs::remove_file(cache_dir).unwrap();
     let all: serde_json::Value = serde_json::from_slice(&cold[1].0).unwrap();
     assert_eq!(all.as_array().unwrap().len(), 603, "600, real, gone, again");
     assert!(String::from_utf8_lossy(&cold[0].1).contains("bad0000"));

@@ -25,6 +25,10 @@ pub struct RunList {
     pub archived_hidden: usize,
 }
 
+/// A listed run while the list is made: (sort key, archived, line, steps, index in the runs
+/// read); `None` in the list for a run whose summary could not be made.
+type Found = (i128, bool, Line, Vec<String>, usize);
+
 /// The listed runs, ready to print: each either a current cache line (borrowed from the
 /// file's text) or the line of a summary computed now.
 pub struct RunListing {
@@ -126,30 +130,6 @@ fn read_cache(store: &Store) -> String {
     if intact { text } else { String::new() }
 }
 
-/// Best effort: a cache that cannot be written only costs the next `list` some time.
-/// `lines` are sorted by run. Written as the lines come (the header, of fixed length, holds
-/// the checksum of the rest, so it is written last over a placeholder): at 100,000 runs the
-/// body is 25 MB, which is not held a second time.
-fn save_cache<'a>(store: &Store, lines: impl Iterator<Item = &'a str>) {
-    let _ = write_atomic_with(&store.private().runs_cache(), |w| {
-        let placeholder = format!("{} {:08x}\n", runcache::HEADER, 0);
-        w.write_all(placeholder.as_bytes())?;
-        let mut crc = crc32fast::Hasher::new();
-        for l in lines {
-            w.write_all(l.as_bytes())?;
-            w.write_all(b"\n")?;
-            crc.update(l.as_bytes());
-            crc.update(b"\n");
-        }
-        let header = format!("{} {:08x}\n", runcache::HEADER, crc.finalize());
-        debug_assert_eq!(header.len(), placeholder.len());
-        w.seek(std::io::SeekFrom::Start(0))?;
-        w.write_all(header.as_bytes())
-    });
-    // The caches of earlier versions, if still there (v3 had the same name).
-    let _ = std::fs::remove_file(store.private().legacy_runs_cache());
-}
-
 /// All runs, newest activity first; archived runs only with `all`.
 pub fn list_runs(store: &Store, all: bool) -> Result<RunList> {
     run_listing(store, all)?.into_run_list()
@@ -162,6 +142,10 @@ pub fn list_runs(store: &Store, all: bool) -> Result<RunList> {
 /// differs from the cache line's, and the cache is rewritten only then. A current line is
 /// neither parsed nor re-serialized: its JSON is printed as it is.
 pub fn run_listing(store: &Store, all: bool) -> Result<RunListing> {
+    run_listing_once(store, all, true)
+}
+
+fn run_listing_once(store: &Store, all: bool, retry: bool) -> Result<RunListing> {
     let (runs, invalid) = store.run_ref_sets()?;
     crate::trace::mark("list: run refs read");
     let mut problems: Vec<String> = invalid
@@ -183,7 +167,6 @@ pub fn run_listing(store: &Store, all: bool) -> Result<RunListing> {
     let mut cache_len = 0usize;
     // (sort key, archived, line, steps, index in `runs`); `None` for a run whose summary
     // could not be made. The runs to summarize now get a placeholder and a place in `todo`.
-    type Found = (i128, bool, Line, Vec<String>, usize);
     let mut entries: Vec<Option<Found>> = Vec::with_capacity(runs.len());
     let mut todo: Vec<(usize, Option<ObjectId>)> = Vec::new();
     let mut hex = [0u8; 64];
@@ -231,27 +214,48 @@ pub fn run_listing(store: &Store, all: bool) -> Result<RunListing> {
         entries.push(Some((key, archived, line, steps, index)));
     }
     cache_len += cache.count();
+    // The notes tips are in `todo` where still needed: not held through what follows.
+    drop(next_notes);
+    drop(notes_tips);
     crate::trace::mark("list: cache merged");
-    let changed = !todo.is_empty();
-    let fresh = summarize(store, &runs, &todo);
-    for ((at, _), made) in todo.iter().zip(fresh) {
-        match made {
-            Ok((key, archived, line)) => {
-                let e = entries[*at].as_mut().expect("placeholder");
-                (e.0, e.1, e.2) = (key, archived, Line::Fresh(line));
+    let mut file = file;
+    if !todo.is_empty() || cache_len != entries.len() {
+        match rewrite_cache(store, &runs, &file, &mut entries, &todo) {
+            Some((new_file, mut found)) => {
+                drop(file);
+                crate::trace::mark("list: summaries and cache written");
+                match read_back(new_file) {
+                    Some(text) => file = text,
+                    // Unreadable right after it was written: list again from the disk.
+                    None if retry => return run_listing_once(store, all, false),
+                    None => {
+                        return Err(crate::error::Error::corrupt(
+                            "the list cache could not be read back after it was written",
+                        ));
+                    }
+                }
+                problems.append(&mut found);
             }
-            Err(problem) => {
-                problems.push(problem);
-                entries[*at] = None;
+            None => {
+                // The cache cannot be written: the summaries are kept in memory instead.
+                let fresh = summarize(store, &runs, &todo);
+                for ((at, _), made) in todo.iter().zip(fresh) {
+                    match made {
+                        Ok((key, archived, line)) => {
+                            let e = entries[*at].as_mut().expect("placeholder");
+                            (e.0, e.1, e.2) = (key, archived, Line::Fresh(line));
+                        }
+                        Err(problem) => {
+                            problems.push(problem);
+                            entries[*at] = None;
+                        }
+                    }
+                }
+                crate::trace::mark("list: summaries");
             }
         }
     }
     let entries: Vec<Found> = entries.into_iter().flatten().collect();
-    crate::trace::mark("list: summaries");
-    if changed || cache_len != entries.len() {
-        save_cache(store, entries.iter().map(|e| line_text(&file, &e.2)));
-        crate::trace::mark("list: cache written");
-    }
     // Prefixes are unique among every run, shown or not (a prefix resolves against all).
     let ids: Vec<&str> = runs.iter().map(|r| r.run.as_str()).collect();
     let prefixes = crate::ids::shortest_unique_prefixes(&ids);
@@ -287,8 +291,128 @@ pub fn run_listing(store: &Store, all: bool) -> Result<RunListing> {
     })
 }
 
+/// Runs summarized through one private object database (`Store::with_private_objects`)
+/// before it is dropped: the pages of the packs read for them leave memory with it.
+/// The test build (feature `crash-points`) uses small chunks and threads so that the tests'
+/// hundreds of runs cross both.
+const RUNS_PER_CHUNK: usize = if cfg!(feature = "crash-points") {
+    128
+} else {
+    8192
+};
+
+/// The new cache, written as the runs in `todo` are summarized (a chunk at a time, in run
+/// order) between the current lines of `old`: the file written (for reading back) and the
+/// problems met, with every written entry's line now a range of the new file and every run
+/// that could not be summarized removed from `entries`. `None` when the cache cannot be
+/// written; `entries` are then as they were.
+fn rewrite_cache(
+    store: &Store,
+    runs: &[RunRefSet],
+    old: &str,
+    entries: &mut [Option<Found>],
+    todo: &[(usize, Option<ObjectId>)],
+) -> Option<(std::fs::File, Vec<String>)> {
+    // What the entries become once the file is in place.
+    let mut ranges: Vec<std::ops::Range<usize>> = Vec::with_capacity(entries.len());
+    let mut made: Vec<(i128, bool)> = Vec::with_capacity(todo.len());
+    let mut problems = Vec::new();
+    let written = write_atomic_with(&store.private().runs_cache(), |w| {
+        let placeholder = format!("{} {:08x}\n", runcache::HEADER, 0);
+        w.write_all(placeholder.as_bytes())?;
+        let mut at = placeholder.len();
+        let mut crc = crc32fast::Hasher::new();
+        let mut line = |w: &mut dyn Write, l: &str| -> std::io::Result<std::ops::Range<usize>> {
+            w.write_all(l.as_bytes())?;
+            w.write_all(b"\n")?;
+            crc.update(l.as_bytes());
+            crc.update(b"\n");
+            let range = at..at + l.len();
+            at += l.len() + 1;
+            Ok(range)
+        };
+        let mut next = 0;
+        let mut todo_left = todo.iter().peekable();
+        for chunk in todo.chunks(RUNS_PER_CHUNK).map(Some).chain([None]) {
+            let (upto, mut fresh) = match chunk {
+                Some(chunk) => {
+                    let objects = store
+                        .with_private_objects()
+                        .unwrap_or_else(|_| store.handle());
+                    let fresh = summarize(&objects, runs, chunk);
+                    (
+                        chunk.last().expect("chunks are not empty").0 + 1,
+                        fresh.into_iter(),
+                    )
+                }
+                None => (entries.len(), Vec::new().into_iter()),
+            };
+            while next < upto {
+                let range = match &entries[next] {
+                    None => 0..0,
+                    Some(_) if todo_left.next_if(|(i, _)| *i == next).is_some() => {
+                        match fresh.next().expect("one summary per run") {
+                            Ok((key, archived, text)) => {
+                                made.push((key, archived));
+                                line(w, &text)?
+                            }
+                            Err(problem) => {
+                                problems.push(problem);
+                                made.push((0, false));
+                                0..0
+                            }
+                        }
+                    }
+                    Some(e) => line(w, line_text(old, &e.2))?,
+                };
+                ranges.push(range);
+                next += 1;
+            }
+        }
+        let header = format!("{} {:08x}\n", runcache::HEADER, crc.finalize());
+        debug_assert_eq!(header.len(), placeholder.len());
+        w.seek(std::io::SeekFrom::Start(0))?;
+        w.write_all(header.as_bytes())
+    });
+    // The caches of earlier versions, if still there (v3 had the same name).
+    let _ = std::fs::remove_file(store.private().legacy_runs_cache());
+    let file = written.ok()?;
+    let mut made = made.into_iter();
+    let mut todo = todo.iter().peekable();
+    for (i, range) in ranges.into_iter().enumerate() {
+        let fresh = todo
+            .next_if(|(t, _)| *t == i)
+            .map(|_| made.next().expect("one per run"));
+        let Some(e) = entries[i].as_mut() else {
+            continue;
+        };
+        if range.is_empty() {
+            entries[i] = None;
+            continue;
+        }
+        if let Some((key, archived)) = fresh {
+            (e.0, e.1) = (key, archived);
+        }
+        e.2 = Line::Cached(range);
+    }
+    Some((file, problems))
+}
+
+/// The text of the cache file just written (see [`rewrite_cache`]).
+fn read_back(mut file: std::fs::File) -> Option<String> {
+    use std::io::Read;
+    file.seek(std::io::SeekFrom::Start(0)).ok()?;
+    let mut text = String::new();
+    file.read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
 /// Runs summarized by one thread before another is worth starting.
-const RUNS_PER_THREAD: usize = 256;
+const RUNS_PER_THREAD: usize = if cfg!(feature = "crash-points") {
+    32
+} else {
+    256
+};
 
 /// The summaries of the runs in `todo` (index in `runs`, notes tip), in that order: (sort
 /// key, archived, cache line), or the problem to report. Reading the notes is most of the

@@ -179,6 +179,14 @@ impl Store {
         })
     }
 
+    /// Whether `id` is a commit of the object database, from the object's header (a packed
+    /// object is not inflated). False when it is missing or unreadable.
+    pub fn is_commit(&self, id: ObjectId) -> bool {
+        self.repo
+            .find_header(id)
+            .is_ok_and(|h| h.kind() == gix::objs::Kind::Commit)
+    }
+
     /// Whether the object exists in the object database.
     pub fn has_object(&self, id: ObjectId) -> bool {
         self.repo.has_object(id)

@@ -179,11 +179,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> 
 
 /// Replace `path` atomically with what `write` writes into a temp file beside it (buffered),
 /// without holding the bytes in memory: a big file (the `list` cache) is written as it is
-/// made. Nothing replaces `path` unless `write` and the flush succeed.
+/// made. Nothing replaces `path` unless `write` and the flush succeed. Returns the file
+/// written, open for reading and writing: what it holds is what `write` wrote, even if
+/// another process replaces `path` afterwards.
 pub fn write_atomic_with(
     path: &Path,
     write: impl FnOnce(&mut std::io::BufWriter<&mut std::fs::File>) -> std::io::Result<()>,
-) -> Result<()> {
+) -> Result<std::fs::File> {
     let mut tmp = temp_file_beside(path)?;
     let tmp_path = tmp.path().to_path_buf();
     {
@@ -191,8 +193,7 @@ pub fn write_atomic_with(
         write(&mut w).at(&tmp_path)?;
         w.flush().at(&tmp_path)?;
     }
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    Ok(())
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))
 }
 
 /// Remove a file that may already be gone.
