@@ -154,30 +154,49 @@ fn a_damaged_or_foreign_cache_only_costs_time() {
     assert!(
         std::fs::read(&cache)
             .unwrap()
-            .starts_with(b"agent-rewind dirwalk cache v2\t")
+            .starts_with(b"agent-rewind dirwalk cache v3\t")
     );
 
-    // Garbage, a truncated copy and an empty file: each is read as no cache at all.
+    // Garbage, a truncated copy, an empty file, a flipped bit and another version (with a
+    // valid checksum): each is read as no cache at all.
     age();
+    // Written by a walk out of the racy window, its records can be trusted.
+    snapshot_matches_git(&repo, "a walk after the racy window");
     let good = std::fs::read(&cache).unwrap();
+    let sealed = |mut body: Vec<u8>| {
+        let crc = crc32fast::hash(&body);
+        body.extend_from_slice(&crc.to_le_bytes());
+        body
+    };
+    let body = &good[..good.len() - 4];
+    let mut flipped = good.clone();
+    flipped[good.len() / 2] ^= 0x01;
     for (what, bytes) in [
         ("garbage", b"\x00\xffnot a cache\x00\t\t".to_vec()),
         ("a truncated cache", good[..good.len() / 2].to_vec()),
         ("an empty cache", vec![]),
-        // The text records of v1 under a v1 header: another version is never read.
+        ("a cache with a flipped bit", flipped),
         (
             "an older version's cache",
-            [
-                &b"agent-rewind dirwalk cache v1\t"[..],
-                &good[b"agent-rewind dirwalk cache v2\t".len()..],
-            ]
-            .concat(),
+            sealed(
+                [
+                    &b"agent-rewind dirwalk cache v2\t"[..],
+                    &body[b"agent-rewind dirwalk cache v3\t".len()..],
+                ]
+                .concat(),
+            ),
         ),
     ] {
         std::fs::write(&cache, &bytes).unwrap();
         repo.write("a/x/deep/new.txt", what);
-        snapshot_matches_git(&repo, what);
+        let snap = snapshot_matches_git(&repo, what);
+        assert_eq!(snap.dirs_skipped, 0, "{what}: no folder is trusted from it");
     }
+    // The same records sealed again are used: the checks above are what rejected them.
+    std::fs::write(&cache, sealed(body.to_vec())).unwrap();
+    age();
+    let snap = snapshot_matches_git(&repo, "the good cache put back");
+    assert!(snap.dirs_skipped > 0, "a good cache is used");
 
     // A cache copied from another worktree of the same files is not used.
     let other = tree_repo();

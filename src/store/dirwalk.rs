@@ -36,7 +36,7 @@ pub(super) use cache::{Digest, StatData};
 use gixwalk::dirwalk;
 pub(super) use gixwalk::entries_named;
 
-const CACHE_HEADER: &str = "agent-rewind dirwalk cache v2";
+const CACHE_HEADER: &str = "agent-rewind dirwalk cache v3";
 /// Stat data this close to the walk's start may not show a change made right after it.
 const RACY_MARGIN: Duration = Duration::from_secs(2);
 

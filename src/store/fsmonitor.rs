@@ -48,7 +48,7 @@ mod watchman {
     }
 }
 
-const FILE_HEADER: &str = "agent-rewind fsmonitor v3";
+const FILE_HEADER: &str = "agent-rewind fsmonitor v4";
 
 /// A hook query under way (started before the index is read, to overlap with it).
 pub struct Pending {
@@ -372,6 +372,7 @@ impl Monitor {
         for (d, p) in entries.iter().zip(proven) {
             out.extend_from_slice(&(if *p { *d } else { 0 }).to_le_bytes());
         }
+        super::seal(&mut out);
         if super::write_atomic(&path, &out, None).is_err() {
             let _ = super::remove_if_exists(&path);
         }
@@ -455,6 +456,7 @@ fn settings_key(store: &Store, hook: &str, workdir: &Path) -> String {
 /// Our stored token and proven digests, when the file is ours and made with `key`.
 fn load(path: &Path, key: &str) -> Option<(String, Proofs)> {
     let data = std::fs::read(path).ok()?;
+    let data = super::unseal(&data)?;
     let mut lines = data.splitn(6, |b| *b == b'\n');
     if lines.next()? != FILE_HEADER.as_bytes() || lines.next()? != key.as_bytes() {
         return None;

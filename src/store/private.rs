@@ -196,6 +196,19 @@ pub fn write_atomic_with(
     tmp.persist(path).map_err(|e| Error::io(path, e.error))
 }
 
+/// Append the CRC-32 of `bytes` to them (4 bytes, little-endian): what [`unseal`] checks.
+/// For our binary caches, where a flipped bit could otherwise still parse and be trusted.
+pub fn seal(bytes: &mut Vec<u8>) {
+    let crc = crc32fast::hash(bytes);
+    bytes.extend_from_slice(&crc.to_le_bytes());
+}
+
+/// The content of a [`seal`]ed file, or `None` when its checksum does not match.
+pub fn unseal(data: &[u8]) -> Option<&[u8]> {
+    let (body, crc) = data.split_last_chunk::<4>()?;
+    (crc32fast::hash(body) == u32::from_le_bytes(*crc)).then_some(body)
+}
+
 /// Remove a file that may already be gone.
 pub fn remove_if_exists(path: &Path) -> Result<()> {
     match std::fs::remove_file(path) {

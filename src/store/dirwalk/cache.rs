@@ -159,13 +159,16 @@ impl Cache {
         let Ok(data) = std::fs::read(path) else {
             return Cache::default();
         };
-        Self::parse(&data, key).unwrap_or_default()
+        crate::store::unseal(&data)
+            .and_then(|body| Self::parse(body, key))
+            .unwrap_or_default()
     }
 
     /// The file: a header line `<CACHE_HEADER>\t<key, 16 hex digits>[\t<token>]\n`, then
     /// per directory, in path order: its path's length (u32) and bytes, a flag byte, its
     /// stat data, its `.gitignore`'s when it has one, the count and digest of the index
-    /// entries below it (u64 each); all numbers little-endian.
+    /// entries below it (u64 each); all numbers little-endian; then the CRC-32 of all that
+    /// ([`crate::store::seal`]).
     fn parse(data: &[u8], key: u64) -> Option<Cache> {
         let nl = data.find_byte(b'\n')?;
         let header = data[..nl].to_str().ok()?;
@@ -248,6 +251,7 @@ impl Cache {
             out.extend_from_slice(&r.index.0.to_le_bytes());
             out.extend_from_slice(&r.index.1.to_le_bytes());
         }
+        crate::store::seal(&mut out);
         crate::store::write_atomic(path, &out, None)
     }
 }
