@@ -433,6 +433,15 @@ fn auto_maintenance_only_when_due(url: &str, remote: &Path) {
     assert_eq!(report["runs"][0]["result"], "new", "{report}");
     assert_eq!(started, 1);
     assert_complete(&e, remote, "r1");
+
+    // The largest `gc.auto` git accepts: nothing due, and no overflow working out the
+    // loose-object estimate.
+    let f = clone(url);
+    f.git(&["config", "gc.auto", "9223372036854775807"]);
+    let (report, started) = maintenance_started(f.path(), &["r1"], &[]);
+    assert_eq!(report["runs"][0]["result"], "new", "{report}");
+    assert_eq!(started, 0);
+    assert_complete(&f, remote, "r1");
 }
 
 #[test]

@@ -236,19 +236,28 @@ impl Store {
     /// Whether a new small pack will be folded by `git gc --auto`: automatic gc is on and
     /// has not fallen behind (twice its pack limit).
     fn small_packs_welcome(&self) -> bool {
-        let config = self.repo.config_snapshot();
         let limit = self.auto_pack_limit();
-        config.integer("gc.auto").unwrap_or(6700) > 0
+        self.auto_gc_threshold() > 0
             && limit > 0
             && (self.pack_count() as i64) < 2 * limit
             && self.auto_gc_allowed()
     }
 
+    /// git's `gc.autoPackLimit` (50 by default; 0 or less: no limit).
     fn auto_pack_limit(&self) -> i64 {
         self.repo
             .config_snapshot()
             .integer("gc.autoPackLimit")
             .unwrap_or(50)
+    }
+
+    /// git's `gc.auto`, loose objects before `git gc --auto` packs them (6700 by default; 0
+    /// or less: automatic gc is off).
+    fn auto_gc_threshold(&self) -> i64 {
+        self.repo
+            .config_snapshot()
+            .integer("gc.auto")
+            .unwrap_or(6700)
     }
 
     fn pack_count(&self) -> usize {

@@ -204,15 +204,16 @@ impl Store {
         {
             return true;
         }
-        let threshold = config.integer("gc.auto").unwrap_or(6700);
+        let threshold = self.auto_gc_threshold();
         if threshold <= 0 {
             return false;
         }
-        let pack_limit = config.integer("gc.autoPackLimit").unwrap_or(50);
+        let pack_limit = self.auto_pack_limit();
         if pack_limit > 0 && self.pack_count() as i64 > pack_limit {
             return true;
         }
-        let loose_limit = (threshold + 255) / 256;
+        // Rounded up as git does, without overflowing for the largest `gc.auto`.
+        let loose_limit = threshold / 256 + i64::from(threshold % 256 != 0);
         let dir = self.repo.objects.store_ref().path().join("17");
         let Ok(entries) = std::fs::read_dir(&dir) else {
             return !matches!(std::fs::metadata(&dir), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
