@@ -37,7 +37,7 @@ impl Checkpoint {
     }
     /// The newest approval record on this checkpoint: (approved, by).
     pub fn decision(&self) -> Option<(bool, String)> {
-        summary::decision(&self.note)
+        self.note.decision()
     }
     /// The JSON shape of DESIGN.md §4: the checkpoint line's fields plus `"checkpoint"`.
     pub fn to_json(&self) -> serde_json::Value {
@@ -65,6 +65,19 @@ impl Checkpoint {
         }
         v
     }
+}
+
+/// The root checkpoint a checkpoint line names (`run_root`; `None`: the checkpoint at `at`
+/// is its run's root itself).
+fn run_root_id(line: &CheckpointLine, at: ObjectId) -> Result<Option<ObjectId>> {
+    line.run_root
+        .as_deref()
+        .map(|hex| {
+            ObjectId::from_hex(hex.as_bytes()).map_err(|_| {
+                Error::corrupt(format!("checkpoint {} has an invalid run_root", short(at)))
+            })
+        })
+        .transpose()
 }
 
 /// Cached reader over the store.
@@ -168,17 +181,9 @@ impl<'s> Catalog<'s> {
 
     /// The root (seq 0) checkpoint of the run whose tip is `tip`.
     pub fn root_of(&mut self, tip: &Checkpoint) -> Result<Checkpoint> {
-        match tip.line().run_root.as_deref() {
+        match run_root_id(tip.line(), tip.id())? {
             None => Ok(tip.clone()),
-            Some(hex) => {
-                let id = ObjectId::from_hex(hex.as_bytes()).map_err(|_| {
-                    Error::corrupt(format!(
-                        "checkpoint {} has an invalid run_root",
-                        short(tip.id())
-                    ))
-                })?;
-                self.checkpoint(id)
-            }
+            Some(id) => self.checkpoint(id),
         }
     }
 

@@ -3,7 +3,7 @@
 //!
 //! Read-only, like the rest of the catalog; never decides what is cached (that is `list`).
 
-use super::{Catalog, short, step_tips};
+use super::{Catalog, run_root_id, short, step_tips};
 use crate::error::{Error, Result};
 use crate::ids::{RunId, StepName};
 use crate::model::{Note, Status};
@@ -101,20 +101,12 @@ impl Catalog<'_> {
                 short(head)
             ))
         })?;
-        let root = match line.run_root.as_deref() {
+        let root = match run_root_id(line, head)? {
             None => None,
-            Some(hex) => {
-                let id = ObjectId::from_hex(hex.as_bytes()).map_err(|_| {
-                    Error::corrupt(format!(
-                        "checkpoint {} has an invalid run_root",
-                        short(head)
-                    ))
-                })?;
-                Some(match self.own_note(run, id)? {
-                    Some(note) => note,
-                    None => self.checkpoint(id)?.note,
-                })
-            }
+            Some(id) => Some(match self.own_note(run, id)? {
+                Some(note) => note,
+                None => self.checkpoint(id)?.note,
+            }),
         };
         let root_note = root.as_ref().unwrap_or(tip);
         let root_line = root_note.checkpoint().ok_or_else(|| {
@@ -130,7 +122,7 @@ impl Catalog<'_> {
             Some((ts, s)) if ts >= line.ts && s != "active" => s.to_string(),
             _ => match tip.effective_status() {
                 // A gate decided but not yet passed by `resume`.
-                Some(Status::AwaitingApproval) => match decision(tip) {
+                Some(Status::AwaitingApproval) => match tip.decision() {
                     Some((true, _)) => "approved".into(),
                     Some((false, _)) => "rejected".into(),
                     None => Status::AwaitingApproval.to_string(),
@@ -154,17 +146,4 @@ impl Catalog<'_> {
             unique_prefix: 0,
         })
     }
-}
-
-/// The newest approval record of a note: (approved, by).
-pub(super) fn decision(note: &Note) -> Option<(bool, String)> {
-    note.approvals()
-        .filter_map(|l| match l {
-            crate::model::NoteLine::Approval {
-                approved, by, ts, ..
-            } => Some((*ts, *approved, by.clone())),
-            _ => None,
-        })
-        .max_by(|a, b| a.0.cmp(&b.0))
-        .map(|(_, a, by)| (a, by))
 }

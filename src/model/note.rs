@@ -375,6 +375,19 @@ impl Note {
             .iter()
             .filter(|l| matches!(l, NoteLine::Approval { .. }))
     }
+
+    /// The newest approval record: (approved, by).
+    pub fn decision(&self) -> Option<(bool, String)> {
+        self.approvals()
+            .filter_map(|l| match l {
+                NoteLine::Approval {
+                    approved, by, ts, ..
+                } => Some((*ts, *approved, by.clone())),
+                _ => None,
+            })
+            .max_by(|a, b| a.0.cmp(&b.0))
+            .map(|(_, a, by)| (a, by))
+    }
 }
 
 #[cfg(test)]
