@@ -7,16 +7,22 @@ use serde_json::Value;
 
 // ---------------------------------------------------------------------------------------
 // Divergence and notes
-// ---------------------------------------------------------------------------------------
 
-#[test]
-fn diverged_runs_keep_local_and_import_the_remote_continuation_as_a_fork() {
+/// A remote holding run r1, made and pushed by alice's clone and fetched into bob's.
+fn run_r1_shared_by_alice_and_bob() -> (Bare, crate::common::Repo, crate::common::Repo) {
     let bare = Bare::new();
     let a = clone(&bare.url(), "alice");
     let b = clone(&bare.url(), "bob");
     make_run(&a, "r1");
     ok_in(a.path(), &["push", "r1"]);
     ok_in(b.path(), &["fetch"]);
+    (bare, a, b)
+}
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn diverged_runs_keep_local_and_import_the_remote_continuation_as_a_fork() {
+    let (bare, a, b) = run_r1_shared_by_alice_and_bob();
 
     // Both extend the same run differently; A pushes first.
     a.write("a.txt", "alice's test\n");
@@ -197,12 +203,7 @@ fn approvals_on_both_sides_are_merged_and_pushed() {
 
 #[test]
 fn remote_ahead_fast_forwards_and_local_ahead_is_left_alone() {
-    let bare = Bare::new();
-    let a = clone(&bare.url(), "alice");
-    let b = clone(&bare.url(), "bob");
-    make_run(&a, "r1");
-    ok_in(a.path(), &["push", "r1"]);
-    ok_in(b.path(), &["fetch"]);
+    let (_bare, a, b) = run_r1_shared_by_alice_and_bob();
     a.write("t.txt", "tested\n");
     ok_in(
         a.path(),
