@@ -412,6 +412,8 @@ fn auto_maintenance_only_when_due(url: &str, remote: &Path) {
     c.git(&["commit", "-q", "--allow-empty", "-m", "another"]);
     c.git(&["repack", "-q", "-d"]);
     c.git(&["config", "gc.autoPackLimit", "1"]);
+    // In the foreground, so that its repack is done before fsck looks at the packs.
+    c.git(&["config", "gc.autoDetach", "false"]);
     let (report, started) = maintenance_started(c.path(), &["r1"], &[]);
     assert_eq!(report["runs"][0]["result"], "new", "{report}");
     assert_eq!(started, 1);
