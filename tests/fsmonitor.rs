@@ -96,6 +96,8 @@ fn monitored_repo(w: &Watchman) -> Repo {
     let hook = repo.path().join(".git/hooks/fsmonitor-watchman");
     std::fs::copy(HOOK_SAMPLE, &hook).unwrap();
     repo.git(&["config", "core.fsmonitor", ".git/hooks/fsmonitor-watchman"]);
+    // The full monitored pass, unless a test wants checkpoints to start from the last one.
+    repo.git(&["config", "agentRewind.fromLastCheckpoint", "false"]);
     w.watched
         .borrow_mut()
         .push(repo.path().canonicalize().unwrap());
@@ -154,14 +156,38 @@ struct Taken {
     known: usize,
     /// The trace's line saying why the full pass was taken, if it was.
     full_pass: Option<String>,
+    /// Whether the snapshot started from the last checkpoint's tree (`monitored`).
+    from_last: bool,
     trace: String,
+    json: serde_json::Value,
+}
+
+impl Taken {
+    /// Whether the monitor's answer spared work: entries known unchanged, or a snapshot
+    /// started from the last checkpoint.
+    fn monitored(&self) -> bool {
+        self.full_pass.is_none() && (self.known > 0 || self.from_last)
+    }
 }
 
 fn checkpoint(w: &Watchman, dir: &Path, what: &str) -> Taken {
+    let t = checkpoint_in(w, dir, what, &[]);
+    let expected = add_all_tree(w, dir);
+    assert_eq!(
+        t.tree, expected,
+        "after {what}: the checkpoint differs from `git add -A`\n{}",
+        t.trace
+    );
+    t
+}
+
+/// A checkpoint (with `extra` arguments), not compared with anything.
+fn checkpoint_in(w: &Watchman, dir: &Path, what: &str, extra: &[&str]) -> Taken {
     let out = tool_cmd(dir)
         .env(w.env().0, w.env().1)
         .env("AGENT_REWIND_TRACE", "1")
         .args(["--json", "checkpoint", "-m", what, "work"])
+        .args(extra)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -182,16 +208,13 @@ fn checkpoint(w: &Watchman, dir: &Path, what: &str) -> Taken {
         .lines()
         .find(|l| l.contains("fsmonitor:") && l.ends_with("full pass"))
         .map(str::to_string);
-    let expected = add_all_tree(w, dir);
-    assert_eq!(
-        tree, expected,
-        "after {what}: the checkpoint differs from `git add -A`\n{stderr}"
-    );
     Taken {
         tree,
         known,
         full_pass,
+        from_last: stderr.contains("snapshot: from the last checkpoint ("),
         trace: stderr,
+        json,
     }
 }
 
@@ -216,32 +239,74 @@ fn entries(w: &Watchman, dir: &Path) -> usize {
 
 #[test]
 fn the_tree_equals_git_add_all_after_every_kind_of_change() {
+    every_kind_of_change(false);
+}
+
+#[test]
+fn the_tree_equals_git_add_all_after_every_kind_of_change_from_the_last_checkpoint() {
+    every_kind_of_change(true);
+}
+
+/// Every kind of change, each followed by a checkpoint whose tree must be `git add -A`'s:
+/// with `from_last`, each starts from the last checkpoint's tree where it may (asserted),
+/// otherwise each takes the full monitored pass.
+fn every_kind_of_change(from_last: bool) {
     let w = Watchman::start();
     let repo = monitored_repo(&w);
     let dir = repo.path();
+    let on = if from_last { "true" } else { "false" };
+    repo.git(&["config", "agentRewind.fromLastCheckpoint", on]);
     start(&w, dir);
     // The first snapshot got our first token; this one asks the monitor.
     let t = checkpoint(&w, dir, "nothing");
     assert!(t.full_pass.is_none(), "{:?}", t.full_pass);
-    assert_eq!(
-        t.known,
-        entries(&w, dir),
-        "every entry known from the monitor"
-    );
+    if from_last {
+        assert!(t.from_last, "{}", t.trace);
+    } else {
+        assert_eq!(
+            t.known,
+            entries(&w, dir),
+            "every entry known from the monitor"
+        );
+    }
+    // Whether a checkpoint took the way this run expects.
+    let took_expected_way = |t: &Taken| t.monitored() && t.from_last == from_last;
 
     repo.write("d1/sub/deep/new.txt", "a new file\n");
     repo.write("d2/brand/new/dir.txt", "a new folder\n");
     repo.write("d2/ignored.log", "ignored\n");
     let t = checkpoint(&w, dir, "creates");
-    assert!(t.full_pass.is_none() && t.known > 0);
+    assert!(took_expected_way(&t), "{}", t.trace);
 
     std::fs::remove_file(dir.join("d3/f0.txt")).unwrap();
     std::fs::remove_dir_all(dir.join("d4/sub")).unwrap();
-    checkpoint(&w, dir, "deletes");
+    let t = checkpoint(&w, dir, "deletes");
+    assert!(took_expected_way(&t), "{}", t.trace);
 
     std::fs::rename(dir.join("d5/f1.txt"), dir.join("d6/sub/moved.txt")).unwrap();
     std::fs::rename(dir.join("d7/sub"), dir.join("d7/renamed")).unwrap();
-    checkpoint(&w, dir, "renames");
+    let t = checkpoint(&w, dir, "renames");
+    assert!(took_expected_way(&t), "{}", t.trace);
+
+    // A file becomes a folder, a folder becomes a file, a symlink appears.
+    std::fs::remove_file(dir.join("d1/f0.txt")).unwrap();
+    repo.write("d1/f0.txt/inside.txt", "was a file\n");
+    std::fs::remove_dir_all(dir.join("d2/sub")).unwrap();
+    repo.write("d2/sub", "was a folder\n");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("f1.txt", dir.join("d3/link")).unwrap();
+    let t = checkpoint(&w, dir, "kinds changed");
+    assert!(took_expected_way(&t), "{}", t.trace);
+
+    // A folder replaced by a symlink to another one: nothing below the symlink is the
+    // worktree's, though a path through it finds files.
+    #[cfg(unix)]
+    {
+        std::fs::remove_dir_all(dir.join("d5/sub")).unwrap();
+        std::os::unix::fs::symlink("../d6/sub", dir.join("d5/sub")).unwrap();
+        let t = checkpoint(&w, dir, "a folder became a symlink");
+        assert!(took_expected_way(&t), "{}", t.trace);
+    }
 
     #[cfg(unix)]
     {
@@ -249,7 +314,7 @@ fn the_tree_equals_git_add_all_after_every_kind_of_change() {
         let f = dir.join("d8/f2.txt");
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
         let t = checkpoint(&w, dir, "a mode change");
-        assert!(t.full_pass.is_none() && t.known > 0);
+        assert!(took_expected_way(&t), "{}", t.trace);
     }
 
     // Same size, same mtime: only the monitor (and ctime) can tell.
@@ -258,21 +323,26 @@ fn the_tree_equals_git_add_all_after_every_kind_of_change() {
     std::fs::write(&f, "X Y\n").unwrap();
     filetime::set_file_mtime(&f, filetime::FileTime::from_system_time(before)).unwrap();
     let t = checkpoint(&w, dir, "an edit keeping size and mtime");
-    assert!(t.full_pass.is_none() && t.known > 0);
+    assert!(took_expected_way(&t), "{}", t.trace);
 
     // The index changes under us (a file staged, another one's entry refreshed).
     repo.write("d0/f0.txt", "staged change\n");
     git(&w, dir, &["-c", "core.fsmonitor=false", "add", "d0/f0.txt"]);
     repo.write("d0/f0.txt", "and changed again\n");
     let t = checkpoint(&w, dir, "a staged change");
-    assert!(t.full_pass.is_none());
+    // Another index: the full monitored pass.
+    assert!(
+        t.full_pass.is_none() && t.known > 0 && !t.from_last,
+        "{}",
+        t.trace
+    );
 
     // `git status` with the same monitor updates git's own token in the index: ours is
     // unaffected, and the next checkpoint still uses the monitor.
     git(&w, dir, &["status", "--porcelain"]);
     repo.write("d1/f4.txt", "after git status\n");
     let t = checkpoint(&w, dir, "an edit after git status");
-    assert!(t.full_pass.is_none() && t.known > 0);
+    assert!(took_expected_way(&t), "{}", t.trace);
     // Nothing changed: the same tree, every proof kept.
     let again = checkpoint(&w, dir, "nothing again");
     assert_eq!(again.tree, t.tree);
@@ -613,6 +683,250 @@ fn proofs_hold_across_index_layout_changes_and_an_old_token_file_means_the_full_
         assert_eq!(t.known, 0, "{what}");
         let t = checkpoint(&w, dir, &format!("after {what}"));
         assert!(t.full_pass.is_none() && t.known > 0, "{what}: {}", t.trace);
+    }
+    git(&w, dir, &["fsck", "--strict", "--no-progress"]);
+}
+
+/// `git add -A`'s tree without `left_out` (what the policy leaves out), from a temp index.
+fn add_all_tree_without(w: &Watchman, dir: &Path, left_out: &[&str]) -> String {
+    let index = dir.join(".git/index");
+    let tmp = tempfile::NamedTempFile::new().unwrap();
+    std::fs::copy(&index, tmp.path()).unwrap();
+    let mtime = std::fs::metadata(&index).unwrap().modified().unwrap();
+    filetime::set_file_mtime(tmp.path(), filetime::FileTime::from_system_time(mtime)).unwrap();
+    let run = |args: &[&str]| {
+        let out = git_cmd(dir)
+            .env(w.env().0, w.env().1)
+            .env("GIT_INDEX_FILE", tmp.path())
+            .args(["-c", "core.fsmonitor=false"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    run(&["add", "-A"]);
+    for p in left_out {
+        run(&["rm", "-q", "--cached", "--ignore-unmatch", "--", p]);
+    }
+    run(&["write-tree"]).trim().to_string()
+}
+
+fn excluded_paths(t: &Taken) -> Vec<String> {
+    t.json["excluded"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|x| x["path"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn from_the_last_checkpoint_ignore_rules_and_the_policy_decide_as_in_the_full_pass() {
+    let w = Watchman::start();
+    let repo = monitored_repo(&w);
+    let dir = repo.path();
+    repo.git(&["config", "agentRewind.fromLastCheckpoint", "true"]);
+    repo.git(&["config", "agentRewind.maxUntrackedSize", "1000"]);
+    // Index version 4 (paths compressed against the one before) is read too.
+    git(&w, dir, &["update-index", "--index-version", "4"]);
+    start(&w, dir);
+    let step = |what: &str, left_out: &[&str]| {
+        let t = checkpoint_in(&w, dir, what, &[]);
+        assert!(t.from_last, "{what}: {}", t.trace);
+        assert_eq!(
+            t.tree,
+            add_all_tree_without(&w, dir, left_out),
+            "{what}: the tree differs from `git add -A` without {left_out:?}\n{}",
+            t.trace
+        );
+        let mut want: Vec<String> = left_out.iter().map(|p| p.to_string()).collect();
+        want.sort();
+        assert_eq!(excluded_paths(&t), want, "{what}");
+        t
+    };
+    checkpoint_in(&w, dir, "a first one", &[]);
+
+    // A new folder with an ignored file and a secret one, a file too big, an ignored folder.
+    repo.write("d0/new/deep/kept.txt", "kept\n");
+    repo.write("d0/new/deep/skip.log", "ignored by *.log\n");
+    repo.write("d0/new/.env", "SECRET=1\n");
+    repo.write("d1/big.bin", &"x".repeat(2000));
+    repo.write("d1/notes.txt", "kept too\n");
+    repo.write("d5/out.log/inside.txt", "in an ignored folder\n");
+    step("creates", &["d0/new/.env", "d1/big.bin"]);
+
+    // What was left out stays so while it is not touched, and is looked at again when it is.
+    repo.write("d0/new/deep/kept.txt", "kept, edited\n");
+    step("an edit beside", &["d0/new/.env", "d1/big.bin"]);
+    repo.write("d1/big.bin", "small now\n");
+    step("shrunk", &["d0/new/.env"]);
+    std::fs::remove_dir_all(dir.join("d0/new")).unwrap();
+    step("the new folder deleted", &[]);
+    git(&w, dir, &["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn from_the_last_checkpoint_every_doubt_means_the_full_pass() {
+    let w = Watchman::start();
+    let repo = monitored_repo(&w);
+    let dir = repo.path();
+    repo.git(&["config", "agentRewind.fromLastCheckpoint", "true"]);
+    let first = tool_cmd(dir)
+        .env(w.env().0, w.env().1)
+        .args(["start", "--run", "first"])
+        .output()
+        .unwrap();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let from_last = |what: &str| {
+        let t = checkpoint(&w, dir, what);
+        assert!(t.from_last, "{what}: {}", t.trace);
+    };
+    let full = |what: &str, why: &str| {
+        let t = checkpoint(&w, dir, what);
+        assert!(!t.from_last, "{what}: {}", t.trace);
+        assert!(
+            t.trace
+                .contains(&format!("snapshot: not from the last checkpoint ({why}")),
+            "{what}: {}",
+            t.trace
+        );
+    };
+    from_last("a first edit-free one");
+
+    // HEAD moves: a commit.
+    repo.write("d1/f1.txt", "committed\n");
+    git(
+        &w,
+        dir,
+        &["-c", "core.fsmonitor=false", "commit", "-qam", "moved"],
+    );
+    repo.write("d1/f2.txt", "after the commit\n");
+    full("after a commit", "HEAD moved");
+    repo.write("d1/f3.txt", "and then\n");
+    from_last("the one after");
+
+    // A .gitignore changes: what is ignored below it may have.
+    repo.write("d2/.gitignore", "f1.txt\n");
+    full("a .gitignore", "a .gitignore changed");
+    // An ignore file outside the worktree changes.
+    let exclude = dir.join(".git/info/exclude");
+    std::fs::write(&exclude, "*.tmp\n").unwrap();
+    // Changed moments ago, it could change again unseen: aged, it is trusted again.
+    let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    filetime::set_file_mtime(&exclude, filetime::FileTime::from_system_time(hour_ago)).unwrap();
+    repo.write("d3/x.tmp", "ignored now\n");
+    full("info/exclude", "settings changed");
+
+    // Another run: its last checkpoint is not where the last snapshot ended.
+    let other = tool_cmd(dir)
+        .env(w.env().0, w.env().1)
+        .args(["start", "--run", "other"])
+        .output()
+        .unwrap();
+    assert!(
+        other.status.success(),
+        "{}",
+        String::from_utf8_lossy(&other.stderr)
+    );
+    repo.write("d4/f1.txt", "in the other run\n");
+    from_last("in the other run");
+    repo.write("d4/f2.txt", "back in the first run\n");
+    let t = checkpoint_in(&w, dir, "the first run", &["--run", "first"]);
+    assert_eq!(t.tree, add_all_tree(&w, dir));
+    assert!(
+        t.trace
+            .contains("not from the last checkpoint (the run's last checkpoint is not"),
+        "{}",
+        t.trace
+    );
+
+    repo.write("d4/f3.txt", "back in the active run\n");
+    full("back in the active run", "the run's last checkpoint is not");
+
+    // A tracked folder moved away and back: the index holds entries below a new folder.
+    std::fs::rename(dir.join("d9/sub"), dir.join(".git/moved-away")).unwrap();
+    from_last("a tracked folder moved away");
+    std::fs::rename(dir.join(".git/moved-away"), dir.join("d9/sub")).unwrap();
+    full("the folder moved back", "an index entry below a new folder");
+
+    // A nested repository appears: git takes it as a submodule's commit.
+    let nested = dir.join("d7/nested");
+    std::fs::create_dir_all(&nested).unwrap();
+    git(&w, &nested, &["init", "-q"]);
+    std::fs::write(nested.join("inside.txt"), "in a nested repository\n").unwrap();
+    git(&w, &nested, &["add", "inside.txt"]);
+    git(
+        &w,
+        &nested,
+        &[
+            "-c",
+            "user.name=n",
+            "-c",
+            "user.email=n@x",
+            "commit",
+            "-qm",
+            "n",
+        ],
+    );
+    full("a nested repository", "a .git inside the worktree");
+    std::fs::write(
+        nested.join("inside.txt"),
+        "edited in the nested repository\n",
+    )
+    .unwrap();
+    full("an edit inside it", "a nested repository");
+    git(&w, dir, &["fsck", "--strict", "--no-progress"]);
+}
+
+#[test]
+fn a_checkpoint_that_crashed_after_its_snapshot_leaves_the_next_one_to_the_full_pass() {
+    let w = Watchman::start();
+    let repo = monitored_repo(&w);
+    let dir = repo.path();
+    repo.git(&["config", "agentRewind.fromLastCheckpoint", "true"]);
+    start(&w, dir);
+    checkpoint(&w, dir, "a first one");
+    for point in ["journal:objects-written", "publish:before"] {
+        // The snapshot starts from the last checkpoint and saves where it ended; the
+        // checkpoint then dies before its refs move, so that tree is no checkpoint's.
+        repo.write("d3/f3.txt", &format!("before the crash at {point}\n"));
+        let out = tool_cmd(dir)
+            .env(w.env().0, w.env().1)
+            .env("AGENT_REWIND_CRASH_AT", point)
+            .env("AGENT_REWIND_TRACE", "1")
+            .args(["checkpoint", "-m", "crashes", "work"])
+            .output()
+            .unwrap();
+        assert!(
+            !out.status.success(),
+            "{point}: the crash point was not reached"
+        );
+        let trace = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            trace.contains("snapshot: from the last checkpoint ("),
+            "{point}: {trace}"
+        );
+        repo.write("d3/f4.txt", &format!("after the crash at {point}\n"));
+        let t = checkpoint(&w, dir, "after the crash");
+        assert!(
+            t.trace
+                .contains("not from the last checkpoint (the run's last checkpoint is not"),
+            "{point}: {}",
+            t.trace
+        );
+        let t = checkpoint(&w, dir, "and the next");
+        assert!(t.from_last, "{point}: {}", t.trace);
     }
     git(&w, dir, &["fsck", "--strict", "--no-progress"]);
 }

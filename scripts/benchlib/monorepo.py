@@ -109,13 +109,23 @@ def bench_fsmonitor(ctx: Context) -> SectionResult:
             touch()
             return timed(lambda: run(["git", "status", "--porcelain"], cwd=repo, env=env))[0]
 
-        def checkpoint(on: bool):
+        # The full monitored pass, as after a commit or `git add` (the index or HEAD moved).
+        full_env = dict(env, GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="agentRewind.fromLastCheckpoint",
+                        GIT_CONFIG_VALUE_0="false")
+
+        def checkpoint(on: bool, full: bool = False):
             monitor(on)
             hooks(True)
+            # What is timed is a checkpoint after 5 files changed since the run's last one (an
+            # agent's turn): that last one is taken first, untimed, after the same kind of touch.
             touch()
+            run([*ctx.tool_cmd, "checkpoint", "bench", "--run", "benchrun", "--meta", f"i=before{gen[0]}"],
+                cwd=repo, env=env)
+            touch()
+            cenv = full_env if full else env
             t, out = timed(lambda: json.loads(
                 run([*ctx.tool_cmd, "checkpoint", "bench", "--run", "benchrun", "--meta", f"i={gen[0]}", "--json"],
-                    cwd=repo, env=env).stdout))
+                    cwd=repo, env=cenv).stdout))
             got = run(["git", "rev-parse", out["checkpoint"] + "^{tree}"], cwd=repo, env=env).stdout.strip()
             tmp_index = repo / ".git" / "bench-check-index"
             # copy2 keeps the index's mtime: a copy stamped "now" makes git trust stale stat data
@@ -150,6 +160,7 @@ def bench_fsmonitor(ctx: Context) -> SectionResult:
         contenders = {
             "status+wm": lambda: status(True),
             "checkpoint+wm": lambda: checkpoint(True),
+            "checkpoint-full+wm": lambda: checkpoint(True, full=True),
             "status": lambda: status(False),
             "checkpoint": lambda: checkpoint(False),
             "commit+hook": lambda: commit(True, False),
@@ -174,7 +185,11 @@ def bench_fsmonitor(ctx: Context) -> SectionResult:
         monitor(True)
         hooks(True)
         touch()
+        trace_lines(ctx, repo, env, 0)
+        touch()
         trace_wm = trace_lines(ctx, repo, env, 1)
+        touch()
+        trace_wm_full = trace_lines(ctx, repo, full_env, 3)
         monitor(False)
         touch()
         trace_plain = trace_lines(ctx, repo, env, 2)
@@ -213,17 +228,29 @@ def bench_fsmonitor(ctx: Context) -> SectionResult:
     rows = [
         row("checkpoint with Watchman vs `git status` with Watchman", med["checkpoint+wm"], med["status+wm"], 1.0),
         row("checkpoint with Watchman vs our checkpoint without", med["checkpoint+wm"], med["checkpoint"], 0.3),
+        [
+            "(not a target) the full monitored pass, as the first checkpoint after a commit or "
+            "`git add` takes, vs our checkpoint without",
+            ms(med["checkpoint-full+wm"]),
+            ms(med["checkpoint"]),
+            f"{med['checkpoint-full+wm'] / med['checkpoint']:.2f}×",
+            "—",
+            "—",
+        ],
         row("checkpoint vs `git status`, no monitor", med["checkpoint"], med["status"], 0.8),
         hook_row("post-commit hook overhead vs 15 ms + 0.5× checkpoint (no monitor)", overhead),
         hook_row("the same with Watchman (budget from the checkpoint without)", overhead_wm),
     ]
     notes = [
         f"{size_label(nfiles)} files ({nfiles // 20:,} leaf folders), objects packed; median of "
-        f"{a.mono_iterations} rounds after {a.warmup} warm-up; the eight contenders take turns "
+        f"{a.mono_iterations} rounds after {a.warmup} warm-up; the nine contenders take turns "
         "within each round, grouped by monitor state (in rotating order within a group, the groups "
         "alternating; after each switch one untimed `git status` and one untimed checkpoint let "
         "git's token and our walk cache catch up); each runs right after the same 5 tracked files get new "
-        "content and 3 new untracked files appear (Watchman is let to settle before the timing).",
+        "content and 3 new untracked files appear (Watchman is let to settle before the timing). "
+        "A timed checkpoint follows an untimed one of the same run made after the same kind of touch, "
+        "so it starts from the run's last checkpoint where it can (with Watchman); the full monitored "
+        "pass is timed with `agentRewind.fromLastCheckpoint=false`.",
         "Medians: " + ", ".join(f"{k} {ms(v)}" for k, v in med.items()) + ". Hook overhead = median "
         "of the paired differences (commit with our post-commit hook − commit without), each way.",
         "With Watchman: `core.fsmonitor` = git's `fsmonitor-watchman.sample` (Perl) hook, for git "
@@ -235,6 +262,7 @@ def bench_fsmonitor(ctx: Context) -> SectionResult:
     else:
         notes.append("Checks: every measured checkpoint's tree equalled `git add -A`'s of the same worktree.")
     notes.append("Profile of one checkpoint with Watchman (`AGENT_REWIND_TRACE=1`): " + "; ".join(trace_wm))
+    notes.append("The full monitored pass: " + "; ".join(trace_wm_full))
     notes.append("Without a monitor: " + "; ".join(trace_plain))
     notes.append("The post-commit hook's checkpoint without a monitor: " + "; ".join(trace_hook[False]))
     notes.append("… and with Watchman: " + "; ".join(trace_hook[True]))

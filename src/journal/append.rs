@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::ids::RunId;
 use crate::journal::{Record, Recorded, TreeSource};
 use crate::model::{Note, NoteLine};
-use crate::snapshot::{Policy, snapshot_worktree};
+use crate::snapshot::{Policy, snapshot_for_checkpoint};
 use crate::store::{ObjectId, PublishError, RefChange, Store, layout};
 use std::time::Duration;
 
@@ -37,7 +37,11 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
     let staged = store.with_staged_objects();
     let (tree, excluded) = match &rec.tree {
         TreeSource::Worktree => {
-            let snap = snapshot_worktree(&staged, &Policy::from_config(store)?)?;
+            let last = match store.run_head(&rec.run)? {
+                Some(head) => Some(store.commit_tree(head)?),
+                None => None,
+            };
+            let snap = snapshot_for_checkpoint(&staged, &Policy::from_config(store)?, last)?;
             (snap.tree, snap.excluded)
         }
         TreeSource::Given { tree, excluded } => (*tree, excluded.clone()),

@@ -97,6 +97,16 @@ pub struct Changes {
 /// Start asking the monitor, when `core.fsmonitor` names a hook. `None` when no monitor is
 /// configured or it cannot be asked (git's built-in daemon, another hook version).
 pub fn start(store: &Store) -> Option<Pending> {
+    start_with(store, None)
+}
+
+/// [`start`], asking with `token` (a monitored snapshot's own, `store::snapshot::monitored`)
+/// in place of the one in our token file, and with no proofs.
+pub fn start_since(store: &Store, token: &str) -> Option<Pending> {
+    start_with(store, Some(token))
+}
+
+fn start_with(store: &Store, token: Option<&str>) -> Option<Pending> {
     let config = store.repo().config_snapshot();
     let hook = match config.plumbing().boolean("core.fsmonitor") {
         Ok(None | Some(false)) => return None,
@@ -119,7 +129,10 @@ pub fn start(store: &Store) -> Option<Pending> {
     }
     let workdir = store.workdir().ok()?;
     let key = settings_key(store, &hook, workdir);
-    let saved = load(&store.private().fsmonitor_token(), &key);
+    let saved = match token {
+        Some(t) => Some((t.to_string(), Proofs::default())),
+        None => load(&store.private().fsmonitor_token(), &key),
+    };
     let (since, proven) = match saved {
         Some((token, proven)) => (Some(token), proven),
         None => (None, Proofs::default()),
@@ -259,6 +272,11 @@ impl Pending {
 }
 
 impl Changes {
+    /// The reported paths, sorted, without duplicates or a trailing `/`.
+    pub fn paths(&self) -> &[BString] {
+        &self.paths
+    }
+
     fn new(since: String, paths: Vec<BString>, proven: Proofs) -> Changes {
         let mut dirty_dirs = HashSet::with_capacity(paths.len() * 2);
         for p in &paths {

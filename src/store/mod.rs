@@ -24,6 +24,7 @@ mod packwrite;
 mod patch;
 mod private;
 mod publish;
+mod rawindex;
 mod reflock;
 mod refs;
 mod savedindex;

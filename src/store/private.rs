@@ -6,6 +6,7 @@
 //! <git dir>/agent-rewind/cache/dirwalk       the untracked-walk cache (per worktree)
 //! <git dir>/agent-rewind/cache/fsmonitor     our fsmonitor token and proofs (per worktree)
 //! <git dir>/agent-rewind/cache/watchman-sock Watchman's socket path, as its CLI resolved it
+//! <git dir>/agent-rewind/cache/monitored     where the last monitored snapshot ended
 //! <git dir>/agent-rewind/tmp/                temp files of checkouts and index writes
 //! <git dir>/agent-rewind/touched/<run>       paths an agent edited since its last turn
 //! <common dir>/agent-rewind/cache/runs.lines the `list` summary cache
@@ -62,6 +63,10 @@ impl PrivatePaths<'_> {
     /// Our fsmonitor token with the digests of the index entries it proves (store::fsmonitor).
     pub fn fsmonitor_token(&self) -> PathBuf {
         self.worktree().join("cache").join("fsmonitor")
+    }
+    /// Where the last monitored snapshot ended: its token and tree (store::snapshot::monitored).
+    pub fn monitored_snapshot(&self) -> PathBuf {
+        self.worktree().join("cache").join("monitored")
     }
     /// Watchman's socket path as `watchman get-sockname` gave it (store::fsmonitor).
     pub fn watchman_sockname(&self) -> PathBuf {

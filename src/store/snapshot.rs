@@ -21,6 +21,7 @@ use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
 use std::collections::HashSet;
 
+mod monitored;
 mod status;
 
 use status::{staged_changes, worktree_changes};
@@ -132,15 +133,49 @@ fn checkin_attribute_entries(
 /// Snapshot the worktree of `store`. Exclusion applies to paths that are not in HEAD
 /// (untracked or newly staged); files already committed are kept as git keeps them.
 pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
+    snapshot(store, policy, None)
+}
+
+/// [`snapshot_worktree`] for a checkpoint of a run whose newest checkpoint has tree `last`
+/// (`None`: the run has none yet). With a filesystem monitor it may start from that tree,
+/// and it saves where it ended for the next checkpoint (`monitored`).
+pub fn snapshot_for_checkpoint(
+    store: &Store,
+    policy: &Policy,
+    last: Option<ObjectId>,
+) -> Result<Snapshot> {
+    snapshot(store, policy, Some(last))
+}
+
+/// `checkpoint`: `Some` for a checkpoint, with the tree of the run's newest one.
+fn snapshot(
+    store: &Store,
+    policy: &Policy,
+    checkpoint: Option<Option<ObjectId>>,
+) -> Result<Snapshot> {
     use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
 
     let repo = store.repo();
     let workdir = store.workdir()?.to_path_buf();
     let head_tree = repo.head_tree_id_or_empty()?.detach();
+    let checkpoint = checkpoint.filter(|_| !policy.record_index && monitored::enabled(store));
+    let mut raw = None;
+    if let Some(Some(last)) = checkpoint {
+        match monitored::try_from_last(store, policy, last, head_tree)? {
+            monitored::Attempt::Done(snapshot) => return Ok(snapshot),
+            monitored::Attempt::Full(scanned) => raw = scanned,
+        }
+    }
     let mut editor = TreeEdits::new(repo, head_tree)?;
     let protect = store.protect_options();
     // Ask the filesystem monitor (when configured) while the index is read.
     let pending = fsmonitor::start(store);
+    // A checkpoint's monitored pass saves where it ended, with the index's digest: read on
+    // a thread of its own meanwhile.
+    let scan = (checkpoint.is_some() && pending.is_some() && raw.is_none()).then(|| {
+        let (path, hash) = (repo.index_path(), repo.object_hash());
+        std::thread::spawn(move || crate::store::rawindex::read(&path, hash))
+    });
     // …and read the untracked walk's cache meanwhile too.
     let walk_cache = read_cache(store)?;
     let mut index = store.read_user_index()?;
@@ -380,61 +415,10 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
             continue;
         }
         let rela = entry.rela_path.as_bstr();
-        let shown = rela.to_str_lossy();
-        if let Some(p) = policy.excluded_pattern(&shown) {
-            exclude(
-                rela,
-                format!("matches secret pattern {p}"),
-                &mut excluded,
-                &mut skip,
-            );
-            continue;
-        }
-        if let Some(bad) = rela
-            .split_str("/")
-            .find(|c| gix::validate::path::component(c.as_bstr(), None, protect).is_err())
-        {
-            // Git refuses such a name too (`core.protectNTFS` and friends).
-            exclude(
-                rela,
-                format!("{:?} is not a valid name in a git tree", bad.as_bstr()),
-                &mut excluded,
-                &mut skip,
-            );
-            continue;
-        }
-        let full = workdir.join(gix::path::from_bstr(rela)?);
-        if let Ok(md) = std::fs::symlink_metadata(&full)
-            && md.is_file()
-            && md.len() > policy.max_untracked_size
-        {
-            exclude(
-                rela,
-                format!(
-                    "untracked file of {} bytes exceeds agentRewind.maxUntrackedSize ({})",
-                    md.len(),
-                    policy.max_untracked_size
-                ),
-                &mut excluded,
-                &mut skip,
-            );
-            continue;
-        }
-        if policy.scan_content
-            && let Some(what) = secret_in_content(&full)
-        {
-            exclude(
-                rela,
-                format!("its content holds a {what}"),
-                &mut excluded,
-                &mut skip,
-            );
-            continue;
-        }
-        if let Some((id, kind, _)) =
-            retry_object_write(|| pipeline.worktree_file_to_object(rela, &index))?
-        {
-            editor.upsert(rela, kind, id)?;
+        match new_file(policy, protect, &workdir, &mut pipeline, &index, rela)? {
+            NewFile::Blob(id, kind) => editor.upsert(rela, kind, id)?,
+            NewFile::Excluded(reason) => exclude(rela, reason, &mut excluded, &mut skip),
+            NewFile::Gone => {}
         }
     }
     let tree = editor.write()?;
@@ -444,7 +428,7 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
     }
     excluded.sort_by(|a, b| a.path.cmp(&b.path));
     excluded.dedup_by(|a, b| a.path == b.path);
-    Ok(Snapshot {
+    let snapshot = Snapshot {
         tree,
         index_tree,
         excluded,
@@ -452,7 +436,76 @@ pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
         dirs_skipped: walk.dirs_skipped,
         entries_proven: proven,
         index_flags,
-    })
+    };
+    if let (Some(_), Some(monitor)) = (checkpoint, &monitor) {
+        if let Some(scan) = scan {
+            raw = scan.join().ok().flatten();
+        }
+        let ended = monitored::Ended {
+            next_token: monitor.next_token.as_deref(),
+            head_tree,
+            raw,
+            unreadable: !walk.unreadable.is_empty(),
+        };
+        monitored::record(store, policy, ended, &index, &snapshot);
+    }
+    Ok(snapshot)
+}
+
+/// What the snapshot takes of one untracked, not ignored file.
+enum NewFile {
+    Blob(ObjectId, gix::objs::tree::EntryKind),
+    /// Left out by the policy, and why.
+    Excluded(String),
+    /// Gone meanwhile (or a kind of file a tree cannot hold).
+    Gone,
+}
+
+/// The untracked, not ignored file `rela`: its blob, unless the policy leaves it out (a
+/// secret pattern, a name git refuses, too big, a credential inside).
+fn new_file(
+    policy: &Policy,
+    protect: gix::validate::path::component::Options,
+    workdir: &std::path::Path,
+    pipeline: &mut gix::filter::Pipeline<'_>,
+    index: &gix::index::State,
+    rela: &BStr,
+) -> Result<NewFile> {
+    if let Some(p) = policy.excluded_pattern(&rela.to_str_lossy()) {
+        return Ok(NewFile::Excluded(format!("matches secret pattern {p}")));
+    }
+    if let Some(bad) = rela
+        .split_str("/")
+        .find(|c| gix::validate::path::component(c.as_bstr(), None, protect).is_err())
+    {
+        // Git refuses such a name too (`core.protectNTFS` and friends).
+        return Ok(NewFile::Excluded(format!(
+            "{:?} is not a valid name in a git tree",
+            bad.as_bstr()
+        )));
+    }
+    let full = workdir.join(gix::path::from_bstr(rela)?);
+    if let Ok(md) = std::fs::symlink_metadata(&full)
+        && md.is_file()
+        && md.len() > policy.max_untracked_size
+    {
+        return Ok(NewFile::Excluded(format!(
+            "untracked file of {} bytes exceeds agentRewind.maxUntrackedSize ({})",
+            md.len(),
+            policy.max_untracked_size
+        )));
+    }
+    if policy.scan_content
+        && let Some(what) = secret_in_content(&full)
+    {
+        return Ok(NewFile::Excluded(format!("its content holds a {what}")));
+    }
+    Ok(
+        match retry_object_write(|| pipeline.worktree_file_to_object(rela, index))? {
+            Some((id, kind, _)) => NewFile::Blob(id, kind),
+            None => NewFile::Gone,
+        },
+    )
 }
 
 /// A copy of `index` holding only the entries not marked `UPTODATE` (in order, with the

@@ -1,0 +1,362 @@
+//! The user's index file read as bytes, without decoding it into entries: a digest of its
+//! entries, whether it is "plain" (nothing a tree cannot say), and the entries at a few
+//! paths. This is what lets a monitored snapshot start from the last checkpoint's tree
+//! (`store::snapshot::monitored`) without paying for gix's decode of a 100k-entry index.
+//!
+//! The digest covers the header and every entry byte (stat data, id, flags, path), not the
+//! extensions: git rewrites those (its own fsmonitor token, the cache-tree) on every
+//! `git status` while the entries stay the same. Plain means version 2 to 4, stage 0 only,
+//! no assume-unchanged, skip-worktree or intent-to-add flag, only regular files, executables
+//! and symlinks (no submodule, no sparse directory), and no split index. Anything this does
+//! not understand is `None`: the caller then takes the full pass. It never writes anything.
+
+use gix::ObjectId;
+use gix::bstr::{BStr, BString, ByteSlice};
+use std::path::Path;
+
+/// The index file as read, with what the scan found.
+pub struct RawIndex {
+    bytes: Vec<u8>,
+    version: u32,
+    count: usize,
+    hash: gix::hash::Kind,
+    /// Where each entry starts (versions 2 and 3).
+    offsets: Option<Vec<usize>>,
+    /// Digest of the header and the entries (see the module comment).
+    pub digest: [u64; 2],
+    /// Whether every entry is one a tree says all of (see the module comment).
+    pub plain: bool,
+}
+
+/// One entry found by [`RawIndex::lookup`].
+#[derive(Debug, Clone)]
+pub struct RawEntry {
+    pub path: BString,
+    /// The mode as git stores it (`0o100644`, `0o100755`, `0o120000`, …).
+    pub mode: u32,
+    pub id: ObjectId,
+}
+
+const ENTRY_FIXED: usize = 40; // ctime, mtime, dev, ino, mode, uid, gid, size
+const FLAG_ASSUME_VALID: u16 = 0x8000;
+const FLAG_EXTENDED: u16 = 0x4000;
+const FLAG_STAGE: u16 = 0x3000;
+const NAME_MASK: u16 = 0x0fff;
+
+/// Read and scan the index at `path` (`hash` is the repository's object hash). `None` when
+/// there is no index file, it cannot be read, or it is in a form this does not understand.
+pub fn read(path: &Path, hash: gix::hash::Kind) -> Option<RawIndex> {
+    let bytes = std::fs::read(path).ok()?;
+    scan(bytes, hash)
+}
+
+fn be32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn be16(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_be_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+
+/// Git's varint of index version 4 (`decode_varint`): the value and the bytes it took.
+fn varint(b: &[u8]) -> Option<(usize, usize)> {
+    let mut i = 0;
+    let mut c = *b.first()?;
+    let mut val = u64::from(c & 127);
+    while c & 128 != 0 {
+        i += 1;
+        val = val.checked_add(1)?;
+        if val >> 57 != 0 {
+            return None;
+        }
+        c = *b.get(i)?;
+        val = (val << 7) + u64::from(c & 127);
+    }
+    Some((usize::try_from(val).ok()?, i + 1))
+}
+
+/// One entry's parts, as [`walk`] hands them over.
+struct Parsed<'a> {
+    mode: u32,
+    id: &'a [u8],
+    flags: u16,
+    extended: u16,
+}
+
+/// Go through the entries of `b` in order, handing each one's full path and parts to `each`
+/// (`false` from it stops the walk). Returns where the entries end, or `None` when the bytes
+/// are not a well-formed list of entries.
+fn walk(
+    b: &[u8],
+    version: u32,
+    count: usize,
+    hash_len: usize,
+    mut each: impl FnMut(usize, &[u8], Parsed<'_>) -> bool,
+) -> Option<usize> {
+    let mut at = 12;
+    let mut name: Vec<u8> = Vec::new();
+    for _ in 0..count {
+        let start = at;
+        let mode = be32(b, start + 24)?;
+        let id = b.get(start + ENTRY_FIXED..start + ENTRY_FIXED + hash_len)?;
+        let flags = be16(b, start + ENTRY_FIXED + hash_len)?;
+        let mut pos = start + ENTRY_FIXED + hash_len + 2;
+        let extended = if flags & FLAG_EXTENDED != 0 {
+            if version < 3 {
+                return None;
+            }
+            pos += 2;
+            be16(b, pos - 2)?
+        } else {
+            0
+        };
+        if version == 4 {
+            let (strip, used) = varint(b.get(pos..)?)?;
+            pos += used;
+            let rest = b.get(pos..)?;
+            let nul = rest.iter().position(|c| *c == 0)?;
+            let keep = name.len().checked_sub(strip)?;
+            name.truncate(keep);
+            name.extend_from_slice(&rest[..nul]);
+            at = pos + nul + 1;
+        } else {
+            let len = usize::from(flags & NAME_MASK);
+            let nlen = if len < usize::from(NAME_MASK) {
+                len
+            } else {
+                b.get(pos..)?.iter().position(|c| *c == 0)?
+            };
+            name.clear();
+            name.extend_from_slice(b.get(pos..pos + nlen)?);
+            // Padded with 1 to 8 NULs to a multiple of 8 from the entry's start.
+            at = start + ((pos - start + nlen + 8) & !7);
+            if at > b.len() {
+                return None;
+            }
+        }
+        if !each(
+            start,
+            &name,
+            Parsed {
+                mode,
+                id,
+                flags,
+                extended,
+            },
+        ) {
+            return Some(at);
+        }
+    }
+    Some(at)
+}
+
+fn scan(bytes: Vec<u8>, hash: gix::hash::Kind) -> Option<RawIndex> {
+    let hash_len = hash.len_in_bytes();
+    if bytes.len() < 12 + hash_len || &bytes[..4] != b"DIRC" {
+        return None;
+    }
+    let version = be32(&bytes, 4)?;
+    if !(2..=4).contains(&version) {
+        return None;
+    }
+    let count = usize::try_from(be32(&bytes, 8)?).ok()?;
+    let mut plain = true;
+    // Where each entry starts, for lookups by binary search (version 4 compresses each
+    // path against the one before: looked up by a walk instead).
+    let mut offsets = Vec::with_capacity(if version == 4 { 0 } else { count });
+    let entries_end = walk(&bytes, version, count, hash_len, |start, _, e| {
+        if version != 4 {
+            offsets.push(start);
+        }
+        if e.flags & (FLAG_ASSUME_VALID | FLAG_STAGE) != 0
+            || e.extended != 0
+            || !matches!(e.mode, 0o100644 | 0o100755 | 0o120000)
+        {
+            plain = false;
+        }
+        true
+    })?;
+    let trailer = bytes.len().checked_sub(hash_len)?;
+    if entries_end > trailer {
+        return None;
+    }
+    // Extensions: a split index (`link`), a sparse index (`sdir`) or a required one we do
+    // not know (lower-case signature) means the entries are not the whole story.
+    let mut at = entries_end;
+    while at < trailer {
+        let sig = bytes.get(at..at + 4)?;
+        let size = usize::try_from(be32(&bytes, at + 4)?).ok()?;
+        if sig == b"link" || sig == b"sdir" || sig[0].is_ascii_lowercase() {
+            plain = false;
+        }
+        at = at.checked_add(8)?.checked_add(size)?;
+    }
+    if at != trailer {
+        return None;
+    }
+    let digest = digest(&bytes[..entries_end]);
+    Some(RawIndex {
+        bytes,
+        version,
+        count,
+        hash,
+        offsets: (version != 4).then_some(offsets),
+        digest,
+        plain,
+    })
+}
+
+/// Two independent 64-bit digests of `b` (foldhash with a fixed seed, and CRC-32 with the
+/// length): a cache key, not a security boundary.
+pub(crate) fn digest(b: &[u8]) -> [u64; 2] {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = foldhash::fast::FixedState::with_seed(0x6167_656e_742d_7277).build_hasher();
+    h.write(b);
+    let crc = crc32fast::hash(b);
+    [h.finish(), (u64::from(crc) << 32) ^ b.len() as u64]
+}
+
+impl RawIndex {
+    /// The stage-0 entries at `paths` (sorted, without duplicates), in that order: `None`
+    /// where the index has no entry. Also, for each of `dirs` (sorted), whether the index
+    /// holds any entry below it (`dir/…`).
+    pub fn lookup(
+        &self,
+        paths: &[BString],
+        dirs: &[BString],
+    ) -> (Vec<Option<RawEntry>>, Vec<bool>) {
+        match &self.offsets {
+            Some(offsets) => self.lookup_sorted(offsets, paths, dirs),
+            None => self.lookup_walking(paths, dirs),
+        }
+    }
+
+    /// The entry starting at `off` (versions 2 and 3): its path and parts.
+    fn entry_at(&self, off: usize) -> Option<(&[u8], Parsed<'_>)> {
+        let b = &self.bytes;
+        let hash_len = self.hash.len_in_bytes();
+        let flags = be16(b, off + ENTRY_FIXED + hash_len)?;
+        let mut pos = off + ENTRY_FIXED + hash_len + 2;
+        let extended = if flags & FLAG_EXTENDED != 0 {
+            pos += 2;
+            be16(b, pos - 2)?
+        } else {
+            0
+        };
+        let len = usize::from(flags & NAME_MASK);
+        let nlen = if len < usize::from(NAME_MASK) {
+            len
+        } else {
+            b.get(pos..)?.iter().position(|c| *c == 0)?
+        };
+        let parsed = Parsed {
+            mode: be32(b, off + 24)?,
+            id: b.get(off + ENTRY_FIXED..off + ENTRY_FIXED + hash_len)?,
+            flags,
+            extended,
+        };
+        Some((b.get(pos..pos + nlen)?, parsed))
+    }
+
+    fn raw_entry(&self, name: &[u8], e: &Parsed<'_>) -> RawEntry {
+        RawEntry {
+            path: name.into(),
+            mode: e.mode,
+            id: ObjectId::try_from(e.id).unwrap_or_else(|_| ObjectId::null(self.hash)),
+        }
+    }
+
+    /// By binary search over the entries, which git keeps sorted by path (then stage).
+    fn lookup_sorted(
+        &self,
+        offsets: &[usize],
+        paths: &[BString],
+        dirs: &[BString],
+    ) -> (Vec<Option<RawEntry>>, Vec<bool>) {
+        let name = |i: usize| self.entry_at(offsets[i]).map_or(&[][..], |(n, _)| n);
+        // The first entry whose path is not below `key`.
+        let first_not_below = |key: &[u8]| {
+            let (mut lo, mut hi) = (0, offsets.len());
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if name(mid) < key {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            lo
+        };
+        let found = paths
+            .iter()
+            .map(|p| {
+                let i = first_not_below(p);
+                let (n, e) = self.entry_at(*offsets.get(i)?)?;
+                (n == p.as_slice() && e.flags & FLAG_STAGE == 0).then(|| self.raw_entry(n, &e))
+            })
+            .collect();
+        let below = dirs
+            .iter()
+            .map(|d| {
+                let mut prefix = d.to_vec();
+                prefix.push(b'/');
+                let i = first_not_below(&prefix);
+                i < offsets.len() && name(i).starts_with(&prefix)
+            })
+            .collect();
+        (found, below)
+    }
+
+    /// By a walk over every entry (version 4).
+    fn lookup_walking(
+        &self,
+        paths: &[BString],
+        dirs: &[BString],
+    ) -> (Vec<Option<RawEntry>>, Vec<bool>) {
+        let mut found: Vec<Option<RawEntry>> = vec![None; paths.len()];
+        let mut below = vec![false; dirs.len()];
+        let prefixes: Vec<Vec<u8>> = dirs
+            .iter()
+            .map(|d| {
+                let mut p = d.to_vec();
+                p.push(b'/');
+                p
+            })
+            .collect();
+        let mut left = paths.len() + dirs.len();
+        let hash_len = self.hash.len_in_bytes();
+        walk(
+            &self.bytes,
+            self.version,
+            self.count,
+            hash_len,
+            |_, name, e| {
+                if e.flags & FLAG_STAGE == 0
+                    && let Ok(i) = paths.binary_search_by(|p| p.as_slice().cmp(name))
+                    && found[i].is_none()
+                {
+                    found[i] = Some(self.raw_entry(name, &e));
+                    left -= 1;
+                }
+                for (p, yes) in prefixes.iter().zip(below.iter_mut()) {
+                    if !*yes && name.starts_with(p) {
+                        *yes = true;
+                        left -= 1;
+                    }
+                }
+                left > 0
+            },
+        );
+        (found, below)
+    }
+
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// The index file's trailing checksum, to tell it is the file gix read.
+    pub fn checksum(&self) -> &BStr {
+        self.bytes[self.bytes.len() - self.hash.len_in_bytes()..].as_bstr()
+    }
+}

@@ -1,0 +1,741 @@
+//! A checkpoint's snapshot that starts from the run's last checkpoint, when a filesystem
+//! monitor says what changed since.
+//!
+//! Every monitored snapshot taken for a checkpoint saves where it ended (`cache/monitored`,
+//! `store::private`): the monitor's token, the tree, HEAD's tree, a digest of the index's
+//! entries (`store::rawindex`) and what the policy left out. The next checkpoint of the run
+//! starts from that tree when the run's last checkpoint has exactly that tree (so it is
+//! stored and reachable), HEAD's tree and the index's entries are the same, the index is
+//! plain, and the configuration, the policy and the ignore and attribute files outside the
+//! worktree are unchanged. Then only the paths the monitor reported are looked at, as the
+//! full pass would: a tracked file is hashed (its index entry kept when content and mode
+//! still match it), an untracked one goes through the ignore rules and the policy, a
+//! reported folder of that tree is listed for names the monitor did not report, and a new
+//! folder is walked. There is no index decode, no stat of anything else and no walk.
+//!
+//! Every doubt means the full pass (which saves a new state): no state, any of the above
+//! different, a reported `.gitignore`, `.gitattributes` or `.git`, a name that is not UTF-8,
+//! more than [`MAX_PATHS`] paths, an index entry below a new folder, a folder that cannot be
+//! read, a kind of file a tree cannot hold. It writes only objects and its own file.
+//! `agentRewind.fromLastCheckpoint=false` turns it off.
+
+use super::{NewFile, Policy, Snapshot, TreeEdits, new_file};
+use crate::error::Result;
+use crate::model::Excluded;
+use crate::store::Store;
+use crate::store::fsmonitor;
+use crate::store::rawindex::{self, RawEntry, RawIndex};
+use gix::ObjectId;
+use gix::bstr::{BStr, BString, ByteSlice};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+
+const HEADER: &[u8] = b"agent-rewind monitored snapshot v1\n";
+/// More reported paths than this (a build, a checkout): the full pass.
+const MAX_PATHS: usize = 2000;
+/// Sources changed this recently may change again unseen (the racy-git problem).
+const RACY_MARGIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Where the last monitored snapshot ended.
+#[derive(Serialize, Deserialize)]
+struct Saved {
+    key: String,
+    token: String,
+    head_tree: String,
+    index: [u64; 2],
+    tree: String,
+    excluded: Vec<Excluded>,
+}
+
+/// What trying to start from the last checkpoint came to.
+pub(super) enum Attempt {
+    Done(Snapshot),
+    /// The full pass is needed; the index as read here, when it was.
+    Full(Option<RawIndex>),
+}
+
+fn full(why: &str, raw: Option<RawIndex>) -> Result<Attempt> {
+    crate::trace::mark(&format!("snapshot: not from the last checkpoint ({why})"));
+    Ok(Attempt::Full(raw))
+}
+
+/// Whether checkpoints may start from the last one (`agentRewind.fromLastCheckpoint`,
+/// default true).
+pub(super) fn enabled(store: &Store) -> bool {
+    store
+        .repo()
+        .config_snapshot()
+        .boolean("agentRewind.fromLastCheckpoint")
+        .unwrap_or(true)
+}
+
+/// Take the snapshot from `last` (the tree of the run's newest checkpoint) when the saved
+/// state allows it (see the module comment).
+pub(super) fn try_from_last(
+    store: &Store,
+    policy: &Policy,
+    last: ObjectId,
+    head_tree: ObjectId,
+) -> Result<Attempt> {
+    let Some(saved) = load(store) else {
+        return full("no saved state", None);
+    };
+    if !same_id(&saved.tree, last) {
+        return full("the run's last checkpoint is not where it ended", None);
+    }
+    if !same_id(&saved.head_tree, head_tree) {
+        return full("HEAD moved", None);
+    }
+    let repo = store.repo();
+    if repo
+        .config_snapshot()
+        .boolean("core.ignoreCase")
+        .unwrap_or(false)
+    {
+        return full("core.ignoreCase", None);
+    }
+    if saved.key != state_key(store, policy) {
+        return full("settings changed", None);
+    }
+    let Some(pending) = fsmonitor::start_since(store, &saved.token) else {
+        return full("no monitor", None);
+    };
+    let raw = rawindex::read(&repo.index_path(), repo.object_hash());
+    let monitor = pending.finish();
+    let Some(raw) = raw else {
+        return full("the index cannot be scanned", None);
+    };
+    if !raw.plain {
+        return full("the index holds entries a tree cannot say", Some(raw));
+    }
+    if raw.digest != saved.index {
+        return full("the index changed", Some(raw));
+    }
+    let (Some(changes), Some(token)) = (monitor.changes.as_ref(), monitor.next_token.clone())
+    else {
+        return full("the monitor gave no list", Some(raw));
+    };
+    let paths = changes.paths();
+    if paths.len() > MAX_PATHS {
+        return full("too many paths reported", Some(raw));
+    }
+    let mut work = Work::new(store, last, paths)?;
+    if let Err(why) = work.gather() {
+        return full(why, Some(raw));
+    }
+    crate::trace::mark("snapshot: reported paths gathered");
+    let edited = match work.edit(policy, head_tree, &raw, saved.excluded)? {
+        Ok(edited) => edited,
+        Err(why) => return full(why, Some(raw)),
+    };
+    crate::trace::mark(&format!(
+        "snapshot: from the last checkpoint ({} paths reported, {} looked at, {} folders read)",
+        paths.len(),
+        work.files.len(),
+        work.dirs_read
+    ));
+    save(
+        store,
+        &Saved {
+            key: saved.key,
+            token,
+            head_tree: head_tree.to_string(),
+            index: raw.digest,
+            tree: edited.tree.to_string(),
+            excluded: edited.excluded.clone(),
+        },
+    );
+    Ok(Attempt::Done(Snapshot {
+        tree: edited.tree,
+        index_tree: None,
+        excluded: edited.excluded,
+        dirs_read: work.dirs_read,
+        dirs_skipped: 0,
+        entries_proven: raw.len().saturating_sub(work.files.len()),
+        index_flags: false,
+    }))
+}
+
+/// How a full monitored pass for a checkpoint ended.
+pub(super) struct Ended<'a> {
+    /// The monitor's token, asked before anything was read.
+    pub next_token: Option<&'a str>,
+    pub head_tree: ObjectId,
+    /// The index scanned meanwhile, if it was.
+    pub raw: Option<RawIndex>,
+    /// Whether a folder could not be read (its files left out).
+    pub unreadable: bool,
+}
+
+/// After a full monitored pass for a checkpoint: save where it ended, when the index it read
+/// (`index`) is the one scanned (`ended.raw`, or read now) and nothing was left unread.
+pub(super) fn record(
+    store: &Store,
+    policy: &Policy,
+    ended: Ended<'_>,
+    index: &gix::index::File,
+    snapshot: &Snapshot,
+) {
+    let path = store.private().monitored_snapshot();
+    let raw = ended
+        .raw
+        .or_else(|| rawindex::read(index.path(), store.repo().object_hash()));
+    let same_index = raw.as_ref().is_some_and(|r| {
+        r.plain
+            && index
+                .checksum()
+                .is_some_and(|c| r.checksum() == c.as_bytes().as_bstr())
+    });
+    let (Some(token), Some(raw), false) = (
+        ended.next_token,
+        raw.filter(|_| same_index),
+        ended.unreadable,
+    ) else {
+        let _ = crate::store::remove_if_exists(&path);
+        return;
+    };
+    save(
+        store,
+        &Saved {
+            key: state_key(store, policy),
+            token: token.to_string(),
+            head_tree: ended.head_tree.to_string(),
+            index: raw.digest,
+            tree: snapshot.tree.to_string(),
+            excluded: snapshot.excluded.clone(),
+        },
+    );
+}
+
+fn same_id(hex: &str, id: ObjectId) -> bool {
+    ObjectId::from_hex(hex.as_bytes()).is_ok_and(|h| h == id)
+}
+
+fn load(store: &Store) -> Option<Saved> {
+    let data = std::fs::read(store.private().monitored_snapshot()).ok()?;
+    let data = crate::store::unseal(&data)?;
+    serde_json::from_slice(data.strip_prefix(HEADER)?).ok()
+}
+
+/// Best effort: a state that cannot be saved only means a full pass next time.
+fn save(store: &Store, saved: &Saved) {
+    let path = store.private().monitored_snapshot();
+    let mut out = HEADER.to_vec();
+    if serde_json::to_writer(&mut out, saved).is_err() {
+        return;
+    }
+    crate::store::seal(&mut out);
+    if crate::store::create_parent(&path).is_err()
+        || crate::store::write_atomic(&path, &out, None).is_err()
+    {
+        let _ = crate::store::remove_if_exists(&path);
+    }
+}
+
+/// Everything outside the worktree and the index that decides the tree: this program, the
+/// worktree's place, the whole configuration (the monitor, filters, line endings, stat
+/// options), the policy, and the ignore and attribute files outside the worktree.
+fn state_key(store: &Store, policy: &Policy) -> String {
+    let repo = store.repo();
+    let config = repo.config_snapshot();
+    let mut text = format!(
+        "{} {:?} {:?}\n{}\n",
+        env!("CARGO_PKG_VERSION"),
+        repo.workdir(),
+        (
+            policy.max_untracked_size,
+            &policy.exclude,
+            policy.scan_content
+        ),
+        config.plumbing()
+    );
+    let info = store.common_dir().join("info");
+    let mut sources = vec![info.join("exclude"), info.join("attributes")];
+    for (key, name) in [
+        ("core.excludesFile", "ignore"),
+        ("core.attributesFile", "attributes"),
+    ] {
+        if let Some(p) = config.trusted_path(key).ok().flatten() {
+            sources.push(p);
+        }
+        if let Some(p) = std::env::var_os("XDG_CONFIG_HOME") {
+            sources.push(PathBuf::from(p).join("git").join(name));
+        }
+        if let Some(p) = std::env::var_os("HOME") {
+            sources.push(PathBuf::from(p).join(".config").join("git").join(name));
+        }
+    }
+    let now = std::time::SystemTime::now();
+    for source in sources {
+        text.push_str(&format!("{}: ", source.display()));
+        match std::fs::metadata(&source) {
+            Ok(md) => {
+                let mtime = md.modified().ok();
+                if mtime.is_none_or(|m| m + RACY_MARGIN > now) {
+                    text.push_str(&format!("racy {now:?}"));
+                }
+                text.push_str(&format!("{} {mtime:?}", md.len()));
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::MetadataExt;
+                    text.push_str(&format!(" {} {}", md.ino(), md.ctime_nsec()));
+                }
+            }
+            Err(e) => text.push_str(&format!("{:?}", e.kind())),
+        }
+        text.push('\n');
+    }
+    let d = rawindex::digest(text.as_bytes());
+    format!("{:016x}{:016x}", d[0], d[1])
+}
+
+/// The paths to look at, gathered from the monitor's report.
+struct Work<'a> {
+    store: &'a Store,
+    repo: &'a gix::Repository,
+    workdir: PathBuf,
+    last: ObjectId,
+    reported: &'a [BString],
+    /// Paths to look at as files (gone ones included).
+    files: BTreeSet<BString>,
+    /// Paths that were not folders of the last tree but are folders now: the index must hold
+    /// nothing below them.
+    new_dirs: Vec<BString>,
+    /// Folders of the last tree that are gone or replaced.
+    removed: Vec<BString>,
+    excludes: Option<gix::AttributeStack<'a>>,
+    ignored_dirs: HashMap<BString, bool>,
+    /// Folders known to be real folders of this worktree, or not ([`Work::real_dir`]).
+    real_dirs: HashMap<BString, bool>,
+    dirs_read: usize,
+}
+
+/// A reason for the full pass, or the value.
+type Why<T> = std::result::Result<T, &'static str>;
+
+/// The kind of a path on disk.
+enum Found {
+    Gone,
+    Dir,
+    /// A regular file or a symlink.
+    File,
+}
+
+impl<'a> Work<'a> {
+    fn new(store: &'a Store, last: ObjectId, reported: &'a [BString]) -> Result<Work<'a>> {
+        Ok(Work {
+            store,
+            repo: store.repo(),
+            workdir: store.workdir()?.to_path_buf(),
+            last,
+            reported,
+            files: BTreeSet::new(),
+            new_dirs: Vec::new(),
+            removed: Vec::new(),
+            excludes: None,
+            ignored_dirs: HashMap::new(),
+            real_dirs: HashMap::new(),
+            dirs_read: 0,
+        })
+    }
+
+    fn full(&self, rela: &BStr) -> PathBuf {
+        self.workdir.join(crate::store::rel_path(rela))
+    }
+
+    /// What is at `rela` on disk. Below a symlink or a file nothing of the worktree is (as
+    /// git sees it); below a nested repository the full pass decides.
+    fn on_disk(&mut self, rela: &BStr) -> Why<Found> {
+        if let Some(i) = rela.rfind_byte(b'/')
+            && !self.real_dir(rela[..i].as_bstr())?
+        {
+            return Ok(Found::Gone);
+        }
+        match std::fs::symlink_metadata(self.full(rela)) {
+            Ok(md) if md.is_dir() => Ok(Found::Dir),
+            Ok(md) if md.is_file() || md.file_type().is_symlink() => Ok(Found::File),
+            Ok(_) => Err("a kind of file a tree cannot hold"),
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    || e.kind() == std::io::ErrorKind::NotADirectory =>
+            {
+                Ok(Found::Gone)
+            }
+            Err(_) => Err("a reported path cannot be looked at"),
+        }
+    }
+
+    /// Whether `dir` and every folder above it are folders of this worktree: real folders
+    /// (not symlinks), none the top of a nested repository (an error: the full pass decides).
+    fn real_dir(&mut self, dir: &BStr) -> Why<bool> {
+        if let Some(yes) = self.real_dirs.get(dir) {
+            return Ok(*yes);
+        }
+        let above = match dir.rfind_byte(b'/') {
+            Some(i) => self.real_dir(dir[..i].as_bstr())?,
+            None => true,
+        };
+        let full = self.full(dir);
+        let yes = above && std::fs::symlink_metadata(&full).is_ok_and(|md| md.is_dir());
+        if yes && std::fs::symlink_metadata(full.join(".git")).is_ok() {
+            return Err("a nested repository");
+        }
+        self.real_dirs.insert(dir.to_owned(), yes);
+        Ok(yes)
+    }
+
+    /// The entry of the last tree at `rela`: its mode and id.
+    fn in_tree(
+        &self,
+        tree: ObjectId,
+        rela: &BStr,
+    ) -> Option<(gix::objs::tree::EntryMode, ObjectId)> {
+        let tree = self.repo.find_tree(tree).ok()?;
+        let entry = tree.lookup_entry(rela.split_str("/")).ok()??;
+        Some((entry.mode(), entry.object_id()))
+    }
+
+    /// Turn the report into files to look at (see the module comment).
+    fn gather(&mut self) -> Why<()> {
+        for p in self.reported {
+            let p = p.as_bstr();
+            check_name(p)?;
+            self.classify(p)?;
+            if self.files.len() + self.new_dirs.len() > MAX_PATHS {
+                return Err("too many paths below new folders");
+            }
+        }
+        Ok(())
+    }
+
+    fn classify(&mut self, p: &BStr) -> Why<()> {
+        match self.on_disk(p)? {
+            Found::Gone | Found::File => {
+                self.files.insert(p.to_owned());
+            }
+            Found::Dir => match self.in_tree(self.last, p) {
+                Some((mode, id)) if mode.is_tree() => self.list_against_tree(p, id)?,
+                other => {
+                    if other.is_some() {
+                        self.removed.push(p.to_owned());
+                    }
+                    if !self.is_ignored_dir(p)? {
+                        self.expand(p)?;
+                    }
+                }
+            },
+        }
+        Ok(())
+    }
+
+    /// A reported folder of the last tree: names on disk that tree lacks, and names of
+    /// that tree gone from disk, are looked at too (the monitor reports them; this only
+    /// makes sure).
+    fn list_against_tree(&mut self, p: &BStr, tree: ObjectId) -> Why<()> {
+        let names = self.read_dir(p)?;
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .map_err(|_| "a folder of the last tree cannot be read")?;
+        let decoded = tree
+            .decode()
+            .map_err(|_| "a folder of the last tree cannot be read")?;
+        let in_tree: BTreeSet<&BStr> = decoded.entries.iter().map(|e| e.filename).collect();
+        for (name, _) in &names {
+            let child = join(p, name.as_bstr());
+            if !in_tree.contains(name.as_bstr()) && !self.is_reported(child.as_bstr()) {
+                check_name(child.as_bstr())?;
+                self.classify(child.as_bstr())?;
+            }
+        }
+        let on_disk: BTreeSet<&BStr> = names.iter().map(|(n, _)| n.as_bstr()).collect();
+        for name in in_tree.iter().filter(|n| !on_disk.contains(*n)) {
+            let child = join(p, name);
+            if !self.is_reported(child.as_bstr()) {
+                check_name(child.as_bstr())?;
+                self.files.insert(child);
+            }
+        }
+        Ok(())
+    }
+
+    /// A new folder: everything in it that is not in an ignored folder.
+    fn expand(&mut self, p: &BStr) -> Why<()> {
+        self.new_dirs.push(p.to_owned());
+        for (name, is_dir) in self.read_dir(p)? {
+            let child = join(p, name.as_bstr());
+            check_name(child.as_bstr())?;
+            if is_dir {
+                if !self.is_ignored_dir(child.as_bstr())? {
+                    self.expand(child.as_bstr())?;
+                }
+            } else {
+                self.files.insert(child);
+            }
+            if self.files.len() + self.new_dirs.len() > MAX_PATHS {
+                return Err("too many paths below new folders");
+            }
+        }
+        Ok(())
+    }
+
+    /// The names in folder `p`, and whether each is a folder (not through a symlink).
+    fn read_dir(&mut self, p: &BStr) -> Why<Vec<(BString, bool)>> {
+        self.dirs_read += 1;
+        let mut out = Vec::new();
+        let dir = std::fs::read_dir(self.full(p)).map_err(|_| "a folder cannot be read")?;
+        for entry in dir {
+            let entry = entry.map_err(|_| "a folder cannot be read")?;
+            let kind = entry.file_type().map_err(|_| "a folder cannot be read")?;
+            let name = gix::path::os_str_into_bstr(&entry.file_name())
+                .map_err(|_| "a name that is not UTF-8")?
+                .to_owned();
+            out.push((name, kind.is_dir()));
+        }
+        Ok(out)
+    }
+
+    fn is_reported(&self, p: &BStr) -> bool {
+        self.reported
+            .binary_search_by(|r| r.as_bstr().cmp(p))
+            .is_ok()
+    }
+
+    /// Whether folder `p` or one above it is ignored.
+    fn is_ignored_dir(&mut self, p: &BStr) -> Why<bool> {
+        if let Some(yes) = self.ignored_dirs.get(p) {
+            return Ok(*yes);
+        }
+        let above = match p.rfind_byte(b'/') {
+            Some(i) => self.is_ignored_dir(p[..i].as_bstr())?,
+            None => false,
+        };
+        let yes = above || self.matches_ignore(p, gix::index::entry::Mode::DIR)?;
+        self.ignored_dirs.insert(p.to_owned(), yes);
+        Ok(yes)
+    }
+
+    /// Whether the untracked file `p` is ignored (itself, or a folder above it).
+    fn is_ignored_file(&mut self, p: &BStr) -> Why<bool> {
+        if let Some(i) = p.rfind_byte(b'/')
+            && self.is_ignored_dir(p[..i].as_bstr())?
+        {
+            return Ok(true);
+        }
+        self.matches_ignore(p, gix::index::entry::Mode::FILE)
+    }
+
+    fn matches_ignore(&mut self, p: &BStr, mode: gix::index::entry::Mode) -> Why<bool> {
+        if self.excludes.is_none() {
+            // A plain index has no skip-worktree `.gitignore`: they are all read from disk.
+            let empty = gix::index::State::new(self.repo.object_hash());
+            self.excludes = self
+                .repo
+                .excludes(
+                    &empty,
+                    None,
+                    gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
+                )
+                .ok();
+        }
+        let stack = self
+            .excludes
+            .as_mut()
+            .ok_or("the ignore rules cannot be read")?;
+        stack
+            .at_entry(p, Some(mode))
+            .map(|m| m.is_excluded())
+            .map_err(|_| "the ignore rules cannot be read")
+    }
+
+    /// The new tree and what the policy leaves out, or why the full pass must decide (an
+    /// index entry below a new folder: files a walk of it would have to take as tracked).
+    fn edit(
+        &mut self,
+        policy: &Policy,
+        head_tree: ObjectId,
+        raw: &RawIndex,
+        mut excluded: Vec<Excluded>,
+    ) -> Result<Why<Edited>> {
+        let files: Vec<BString> = self.files.iter().cloned().collect();
+        self.new_dirs.sort();
+        let (entries, below) = raw.lookup(&files, &self.new_dirs);
+        crate::trace::mark("snapshot: index entries looked up");
+        if below.iter().any(|b| *b) {
+            return Ok(Err("an index entry below a new folder"));
+        }
+        let repo = self.repo;
+        let fs = repo.filesystem_options()?;
+        let empty = gix::index::State::new(repo.object_hash());
+        let attributes = repo.attributes_only(
+            &empty,
+            gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
+        )?;
+        let mut pipeline = gix::filter::Pipeline::new(repo, attributes.detach())?;
+        let protect = self.store.protect_options();
+        crate::trace::mark("snapshot: filters ready");
+        let mut upserts = Vec::new();
+        let mut removals: Vec<BString> = std::mem::take(&mut self.removed);
+        let mut left_out = Vec::new();
+        for (p, entry) in files.iter().zip(entries) {
+            let p = p.as_bstr();
+            let on_disk = match self.on_disk(p) {
+                Ok(d) => d,
+                Err(why) => return Ok(Err(why)),
+            };
+            match (on_disk, entry) {
+                (Found::Gone, _) => removals.push(p.to_owned()),
+                (Found::Dir, _) => {
+                    // Came from a listing: a name of the last tree that is now a folder the
+                    // monitor did not report. Should not happen; the full pass decides.
+                    return Ok(Err("a file of the last tree is a folder now"));
+                }
+                (Found::File, Some(e)) => {
+                    if let Some(pattern) = policy.excluded_pattern(&p.to_str_lossy())
+                        && self.in_tree(head_tree, p).is_none()
+                    {
+                        // A staged new file matching a secret pattern, as the full pass.
+                        left_out.push((p.to_owned(), format!("matches secret pattern {pattern}")));
+                        removals.push(p.to_owned());
+                        continue;
+                    }
+                    match tracked_blob(repo, &mut pipeline, &e, fs.symlink, fs.executable_bit)? {
+                        Some(blob) => upserts.push((p.to_owned(), blob)),
+                        None => removals.push(p.to_owned()),
+                    }
+                }
+                (Found::File, None) => {
+                    let ignored = match self.is_ignored_file(p) {
+                        Ok(yes) => yes,
+                        Err(why) => return Ok(Err(why)),
+                    };
+                    if ignored {
+                        removals.push(p.to_owned());
+                        continue;
+                    }
+                    match new_file(policy, protect, &self.workdir, &mut pipeline, &empty, p)? {
+                        NewFile::Blob(id, kind) => upserts.push((p.to_owned(), (id, kind))),
+                        NewFile::Excluded(reason) => {
+                            left_out.push((p.to_owned(), reason));
+                            removals.push(p.to_owned());
+                        }
+                        NewFile::Gone => removals.push(p.to_owned()),
+                    }
+                }
+            }
+        }
+        crate::trace::mark("snapshot: files hashed");
+        let mut editor = TreeEdits::new(repo, self.last)?;
+        for p in &removals {
+            editor.remove(p.as_bstr())?;
+        }
+        for (p, (id, kind)) in &upserts {
+            editor.upsert(p.as_bstr(), *kind, *id)?;
+        }
+        let tree = editor.write()?;
+        // What was left out before stays so, unless its path was looked at again.
+        let looked_at: Vec<String> = files
+            .iter()
+            .chain(removals.iter())
+            .map(|p| crate::quote::text_path(p))
+            .collect();
+        excluded.retain(|x| {
+            !looked_at.iter().any(|p| {
+                x.path == *p
+                    || (x.path.starts_with(p.as_str())
+                        && x.path.as_bytes().get(p.len()) == Some(&b'/'))
+            })
+        });
+        excluded.extend(left_out.into_iter().map(|(p, reason)| Excluded {
+            path: crate::quote::text_path(&p),
+            reason,
+        }));
+        excluded.sort_by(|a, b| a.path.cmp(&b.path));
+        excluded.dedup_by(|a, b| a.path == b.path);
+        Ok(Ok(Edited { tree, excluded }))
+    }
+}
+
+struct Edited {
+    tree: ObjectId,
+    excluded: Vec<Excluded>,
+}
+
+/// The tracked file at `e.path` as the full pass takes it: hashed, and its index entry kept
+/// when the content and (by the repository's rules) the mode still match it. `None` when it
+/// went away meanwhile.
+fn tracked_blob(
+    repo: &gix::Repository,
+    pipeline: &mut gix::filter::Pipeline<'_>,
+    e: &RawEntry,
+    symlinks: bool,
+    executable_bit: bool,
+) -> Result<Option<(ObjectId, gix::objs::tree::EntryKind)>> {
+    use gix::index::entry::{Flags, Mode, Stat};
+    let mode = Mode::from_bits_truncate(e.mode);
+    // The entry alone: the filters ask the index for it (`core.autocrlf`'s "safer" rule).
+    let mut one = gix::index::State::new(repo.object_hash());
+    one.dangerously_push_entry(
+        Stat::default(),
+        e.id,
+        Flags::empty(),
+        mode,
+        e.path.as_bstr(),
+    );
+    let Some((id, kind, md)) = crate::store::objects::retry_object_write(|| {
+        pipeline.worktree_file_to_object(e.path.as_bstr(), &one)
+    })?
+    else {
+        return Ok(None);
+    };
+    #[cfg(unix)]
+    let executable = {
+        use std::os::unix::fs::PermissionsExt;
+        md.is_file() && md.permissions().mode() & 0o100 != 0
+    };
+    #[cfg(not(unix))]
+    let executable = false;
+    let mode_change = mode.change_to_match_fs_with_values(
+        md.is_file(),
+        md.is_dir(),
+        md.file_type().is_symlink(),
+        executable,
+        symlinks,
+        executable_bit,
+    );
+    if id == e.id
+        && mode_change.is_none()
+        && let Some(kind) = mode.to_tree_entry_mode().map(|m| m.kind())
+    {
+        return Ok(Some((e.id, kind)));
+    }
+    Ok(Some((id, kind)))
+}
+
+/// Names this never decides itself: the full pass does.
+fn check_name(p: &BStr) -> Why<()> {
+    if p.to_str().is_err() {
+        return Err("a name that is not UTF-8");
+    }
+    for c in p.split_str("/") {
+        if c == b".git" {
+            return Err("a .git inside the worktree");
+        }
+    }
+    match p.rsplit_str("/").next() {
+        Some(b".gitignore") => Err("a .gitignore changed"),
+        Some(b".gitattributes") => Err("a .gitattributes changed"),
+        _ => Ok(()),
+    }
+}
+
+fn join(dir: &BStr, name: &BStr) -> BString {
+    if dir.is_empty() {
+        return name.to_owned();
+    }
+    let mut out = dir.to_owned();
+    out.push(b'/');
+    out.extend_from_slice(name);
+    out
+}
