@@ -26,6 +26,8 @@ pub struct RawIndex {
     pub digest: [u64; 2],
     /// Whether every entry is one a tree says all of (see the module comment).
     pub plain: bool,
+    /// The file read.
+    pub identity: Option<Identity>,
 }
 
 /// One entry found by [`RawIndex::lookup`].
@@ -46,8 +48,54 @@ const NAME_MASK: u16 = 0x0fff;
 /// Read and scan the index at `path` (`hash` is the repository's object hash). `None` when
 /// there is no index file, it cannot be read, or it is in a form this does not understand.
 pub fn read(path: &Path, hash: gix::hash::Kind) -> Option<RawIndex> {
-    let bytes = std::fs::read(path).ok()?;
-    scan(bytes, hash)
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).ok()?;
+    let identity = Identity::of(&file.metadata().ok()?);
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).ok()?;
+    let mut raw = scan(bytes, hash)?;
+    raw.identity = Some(identity);
+    Some(raw)
+}
+
+/// Which file a path named: git replaces the index by renaming a new file over it, so
+/// another inode or change time means another file (with `index.skipHash` the file's own
+/// checksum cannot tell).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Identity {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: Option<std::time::SystemTime>,
+    ctime_ns: i64,
+}
+
+impl Identity {
+    fn of(md: &std::fs::Metadata) -> Identity {
+        #[cfg(unix)]
+        let (dev, ino, ctime_ns) = {
+            use std::os::unix::fs::MetadataExt;
+            (
+                md.dev(),
+                md.ino(),
+                md.ctime() * 1_000_000_000 + md.ctime_nsec(),
+            )
+        };
+        #[cfg(not(unix))]
+        let (dev, ino, ctime_ns) = (0, 0, 0);
+        Identity {
+            dev,
+            ino,
+            size: md.len(),
+            mtime: md.modified().ok(),
+            ctime_ns,
+        }
+    }
+
+    /// The identity of the file at `path` now.
+    pub fn at(path: &Path) -> Option<Identity> {
+        std::fs::metadata(path).ok().map(|md| Identity::of(&md))
+    }
 }
 
 fn be32(b: &[u8], at: usize) -> Option<u32> {
@@ -203,6 +251,7 @@ fn scan(bytes: Vec<u8>, hash: gix::hash::Kind) -> Option<RawIndex> {
         offsets: (version != 4).then_some(offsets),
         digest,
         plain,
+        identity: None,
     })
 }
 
@@ -358,5 +407,158 @@ impl RawIndex {
     /// The index file's trailing checksum, to tell it is the file gix read.
     pub fn checksum(&self) -> &BStr {
         self.bytes[self.bytes.len() - self.hash.len_in_bytes()..].as_bstr()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(dir)
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_INDEX_FILE")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// A repository whose index holds `names`.
+    fn repo(names: &[&str]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), &["init", "-q"]);
+        for n in names {
+            let p = dir.path().join(n);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, n).unwrap();
+        }
+        git(dir.path(), &["add", "-A"]);
+        dir
+    }
+
+    /// An entry whose path is longer than the 12 bits of an entry's name length hold (made
+    /// by hand: no such file can be), after the others.
+    fn add_long_path(dir: &Path) -> BString {
+        let long = format!("m/{}/x", vec!["l".repeat(200); 24].join("/"));
+        let empty_blob = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
+        let info = format!("100644,{empty_blob},{long}");
+        git(
+            dir,
+            &["update-index", "--add", "--info-only", "--cacheinfo", &info],
+        );
+        long.into()
+    }
+
+    fn read_at(dir: &Path) -> RawIndex {
+        read(&dir.join(".git/index"), gix::hash::Kind::Sha1).expect("scanned")
+    }
+
+    /// The entries gix decodes, to hold the scan's lookups against.
+    fn decoded(dir: &Path) -> Vec<(BString, u32, ObjectId)> {
+        let file = gix::index::File::at(
+            dir.join(".git/index"),
+            gix::hash::Kind::Sha1,
+            false,
+            Default::default(),
+        )
+        .unwrap();
+        file.entries()
+            .iter()
+            .map(|e| (e.path(&file).to_owned(), e.mode.bits(), e.id))
+            .collect()
+    }
+
+    #[test]
+    fn every_index_version_is_looked_up_as_gix_decodes_it() {
+        let names = ["a", "b/c", "b/d/e", "b-x", "b0", "z/y"];
+        let dir = repo(&names);
+        for version in ["2", "3", "4"] {
+            git(dir.path(), &["update-index", "--index-version", version]);
+            let raw = read_at(dir.path());
+            assert!(raw.plain, "version {version}");
+            let want = decoded(dir.path());
+            assert_eq!(raw.len(), want.len());
+            let mut paths: Vec<BString> = want.iter().map(|(p, _, _)| p.clone()).collect();
+            paths.extend(["b/d".into(), "nope".into(), "b/c/zz".into()]);
+            paths.sort();
+            let dirs: Vec<BString> = vec!["b".into(), "b/d".into(), "c".into(), "z".into()];
+            let (found, below) = raw.lookup(&paths, &dirs);
+            for (p, f) in paths.iter().zip(&found) {
+                let expected = want.iter().find(|(w, _, _)| w == p);
+                assert_eq!(
+                    f.as_ref().map(|e| (e.path.clone(), e.mode, e.id)),
+                    expected.cloned(),
+                    "version {version}, {p}"
+                );
+            }
+            assert_eq!(below, [true, true, false, true], "version {version}");
+        }
+        // A path too long for its length field (gix refuses such an index; git writes it).
+        let long = add_long_path(dir.path());
+        for version in ["2", "4"] {
+            git(dir.path(), &["update-index", "--index-version", version]);
+            let raw = read_at(dir.path());
+            let paths: Vec<BString> = vec!["a".into(), long.clone(), "z/y".into()];
+            let (found, _) = raw.lookup(&paths, &[]);
+            assert!(found.iter().all(Option::is_some), "version {version}");
+            assert_eq!(found[1].as_ref().unwrap().path, long);
+        }
+    }
+
+    #[test]
+    fn flags_a_tree_cannot_say_make_the_index_not_plain() {
+        let dir = repo(&["a", "b"]);
+        git(dir.path(), &["update-index", "--skip-worktree", "a"]);
+        assert!(!read_at(dir.path()).plain, "skip-worktree");
+        git(dir.path(), &["update-index", "--no-skip-worktree", "a"]);
+        assert!(read_at(dir.path()).plain);
+        git(dir.path(), &["update-index", "--assume-unchanged", "b"]);
+        assert!(!read_at(dir.path()).plain, "assume-unchanged");
+        git(dir.path(), &["update-index", "--no-assume-unchanged", "b"]);
+        std::fs::write(dir.path().join("new"), "n").unwrap();
+        git(dir.path(), &["add", "-N", "new"]);
+        assert!(!read_at(dir.path()).plain, "intent-to-add");
+    }
+
+    #[test]
+    fn the_digest_covers_the_entries_not_the_extensions() {
+        let dir = repo(&["a", "b/c"]);
+        let before = read_at(dir.path()).digest;
+        // A cache-tree extension written, entries the same.
+        git(dir.path(), &["write-tree"]);
+        assert_eq!(read_at(dir.path()).digest, before);
+        // An entry's content staged anew.
+        std::fs::write(dir.path().join("a"), "changed").unwrap();
+        git(dir.path(), &["add", "a"]);
+        assert_ne!(read_at(dir.path()).digest, before);
+    }
+
+    #[test]
+    fn damaged_or_cut_indexes_are_refused_without_a_panic() {
+        let dir = repo(&["a", "b/c", "d"]);
+        add_long_path(dir.path());
+        let bytes = std::fs::read(dir.path().join(".git/index")).unwrap();
+        for cut in 0..bytes.len() {
+            let short = bytes[..cut].to_vec();
+            let _ = scan(short, gix::hash::Kind::Sha1);
+        }
+        for i in 0..bytes.len() {
+            for bit in [0x01, 0x10, 0x80] {
+                let mut flipped = bytes.clone();
+                flipped[i] ^= bit;
+                if let Some(raw) = scan(flipped, gix::hash::Kind::Sha1) {
+                    let _ = raw.lookup(&["a".into(), "b/c".into()], &["b".into()]);
+                }
+            }
+        }
+        assert!(scan(b"DIRC".to_vec(), gix::hash::Kind::Sha1).is_none());
     }
 }

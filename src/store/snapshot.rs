@@ -178,6 +178,7 @@ fn snapshot(
     });
     // …and read the untracked walk's cache meanwhile too.
     let walk_cache = read_cache(store)?;
+    let index_before = checkpoint.and(crate::store::rawindex::Identity::at(&repo.index_path()));
     let mut index = store.read_user_index()?;
     let attributes = repo.attributes_only(
         &checkin_attribute_entries(repo, &index),
@@ -446,6 +447,7 @@ fn snapshot(
             head_tree,
             raw,
             unreadable: !walk.unreadable.is_empty(),
+            index_before,
         };
         monitored::record(store, policy, ended, &index, &snapshot);
     }

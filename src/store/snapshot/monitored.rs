@@ -24,7 +24,7 @@ use crate::error::Result;
 use crate::model::Excluded;
 use crate::store::Store;
 use crate::store::fsmonitor;
-use crate::store::rawindex::{self, RawEntry, RawIndex};
+use crate::store::rawindex::{self, Identity, RawEntry, RawIndex};
 use gix::ObjectId;
 use gix::bstr::{BStr, BString, ByteSlice};
 use serde::{Deserialize, Serialize};
@@ -166,6 +166,8 @@ pub(super) struct Ended<'a> {
     pub raw: Option<RawIndex>,
     /// Whether a folder could not be read (its files left out).
     pub unreadable: bool,
+    /// The index file's identity before gix read it.
+    pub index_before: Option<Identity>,
 }
 
 /// After a full monitored pass for a checkpoint: save where it ended, when the index it read
@@ -181,11 +183,16 @@ pub(super) fn record(
     let raw = ended
         .raw
         .or_else(|| rawindex::read(index.path(), store.repo().object_hash()));
+    // The file scanned is the one gix read: it was at the index's path before gix read it
+    // and still is (and, when it has one, its checksum is the one gix read).
     let same_index = raw.as_ref().is_some_and(|r| {
         r.plain
+            && r.identity.is_some()
+            && r.identity == ended.index_before
+            && r.identity == Identity::at(index.path())
             && index
                 .checksum()
-                .is_some_and(|c| r.checksum() == c.as_bytes().as_bstr())
+                .is_none_or(|c| r.checksum() == c.as_bytes().as_bstr())
     });
     let (Some(token), Some(raw), false) = (
         ended.next_token,
