@@ -128,7 +128,10 @@ def bench_runs100k(ctx: Context) -> SectionResult:
         raw[what] = {"big": big_t, "small": small_t}
         log(f"{what}: {ms(med(big_t))} vs {ms(med(small_t))}")
 
-    # gc of the old runs.
+    # gc of the old runs (with --keep, the N-run repository is kept as it was before, for
+    # profiling: `<root>/scale-<N>-before-gc`).
+    if a.keep:
+        shutil.copytree(big, big.with_name(big.name + "-before-gc"), symlinks=True)
     before = len(ctx.git(big, "for-each-ref", "refs/agent-runs/").splitlines())
     t_gc, p = timed(lambda: ctx.tool(big, "--json", "gc", "--older-than", "30d"))
     deleted = len(json.loads(p.stdout)["deleted"])

@@ -311,6 +311,8 @@ struct Work<'a> {
     new_dirs: Vec<BString>,
     /// Folders of the last tree that are gone or replaced.
     removed: Vec<BString>,
+    /// Folders of the last tree that were listed.
+    listed: Vec<BString>,
     excludes: Option<gix::AttributeStack<'a>>,
     ignored_dirs: HashMap<BString, bool>,
     /// Folders known to be real folders of this worktree, or not ([`Work::real_dir`]).
@@ -340,6 +342,7 @@ impl<'a> Work<'a> {
             files: BTreeSet::new(),
             new_dirs: Vec::new(),
             removed: Vec::new(),
+            listed: Vec::new(),
             excludes: None,
             ignored_dirs: HashMap::new(),
             real_dirs: HashMap::new(),
@@ -441,6 +444,7 @@ impl<'a> Work<'a> {
     /// makes sure).
     fn list_against_tree(&mut self, p: &BStr, tree: ObjectId) -> Why<()> {
         let names = self.read_dir(p)?;
+        self.listed.push(p.to_owned());
         let tree = self
             .repo
             .find_tree(tree)
@@ -641,18 +645,26 @@ impl<'a> Work<'a> {
             editor.upsert(p.as_bstr(), *kind, *id)?;
         }
         let tree = editor.write()?;
-        // What was left out before stays so, unless its path was looked at again.
+        // What was left out before stays so, unless its path was looked at again: a file,
+        // or anything below a folder gone or walked whole; a folder listed was readable.
         let looked_at: Vec<String> = files
             .iter()
             .chain(removals.iter())
+            .chain(self.new_dirs.iter())
             .map(|p| crate::quote::text_path(p))
             .collect();
+        let listed: Vec<String> = self
+            .listed
+            .iter()
+            .map(|p| format!("{}/", crate::quote::text_path(p)))
+            .collect();
         excluded.retain(|x| {
-            !looked_at.iter().any(|p| {
-                x.path == *p
-                    || (x.path.starts_with(p.as_str())
-                        && x.path.as_bytes().get(p.len()) == Some(&b'/'))
-            })
+            !listed.contains(&x.path)
+                && !looked_at.iter().any(|p| {
+                    x.path == *p
+                        || (x.path.starts_with(p.as_str())
+                            && x.path.as_bytes().get(p.len()) == Some(&b'/'))
+                })
         });
         excluded.extend(left_out.into_iter().map(|(p, reason)| Excluded {
             path: crate::quote::text_path(&p),
