@@ -119,14 +119,22 @@ def bench_runs100k(ctx: Context) -> SectionResult:
             return timed(lambda: ctx.git(repo, "commit", "-q", "-m", f"bench {gen[0]}"))[0]
         return f
 
-    for what, fn in (("checkpoint (5 files changed)", checkpoint), ("`git commit` with the post-commit hook", commit)):
-        interleave(a.warmup, fn(repos[n]), fn(repos[10]))
-        # Each sample is 10-25 ms, and the ratio is wanted within a few percent: many pairs.
-        big_t, small_t = interleave(max(40, a.scale_iterations * 8), fn(repos[n]), fn(repos[10]))
-        rows.append([f"{what}, {n:,} runs", ms(med(big_t)), "the same with 10 runs", ms(med(small_t)),
-                     f"**{ratio(med(big_t), med(small_t))}**", ""])
-        raw[what] = {"big": big_t, "small": small_t}
-        log(f"{what}: {ms(med(big_t))} vs {ms(med(small_t))}")
+    # First as the repositories were seeded (`gc.auto=0`: a checkpoint's objects go loose,
+    # a dozen files), then with git's default `gc.auto` (they go into one small pack).
+    for config in ("gc.auto=0", "default"):
+        if config == "default":
+            for repo in repos.values():
+                ctx.git(repo, "config", "--unset", "gc.auto")
+        for what, fn in (("checkpoint (5 files changed)", checkpoint), ("`git commit` with the post-commit hook", commit)):
+            interleave(a.warmup, fn(repos[n]), fn(repos[10]))
+            # Each sample is 5-25 ms, and the ratio is wanted within a few percent: many pairs.
+            big_t, small_t = interleave(max(40, a.scale_iterations * 8), fn(repos[n]), fn(repos[10]))
+            rows.append([f"{what}, {n:,} runs, {config}", ms(med(big_t)), "the same with 10 runs", ms(med(small_t)),
+                         f"**{ratio(med(big_t), med(small_t))}**", ""])
+            raw[f"{what} {config}"] = {"big": big_t, "small": small_t}
+            log(f"{what} ({config}): {ms(med(big_t))} vs {ms(med(small_t))}")
+    for repo in repos.values():
+        ctx.git(repo, "config", "gc.auto", "0")
 
     # gc of the old runs (with --keep, the N-run repository is kept as it was before, for
     # profiling: `<root>/scale-<N>-before-gc`).

@@ -131,6 +131,44 @@ struct Parsed<'a> {
     extended: u16,
 }
 
+/// The parts of the entry starting at `start` before its path, and where its path starts.
+fn fixed_part(
+    b: &[u8],
+    start: usize,
+    version: u32,
+    hash_len: usize,
+) -> Option<(Parsed<'_>, usize)> {
+    let flags = be16(b, start + ENTRY_FIXED + hash_len)?;
+    let mut pos = start + ENTRY_FIXED + hash_len + 2;
+    let extended = if flags & FLAG_EXTENDED != 0 {
+        if version < 3 {
+            return None;
+        }
+        pos += 2;
+        be16(b, pos - 2)?
+    } else {
+        0
+    };
+    let parsed = Parsed {
+        mode: be32(b, start + 24)?,
+        id: b.get(start + ENTRY_FIXED..start + ENTRY_FIXED + hash_len)?,
+        flags,
+        extended,
+    };
+    Some((parsed, pos))
+}
+
+/// The length of a version 2 or 3 entry's path starting at `pos`: in its flags, or up to
+/// its NUL when too long for them.
+fn name_len(b: &[u8], pos: usize, flags: u16) -> Option<usize> {
+    let len = usize::from(flags & NAME_MASK);
+    if len < usize::from(NAME_MASK) {
+        Some(len)
+    } else {
+        b.get(pos..)?.iter().position(|c| *c == 0)
+    }
+}
+
 /// Go through the entries of `b` in order, handing each one's full path and parts to `each`
 /// (`false` from it stops the walk). Returns where the entries end, or `None` when the bytes
 /// are not a well-formed list of entries.
@@ -145,35 +183,17 @@ fn walk(
     let mut name: Vec<u8> = Vec::new();
     for _ in 0..count {
         let start = at;
-        let mode = be32(b, start + 24)?;
-        let id = b.get(start + ENTRY_FIXED..start + ENTRY_FIXED + hash_len)?;
-        let flags = be16(b, start + ENTRY_FIXED + hash_len)?;
-        let mut pos = start + ENTRY_FIXED + hash_len + 2;
-        let extended = if flags & FLAG_EXTENDED != 0 {
-            if version < 3 {
-                return None;
-            }
-            pos += 2;
-            be16(b, pos - 2)?
-        } else {
-            0
-        };
+        let (parsed, pos) = fixed_part(b, start, version, hash_len)?;
         if version == 4 {
             let (strip, used) = varint(b.get(pos..)?)?;
-            pos += used;
-            let rest = b.get(pos..)?;
+            let rest = b.get(pos + used..)?;
             let nul = rest.iter().position(|c| *c == 0)?;
             let keep = name.len().checked_sub(strip)?;
             name.truncate(keep);
             name.extend_from_slice(&rest[..nul]);
-            at = pos + nul + 1;
+            at = pos + used + nul + 1;
         } else {
-            let len = usize::from(flags & NAME_MASK);
-            let nlen = if len < usize::from(NAME_MASK) {
-                len
-            } else {
-                b.get(pos..)?.iter().position(|c| *c == 0)?
-            };
+            let nlen = name_len(b, pos, parsed.flags)?;
             name.clear();
             name.extend_from_slice(b.get(pos..pos + nlen)?);
             // Padded with 1 to 8 NULs to a multiple of 8 from the entry's start.
@@ -182,16 +202,7 @@ fn walk(
                 return None;
             }
         }
-        if !each(
-            start,
-            &name,
-            Parsed {
-                mode,
-                id,
-                flags,
-                extended,
-            },
-        ) {
+        if !each(start, &name, parsed) {
             return Some(at);
         }
     }
@@ -283,27 +294,8 @@ impl RawIndex {
     /// The entry starting at `off` (versions 2 and 3): its path and parts.
     fn entry_at(&self, off: usize) -> Option<(&[u8], Parsed<'_>)> {
         let b = &self.bytes;
-        let hash_len = self.hash.len_in_bytes();
-        let flags = be16(b, off + ENTRY_FIXED + hash_len)?;
-        let mut pos = off + ENTRY_FIXED + hash_len + 2;
-        let extended = if flags & FLAG_EXTENDED != 0 {
-            pos += 2;
-            be16(b, pos - 2)?
-        } else {
-            0
-        };
-        let len = usize::from(flags & NAME_MASK);
-        let nlen = if len < usize::from(NAME_MASK) {
-            len
-        } else {
-            b.get(pos..)?.iter().position(|c| *c == 0)?
-        };
-        let parsed = Parsed {
-            mode: be32(b, off + 24)?,
-            id: b.get(off + ENTRY_FIXED..off + ENTRY_FIXED + hash_len)?,
-            flags,
-            extended,
-        };
+        let (parsed, pos) = fixed_part(b, off, self.version, self.hash.len_in_bytes())?;
+        let nlen = name_len(b, pos, parsed.flags)?;
         Some((b.get(pos..pos + nlen)?, parsed))
     }
 
