@@ -917,3 +917,35 @@ fn a_checkpoint_that_crashed_after_its_snapshot_leaves_the_next_one_to_the_full_
     }
     git(&w, dir, &["fsck", "--strict", "--no-progress"]);
 }
+
+#[test]
+fn from_the_last_checkpoint_file_mode_and_line_ending_settings_decide_as_in_git() {
+    let w = Watchman::start();
+    let repo = monitored_repo(&w);
+    let dir = repo.path();
+    repo.git(&["config", "agentRewind.fromLastCheckpoint", "true"]);
+    repo.git(&["config", "core.fileMode", "false"]);
+    repo.git(&["config", "core.autocrlf", "true"]);
+    start(&w, dir);
+    let from_last = |what: &str| {
+        let t = checkpoint(&w, dir, what);
+        assert!(t.from_last, "{what}: {}", t.trace);
+    };
+    checkpoint(&w, dir, "a first one");
+    // The executable bit alone: with core.fileMode=false the index entry's mode stays.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let f = dir.join("d1/f1.txt");
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+        from_last("an executable bit git does not look at");
+    }
+    // CRLF line endings: converted on the way in, as git add does.
+    repo.write("d2/f2.txt", "one\r\ntwo\r\n");
+    repo.write("d2/new-crlf.txt", "three\r\nfour\r\n");
+    from_last("CRLF files");
+    // A file whose content ends up the same as its index entry's after conversion.
+    repo.write("d3/f3.txt", "3 3\r\n");
+    from_last("CRLF back to the committed content");
+    git(&w, dir, &["fsck", "--strict", "--no-progress"]);
+}
