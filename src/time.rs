@@ -44,6 +44,11 @@ impl Timestamp {
         self.0.as_nanosecond()
     }
 
+    /// The UTC date of this instant: `2026-11-29`.
+    pub fn utc_date(self) -> String {
+        self.0.to_zoned(jiff::tz::TimeZone::UTC).date().to_string()
+    }
+
     /// This instant less `seconds` (saturating at the earliest instant jiff knows).
     pub fn minus_seconds(self, seconds: i64) -> Self {
         Timestamp(

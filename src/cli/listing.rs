@@ -35,7 +35,7 @@ pub fn terminal_width() -> Option<usize> {
 
 /// `3 min ago`, `2 hours ago`, `5 days ago`; the date beyond ~2 months or in the future.
 pub fn ago(ts: &Timestamp, now: i64) -> String {
-    let date = || ts.to_string().chars().take(10).collect::<String>();
+    let date = || ts.utc_date();
     let d = now - ts.as_second();
     let plural = |n: i64, unit: &str| format!("{n} {unit}{} ago", if n == 1 { "" } else { "s" });
     match d {
@@ -105,16 +105,10 @@ fn cells(r: &RunSummary, now: i64) -> [std::borrow::Cow<'_, str>; 7] {
     ]
 }
 
-/// The table of `runs`, which yields the same summaries each time it is called (it is
-/// walked twice: widths, then lines).
-pub fn runs_table<'a, I>(
-    runs: &dyn Fn() -> I,
-    hidden: usize,
-    width: Option<usize>,
-    st: &Style,
-) -> Result<String>
+/// The table of `runs`.
+pub fn runs_table<I>(runs: I, hidden: usize, width: Option<usize>, st: &Style) -> Result<String>
 where
-    I: Iterator<Item = Result<RunSummary>> + 'a,
+    I: Iterator<Item = Result<RunSummary>>,
 {
     let footer = match hidden {
         0 => String::new(),
@@ -125,17 +119,26 @@ where
         ),
     };
     let now = now();
-    // The cells are made twice (widths first, then the lines) rather than kept: with
-    // 100,000 runs a table of Strings would hold more memory than the rest of `list`.
+    // Each run's cells are made once, their widths taken, and kept in one buffer for the
+    // lines (a String per cell would hold several times the memory with 100,000 runs;
+    // making them again would parse every summary twice).
     let mut w: Vec<usize> = HEADER.iter().map(|h| h.chars().count()).collect();
-    let mut count = 0;
-    for r in runs() {
+    let mut text = String::new();
+    let mut starts: Vec<u32> = Vec::new();
+    let mut prefixes: Vec<u16> = Vec::new();
+    for r in runs {
         let r = r?;
-        count += 1;
         for (i, c) in cells(&r, now).iter().enumerate() {
+            starts.push(u32::try_from(text.len()).map_err(|_| {
+                agent_rewind::error::Error::other("the table of runs is larger than 4 GiB")
+            })?);
+            text.push_str(c);
             w[i] = w[i].max(c.chars().count());
         }
+        prefixes.push(u16::try_from(r.unique_prefix).unwrap_or(u16::MAX));
     }
+    let count = prefixes.len();
+    starts.push(u32::try_from(text.len()).unwrap_or(u32::MAX));
     if count == 0 {
         let none = "no runs (start one with `git agent-rewind start`)".to_string();
         return Ok(if footer.is_empty() {
@@ -194,13 +197,13 @@ where
         cell(&mut out, i, h, None);
     }
     end_line(&mut out);
-    for summary in runs() {
-        let summary = summary?;
-        let r = cells(&summary, now);
-        let prefix = summary.unique_prefix;
+    for (k, prefix) in prefixes.iter().enumerate() {
+        let prefix = usize::from(*prefix);
         let run_id = |p: &str| st.run_id(p, prefix);
         let status = |p: &str| st.status(p);
-        for (i, c) in r.iter().enumerate() {
+        let at = |i: usize| starts[k * HEADER.len() + i] as usize;
+        for i in 0..HEADER.len() {
+            let c = &text[at(i)..at(i + 1)];
             let style: Option<&dyn Fn(&str) -> String> = match i {
                 0 => Some(&run_id),
                 1 => Some(&status),

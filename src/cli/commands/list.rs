@@ -36,7 +36,7 @@ pub fn run(a: ListArgs, json: bool, ctx: &Ctx) -> Result<Output> {
                 ));
             }
             let table = listing::runs_table(
-                &|| listing.summaries(),
+                listing.summaries(),
                 listing.archived_hidden,
                 listing::terminal_width(),
                 &ctx.style,
