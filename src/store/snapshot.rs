@@ -22,7 +22,10 @@ use gix::bstr::{BStr, ByteSlice};
 use std::collections::HashSet;
 
 mod monitored;
+mod newfile;
 mod status;
+
+use newfile::{NewFile, new_file, secret_in_content};
 
 use status::{staged_changes, worktree_changes};
 
@@ -133,7 +136,17 @@ fn checkin_attribute_entries(
 /// Snapshot the worktree of `store`. Exclusion applies to paths that are not in HEAD
 /// (untracked or newly staged); files already committed are kept as git keeps them.
 pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
-    snapshot(store, policy, None)
+    snapshot(store, policy, Purpose::Other)
+}
+
+/// What a snapshot is taken for.
+#[derive(Clone, Copy)]
+enum Purpose {
+    /// A checkpoint of a run whose newest checkpoint has tree `last` (`None`: none yet).
+    Checkpoint {
+        last: Option<ObjectId>,
+    },
+    Other,
 }
 
 /// [`snapshot_worktree`] for a checkpoint of a run whose newest checkpoint has tree `last`
@@ -144,21 +157,23 @@ pub fn snapshot_for_checkpoint(
     policy: &Policy,
     last: Option<ObjectId>,
 ) -> Result<Snapshot> {
-    snapshot(store, policy, Some(last))
+    snapshot(store, policy, Purpose::Checkpoint { last })
 }
 
-/// `checkpoint`: `Some` for a checkpoint, with the tree of the run's newest one.
-fn snapshot(
-    store: &Store,
-    policy: &Policy,
-    checkpoint: Option<Option<ObjectId>>,
-) -> Result<Snapshot> {
+fn snapshot(store: &Store, policy: &Policy, purpose: Purpose) -> Result<Snapshot> {
     use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
 
     let repo = store.repo();
     let workdir = store.workdir()?.to_path_buf();
     let head_tree = repo.head_tree_id_or_empty()?.detach();
-    let checkpoint = checkpoint.filter(|_| !policy.record_index && monitored::enabled(store));
+    // Only a checkpoint's snapshot (never a backup's) saves where it ended or starts from
+    // the last one.
+    let checkpoint = match purpose {
+        Purpose::Checkpoint { last } if !policy.record_index && monitored::enabled(store) => {
+            Some(last)
+        }
+        _ => None,
+    };
     let mut raw = None;
     if let Some(Some(last)) = checkpoint {
         match monitored::try_from_last(store, policy, last, head_tree)? {
@@ -454,62 +469,6 @@ fn snapshot(
     Ok(snapshot)
 }
 
-/// What the snapshot takes of one untracked, not ignored file.
-enum NewFile {
-    Blob(ObjectId, gix::objs::tree::EntryKind),
-    /// Left out by the policy, and why.
-    Excluded(String),
-    /// Gone meanwhile (or a kind of file a tree cannot hold).
-    Gone,
-}
-
-/// The untracked, not ignored file `rela`: its blob, unless the policy leaves it out (a
-/// secret pattern, a name git refuses, too big, a credential inside).
-fn new_file(
-    policy: &Policy,
-    protect: gix::validate::path::component::Options,
-    workdir: &std::path::Path,
-    pipeline: &mut gix::filter::Pipeline<'_>,
-    index: &gix::index::State,
-    rela: &BStr,
-) -> Result<NewFile> {
-    if let Some(p) = policy.excluded_pattern(&rela.to_str_lossy()) {
-        return Ok(NewFile::Excluded(format!("matches secret pattern {p}")));
-    }
-    if let Some(bad) = rela
-        .split_str("/")
-        .find(|c| gix::validate::path::component(c.as_bstr(), None, protect).is_err())
-    {
-        // Git refuses such a name too (`core.protectNTFS` and friends).
-        return Ok(NewFile::Excluded(format!(
-            "{:?} is not a valid name in a git tree",
-            bad.as_bstr()
-        )));
-    }
-    let full = workdir.join(gix::path::from_bstr(rela)?);
-    if let Ok(md) = std::fs::symlink_metadata(&full)
-        && md.is_file()
-        && md.len() > policy.max_untracked_size
-    {
-        return Ok(NewFile::Excluded(format!(
-            "untracked file of {} bytes exceeds agentRewind.maxUntrackedSize ({})",
-            md.len(),
-            policy.max_untracked_size
-        )));
-    }
-    if policy.scan_content
-        && let Some(what) = secret_in_content(&full)
-    {
-        return Ok(NewFile::Excluded(format!("its content holds a {what}")));
-    }
-    Ok(
-        match retry_object_write(|| pipeline.worktree_file_to_object(rela, index))? {
-            Some((id, kind, _)) => NewFile::Blob(id, kind),
-            None => NewFile::Gone,
-        },
-    )
-}
-
 /// A copy of `index` holding only the entries not marked `UPTODATE` (in order, with the
 /// index's timestamp, which decides what is racily clean), when `proven` entries are most of
 /// the index; `None` otherwise (a sparse index is always looked at whole). Each entry's
@@ -528,29 +487,6 @@ fn unproven_only(index: &gix::index::State, proven: usize) -> Option<gix::index:
         }
     }
     Some(rest)
-}
-
-/// How much of a new untracked file is scanned for credentials.
-const SCAN_LIMIT: usize = 1024 * 1024;
-
-/// What credential the regular file `full` holds in its first [`SCAN_LIMIT`] bytes (a
-/// private key block, a cloud access key), if any (`crate::redact::content_holds_secret`).
-/// Only called for new untracked files, which the snapshot reads right after anyway (so the
-/// second read comes from the page cache). Unreadable files are left to the snapshot to
-/// report.
-fn secret_in_content(full: &std::path::Path) -> Option<&'static str> {
-    use std::io::Read;
-    let md = std::fs::symlink_metadata(full).ok()?;
-    if !md.is_file() {
-        return None;
-    }
-    let mut buf = Vec::with_capacity((md.len() as usize).min(SCAN_LIMIT));
-    std::fs::File::open(full)
-        .ok()?
-        .take(SCAN_LIMIT as u64)
-        .read_to_end(&mut buf)
-        .ok()?;
-    crate::redact::content_holds_secret(&buf, SCAN_LIMIT)
 }
 
 /// The commit checked out in the submodule at `dir`, if it is checked out there.

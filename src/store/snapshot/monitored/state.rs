@@ -1,0 +1,108 @@
+//! Where the last monitored snapshot of a checkpoint ended (`cache/monitored`, FORMAT.md):
+//! the saved state, reading and writing it, and the key of everything outside the worktree
+//! and the index it holds only under. Writes nothing but that file.
+
+use super::Policy;
+use crate::model::Excluded;
+use crate::store::Store;
+use crate::store::rawindex;
+use gix::ObjectId;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+const HEADER: &[u8] = b"agent-rewind monitored snapshot v1\n";
+/// Sources changed this recently may change again unseen (the racy-git problem).
+const RACY_MARGIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Where the last monitored snapshot ended.
+#[derive(Serialize, Deserialize)]
+pub(super) struct Saved {
+    pub key: String,
+    pub token: String,
+    pub head_tree: String,
+    pub index: [u64; 2],
+    pub tree: String,
+    pub excluded: Vec<Excluded>,
+}
+
+pub(super) fn same_id(hex: &str, id: ObjectId) -> bool {
+    ObjectId::from_hex(hex.as_bytes()).is_ok_and(|h| h == id)
+}
+
+pub(super) fn load(store: &Store) -> Option<Saved> {
+    let data = std::fs::read(store.private().monitored_snapshot()).ok()?;
+    let data = crate::store::unseal(&data)?;
+    serde_json::from_slice(data.strip_prefix(HEADER)?).ok()
+}
+
+/// Best effort: a state that cannot be saved only means a full pass next time.
+pub(super) fn save(store: &Store, saved: &Saved) {
+    let path = store.private().monitored_snapshot();
+    let mut out = HEADER.to_vec();
+    if serde_json::to_writer(&mut out, saved).is_err() {
+        return;
+    }
+    crate::store::seal(&mut out);
+    if crate::store::create_parent(&path).is_err()
+        || crate::store::write_atomic(&path, &out, None).is_err()
+    {
+        let _ = crate::store::remove_if_exists(&path);
+    }
+}
+
+/// Everything outside the worktree and the index that decides the tree: this program, the
+/// worktree's place, the whole configuration (the monitor, filters, line endings, stat
+/// options), the policy, and the ignore and attribute files outside the worktree.
+pub(super) fn state_key(store: &Store, policy: &Policy) -> String {
+    let repo = store.repo();
+    let config = repo.config_snapshot();
+    let mut text = format!(
+        "{} {:?} {:?}\n{}\n",
+        env!("CARGO_PKG_VERSION"),
+        repo.workdir(),
+        (
+            policy.max_untracked_size,
+            &policy.exclude,
+            policy.scan_content
+        ),
+        config.plumbing()
+    );
+    let info = store.common_dir().join("info");
+    let mut sources = vec![info.join("exclude"), info.join("attributes")];
+    for (key, name) in [
+        ("core.excludesFile", "ignore"),
+        ("core.attributesFile", "attributes"),
+    ] {
+        if let Some(p) = config.trusted_path(key).ok().flatten() {
+            sources.push(p);
+        }
+        if let Some(p) = std::env::var_os("XDG_CONFIG_HOME") {
+            sources.push(PathBuf::from(p).join("git").join(name));
+        }
+        if let Some(p) = std::env::var_os("HOME") {
+            sources.push(PathBuf::from(p).join(".config").join("git").join(name));
+        }
+    }
+    let now = std::time::SystemTime::now();
+    for source in sources {
+        text.push_str(&format!("{}: ", source.display()));
+        match std::fs::metadata(&source) {
+            Ok(md) => {
+                let mtime = md.modified().ok();
+                if mtime.is_none_or(|m| m + RACY_MARGIN > now) {
+                    text.push_str(&format!("racy {now:?}"));
+                }
+                text.push_str(&format!("{} {mtime:?}", md.len()));
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::MetadataExt;
+                    text.push_str(&format!(" {} {}", md.ino(), md.ctime_nsec()));
+                }
+            }
+            Err(e) => text.push_str(&format!("{:?}", e.kind())),
+        }
+        text.push('\n');
+    }
+    let d = rawindex::digest(text.as_bytes());
+    format!("{:016x}{:016x}", d[0], d[1])
+}
