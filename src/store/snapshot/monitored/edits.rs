@@ -115,7 +115,7 @@ impl<'a> Work<'a> {
         Ok(yes)
     }
 
-    /// The entry of the last tree at `rela`: its mode and id.
+    /// The entry of `tree` at `rela`: its mode and id.
     fn in_tree(
         &self,
         tree: ObjectId,
