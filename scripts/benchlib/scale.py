@@ -119,13 +119,39 @@ def bench_runs100k(ctx: Context) -> SectionResult:
             return timed(lambda: ctx.git(repo, "commit", "-q", "-m", f"bench {gen[0]}"))[0]
         return f
 
+    no_hooks = ctx.root / "no-hooks-scale"
+    no_hooks.mkdir(exist_ok=True)
+
+    def hook_overhead(repo: Path) -> Callable[[], float]:
+        """What the hook adds to one `git commit`: a commit with it minus one without, back
+        to back (the order alternating)."""
+        turn = [0]
+
+        def plain() -> float:
+            gen[0] += 1
+            for i in range(5):
+                (repo / file_path(i)).write_text(file_content(i, gen[0]))
+            ctx.git(repo, "add", "-A")
+            return timed(lambda: ctx.git(repo, "-c", f"core.hooksPath={no_hooks}", "commit", "-q", "-m",
+                                         f"bench {gen[0]}"))[0]
+
+        def f() -> float:
+            turn[0] += 1
+            if turn[0] % 2:
+                with_hook = commit(repo)()
+                return with_hook - plain()
+            without = plain()
+            return commit(repo)() - without
+        return f
+
     # First as the repositories were seeded (`gc.auto=0`: a checkpoint's objects go loose,
     # a dozen files), then with git's default `gc.auto` (they go into one small pack).
     for config in ("gc.auto=0", "default"):
         if config == "default":
             for repo in repos.values():
                 ctx.git(repo, "config", "--unset", "gc.auto")
-        for what, fn in (("checkpoint (5 files changed)", checkpoint), ("`git commit` with the post-commit hook", commit)):
+        for what, fn in (("checkpoint (5 files changed)", checkpoint), ("`git commit` with the post-commit hook", commit),
+                         ("the post-commit hook's overhead (commit with it − without)", hook_overhead)):
             interleave(a.warmup, fn(repos[n]), fn(repos[10]))
             # Each sample is 5-25 ms, and the ratio is wanted within a few percent: many pairs.
             big_t, small_t = interleave(max(40, a.scale_iterations * 8), fn(repos[n]), fn(repos[10]))
