@@ -152,3 +152,47 @@ fn writers_and_git_gc_running_at_once_lose_nothing() {
     let listed = repo.json(&["list", "--json"]);
     assert_eq!(listed.as_array().unwrap().len(), 80);
 }
+
+#[test]
+fn small_packs_are_folded_by_one_background_repack_at_a_time() {
+    // Past half of gc.autoPackLimit, a checkpoint starts `git repack --geometric=2` in the
+    // background; checkpoints in the next 30 s leave it to that one. The marker's mtime says
+    // when the last one began: set back, the next checkpoint starts another and renews it.
+    let repo = Repo::new();
+    repo.git(&["config", "gc.autoPackLimit", "3"]);
+    repo.ok(&["start", "--run", "r1"]);
+    let marker = repo
+        .path()
+        .join(".git/agent-rewind/cache/small-pack-repack");
+    let mut i = 0;
+    while !marker.exists() {
+        i += 1;
+        assert!(i < 10, "no fold started after {i} checkpoints");
+        edit(&repo.path().join("a.txt"), i);
+        repo.ok(&["checkpoint", "s"]);
+    }
+    let set = |secs_ago: u64| {
+        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs_ago);
+        filetime::set_file_mtime(&marker, filetime::FileTime::from_system_time(t)).unwrap();
+        std::fs::metadata(&marker).unwrap().modified().unwrap()
+    };
+    let recent = set(5);
+    for _ in 0..3 {
+        i += 1;
+        edit(&repo.path().join("a.txt"), i);
+        repo.ok(&["checkpoint", "s"]);
+    }
+    assert_eq!(
+        std::fs::metadata(&marker).unwrap().modified().unwrap(),
+        recent,
+        "a fold began 5 s ago: no other one starts"
+    );
+    let old = set(120);
+    i += 1;
+    edit(&repo.path().join("a.txt"), i);
+    repo.ok(&["checkpoint", "s"]);
+    assert!(
+        std::fs::metadata(&marker).unwrap().modified().unwrap() > old,
+        "the last fold began 2 minutes ago: the next checkpoint starts another"
+    );
+}
