@@ -6,13 +6,9 @@
 //! made explicit; failures become one-line errors naming the command.
 
 use super::Store;
-use crate::error::IoResultExt;
 use crate::error::{Error, Result};
 use std::path::Path;
 use std::process::{Command, Output};
-
-/// How long after a fold of small packs began the next checkpoint may start another.
-const SMALL_PACK_REPACK_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The stdout of a finished `git args`, or its failure as a one-line error.
 fn stdout_of(args: &[&str], out: Output) -> Result<String> {
@@ -195,19 +191,8 @@ impl Store {
 
     /// Fold the small packs checkpoints write into one, in the background, without touching
     /// the big packs (`git repack --geometric=2`: its cost follows the small packs, unlike
-    /// the full repack `git gc --auto` does once there are too many packs). At most one
-    /// every [`SMALL_PACK_REPACK_INTERVAL`]: checkpoints that come sooner leave the folding
-    /// to the one already started (one each would pile up in a loop of checkpoints).
+    /// the full repack `git gc --auto` does once there are too many packs).
     pub fn spawn_small_pack_repack(&self) {
-        let marker = self.private().small_pack_repack();
-        let recent = std::fs::metadata(&marker)
-            .and_then(|md| md.modified())
-            .is_ok_and(|t| t.elapsed().is_ok_and(|e| e < SMALL_PACK_REPACK_INTERVAL));
-        if recent {
-            return;
-        }
-        let _ =
-            super::create_parent(&marker).and_then(|_| std::fs::write(&marker, b"").at(&marker));
         self.spawn_maintenance(&["repack", "-d", "-l", "-q", "--geometric=2"]);
     }
 

@@ -10,7 +10,6 @@
 //! <git dir>/agent-rewind/tmp/                temp files of checkouts and index writes
 //! <git dir>/agent-rewind/touched/<run>       paths an agent edited since its last turn
 //! <common dir>/agent-rewind/cache/runs.lines the `list` summary cache
-//! <common dir>/agent-rewind/cache/small-pack-repack  when the last fold of small packs began
 //! <common dir>/agent-rewind/deleted-runs     tombstones of deleted runs
 //! <common dir>/agent-rewind/trusted-workflows  digests of stored workflows that may run here
 //! <common dir>/agent-rewind/locks/<name>.lock   writer flocks (a run, `backups`, …)
@@ -81,10 +80,6 @@ impl PrivatePaths<'_> {
     /// id, or `-` while no run is active).
     pub fn touched(&self, key: &str) -> PathBuf {
         self.worktree().join("touched").join(key)
-    }
-    /// Empty; its mtime is when a checkpoint last started folding the small packs.
-    pub fn small_pack_repack(&self) -> PathBuf {
-        self.shared().join("cache").join("small-pack-repack")
     }
     /// The summary cache of `list`.
     pub fn runs_cache(&self) -> PathBuf {
