@@ -5,6 +5,21 @@
 
 use super::*;
 
+/// A monitored repository whose checkpoints start from the last one where they may.
+fn from_last_repo(w: &Watchman) -> Repo {
+    let repo = monitored_repo(w);
+    repo.git(&["config", "agentRewind.fromLastCheckpoint", "true"]);
+    repo
+}
+
+/// A checkpoint whose tree must be `git add -A`'s and which must have started from the
+/// last one.
+fn checkpoint_from_last(w: &Watchman, dir: &Path, what: &str) -> Taken {
+    let t = checkpoint(w, dir, what);
+    assert!(t.from_last, "{what}: {}", t.trace);
+    t
+}
+
 fn excluded_paths(t: &Taken) -> Vec<String> {
     t.json["excluded"]
         .as_array()
@@ -19,9 +34,8 @@ fn excluded_paths(t: &Taken) -> Vec<String> {
 #[test]
 fn from_the_last_checkpoint_ignore_rules_and_the_policy_decide_as_in_the_full_pass() {
     let w = Watchman::start();
-    let repo = monitored_repo(&w);
+    let repo = from_last_repo(&w);
     let dir = repo.path();
-    repo.git(&["config", "agentRewind.fromLastCheckpoint", "true"]);
     repo.git(&["config", "agentRewind.maxUntrackedSize", "1000"]);
     // Index version 4 (paths compressed against the one before) without a checksum
     // (`index.skipHash`, as `feature.manyFiles` sets both) is read too.
@@ -71,9 +85,8 @@ fn from_the_last_checkpoint_ignore_rules_and_the_policy_decide_as_in_the_full_pa
 #[test]
 fn from_the_last_checkpoint_every_doubt_means_the_full_pass() {
     let w = Watchman::start();
-    let repo = monitored_repo(&w);
+    let repo = from_last_repo(&w);
     let dir = repo.path();
-    repo.git(&["config", "agentRewind.fromLastCheckpoint", "true"]);
     let first = tool_cmd(dir)
         .env(w.env().0, w.env().1)
         .args(["start", "--run", "first"])
@@ -85,8 +98,7 @@ fn from_the_last_checkpoint_every_doubt_means_the_full_pass() {
         String::from_utf8_lossy(&first.stderr)
     );
     let from_last = |what: &str| {
-        let t = checkpoint(&w, dir, what);
-        assert!(t.from_last, "{what}: {}", t.trace);
+        checkpoint_from_last(&w, dir, what);
     };
     let full = |what: &str, why: &str| {
         let t = checkpoint(&w, dir, what);
@@ -188,9 +200,8 @@ fn from_the_last_checkpoint_every_doubt_means_the_full_pass() {
 #[test]
 fn a_checkpoint_that_crashed_after_its_snapshot_leaves_the_next_one_to_the_full_pass() {
     let w = Watchman::start();
-    let repo = monitored_repo(&w);
+    let repo = from_last_repo(&w);
     let dir = repo.path();
-    repo.git(&["config", "agentRewind.fromLastCheckpoint", "true"]);
     start(&w, dir);
     checkpoint(&w, dir, "a first one");
     for point in ["journal:objects-written", "publish:before"] {
@@ -221,8 +232,7 @@ fn a_checkpoint_that_crashed_after_its_snapshot_leaves_the_next_one_to_the_full_
             "{point}: {}",
             t.trace
         );
-        let t = checkpoint(&w, dir, "and the next");
-        assert!(t.from_last, "{point}: {}", t.trace);
+        checkpoint_from_last(&w, dir, &format!("the next after the crash at {point}"));
     }
     git(&w, dir, &["fsck", "--strict", "--no-progress"]);
 }
@@ -230,15 +240,13 @@ fn a_checkpoint_that_crashed_after_its_snapshot_leaves_the_next_one_to_the_full_
 #[test]
 fn from_the_last_checkpoint_file_mode_and_line_ending_settings_decide_as_in_git() {
     let w = Watchman::start();
-    let repo = monitored_repo(&w);
+    let repo = from_last_repo(&w);
     let dir = repo.path();
-    repo.git(&["config", "agentRewind.fromLastCheckpoint", "true"]);
     repo.git(&["config", "core.fileMode", "false"]);
     repo.git(&["config", "core.autocrlf", "true"]);
     start(&w, dir);
     let from_last = |what: &str| {
-        let t = checkpoint(&w, dir, what);
-        assert!(t.from_last, "{what}: {}", t.trace);
+        checkpoint_from_last(&w, dir, what);
     };
     checkpoint(&w, dir, "a first one");
     // The executable bit alone: with core.fileMode=false the index entry's mode stays.
