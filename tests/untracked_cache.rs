@@ -108,6 +108,27 @@ fn snapshots_with_the_cache_always_equal_git_add_all() {
     std::fs::write(repo.path().join(".git/info/exclude"), "").unwrap();
     snapshot_matches_git(&repo, "emptying info/exclude");
 
+    // A global excludes file reached through a symlink (as dotfile managers make it) stops
+    // ignoring *.old: the symlink's own stat data does not change, the file's does.
+    #[cfg(unix)]
+    {
+        let dotfiles = tempfile::tempdir().unwrap();
+        let target = dotfiles.path().join("ignore");
+        std::fs::write(&target, "*.old\n").unwrap();
+        let link = dotfiles.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        repo.git(&["config", "core.excludesFile", link.to_str().unwrap()]);
+        repo.write(
+            "d/z/deep/legacy.old",
+            "ignored by the global excludes file\n",
+        );
+        age();
+        snapshot_matches_git(&repo, "aging");
+        std::fs::write(&target, "").unwrap();
+        snapshot_matches_git(&repo, "emptying a symlinked global excludes file");
+        repo.git(&["config", "--unset", "core.excludesFile"]);
+    }
+
     // A new .gitignore deep down, then a file it does not ignore.
     age();
     snapshot_matches_git(&repo, "aging");

@@ -32,7 +32,7 @@ mod cache;
 mod gixwalk;
 
 use cache::{Cache, DirRecord, cache_key, same_records};
-pub(super) use cache::{Digest, StatData};
+pub(super) use cache::{Digest, StatData, global_files, source_stamp};
 use gixwalk::dirwalk;
 pub(super) use gixwalk::entries_named;
 

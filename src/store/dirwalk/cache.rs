@@ -25,10 +25,13 @@ pub(in crate::store) struct StatData {
 }
 
 impl StatData {
-    #[cfg(unix)]
     pub(in crate::store) fn of(path: &Path) -> Option<StatData> {
+        Self::from_metadata(&std::fs::symlink_metadata(path).ok()?)
+    }
+
+    #[cfg(unix)]
+    fn from_metadata(md: &std::fs::Metadata) -> Option<StatData> {
         use std::os::unix::fs::MetadataExt;
-        let md = std::fs::symlink_metadata(path).ok()?;
         Some(StatData {
             mtime: (md.mtime(), md.mtime_nsec()),
             ctime: (md.ctime(), md.ctime_nsec()),
@@ -40,7 +43,7 @@ impl StatData {
     }
 
     #[cfg(not(unix))]
-    fn of(_path: &Path) -> Option<StatData> {
+    fn from_metadata(_md: &std::fs::Metadata) -> Option<StatData> {
         None
     }
 
@@ -277,31 +280,55 @@ pub(super) fn cache_key(store: &Store, workdir: &Path) -> u64 {
         );
     }
     let mut sources = vec![store.common_dir().join("info").join("exclude")];
-    if let Some(p) = config.trusted_path("core.excludesFile").ok().flatten() {
-        sources.push(p);
-    }
-    if let Some(p) = std::env::var_os("XDG_CONFIG_HOME") {
-        sources.push(PathBuf::from(p).join("git").join("ignore"));
-    }
-    if let Some(p) = std::env::var_os("HOME") {
-        sources.push(PathBuf::from(p).join(".config").join("git").join("ignore"));
-    }
-    let racy_after = SystemTime::now() - RACY_MARGIN;
+    sources.extend(global_files(store, "core.excludesFile", "ignore"));
     for source in sources {
         h.bytes(source.as_os_str().as_encoded_bytes());
-        match StatData::of(&source) {
-            // A global ignore file changed moments ago might change again unseen: a key
-            // that matches nothing makes the next walk read everything.
-            Some(s) if s.is_racy(racy_after) => h.u64(
-                SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .map_or(0, |d| d.as_nanos() as u64),
-            ),
-            Some(s) => h.bytes(s.encode().as_bytes()),
-            None => h.bytes(b"-"),
-        }
+        h.bytes(source_stamp(&source).as_bytes());
     }
     h.finish()
+}
+
+/// The files outside the worktree git reads for `setting` (`core.excludesFile`,
+/// `core.attributesFile`): the configured one, and the defaults `$XDG_CONFIG_HOME/git/<name>`
+/// and `~/.config/git/<name>`, whether or not they exist.
+pub(in crate::store) fn global_files(store: &Store, setting: &str, name: &str) -> Vec<PathBuf> {
+    let mut out = vec![];
+    if let Some(p) = store
+        .repo()
+        .config_snapshot()
+        .trusted_path(setting)
+        .ok()
+        .flatten()
+    {
+        out.push(p);
+    }
+    if let Some(p) = std::env::var_os("XDG_CONFIG_HOME") {
+        out.push(PathBuf::from(p).join("git").join(name));
+    }
+    if let Some(p) = std::env::var_os("HOME") {
+        out.push(PathBuf::from(p).join(".config").join("git").join(name));
+    }
+    out
+}
+
+/// `source`, a file outside the worktree, as a key made now records it: the stat data of
+/// what git reads (through a symlink, as dotfile managers make them), or why there is none.
+/// A file changed moments ago might change again unseen: it gets a value no later key
+/// repeats, so whatever relies on the key is not used next time.
+pub(in crate::store) fn source_stamp(source: &Path) -> String {
+    let now = SystemTime::now();
+    match std::fs::metadata(source) {
+        Ok(md) => match StatData::from_metadata(&md) {
+            Some(s) if s.is_racy(now - RACY_MARGIN) => format!(
+                "racy {}",
+                now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos())
+            ),
+            Some(s) => s.encode(),
+            // No stat data on this platform: only a key that never matches is safe.
+            None => format!("unknown {:?}", now),
+        },
+        Err(e) => format!("- {:?}", e.kind()),
+    }
 }
 
 /// A small, fast, non-cryptographic digest (the cache is local and only detects changes).

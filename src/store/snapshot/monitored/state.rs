@@ -5,14 +5,12 @@
 use super::Policy;
 use crate::model::Excluded;
 use crate::store::Store;
+use crate::store::dirwalk::{global_files, source_stamp};
 use crate::store::rawindex;
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
 
 const HEADER: &[u8] = b"agent-rewind monitored snapshot v1\n";
-/// Sources changed this recently may change again unseen (the racy-git problem).
-const RACY_MARGIN: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Where the last monitored snapshot ended.
 #[derive(Serialize, Deserialize)]
@@ -69,39 +67,14 @@ pub(super) fn state_key(store: &Store, policy: &Policy) -> String {
     );
     let info = store.common_dir().join("info");
     let mut sources = vec![info.join("exclude"), info.join("attributes")];
-    for (key, name) in [
-        ("core.excludesFile", "ignore"),
-        ("core.attributesFile", "attributes"),
-    ] {
-        if let Some(p) = config.trusted_path(key).ok().flatten() {
-            sources.push(p);
-        }
-        if let Some(p) = std::env::var_os("XDG_CONFIG_HOME") {
-            sources.push(PathBuf::from(p).join("git").join(name));
-        }
-        if let Some(p) = std::env::var_os("HOME") {
-            sources.push(PathBuf::from(p).join(".config").join("git").join(name));
-        }
-    }
-    let now = std::time::SystemTime::now();
+    sources.extend(global_files(store, "core.excludesFile", "ignore"));
+    sources.extend(global_files(store, "core.attributesFile", "attributes"));
     for source in sources {
-        text.push_str(&format!("{}: ", source.display()));
-        match std::fs::metadata(&source) {
-            Ok(md) => {
-                let mtime = md.modified().ok();
-                if mtime.is_none_or(|m| m + RACY_MARGIN > now) {
-                    text.push_str(&format!("racy {now:?}"));
-                }
-                text.push_str(&format!("{} {mtime:?}", md.len()));
-                #[cfg(unix)]
-                {
-                    use std::os::unix::fs::MetadataExt;
-                    text.push_str(&format!(" {} {}", md.ino(), md.ctime_nsec()));
-                }
-            }
-            Err(e) => text.push_str(&format!("{:?}", e.kind())),
-        }
-        text.push('\n');
+        text.push_str(&format!(
+            "{}: {}\n",
+            source.display(),
+            source_stamp(&source)
+        ));
     }
     let d = rawindex::digest(text.as_bytes());
     format!("{:016x}{:016x}", d[0], d[1])
