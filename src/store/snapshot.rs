@@ -187,13 +187,16 @@ fn snapshot(store: &Store, policy: &Policy, purpose: Purpose) -> Result<Snapshot
     let pending = fsmonitor::start(store);
     // A checkpoint's monitored pass saves where it ended, with the index's digest: read on
     // a thread of its own meanwhile.
-    let scan = (checkpoint.is_some() && pending.is_some() && raw.is_none()).then(|| {
+    let records = checkpoint.is_some() && pending.is_some();
+    let scan = (records && raw.is_none()).then(|| {
         let (path, hash) = (repo.index_path(), repo.object_hash());
         std::thread::spawn(move || crate::store::rawindex::read(&path, hash))
     });
     // …and read the untracked walk's cache meanwhile too.
     let walk_cache = read_cache(store)?;
-    let index_before = checkpoint.and(crate::store::rawindex::Identity::at(&repo.index_path()));
+    let index_before = records
+        .then(|| crate::store::rawindex::Identity::at(&repo.index_path()))
+        .flatten();
     let mut index = store.read_user_index()?;
     let attributes = repo.attributes_only(
         &checkin_attribute_entries(repo, &index),
@@ -453,7 +456,7 @@ fn snapshot(store: &Store, policy: &Policy, purpose: Purpose) -> Result<Snapshot
         entries_proven: proven,
         index_flags,
     };
-    if let (Some(_), Some(monitor)) = (checkpoint, &monitor) {
+    if let (true, Some(monitor)) = (records, &monitor) {
         if let Some(scan) = scan {
             raw = scan.join().ok().flatten();
         }
