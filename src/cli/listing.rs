@@ -105,6 +105,12 @@ fn cells(r: &RunSummary, now: i64) -> [std::borrow::Cow<'_, str>; 7] {
     ]
 }
 
+/// Where the next cell starts in the table's buffer of cells.
+fn offset(text: &str) -> Result<u32> {
+    u32::try_from(text.len())
+        .map_err(|_| agent_rewind::error::Error::other("the table of runs is larger than 4 GiB"))
+}
+
 /// The table of `runs`.
 pub fn runs_table<I>(runs: I, hidden: usize, width: Option<usize>, st: &Style) -> Result<String>
 where
@@ -129,16 +135,14 @@ where
     for r in runs {
         let r = r?;
         for (i, c) in cells(&r, now).iter().enumerate() {
-            starts.push(u32::try_from(text.len()).map_err(|_| {
-                agent_rewind::error::Error::other("the table of runs is larger than 4 GiB")
-            })?);
+            starts.push(offset(&text)?);
             text.push_str(c);
             w[i] = w[i].max(c.chars().count());
         }
         prefixes.push(u16::try_from(r.unique_prefix).unwrap_or(u16::MAX));
     }
     let count = prefixes.len();
-    starts.push(u32::try_from(text.len()).unwrap_or(u32::MAX));
+    starts.push(offset(&text)?);
     if count == 0 {
         let none = "no runs (start one with `git agent-rewind start`)".to_string();
         return Ok(if footer.is_empty() {
