@@ -166,7 +166,6 @@ pub(super) fn record(
     index: &gix::index::File,
     snapshot: &Snapshot,
 ) {
-    let path = store.private().monitored_snapshot();
     let raw = ended
         .raw
         .or_else(|| rawindex::read(index.path(), store.repo().object_hash()));
@@ -186,7 +185,7 @@ pub(super) fn record(
         raw.filter(|_| same_index),
         ended.unreadable,
     ) else {
-        let _ = crate::store::remove_if_exists(&path);
+        state::forget(store);
         return;
     };
     state::save(

@@ -33,6 +33,11 @@ pub(super) fn load(store: &Store) -> Option<Saved> {
     serde_json::from_slice(data.strip_prefix(HEADER)?).ok()
 }
 
+/// No saved state: the next checkpoint takes the full pass.
+pub(super) fn forget(store: &Store) {
+    let _ = crate::store::remove_if_exists(&store.private().monitored_snapshot());
+}
+
 /// Best effort: a state that cannot be saved only means a full pass next time.
 pub(super) fn save(store: &Store, saved: &Saved) {
     let path = store.private().monitored_snapshot();
@@ -44,7 +49,7 @@ pub(super) fn save(store: &Store, saved: &Saved) {
     if crate::store::create_parent(&path).is_err()
         || crate::store::write_atomic(&path, &out, None).is_err()
     {
-        let _ = crate::store::remove_if_exists(&path);
+        forget(store);
     }
 }
 
