@@ -241,6 +241,17 @@ pub fn refs(dir: &Path, prefix: &str) -> Vec<(String, String)> {
 /// file mtimes with the index file's own mtime, so a copy stamped "now" makes git trust
 /// stale stat data and miss same-size edits made within the same second.
 pub fn add_all_tree_in(dir: &Path) -> String {
+    add_all_tree_except(dir, &[], &[])
+}
+
+/// [`add_all_tree_in`] without `left_out` (paths a snapshot's policy leaves out), git run
+/// with `env` too, and with `core.fsmonitor` off: the tree is what a full look at every file
+/// finds, whatever a monitor would say.
+pub fn add_all_tree_except(
+    dir: &Path,
+    env: &[(&str, &std::ffi::OsStr)],
+    left_out: &[&str],
+) -> String {
     let index = dir.join(git_in(dir, &["rev-parse", "--git-path", "index"]).trim());
     let tmp = tempfile::NamedTempFile::new().unwrap();
     match std::fs::metadata(&index) {
@@ -256,7 +267,9 @@ pub fn add_all_tree_in(dir: &Path) -> String {
     }
     let run = |args: &[&str]| {
         let out = git_cmd(dir)
+            .envs(env.iter().copied())
             .env("GIT_INDEX_FILE", tmp.path())
+            .args(["-c", "core.fsmonitor=false"])
             .args(args)
             .output()
             .unwrap();
@@ -268,6 +281,9 @@ pub fn add_all_tree_in(dir: &Path) -> String {
         String::from_utf8(out.stdout).unwrap()
     };
     run(&["add", "-A"]);
+    for p in left_out {
+        run(&["rm", "-q", "--cached", "--ignore-unmatch", "--", p]);
+    }
     run(&["write-tree"]).trim().to_string()
 }
 

@@ -609,32 +609,9 @@ fn proofs_hold_across_index_layout_changes_and_an_old_token_file_means_the_full_
     git(&w, dir, &["fsck", "--strict", "--no-progress"]);
 }
 
-/// `git add -A`'s tree without `left_out` (what the policy leaves out), from a temp copy of
-/// the index with its mtime.
+/// `git add -A`'s tree without `left_out` (what the policy leaves out), git talking to our
+/// Watchman.
 fn add_all_tree_without(w: &Watchman, dir: &Path, left_out: &[&str]) -> String {
-    let index = dir.join(".git/index");
-    let tmp = tempfile::NamedTempFile::new().unwrap();
-    std::fs::copy(&index, tmp.path()).unwrap();
-    let mtime = std::fs::metadata(&index).unwrap().modified().unwrap();
-    filetime::set_file_mtime(tmp.path(), filetime::FileTime::from_system_time(mtime)).unwrap();
-    let run = |args: &[&str]| {
-        let out = git_cmd(dir)
-            .env(w.env().0, w.env().1)
-            .env("GIT_INDEX_FILE", tmp.path())
-            .args(["-c", "core.fsmonitor=false"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
-    run(&["add", "-A"]);
-    for p in left_out {
-        run(&["rm", "-q", "--cached", "--ignore-unmatch", "--", p]);
-    }
-    run(&["write-tree"]).trim().to_string()
+    let (key, value) = w.env();
+    common::add_all_tree_except(dir, &[(key, value.as_os_str())], left_out)
 }
