@@ -152,3 +152,68 @@ fn writers_and_git_gc_running_at_once_lose_nothing() {
     let listed = repo.json(&["list", "--json"]);
     assert_eq!(listed.as_array().unwrap().len(), 80);
 }
+
+/// A checkpoint as `tool_cmd` runs it, with its trace on; returns the trace.
+fn traced_checkpoint(repo: &Repo, i: usize) -> String {
+    edit(&repo.path().join("a.txt"), i);
+    let out = common::tool_cmd(repo.path())
+        .env("AGENT_REWIND_TRACE", "1")
+        .args(["checkpoint", "work", "--run", "r1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "checkpoint {i}: {stderr}");
+    stderr
+}
+
+#[test]
+fn one_background_fold_at_a_time() {
+    // Past half of `gc.autoPackLimit` a checkpoint starts a fold of the small packs, unless
+    // one it started is still running: that one holds the maintenance flock.
+    let repo = Repo::new();
+    repo.git(&["config", "gc.autoPackLimit", "6"]);
+    repo.ok(&["start", "--run", "r1"]);
+    let lock_path = repo.path().join(".git/agent-rewind/maintenance.lock");
+    std::fs::create_dir_all(lock_path.parent().unwrap()).unwrap();
+    let held = std::fs::File::create(&lock_path).unwrap();
+    held.lock().unwrap();
+    let mut skipped = 0;
+    for i in 0..8 {
+        let trace = traced_checkpoint(&repo, i);
+        assert!(
+            !trace.contains("maintenance: started"),
+            "a fold started while one was running:\n{trace}"
+        );
+        skipped += usize::from(trace.contains("maintenance: one is running"));
+    }
+    assert!(
+        skipped >= 4,
+        "checkpoints past the limit saw the running fold"
+    );
+    let piled = packs(&repo);
+    assert!(piled > 6, "nothing folded the packs meanwhile ({piled})");
+
+    // Once it ends, the next checkpoint starts one, which folds them and then lets go.
+    drop(held);
+    let trace = traced_checkpoint(&repo, 100);
+    assert!(
+        trace.contains("maintenance: started git repack"),
+        "no fold started:\n{trace}"
+    );
+    let lock = std::fs::File::open(&lock_path).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while lock.try_lock().is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the fold still holds the lock after a minute"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(packs(&repo) < piled, "the fold left {} packs", packs(&repo));
+    repo.assert_fsck();
+    let tip = repo.rev("refs/agent-runs/r1/HEAD");
+    assert!(
+        repo.git(&["notes", "--ref=agent-runs/r1", "show", &tip])
+            .contains("\"seq\":9")
+    );
+}

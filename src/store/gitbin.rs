@@ -179,14 +179,13 @@ impl Store {
         Ok(())
     }
 
-    /// Make the user's index equal to `tree` (keeping cached stat data of unchanged
-    /// entries), then refresh it against the worktree. `None` empties the index.
     /// Start `git gc --auto` in the background, the way git's own porcelain does after it
     /// writes objects (gix never does): it packs loose objects and refs only past git's own
-    /// thresholds (`gc.auto`, `gc.autoPackLimit`) and detaches itself (`gc.autoDetach`).
+    /// thresholds (`gc.auto`, `gc.autoPackLimit`). It runs in the foreground of its own
+    /// process (`gc.autoDetach=false`) so that the maintenance lock covers all of it.
     /// Off with `agentRewind.autoGc = false`. Never waits, never fails.
     pub fn spawn_auto_gc(&self) {
-        self.spawn_maintenance(&["gc", "--auto", "--quiet"]);
+        self.spawn_maintenance(&["-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"]);
     }
 
     /// Fold the small packs checkpoints write into one, in the background, without touching
@@ -203,17 +202,40 @@ impl Store {
             .is_some_and(|v| v == "false" || v == "0" || v == "no")
     }
 
+    /// Start `git <args>` in the background unless one we started is still running: the
+    /// child gets the maintenance flock as its stdin, so the lock lives exactly as long as
+    /// the child (and the git processes it starts, which inherit it) keeps it open; the
+    /// kernel drops it when the last of them exits, however it ends. Checkpoints in a tight
+    /// loop so start one fold at a time instead of one per checkpoint competing for the CPU.
     fn spawn_maintenance(&self, args: &[&str]) {
         if !self.auto_gc_allowed() {
             return;
         }
+        let path = self.private().maintenance_lock();
+        let lock = super::create_parent(&path).ok().and_then(|_| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .read(true)
+                .write(true)
+                .open(&path)
+                .ok()
+        });
+        let Some(lock) = lock else { return };
+        if lock.try_lock().is_err() {
+            crate::trace::mark("maintenance: one is running, none started");
+            return;
+        }
         let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
-        let _ = self
+        let started = self
             .git_command(dir, args)
-            .stdin(std::process::Stdio::null())
+            .stdin(std::process::Stdio::from(lock))
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn();
+        if started.is_ok() {
+            crate::trace::mark(&format!("maintenance: started git {}", args.join(" ")));
+        }
     }
 
     /// Make the user's index hold `tree` (emptied for `None`), as `git read-tree --reset`

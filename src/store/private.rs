@@ -13,6 +13,7 @@
 //! <common dir>/agent-rewind/deleted-runs     tombstones of deleted runs
 //! <common dir>/agent-rewind/trusted-workflows  digests of stored workflows that may run here
 //! <common dir>/agent-rewind/locks/<name>.lock   writer flocks (a run, `backups`, …)
+//! <common dir>/agent-rewind/maintenance.lock     held by the background git maintenance we start
 //! <common dir>/agent-rewind/runners/<run>.lock  runner flocks
 //! <common dir>/agent-rewind/lock-claims/<pid>@<host>#<n>  hard links to git lock files we hold
 //! ```
@@ -110,6 +111,10 @@ impl PrivatePaths<'_> {
     /// is told apart from one another program holds (store::reflock).
     pub fn lock_claims(&self) -> PathBuf {
         self.shared().join("lock-claims")
+    }
+    /// The flock the background maintenance we start holds (store::gitbin): one at a time.
+    pub fn maintenance_lock(&self) -> PathBuf {
+        self.shared().join("maintenance.lock")
     }
     /// The runner flock of `run`.
     pub fn runner_lock(&self, run: &RunId) -> PathBuf {
