@@ -26,6 +26,10 @@ pub struct RawIndex {
     pub digest: [u64; 2],
     /// Whether every entry is one a tree says all of (see the module comment).
     pub plain: bool,
+    /// The tree `git write-tree` would write of these entries, from the cache-tree (`TREE`)
+    /// extension, when its root is valid and covers every entry (git keeps it so after a
+    /// commit, a checkout or a reset; `git add` invalidates it).
+    pub tree: Option<ObjectId>,
     /// The file read.
     pub identity: Option<Identity>,
 }
@@ -242,11 +246,16 @@ fn scan(bytes: Vec<u8>, hash: gix::hash::Kind) -> Option<RawIndex> {
     // Extensions: a split index (`link`), a sparse index (`sdir`) or a required one we do
     // not know (lower-case signature) means the entries are not the whole story.
     let mut at = entries_end;
+    let mut tree = None;
     while at < trailer {
         let sig = bytes.get(at..at + 4)?;
         let size = usize::try_from(be32(&bytes, at + 4)?).ok()?;
         if sig == b"link" || sig == b"sdir" || sig[0].is_ascii_lowercase() {
             plain = false;
+        }
+        if sig == b"TREE" {
+            let data = bytes.get(at + 8..at.checked_add(8)?.checked_add(size)?)?;
+            tree = cache_tree_root(data, count, hash);
         }
         at = at.checked_add(8)?.checked_add(size)?;
     }
@@ -262,8 +271,21 @@ fn scan(bytes: Vec<u8>, hash: gix::hash::Kind) -> Option<RawIndex> {
         offsets: (version != 4).then_some(offsets),
         digest,
         plain,
+        tree: tree.filter(|_| plain),
         identity: None,
     })
+}
+
+/// The root of a cache-tree extension's data: `\0` (the root's empty path), the number of
+/// entries it covers in ASCII (`-1`: invalid), a space, its number of subtrees, `\n`, then
+/// its id when valid. `None` unless it is valid and covers all `count` entries.
+fn cache_tree_root(data: &[u8], count: usize, hash: gix::hash::Kind) -> Option<ObjectId> {
+    let rest = data.strip_prefix(b"\0")?;
+    let space = rest.iter().position(|c| *c == b' ')?;
+    let covered: usize = std::str::from_utf8(&rest[..space]).ok()?.parse().ok()?;
+    let newline = space + rest[space..].iter().position(|c| *c == b'\n')?;
+    let id = rest.get(newline + 1..newline + 1 + hash.len_in_bytes())?;
+    (covered == count).then(|| ObjectId::try_from(id).ok())?
 }
 
 /// Two independent 64-bit digests of `b` (foldhash with a fixed seed, and CRC-32 with the
@@ -278,13 +300,13 @@ pub(crate) fn digest(b: &[u8]) -> [u64; 2] {
 
 impl RawIndex {
     /// The stage-0 entries at `paths` (sorted, without duplicates), in that order: `None`
-    /// where the index has no entry. Also, for each of `dirs` (sorted), whether the index
-    /// holds any entry below it (`dir/…`).
+    /// where the index has no entry. Also, for each of `dirs` (sorted), how many entries
+    /// the index holds below it (`dir/…`).
     pub fn lookup(
         &self,
         paths: &[BString],
         dirs: &[BString],
-    ) -> (Vec<Option<RawEntry>>, Vec<bool>) {
+    ) -> (Vec<Option<RawEntry>>, Vec<usize>) {
         match &self.offsets {
             Some(offsets) => self.lookup_sorted(offsets, paths, dirs),
             None => self.lookup_walking(paths, dirs),
@@ -313,7 +335,7 @@ impl RawIndex {
         offsets: &[usize],
         paths: &[BString],
         dirs: &[BString],
-    ) -> (Vec<Option<RawEntry>>, Vec<bool>) {
+    ) -> (Vec<Option<RawEntry>>, Vec<usize>) {
         let name = |i: usize| self.entry_at(offsets[i]).map_or(&[][..], |(n, _)| n);
         // The first entry whose path is not below `key`.
         let first_not_below = |key: &[u8]| {
@@ -339,10 +361,12 @@ impl RawIndex {
         let below = dirs
             .iter()
             .map(|d| {
+                // Paths below `d` sort from `d/` up to `d0` (`0` follows `/`).
                 let mut prefix = d.to_vec();
                 prefix.push(b'/');
-                let i = first_not_below(&prefix);
-                i < offsets.len() && name(i).starts_with(&prefix)
+                let from = first_not_below(&prefix);
+                *prefix.last_mut().expect("pushed") = b'0';
+                first_not_below(&prefix).saturating_sub(from)
             })
             .collect();
         (found, below)
@@ -353,9 +377,9 @@ impl RawIndex {
         &self,
         paths: &[BString],
         dirs: &[BString],
-    ) -> (Vec<Option<RawEntry>>, Vec<bool>) {
+    ) -> (Vec<Option<RawEntry>>, Vec<usize>) {
         let mut found: Vec<Option<RawEntry>> = vec![None; paths.len()];
-        let mut below = vec![false; dirs.len()];
+        let mut below = vec![0; dirs.len()];
         let prefixes: Vec<Vec<u8>> = dirs
             .iter()
             .map(|d| {
@@ -364,7 +388,7 @@ impl RawIndex {
                 p
             })
             .collect();
-        let mut left = paths.len() + dirs.len();
+        let mut left = paths.len();
         let hash_len = self.hash.len_in_bytes();
         walk(
             &self.bytes,
@@ -379,13 +403,11 @@ impl RawIndex {
                     found[i] = Some(self.raw_entry(name, &e));
                     left -= 1;
                 }
-                for (p, yes) in prefixes.iter().zip(below.iter_mut()) {
-                    if !*yes && name.starts_with(p) {
-                        *yes = true;
-                        left -= 1;
-                    }
+                for (p, n) in prefixes.iter().zip(below.iter_mut()) {
+                    *n += usize::from(name.starts_with(p));
                 }
-                left > 0
+                // Counting needs every entry when there are folders.
+                left > 0 || !prefixes.is_empty()
             },
         );
         (found, below)
@@ -491,7 +513,8 @@ mod tests {
                     "version {version}, {p}"
                 );
             }
-            assert_eq!(below, [true, true, false, true], "version {version}");
+            // "b-x" and "b0" sort after "b/…" and are not below "b".
+            assert_eq!(below, [2, 1, 0, 1], "version {version}");
         }
         // A path too long for its length field (gix refuses such an index; git writes it).
         let long = add_long_path(dir.path());
@@ -531,6 +554,38 @@ mod tests {
         std::fs::write(dir.path().join("a"), "changed").unwrap();
         git(dir.path(), &["add", "a"]);
         assert_ne!(read_at(dir.path()).digest, before);
+    }
+
+    #[test]
+    fn the_tree_is_the_cache_trees_root_while_it_is_valid() {
+        let dir = repo(&["a", "b/c", "b/d/e"]);
+        // `git add` writes no valid cache-tree root.
+        assert_eq!(read_at(dir.path()).tree, None);
+        git(dir.path(), &["commit", "-qm", "one"]);
+        let head_tree = |dir: &Path| {
+            let out = Command::new("git")
+                .args(["rev-parse", "HEAD^{tree}"])
+                .current_dir(dir)
+                .output()
+                .unwrap();
+            ObjectId::from_hex(String::from_utf8(out.stdout).unwrap().trim().as_bytes()).unwrap()
+        };
+        for version in ["2", "4"] {
+            git(dir.path(), &["update-index", "--index-version", version]);
+            git(dir.path(), &["write-tree"]);
+            assert_eq!(read_at(dir.path()).tree, Some(head_tree(dir.path())));
+        }
+        // A change staged invalidates the root until the next commit writes it again.
+        std::fs::write(dir.path().join("b/c"), "changed").unwrap();
+        git(dir.path(), &["add", "b/c"]);
+        assert_eq!(read_at(dir.path()).tree, None);
+        git(dir.path(), &["commit", "-qm", "two"]);
+        assert_eq!(read_at(dir.path()).tree, Some(head_tree(dir.path())));
+        // Not plain: no tree either (the cache-tree leaves intent-to-add entries out).
+        std::fs::write(dir.path().join("new"), "n").unwrap();
+        git(dir.path(), &["add", "-N", "new"]);
+        git(dir.path(), &["write-tree"]);
+        assert_eq!(read_at(dir.path()).tree, None);
     }
 
     #[test]

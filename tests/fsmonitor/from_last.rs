@@ -112,15 +112,20 @@ fn from_the_last_checkpoint_every_doubt_means_the_full_pass() {
     };
     from_last("a first edit-free one");
 
-    // HEAD moves: a commit.
-    repo.write("d1/f1.txt", "committed\n");
+    // A change staged without a commit: the index's tree is not known (`git add` leaves
+    // the cache-tree invalid), so what changed in it cannot be told.
+    repo.write("d1/f1.txt", "staged\n");
+    git(&w, dir, &["-c", "core.fsmonitor=false", "add", "d1/f1.txt"]);
+    full("a staged change", "the index changed");
+    // The commit of it leaves the index's entries as they were (only its cache-tree is
+    // written): HEAD moved, and what changed in it is looked at.
     git(
         &w,
         dir,
-        &["-c", "core.fsmonitor=false", "commit", "-qam", "moved"],
+        &["-c", "core.fsmonitor=false", "commit", "-qm", "moved"],
     );
     repo.write("d1/f2.txt", "after the commit\n");
-    full("after a commit", "HEAD moved");
+    from_last("after a commit of it");
     repo.write("d1/f3.txt", "and then\n");
     from_last("the one after");
 
@@ -154,11 +159,31 @@ fn from_the_last_checkpoint_every_doubt_means_the_full_pass() {
     repo.write("d4/f3.txt", "back in the active run\n");
     full("back in the active run", "the run's last checkpoint is not");
 
-    // A tracked folder moved away and back: the index holds entries below a new folder.
+    // A tracked folder moved away and back: every index entry below the new folder must be
+    // among the paths looked at (its walk skips ignored folders; one not reached would be
+    // the full pass's).
     std::fs::rename(dir.join("d9/sub"), dir.join(".git/moved-away")).unwrap();
     from_last("a tracked folder moved away");
     std::fs::rename(dir.join(".git/moved-away"), dir.join("d9/sub")).unwrap();
-    full("the folder moved back", "an index entry below a new folder");
+    from_last("the folder moved back");
+    repo.write("d8/sub/out.log/kept.txt", "tracked in an ignored folder\n");
+    git(
+        &w,
+        dir,
+        &["-c", "core.fsmonitor=false", "add", "-f", "d8/sub/out.log"],
+    );
+    git(
+        &w,
+        dir,
+        &["-c", "core.fsmonitor=false", "commit", "-qm", "forced"],
+    );
+    from_last("a file forced into an ignored folder and committed");
+    std::fs::rename(dir.join("d8/sub"), dir.join(".git/moved-away-2")).unwrap();
+    from_last("a folder with an ignored one inside moved away");
+    std::fs::rename(dir.join(".git/moved-away-2"), dir.join("d8/sub")).unwrap();
+    // Watchman reports every file of a folder moved in, the tracked one in the ignored
+    // folder too: it is looked at and kept.
+    from_last("and moved back");
 
     // A nested repository appears: git takes it as a submodule's commit.
     let nested = dir.join("d7/nested");
@@ -262,5 +287,90 @@ fn from_the_last_checkpoint_file_mode_and_line_ending_settings_decide_as_in_git(
     // A file whose content ends up the same as its index entry's after conversion.
     repo.write("d3/f3.txt", "3 3\r\n");
     from_last("CRLF back to the committed content");
+    git(&w, dir, &["fsck", "--strict", "--no-progress"]);
+}
+
+/// `git` with the monitor left out of git's own status passes (as a commit in these tests).
+fn plain_git(w: &Watchman, dir: &Path, args: &[&str]) {
+    let mut all = vec!["-c", "core.fsmonitor=false"];
+    all.extend_from_slice(args);
+    git(w, dir, &all);
+}
+
+#[test]
+fn after_a_commit_the_checkpoint_starts_from_the_last_one_and_looks_at_what_git_changed() {
+    let w = Watchman::start();
+    let repo = from_last_repo(&w);
+    let dir = repo.path();
+    start(&w, dir);
+    let step = |what: &str, left_out: &[&str]| {
+        let t = checkpoint_in(&w, dir, what, &[]);
+        assert!(t.from_last, "{what}: {}", t.trace);
+        assert_eq!(
+            t.tree,
+            add_all_tree_without(&w, dir, left_out),
+            "{what}: the tree differs from `git add -A` without {left_out:?}\n{}",
+            t.trace
+        );
+        let mut want: Vec<String> = left_out.iter().map(|p| p.to_string()).collect();
+        want.sort();
+        assert_eq!(excluded_paths(&t), want, "{what}");
+    };
+    // After a commit the index's cache-tree is valid: the state saved knows its tree.
+    checkpoint(&w, dir, "a first one");
+    step("nothing yet", &[]);
+
+    // Edits and a new folder, all committed (`git add -A` and `git commit` between two
+    // checkpoints, as the post-commit hook sees them), with an untracked file beside.
+    repo.write("d1/f1.txt", "edited and committed\n");
+    repo.write("d2/brand/new/file.txt", "in a new folder\n");
+    plain_git(&w, dir, &["add", "-A"]);
+    plain_git(&w, dir, &["commit", "-qm", "one"]);
+    repo.write("d3/untracked.txt", "not staged\n");
+    step("a commit of edits and a new folder", &[]);
+
+    // A secret-looking file: left out while untracked, kept once committed (it is in HEAD
+    // now), left out again when a soft reset makes it a staged new file.
+    repo.write("d4/.env", "SECRET=1\n");
+    step("a secret-looking new file", &["d4/.env"]);
+    plain_git(&w, dir, &["add", "d4/.env"]);
+    plain_git(&w, dir, &["commit", "-qm", "two"]);
+    step("committed", &[]);
+    plain_git(&w, dir, &["reset", "-q", "--soft", "HEAD~1"]);
+    // A soft reset leaves the index's cache-tree valid: only HEAD moved.
+    step("a soft reset", &["d4/.env"]);
+    plain_git(&w, dir, &["commit", "-qm", "two again"]);
+    step("committed again", &[]);
+    // The index alone moves (`git read-tree` leaves its cache-tree valid): the secret file
+    // is untracked again, with HEAD where it was.
+    plain_git(&w, dir, &["read-tree", "HEAD~1"]);
+    step("the index read from an older tree", &["d4/.env"]);
+    plain_git(&w, dir, &["read-tree", "HEAD"]);
+    step("and back", &[]);
+
+    // An ignored file forced into a commit, then taken out of the index: ignored again.
+    repo.write("d5/build.log", "forced in\n");
+    plain_git(&w, dir, &["add", "-f", "d5/build.log"]);
+    plain_git(&w, dir, &["commit", "-qm", "three"]);
+    step("an ignored file committed", &[]);
+    plain_git(&w, dir, &["rm", "-q", "--cached", "d5/build.log"]);
+    plain_git(&w, dir, &["commit", "-qm", "four"]);
+    step("taken out of the index", &[]);
+
+    // A mode git is told of while it does not look at the executable bit.
+    repo.git(&["config", "core.fileMode", "false"]);
+    // (a changed setting: the full pass once)
+    let t = checkpoint(&w, dir, "core.fileMode changed");
+    assert!(!t.from_last, "{}", t.trace);
+    plain_git(&w, dir, &["update-index", "--chmod=+x", "d6/f1.txt"]);
+    plain_git(&w, dir, &["commit", "-qm", "five"]);
+    step("a mode changed in the index alone", &[]);
+
+    // A commit that deletes a tracked folder, and a hard reset that brings it back.
+    plain_git(&w, dir, &["rm", "-q", "-r", "d7/sub"]);
+    plain_git(&w, dir, &["commit", "-qm", "six"]);
+    step("a folder deleted by a commit", &[]);
+    plain_git(&w, dir, &["reset", "-q", "--hard", "HEAD~1"]);
+    step("a hard reset", &[]);
     git(&w, dir, &["fsck", "--strict", "--no-progress"]);
 }

@@ -3,20 +3,25 @@
 //!
 //! Every monitored snapshot taken for a checkpoint saves where it ended (`cache/monitored`,
 //! `store::private`): the monitor's token, the tree, HEAD's tree, a digest of the index's
-//! entries (`store::rawindex`) and what the policy left out. The next checkpoint of the run
-//! starts from that tree when the run's last checkpoint has exactly that tree (so it is
-//! stored and reachable), HEAD's tree and the index's entries are the same, the index is
-//! plain, and the configuration, the policy and the ignore and attribute files outside the
-//! worktree are unchanged. Then only the paths the monitor reported are looked at, as the
-//! full pass would: a tracked file is hashed (its index entry kept when content and mode
-//! still match it), an untracked one goes through the ignore rules and the policy, a
-//! reported folder of that tree is listed for names the monitor did not report, and a new
-//! folder is walked. There is no index decode, no stat of anything else and no walk.
+//! entries and the index's tree when its cache-tree has it (`store::rawindex`), and what the
+//! policy left out. The next checkpoint of the run starts from that tree when the run's last
+//! checkpoint has exactly that tree (so it is stored and reachable), the index is plain, and
+//! the configuration, the policy and the ignore and attribute files outside the worktree are
+//! unchanged. Then only the paths the monitor reported are looked at, as the full pass
+//! would, and with them the paths git changed meanwhile: where HEAD's tree differs from the
+//! saved one, and, when the index's entries differ, where the index's tree differs (both
+//! trees known from the cache-tree: after a commit, not after a bare `git add`). A tracked
+//! file is hashed (its index entry kept when content and mode still match it), an untracked
+//! one goes through the ignore rules and the policy, a reported folder of that tree is
+//! listed for names the monitor did not report, and a new folder is walked. There is no
+//! index decode, no stat of anything else and no walk.
 //!
 //! Every doubt means the full pass (which saves a new state): no state, any of the above
-//! different, a reported `.gitignore`, `.gitattributes` or `.git`, a name that is not UTF-8,
-//! more than [`MAX_PATHS`] paths, an index entry below a new folder, a folder that cannot be
-//! read, a kind of file a tree cannot hold. It writes only objects and its own file.
+//! different, an index changed without both its trees known, a submodule in what git
+//! changed, a reported `.gitignore`, `.gitattributes` or `.git`, a name that is not UTF-8,
+//! more than [`MAX_PATHS`] paths, an index entry below a new folder that its walk did not
+//! reach, a folder that cannot be read, a kind of file a tree cannot hold. It writes only
+//! objects and its own file.
 //! `agentRewind.fromLastCheckpoint=false` turns it off.
 
 mod edits;
@@ -71,9 +76,6 @@ pub(super) fn try_from_last(
     if !same_id(&saved.tree, last) {
         return full("the run's last checkpoint is not where it ended", None);
     }
-    if !same_id(&saved.head_tree, head_tree) {
-        return full("HEAD moved", None);
-    }
     let repo = store.repo();
     if repo
         .config_snapshot()
@@ -96,14 +98,41 @@ pub(super) fn try_from_last(
     if !raw.plain {
         return full("the index holds entries a tree cannot say", Some(raw));
     }
-    if raw.digest != saved.index {
-        return full("the index changed", Some(raw));
-    }
     let (Some(changes), Some(token)) = (monitor.changes.as_ref(), monitor.next_token.clone())
     else {
         return full("the monitor gave no list", Some(raw));
     };
-    let paths = changes.paths();
+    // What git changed meanwhile: the paths whose index entry (a commit's `git add`, a
+    // reset) or HEAD entry (a commit) differ are looked at too, as if the monitor had
+    // reported them. The old index is known only by its cache-tree's root.
+    let mut also = Vec::new();
+    if raw.digest != saved.index {
+        let old = saved.index_tree.as_deref().and_then(hex_id);
+        let (Some(old), Some(new)) = (old, raw.tree) else {
+            return full("the index changed", Some(raw));
+        };
+        if let Err(why) = changed_paths(store, old, new, &mut also) {
+            return full(why, Some(raw));
+        }
+    }
+    if !same_id(&saved.head_tree, head_tree) {
+        let Some(old) = hex_id(&saved.head_tree) else {
+            return full("HEAD moved", Some(raw));
+        };
+        if let Err(why) = changed_paths(store, old, head_tree, &mut also) {
+            return full(why, Some(raw));
+        }
+    }
+    let merged;
+    let paths = if also.is_empty() {
+        changes.paths()
+    } else {
+        also.extend_from_slice(changes.paths());
+        also.sort();
+        also.dedup();
+        merged = also;
+        &merged
+    };
     if paths.len() > MAX_PATHS {
         return full("too many paths reported", Some(raw));
     }
@@ -129,6 +158,7 @@ pub(super) fn try_from_last(
             token,
             head_tree: head_tree.to_string(),
             index: raw.digest,
+            index_tree: raw.tree.map(|t| t.to_string()),
             tree: edited.tree.to_string(),
             excluded: edited.excluded.clone(),
         },
@@ -195,8 +225,45 @@ pub(super) fn record(
             token: token.to_string(),
             head_tree: ended.head_tree.to_string(),
             index: raw.digest,
+            index_tree: raw.tree.map(|t| t.to_string()),
             tree: snapshot.tree.to_string(),
             excluded: snapshot.excluded.clone(),
         },
     );
+}
+
+fn hex_id(hex: &str) -> Option<ObjectId> {
+    ObjectId::from_hex(hex.as_bytes()).ok()
+}
+
+/// Add to `out` the paths that differ between trees `old` and `new`, or say why the full
+/// pass must decide (a submodule's entry, which the full pass takes from its checkout, or
+/// more paths than [`MAX_PATHS`]).
+fn changed_paths(
+    store: &Store,
+    old: ObjectId,
+    new: ObjectId,
+    out: &mut Vec<gix::bstr::BString>,
+) -> std::result::Result<(), &'static str> {
+    if old == new {
+        return Ok(());
+    }
+    let changes = store
+        .diff_trees(old, new)
+        .map_err(|_| "the trees git changed cannot be compared")?;
+    for c in changes {
+        let kinds = [c.old, c.new];
+        if kinds
+            .iter()
+            .flatten()
+            .any(|(_, kind)| *kind == gix::objs::tree::EntryKind::Commit)
+        {
+            return Err("a submodule in what git changed");
+        }
+        out.push(c.path);
+        if out.len() > MAX_PATHS {
+            return Err("too many paths changed by git");
+        }
+    }
+    Ok(())
 }

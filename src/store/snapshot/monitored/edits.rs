@@ -293,8 +293,17 @@ impl<'a> Work<'a> {
         self.new_dirs.sort();
         let (entries, below) = raw.lookup(&files, &self.new_dirs);
         crate::trace::mark("snapshot: index entries looked up");
-        if below.iter().any(|b| *b) {
-            return Ok(Err("an index entry below a new folder"));
+        // Every index entry below a new folder must be one of the files looked at: the walk
+        // of the folder skips ignored folders, where a tracked file may be.
+        for (dir, in_index) in self.new_dirs.iter().zip(&below) {
+            let looked_at = files
+                .iter()
+                .zip(&entries)
+                .filter(|(p, e)| e.is_some() && is_below(p.as_bstr(), dir.as_bstr()))
+                .count();
+            if looked_at != *in_index {
+                return Ok(Err("an index entry below a new folder"));
+            }
         }
         let repo = self.repo;
         let fs = repo.filesystem_options()?;
@@ -467,6 +476,10 @@ fn check_name(p: &BStr) -> Why<()> {
         Some(b".gitattributes") => Err("a .gitattributes changed"),
         _ => Ok(()),
     }
+}
+
+fn is_below(p: &BStr, dir: &BStr) -> bool {
+    p.len() > dir.len() && p.starts_with(dir) && p[dir.len()] == b'/'
 }
 
 fn join(dir: &BStr, name: &BStr) -> BString {

@@ -19,6 +19,10 @@ pub(super) struct Saved {
     pub token: String,
     pub head_tree: String,
     pub index: [u64; 2],
+    /// The index's tree when its cache-tree had it ([`crate::store::rawindex::RawIndex::tree`]):
+    /// what lets the next checkpoint follow a change of the index.
+    #[serde(default)]
+    pub index_tree: Option<String>,
     pub tree: String,
     pub excluded: Vec<Excluded>,
 }
