@@ -51,8 +51,9 @@ def bench_fsmonitor(ctx: Context) -> SectionResult:
     times (each after touching the same 5 tracked files and 3 new untracked files):
     `git status` and our checkpoint with `core.fsmonitor` set to git's Watchman hook, the same
     two with `core.fsmonitor` unset, and `git commit` of the 5 files with and without our
-    post-commit hook, with and without the monitor. The configuration is switched between contenders with
-    `git config`, outside the timings."""
+    post-commit hook, with and without the monitor. The monitor is switched between contenders
+    with `git config`, outside the timings; the hooks of a commit without ours are turned off on
+    its command line (`-c core.hooksPath=<empty folder>`)."""
     a = ctx.args
     if shutil.which("watchman") is None or not HOOK_SAMPLE.exists():
         raise SystemExit("needs watchman (Debian package `watchman`) and git's fsmonitor-watchman.sample")
@@ -90,10 +91,13 @@ def bench_fsmonitor(ctx: Context) -> SectionResult:
                 cwd=repo, env=env)
 
         def hooks(on: bool) -> None:
-            if on:
-                run(["git", "config", "--unset", "core.hooksPath"], cwd=repo, env=env, check=False)
-            else:
-                run(["git", "config", "core.hooksPath", str(empty_hooks)], cwd=repo, env=env)
+            # On git's command line, not in the repository's config: a checkpoint's state key
+            # covers the whole config, and a user does not switch their hooks between commits.
+            state["hooks"] = on
+
+        def git_commit() -> list[str]:
+            off = [] if state.get("hooks", True) else ["-c", f"core.hooksPath={empty_hooks}"]
+            return ["git", *off, "commit"]
 
         gen = [0]
         mismatches = [0]
@@ -118,13 +122,15 @@ def bench_fsmonitor(ctx: Context) -> SectionResult:
             hooks(True)
             # What is timed is a checkpoint after 5 files changed since the run's last one (an
             # agent's turn): that last one is taken first, untimed, after the same kind of touch.
+            # The full pass goes to a run of its own: the post-commit hook's checkpoints go to
+            # `benchrun`, and start from its last checkpoint as they would in use.
+            cenv, into = (full_env, "benchfull") if full else (env, "benchrun")
             touch()
-            run([*ctx.tool_cmd, "checkpoint", "bench", "--run", "benchrun", "--meta", f"i=before{gen[0]}"],
-                cwd=repo, env=env)
+            run([*ctx.tool_cmd, "checkpoint", "bench", "--run", into, "--meta", f"i=before{gen[0]}"],
+                cwd=repo, env=cenv)
             touch()
-            cenv = full_env if full else env
             t, out = timed(lambda: json.loads(
-                run([*ctx.tool_cmd, "checkpoint", "bench", "--run", "benchrun", "--meta", f"i={gen[0]}", "--json"],
+                run([*ctx.tool_cmd, "checkpoint", "bench", "--run", into, "--meta", f"i={gen[0]}", "--json"],
                     cwd=repo, env=cenv).stdout))
             got = run(["git", "rev-parse", out["checkpoint"] + "^{tree}"], cwd=repo, env=env).stdout.strip()
             tmp_index = repo / ".git" / "bench-check-index"
@@ -150,7 +156,7 @@ def bench_fsmonitor(ctx: Context) -> SectionResult:
             hooks(with_hook)
             touch()
             run(["git", "add", "--", *work.tracked], cwd=repo, env=env)
-            t, p = timed(lambda: run(["git", "commit", "-q", "-m", f"bench {gen[0]}"], cwd=repo, env=env))
+            t, p = timed(lambda: run([*git_commit(), "-q", "-m", f"bench {gen[0]}"], cwd=repo, env=env))
             if p.stderr.strip():
                 raise SystemExit(f"git commit wrote to stderr (a hook problem?): {p.stderr}")
             return t
@@ -210,27 +216,28 @@ def bench_fsmonitor(ctx: Context) -> SectionResult:
     overhead = statistics.median(w - wo for w, wo in zip(times["commit+hook"], times["commit"]))
     overhead_wm = statistics.median(w - wo for w, wo in zip(times["commit+hook+wm"], times["commit+wm"]))
     hook_budget = 15e-3 + 0.5 * med["checkpoint"]
+    hook_budget_wm = 15e-3 + 0.5 * med["checkpoint+wm"]
 
     def row(what, ours, theirs, target):
         r = ours / theirs
         return [what, ms(ours), ms(theirs), f"**{r:.2f}×**", f"≤ {target:.1f}×", "yes" if r <= target else "**no**"]
 
-    def hook_row(what, overhead):
+    def hook_row(what, overhead, budget):
         return [
             what,
             ms(overhead),
-            ms(hook_budget),
-            f"**{overhead / hook_budget:.2f}×**",
+            ms(budget),
+            f"**{overhead / budget:.2f}×**",
             "≤ 1.0×",
-            "yes" if overhead <= hook_budget else "**no**",
+            "yes" if overhead <= budget else "**no**",
         ]
 
     rows = [
         row("checkpoint with Watchman vs `git status` with Watchman", med["checkpoint+wm"], med["status+wm"], 1.0),
         row("checkpoint with Watchman vs our checkpoint without", med["checkpoint+wm"], med["checkpoint"], 0.3),
         [
-            "(not a target) the full monitored pass, as the first checkpoint after a commit or "
-            "`git add` takes, vs our checkpoint without",
+            "(not a target) the full monitored pass, as the first checkpoint after a `git add` "
+            "not committed yet takes, vs our checkpoint without",
             ms(med["checkpoint-full+wm"]),
             ms(med["checkpoint"]),
             f"{med['checkpoint-full+wm'] / med['checkpoint']:.2f}×",
@@ -238,8 +245,9 @@ def bench_fsmonitor(ctx: Context) -> SectionResult:
             "—",
         ],
         row("checkpoint vs `git status`, no monitor", med["checkpoint"], med["status"], 0.8),
-        hook_row("post-commit hook overhead vs 15 ms + 0.5× checkpoint (no monitor)", overhead),
-        hook_row("the same with Watchman (budget from the checkpoint without)", overhead_wm),
+        hook_row("post-commit hook overhead vs 15 ms + 0.5× checkpoint (no monitor)", overhead, hook_budget),
+        hook_row("the same with Watchman (budget from the checkpoint without)", overhead_wm, hook_budget),
+        hook_row("the same with Watchman, budget from the checkpoint with Watchman", overhead_wm, hook_budget_wm),
     ]
     notes = [
         f"{size_label(nfiles)} files ({nfiles // 20:,} leaf folders), objects packed; median of "

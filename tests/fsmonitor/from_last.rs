@@ -374,3 +374,55 @@ fn after_a_commit_the_checkpoint_starts_from_the_last_one_and_looks_at_what_git_
     step("a hard reset", &[]);
     git(&w, dir, &["fsck", "--strict", "--no-progress"]);
 }
+
+#[test]
+fn the_post_commit_hooks_checkpoint_starts_from_the_last_one() {
+    // git runs its hooks with `GIT_INDEX_FILE`, `GIT_AUTHOR_DATE` (new for every commit) and
+    // more set: none of it may count as changed settings.
+    let w = Watchman::start();
+    let repo = from_last_repo(&w);
+    let dir = repo.path();
+    start(&w, dir);
+    repo.ok(&["hooks", "install"]);
+    let first = checkpoint(&w, dir, "a first one");
+    let run = first.json["run"]
+        .as_str()
+        .expect("the run's id")
+        .to_string();
+    let run_head = format!("refs/agent-runs/{run}/HEAD");
+    for i in 0..3 {
+        repo.write(&format!("d{i}/f1.txt"), &format!("commit {i}\n"));
+        repo.write(&format!("d{i}/new-{i}/file.txt"), "a new folder\n");
+        plain_git(&w, dir, &["add", "-A"]);
+        repo.write(&format!("d{i}/f2.txt"), "not staged\n");
+        let out = git_cmd(dir)
+            .env(w.env().0, w.env().1)
+            .env("AGENT_REWIND_TRACE", "1")
+            .args(["-c", "core.fsmonitor=false", "commit", "-qm"])
+            .arg(format!("commit {i}"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "commit {i}: {stderr}");
+        assert!(
+            stderr.contains("snapshot: from the last checkpoint"),
+            "commit {i}: the hook took the full pass\n{stderr}"
+        );
+        let recorded = git(&w, dir, &["rev-parse", &format!("{run_head}^{{tree}}")]);
+        let head = git(&w, dir, &["rev-parse", "HEAD"]);
+        let parents = git(&w, dir, &["log", "-1", "--format=%P", &run_head]);
+        assert!(
+            parents.contains(head.trim()),
+            "the hook recorded commit {i}"
+        );
+        assert_eq!(
+            recorded.trim(),
+            add_all_tree(&w, dir),
+            "commit {i}: the hook's checkpoint differs from `git add -A`"
+        );
+        // And a checkpoint outside the hook, right after, starts from the hook's.
+        repo.write(&format!("d{i}/f3.txt"), "after the commit\n");
+        checkpoint_from_last(&w, dir, &format!("after commit {i}"));
+    }
+    git(&w, dir, &["fsck", "--strict", "--no-progress"]);
+}

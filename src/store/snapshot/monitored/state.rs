@@ -59,12 +59,13 @@ pub(super) fn save(store: &Store, saved: &Saved) {
 
 /// Everything outside the worktree and the index that decides the tree: this program, the
 /// worktree's place, the whole configuration (the monitor, filters, line endings, stat
-/// options), the policy, and the ignore and attribute files outside the worktree.
+/// options; not what gix derives from environment variables), the policy, and the ignore and
+/// attribute files outside the worktree.
 pub(super) fn state_key(store: &Store, policy: &Policy) -> String {
     let repo = store.repo();
     let config = repo.config_snapshot();
     let mut text = format!(
-        "{} {:?} {:?}\n{}\n",
+        "{} {:?} {:?}\n",
         env!("CARGO_PKG_VERSION"),
         repo.workdir(),
         (
@@ -72,8 +73,22 @@ pub(super) fn state_key(store: &Store, policy: &Policy) -> String {
             &policy.exclude,
             policy.scan_content
         ),
-        config.plumbing()
     );
+    // Every section but the ones gix makes of environment variables (`GIT_AUTHOR_DATE`,
+    // `GIT_INDEX_FILE`, `TERM`, proxies, …): git sets some of them for its hooks, the author
+    // date anew for each commit, and none decides a tree (the index is known by its digest).
+    // `gitoxide.parsePrecious` (`[gitoxide]` itself) changes how ignore files read: kept.
+    // `-c` and `GIT_CONFIG_COUNT` settings are configuration, and stay in.
+    let mut sections = Vec::new();
+    for section in config.plumbing().sections() {
+        let header = section.header();
+        let environment = section.meta().source == gix::config::Source::EnvOverride;
+        if !environment || (header.name() == "gitoxide" && header.subsection_name().is_none()) {
+            let _ = section.write_to(&mut sections);
+        }
+    }
+    text.push_str(&String::from_utf8_lossy(&sections));
+    text.push('\n');
     let info = store.common_dir().join("info");
     let mut sources = vec![info.join("exclude"), info.join("attributes")];
     sources.extend(global_files(store, "core.excludesFile", "ignore"));
