@@ -437,20 +437,44 @@ impl Store {
     /// blob-diff resource cache, whose attribute stack reads the whole index (30 ms of a
     /// `show` on 30k files) for a result that never looks at a blob.
     pub fn diff_trees(&self, from: ObjectId, to: ObjectId) -> Result<Vec<TreeChange>> {
+        Ok(self
+            .diff_trees_at_most(from, to, usize::MAX)?
+            .unwrap_or_default())
+    }
+
+    /// [`Store::diff_trees`], or `None` as soon as more than `limit` entries that are not
+    /// trees differ (the rest is not read).
+    pub fn diff_trees_at_most(
+        &self,
+        from: ObjectId,
+        to: ObjectId,
+        limit: usize,
+    ) -> Result<Option<Vec<TreeChange>>> {
         use gix::diff::tree::recorder::Change as C;
         let old = self.repo.find_tree(from)?;
         let new = self.repo.find_tree(to)?;
-        let mut rec = gix::diff::tree::Recorder::default();
-        gix::diff::tree(
+        let mut rec = AtMost {
+            inner: gix::diff::tree::Recorder::default(),
+            files: 0,
+            limit,
+        };
+        match gix::diff::tree(
             gix::objs::TreeRefIter::from_bytes(&old.data, old.id.kind()),
             gix::objs::TreeRefIter::from_bytes(&new.data, new.id.kind()),
             gix::diff::tree::State::default(),
             &self.repo.objects,
             &mut rec,
-        )
-        .map_err(|e| Error::git(format!("cannot compare trees {from} and {to}: {e}")))?;
+        ) {
+            Ok(()) => {}
+            Err(gix::diff::tree::Error::Cancelled) => return Ok(None),
+            Err(e) => {
+                return Err(Error::git(format!(
+                    "cannot compare trees {from} and {to}: {e}"
+                )));
+            }
+        }
         let mut out = vec![];
-        for c in rec.records {
+        for c in rec.inner.records {
             let tc = match c {
                 C::Addition {
                     path,
@@ -512,6 +536,47 @@ impl Store {
             out.push(tc);
         }
         out.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(out)
+        Ok(Some(out))
+    }
+}
+
+/// gix's recorder of a tree diff, cancelling it past `limit` changed entries that are not
+/// trees.
+struct AtMost {
+    inner: gix::diff::tree::Recorder,
+    files: usize,
+    limit: usize,
+}
+
+impl gix::diff::tree::Visit for AtMost {
+    fn pop_front_tracked_path_and_set_current(&mut self) {
+        self.inner.pop_front_tracked_path_and_set_current();
+    }
+    fn push_back_tracked_path_component(&mut self, component: &gix::bstr::BStr) {
+        self.inner.push_back_tracked_path_component(component);
+    }
+    fn push_path_component(&mut self, component: &gix::bstr::BStr) {
+        self.inner.push_path_component(component);
+    }
+    fn pop_path_component(&mut self) {
+        self.inner.pop_path_component();
+    }
+    fn visit(&mut self, change: gix::diff::tree::visit::Change) -> gix::diff::tree::visit::Action {
+        use gix::diff::tree::visit::Change as C;
+        let file = match &change {
+            C::Addition { entry_mode, .. } | C::Deletion { entry_mode, .. } => {
+                !entry_mode.is_tree()
+            }
+            C::Modification {
+                previous_entry_mode,
+                entry_mode,
+                ..
+            } => !previous_entry_mode.is_tree() || !entry_mode.is_tree(),
+        };
+        self.files += usize::from(file);
+        if self.files > self.limit {
+            return std::ops::ControlFlow::Break(());
+        }
+        self.inner.visit(change)
     }
 }

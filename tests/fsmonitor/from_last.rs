@@ -129,6 +129,26 @@ fn from_the_last_checkpoint_every_doubt_means_the_full_pass() {
     repo.write("d1/f3.txt", "and then\n");
     from_last("the one after");
 
+    // A commit of more paths than a checkpoint looks at by itself (entries only: the files
+    // are not in the worktree, so the monitor reports nothing and the tree lacks them).
+    let empty_blob = git(&w, dir, &["hash-object", "-w", "--stdin"]);
+    let mut infos = String::new();
+    for i in 0..2001 {
+        infos.push_str(&format!("100644 {}\tmany/f{i}.txt\n", empty_blob.trim()));
+    }
+    common::git_stdin(dir, &["update-index", "--index-info"], infos.as_bytes());
+    plain_git(&w, dir, &["commit", "-qm", "many"]);
+    full("a commit of 2001 paths", "too many paths changed by git");
+    plain_git(&w, dir, &["rm", "-q", "-r", "--cached", "many"]);
+    plain_git(&w, dir, &["commit", "-qm", "fewer"]);
+    repo.write("d1/f4.txt", "after that\n");
+    full(
+        "and a commit taking them out",
+        "too many paths changed by git",
+    );
+    repo.write("d1/f5.txt", "then\n");
+    from_last("then again");
+
     // A .gitignore changes: what is ignored below it may have.
     repo.write("d2/.gitignore", "f1.txt\n");
     full("a .gitignore", "a .gitignore changed");

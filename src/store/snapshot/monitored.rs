@@ -106,6 +106,7 @@ pub(super) fn try_from_last(
     // reset) or HEAD entry (a commit) differ are looked at too, as if the monitor had
     // reported them. The old index is known only by its cache-tree's root.
     let mut also = Vec::new();
+    let mut index_moved = None;
     if raw.digest != saved.index {
         let old = saved.index_tree.as_deref().and_then(hex_id);
         let (Some(old), Some(new)) = (old, raw.tree) else {
@@ -114,12 +115,16 @@ pub(super) fn try_from_last(
         if let Err(why) = changed_paths(store, old, new, &mut also) {
             return full(why, Some(raw));
         }
+        index_moved = Some((old, new));
     }
     if !same_id(&saved.head_tree, head_tree) {
         let Some(old) = hex_id(&saved.head_tree) else {
             return full("HEAD moved", Some(raw));
         };
-        if let Err(why) = changed_paths(store, old, head_tree, &mut also) {
+        // After `git add` and `git commit`, both moved between the same two trees.
+        if index_moved != Some((old, head_tree))
+            && let Err(why) = changed_paths(store, old, head_tree, &mut also)
+        {
             return full(why, Some(raw));
         }
     }
@@ -249,8 +254,9 @@ fn changed_paths(
         return Ok(());
     }
     let changes = store
-        .diff_trees(old, new)
-        .map_err(|_| "the trees git changed cannot be compared")?;
+        .diff_trees_at_most(old, new, MAX_PATHS.saturating_sub(out.len()))
+        .map_err(|_| "the trees git changed cannot be compared")?
+        .ok_or("too many paths changed by git")?;
     for c in changes {
         let kinds = [c.old, c.new];
         if kinds
