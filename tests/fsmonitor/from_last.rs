@@ -20,6 +20,23 @@ fn checkpoint_from_last(w: &Watchman, dir: &Path, what: &str) -> Taken {
     t
 }
 
+/// A checkpoint that must have started from the last one, whose tree must be `git add -A`'s
+/// without `left_out`, and which must list exactly `left_out` as left out.
+fn from_last_without(w: &Watchman, dir: &Path, what: &str, left_out: &[&str]) -> Taken {
+    let t = checkpoint_in(w, dir, what, &[]);
+    assert!(t.from_last, "{what}: {}", t.trace);
+    assert_eq!(
+        t.tree,
+        add_all_tree_without(w, dir, left_out),
+        "{what}: the tree differs from `git add -A` without {left_out:?}\n{}",
+        t.trace
+    );
+    let mut want: Vec<String> = left_out.iter().map(|p| p.to_string()).collect();
+    want.sort();
+    assert_eq!(excluded_paths(&t), want, "{what}");
+    t
+}
+
 fn excluded_paths(t: &Taken) -> Vec<String> {
     t.json["excluded"]
         .as_array()
@@ -47,20 +64,7 @@ fn from_the_last_checkpoint_ignore_rules_and_the_policy_decide_as_in_the_full_pa
         "no checksum"
     );
     start(&w, dir);
-    let step = |what: &str, left_out: &[&str]| {
-        let t = checkpoint_in(&w, dir, what, &[]);
-        assert!(t.from_last, "{what}: {}", t.trace);
-        assert_eq!(
-            t.tree,
-            add_all_tree_without(&w, dir, left_out),
-            "{what}: the tree differs from `git add -A` without {left_out:?}\n{}",
-            t.trace
-        );
-        let mut want: Vec<String> = left_out.iter().map(|p| p.to_string()).collect();
-        want.sort();
-        assert_eq!(excluded_paths(&t), want, "{what}");
-        t
-    };
+    let step = |what: &str, left_out: &[&str]| from_last_without(&w, dir, what, left_out);
     checkpoint_in(&w, dir, "a first one", &[]);
 
     // A new folder with an ignored file and a secret one, a file too big, an ignored folder.
@@ -324,17 +328,7 @@ fn after_a_commit_the_checkpoint_starts_from_the_last_one_and_looks_at_what_git_
     let dir = repo.path();
     start(&w, dir);
     let step = |what: &str, left_out: &[&str]| {
-        let t = checkpoint_in(&w, dir, what, &[]);
-        assert!(t.from_last, "{what}: {}", t.trace);
-        assert_eq!(
-            t.tree,
-            add_all_tree_without(&w, dir, left_out),
-            "{what}: the tree differs from `git add -A` without {left_out:?}\n{}",
-            t.trace
-        );
-        let mut want: Vec<String> = left_out.iter().map(|p| p.to_string()).collect();
-        want.sort();
-        assert_eq!(excluded_paths(&t), want, "{what}");
+        from_last_without(&w, dir, what, left_out);
     };
     // After a commit the index's cache-tree is valid: the state saved knows its tree.
     checkpoint(&w, dir, "a first one");
