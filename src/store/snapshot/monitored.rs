@@ -91,6 +91,7 @@ pub(super) fn try_from_last(
         return full("no monitor", None);
     };
     let raw = rawindex::read(&repo.index_path(), repo.object_hash());
+    crate::trace::mark("snapshot: index scanned");
     let monitor = pending.finish();
     let Some(raw) = raw else {
         return full("the index cannot be scanned", None);
