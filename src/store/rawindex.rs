@@ -9,6 +9,7 @@
 //! no assume-unchanged, skip-worktree or intent-to-add flag, only regular files, executables
 //! and symlinks (no submodule, no sparse directory), and no split index. Anything this does
 //! not understand is `None`: the caller then takes the full pass. It never writes anything.
+//! The file is mapped, not read (the one `unsafe` block; docs/DECISIONS.md says why).
 
 use gix::ObjectId;
 use gix::bstr::{BStr, BString, ByteSlice};
