@@ -205,8 +205,8 @@ impl Store {
     /// Start `git <args>` in the background unless one we started is still running: the
     /// child gets the maintenance flock as its stdin, so the lock lives exactly as long as
     /// the child (and the git processes it starts, which inherit it) keeps it open; the
-    /// kernel drops it when the last of them exits, however it ends. Checkpoints in a tight
-    /// loop so start one fold at a time instead of one per checkpoint competing for the CPU.
+    /// kernel drops it when the last of them exits, however it ends. So checkpoints in a
+    /// tight loop start one fold at a time, not one each competing for the CPU.
     fn spawn_maintenance(&self, args: &[&str]) {
         if !self.auto_gc_allowed() {
             return;

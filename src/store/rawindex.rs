@@ -270,8 +270,16 @@ fn scan(bytes: impl Into<Bytes>, hash: gix::hash::Kind) -> Option<RawIndex> {
     // takes ~1.5 ms of a 100k-entry index).
     let (entries_end, blocks) = std::thread::scope(|scope| {
         let b: &[u8] = &bytes;
+        // No thread (none could be started, or a small index): the blocks are made below.
         let blocks = (b.len() >= 4 * DIGEST_BLOCK)
-            .then(|| scope.spawn(move || b.chunks_exact(DIGEST_BLOCK).map(digest).collect()));
+            .then(|| {
+                std::thread::Builder::new()
+                    .spawn_scoped(scope, move || {
+                        b.chunks_exact(DIGEST_BLOCK).map(digest).collect()
+                    })
+                    .ok()
+            })
+            .flatten();
         let end = walk(b, version, count, hash_len, |start, _, e| {
             if version != 4 {
                 offsets.push(start);
