@@ -709,7 +709,17 @@ mod tests {
     fn damaged_or_cut_indexes_are_refused_without_a_panic() {
         let dir = repo(&["a", "b/c", "d"]);
         add_long_path(dir.path());
+        // With a cache-tree extension, whose root is read too.
+        git(dir.path(), &["hash-object", "-w", "/dev/null"]);
+        git(dir.path(), &["write-tree"]);
         let bytes = std::fs::read(dir.path().join(".git/index")).unwrap();
+        assert!(bytes.windows(4).any(|w| w == b"TREE"));
+        assert!(
+            scan(bytes.clone(), gix::hash::Kind::Sha1)
+                .unwrap()
+                .tree
+                .is_some()
+        );
         for cut in 0..bytes.len() {
             let short = bytes[..cut].to_vec();
             let _ = scan(short, gix::hash::Kind::Sha1);
