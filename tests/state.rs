@@ -247,3 +247,17 @@ fn approvals_of_the_wrong_checkpoint_are_refused() {
     );
     repo.assert_fsck();
 }
+
+#[test]
+fn a_checkpoint_into_a_run_that_does_not_exist_starts_it_as_the_active_run() {
+    let repo = Repo::new();
+    repo.ok(&["start", "--run", "r1"]);
+    repo.write("a.txt", "one\n");
+    repo.ok(&["checkpoint", "work", "--run", "r2"]);
+    assert_eq!(repo.json(&["status"])["run"], "r2", "the new run is active");
+    // A checkpoint into a run that exists leaves the active run where it is.
+    repo.write("a.txt", "two\n");
+    repo.ok(&["checkpoint", "work", "--run", "r1"]);
+    assert_eq!(repo.json(&["status"])["run"], "r2");
+    assert_eq!(listed(&repo).len(), 2);
+}
