@@ -211,17 +211,9 @@ impl Store {
         if !self.auto_gc_allowed() {
             return;
         }
-        let path = self.private().maintenance_lock();
-        let lock = super::create_parent(&path).ok().and_then(|_| {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .read(true)
-                .write(true)
-                .open(&path)
-                .ok()
-        });
-        let Some(lock) = lock else { return };
+        let Ok(lock) = super::open_lock_file(&self.private().maintenance_lock()) else {
+            return;
+        };
         if lock.try_lock().is_err() {
             crate::trace::mark("maintenance: one is running, none started");
             return;

@@ -8,7 +8,7 @@
 use super::Store;
 use crate::error::{Error, IoResultExt, Result};
 use std::fs::{File, OpenOptions, TryLockError};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How long a writer waits for another writer of the same run, in ms; 0 (the default) waits
@@ -28,18 +28,25 @@ pub struct RunLock {
     pub path: PathBuf,
 }
 
+/// Open (creating it and its folder) the file at `path` that a `flock` is taken on, for
+/// reading and writing, keeping what it holds.
+pub fn open_lock_file(path: &Path) -> Result<File> {
+    super::create_parent(path)?;
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(path)
+        .at(path)
+}
+
 impl Store {
     /// Take the writer lock named `name` (a validated run id, or a fixed name like `backups`),
     /// waiting for other writers.
     pub fn writer_lock(&self, name: &str) -> Result<RunLock> {
         let path = self.private().writer_lock(name);
-        super::create_parent(&path)?;
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .at(&path)?;
+        let file = open_lock_file(&path)?;
         let wait_ms = WRITER_WAIT_MS.load(Ordering::Relaxed);
         if wait_ms == 0 {
             file.lock()

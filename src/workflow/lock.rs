@@ -6,8 +6,8 @@
 
 use crate::error::{Error, IoResultExt, Result};
 use crate::ids::RunId;
-use crate::store::{Store, create_parent};
-use std::fs::{File, OpenOptions, TryLockError};
+use crate::store::{Store, open_lock_file};
+use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::PathBuf;
 
@@ -32,14 +32,7 @@ pub fn acquire(store: &Store, run: &RunId) -> Result<RunnerLock> {
 /// Take the runner lock of `run`; `Err(holder)` (pid, host) when another runner holds it.
 pub fn try_acquire(store: &Store, run: &RunId) -> Result<std::result::Result<RunnerLock, String>> {
     let p = store.private().runner_lock(run);
-    create_parent(&p)?;
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&p)
-        .at(&p)?;
+    let mut file = open_lock_file(&p)?;
     match file.try_lock() {
         Ok(()) => {}
         Err(TryLockError::WouldBlock) => {
