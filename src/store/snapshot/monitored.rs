@@ -35,7 +35,7 @@ use crate::store::rawindex::{self, Identity, RawIndex};
 use edits::Work;
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
-use state::{Saved, same_id, state_key};
+use state::{Saved, hex_id, state_key};
 
 /// More reported paths than this (a build, a checkout): the full pass.
 const MAX_PATHS: usize = 2000;
@@ -73,7 +73,7 @@ pub(super) fn try_from_last(
     let Some(saved) = state::load(store) else {
         return full("no saved state", None);
     };
-    if !same_id(&saved.tree, last) {
+    if hex_id(&saved.tree) != Some(last) {
         return full("the run's last checkpoint is not where it ended", None);
     }
     let repo = store.repo();
@@ -118,8 +118,9 @@ pub(super) fn try_from_last(
         }
         index_moved = Some((old, new));
     }
-    if !same_id(&saved.head_tree, head_tree) {
-        let Some(old) = hex_id(&saved.head_tree) else {
+    let old_head = hex_id(&saved.head_tree);
+    if old_head != Some(head_tree) {
+        let Some(old) = old_head else {
             return full("HEAD moved", Some(raw));
         };
         // After `git add` and `git commit`, both moved between the same two trees.
@@ -238,10 +239,6 @@ pub(super) fn record(
     );
 }
 
-fn hex_id(hex: &str) -> Option<ObjectId> {
-    ObjectId::from_hex(hex.as_bytes()).ok()
-}
-
 /// Add to `out` the paths that differ between trees `old` and `new`, or say why the full
 /// pass must decide (a submodule's entry, which the full pass takes from its checkout, or
 /// more paths than [`MAX_PATHS`]).
@@ -268,9 +265,6 @@ fn changed_paths(
             return Err("a submodule in what git changed");
         }
         out.push(c.path);
-        if out.len() > MAX_PATHS {
-            return Err("too many paths changed by git");
-        }
     }
     Ok(())
 }

@@ -27,8 +27,9 @@ pub(super) struct Saved {
     pub excluded: Vec<Excluded>,
 }
 
-pub(super) fn same_id(hex: &str, id: ObjectId) -> bool {
-    ObjectId::from_hex(hex.as_bytes()).is_ok_and(|h| h == id)
+/// The id a saved hex string names, if it is one.
+pub(super) fn hex_id(hex: &str) -> Option<ObjectId> {
+    ObjectId::from_hex(hex.as_bytes()).ok()
 }
 
 pub(super) fn load(store: &Store) -> Option<Saved> {
