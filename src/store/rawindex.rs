@@ -510,20 +510,38 @@ mod tests {
     use super::*;
     use std::process::Command;
 
-    fn git(dir: &Path, args: &[&str]) {
-        let out = Command::new("git")
+    fn git(dir: &Path, args: &[&str]) -> String {
+        git_with_input(dir, args, b"")
+    }
+
+    /// git in `dir` with `input` on its stdin; its stdout.
+    fn git_with_input(dir: &Path, args: &[&str], input: &[u8]) -> String {
+        let mut child = Command::new("git")
             .args(["-c", "user.name=t", "-c", "user.email=t@t"])
             .args(args)
             .current_dir(dir)
             .env_remove("GIT_DIR")
             .env_remove("GIT_INDEX_FILE")
-            .output()
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
             .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), input).unwrap();
+        let out = child.wait_with_output().unwrap();
         assert!(
             out.status.success(),
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// The empty blob's id, the blob written into the repository at `dir`.
+    fn empty_blob(dir: &Path) -> String {
+        git(dir, &["hash-object", "-w", "/dev/null"])
+            .trim()
+            .to_string()
     }
 
     /// A repository whose index holds `names`.
@@ -543,8 +561,7 @@ mod tests {
     /// by hand: no such file can be), after the others.
     fn add_long_path(dir: &Path) -> BString {
         let long = format!("m/{}/x", vec!["l".repeat(200); 24].join("/"));
-        let empty_blob = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
-        let info = format!("100644,{empty_blob},{long}");
+        let info = format!("100644,{},{long}", empty_blob(dir));
         git(
             dir,
             &["update-index", "--add", "--info-only", "--cacheinfo", &info],
@@ -644,12 +661,8 @@ mod tests {
         assert_eq!(read_at(dir.path()).tree, None);
         git(dir.path(), &["commit", "-qm", "one"]);
         let head_tree = |dir: &Path| {
-            let out = Command::new("git")
-                .args(["rev-parse", "HEAD^{tree}"])
-                .current_dir(dir)
-                .output()
-                .unwrap();
-            ObjectId::from_hex(String::from_utf8(out.stdout).unwrap().trim().as_bytes()).unwrap()
+            let hex = git(dir, &["rev-parse", "HEAD^{tree}"]);
+            ObjectId::from_hex(hex.trim().as_bytes()).unwrap()
         };
         for version in ["2", "4"] {
             git(dir.path(), &["update-index", "--index-version", version]);
@@ -672,8 +685,7 @@ mod tests {
     #[test]
     fn a_large_index_is_digested_in_blocks_on_another_thread_as_in_one() {
         let dir = repo(&["a"]);
-        let empty_blob = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
-        git(dir.path(), &["hash-object", "-w", "/dev/null"]);
+        let empty_blob = empty_blob(dir.path());
         let infos: String = (0..6000)
             .map(|i| {
                 format!(
@@ -682,14 +694,11 @@ mod tests {
                 )
             })
             .collect();
-        let mut child = Command::new("git")
-            .args(["update-index", "--index-info"])
-            .current_dir(dir.path())
-            .stdin(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        std::io::Write::write_all(&mut child.stdin.take().unwrap(), infos.as_bytes()).unwrap();
-        assert!(child.wait().unwrap().success());
+        git_with_input(
+            dir.path(),
+            &["update-index", "--index-info"],
+            infos.as_bytes(),
+        );
         let bytes = std::fs::read(dir.path().join(".git/index")).unwrap();
         assert!(bytes.len() > 4 * DIGEST_BLOCK, "{} bytes", bytes.len());
         let raw = read_at(dir.path());
@@ -710,7 +719,6 @@ mod tests {
         let dir = repo(&["a", "b/c", "d"]);
         add_long_path(dir.path());
         // With a cache-tree extension, whose root is read too.
-        git(dir.path(), &["hash-object", "-w", "/dev/null"]);
         git(dir.path(), &["write-tree"]);
         let bytes = std::fs::read(dir.path().join(".git/index")).unwrap();
         assert!(bytes.windows(4).any(|w| w == b"TREE"));

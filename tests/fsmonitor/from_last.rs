@@ -91,16 +91,7 @@ fn from_the_last_checkpoint_every_doubt_means_the_full_pass() {
     let w = Watchman::start();
     let repo = from_last_repo(&w);
     let dir = repo.path();
-    let first = tool_cmd(dir)
-        .env(w.env().0, w.env().1)
-        .args(["start", "--run", "first"])
-        .output()
-        .unwrap();
-    assert!(
-        first.status.success(),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
+    start_with(&w, dir, &["--run", "first"]);
     let from_last = |what: &str| {
         checkpoint_from_last(&w, dir, what);
     };
@@ -119,15 +110,11 @@ fn from_the_last_checkpoint_every_doubt_means_the_full_pass() {
     // A change staged without a commit: the index's tree is not known (`git add` leaves
     // the cache-tree invalid), so what changed in it cannot be told.
     repo.write("d1/f1.txt", "staged\n");
-    git(&w, dir, &["-c", "core.fsmonitor=false", "add", "d1/f1.txt"]);
+    plain_git(&w, dir, &["add", "d1/f1.txt"]);
     full("a staged change", "the index changed");
     // The commit of it leaves the index's entries as they were (only its cache-tree is
     // written): HEAD moved, and what changed in it is looked at.
-    git(
-        &w,
-        dir,
-        &["-c", "core.fsmonitor=false", "commit", "-qm", "moved"],
-    );
+    plain_git(&w, dir, &["commit", "-qm", "moved"]);
     repo.write("d1/f2.txt", "after the commit\n");
     from_last("after a commit of it");
     repo.write("d1/f3.txt", "and then\n");
@@ -158,16 +145,7 @@ fn from_the_last_checkpoint_every_doubt_means_the_full_pass() {
     full("a .gitignore", "a .gitignore changed");
 
     // Another run: its last checkpoint is not where the last snapshot ended.
-    let other = tool_cmd(dir)
-        .env(w.env().0, w.env().1)
-        .args(["start", "--run", "other"])
-        .output()
-        .unwrap();
-    assert!(
-        other.status.success(),
-        "{}",
-        String::from_utf8_lossy(&other.stderr)
-    );
+    start_with(&w, dir, &["--run", "other"]);
     repo.write("d4/f1.txt", "in the other run\n");
     from_last("in the other run");
     repo.write("d4/f2.txt", "back in the first run\n");
@@ -191,16 +169,8 @@ fn from_the_last_checkpoint_every_doubt_means_the_full_pass() {
     std::fs::rename(dir.join(".git/moved-away"), dir.join("d9/sub")).unwrap();
     from_last("the folder moved back");
     repo.write("d8/sub/out.log/kept.txt", "tracked in an ignored folder\n");
-    git(
-        &w,
-        dir,
-        &["-c", "core.fsmonitor=false", "add", "-f", "d8/sub/out.log"],
-    );
-    git(
-        &w,
-        dir,
-        &["-c", "core.fsmonitor=false", "commit", "-qm", "forced"],
-    );
+    plain_git(&w, dir, &["add", "-f", "d8/sub/out.log"]);
+    plain_git(&w, dir, &["commit", "-qm", "forced"]);
     from_last("a file forced into an ignored folder and committed");
     std::fs::rename(dir.join("d8/sub"), dir.join(".git/moved-away-2")).unwrap();
     from_last("a folder with an ignored one inside moved away");

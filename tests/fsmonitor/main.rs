@@ -141,9 +141,15 @@ fn checkpoint_in(w: &Watchman, dir: &Path, what: &str, extra: &[&str]) -> Taken 
 }
 
 fn start(w: &Watchman, dir: &Path) {
+    start_with(w, dir, &[]);
+}
+
+/// `start` with `args` (`--run <id>`), which must succeed.
+fn start_with(w: &Watchman, dir: &Path, args: &[&str]) {
     let out = tool_cmd(dir)
         .env(w.env().0, w.env().1)
-        .args(["start"])
+        .arg("start")
+        .args(args)
         .output()
         .unwrap();
     assert!(
