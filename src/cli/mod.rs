@@ -33,9 +33,14 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// The repository the command runs in.
+    /// The repository the command runs in, once a post-commit checkpoint still being
+    /// recorded there in the background is written (what it could not record is told here).
     pub fn store(&self) -> Result<Store> {
-        Store::discover(&self.dir)
+        let store = Store::discover(&self.dir)?;
+        for w in agent_rewind::hooks::background::settle(&store) {
+            render::warn(&w);
+        }
+        Ok(store)
     }
 
     /// A path argument as the user meant it, made absolute (relative to where the command

@@ -7,7 +7,7 @@
 //! prompt, and never record while a rebase, merge or cherry-pick is half-way (the rebase is
 //! recorded once, at its end, by post-rewrite).
 
-use super::{HookAction, HookOutcome};
+use super::{HookAction, HookOutcome, background};
 use crate::catalog::{Catalog, short};
 use crate::error::{Error, Result};
 use crate::ids::{RunId, StepName};
@@ -37,6 +37,13 @@ pub enum StepSource {
 }
 
 impl StepSource {
+    /// The source [`StepSource::as_str`] names.
+    pub fn parse(s: &str) -> Option<StepSource> {
+        [Self::Env, Self::Trailer, Self::Begun, Self::Default]
+            .into_iter()
+            .find(|v| v.as_str() == s)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             StepSource::Env => "env",
@@ -155,29 +162,57 @@ pub fn post_commit(store: &Store) -> Result<HookOutcome> {
     };
     let head = store.user_head()?;
     let (step, source) = hook_step(store, &run, head.commit, DEFAULT_COMMIT_STEP)?;
-    record(store, HOOK, run, step, source, &head, vec![])
+    if let Some(commit) = head.commit
+        && let Some(why) = background::reason(store)?
+        && let Some(started) = background::start(store, commit, &run, &step, source, why)?
+    {
+        return Ok(started);
+    }
+    record(store, HOOK, &head, HookRecord::new(run, step, source))
 }
 
-fn record(
+/// What a git hook's `commit` checkpoint records besides the worktree.
+pub(super) struct HookRecord {
+    pub run: RunId,
+    pub step: StepName,
+    pub source: StepSource,
+    /// More note lines in the same commit (post-rewrite's mapping).
+    pub note_lines: Vec<NoteLine>,
+    /// Record only while the user's HEAD is still this commit after the snapshot.
+    pub expect_head: Option<ObjectId>,
+}
+
+impl HookRecord {
+    pub(super) fn new(run: RunId, step: StepName, source: StepSource) -> Self {
+        HookRecord {
+            run,
+            step,
+            source,
+            note_lines: vec![],
+            expect_head: None,
+        }
+    }
+}
+
+/// Record a hook's `commit` checkpoint of the worktree, whose HEAD is `head`.
+pub(super) fn record(
     store: &Store,
     hook: &str,
-    run: RunId,
-    step: StepName,
-    source: StepSource,
     head: &UserHead,
-    note_lines: Vec<NoteLine>,
+    what: HookRecord,
 ) -> Result<HookOutcome> {
     let mut meta = BTreeMap::new();
-    meta.insert("step_from".to_string(), source.as_str().to_string());
+    meta.insert("step_from".to_string(), what.source.as_str().to_string());
     let out = checkpoint(
         store,
-        &step,
+        &what.step,
         CheckpointOptions {
-            run: Some(run),
+            run: Some(what.run),
             event: Some(Event::Commit),
             message: subject(store, head.commit),
             meta,
-            note_lines,
+            note_lines: what.note_lines,
+            expect_head: what.expect_head,
             ..Default::default()
         },
     )?;
@@ -308,7 +343,11 @@ pub fn post_rewrite(store: &Store, kind: &str, input: &[u8]) -> Result<HookOutco
         return Ok(out);
     }
     let (step, source) = hook_step(store, &run, head.commit, DEFAULT_COMMIT_STEP)?;
-    let mut out = record(store, HOOK, run, step, source, &head, vec![line])?;
+    let what = HookRecord {
+        note_lines: vec![line],
+        ..HookRecord::new(run, step, source)
+    };
+    let mut out = record(store, HOOK, &head, what)?;
     warnings.append(&mut out.warnings);
     out.warnings = warnings;
     Ok(out)

@@ -5,13 +5,15 @@
 //!   ([`settings`] for the JSON ones, [`opencode`] for OpenCode's plugin file), without
 //!   clobbering anything that is not ours.
 //! - [`handlers`]: `hook post-commit` / `hook post-rewrite`, recording into the worktree's
-//!   active run; [`turn`]: `hook <agent>`, reading an agent's payload ([`payload`]) and
+//!   active run, the post-commit checkpoint of a large worktree after the commit returns
+//!   ([`background`]); [`turn`]: `hook <agent>`, reading an agent's payload ([`payload`]) and
 //!   noting the files it edits ([`touched`]).
 //!
 //! A handler never decides to fail the user's operation: it returns an outcome (recorded,
 //! or skipped with a reason) or an error, and the CLI turns errors into a warning with exit
 //! status 0. Nothing here prompts or prints.
 
+pub mod background;
 pub mod handlers;
 pub mod install;
 pub mod opencode;
@@ -73,6 +75,8 @@ pub enum HookAction {
     Joined,
     /// Edited paths kept for the next turn.
     Noted,
+    /// A checkpoint being recorded after the hook returns (`background`).
+    Background,
     /// Nothing to do.
     Skipped,
     /// A payload we could not use.
@@ -164,11 +168,28 @@ pub fn run_hook(
 ) -> Result<HookOutcome> {
     // A hook gives up on a busy run quickly (a held lock file fails within a second anyway).
     crate::store::set_writer_wait(std::time::Duration::from_secs(HOOK_WRITER_WAIT_SECS));
+    let settled = |store: crate::store::Store| -> (crate::store::Store, Vec<String>) {
+        let warnings = background::settle(&store);
+        (store, warnings)
+    };
+    let with_warnings = |out: Result<HookOutcome>, warnings: Vec<String>| {
+        out.map(|mut o| {
+            o.warnings.splice(0..0, warnings);
+            o
+        })
+    };
     match name {
-        "post-commit" => handlers::post_commit(&crate::store::Store::discover(dir)?),
+        "post-commit" if args.first().map(String::as_str) == Some(background::BACKGROUND_FLAG) => {
+            background::record_in_background(&crate::store::Store::discover(dir)?, &args[1..])
+        }
+        "post-commit" => {
+            let (store, warnings) = settled(crate::store::Store::discover(dir)?);
+            with_warnings(handlers::post_commit(&store), warnings)
+        }
         "post-rewrite" => {
             let kind = args.first().map(String::as_str).unwrap_or("");
-            handlers::post_rewrite(&crate::store::Store::discover(dir)?, kind, stdin)
+            let (store, warnings) = settled(crate::store::Store::discover(dir)?);
+            with_warnings(handlers::post_rewrite(&store, kind, stdin), warnings)
         }
         other => match Agent::from_name(other) {
             Some(agent) => Ok(turn::handle(agent, stdin, args, dir)),

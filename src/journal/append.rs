@@ -33,6 +33,8 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         store.workdir()?;
     }
     artifacts::check(store, &rec.artifacts)?;
+    // A post-commit checkpoint still being recorded in the background comes first.
+    store.wait_for_post_commit();
     // New objects stay in memory and are written as one pack right before the refs move.
     let staged = store.with_staged_objects();
     let (tree, excluded) = match &rec.tree {
@@ -51,6 +53,14 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         Some(h) => h.clone(),
         None => store.user_head()?,
     };
+    if let Some(expected) = rec.expect_user_head
+        && user_head.commit != Some(expected)
+    {
+        return Err(Error::conflict(format!(
+            "HEAD moved on from {} while its checkpoint was taken",
+            short(expected)
+        )));
+    }
     let artifacts = artifacts::resolve(&staged, tree, &rec.artifacts)?;
     let fields = line::redact_fields(&rec);
     let writer = store.identity().unwrap_or_else(crate::time::writer_id);

@@ -68,6 +68,10 @@ pub struct Record {
     /// Write only while the step's ref still points here (the tip the caller validated
     /// against); otherwise fail with a conflict, nothing written.
     pub expect_step_tip: Option<ObjectId>,
+    /// Write only while the user's HEAD is still this commit once the worktree is
+    /// snapshotted (a post-commit checkpoint taken after the commit returned); otherwise
+    /// fail with a conflict, nothing written.
+    pub expect_user_head: Option<ObjectId>,
 }
 
 impl Record {
@@ -98,6 +102,7 @@ impl Record {
             user_head: None,
             extra_lines: vec![],
             expect_step_tip: None,
+            expect_user_head: None,
         }
     }
 }

@@ -33,6 +33,9 @@ pub struct CheckpointOptions {
     pub note_lines: Vec<crate::model::NoteLine>,
     /// Write only while the step's ref still points at this checkpoint (see `ops::external`).
     pub expect_step_tip: Option<crate::store::ObjectId>,
+    /// Write only while the user's HEAD is still this commit after the snapshot (a
+    /// post-commit checkpoint taken in the background, `hooks::background`).
+    pub expect_head: Option<crate::store::ObjectId>,
 }
 
 /// The result, with the id of a run that was started implicitly.
@@ -74,6 +77,7 @@ pub fn checkpoint(
     rec.idempotency_key = opts.idempotency_key;
     rec.extra_lines = opts.note_lines;
     rec.expect_step_tip = opts.expect_step_tip;
+    rec.expect_user_head = opts.expect_head;
     rec.next_action = opts
         .next_action
         .or_else(|| default_next_action(event, step, rec.status));

@@ -106,7 +106,14 @@ pub fn start_since(store: &Store, token: &str) -> Option<Pending> {
     start_with(store, Some(token))
 }
 
-fn start_with(store: &Store, token: Option<&str>) -> Option<Pending> {
+/// Whether `core.fsmonitor` names a hook a snapshot asks (so a snapshot need not stat every
+/// file): the same test [`start`] makes before it asks.
+pub fn is_configured(store: &Store) -> bool {
+    configured_hook(store).is_some()
+}
+
+/// The hook `core.fsmonitor` names, when it is one we can ask (protocol version 2).
+fn configured_hook(store: &Store) -> Option<String> {
     let config = store.repo().config_snapshot();
     let hook = match config.plumbing().boolean("core.fsmonitor") {
         Ok(None | Some(false)) => return None,
@@ -127,6 +134,11 @@ fn start_with(store: &Store, token: Option<&str>) -> Option<Pending> {
         crate::trace::mark("fsmonitor: core.fsmonitorHookVersion is not 2: full pass");
         return None;
     }
+    Some(hook)
+}
+
+fn start_with(store: &Store, token: Option<&str>) -> Option<Pending> {
+    let hook = configured_hook(store)?;
     let workdir = store.workdir().ok()?;
     let key = settings_key(store, &hook, workdir);
     let saved = match token {

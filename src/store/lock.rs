@@ -2,6 +2,9 @@
 //! held while a writer builds and publishes. The kernel drops it when the process dies, so a
 //! killed writer never leaves a stale lock behind. A writer waits a bounded time for it.
 //!
+//! The post-commit lock is held by a post-commit checkpoint recorded in the background
+//! (`hooks::background`) until it is written; writers and the CLI wait for it first.
+//!
 //! The lock serializes writers of one run on one machine; the compare-and-swap in `publish`
 //! stays the authority (other machines, other tools).
 
@@ -9,7 +12,8 @@ use super::Store;
 use crate::error::{Error, IoResultExt, Result};
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// How long a writer waits for another writer of the same run, in ms; 0 (the default) waits
 /// in the kernel for as long as it takes: the holder is a live process (the kernel drops the
@@ -41,7 +45,68 @@ pub fn open_lock_file(path: &Path) -> Result<File> {
         .at(path)
 }
 
+/// How long a command waits for a post-commit checkpoint being recorded in the background
+/// before it goes on without it (hooks wait their writer wait instead).
+pub const POST_COMMIT_WAIT: Duration = Duration::from_secs(10);
+
+/// Set in the process that records a post-commit checkpoint in the background
+/// (`hooks::background`): it holds the post-commit lock itself, so it must not wait for it.
+static HOLDS_POST_COMMIT_LOCK: AtomicBool = AtomicBool::new(false);
+
+/// Mark this process as the holder of its worktree's post-commit lock (inherited from the
+/// hook that started it).
+pub fn hold_post_commit_lock() {
+    HOLDS_POST_COMMIT_LOCK.store(true, Ordering::Relaxed);
+}
+
+/// Poll for a flock on `file` (shared or exclusive) until `wait` has passed. `Ok(false)`:
+/// still held by another.
+fn lock_within(file: &File, shared: bool, wait: Duration) -> std::io::Result<bool> {
+    let deadline = Instant::now() + wait;
+    loop {
+        let tried = if shared {
+            file.try_lock_shared()
+        } else {
+            file.try_lock()
+        };
+        match tried {
+            Ok(()) => return Ok(true),
+            Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(TryLockError::WouldBlock) => return Ok(false),
+            Err(TryLockError::Error(e)) => return Err(e),
+        }
+    }
+}
+
 impl Store {
+    /// Take this worktree's post-commit lock for a checkpoint recorded in the background,
+    /// waiting at most `wait` for the one before. `None`: the one before still holds it.
+    pub fn lock_post_commit(&self, wait: Duration) -> Result<Option<File>> {
+        let path = self.private().post_commit_lock();
+        let file = open_lock_file(&path)?;
+        Ok(lock_within(&file, false, wait).at(&path)?.then_some(file))
+    }
+
+    /// Wait until no post-commit checkpoint is being recorded in the background in this
+    /// worktree: at most the writer wait of this process when one is set (hooks), else
+    /// [`POST_COMMIT_WAIT`]. `false`: one still is. Costs one failed `open` where none ever
+    /// was.
+    pub fn wait_for_post_commit(&self) -> bool {
+        let wait = match WRITER_WAIT_MS.load(Ordering::Relaxed) {
+            0 => POST_COMMIT_WAIT,
+            ms => Duration::from_millis(ms),
+        };
+        if HOLDS_POST_COMMIT_LOCK.load(Ordering::Relaxed) {
+            return true;
+        }
+        match File::open(self.private().post_commit_lock()) {
+            Ok(file) => lock_within(&file, true, wait).unwrap_or(true),
+            Err(_) => true,
+        }
+    }
+
     /// Take the writer lock named `name` (a validated run id, or a fixed name like `backups`),
     /// waiting for other writers.
     pub fn writer_lock(&self, name: &str) -> Result<RunLock> {
@@ -53,29 +118,17 @@ impl Store {
                 .map_err(|e| Error::conflict(format!("could not lock {}: {e}", path.display())))?;
             return Ok(RunLock { _file: file, path });
         }
-        let wait = std::time::Duration::from_millis(wait_ms);
-        let deadline = std::time::Instant::now() + wait;
-        loop {
-            match file.try_lock() {
-                Ok(()) => break,
-                Err(TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
-                    std::thread::sleep(std::time::Duration::from_millis(5));
-                }
-                Err(TryLockError::WouldBlock) => {
-                    return Err(Error::conflict(format!(
-                        "another writer has held {} for over {} ms",
-                        path.display(),
-                        wait.as_millis()
-                    ))
-                    .with_hint(
-                        "a process of this tool is still writing (a process that dies \
-                         releases the lock by itself); try again when it is done",
-                    ));
-                }
-                Err(TryLockError::Error(e)) => {
-                    return Err(Error::io(&path, e));
-                }
-            }
+        let wait = Duration::from_millis(wait_ms);
+        if !lock_within(&file, false, wait).at(&path)? {
+            return Err(Error::conflict(format!(
+                "another writer has held {} for over {} ms",
+                path.display(),
+                wait.as_millis()
+            ))
+            .with_hint(
+                "a process of this tool is still writing (a process that dies \
+                 releases the lock by itself); try again when it is done",
+            ));
         }
         Ok(RunLock { _file: file, path })
     }

@@ -37,7 +37,7 @@ mod worktree;
 
 pub use gix::objs::tree::EntryKind;
 pub use localcopy::{LocalRemote, NotesCopy};
-pub use lock::{RunLock, open_lock_file, set_writer_wait};
+pub use lock::{RunLock, hold_post_commit_lock, open_lock_file, set_writer_wait};
 pub use merge::MergedBlob;
 pub use notes::{NotesReader, union_lines};
 pub use objects::{ChangeKind, CommitInfo, Trailers, TreeChange};
@@ -447,6 +447,16 @@ impl Store {
             .collect();
         out.dedup();
         Ok(out)
+    }
+
+    /// How many entries the user's index holds, from its header alone (`None`: no index).
+    pub fn index_entry_count(&self) -> Option<u32> {
+        rawindex::entry_count(&self.repo.index_path())
+    }
+
+    /// Whether `core.fsmonitor` names a monitor a snapshot asks (`store::fsmonitor`).
+    pub fn has_fsmonitor(&self) -> bool {
+        fsmonitor::is_configured(self)
     }
 
     /// Read a config value as a string.

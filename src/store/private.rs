@@ -9,6 +9,8 @@
 //! <git dir>/agent-rewind/cache/monitored     where the last monitored snapshot ended
 //! <git dir>/agent-rewind/tmp/                temp files of checkouts and index writes
 //! <git dir>/agent-rewind/touched/<run>       paths an agent edited since its last turn
+//! <git dir>/agent-rewind/post-commit.lock    held while a post-commit checkpoint is recorded in the background
+//! <git dir>/agent-rewind/post-commit.report  what the last background one could not do
 //! <common dir>/agent-rewind/cache/runs.lines the `list` summary cache
 //! <common dir>/agent-rewind/deleted-runs     tombstones of deleted runs
 //! <common dir>/agent-rewind/trusted-workflows  digests of stored workflows that may run here
@@ -81,6 +83,16 @@ impl PrivatePaths<'_> {
     /// id, or `-` while no run is active).
     pub fn touched(&self, key: &str) -> PathBuf {
         self.worktree().join("touched").join(key)
+    }
+    /// The flock a post-commit checkpoint recorded in the background holds until it is
+    /// written (`hooks::background`); later commands wait for it.
+    pub fn post_commit_lock(&self) -> PathBuf {
+        self.worktree().join("post-commit.lock")
+    }
+    /// Why the last background post-commit checkpoint recorded nothing, for the next command
+    /// to tell (`hooks::background`).
+    pub fn post_commit_report(&self) -> PathBuf {
+        self.worktree().join("post-commit.report")
     }
     /// The summary cache of `list`.
     pub fn runs_cache(&self) -> PathBuf {

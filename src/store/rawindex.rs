@@ -97,6 +97,21 @@ pub fn read(path: &Path, hash: gix::hash::Kind) -> Option<RawIndex> {
     Some(raw)
 }
 
+/// How many entries the index at `path` says it holds (its header), without reading the
+/// rest. `None` when there is no index or its header is not one. A split index counts only
+/// the entries of its own part.
+pub fn entry_count(path: &Path) -> Option<u32> {
+    use std::io::Read;
+    let mut header = [0u8; 12];
+    std::fs::File::open(path)
+        .ok()?
+        .read_exact(&mut header)
+        .ok()?;
+    (&header[..4] == b"DIRC")
+        .then(|| be32(&header, 8))
+        .flatten()
+}
+
 /// Which file a path named: git replaces the index by renaming a new file over it, so
 /// another inode or change time means another file (with `index.skipHash` the file's own
 /// checksum cannot tell).

@@ -10,7 +10,7 @@ use agent_rewind::store::Store;
 use clap::{Args, Subcommand};
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str = "Examples:\n  git agent-rewind hooks install\n  git agent-rewind hooks install --agent claude\n  git agent-rewind hooks uninstall";
+pub const EXAMPLES: &str = "Examples:\n  git agent-rewind hooks install\n  git agent-rewind hooks install --agent claude\n  git agent-rewind hooks uninstall\n\nIn a worktree of 20,000 index entries or more without core.fsmonitor, the post-commit\nhook records its checkpoint in the background and the commit returns at once; later\ncommands wait for it. agentRewind.postCommitInBackground = auto (default), true or false.";
 
 #[derive(Debug, Subcommand)]
 pub enum HooksCommand {

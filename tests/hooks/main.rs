@@ -1,8 +1,11 @@
 //! Git hooks against real git (DESIGN.md §7): installing and removing them without clobbering
 //! existing hooks, `git commit` / `git rebase` / `git commit --amend` recording into the
-//! worktree's active run, and failures that never fail the user's commit. Claude Code's
-//! hooks are in `tests/claude_hooks.rs`.
+//! worktree's active run, and failures that never fail the user's commit. The post-commit
+//! checkpoint recorded after the commit returns is in `background.rs`; Claude Code's hooks
+//! are in `tests/claude_hooks.rs`.
 
+mod background;
+#[path = "../common/mod.rs"]
 mod common;
 
 use common::{Repo, bin, checkpoints, git_cmd, json_in, refs};
@@ -185,9 +188,15 @@ fn commits_record_one_checkpoint_each_with_the_right_step() {
 #[test]
 fn amend_records_its_mapping_on_the_commit_checkpoint() {
     let repo = Repo::new();
-    let dir = repo.path();
     repo.ok(&["hooks", "install"]);
     repo.ok(&["start", "--run", "r1"]);
+    amend_and_check_the_mapping(&repo);
+}
+
+/// Commit, amend, and check that post-commit recorded the amended commit and post-rewrite
+/// added the mapping to that checkpoint (in run `r1`, hooks installed).
+fn amend_and_check_the_mapping(repo: &Repo) {
+    let dir = repo.path();
     commit(dir, "a.txt", "a\n", "first");
     let old = rev(dir, "HEAD");
     let old_cp = checkpoints(dir, "r1").last().unwrap()["checkpoint"].clone();
