@@ -71,6 +71,29 @@ fn each_commit_is_recorded_in_order_and_the_next_command_sees_it() {
 }
 
 #[test]
+fn commits_back_to_back_are_recorded_in_their_order() {
+    let repo = background_repo();
+    let dir = repo.path();
+    let before = checkpoints(dir, "r1").len();
+    // No command of ours between the commits: the second hook waits for the first
+    // commit's checkpoint before it starts its own.
+    let mut made = vec![];
+    for i in 0..3 {
+        std::fs::write(dir.join(format!("b{i}.txt")), "b\n").unwrap();
+        super::git_hooked(dir, &["add", "-A"]);
+        super::git_hooked(dir, &["commit", "-q", "-m", &format!("b{i}")]);
+        made.push(rev(dir, "HEAD"));
+    }
+    let cps = checkpoints(dir, "r1");
+    let recorded: Vec<&str> = cps[before..]
+        .iter()
+        .map(|c| c["git_commit_sha"].as_str().unwrap())
+        .collect();
+    assert_eq!(recorded, made);
+    repo.assert_fsck();
+}
+
+#[test]
 fn the_commit_is_not_held_and_a_command_waits_for_the_checkpoint() {
     let repo = background_repo();
     let dir = repo.path();
