@@ -261,3 +261,37 @@ fn a_checkpoint_into_a_run_that_does_not_exist_starts_it_as_the_active_run() {
     assert_eq!(repo.json(&["status"])["run"], "r2");
     assert_eq!(listed(&repo).len(), 2);
 }
+
+#[test]
+fn no_activate_starts_a_run_and_leaves_the_active_run_where_it_is() {
+    let repo = Repo::new();
+    repo.ok(&["start", "--run", "r1"]);
+    repo.write("a.txt", "one\n");
+    let out = repo.json(&["checkpoint", "work", "--run", "r2", "--no-activate"]);
+    assert_eq!(out["run"], "r2");
+    assert_eq!(repo.json(&["status"])["run"], "r1", "r1 stays active");
+    assert_eq!(
+        repo.json(&["list", "r2"]).as_array().unwrap().len(),
+        2,
+        "r2 started"
+    );
+    repo.ok(&["start", "--run", "r3", "--no-activate"]);
+    assert_eq!(repo.json(&["status"])["run"], "r1");
+    repo.ok(&["step", "begin", "plan", "--run", "r4", "--no-activate"]);
+    assert_eq!(repo.json(&["status"])["run"], "r1");
+    // Without a flag a checkpoint still lands in the active run.
+    repo.write("a.txt", "two\n");
+    repo.ok(&["checkpoint", "work"]);
+    assert_eq!(repo.json(&["list", "r1"]).as_array().unwrap().len(), 2);
+    // With no active run at all, the run a checkpoint starts stays inactive too.
+    let bare = Repo::new();
+    let out = bare.json(&["checkpoint", "work", "--no-activate"]);
+    let started = out["run"].as_str().unwrap().to_string();
+    assert_eq!(bare.json(&["list", &started]).as_array().unwrap().len(), 2);
+    let status = bare.run(&["status"]);
+    assert!(
+        !String::from_utf8_lossy(&status.stdout).contains(&started),
+        "no run became active"
+    );
+    repo.assert_fsck();
+}

@@ -36,6 +36,10 @@ pub struct RecordArgs {
     /// A message, kept in the commit body and the note.
     #[arg(short = 'm', long = "message", value_name = "TEXT")]
     pub message: Option<String>,
+    /// A run this starts (`--run NEW`, or none active) does not become the active run of
+    /// this worktree.
+    #[arg(long)]
+    pub no_activate: bool,
 }
 
 /// The library options of `a`; artifact paths (not `scheme://` URIs) are read relative to
@@ -65,6 +69,7 @@ pub fn record_options(
         artifacts,
         meta: parse_meta(&a.meta)?,
         message: a.message.clone(),
+        keep_active_run: a.no_activate,
         ..Default::default()
     })
 }

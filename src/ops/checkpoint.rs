@@ -1,6 +1,7 @@
 //! `checkpoint`, `step begin`, `step end`: snapshot now and append to a run. A run that does
-//! not exist yet is started implicitly (a `start` checkpoint first); without `--run` the
-//! worktree's active run is used, or a new one is started and made active.
+//! not exist yet is started implicitly (a `start` checkpoint first) and made the worktree's
+//! active run (unless asked to keep it); without `--run` the active run is used, or a new
+//! one is started.
 
 use super::start::{StartOptions, start};
 use crate::error::{Error, Result};
@@ -36,6 +37,8 @@ pub struct CheckpointOptions {
     /// Write only while the user's HEAD is still this commit after the snapshot (a
     /// post-commit checkpoint taken in the background, `hooks::background`).
     pub expect_head: Option<crate::store::ObjectId>,
+    /// A run started implicitly does not become the worktree's active run (`--no-activate`).
+    pub keep_active_run: bool,
 }
 
 /// The result, with the id of a run that was started implicitly.
@@ -58,7 +61,7 @@ pub fn checkpoint(
         )));
     }
     store.workdir()?;
-    let (run, started) = ensure_run(store, opts.run.clone())?;
+    let (run, started) = ensure_run(store, opts.run.clone(), opts.keep_active_run)?;
     let mut rec = Record::new(run, event);
     rec.step = Some(step.clone());
     rec.kind = opts.kind;
@@ -121,14 +124,25 @@ pub fn step_end(
     checkpoint(store, step, opts)
 }
 
-/// The run to append to: `--run` (started implicitly if new), the active run, or a new one.
-fn ensure_run(store: &Store, run: Option<RunId>) -> Result<(RunId, Option<Recorded>)> {
+/// The run to append to: `--run` (started implicitly if new), the active run, or a new one;
+/// a run started here becomes the active run unless `keep_active_run`.
+fn ensure_run(
+    store: &Store,
+    run: Option<RunId>,
+    keep_active_run: bool,
+) -> Result<(RunId, Option<Recorded>)> {
     let run = match run {
         Some(r) => r,
         None => match active_run(store)? {
             Some(r) => r,
             None => {
-                let rec = start(store, StartOptions::default())?;
+                let rec = start(
+                    store,
+                    StartOptions {
+                        keep_active_run,
+                        ..Default::default()
+                    },
+                )?;
                 let run = RunId::new(rec.line.run.clone())?;
                 return Ok((run, Some(rec)));
             }
@@ -141,13 +155,16 @@ fn ensure_run(store: &Store, run: Option<RunId>) -> Result<(RunId, Option<Record
         store,
         StartOptions {
             run: Some(run.clone()),
+            keep_active_run,
             ..Default::default()
         },
     ) {
         Ok(rec) => Ok((run, Some(rec))),
         // Another process started it between our check and our write: append to it.
         Err(_) if store.run_head(&run)?.is_some() => {
-            set_active_run(store, &run)?;
+            if !keep_active_run {
+                set_active_run(store, &run)?;
+            }
             Ok((run, None))
         }
         Err(e) => Err(e),

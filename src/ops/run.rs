@@ -47,6 +47,7 @@ pub fn run_workflow(
             workflow_digest: Some(stored.digest.clone()),
             meta,
             extra_lines: vec![NoteLine::Workflow(Box::new(stored))],
+            keep_active_run: false,
         },
     )?;
     let run = RunId::new(started.line.run)?;

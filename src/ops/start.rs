@@ -1,5 +1,6 @@
 //! `start`: begin a run — record its seq-0 `start` checkpoint (no step ref) with the run's
-//! label and workflow digest, and make it the active run of this worktree.
+//! label and workflow digest, and make it the active run of this worktree (unless asked to
+//! keep the active run).
 
 use crate::error::Result;
 use crate::ids::RunId;
@@ -16,6 +17,8 @@ pub struct StartOptions {
     pub meta: std::collections::BTreeMap<String, String>,
     /// More lines for the start checkpoint's note (e.g. the stored workflow).
     pub extra_lines: Vec<crate::model::NoteLine>,
+    /// Leave the worktree's active run as it is (`--no-activate`).
+    pub keep_active_run: bool,
 }
 
 pub fn start(store: &Store, opts: StartOptions) -> Result<Recorded> {
@@ -29,6 +32,8 @@ pub fn start(store: &Store, opts: StartOptions) -> Result<Recorded> {
     rec.new_run = true;
     rec.next_action = Some("record the first step".into());
     let recorded = append(store, rec)?;
-    set_active_run(store, &run)?;
+    if !opts.keep_active_run {
+        set_active_run(store, &run)?;
+    }
     Ok(recorded)
 }

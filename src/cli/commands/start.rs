@@ -26,6 +26,9 @@ pub struct StartArgs {
     /// Free-form metadata, repeatable.
     #[arg(long = "meta", value_name = "K=V")]
     pub meta: Vec<String>,
+    /// Leave this worktree's active run as it is.
+    #[arg(long)]
+    pub no_activate: bool,
 }
 
 pub fn run(a: StartArgs, ctx: &Ctx) -> Result<Output> {
@@ -41,6 +44,7 @@ pub fn run(a: StartArgs, ctx: &Ctx) -> Result<Output> {
             label: a.label,
             workflow_digest,
             meta: parse_meta(&a.meta)?,
+            keep_active_run: a.no_activate,
             ..Default::default()
         },
     )?;
