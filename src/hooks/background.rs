@@ -10,7 +10,8 @@
 //! before it records (`journal::append`) and so does every command of the CLI ([`settle`]):
 //! a command run after `git commit` returned sees the checkpoint. The child records only
 //! while HEAD is still the commit, before and after its snapshot; what it could not record
-//! it leaves in a report that the next command prints once.
+//! it leaves in a report that the next command prints once, and a child that died leaves the
+//! pending marker the hook wrote, which the next command reports likewise.
 //!
 //! `agentRewind.postCommitInBackground`: `auto` (the default: no monitor and at least
 //! [`AUTO_MIN_ENTRIES`] index entries), `true` or `false`. This module decides and starts;
@@ -19,9 +20,9 @@
 use super::HookOutcome;
 use super::handlers::{HookRecord, StepSource, record};
 use crate::catalog::short;
-use crate::error::{Error, Result};
+use crate::error::{Error, IoResultExt, Result};
 use crate::ids::{RunId, StepName};
-use crate::store::{ObjectId, Store};
+use crate::store::{ObjectId, PostCommitWait, Store};
 use std::time::Duration;
 
 /// The hook's first argument that marks the child (git passes post-commit none).
@@ -85,6 +86,9 @@ pub fn start(
     let Some(lock) = store.lock_post_commit(Duration::ZERO)? else {
         return Ok(None);
     };
+    // Removed by the child when it is done: left behind, the next command says it died.
+    let pending = store.private().post_commit_pending();
+    crate::store::write_atomic(&pending, format!("{commit}\n").as_bytes(), None)?;
     let exe = std::env::current_exe()
         .map_err(|e| Error::other(format!("cannot find this program's path: {e}")))?;
     let mut command = std::process::Command::new(exe);
@@ -100,6 +104,7 @@ pub fn start(
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
     if command.spawn().is_err() {
         // The lock went with the command: dropped here, released.
+        let _ = crate::store::remove_if_exists(&pending);
         return Ok(None);
     }
     Ok(Some(HookOutcome {
@@ -146,31 +151,60 @@ pub fn record_in_background(store: &Store, args: &[String]) -> Result<HookOutcom
         Err(e) => Some(e.message.clone()),
     };
     if let Some(why) = failed {
-        let text = format!(
-            "the post-commit checkpoint of commit {} was not recorded: {why}\n",
-            short(commit)
-        );
-        crate::store::write_atomic(&store.private().post_commit_report(), text.as_bytes(), None)?;
+        report(store, commit, &why)?;
     }
+    crate::store::remove_if_exists(&store.private().post_commit_pending())?;
     outcome
+}
+
+/// Add a line to the report the next command prints: why the checkpoint of `commit` was
+/// not recorded.
+fn report(store: &Store, commit: ObjectId, why: &str) -> Result<()> {
+    use std::io::Write;
+    let path = store.private().post_commit_report();
+    let line = format!(
+        "the post-commit checkpoint of commit {} was not recorded: {why}\n",
+        short(commit)
+    );
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(line.as_bytes()))
+        .at(&path)
 }
 
 /// Wait for a post-commit checkpoint still being recorded in the background in this
 /// worktree (`Store::wait_for_post_commit`: 10 s, a hook its 3 s), and take what the last
 /// one could not record. Returns the warnings to print.
 pub fn settle(store: &Store) -> Vec<String> {
+    // Held (shared) while the files are read: no new one can start meanwhile.
+    let _guard = match store.wait_for_post_commit() {
+        PostCommitWait::Done(guard) => guard,
+        PostCommitWait::StillRunning => {
+            return vec![
+                "a post-commit checkpoint is still being recorded in the background; going on without it"
+                    .to_string(),
+            ];
+        }
+    };
     let mut warnings = vec![];
-    if !store.wait_for_post_commit() {
-        warnings.push(
-            "a post-commit checkpoint is still being recorded in the background; going on without it"
-                .to_string(),
-        );
-    }
     let path = store.private().post_commit_report();
     if let Ok(Some(text)) = crate::store::read_if_exists(&path) {
         let _ = crate::store::remove_if_exists(&path);
         let text = String::from_utf8_lossy(&text);
         warnings.extend(text.lines().filter(|l| !l.is_empty()).map(str::to_string));
+    }
+    let pending = store.private().post_commit_pending();
+    if let Ok(Some(text)) = crate::store::read_if_exists(&pending) {
+        let _ = crate::store::remove_if_exists(&pending);
+        let commit = ObjectId::from_hex(text.trim_ascii())
+            .map(short)
+            .unwrap_or_else(|_| "(unreadable id)".into());
+        warnings.push(format!(
+            "the post-commit checkpoint of commit {commit} was not recorded: the process \
+             recording it stopped before it was done"
+        ));
     }
     warnings
 }

@@ -34,7 +34,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
     }
     artifacts::check(store, &rec.artifacts)?;
     // A post-commit checkpoint still being recorded in the background comes first.
-    store.wait_for_post_commit();
+    drop(store.wait_for_post_commit());
     // New objects stay in memory and are written as one pack right before the refs move.
     let staged = store.with_staged_objects();
     let (tree, excluded) = match &rec.tree {

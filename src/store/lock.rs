@@ -49,6 +49,15 @@ pub fn open_lock_file(path: &Path) -> Result<File> {
 /// before it goes on without it (hooks wait their writer wait instead).
 pub const POST_COMMIT_WAIT: Duration = Duration::from_secs(10);
 
+/// What [`Store::wait_for_post_commit`] found.
+pub enum PostCommitWait {
+    /// None is being recorded; while the lock file is held (shared), none can start, so the
+    /// files its process leaves can be read as they are.
+    Done(Option<File>),
+    /// One still was after the wait.
+    StillRunning,
+}
+
 /// Set in the process that records a post-commit checkpoint in the background
 /// (`hooks::background`): it holds the post-commit lock itself, so it must not wait for it.
 static HOLDS_POST_COMMIT_LOCK: AtomicBool = AtomicBool::new(false);
@@ -91,19 +100,22 @@ impl Store {
 
     /// Wait until no post-commit checkpoint is being recorded in the background in this
     /// worktree: at most the writer wait of this process when one is set (hooks), else
-    /// [`POST_COMMIT_WAIT`]. `false`: one still is. Costs one failed `open` where none ever
-    /// was.
-    pub fn wait_for_post_commit(&self) -> bool {
+    /// [`POST_COMMIT_WAIT`]. Costs one failed `open` where none ever was.
+    pub fn wait_for_post_commit(&self) -> PostCommitWait {
         let wait = match WRITER_WAIT_MS.load(Ordering::Relaxed) {
             0 => POST_COMMIT_WAIT,
             ms => Duration::from_millis(ms),
         };
         if HOLDS_POST_COMMIT_LOCK.load(Ordering::Relaxed) {
-            return true;
+            return PostCommitWait::Done(None);
         }
         match File::open(self.private().post_commit_lock()) {
-            Ok(file) => lock_within(&file, true, wait).unwrap_or(true),
-            Err(_) => true,
+            Ok(file) => match lock_within(&file, true, wait) {
+                Ok(true) => PostCommitWait::Done(Some(file)),
+                Ok(false) => PostCommitWait::StillRunning,
+                Err(_) => PostCommitWait::Done(None),
+            },
+            Err(_) => PostCommitWait::Done(None),
         }
     }
 

@@ -37,7 +37,7 @@ mod worktree;
 
 pub use gix::objs::tree::EntryKind;
 pub use localcopy::{LocalRemote, NotesCopy};
-pub use lock::{RunLock, hold_post_commit_lock, open_lock_file, set_writer_wait};
+pub use lock::{PostCommitWait, RunLock, hold_post_commit_lock, open_lock_file, set_writer_wait};
 pub use merge::MergedBlob;
 pub use notes::{NotesReader, union_lines};
 pub use objects::{ChangeKind, CommitInfo, Trailers, TreeChange};

@@ -11,6 +11,7 @@
 //! <git dir>/agent-rewind/touched/<run>       paths an agent edited since its last turn
 //! <git dir>/agent-rewind/post-commit.lock    held while a post-commit checkpoint is recorded in the background
 //! <git dir>/agent-rewind/post-commit.report  what the last background one could not do
+//! <git dir>/agent-rewind/post-commit.pending the commit the background one is recording
 //! <common dir>/agent-rewind/cache/runs.lines the `list` summary cache
 //! <common dir>/agent-rewind/deleted-runs     tombstones of deleted runs
 //! <common dir>/agent-rewind/trusted-workflows  digests of stored workflows that may run here
@@ -93,6 +94,11 @@ impl PrivatePaths<'_> {
     /// to tell (`hooks::background`).
     pub fn post_commit_report(&self) -> PathBuf {
         self.worktree().join("post-commit.report")
+    }
+    /// The commit whose post-commit checkpoint is being recorded in the background, removed
+    /// when its process is done: left behind, it says the process died.
+    pub fn post_commit_pending(&self) -> PathBuf {
+        self.worktree().join("post-commit.pending")
     }
     /// The summary cache of `list`.
     pub fn runs_cache(&self) -> PathBuf {

@@ -170,6 +170,14 @@ fn a_background_checkpoint_that_dies_leaves_nothing_behind() {
         "list after the child died",
     );
     assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "warning: the post-commit checkpoint of commit {} was not recorded: the process recording it stopped",
+            &rev(dir, "HEAD")[..12]
+        )),
+        "the next command says so: {stderr}"
+    );
     assert_eq!(checkpoints(dir, "r1").len(), n, "nothing recorded");
     let refs_after = repo.git(&["for-each-ref"]);
     assert_eq!(
