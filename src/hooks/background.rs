@@ -14,8 +14,8 @@
 //! pending marker the hook wrote, which the next command reports likewise.
 //!
 //! `agentRewind.postCommitInBackground`: `auto` (the default: no monitor and at least
-//! [`AUTO_MIN_ENTRIES`] index entries), `true` or `false`. This module decides and starts;
-//! it never records anything but through `handlers::record`.
+//! [`AUTO_MIN_ENTRIES`] index entries), `true` or `false`. This module decides, starts the
+//! child and is the child; it never records anything but through `handlers::record`.
 
 use super::HookOutcome;
 use super::handlers::{HookRecord, StepSource, record};
@@ -28,8 +28,8 @@ use std::time::Duration;
 /// The hook's first argument that marks the child (git passes post-commit none).
 pub const BACKGROUND_FLAG: &str = "--background";
 /// With `auto`, checkpoints of indexes of at least this many entries are recorded in the
-/// background when no filesystem monitor is configured: about where stat'ing every file
-/// costs more than the rest of a commit's checkpoint.
+/// background when no filesystem monitor is configured: about where a checkpoint that stats
+/// every file stops fitting the hook's budget (docs/DECISIONS.md).
 pub const AUTO_MIN_ENTRIES: u32 = 20_000;
 const HOOK: &str = "post-commit";
 const KEY: &str = "agentRewind.postCommitInBackground";
@@ -74,7 +74,7 @@ pub fn reason(store: &Store) -> Result<Option<String>> {
 
 /// Start the child that records the checkpoint of `commit` into `run`. The caller has waited
 /// for the one before ([`settle`]); `None` when it (or another) still holds the lock, or the
-/// child could not be started: the caller records now.
+/// child could not be started or marked pending: the caller records now.
 pub fn start(
     store: &Store,
     commit: ObjectId,
@@ -83,19 +83,23 @@ pub fn start(
     source: StepSource,
     why: String,
 ) -> Result<Option<HookOutcome>> {
+    let Ok(exe) = std::env::current_exe() else {
+        return Ok(None);
+    };
+    let workdir = store.workdir()?;
     let Some(lock) = store.lock_post_commit(Duration::ZERO)? else {
         return Ok(None);
     };
     // Removed by the child when it is done: left behind, the next command says it died.
     let pending = store.private().post_commit_pending();
-    crate::store::write_atomic(&pending, format!("{commit}\n").as_bytes(), None)?;
-    let exe = std::env::current_exe()
-        .map_err(|e| Error::other(format!("cannot find this program's path: {e}")))?;
+    if crate::store::write_atomic(&pending, format!("{commit}\n").as_bytes(), None).is_err() {
+        return Ok(None);
+    }
     let mut command = std::process::Command::new(exe);
     command
         .args(["hook", HOOK, BACKGROUND_FLAG, &commit.to_string()])
         .args([run.as_str(), step.as_str(), source.as_str()])
-        .current_dir(store.workdir()?)
+        .current_dir(workdir)
         .stdin(lock)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
