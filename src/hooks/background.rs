@@ -23,7 +23,6 @@ use crate::catalog::short;
 use crate::error::{Error, IoResultExt, Result};
 use crate::ids::{RunId, StepName};
 use crate::store::{ObjectId, PostCommitWait, Store};
-use std::time::Duration;
 
 /// The hook's first argument that marks the child (git passes post-commit none).
 pub const BACKGROUND_FLAG: &str = "--background";
@@ -87,7 +86,7 @@ pub fn start(
         return Ok(None);
     };
     let workdir = store.workdir()?;
-    let Some(lock) = store.lock_post_commit(Duration::ZERO)? else {
+    let Some(lock) = store.lock_post_commit()? else {
         return Ok(None);
     };
     // Removed by the child when it is done: left behind, the next command says it died.

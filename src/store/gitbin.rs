@@ -211,13 +211,14 @@ impl Store {
         if !self.auto_gc_allowed() {
             return;
         }
-        let Ok(lock) = super::open_lock_file(&self.private().maintenance_lock()) else {
-            return;
+        let lock = match super::lock::try_lock_file(&self.private().maintenance_lock()) {
+            Ok(Some(lock)) => lock,
+            Ok(None) => {
+                crate::trace::mark("maintenance: one is running, none started");
+                return;
+            }
+            Err(_) => return,
         };
-        if lock.try_lock().is_err() {
-            crate::trace::mark("maintenance: one is running, none started");
-            return;
-        }
         let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
         let started = self
             .git_command(dir, args)

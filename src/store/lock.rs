@@ -45,6 +45,15 @@ pub fn open_lock_file(path: &Path) -> Result<File> {
         .at(path)
 }
 
+/// Open the lock file at `path` and take its flock if no one holds it, without waiting.
+/// `None`: another holds it.
+pub fn try_lock_file(path: &Path) -> Result<Option<File>> {
+    let file = open_lock_file(path)?;
+    Ok(lock_within(&file, false, Duration::ZERO)
+        .at(path)?
+        .then_some(file))
+}
+
 /// How long a command waits for a post-commit checkpoint being recorded in the background
 /// before it goes on without it (hooks wait their writer wait instead).
 pub const POST_COMMIT_WAIT: Duration = Duration::from_secs(10);
@@ -91,11 +100,9 @@ fn lock_within(file: &File, shared: bool, wait: Duration) -> std::io::Result<boo
 
 impl Store {
     /// Take this worktree's post-commit lock for a checkpoint recorded in the background,
-    /// waiting at most `wait` for the one before. `None`: the one before still holds it.
-    pub fn lock_post_commit(&self, wait: Duration) -> Result<Option<File>> {
-        let path = self.private().post_commit_lock();
-        let file = open_lock_file(&path)?;
-        Ok(lock_within(&file, false, wait).at(&path)?.then_some(file))
+    /// without waiting. `None`: the one before still holds it.
+    pub fn lock_post_commit(&self) -> Result<Option<File>> {
+        try_lock_file(&self.private().post_commit_lock())
     }
 
     /// Wait until no post-commit checkpoint is being recorded in the background in this
