@@ -154,26 +154,31 @@ pub fn record_in_background(store: &Store, args: &[String]) -> Result<HookOutcom
         Err(e) => Some(e.message.clone()),
     };
     if let Some(why) = failed {
-        report(store, commit, &why)?;
+        tell_later(
+            store,
+            &[format!(
+                "the post-commit checkpoint of commit {} was not recorded: {why}",
+                short(commit)
+            )],
+        )?;
     }
     crate::store::remove_if_exists(&store.private().post_commit_pending())?;
     outcome
 }
 
-/// Add a line to the report the next command prints: why the checkpoint of `commit` was
-/// not recorded.
-fn report(store: &Store, commit: ObjectId, why: &str) -> Result<()> {
+/// Add `lines` to the report the next command prints (each without a line break).
+pub fn tell_later(store: &Store, lines: &[String]) -> Result<()> {
     use std::io::Write;
+    if lines.is_empty() {
+        return Ok(());
+    }
     let path = store.private().post_commit_report();
-    let line = format!(
-        "the post-commit checkpoint of commit {} was not recorded: {why}\n",
-        short(commit)
-    );
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(&path)
-        .and_then(|mut f| f.write_all(line.as_bytes()))
+        .and_then(|mut f| f.write_all(text.as_bytes()))
         .at(&path)
 }
 

@@ -158,6 +158,27 @@ impl HookOutcome {
 /// How long a hook waits for another writer of the same run before warning and giving up.
 pub const HOOK_WRITER_WAIT_SECS: u64 = 3;
 
+/// Run `handler` on the repository at `dir` once a post-commit checkpoint being recorded
+/// there in the background is written. What that one could not record is told with the
+/// handler's outcome, or kept for the next command when the handler fails.
+fn after_background(
+    dir: &std::path::Path,
+    handler: impl FnOnce(&crate::store::Store) -> Result<HookOutcome>,
+) -> Result<HookOutcome> {
+    let store = crate::store::Store::discover(dir)?;
+    let told = background::settle(&store);
+    match handler(&store) {
+        Ok(mut out) => {
+            out.warnings.splice(0..0, told);
+            Ok(out)
+        }
+        Err(e) => {
+            let _ = background::tell_later(&store, &told);
+            Err(e)
+        }
+    }
+}
+
 /// Run the handler `name` (`post-commit`, `post-rewrite`, or an agent) from `dir` with the hook's
 /// arguments and standard input. Errors are for the caller to report; it must still exit 0.
 pub fn run_hook(
@@ -168,28 +189,14 @@ pub fn run_hook(
 ) -> Result<HookOutcome> {
     // A hook gives up on a busy run quickly (a held lock file fails within a second anyway).
     crate::store::set_writer_wait(std::time::Duration::from_secs(HOOK_WRITER_WAIT_SECS));
-    let settled = |store: crate::store::Store| -> (crate::store::Store, Vec<String>) {
-        let warnings = background::settle(&store);
-        (store, warnings)
-    };
-    let with_warnings = |out: Result<HookOutcome>, warnings: Vec<String>| {
-        out.map(|mut o| {
-            o.warnings.splice(0..0, warnings);
-            o
-        })
-    };
     match name {
         "post-commit" if args.first().map(String::as_str) == Some(background::BACKGROUND_FLAG) => {
             background::record_in_background(&crate::store::Store::discover(dir)?, &args[1..])
         }
-        "post-commit" => {
-            let (store, warnings) = settled(crate::store::Store::discover(dir)?);
-            with_warnings(handlers::post_commit(&store), warnings)
-        }
+        "post-commit" => after_background(dir, handlers::post_commit),
         "post-rewrite" => {
             let kind = args.first().map(String::as_str).unwrap_or("");
-            let (store, warnings) = settled(crate::store::Store::discover(dir)?);
-            with_warnings(handlers::post_rewrite(&store, kind, stdin), warnings)
+            after_background(dir, |store| handlers::post_rewrite(store, kind, stdin))
         }
         other => match Agent::from_name(other) {
             Some(agent) => Ok(turn::handle(agent, stdin, args, dir)),

@@ -285,6 +285,46 @@ fn what_it_could_not_record_is_told_once_by_the_next_command() {
 }
 
 #[test]
+fn a_hook_that_fails_keeps_what_it_was_to_tell_for_the_next_command() {
+    let repo = background_repo();
+    let dir = repo.path();
+    commit(dir, "a.txt", "a\n", "first");
+    let old = rev(dir, "HEAD~1");
+    let out = tool_cmd(dir)
+        .args([
+            "hook",
+            "post-commit",
+            "--background",
+            &old,
+            "r1",
+            "commit",
+            "default",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    // The next hook takes the report, then fails itself (a bad setting): the report must
+    // not go with it.
+    repo.git(&["config", "agentRewind.postCommitInBackground", "sometimes"]);
+    let out = tool_cmd(dir)
+        .args(["hook", "post-commit"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "a hook never fails");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing recorded"));
+    repo.git(&["config", "--unset", "agentRewind.postCommitInBackground"]);
+    let out = tool_cmd(dir).args(["list", "r1"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "warning: the post-commit checkpoint of commit {} was not recorded: HEAD moved on",
+            &old[..12]
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn amend_maps_onto_the_checkpoint_recorded_in_the_background() {
     let repo = background_repo();
     amend_and_check_the_mapping(&repo);
