@@ -6,6 +6,7 @@ use crate::cli::{Ctx, Output};
 use agent_rewind::error::{Error, Result};
 use agent_rewind::ids::RunId;
 use agent_rewind::ops;
+use agent_rewind::store::process::Purpose;
 use agent_rewind::store::{Store, write_atomic};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -90,7 +91,7 @@ fn open_in_browser(path: &Path) -> bool {
         None if cfg!(windows) => ("explorer".into(), false),
         None => ("xdg-open".into(), true),
     };
-    let child = std::process::Command::new(&program)
+    let child = agent_rewind::store::process::command(Purpose::Browser, &program)
         .arg(&url)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())

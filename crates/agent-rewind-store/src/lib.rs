@@ -1,0 +1,552 @@
+//! The git-native store on gix: opening the repository, reading and writing our objects,
+//! notes and refs, the publish transaction with compare-and-swap, and the snapshot of a
+//! worktree; below them, the pure types every layer shares ([`error`], [`ids`], [`time`],
+//! [`quote`], [`redact`], [`trace`], [`crash`]).
+//!
+//! This is the only crate that depends on gix or starts a process (`layout` is the only
+//! module that spells ref names, [`process`] the only one that starts a process for the
+//! layers above). It knows the format but not the operations: it never decides *what* to
+//! record or restore, touches the user's index, HEAD or files only when an operation asks
+//! it to (after that operation's backup: `worktree`, `userindex`, `gitbin`), and never
+//! prints.
+
+// The store is the one crate that starts processes (clippy.toml forbids it elsewhere).
+#![allow(clippy::disallowed_methods)]
+
+pub mod crash;
+pub mod error;
+pub mod ids;
+pub mod process;
+pub mod quote;
+pub mod redact;
+pub mod time;
+pub mod trace;
+
+mod diffstat;
+mod dirwalk;
+mod fsmonitor;
+mod gitbin;
+mod indexlock;
+pub mod layout;
+mod localcopy;
+mod lock;
+mod merge;
+mod notes;
+mod objects;
+mod open;
+mod packcreate;
+mod packdelete;
+mod packwrite;
+mod patch;
+mod private;
+mod publish;
+mod rawindex;
+mod reflock;
+mod refs;
+mod savedindex;
+pub mod snapshot;
+mod statcheck;
+mod transport;
+mod unified;
+mod userindex;
+mod worktree;
+
+pub use gix::objs::tree::EntryKind;
+pub use localcopy::{LocalRemote, NotesCopy};
+pub use lock::{PostCommitWait, RunLock, hold_post_commit_lock, open_lock_file, set_writer_wait};
+pub use merge::MergedBlob;
+pub use notes::{NotesReader, union_lines};
+pub use objects::{ChangeKind, CommitInfo, Trailers, TreeChange};
+pub use packcreate::PackedCreate;
+pub use packdelete::PackedDelete;
+pub use private::{
+    PrivatePaths, create_parent, read_if_exists, remove_if_exists, seal, unseal, write_atomic,
+    write_atomic_with,
+};
+pub use publish::{PublishError, RefChange};
+pub use refs::{RunRefSet, RunRefs};
+pub use savedindex::IndexFile;
+pub use transport::GitOutput;
+pub use userindex::WrittenFile;
+pub use worktree::{OnDisk, rel_path};
+
+use crate::error::{Error, Result};
+pub use gix::ObjectId;
+/// Byte strings (paths are bytes), for the layers above.
+pub use gix::bstr::{BStr, BString, ByteSlice};
+use std::path::Path;
+
+/// An open repository.
+pub struct Store {
+    repo: gix::Repository,
+}
+
+/// A git operation in progress in a worktree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    Merge,
+    CherryPick,
+    Revert,
+    Rebase,
+    Am,
+    Bisect,
+    /// A multi-commit cherry-pick or revert between picks.
+    Sequencer,
+}
+
+impl std::fmt::Display for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Operation::Merge => "a merge",
+            Operation::CherryPick => "a cherry-pick",
+            Operation::Revert => "a revert",
+            Operation::Rebase => "a rebase",
+            Operation::Am => "an am",
+            Operation::Bisect => "a bisect",
+            Operation::Sequencer => "a cherry-pick or revert",
+        })
+    }
+}
+
+/// What the user's HEAD is right now.
+#[derive(Debug, Clone)]
+pub struct UserHead {
+    /// The commit HEAD points at; `None` on an unborn branch.
+    pub commit: Option<ObjectId>,
+    /// `refs/heads/…` HEAD is attached to; `None` when detached.
+    pub branch: Option<String>,
+}
+
+impl Store {
+    /// Open the repository containing `dir` the way git finds it: `GIT_DIR` (with
+    /// `GIT_WORK_TREE`, `GIT_INDEX_FILE`) when set — git exports them to the commands it runs,
+    /// so `git --git-dir=… --work-tree=… agent-rewind` works on that repository — else walking
+    /// up from `dir`, stopping at `GIT_CEILING_DIRECTORIES`. `GIT_COMMON_DIR` is accepted when
+    /// it names the common directory the git dir itself records. Repositories in a format
+    /// we cannot read (SHA-256 objects, reftable refs) are refused in one line.
+    pub fn discover(dir: &Path) -> Result<Store> {
+        // Room for the indexes of many small packs (a checkpoint writes one, and packs
+        // other processes add after we opened still need a slot): gix's default is at least
+        // 32 and fails past that.
+        let slots = gix::odb::store::init::Slots::AsNeededByDiskState {
+            multiplier: 2.0,
+            minimum: 512,
+        };
+        let mut trust = gix::sec::trust::Mapping::<gix::open::Options>::default();
+        trust.full = trust.full.object_store_slots(slots);
+        trust.reduced = trust.reduced.object_store_slots(slots);
+        // git ignores ceiling directories that are not above `dir`; so do we.
+        let options = gix::discover::upwards::Options {
+            match_ceiling_dir_or_error: false,
+            ..Default::default()
+        };
+        let repo = gix::ThreadSafeRepository::discover_with_environment_overrides_opts(
+            dir, options, trust,
+        )
+        .map(gix::Repository::from)
+        .map_err(|e| {
+            if let Some(format) = open::unsupported_format_near(dir) {
+                return open::unsupported(&format);
+            }
+            Error::refused(format!(
+                "not a git repository: {} ({})",
+                dir.display(),
+                crate::error::one_line(&e.to_string())
+            ))
+            .with_hint("run this inside a git repository, or `git init` one first")
+        })?;
+        if let Some(format) = open::unsupported_format(&repo) {
+            return Err(open::unsupported(&format));
+        }
+        open::check_common_dir_env(&repo)?;
+        let mut repo = repo;
+        open::worktree_from_git_dir_env(&mut repo, dir)?;
+        crate::trace::mark("repository opened");
+        Ok(Store { repo })
+    }
+
+    /// Open the linked worktree at `dir` (just created by [`Store::add_linked_worktree`])
+    /// itself, whatever `GIT_DIR`/`GIT_WORK_TREE`/`GIT_INDEX_FILE` say: those name the
+    /// repository this process was started on, not the new worktree.
+    pub fn open_worktree_at(dir: &Path) -> Result<Store> {
+        let mut perms = gix::open::Permissions::default();
+        perms.env.git_prefix = gix::sec::Permission::Deny;
+        let repo = gix::open::Options::default()
+            .permissions(perms)
+            .open(dir)
+            .map(gix::Repository::from)
+            .map_err(|e| {
+                Error::git(format!(
+                    "cannot open the worktree {}: {}",
+                    dir.display(),
+                    crate::error::one_line(&e.to_string())
+                ))
+            })?;
+        let store = Store { repo };
+        store.workdir()?;
+        Ok(store)
+    }
+
+    /// A handle on the same repository whose object writes stay in memory until
+    /// [`Store::persist_staged_objects`] writes them all as one pack (reads see them at
+    /// once). For a checkpoint's ~30 objects this replaces ~30 loose files with two.
+    ///
+    /// Only while git's automatic gc folds small packs together: with `gc.auto=0` or
+    /// `gc.autoPackLimit=0`, or when it has fallen far behind, objects are written loose
+    /// right away, as by any other handle.
+    pub fn with_staged_objects(&self) -> Store {
+        let mut repo = self.repo.clone();
+        if self.small_packs_welcome() {
+            repo.objects.enable_object_memory();
+        }
+        Store { repo }
+    }
+
+    /// Write the objects staged by a [`Store::with_staged_objects`] handle as one pack.
+    /// Must return before any ref may point at them. Returns how many were written.
+    pub fn persist_staged_objects(&self) -> Result<usize> {
+        let Some(mut staged) = self.repo.objects.reset_object_memory() else {
+            return Ok(0);
+        };
+        let objects: Vec<packwrite::PackEntry> = std::mem::take(&mut *staged)
+            .into_iter()
+            .map(|(id, (kind, data))| (id, kind, data))
+            .collect();
+        let n = objects.len();
+        self.write_objects_as_pack(objects)?;
+        Ok(n)
+    }
+
+    /// Write `objects` into this repository as one pack, compressed as git packs
+    /// ([`Self::pack_compression`]). Must return before any ref may point at them.
+    fn write_objects_as_pack(&self, objects: Vec<packwrite::PackEntry>) -> Result<()> {
+        packwrite::write_pack(
+            self.repo.objects.store_ref().path(),
+            self.repo.object_hash(),
+            self.pack_compression(),
+            objects,
+        )
+    }
+
+    /// The zlib level git packs objects with: `pack.compression`, else `core.compression`,
+    /// else zlib's default (-1, level 6). `git gc` copies a packed object's compressed bytes
+    /// as they are, so our small packs must be compressed as git would compress them.
+    fn pack_compression(&self) -> gix::zlib::Compression {
+        let config = self.repo.config_snapshot();
+        let level = ["pack.compression", "core.compression"]
+            .iter()
+            .find_map(|k| config.integer(k))
+            .unwrap_or(-1);
+        i32::try_from(level)
+            .ok()
+            .and_then(gix::zlib::Compression::new)
+            .unwrap_or_default()
+    }
+
+    /// More packs than half git's `gc.autoPackLimit` (50 by default; 0 turns it off): time
+    /// to fold the small ones, before `git gc --auto` would repack everything.
+    pub fn many_small_packs(&self) -> bool {
+        let limit = self.auto_pack_limit();
+        limit > 0 && 2 * self.pack_count() as i64 > limit
+    }
+
+    /// Whether a new small pack will be folded by `git gc --auto`: automatic gc is on and
+    /// has not fallen behind (twice its pack limit).
+    fn small_packs_welcome(&self) -> bool {
+        let limit = self.auto_pack_limit();
+        self.auto_gc_threshold() > 0
+            && limit > 0
+            && (self.pack_count() as i64) < 2 * limit
+            && self.auto_gc_allowed()
+    }
+
+    /// git's `gc.autoPackLimit` (50 by default; 0 or less: no limit).
+    fn auto_pack_limit(&self) -> i64 {
+        self.repo
+            .config_snapshot()
+            .integer("gc.autoPackLimit")
+            .unwrap_or(50)
+    }
+
+    /// git's `gc.auto`, loose objects before `git gc --auto` packs them (6700 by default; 0
+    /// or less: automatic gc is off).
+    fn auto_gc_threshold(&self) -> i64 {
+        self.repo
+            .config_snapshot()
+            .integer("gc.auto")
+            .unwrap_or(6700)
+    }
+
+    fn pack_count(&self) -> usize {
+        let dir = self.repo.objects.store_ref().path().join("pack");
+        std::fs::read_dir(dir).map_or(0, |d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| e.file_name().as_encoded_bytes().ends_with(b".idx"))
+                .count()
+        })
+    }
+
+    /// Another handle on the same repository, for a worker thread (a `Store` is not
+    /// `Sync`): it shares the object database and has its own caches.
+    pub fn handle(&self) -> Store {
+        Store {
+            repo: self.repo.clone(),
+        }
+    }
+
+    /// A handle on the same repository with an object database of its own: its packs are
+    /// mapped anew when first read and unmapped when the last clone of the handle is dropped.
+    /// For reading many objects once (the first `list` of 100,000 runs): pages of the packs
+    /// touched through it leave the process's memory with it, where a handle sharing the
+    /// repository's database keeps every page read until the process ends.
+    pub fn with_private_objects(&self) -> Result<Store> {
+        let shared = self.repo.objects.store_ref();
+        let mut replacements = shared.replacements();
+        let odb = gix::odb::Store::at_opts(
+            shared.path().to_path_buf(),
+            shared.object_hash(),
+            &mut replacements,
+            gix::odb::store::init::Options {
+                slots: gix::odb::store::init::Slots::AsNeededByDiskState {
+                    multiplier: 2.0,
+                    minimum: 512,
+                },
+                use_multi_pack_index: shared.use_multi_pack_index(),
+                ..Default::default()
+            },
+        )
+        .map_err(|e| Error::io(shared.path(), e))?;
+        let mut objects: gix::OdbHandle =
+            gix::odb::Cache::from(std::sync::Arc::new(odb).to_handle_arc()).into();
+        // The pack cache gix gives every handle (`max-performance`): delta bases.
+        objects
+            .set_pack_cache(|| Box::<gix::odb::pack::cache::lru::StaticLinkedList<64>>::default());
+        let mut repo = self.repo.clone();
+        repo.objects = objects;
+        Ok(Store { repo })
+    }
+
+    /// The underlying repository, for the modules of the store and for `snapshot`.
+    pub fn repo(&self) -> &gix::Repository {
+        &self.repo
+    }
+
+    pub fn is_bare(&self) -> bool {
+        self.repo.workdir().is_none()
+    }
+
+    pub fn workdir(&self) -> Result<&Path> {
+        self.repo.workdir().ok_or_else(|| {
+            Error::refused(format!(
+                "{} is a bare repository; this command needs a worktree",
+                self.repo.git_dir().display()
+            ))
+            .with_hint("run it in a clone with a worktree, or add one with `git worktree add`")
+        })
+    }
+
+    /// This worktree's private git dir (`.git`, or `.git/worktrees/<name>` for a linked one).
+    pub fn git_dir(&self) -> &Path {
+        self.repo.git_dir()
+    }
+
+    /// The git dir shared by all worktrees.
+    pub fn common_dir(&self) -> &Path {
+        self.repo.common_dir()
+    }
+
+    pub fn object_hash(&self) -> gix::hash::Kind {
+        self.repo.object_hash()
+    }
+
+    pub fn empty_tree(&self) -> ObjectId {
+        ObjectId::empty_tree(self.repo.object_hash())
+    }
+
+    pub fn user_head(&self) -> Result<UserHead> {
+        let head = self.repo.head()?;
+        let branch = head.referent_name().map(|n| n.as_bstr().to_string());
+        // The id HEAD's branch names, read from the ref alone: peeling would read the
+        // object, which a concurrent `git gc` may be moving between packs (seen as "object
+        // not found" while the repack ran), and a branch names a commit anyway.
+        let commit = match head.id() {
+            Some(id) => Some(id.detach()),
+            None if head.is_unborn() => None,
+            None => Some(self.repo.head_id()?.detach()),
+        };
+        Ok(UserHead { commit, branch })
+    }
+
+    /// Expand an abbreviated commit id (at least 4 hex digits) to a full one. Objects of
+    /// other kinds sharing the prefix do not count (as git's `<prefix>^{commit}`); two
+    /// commits do: an error listing them.
+    pub fn resolve_commit_prefix(&self, hex: &str) -> Result<Option<ObjectId>> {
+        let Ok(prefix) = gix::hash::Prefix::from_hex(hex) else {
+            return Ok(None);
+        };
+        let mut candidates = std::collections::HashSet::new();
+        self.repo
+            .objects
+            .lookup_prefix(prefix, Some(&mut candidates))
+            .map_err(|e| Error::git(format!("could not look up {hex}: {e}")))?;
+        let mut commits: Vec<ObjectId> = candidates
+            .into_iter()
+            .filter(|id| {
+                self.repo
+                    .find_header(*id)
+                    .is_ok_and(|h| h.kind() == gix::object::Kind::Commit)
+            })
+            .collect();
+        commits.sort();
+        match commits.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(*one)),
+            many => Err(Error::usage(format!(
+                "commit id prefix {hex} is ambiguous: {}",
+                many.iter()
+                    .map(|c| c.to_hex_with_len(hex.len() + 4).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .with_hint("give more hex digits")),
+        }
+    }
+
+    /// The git operation in progress in this worktree (merge, rebase, cherry-pick, revert,
+    /// am, bisect), if any: rewinding over it would lose its state. gix's `state()` reads
+    /// the same files as git's `wt_status_get_state`; a multi-commit cherry-pick or revert
+    /// between picks (only `sequencer/` left, no `*_HEAD`) is added, as git's status does.
+    pub fn operation_in_progress(&self) -> Option<Operation> {
+        use gix::state::InProgress as P;
+        match self.repo.state() {
+            Some(P::Merge) => Some(Operation::Merge),
+            Some(P::CherryPick | P::CherryPickSequence) => Some(Operation::CherryPick),
+            Some(P::Revert | P::RevertSequence) => Some(Operation::Revert),
+            Some(P::Rebase | P::RebaseInteractive | P::ApplyMailboxRebase) => {
+                Some(Operation::Rebase)
+            }
+            Some(P::ApplyMailbox) => Some(Operation::Am),
+            Some(P::Bisect) => Some(Operation::Bisect),
+            None if self.git_dir().join("sequencer").is_dir() => Some(Operation::Sequencer),
+            None => None,
+        }
+    }
+
+    /// The user's index as it is on disk (empty when there is none yet), read without
+    /// verifying its trailing checksum: git itself only verifies it in `fsck`, every writer
+    /// replaces the file atomically, and hashing it is a tenth of a snapshot's time on a
+    /// large index.
+    pub(crate) fn read_user_index(&self) -> Result<gix::index::File> {
+        gix::index::File::at_or_default(
+            self.repo.index_path(),
+            self.repo.object_hash(),
+            true,
+            gix::index::decode::Options::default(),
+        )
+        .map_err(|e| {
+            Error::corrupt(format!(
+                "cannot read the index {}: {}",
+                self.repo.index_path().display(),
+                crate::error::one_line(&e.to_string())
+            ))
+        })
+    }
+
+    /// Paths with unmerged (conflicted) entries in the user's index.
+    pub fn unmerged_paths(&self) -> Result<Vec<String>> {
+        let index = self.read_user_index()?;
+        let mut out: Vec<String> = index
+            .entries()
+            .iter()
+            .filter(|e| e.stage_raw() != 0)
+            .map(|e| e.path(&index).to_string())
+            .collect();
+        out.dedup();
+        Ok(out)
+    }
+
+    /// How many entries the user's index holds, from its header alone (`None`: no index).
+    pub fn index_entry_count(&self) -> Option<u32> {
+        rawindex::entry_count(&self.repo.index_path())
+    }
+
+    /// Whether `core.fsmonitor` names a monitor a snapshot asks (`store::fsmonitor`).
+    pub fn has_fsmonitor(&self) -> bool {
+        fsmonitor::is_configured(self)
+    }
+
+    /// Read a config value as a string.
+    pub fn config_string(&self, key: &str) -> Option<String> {
+        self.repo
+            .config_snapshot()
+            .string(key)
+            .map(|s| s.to_string())
+    }
+
+    /// Read all values of a multi-valued config key.
+    pub fn config_strings(&self, key: &str) -> Vec<String> {
+        self.repo
+            .config_snapshot()
+            .plumbing()
+            .strings(key)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    /// Read a size: a config integer as git reads it (`k`/`m`/`g` suffixes), not negative.
+    pub fn config_size(&self, key: &str) -> Result<Option<u64>> {
+        let bad = |v: String| {
+            Error::usage(format!(
+                "config {key} = {v:?} is not a size (like 10m or 1048576)"
+            ))
+        };
+        match self.repo.config_snapshot().try_integer(key) {
+            Ok(None) => Ok(None),
+            Ok(Some(n)) => u64::try_from(n).map(Some).map_err(|_| bad(n.to_string())),
+            Err(_) => Err(bad(self.config_string(key).unwrap_or_default())),
+        }
+    }
+}
+
+/// Match a glob against a repository-relative path with git's wildmatch (`*` and `?` do not
+/// cross `/`, `**` does, `[…]` classes). A pattern without `/` matches the file name in any
+/// folder (as in `.gitignore`); one with `/` matches the whole path (a leading `/` anchors
+/// it at the root, which it is anyway).
+pub fn glob_match(pattern: &str, path: &str) -> bool {
+    use gix::bstr::ByteSlice;
+    use gix::glob::wildmatch::Mode;
+    let pattern = pattern.trim_start_matches('/');
+    let value = if pattern.contains('/') {
+        path
+    } else {
+        path.rsplit('/').next().unwrap_or(path)
+    };
+    gix::glob::wildmatch(
+        pattern.as_bytes().as_bstr(),
+        value.as_bytes().as_bstr(),
+        Mode::NO_MATCH_SLASH_LITERAL,
+    )
+}
+
+#[cfg(test)]
+mod glob_tests {
+    use super::glob_match;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match(".env", "a/b/.env"));
+        assert!(glob_match(".env.*", ".env.local"));
+        assert!(glob_match("*.env", "config/app.env"));
+        assert!(!glob_match("*.env", "config/app.envy"));
+        assert!(glob_match("*.pem", "certs/server.pem"));
+        assert!(!glob_match("*.pem", "certs/server.pem.txt"));
+        assert!(glob_match("secrets/**", "secrets/a/b.txt"));
+        assert!(!glob_match("docs/*.md", "docs/a/b.md"));
+        assert!(glob_match("docs/**/*.md", "docs/a/b.md"));
+        assert!(glob_match("docs/**/*.md", "docs/b.md"));
+        assert!(glob_match("/build/*.log", "build/x.log"));
+        assert!(glob_match("id_[rd]sa*", "home/id_dsa.pub"));
+    }
+}

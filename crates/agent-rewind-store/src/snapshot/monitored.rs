@@ -1,0 +1,270 @@
+//! A checkpoint's snapshot that starts from the run's last checkpoint, when a filesystem
+//! monitor says what changed since.
+//!
+//! Every monitored snapshot taken for a checkpoint saves where it ended (`cache/monitored`,
+//! `store::private`): the monitor's token, the tree, HEAD's tree, a digest of the index's
+//! entries and the index's tree when its cache-tree has it (`store::rawindex`), and what the
+//! policy left out. The next checkpoint of the run starts from that tree when the run's last
+//! checkpoint has exactly that tree (so it is stored and reachable), the index is plain, and
+//! the configuration, the policy and the ignore and attribute files outside the worktree are
+//! unchanged. Then only the paths the monitor reported are looked at, as the full pass
+//! would, and with them the paths git changed meanwhile: where HEAD's tree differs from the
+//! saved one, and, when the index's entries differ, where the index's tree differs (both
+//! trees known from the cache-tree: after a commit, not after a bare `git add`). A tracked
+//! file is hashed (its index entry kept when content and mode still match it), an untracked
+//! one goes through the ignore rules and the policy, a reported folder of that tree is
+//! listed for names the monitor did not report, and a new folder is walked. There is no
+//! index decode, no stat of anything else and no walk.
+//!
+//! Every doubt means the full pass (which saves a new state): no state, any of the above
+//! different, an index changed without both its trees known, a submodule in what git
+//! changed, a reported `.gitignore`, `.gitattributes` or `.git`, a name that is not UTF-8,
+//! more than [`MAX_PATHS`] paths, an index entry below a new folder that its walk did not
+//! reach, a folder that cannot be read, a kind of file a tree cannot hold. It writes only
+//! objects and its own file.
+//! `agentRewind.fromLastCheckpoint=false` turns it off.
+
+mod edits;
+mod state;
+
+use super::{Policy, Snapshot};
+use crate::Store;
+use crate::error::Result;
+use crate::fsmonitor;
+use crate::rawindex::{self, Identity, RawIndex};
+use edits::Work;
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+use state::{Saved, hex_id, state_key};
+
+/// More reported paths than this (a build, a checkout): the full pass.
+const MAX_PATHS: usize = 2000;
+
+/// What trying to start from the last checkpoint came to.
+pub(super) enum Attempt {
+    Done(Snapshot),
+    /// The full pass is needed; the index as read here, when it was.
+    Full(Option<RawIndex>),
+}
+
+fn full(why: &str, raw: Option<RawIndex>) -> Result<Attempt> {
+    crate::trace::mark(&format!("snapshot: not from the last checkpoint ({why})"));
+    Ok(Attempt::Full(raw))
+}
+
+/// Whether checkpoints may start from the last one (`agentRewind.fromLastCheckpoint`,
+/// default true).
+pub(super) fn enabled(store: &Store) -> bool {
+    store
+        .repo()
+        .config_snapshot()
+        .boolean("agentRewind.fromLastCheckpoint")
+        .unwrap_or(true)
+}
+
+/// Take the snapshot from `last` (the tree of the run's newest checkpoint) when the saved
+/// state allows it (see the module comment).
+pub(super) fn try_from_last(
+    store: &Store,
+    policy: &Policy,
+    last: ObjectId,
+    head_tree: ObjectId,
+) -> Result<Attempt> {
+    let Some(saved) = state::load(store) else {
+        return full("no saved state", None);
+    };
+    if hex_id(&saved.tree) != Some(last) {
+        return full("the run's last checkpoint is not where it ended", None);
+    }
+    let repo = store.repo();
+    if repo
+        .config_snapshot()
+        .boolean("core.ignoreCase")
+        .unwrap_or(false)
+    {
+        return full("core.ignoreCase", None);
+    }
+    if saved.key != state_key(store, policy) {
+        return full("settings changed", None);
+    }
+    let Some(pending) = fsmonitor::start_since(store, &saved.token) else {
+        return full("no monitor", None);
+    };
+    let raw = rawindex::read(&repo.index_path(), repo.object_hash());
+    crate::trace::mark("snapshot: index scanned");
+    let monitor = pending.finish();
+    let Some(raw) = raw else {
+        return full("the index cannot be scanned", None);
+    };
+    if !raw.plain {
+        return full("the index holds entries a tree cannot say", Some(raw));
+    }
+    let (Some(changes), Some(token)) = (monitor.changes.as_ref(), monitor.next_token.clone())
+    else {
+        return full("the monitor gave no list", Some(raw));
+    };
+    // What git changed meanwhile: the paths whose index entry (a commit's `git add`, a
+    // reset) or HEAD entry (a commit) differ are looked at too, as if the monitor had
+    // reported them. The old index is known only by its cache-tree's root.
+    let mut also = Vec::new();
+    let mut index_moved = None;
+    if raw.digest != saved.index {
+        let old = saved.index_tree.as_deref().and_then(hex_id);
+        let (Some(old), Some(new)) = (old, raw.tree) else {
+            return full("the index changed", Some(raw));
+        };
+        if let Err(why) = changed_paths(store, old, new, &mut also) {
+            return full(why, Some(raw));
+        }
+        index_moved = Some((old, new));
+    }
+    let old_head = hex_id(&saved.head_tree);
+    if old_head != Some(head_tree) {
+        let Some(old) = old_head else {
+            return full("HEAD moved", Some(raw));
+        };
+        // After `git add` and `git commit`, both moved between the same two trees.
+        if index_moved != Some((old, head_tree))
+            && let Err(why) = changed_paths(store, old, head_tree, &mut also)
+        {
+            return full(why, Some(raw));
+        }
+    }
+    let merged;
+    let paths = if also.is_empty() {
+        changes.paths()
+    } else {
+        also.extend_from_slice(changes.paths());
+        also.sort();
+        also.dedup();
+        merged = also;
+        &merged
+    };
+    if paths.len() > MAX_PATHS {
+        return full("too many paths reported", Some(raw));
+    }
+    let mut work = Work::new(store, last, paths)?;
+    if let Err(why) = work.gather() {
+        return full(why, Some(raw));
+    }
+    crate::trace::mark("snapshot: reported paths gathered");
+    let edited = match work.edit(policy, head_tree, &raw, saved.excluded)? {
+        Ok(edited) => edited,
+        Err(why) => return full(why, Some(raw)),
+    };
+    crate::trace::mark(&format!(
+        "snapshot: from the last checkpoint ({} paths reported, {} looked at, {} folders read)",
+        paths.len(),
+        work.files.len(),
+        work.dirs_read
+    ));
+    state::save(
+        store,
+        &Saved {
+            key: saved.key,
+            token,
+            head_tree: head_tree.to_string(),
+            index: raw.digest,
+            index_tree: raw.tree.map(|t| t.to_string()),
+            tree: edited.tree.to_string(),
+            excluded: edited.excluded.clone(),
+        },
+    );
+    Ok(Attempt::Done(Snapshot {
+        tree: edited.tree,
+        index_tree: None,
+        excluded: edited.excluded,
+        dirs_read: work.dirs_read,
+        dirs_skipped: 0,
+        entries_proven: raw.len().saturating_sub(work.files.len()),
+        index_flags: false,
+    }))
+}
+
+/// How a full monitored pass for a checkpoint ended.
+pub(super) struct Ended<'a> {
+    /// The monitor's token, asked before anything was read.
+    pub next_token: Option<&'a str>,
+    pub head_tree: ObjectId,
+    /// The index scanned meanwhile, if it was.
+    pub raw: Option<RawIndex>,
+    /// Whether a folder could not be read (its files left out).
+    pub unreadable: bool,
+    /// The index file's identity before gix read it.
+    pub index_before: Option<Identity>,
+}
+
+/// After a full monitored pass for a checkpoint: save where it ended, when the index it read
+/// (`index`) is the one scanned (`ended.raw`, or read now) and nothing was left unread.
+pub(super) fn record(
+    store: &Store,
+    policy: &Policy,
+    ended: Ended<'_>,
+    index: &gix::index::File,
+    snapshot: &Snapshot,
+) {
+    let raw = ended
+        .raw
+        .or_else(|| rawindex::read(index.path(), store.repo().object_hash()));
+    // The file scanned is the one gix read: it was at the index's path before gix read it
+    // and still is (and, when it has one, its checksum is the one gix read).
+    let same_index = raw.as_ref().is_some_and(|r| {
+        r.plain
+            && r.identity.is_some()
+            && r.identity == ended.index_before
+            && r.identity == Identity::at(index.path())
+            && index
+                .checksum()
+                .is_none_or(|c| r.checksum() == c.as_bytes().as_bstr())
+    });
+    let (Some(token), Some(raw), false) = (
+        ended.next_token,
+        raw.filter(|_| same_index),
+        ended.unreadable,
+    ) else {
+        state::forget(store);
+        return;
+    };
+    state::save(
+        store,
+        &Saved {
+            key: state_key(store, policy),
+            token: token.to_string(),
+            head_tree: ended.head_tree.to_string(),
+            index: raw.digest,
+            index_tree: raw.tree.map(|t| t.to_string()),
+            tree: snapshot.tree.to_string(),
+            excluded: snapshot.excluded.clone(),
+        },
+    );
+}
+
+/// Add to `out` the paths that differ between trees `old` and `new`, or say why the full
+/// pass must decide (a submodule's entry, which the full pass takes from its checkout, or
+/// more paths than [`MAX_PATHS`]).
+fn changed_paths(
+    store: &Store,
+    old: ObjectId,
+    new: ObjectId,
+    out: &mut Vec<gix::bstr::BString>,
+) -> std::result::Result<(), &'static str> {
+    if old == new {
+        return Ok(());
+    }
+    let changes = store
+        .diff_trees_at_most(old, new, MAX_PATHS.saturating_sub(out.len()))
+        .map_err(|_| "the trees git changed cannot be compared")?
+        .ok_or("too many paths changed by git")?;
+    for c in changes {
+        let kinds = [c.old, c.new];
+        if kinds
+            .iter()
+            .flatten()
+            .any(|(_, kind)| *kind == gix::objs::tree::EntryKind::Commit)
+        {
+            return Err("a submodule in what git changed");
+        }
+        out.push(c.path);
+    }
+    Ok(())
+}

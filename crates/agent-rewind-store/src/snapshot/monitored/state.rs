@@ -1,0 +1,104 @@
+//! Where the last monitored snapshot of a checkpoint ended (`cache/monitored`, FORMAT.md):
+//! the saved state, reading and writing it, and the key of everything outside the worktree
+//! and the index it holds only under. Writes nothing but that file.
+
+use super::Policy;
+use crate::Store;
+use crate::dirwalk::{global_files, source_stamp};
+use crate::rawindex;
+use crate::snapshot::Excluded;
+use gix::ObjectId;
+use serde::{Deserialize, Serialize};
+
+const HEADER: &[u8] = b"agent-rewind monitored snapshot v1\n";
+
+/// Where the last monitored snapshot ended.
+#[derive(Serialize, Deserialize)]
+pub(super) struct Saved {
+    pub key: String,
+    pub token: String,
+    pub head_tree: String,
+    pub index: [u64; 2],
+    /// The index's tree when its cache-tree had it ([`crate::rawindex::RawIndex::tree`]):
+    /// what lets the next checkpoint follow a change of the index.
+    #[serde(default)]
+    pub index_tree: Option<String>,
+    pub tree: String,
+    pub excluded: Vec<Excluded>,
+}
+
+/// The id a saved hex string names, if it is one.
+pub(super) fn hex_id(hex: &str) -> Option<ObjectId> {
+    ObjectId::from_hex(hex.as_bytes()).ok()
+}
+
+pub(super) fn load(store: &Store) -> Option<Saved> {
+    let data = std::fs::read(store.private().monitored_snapshot()).ok()?;
+    let data = crate::unseal(&data)?;
+    serde_json::from_slice(data.strip_prefix(HEADER)?).ok()
+}
+
+/// No saved state: the next checkpoint takes the full pass.
+pub(super) fn forget(store: &Store) {
+    let _ = crate::remove_if_exists(&store.private().monitored_snapshot());
+}
+
+/// Best effort: a state that cannot be saved only means a full pass next time.
+pub(super) fn save(store: &Store, saved: &Saved) {
+    let path = store.private().monitored_snapshot();
+    let mut out = HEADER.to_vec();
+    if serde_json::to_writer(&mut out, saved).is_err() {
+        return;
+    }
+    crate::seal(&mut out);
+    if crate::create_parent(&path).is_err() || crate::write_atomic(&path, &out, None).is_err() {
+        forget(store);
+    }
+}
+
+/// Everything outside the worktree and the index that decides the tree: this program, the
+/// worktree's place, the whole configuration (the monitor, filters, line endings, stat
+/// options; not what gix derives from environment variables), the policy, and the ignore and
+/// attribute files outside the worktree.
+pub(super) fn state_key(store: &Store, policy: &Policy) -> String {
+    let repo = store.repo();
+    let config = repo.config_snapshot();
+    let mut text = format!(
+        "{} {:?} {:?}\n",
+        env!("CARGO_PKG_VERSION"),
+        repo.workdir(),
+        (
+            policy.max_untracked_size,
+            &policy.exclude,
+            policy.scan_content
+        ),
+    );
+    // Every section but the ones gix makes of environment variables (`GIT_AUTHOR_DATE`,
+    // `GIT_INDEX_FILE`, `TERM`, proxies, …): git sets some of them for its hooks, the author
+    // date anew for each commit, and none decides a tree (the index is known by its digest).
+    // `gitoxide.parsePrecious` (`[gitoxide]` itself) changes how ignore files read: kept.
+    // `-c` and `GIT_CONFIG_COUNT` settings are configuration, and stay in.
+    let mut sections = Vec::new();
+    for section in config.plumbing().sections() {
+        let header = section.header();
+        let environment = section.meta().source == gix::config::Source::EnvOverride;
+        if !environment || (header.name() == "gitoxide" && header.subsection_name().is_none()) {
+            let _ = section.write_to(&mut sections);
+        }
+    }
+    text.push_str(&String::from_utf8_lossy(&sections));
+    text.push('\n');
+    let info = store.common_dir().join("info");
+    let mut sources = vec![info.join("exclude"), info.join("attributes")];
+    sources.extend(global_files(store, "core.excludesFile", "ignore"));
+    sources.extend(global_files(store, "core.attributesFile", "attributes"));
+    for source in sources {
+        text.push_str(&format!(
+            "{}: {}\n",
+            source.display(),
+            source_stamp(&source)
+        ));
+    }
+    let d = rawindex::digest(text.as_bytes());
+    format!("{:016x}{:016x}", d[0], d[1])
+}

@@ -1,0 +1,219 @@
+//! The post-commit checkpoint recorded after `git commit` returns, where taking it first
+//! would make every commit wait for a stat of every file (a large worktree, no filesystem
+//! monitor: ~100 ms at 100,000 files, docs/PERFORMANCE.md).
+//!
+//! The hook resolves the run, the step and the commit (cheap), takes the worktree's
+//! post-commit lock (a `flock`), starts `git-agent-rewind hook post-commit --background
+//! <commit> <run> <step> <source>` in a process group of its own with the lock file as its
+//! standard input, and returns. The child holds the lock until it exits; the kernel drops it
+//! however the child ends, so no stale lock is possible. Every writer waits for the lock
+//! before it records (`journal::append`) and so does every command of the CLI ([`settle`]):
+//! a command run after `git commit` returned sees the checkpoint. The child records only
+//! while HEAD is still the commit, before and after its snapshot; what it could not record
+//! it leaves in a report that the next command prints once, and a child that died leaves the
+//! pending marker the hook wrote, which the next command reports likewise.
+//!
+//! `agentRewind.postCommitInBackground`: `auto` (the default: no monitor and at least
+//! [`AUTO_MIN_ENTRIES`] index entries), `true` or `false`. This module decides, starts the
+//! child and is the child; it never records anything but through `handlers::record`.
+
+use super::HookOutcome;
+use super::handlers::{HookRecord, StepSource, record};
+use crate::catalog::short;
+use crate::error::{Error, IoResultExt, Result};
+use crate::ids::{RunId, StepName};
+use crate::store::process::Purpose;
+use crate::store::{ObjectId, PostCommitWait, Store};
+
+/// The hook's first argument that marks the child (git passes post-commit none).
+pub const BACKGROUND_FLAG: &str = "--background";
+/// With `auto`, checkpoints of indexes of at least this many entries are recorded in the
+/// background when no filesystem monitor is configured: about where a checkpoint that stats
+/// every file stops fitting the hook's budget (docs/DECISIONS.md).
+pub const AUTO_MIN_ENTRIES: u32 = 20_000;
+const HOOK: &str = "post-commit";
+const KEY: &str = "agentRewind.postCommitInBackground";
+
+/// `agentRewind.postCommitInBackground`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Auto,
+    Always,
+    Never,
+}
+
+fn mode(store: &Store) -> Result<Mode> {
+    let Some(value) = store.config_string(KEY) else {
+        return Ok(Mode::Auto);
+    };
+    match value.to_ascii_lowercase().as_str() {
+        "auto" => Ok(Mode::Auto),
+        "" | "true" | "yes" | "on" | "1" => Ok(Mode::Always),
+        "false" | "no" | "off" | "0" => Ok(Mode::Never),
+        _ => Err(Error::usage(format!(
+            "config {KEY} = {value:?} is not auto, true or false"
+        ))),
+    }
+}
+
+/// Why this commit's checkpoint is recorded in the background, or `None` to record it now.
+pub fn reason(store: &Store) -> Result<Option<String>> {
+    if !cfg!(unix) {
+        return Ok(None);
+    }
+    Ok(match mode(store)? {
+        Mode::Never => None,
+        Mode::Always => Some(format!("{KEY} is true")),
+        Mode::Auto if store.has_fsmonitor() => None,
+        Mode::Auto => store
+            .index_entry_count()
+            .filter(|n| *n >= AUTO_MIN_ENTRIES)
+            .map(|n| format!("{n} index entries and no filesystem monitor")),
+    })
+}
+
+/// Start the child that records the checkpoint of `commit` into `run`. The caller has waited
+/// for the one before ([`settle`]); `None` when it (or another) still holds the lock, or the
+/// child could not be started or marked pending: the caller records now.
+pub fn start(
+    store: &Store,
+    commit: ObjectId,
+    run: &RunId,
+    step: &StepName,
+    source: StepSource,
+    why: String,
+) -> Result<Option<HookOutcome>> {
+    let Ok(exe) = std::env::current_exe() else {
+        return Ok(None);
+    };
+    let workdir = store.workdir()?;
+    let Some(lock) = store.lock_post_commit()? else {
+        return Ok(None);
+    };
+    // Removed by the child when it is done: left behind, the next command says it died.
+    let pending = store.private().post_commit_pending();
+    if crate::store::write_atomic(&pending, format!("{commit}\n").as_bytes(), None).is_err() {
+        return Ok(None);
+    }
+    let mut command = crate::store::process::command(Purpose::BackgroundCheckpoint, exe);
+    command
+        .args(["hook", HOOK, BACKGROUND_FLAG, &commit.to_string()])
+        .args([run.as_str(), step.as_str(), source.as_str()])
+        .current_dir(workdir)
+        .stdin(lock)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // Its own process group: a ^C at the prompt right after the commit must not kill it.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    if command.spawn().is_err() {
+        // The lock went with the command: dropped here, released.
+        let _ = crate::store::remove_if_exists(&pending);
+        return Ok(None);
+    }
+    Ok(Some(HookOutcome {
+        run: Some(run.to_string()),
+        step: Some(step.to_string()),
+        reason: Some(format!("recorded in the background ({why})")),
+        ..HookOutcome::new(HOOK, super::HookAction::Background)
+    }))
+}
+
+/// The child: record the checkpoint of the commit named in `args` (after
+/// [`BACKGROUND_FLAG`]) while HEAD is still that commit. What it could not record goes to
+/// the report the next command prints.
+pub fn record_in_background(store: &Store, args: &[String]) -> Result<HookOutcome> {
+    crate::store::hold_post_commit_lock();
+    let [commit, run, step, source] = args else {
+        return Err(Error::usage(format!(
+            "hook post-commit {BACKGROUND_FLAG} takes a commit, a run, a step and a source"
+        )));
+    };
+    let commit = ObjectId::from_hex(commit.as_bytes())
+        .map_err(|_| Error::usage(format!("{commit:?} is not a commit id")))?;
+    let run = RunId::new(run.clone())?;
+    let step = StepName::new(step.clone())?;
+    let source = StepSource::parse(source)
+        .ok_or_else(|| Error::usage(format!("{source:?} is not a step source")))?;
+    let outcome = (|| {
+        let head = store.user_head()?;
+        if head.commit != Some(commit) {
+            return Ok(HookOutcome::skipped(
+                HOOK,
+                "HEAD moved on before the worktree was snapshotted",
+            ));
+        }
+        let what = HookRecord {
+            expect_head: Some(commit),
+            ..HookRecord::new(run, step, source)
+        };
+        record(store, HOOK, &head, what)
+    })();
+    let failed = match &outcome {
+        Ok(o) if o.action == super::HookAction::Skipped => o.reason.clone(),
+        Ok(_) => None,
+        Err(e) => Some(e.message.clone()),
+    };
+    if let Some(why) = failed {
+        tell_later(
+            store,
+            &[format!(
+                "the post-commit checkpoint of commit {} was not recorded: {why}",
+                short(commit)
+            )],
+        )?;
+    }
+    crate::store::remove_if_exists(&store.private().post_commit_pending())?;
+    outcome
+}
+
+/// Add `lines` to the report the next command prints (each without a line break).
+pub fn tell_later(store: &Store, lines: &[String]) -> Result<()> {
+    use std::io::Write;
+    if lines.is_empty() {
+        return Ok(());
+    }
+    let path = store.private().post_commit_report();
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .at(&path)
+}
+
+/// Wait for a post-commit checkpoint still being recorded in the background in this
+/// worktree (`Store::wait_for_post_commit`: 10 s, a hook its 3 s), and take what the last
+/// one could not record. Returns the warnings to print.
+pub fn settle(store: &Store) -> Vec<String> {
+    // Held (shared) while the files are read: no new one can start meanwhile.
+    let _guard = match store.wait_for_post_commit() {
+        PostCommitWait::Done(guard) => guard,
+        PostCommitWait::StillRunning => {
+            return vec![
+                "a post-commit checkpoint is still being recorded in the background; going on without it"
+                    .to_string(),
+            ];
+        }
+    };
+    let mut warnings = vec![];
+    let path = store.private().post_commit_report();
+    if let Ok(Some(text)) = crate::store::read_if_exists(&path) {
+        let _ = crate::store::remove_if_exists(&path);
+        let text = String::from_utf8_lossy(&text);
+        warnings.extend(text.lines().filter(|l| !l.is_empty()).map(str::to_string));
+    }
+    let pending = store.private().post_commit_pending();
+    if let Ok(Some(text)) = crate::store::read_if_exists(&pending) {
+        let _ = crate::store::remove_if_exists(&pending);
+        let commit = ObjectId::from_hex(text.trim_ascii())
+            .map(short)
+            .unwrap_or_else(|_| "(unreadable id)".into());
+        warnings.push(format!(
+            "the post-commit checkpoint of commit {commit} was not recorded: the process \
+             recording it stopped before it was done"
+        ));
+    }
+    warnings
+}

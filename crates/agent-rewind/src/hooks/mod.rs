@@ -1,0 +1,208 @@
+//! Hooks (DESIGN.md §7): installing and removing them, and the handlers they call.
+//!
+//! - [`install`]: the git hook files (`post-commit`, `post-rewrite`) as marker-delimited
+//!   blocks in the hooks folder git actually uses, and each agent's project configuration
+//!   ([`settings`] for the JSON ones, [`opencode`] for OpenCode's plugin file), without
+//!   clobbering anything that is not ours.
+//! - [`handlers`]: `hook post-commit` / `hook post-rewrite`, recording into the worktree's
+//!   active run, the post-commit checkpoint of a large worktree after the commit returns
+//!   ([`background`]); [`turn`]: `hook <agent>`, reading an agent's payload ([`payload`]) and
+//!   noting the files it edits ([`touched`]).
+//!
+//! A handler never decides to fail the user's operation: it returns an outcome (recorded,
+//! or skipped with a reason) or an error, and the CLI turns errors into a warning with exit
+//! status 0. Nothing here prompts or prints.
+
+pub mod background;
+pub mod handlers;
+pub mod install;
+pub mod opencode;
+pub mod payload;
+pub mod settings;
+pub mod touched;
+pub mod turn;
+
+pub use crate::agent::Agent;
+
+use crate::error::{Error, Result};
+use serde::Serialize;
+
+/// First line of every block we add to a hook file.
+pub const MARKER_BEGIN: &str = "# >>> git-agent-rewind >>>";
+/// Last line of every block we add to a hook file.
+pub const MARKER_END: &str = "# <<< git-agent-rewind <<<";
+
+/// The git hooks we install.
+pub const GIT_HOOKS: [GitHook; 2] = [GitHook::PostCommit, GitHook::PostRewrite];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GitHook {
+    PostCommit,
+    PostRewrite,
+}
+
+impl GitHook {
+    /// The hook's file name (and the `hook <name>` argument).
+    pub fn name(self) -> &'static str {
+        match self {
+            GitHook::PostCommit => "post-commit",
+            GitHook::PostRewrite => "post-rewrite",
+        }
+    }
+
+    /// The block template from `hooks/` at the repository root.
+    pub(crate) fn template(self) -> &'static str {
+        match self {
+            GitHook::PostCommit => include_str!("../../../../hooks/post-commit"),
+            GitHook::PostRewrite => include_str!("../../../../hooks/post-rewrite"),
+        }
+    }
+}
+
+/// What a hook did; serialized in lower case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HookAction {
+    /// A new checkpoint.
+    Recorded,
+    /// The tip already recorded this state; nothing written.
+    Unchanged,
+    /// A record added to an existing checkpoint.
+    Appended,
+    /// A run started for an agent's session.
+    Started,
+    /// An agent's session joined the worktree's active run.
+    Joined,
+    /// Edited paths kept for the next turn.
+    Noted,
+    /// A checkpoint being recorded after the hook returns (`background`).
+    Background,
+    /// Nothing to do.
+    Skipped,
+    /// A payload we could not use.
+    Ignored,
+}
+
+/// What a hook invocation did. Serialized as the `--json` output of `hook <name>`.
+#[derive(Debug, Clone, Serialize)]
+pub struct HookOutcome {
+    pub hook: String,
+    pub action: HookAction,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Problems worth telling the user about (the CLI prints them to stderr).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+impl HookOutcome {
+    pub(crate) fn new(hook: &str, action: HookAction) -> Self {
+        HookOutcome {
+            hook: hook.to_string(),
+            action,
+            run: None,
+            step: None,
+            checkpoint: None,
+            reason: None,
+            warnings: vec![],
+        }
+    }
+
+    /// The outcome of a hook that recorded (or found already recorded) a checkpoint.
+    pub(crate) fn recorded(hook: &str, out: &crate::ops::checkpoint::CheckpointOutcome) -> Self {
+        let r = &out.recorded;
+        HookOutcome {
+            run: Some(r.line.run.clone()),
+            step: r.line.step.clone(),
+            checkpoint: Some(r.checkpoint.to_string()),
+            ..Self::new(
+                hook,
+                if r.unchanged {
+                    HookAction::Unchanged
+                } else {
+                    HookAction::Recorded
+                },
+            )
+        }
+    }
+
+    pub(crate) fn skipped(hook: &str, reason: impl Into<String>) -> Self {
+        HookOutcome {
+            reason: Some(reason.into()),
+            ..Self::new(hook, HookAction::Skipped)
+        }
+    }
+
+    pub(crate) fn ignored(hook: &str, reason: impl Into<String>) -> Self {
+        HookOutcome {
+            reason: Some(reason.into()),
+            ..Self::new(hook, HookAction::Ignored)
+        }
+    }
+
+    /// Whether something was written.
+    pub fn wrote(&self) -> bool {
+        matches!(
+            self.action,
+            HookAction::Recorded | HookAction::Appended | HookAction::Started
+        )
+    }
+}
+
+/// How long a hook waits for another writer of the same run before warning and giving up.
+pub const HOOK_WRITER_WAIT_SECS: u64 = 3;
+
+/// Run `handler` on the repository at `dir` once a post-commit checkpoint being recorded
+/// there in the background is written. What that one could not record is told with the
+/// handler's outcome, or kept for the next command when the handler fails.
+fn after_background(
+    dir: &std::path::Path,
+    handler: impl FnOnce(&crate::store::Store) -> Result<HookOutcome>,
+) -> Result<HookOutcome> {
+    let store = crate::store::Store::discover(dir)?;
+    let told = background::settle(&store);
+    match handler(&store) {
+        Ok(mut out) => {
+            out.warnings.splice(0..0, told);
+            Ok(out)
+        }
+        Err(e) => {
+            let _ = background::tell_later(&store, &told);
+            Err(e)
+        }
+    }
+}
+
+/// Run the handler `name` (`post-commit`, `post-rewrite`, or an agent) from `dir` with the hook's
+/// arguments and standard input. Errors are for the caller to report; it must still exit 0.
+pub fn run_hook(
+    name: &str,
+    args: &[String],
+    dir: &std::path::Path,
+    stdin: &[u8],
+) -> Result<HookOutcome> {
+    // A hook gives up on a busy run quickly (a held lock file fails within a second anyway).
+    crate::store::set_writer_wait(std::time::Duration::from_secs(HOOK_WRITER_WAIT_SECS));
+    match name {
+        "post-commit" if args.first().map(String::as_str) == Some(background::BACKGROUND_FLAG) => {
+            background::record_in_background(&crate::store::Store::discover(dir)?, &args[1..])
+        }
+        "post-commit" => after_background(dir, handlers::post_commit),
+        "post-rewrite" => {
+            let kind = args.first().map(String::as_str).unwrap_or("");
+            after_background(dir, |store| handlers::post_rewrite(store, kind, stdin))
+        }
+        other => match Agent::from_name(other) {
+            Some(agent) => Ok(turn::handle(agent, stdin, args, dir)),
+            None => Err(Error::usage(format!("unknown hook {other:?}")).with_hint(
+                "hooks: post-commit, post-rewrite, claude, codex, gemini, cursor, opencode",
+            )),
+        },
+    }
+}

@@ -1,0 +1,39 @@
+//! git agent-rewind: every step of an AI agent's workflow as a durable git checkpoint.
+//!
+//! This crate is the library that owns the semantics: the note format ([`model`]), reading
+//! checkpoints and runs, and one module per user-facing operation under [`ops`]. The binary
+//! (the root package's `src/`) only parses arguments and renders results; an orchestrator
+//! can call [`ops`] directly instead.
+//!
+//! Layering, from the bottom (docs/DECISIONS.md "Layers"). The crate `agent-rewind-store`,
+//! re-exported here as [`store`], is the only crate that depends on gix or starts a
+//! process, and it carries the pure types every layer shares, re-exported under their old
+//! names ([`error`], [`ids`], [`time`], [`quote`], [`redact`], [`trace`], [`crash`]); the
+//! compiler keeps this crate from reaching gix, since it does not depend on it. Inside
+//! this crate, checked by `tests/suite/layers.rs`: [`agent`] and [`model`] (pure data);
+//! [`catalog`] (reading checkpoints and runs) and [`verify`] (what a note claims, checked
+//! against the objects); [`journal`] (appending records, the active run), [`materialize`]
+//! (backups and writing a checkpoint into a worktree) and [`remote`] (push, fetch and
+//! bundles, and validation of what was fetched); [`workflow`] (schema, planner, runner);
+//! [`ops`] (one module per operation); [`hooks`] (installing git/agent hooks and the
+//! handlers they call) and [`view`] (the HTML page and text graphs of runs). Nothing in the
+//! library prints to the terminal.
+
+pub use agent_rewind_store as store;
+pub use agent_rewind_store::{
+    crash, crash_point, error, ids, quote, redact, snapshot, time, trace,
+};
+
+pub mod agent;
+pub mod catalog;
+pub mod hooks;
+pub mod journal;
+pub mod materialize;
+pub mod model;
+pub mod ops;
+pub mod remote;
+pub mod verify;
+pub mod view;
+pub mod workflow;
+
+pub use error::{Error, Result};

@@ -1,0 +1,476 @@
+//! `list`: the runs of the repository, or the checkpoints of one run in chain order.
+//!
+//! Listing runs reads the refs once (`refs/agent-runs/` and `refs/notes/agent-runs/`), then
+//! each run's summary: from the summary cache when the run's (HEAD, notes tip) pair is the one
+//! the cache was built from, else from two notes (tip and root), many runs spread over the
+//! CPUs. The cache (`<git-common-dir>/agent-rewind/cache/runs.lines`, one line per run,
+//! format in `runcache`) is only ever an optimisation: a missing, stale, damaged (checksum)
+//! or unreadable cache is rebuilt. A run whose notes cannot be read is reported as a problem
+//! and the others are still listed. Never writes refs or notes.
+
+use super::runcache;
+use crate::catalog::{Catalog, Checkpoint, RunSummary};
+use crate::error::Result;
+use crate::ids::RunId;
+use crate::store::{ObjectId, RunRefSet, Store, write_atomic_with};
+use serde::Serialize;
+use std::io::{Seek, Write};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunList {
+    pub runs: Vec<RunSummary>,
+    /// Runs that could not be read, with the reason (malformed notes, invalid names).
+    pub problems: Vec<String>,
+    /// Archived runs left out (without `all`).
+    pub archived_hidden: usize,
+}
+
+/// A listed run while the list is made: (sort key, archived, line, steps, index in the runs
+/// read); `None` in the list for a run whose summary could not be made.
+type Found = (i128, bool, Line, Vec<String>, usize);
+
+/// The listed runs, ready to print: each either a current cache line (borrowed from the
+/// file's text) or the line of a summary computed now.
+pub struct RunListing {
+    file: String,
+    /// Shown runs, newest activity first.
+    entries: Vec<Entry>,
+    pub problems: Vec<String>,
+    pub archived_hidden: usize,
+}
+
+struct Entry {
+    line: Line,
+    steps: Vec<String>,
+    unique_prefix: usize,
+}
+
+enum Line {
+    /// A range of `RunListing::file`.
+    Cached(std::ops::Range<usize>),
+    Fresh(String),
+}
+
+impl RunListing {
+    fn fields<'a>(&'a self, e: &'a Entry) -> runcache::Fields<'a> {
+        runcache::split(line_text(&self.file, &e.line))
+            .expect("lines are checked when read or made")
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The runs as `list --json` prints them: a JSON array, one run (compact) per line.
+    pub fn write_json(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        if self.entries.is_empty() {
+            return w.write_all(b"[]");
+        }
+        w.write_all(b"[")?;
+        for (i, e) in self.entries.iter().enumerate() {
+            w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+            runcache::write_json(w, &self.fields(e), &e.steps, e.unique_prefix)?;
+        }
+        w.write_all(b"\n]")
+    }
+
+    /// The shown runs' summaries, each parsed when it is reached (nothing is kept: a
+    /// table of 100,000 runs walks them twice rather than hold them all).
+    pub fn summaries(&self) -> impl Iterator<Item = Result<RunSummary>> + '_ {
+        self.entries.iter().map(|e| {
+            let f = self.fields(e);
+            runcache::summary(&f, &e.steps, e.unique_prefix).ok_or_else(|| {
+                crate::error::Error::corrupt(format!("{}: unreadable summary", f.run))
+            })
+        })
+    }
+
+    /// The summaries, parsed.
+    pub fn into_run_list(self) -> Result<RunList> {
+        let mut runs = Vec::with_capacity(self.entries.len());
+        for e in &self.entries {
+            let f = self.fields(e);
+            runs.push(
+                runcache::summary(&f, &e.steps, e.unique_prefix).ok_or_else(|| {
+                    crate::error::Error::corrupt(format!("{}: unreadable summary", f.run))
+                })?,
+            );
+        }
+        Ok(RunList {
+            runs,
+            problems: self.problems,
+            archived_hidden: self.archived_hidden,
+        })
+    }
+}
+
+fn line_text<'a>(file: &'a str, l: &'a Line) -> &'a str {
+    match l {
+        Line::Cached(r) => &file[r.clone()],
+        Line::Fresh(s) => s.as_str(),
+    }
+}
+
+/// The cache file's text when it is a cache of this version whose checksum matches (else
+/// empty): its first line is the header and the CRC-32 of the rest, so a cache edited or
+/// cut short is rebuilt whole, and a current line's JSON can be printed as it is.
+fn read_cache(store: &Store) -> String {
+    let Ok(text) = std::fs::read_to_string(store.private().runs_cache()) else {
+        return String::new();
+    };
+    let intact = text
+        .strip_prefix(runcache::HEADER)
+        .and_then(|r| r.strip_prefix(' '))
+        .and_then(|r| r.split_once('\n'))
+        .is_some_and(|(crc, body)| crc == format!("{:08x}", crc32fast::hash(body.as_bytes())));
+    if intact { text } else { String::new() }
+}
+
+/// All runs, newest activity first; archived runs only with `all`.
+pub fn list_runs(store: &Store, all: bool) -> Result<RunList> {
+    run_listing(store, all)?.into_run_list()
+}
+
+/// [`list_runs`] without parsing the summaries: what `list --json` prints.
+///
+/// Cost at 100,000 runs: one pass over each of the two ref namespaces and one read of the
+/// cache file; a summary is computed (two note reads) only for a run whose (HEAD, notes tip)
+/// differs from the cache line's, and the cache is rewritten only then. A current line is
+/// neither parsed nor re-serialized: its JSON is printed as it is.
+pub fn run_listing(store: &Store, all: bool) -> Result<RunListing> {
+    run_listing_once(store, all, true)
+}
+
+fn run_listing_once(store: &Store, all: bool, retry: bool) -> Result<RunListing> {
+    let (runs, invalid) = store.run_ref_sets()?;
+    crate::trace::mark("list: run refs read");
+    let mut problems: Vec<String> = invalid
+        .into_iter()
+        .map(|r| format!("{r:?}: invalid run or step name, skipped"))
+        .collect();
+    let notes_tips = store.notes_tips_sorted()?;
+    let mut next_notes = notes_tips.iter().peekable();
+    crate::trace::mark("list: notes refs read");
+    let file = read_cache(store);
+    crate::trace::mark("list: cache read");
+    // Both the refs and the cache are sorted by run: one merge pass.
+    let mut cache = file.split_inclusive('\n').skip(1).peekable();
+    let base = file.as_ptr() as usize;
+    let range_of = |l: &str| {
+        let start = l.as_ptr() as usize - base;
+        start..start + l.trim_end_matches('\n').len()
+    };
+    let mut cache_len = 0usize;
+    // (sort key, archived, line, steps, index in `runs`); `None` for a run whose summary
+    // could not be made. The runs to summarize now get a placeholder and a place in `todo`.
+    let mut entries: Vec<Option<Found>> = Vec::with_capacity(runs.len());
+    let mut todo: Vec<(usize, Option<ObjectId>)> = Vec::new();
+    let mut hex = [0u8; 64];
+    let mut notes_hex = [0u8; 64];
+    for (index, refs) in runs.iter().enumerate() {
+        while next_notes
+            .next_if(|(r, _)| r.as_str() < refs.run.as_str())
+            .is_some()
+        {}
+        let notes = next_notes
+            .next_if(|(r, _)| r.as_str() == refs.run.as_str())
+            .map(|(_, id)| *id);
+        let head = refs.head.hex_to_buf(&mut hex);
+        let notes_str: &str = match &notes {
+            Some(n) => n.hex_to_buf(&mut notes_hex),
+            None => "-",
+        };
+        while let Some(l) = cache.peek() {
+            let run = l.split('\t').next().unwrap_or("");
+            if run >= refs.run.as_str() {
+                break;
+            }
+            cache.next();
+            cache_len += 1;
+        }
+        let mut found = None;
+        if let Some(l) = cache.peek()
+            && l.split('\t').next() == Some(refs.run.as_str())
+        {
+            let l = cache.next().expect("peeked");
+            cache_len += 1;
+            if let Some(f) = runcache::split(l.trim_end_matches('\n'))
+                && f.head == head
+                && f.notes == notes_str
+                && runcache::valid(&f)
+            {
+                found = Some((f.key, f.archived, Line::Cached(range_of(l))));
+            }
+        }
+        let (key, archived, line) = found.unwrap_or_else(|| {
+            todo.push((entries.len(), notes));
+            (0, false, Line::Fresh(String::new()))
+        });
+        let steps = refs.steps.iter().map(|(s, _)| s.to_string()).collect();
+        entries.push(Some((key, archived, line, steps, index)));
+    }
+    cache_len += cache.count();
+    // The notes tips are in `todo` where still needed: not held through what follows.
+    drop(next_notes);
+    drop(notes_tips);
+    crate::trace::mark("list: cache merged");
+    let mut file = file;
+    if !todo.is_empty() || cache_len != entries.len() {
+        match rewrite_cache(store, &runs, &file, &mut entries, &todo) {
+            Some((new_file, mut found)) => {
+                drop(file);
+                crate::trace::mark("list: summaries and cache written");
+                match read_back(new_file) {
+                    Some(text) => file = text,
+                    // Unreadable right after it was written: list again from the disk.
+                    None if retry => return run_listing_once(store, all, false),
+                    None => {
+                        return Err(crate::error::Error::corrupt(
+                            "the list cache could not be read back after it was written",
+                        ));
+                    }
+                }
+                problems.append(&mut found);
+            }
+            None => {
+                // The cache cannot be written: the summaries are kept in memory instead.
+                let fresh = summarize(store, &runs, &todo);
+                for ((at, _), made) in todo.iter().zip(fresh) {
+                    match made {
+                        Ok((key, archived, line)) => {
+                            let e = entries[*at].as_mut().expect("placeholder");
+                            (e.0, e.1, e.2) = (key, archived, Line::Fresh(line));
+                        }
+                        Err(problem) => {
+                            problems.push(problem);
+                            entries[*at] = None;
+                        }
+                    }
+                }
+                crate::trace::mark("list: summaries");
+            }
+        }
+    }
+    let entries: Vec<Found> = entries.into_iter().flatten().collect();
+    // Prefixes are unique among every run, shown or not (a prefix resolves against all).
+    let ids: Vec<&str> = runs.iter().map(|r| r.run.as_str()).collect();
+    let prefixes = crate::ids::shortest_unique_prefixes(&ids);
+    let mut archived_hidden = 0;
+    let mut shown: Vec<Entry> = Vec::with_capacity(entries.len());
+    let mut order: Vec<(i128, usize)> = Vec::with_capacity(entries.len());
+    for (key, archived, line, steps, index) in entries {
+        if archived && !all {
+            archived_hidden += 1;
+            continue;
+        }
+        let unique_prefix = prefixes[index];
+        order.push((key, shown.len()));
+        shown.push(Entry {
+            line,
+            steps,
+            unique_prefix,
+        });
+    }
+    // Newest first, then by run: `shown` is sorted by run, so its index orders ties.
+    order.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut slots: Vec<Option<Entry>> = shown.into_iter().map(Some).collect();
+    let entries = order
+        .iter()
+        .map(|(_, i)| slots[*i].take().expect("each index once"))
+        .collect();
+    crate::trace::mark("list: sorted");
+    Ok(RunListing {
+        file,
+        entries,
+        problems,
+        archived_hidden,
+    })
+}
+
+/// Runs summarized through one private object database (`Store::with_private_objects`)
+/// before it is dropped: the pages of the packs read for them leave memory with it.
+/// The test build (feature `crash-points`) uses small chunks and threads so that the tests'
+/// hundreds of runs cross both.
+const RUNS_PER_CHUNK: usize = if crate::crash::ENABLED { 128 } else { 8192 };
+
+/// The new cache, written as the runs in `todo` are summarized (a chunk at a time, in run
+/// order) between the current lines of `old`: the file written (for reading back) and the
+/// problems met, with every written entry's line now a range of the new file and every run
+/// that could not be summarized removed from `entries`. `None` when the cache cannot be
+/// written; `entries` are then as they were.
+fn rewrite_cache(
+    store: &Store,
+    runs: &[RunRefSet],
+    old: &str,
+    entries: &mut [Option<Found>],
+    todo: &[(usize, Option<ObjectId>)],
+) -> Option<(std::fs::File, Vec<String>)> {
+    // What the entries become once the file is in place.
+    let mut ranges: Vec<std::ops::Range<usize>> = Vec::with_capacity(entries.len());
+    let mut made: Vec<(i128, bool)> = Vec::with_capacity(todo.len());
+    let mut problems = Vec::new();
+    let written = write_atomic_with(&store.private().runs_cache(), |w| {
+        let placeholder = format!("{} {:08x}\n", runcache::HEADER, 0);
+        w.write_all(placeholder.as_bytes())?;
+        let mut at = placeholder.len();
+        let mut crc = crc32fast::Hasher::new();
+        let mut line = |w: &mut dyn Write, l: &str| -> std::io::Result<std::ops::Range<usize>> {
+            w.write_all(l.as_bytes())?;
+            w.write_all(b"\n")?;
+            crc.update(l.as_bytes());
+            crc.update(b"\n");
+            let range = at..at + l.len();
+            at += l.len() + 1;
+            Ok(range)
+        };
+        let mut next = 0;
+        let mut todo_left = todo.iter().peekable();
+        for chunk in todo.chunks(RUNS_PER_CHUNK).map(Some).chain([None]) {
+            let (upto, mut fresh) = match chunk {
+                Some(chunk) => {
+                    let objects = store
+                        .with_private_objects()
+                        .unwrap_or_else(|_| store.handle());
+                    let fresh = summarize(&objects, runs, chunk);
+                    (
+                        chunk.last().expect("chunks are not empty").0 + 1,
+                        fresh.into_iter(),
+                    )
+                }
+                None => (entries.len(), Vec::new().into_iter()),
+            };
+            while next < upto {
+                let range = match &entries[next] {
+                    None => 0..0,
+                    Some(_) if todo_left.next_if(|(i, _)| *i == next).is_some() => {
+                        match fresh.next().expect("one summary per run") {
+                            Ok((key, archived, text)) => {
+                                made.push((key, archived));
+                                line(w, &text)?
+                            }
+                            Err(problem) => {
+                                problems.push(problem);
+                                made.push((0, false));
+                                0..0
+                            }
+                        }
+                    }
+                    Some(e) => line(w, line_text(old, &e.2))?,
+                };
+                ranges.push(range);
+                next += 1;
+            }
+        }
+        let header = format!("{} {:08x}\n", runcache::HEADER, crc.finalize());
+        debug_assert_eq!(header.len(), placeholder.len());
+        w.seek(std::io::SeekFrom::Start(0))?;
+        w.write_all(header.as_bytes())
+    });
+    // The caches of earlier versions, if still there (v3 had the same name).
+    let _ = std::fs::remove_file(store.private().legacy_runs_cache());
+    let file = written.ok()?;
+    let mut made = made.into_iter();
+    let mut todo = todo.iter().peekable();
+    for (i, range) in ranges.into_iter().enumerate() {
+        let fresh = todo
+            .next_if(|(t, _)| *t == i)
+            .map(|_| made.next().expect("one per run"));
+        let Some(e) = entries[i].as_mut() else {
+            continue;
+        };
+        if range.is_empty() {
+            entries[i] = None;
+            continue;
+        }
+        if let Some((key, archived)) = fresh {
+            (e.0, e.1) = (key, archived);
+        }
+        e.2 = Line::Cached(range);
+    }
+    Some((file, problems))
+}
+
+/// The text of the cache file just written (see [`rewrite_cache`]).
+fn read_back(mut file: std::fs::File) -> Option<String> {
+    use std::io::Read;
+    file.seek(std::io::SeekFrom::Start(0)).ok()?;
+    let mut text = String::new();
+    file.read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
+/// Runs summarized by one thread before another is worth starting.
+const RUNS_PER_THREAD: usize = if crate::crash::ENABLED { 32 } else { 256 };
+
+/// The summaries of the runs in `todo` (index in `runs`, notes tip), in that order: (sort
+/// key, archived, cache line), or the problem to report. Reading the notes is most of the
+/// first `list` after many runs appear, so many runs are spread over the CPUs (one handle
+/// on the repository each); the result does not depend on how they were spread.
+fn summarize(
+    store: &Store,
+    runs: &[RunRefSet],
+    todo: &[(usize, Option<ObjectId>)],
+) -> Vec<std::result::Result<(i128, bool, String), String>> {
+    let threads = match todo.len() / RUNS_PER_THREAD {
+        0 | 1 => 1,
+        wanted => wanted
+            .min(std::thread::available_parallelism().map_or(2, |n| n.get()))
+            .min(8),
+    };
+    if threads == 1 {
+        return summarize_part(store, runs, todo);
+    }
+    let chunk = todo.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = todo
+            .chunks(chunk)
+            .map(|part| {
+                let store = store.handle();
+                scope.spawn(move || summarize_part(&store, runs, part))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
+
+fn summarize_part(
+    store: &Store,
+    runs: &[RunRefSet],
+    part: &[(usize, Option<ObjectId>)],
+) -> Vec<std::result::Result<(i128, bool, String), String>> {
+    let mut catalog = Catalog::new(store);
+    let mut hex = [0u8; 64];
+    let mut notes_hex = [0u8; 64];
+    part.iter()
+        .map(|(index, notes)| {
+            let refs = &runs[*index];
+            let s = catalog
+                .summary_at(refs, *notes)
+                .map_err(|e| format!("{}: {}", refs.run, e.message))?;
+            let head = refs.head.hex_to_buf(&mut hex);
+            let notes_str: &str = match notes {
+                Some(n) => n.hex_to_buf(&mut notes_hex),
+                None => "-",
+            };
+            Ok((
+                s.last_activity.as_nanosecond(),
+                s.archived,
+                runcache::line_of(&s, head, notes_str),
+            ))
+        })
+        .collect()
+}
+
+/// The checkpoints of one run, oldest first.
+pub fn list_checkpoints(store: &Store, run: &RunId) -> Result<Vec<Checkpoint>> {
+    let chain = Catalog::new(store).run_chain(run);
+    crate::trace::mark("list: chain read");
+    chain
+}

@@ -1,0 +1,583 @@
+//! The runner: executes a workflow run step by step under the run's runner lock. For each
+//! step it asks the planner, records `begin` (running) before dispatching the command, and
+//! `finish` (completed/failed, with a snapshot and the exit code) after it. A failing step,
+//! an interrupted agent/effect step or a gate stops the run with a next action in words. An
+//! external step is only begun (its worker reports with `step end --attempt N`): the steps
+//! that need it wait, the others go on, and the run stops waiting for workers. Each launch
+//! is told to `ExecOptions::on_launch` right after its `begin` is recorded.
+//!
+//! The step's command runs under `sh -c` in the worktree with `AGENT_RUN`, `AGENT_STEP`,
+//! `AGENT_ATTEMPT`, `AGENT_RESUME_SESSION` and `AGENT_IDEMPOTENCY_KEY` set; its output goes
+//! to our stderr so `--json` output stays clean. Commands come only from the workflow the
+//! caller passes: a file the user named, or the copy stored with a run the user resumes
+//! (`ops::run`); nothing is ever executed by fetching or importing.
+
+use super::external::{ExternalTask, Launch};
+use super::plan::{self, Context, Decision};
+use super::{StepDef, Workflow, lock};
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::ids::RunId;
+use crate::journal::{Record, Recorded, TreeSource, append};
+use crate::model::{Event, Status};
+use crate::snapshot::{Policy, snapshot_worktree};
+use crate::store::Store;
+use crate::store::process::{self, Purpose};
+use serde::Serialize;
+use std::collections::HashSet;
+use std::process::Stdio;
+
+/// What the runner did with a step; serialized (and shown) in kebab-case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepAction {
+    /// Its command ran.
+    Ran,
+    /// Already done with the same inputs.
+    Skipped,
+    /// An effect already performed with this idempotency key.
+    SkippedEffect,
+    /// A gate was opened and waits for a person.
+    GateOpened,
+    /// A gate's approval let the run pass it.
+    GatePassed,
+    /// The run stopped at this step.
+    Stopped,
+    /// An external step was begun and handed to a worker.
+    Dispatched,
+    /// An external step (or a step that needs one) waits for its worker's report.
+    Waiting,
+}
+
+impl std::fmt::Display for StepAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StepAction::Ran => "ran",
+            StepAction::Skipped => "skipped",
+            StepAction::SkippedEffect => "skipped-effect",
+            StepAction::GateOpened => "gate-opened",
+            StepAction::GatePassed => "gate-passed",
+            StepAction::Stopped => "stopped",
+            StepAction::Dispatched => "dispatched",
+            StepAction::Waiting => "waiting",
+        })
+    }
+}
+
+/// What happened to one step during this invocation.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepReport {
+    pub step: String,
+    pub action: StepAction,
+    pub reason: String,
+    pub status: Option<Status>,
+    pub attempt: Option<u32>,
+    pub exit_code: Option<i32>,
+    pub checkpoint: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    pub run: String,
+    pub workflow: String,
+    pub steps: Vec<StepReport>,
+    /// True when every step is done.
+    pub finished: bool,
+    /// How the run ended: completed, failed (a step failed, a gate was rejected), or
+    /// waiting for a person (a gate awaiting approval, an interrupted step to retry).
+    pub outcome: Outcome,
+    /// Why the run stopped early, if it did.
+    pub stopped: Option<String>,
+    pub next_action: String,
+    /// Steps whose interrupted attempt was reconciled at the start.
+    pub reconciled: Vec<String>,
+    /// The runner whose stale lock was taken over, if any.
+    pub took_over_from: Option<String>,
+    /// The workflow file changed since the run last recorded it.
+    pub workflow_changed: bool,
+    /// Where the workflow executed came from, in words (set by `ops::run`).
+    pub workflow_from: String,
+    /// The file the run was started from, when it changed on disk and the stored copy was
+    /// used instead (`resume --workflow FILE` uses the file).
+    pub workflow_file_changed: Option<String>,
+    /// When waiting: for a person (a gate, a step to retry) or for workers (external steps).
+    pub waiting_on: Option<WaitingOn>,
+    /// External steps begun and not reported yet, with what their workers need.
+    pub external: Vec<ExternalTask>,
+}
+
+/// What a waiting run waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitingOn {
+    /// A gate to approve, an interrupted or failed step to retry.
+    Person,
+    /// Workers to report external steps (`step end --attempt N`).
+    Workers,
+}
+
+/// How to execute: which step to retry, whether interrupted steps may start again, and who
+/// hears of each launch (right after its `begin` is recorded, before it starts).
+pub struct ExecOptions<'a> {
+    pub retry: Option<&'a str>,
+    /// `resume` re-runs an interrupted deterministic (or idempotent) step; the watcher never
+    /// starts an attempt a second time.
+    pub rerun_interrupted: bool,
+    pub on_launch: Option<&'a mut dyn FnMut(&Launch)>,
+}
+
+/// How a run (or this part of it) ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Every step is done.
+    Completed,
+    /// A step failed or a gate was rejected.
+    Failed,
+    /// Stopped until a person acts: a gate awaits approval, or an interrupted agent/effect
+    /// step needs `resume --retry`.
+    Waiting,
+}
+
+/// Execute (or continue) `run` with `workflow`.
+pub fn execute(
+    store: &Store,
+    run: &RunId,
+    workflow: &Workflow,
+    retry: Option<&str>,
+) -> Result<RunReport> {
+    check_retry(workflow, retry)?;
+    let runner = lock::acquire(store, run)?;
+    execute_locked(
+        store,
+        run,
+        workflow,
+        ExecOptions {
+            retry,
+            rerun_interrupted: true,
+            on_launch: None,
+        },
+        runner,
+    )
+}
+
+fn check_retry(workflow: &Workflow, retry: Option<&str>) -> Result<()> {
+    if let Some(r) = retry
+        && workflow.step(r).is_none()
+    {
+        return Err(Error::usage(format!(
+            "--retry {r}: the workflow has no step {r:?}"
+        )));
+    }
+    Ok(())
+}
+
+/// Execute (or continue) `run` under its runner lock, taken by the caller.
+pub fn execute_locked(
+    store: &Store,
+    run: &RunId,
+    workflow: &Workflow,
+    mut opts: ExecOptions,
+    runner: lock::RunnerLock,
+) -> Result<RunReport> {
+    let retry = opts.retry;
+    check_retry(workflow, retry)?;
+    let digest = format!("git-blob:{}", store.blob_id(workflow.text.as_bytes())?);
+    let mut catalog = Catalog::new(store);
+    let recorded_digest = {
+        let tip = catalog.require_run_tip(run)?;
+        catalog
+            .lineage_chain(tip.id(), usize::MAX)?
+            .into_iter()
+            .find_map(|c| c.line().workflow_digest.clone())
+    };
+    let mut ran_now: HashSet<String> = HashSet::new();
+    let reconciled = {
+        let mut cx = Context {
+            store,
+            catalog: &mut catalog,
+            run,
+            workflow,
+            retry,
+            ran_now: &ran_now,
+            rerun_interrupted: opts.rerun_interrupted,
+        };
+        plan::reconcile_interrupted(&mut cx)?
+    };
+    let mut out = RunReport {
+        run: run.to_string(),
+        workflow: workflow.name.clone(),
+        steps: vec![],
+        finished: false,
+        outcome: Outcome::Failed,
+        stopped: None,
+        next_action: String::new(),
+        reconciled,
+        took_over_from: runner.took_over_from.clone(),
+        workflow_changed: recorded_digest.is_some_and(|d| d != digest),
+        workflow_from: String::new(),
+        workflow_file_changed: None,
+        waiting_on: None,
+        external: vec![],
+    };
+    let stop = |mut out: RunReport, why: String, next: String, outcome: Outcome| {
+        out.stopped = Some(why);
+        out.outcome = outcome;
+        out.next_action = next;
+        if outcome == Outcome::Waiting {
+            out.waiting_on = Some(WaitingOn::Person);
+        }
+        Ok(out)
+    };
+    // External steps waiting for their workers, and the steps that need them.
+    let mut blocked: Vec<String> = vec![];
+    let policy = Policy::from_config(store)?;
+
+    for step in &workflow.steps {
+        if let Some(up) = step.needs.iter().find(|n| blocked.contains(&n.to_string())) {
+            out.steps.push(report(
+                step,
+                StepAction::Waiting,
+                format!("needs {up}, which waits for its worker"),
+                None,
+                None,
+            ));
+            blocked.push(step.name.to_string());
+            continue;
+        }
+        let mut catalog = Catalog::new(store);
+        let mut cx = Context {
+            store,
+            catalog: &mut catalog,
+            run,
+            workflow,
+            retry,
+            ran_now: &ran_now,
+            rerun_interrupted: opts.rerun_interrupted,
+        };
+        let snap = snapshot_worktree(store, &policy)?;
+        let hash = plan::inputs_hash(&mut cx, step, snap.tree)?;
+        let decision = plan::decide(&mut cx, step, &hash)?;
+        // Every record of this step carries its kind, status, input hash and the workflow's
+        // digest, and is written even when the tree did not change.
+        let record = |event: Event, status: Status, tree: Option<&crate::snapshot::Snapshot>| {
+            let mut r = Record::new(run.clone(), event);
+            r.step = Some(step.name.clone());
+            r.kind = Some(step.kind);
+            r.status = Some(status);
+            r.inputs_hash = Some(hash.clone());
+            r.workflow_digest = Some(digest.clone());
+            r.force = true;
+            if let Some(snap) = tree {
+                r.tree = TreeSource::Given {
+                    tree: snap.tree,
+                    excluded: snap.excluded.clone(),
+                };
+            }
+            r
+        };
+        match decision {
+            Decision::Skip { reason } => {
+                out.steps
+                    .push(report(step, StepAction::Skipped, reason, None, None));
+            }
+            Decision::SkipEffect { original } => {
+                let mut r = record(Event::Finish, Status::Skipped, Some(&snap));
+                r.idempotency_key = Some(plan::idempotency_key(&mut cx, step)?);
+                r.meta.insert("duplicate_of".into(), original.to_string());
+                r.next_action = Some("run the next step".into());
+                let reason = format!(
+                    "its effect already completed at {}",
+                    crate::catalog::short(original)
+                );
+                out.steps.push(recorded(
+                    step,
+                    StepAction::SkippedEffect,
+                    reason,
+                    &append(store, r)?,
+                ));
+            }
+            Decision::OpenGate { reason } => {
+                let mut r = record(Event::Begin, Status::AwaitingApproval, Some(&snap));
+                r.next_action = Some(format!("approve or reject gate {}", step.name));
+                let rec = append(store, r)?;
+                let next = format!(
+                    "`git agent-rewind approve {}` then `git agent-rewind resume`",
+                    rec.checkpoint
+                );
+                out.steps
+                    .push(recorded(step, StepAction::GateOpened, reason, &rec));
+                return stop(
+                    out,
+                    format!("gate {} is awaiting approval", step.name),
+                    next,
+                    Outcome::Waiting,
+                );
+            }
+            Decision::PassGate { by } => {
+                let mut r = record(Event::Finish, Status::Completed, Some(&snap));
+                r.meta.insert("approved_by".into(), by.clone());
+                r.next_action = Some("run the next step".into());
+                out.steps.push(recorded(
+                    step,
+                    StepAction::GatePassed,
+                    format!("approved by {by}"),
+                    &append(store, r)?,
+                ));
+            }
+            Decision::Stop {
+                reason,
+                next_action,
+                waiting,
+            } => {
+                out.steps.push(report(
+                    step,
+                    StepAction::Stopped,
+                    reason.clone(),
+                    None,
+                    None,
+                ));
+                let outcome = if waiting {
+                    Outcome::Waiting
+                } else {
+                    Outcome::Failed
+                };
+                return stop(out, reason, next_action, outcome);
+            }
+            Decision::AwaitWorker {
+                attempt,
+                checkpoint,
+            } => {
+                let key = match step.kind {
+                    crate::model::StepKind::Effect => Some(plan::idempotency_key(&mut cx, step)?),
+                    _ => None,
+                };
+                out.external.push(ExternalTask::new(
+                    run.as_str(),
+                    step.name.as_str(),
+                    attempt,
+                    checkpoint.to_string(),
+                    key,
+                ));
+                out.steps.push(StepReport {
+                    checkpoint: Some(checkpoint.to_string()),
+                    ..report(
+                        step,
+                        StepAction::Waiting,
+                        format!("attempt {attempt} waits for its worker's report"),
+                        Some(Status::Running),
+                        Some(attempt),
+                    )
+                });
+                blocked.push(step.name.to_string());
+            }
+            Decision::Run { reason } if step.external => {
+                let key = match step.kind {
+                    crate::model::StepKind::Effect => Some(plan::idempotency_key(&mut cx, step)?),
+                    _ => None,
+                };
+                let mut r = record(Event::Begin, Status::Running, Some(&snap));
+                r.idempotency_key = key.clone();
+                r.meta.insert("external".into(), "true".into());
+                r.next_action = Some("wait for its worker to report with `step end`".into());
+                let rec = append(store, r)?;
+                let task = ExternalTask::new(
+                    run.as_str(),
+                    step.name.as_str(),
+                    rec.line.attempt,
+                    rec.checkpoint.to_string(),
+                    key,
+                );
+                if let Some(f) = opts.on_launch.as_mut() {
+                    f(&launch(run, step, &rec, true, &reason));
+                }
+                out.external.push(task);
+                out.steps
+                    .push(recorded(step, StepAction::Dispatched, reason, &rec));
+                blocked.push(step.name.to_string());
+            }
+            Decision::Run { reason } => {
+                let key = match step.kind {
+                    crate::model::StepKind::Effect => Some(plan::idempotency_key(&mut cx, step)?),
+                    _ => None,
+                };
+                let session = plan::resume_session(&mut cx)?;
+                let mut r = record(Event::Begin, Status::Running, Some(&snap));
+                r.idempotency_key = key.clone();
+                let begun = append(store, r)?;
+                let attempt = begun.line.attempt;
+                crate::crash_point!("runner:begun");
+                if let Some(f) = opts.on_launch.as_mut() {
+                    f(&launch(run, step, &begun, false, &reason));
+                }
+                let code = run_command(
+                    store,
+                    run,
+                    step,
+                    attempt,
+                    session.as_deref(),
+                    key.as_deref(),
+                )?;
+                crate::crash_point!("runner:command-done");
+                let ok = code == Some(0);
+                let mut r = record(
+                    Event::Finish,
+                    if ok {
+                        Status::Completed
+                    } else {
+                        Status::Failed
+                    },
+                    None,
+                );
+                r.idempotency_key = key;
+                r.exit_code = code;
+                r.next_action = Some(if ok {
+                    "run the next step".into()
+                } else {
+                    format!(
+                        "fix the cause and `git agent-rewind resume` (step {} failed)",
+                        step.name
+                    )
+                });
+                let done = append(store, r)?;
+                crate::crash_point!("runner:finished");
+                ran_now.insert(step.name.to_string());
+                out.steps
+                    .push(recorded(step, StepAction::Ran, reason, &done));
+                if !ok {
+                    let why = match code {
+                        Some(c) => format!("step {} failed with exit code {c}", step.name),
+                        None => format!("step {} was killed by a signal", step.name),
+                    };
+                    let next = if step.rerun_safe() {
+                        format!(
+                            "fix the cause, then `git agent-rewind resume` re-runs {}",
+                            step.name
+                        )
+                    } else {
+                        format!(
+                            "fix the cause, then `git agent-rewind resume --retry {}`",
+                            step.name
+                        )
+                    };
+                    return stop(out, why, next, Outcome::Failed);
+                }
+            }
+        }
+    }
+    if !blocked.is_empty() {
+        let waiting: Vec<&str> = out.external.iter().map(|t| t.step.as_str()).collect();
+        out.stopped = Some(format!("waiting for the workers of {}", waiting.join(", ")));
+        out.outcome = Outcome::Waiting;
+        out.waiting_on = Some(WaitingOn::Workers);
+        out.next_action = match out.external.as_slice() {
+            [one] => format!(
+                "the worker of {} reports with `{}` (or `--status failed`); `git agent-rewind watch` then goes on",
+                one.step, one.command
+            ),
+            _ => "each worker reports with the command given for its step; `git agent-rewind watch` then goes on".into(),
+        };
+        return Ok(out);
+    }
+    // Record the run as completed on its root note (a newer checkpoint makes it active again).
+    let mut catalog = Catalog::new(store);
+    let tip = catalog.require_run_tip(run)?;
+    let root = catalog.root_of(&tip)?;
+    let already = matches!(root.note.run_status(), Some((ts, "completed")) if ts >= tip.line().ts);
+    if !already {
+        crate::journal::append_note_lines(
+            store,
+            run,
+            root.id(),
+            &[crate::model::NoteLine::RunStatus {
+                status: "completed".into(),
+                ts: crate::time::Timestamp::now(),
+                reason: Some(format!("workflow {} finished", workflow.name)),
+            }],
+        )?;
+    }
+    drop(runner);
+    out.finished = true;
+    out.outcome = Outcome::Completed;
+    out.next_action = "nothing: the workflow is complete".into();
+    Ok(out)
+}
+
+/// The report of a step whose decision was recorded as `rec`.
+fn recorded(step: &StepDef, action: StepAction, reason: String, rec: &Recorded) -> StepReport {
+    StepReport {
+        step: step.name.to_string(),
+        action,
+        reason,
+        status: rec.line.status,
+        attempt: Some(rec.line.attempt),
+        exit_code: rec.line.exit_code,
+        checkpoint: Some(rec.checkpoint.to_string()),
+    }
+}
+
+fn launch(run: &RunId, step: &StepDef, rec: &Recorded, external: bool, reason: &str) -> Launch {
+    Launch {
+        run: run.to_string(),
+        step: step.name.to_string(),
+        attempt: rec.line.attempt,
+        checkpoint: rec.checkpoint.to_string(),
+        external,
+        reason: reason.to_string(),
+    }
+}
+
+fn report(
+    step: &StepDef,
+    action: StepAction,
+    reason: String,
+    status: Option<Status>,
+    attempt: Option<u32>,
+) -> StepReport {
+    StepReport {
+        step: step.name.to_string(),
+        action,
+        reason,
+        status,
+        attempt,
+        exit_code: None,
+        checkpoint: None,
+    }
+}
+
+/// Run the step's command; returns its exit code (None when killed by a signal).
+fn run_command(
+    store: &Store,
+    run: &RunId,
+    step: &StepDef,
+    attempt: u32,
+    session: Option<&str>,
+    key: Option<&str>,
+) -> Result<Option<i32>> {
+    let Some(cmd) = &step.run else {
+        return Ok(Some(0));
+    };
+    let stderr = std::io::stderr();
+    let to_stderr = || -> Result<Stdio> {
+        use std::os::fd::AsFd;
+        Ok(Stdio::from(stderr.as_fd().try_clone_to_owned().map_err(
+            |e| Error::other(format!("could not pass stderr to the step: {e}")).with_source(e),
+        )?))
+    };
+    let status = process::command(Purpose::WorkflowStep, "sh")
+        .arg("-c")
+        .arg(cmd)
+        .current_dir(store.workdir()?)
+        .envs(&step.env)
+        .env("AGENT_RUN", run.as_str())
+        .env("AGENT_STEP", step.name.as_str())
+        .env("AGENT_ATTEMPT", attempt.to_string())
+        .env("AGENT_RESUME_SESSION", session.unwrap_or(""))
+        .env("AGENT_IDEMPOTENCY_KEY", key.unwrap_or(""))
+        .stdin(Stdio::null())
+        .stdout(to_stderr()?)
+        .stderr(to_stderr()?)
+        .status()
+        .map_err(|e| Error::other(format!("could not run step {}: {e}", step.name)))?;
+    Ok(status.code())
+}

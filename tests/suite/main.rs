@@ -1,0 +1,53 @@
+//! The integration suite: one test binary (as cargo's own `tests/testsuite`), a module for
+//! each area. Every test drives the built `git-agent-rewind` through temporary
+//! repositories and checks the result with the real `git`; `common` holds the helpers.
+//! One binary links once and runs every test on all cores, where one binary per file
+//! linked 44 times and ran them one binary after another.
+// The tests start git and the tool at will; the library crates may not (clippy.toml).
+#![allow(clippy::disallowed_methods)]
+
+mod common;
+mod support;
+
+mod addressing;
+mod agent_hooks;
+mod bad_input;
+mod claude_hooks;
+mod concurrency;
+mod crash;
+mod crash_points;
+mod diff_inprocess;
+mod external;
+mod fetch_one_run;
+mod fidelity;
+mod fsmonitor;
+mod git_env;
+mod hooks;
+mod hostile;
+mod interop;
+mod layers;
+mod list_cache;
+mod locks;
+mod many_runs;
+mod never_panics;
+mod notes_compat;
+mod object_packs;
+mod read_commands;
+mod revert;
+mod rewind;
+mod rewind_index;
+mod secrets;
+mod sharing;
+mod small_commands;
+mod snapshot_stat;
+mod state;
+mod step_ref_lag;
+mod storage;
+mod surface;
+mod surface_help;
+mod surface_paths;
+mod untracked_cache;
+mod view;
+mod watch;
+mod workflow;
+mod workflow_trust;

@@ -1,0 +1,191 @@
+//! A fork into a linked worktree and concurrent work in both.
+
+use super::{
+    add_all_tree_at, assert_files_eq, assert_refused, begin, end, field, git_view, json_in, put,
+    start, worktree_files,
+};
+use crate::common::{Repo, git_in, tool_cmd};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Stdio;
+
+/// The checkpoint ids of `list RUN --json`, in order.
+fn checkpoints_of(dir: &Path, run: &str) -> Vec<String> {
+    json_in(dir, &["list", run])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| field(c, "checkpoint"))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// 5. A fork into a linked worktree and concurrent work in both.
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn fork_into_a_linked_worktree_and_checkpoint_concurrently_in_both() {
+    let repo = Repo::new();
+    let d = repo.path();
+    put(d, "shared.txt", "base\n", 0o644);
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "base"]);
+    start(d, "r1");
+    begin(d, "plan", "S1");
+    put(d, "shared.txt", "after plan\n", 0o644);
+    let plan_e = end(d, "plan", "S1");
+    begin(d, "implement", "S2");
+    put(d, "shared.txt", "main implement\n", 0o644);
+    put(d, "main-only.txt", "main\n", 0o644);
+    end(d, "implement", "S2");
+
+    let main_view = git_view(d);
+    let main_files = worktree_files(d);
+    let main_status = repo.git(&["status", "--porcelain"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let wt = tmp.path().join("fork-wt");
+    let out = repo.json(&[
+        "fork",
+        "r1",
+        "--to",
+        "implement",
+        "--worktree",
+        wt.to_str().unwrap(),
+        "--run",
+        "f1",
+    ]);
+    assert_eq!(field(&out, "from_checkpoint"), plan_e);
+    assert!(
+        out["backup"].is_null(),
+        "a fork into a new worktree needs no backup"
+    );
+    // The main worktree is untouched.
+    assert_eq!(repo.git(&["status", "--porcelain"]), main_status);
+    assert_eq!(git_view(d), main_view);
+    assert_files_eq(
+        &worktree_files(d),
+        &main_files,
+        "main worktree after the fork",
+    );
+    // The linked worktree holds the checkpoint.
+    assert_eq!(
+        std::fs::read_to_string(wt.join("shared.txt")).unwrap(),
+        "after plan\n"
+    );
+    assert!(!wt.join("main-only.txt").exists());
+    assert_eq!(
+        add_all_tree_at(&wt),
+        repo.rev(&format!("{plan_e}^{{tree}}")),
+        "the linked worktree holds exactly the checkpoint"
+    );
+    assert_eq!(
+        git_in(&wt, &["symbolic-ref", "HEAD"]).trim(),
+        "refs/heads/agent-runs/f1"
+    );
+    assert_eq!(json_in(&wt, &["status"])["run"], "f1");
+    assert_eq!(json_in(d, &["status"])["run"], "r1");
+
+    let r1_before = checkpoints_of(d, "r1");
+    let f1_before = checkpoints_of(d, "f1");
+    let mut made_main = vec![];
+    let mut made_wt = vec![];
+    const ROUNDS: usize = 4;
+    for round in 0..ROUNDS {
+        put(
+            d,
+            &format!("main-{round}.txt"),
+            format!("main {round}\n"),
+            0o644,
+        );
+        put(
+            &wt,
+            &format!("wt-{round}.txt"),
+            format!("wt {round}\n"),
+            0o644,
+        );
+        let main_now = worktree_files(d);
+        let wt_now = worktree_files(&wt);
+        let main_view_now = git_view(d);
+        let wt_view_now = git_view(&wt);
+        let spawn = |dir: &Path| {
+            tool_cmd(dir)
+                .args([
+                    "--json",
+                    "checkpoint",
+                    "work",
+                    "-m",
+                    &format!("round {round}"),
+                ])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let a = spawn(d);
+        let b = spawn(&wt);
+        for (child, dir, made, run) in [
+            (a, d, &mut made_main, "r1"),
+            (b, wt.as_path(), &mut made_wt, "f1"),
+        ] {
+            let o = child.wait_with_output().unwrap();
+            assert!(
+                o.status.success(),
+                "checkpoint in {} failed: {}",
+                dir.display(),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+            assert_eq!(v["run"], run);
+            made.push(field(&v, "checkpoint"));
+        }
+        assert_files_eq(&worktree_files(d), &main_now, "main worktree after a round");
+        assert_files_eq(
+            &worktree_files(&wt),
+            &wt_now,
+            "linked worktree after a round",
+        );
+        assert_eq!(git_view(d), main_view_now);
+        assert_eq!(git_view(&wt), wt_view_now);
+        // Each checkpoint holds its own worktree's files only.
+        let main_cp = made_main.last().unwrap();
+        let wt_cp = made_wt.last().unwrap();
+        let has = |cp: &str, p: &str| !repo.git(&["ls-tree", cp, p]).trim().is_empty();
+        assert!(has(main_cp, &format!("main-{round}.txt")));
+        assert!(!has(main_cp, &format!("wt-{round}.txt")));
+        assert!(has(wt_cp, &format!("wt-{round}.txt")));
+        assert!(!has(wt_cp, &format!("main-{round}.txt")));
+    }
+    let r1_after = checkpoints_of(d, "r1");
+    let f1_after = checkpoints_of(d, "f1");
+    assert_eq!(r1_after.len(), r1_before.len() + ROUNDS, "{r1_after:?}");
+    assert_eq!(f1_after.len(), f1_before.len() + ROUNDS, "{f1_after:?}");
+    assert_eq!(r1_after[r1_before.len()..], made_main[..]);
+    assert_eq!(f1_after[f1_before.len()..], made_wt[..]);
+    assert_eq!(checkpoints_of(&wt, "f1"), f1_after);
+    assert_eq!(json_in(&wt, &["status"])["run"], "f1");
+    assert_eq!(json_in(d, &["status"])["run"], "r1");
+    assert_eq!(
+        git_in(&wt, &["symbolic-ref", "HEAD"]).trim(),
+        "refs/heads/agent-runs/f1"
+    );
+    assert_eq!(
+        repo.git(&["symbolic-ref", "HEAD"]).trim(),
+        "refs/heads/main"
+    );
+
+    // Backups belong to their worktree: a restore in the linked one is undone there, and
+    // the main worktree (which never had a backup) has nothing to undo.
+    let wt_files = worktree_files(&wt);
+    let main_files = worktree_files(d);
+    json_in(&wt, &["restore", &plan_e]);
+    assert!(!wt.join("wt-0.txt").exists());
+    assert_refused(d, &["undo"], &[1], "nothing to undo");
+    json_in(&wt, &["undo"]);
+    assert_files_eq(
+        &worktree_files(&wt),
+        &wt_files,
+        "linked worktree after undo",
+    );
+    assert_files_eq(&worktree_files(d), &main_files, "main worktree");
+    repo.assert_fsck();
+}
