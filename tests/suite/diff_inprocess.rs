@@ -53,7 +53,26 @@ fn theirs(r: &Repo, from: &str, to: &str, extra: &[&str], env: &[(&str, &str)]) 
 fn same_as_git(r: &Repo, from: &str, to: &str, env: &[(&str, &str)]) -> bool {
     let steps = [format!("r1/{from}"), format!("r1/{to}")];
     let (patch, fast_patch) = ours(r, &[&steps[0], &steps[1]], env);
-    assert_eq!(patch, theirs(r, from, to, &[], env), "{from}..{to}");
+    let git = theirs(r, from, to, &[], env);
+    assert_eq!(patch, git, "{from}..{to}");
+    // `--json` (and the page) use the same engine: wherever the terminal's patch is
+    // rendered in-process, each file's patch is git's, from its `---` line on.
+    let json = r.json(&["diff", "--json", &steps[0], &steps[1]]);
+    let files = if fast_patch {
+        json["files"].as_array().expect("files").clone()
+    } else {
+        vec![]
+    };
+    for f in &files {
+        let Some(p) = f["patch"].as_str().filter(|p| !p.is_empty()) else {
+            continue;
+        };
+        assert!(
+            p.starts_with("--- ") && git.contains(p),
+            "{from}..{to} {}: --json's patch is not git's:\n{p}",
+            f["path"]
+        );
+    }
     let (stat, fast_stat) = ours(r, &["--stat", &steps[0], &steps[1]], env);
     assert_eq!(
         stat,

@@ -217,3 +217,26 @@ fn one_background_fold_at_a_time() {
             .contains("\"seq\":9")
     );
 }
+
+#[test]
+fn auto_gc_off_is_read_as_git_reads_a_boolean() {
+    // Past half of `gc.autoPackLimit` a checkpoint starts a fold, unless `agentRewind.autoGc`
+    // is false, in any of git's spellings of false.
+    for (value, folds) in [
+        (None, true),
+        (Some("off"), false),
+        (Some("False"), false),
+        (Some("NO"), false),
+        (Some("0"), false),
+        (Some("yes"), true),
+    ] {
+        let repo = Repo::new();
+        repo.git(&["config", "gc.autoPackLimit", "2"]);
+        if let Some(v) = value {
+            repo.git(&["config", "agentRewind.autoGc", v]);
+        }
+        repo.ok(&["start", "--run", "r1"]);
+        let started = (0..4).any(|i| traced_checkpoint(&repo, i).contains("maintenance: started"));
+        assert_eq!(started, folds, "agentRewind.autoGc = {value:?}");
+    }
+}

@@ -195,11 +195,11 @@ impl Store {
         self.spawn_maintenance(&["repack", "-d", "-l", "-q", "--geometric=2"]);
     }
 
-    /// Whether background maintenance may run (`agentRewind.autoGc` is not turned off).
+    /// Whether background maintenance may run: `agentRewind.autoGc` is not false as git
+    /// reads a boolean (`off`, `False`, `no`, `0` …). A value that is no boolean leaves it on:
+    /// maintenance starts after a checkpoint was written, where nothing can be refused.
     pub(super) fn auto_gc_allowed(&self) -> bool {
-        !self
-            .config_string("agentRewind.autoGc")
-            .is_some_and(|v| v == "false" || v == "0" || v == "no")
+        !matches!(self.config_bool("agentRewind.autoGc"), Ok(Some(false)))
     }
 
     /// Start `git <args>` in the background unless one we started is still running: the

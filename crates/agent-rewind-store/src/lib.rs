@@ -48,6 +48,7 @@ pub mod snapshot;
 mod statcheck;
 mod transport;
 mod unified;
+pub use unified::text_patch;
 mod userindex;
 mod worktree;
 
@@ -481,6 +482,21 @@ impl Store {
             .config_snapshot()
             .string(key)
             .map(|s| s.to_string())
+    }
+
+    /// Read a boolean the way git reads one: `true`/`yes`/`on`/`1` and a key without a
+    /// value are true, `false`/`no`/`off`/`0` and an empty value are false, in any case
+    /// (`False`, `OFF`). Anything else is an error naming the key, as git's "bad boolean
+    /// config value" is.
+    pub fn config_bool(&self, key: &str) -> Result<Option<bool>> {
+        match self.repo.config_snapshot().try_boolean(key) {
+            Ok(b) => Ok(b),
+            Err(_) => Err(Error::usage(format!(
+                "bad boolean config value {:?} for {key}",
+                self.config_string(key).unwrap_or_default()
+            ))
+            .with_hint("a boolean is true, false, yes, no, on, off, 1 or 0")),
+        }
     }
 
     /// Read all values of a multi-valued config key.

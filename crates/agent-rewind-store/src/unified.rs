@@ -20,6 +20,25 @@ pub(super) fn counts(old: &[u8], new: &[u8]) -> (i64, i64) {
     )
 }
 
+/// The patch of one text file as `git diff` prints it after its `diff --git` and `index`
+/// lines: `--- <old_label>`, `+++ <new_label>` and the hunks, one engine for every output
+/// (the terminal's `diff`, `--json`, the page). Empty when the two have the same lines.
+pub fn text_patch(old_label: &str, new_label: &str, old: &[u8], new: &[u8]) -> Vec<u8> {
+    let mut body = Vec::new();
+    hunks(&mut body, old, new);
+    if body.is_empty() {
+        return body;
+    }
+    let mut out = Vec::with_capacity(body.len() + old_label.len() + new_label.len() + 10);
+    out.extend_from_slice(b"--- ");
+    out.extend_from_slice(old_label.as_bytes());
+    out.extend_from_slice(b"\n+++ ");
+    out.extend_from_slice(new_label.as_bytes());
+    out.push(b'\n');
+    out.extend_from_slice(&body);
+    out
+}
+
 /// git's `-U3` and `--inter-hunk-context=0`.
 const CONTEXT: u32 = 3;
 /// `struct func_line`'s buffer in `xemit.c`: the function line is cut to this many bytes.

@@ -46,10 +46,12 @@ fn mode(store: &Store) -> Result<Mode> {
     let Some(value) = store.config_string(KEY) else {
         return Ok(Mode::Auto);
     };
-    match value.to_ascii_lowercase().as_str() {
-        "auto" => Ok(Mode::Auto),
-        "" | "true" | "yes" | "on" | "1" => Ok(Mode::Always),
-        "false" | "no" | "off" | "0" => Ok(Mode::Never),
+    if value.eq_ignore_ascii_case("auto") {
+        return Ok(Mode::Auto);
+    }
+    match store.config_bool(KEY) {
+        Ok(Some(true)) => Ok(Mode::Always),
+        Ok(Some(false)) => Ok(Mode::Never),
         _ => Err(Error::usage(format!(
             "config {KEY} = {value:?} is not auto, true or false"
         ))),

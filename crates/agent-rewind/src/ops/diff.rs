@@ -104,7 +104,6 @@ pub fn file_diffs(
             || std::str::from_utf8(&old).is_err()
             || std::str::from_utf8(&new).is_err();
         let patch = (!binary).then(|| {
-            let (o, n) = (String::from_utf8_lossy(&old), String::from_utf8_lossy(&new));
             let a = if c.old.is_some() {
                 quote_prefixed("a/", &c.path)
             } else {
@@ -115,11 +114,8 @@ pub fn file_diffs(
             } else {
                 "/dev/null".into()
             };
-            similar::TextDiff::from_lines(o.as_ref(), n.as_ref())
-                .unified_diff()
-                .context_radius(3)
-                .header(&a, &b)
-                .to_string()
+            // The bytes are UTF-8 (checked above): the patch is too.
+            String::from_utf8_lossy(&crate::store::text_patch(&a, &b, &old, &new)).into_owned()
         });
         files.push(FileDiff {
             path: PathBytes(c.path.into()),
