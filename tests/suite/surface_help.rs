@@ -173,6 +173,49 @@ fn the_manual_is_installed_where_man_finds_it_and_git_help_opens_it() {
         );
     }
     assert!(!man1.join("git-agent-rewind-hook.1").exists());
+    // Every command's page names each option's value in its synopsis and has examples,
+    // each with what it does.
+    let rewind = std::fs::read_to_string(man1.join("git-agent-rewind-rewind.1")).unwrap();
+    assert!(
+        rewind.contains("[\\-\\-to <STEP|CHECKPOINT>]") && rewind.contains("[\\-C <PATH>]"),
+        "{rewind}"
+    );
+    let mut pages = 0;
+    for entry in std::fs::read_dir(&man1).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        // The pages of the tool and of its command groups list subcommands instead.
+        if [
+            "git-agent-rewind.1",
+            "git-agent-rewind-hooks.1",
+            "git-agent-rewind-step.1",
+            "git-agent-rewind-help.1",
+        ]
+        .contains(&name.as_str())
+        {
+            continue;
+        }
+        let roff = std::fs::read_to_string(&path).unwrap();
+        let examples = roff
+            .split_once(".SH EXAMPLES\n")
+            .unwrap_or_else(|| panic!("{name} has no EXAMPLES:\n{roff}"))
+            .1;
+        let examples = examples.split("\n.SH").next().unwrap();
+        let entries: Vec<&str> = examples.split(".TP\n").skip(1).collect();
+        assert!(!entries.is_empty(), "{name}: {examples}");
+        for e in entries {
+            let mut lines = e.lines();
+            let command = lines.next().unwrap();
+            assert!(command.starts_with("\\fB"), "{name}: {command}");
+            let what = lines.next().unwrap_or("");
+            assert!(
+                what.len() > 10,
+                "{name}: {command} says nothing of what it does"
+            );
+        }
+        pages += 1;
+    }
+    assert!(pages >= 25, "{pages} command pages");
     let main = std::fs::read_to_string(man1.join("git-agent-rewind.1")).unwrap();
     assert!(main.contains("rewind"), "{main}");
 

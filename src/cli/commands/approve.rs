@@ -7,10 +7,18 @@ use agent_rewind::ops;
 use clap::Args;
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str = "Examples:\n  git agent-rewind approve r1/review\n  git agent-rewind approve r1@7 -m \"looks good\"";
+pub const EXAMPLES: &str = "Examples:
+  git agent-rewind approve r1/review
+      Approve the checkpoint of the latest attempt of r1's review step, as your git identity; a waiting gate then passes on the next resume.
+  git agent-rewind approve r1@7 -m \"looks good\"
+      Approve exactly the 8th checkpoint of r1 (seq 7), with a comment.";
 
 /// The examples ending `reject -h`.
-pub const REJECT_EXAMPLES: &str = "Examples:\n  git agent-rewind reject r1/review -m \"tests are missing\"\n  git agent-rewind reject r1@7 --by \"Ana <ana@example.com>\"";
+pub const REJECT_EXAMPLES: &str = "Examples:
+  git agent-rewind reject r1/review -m \"tests are missing\"
+      Reject the latest attempt of r1's review step; the gate fails and the run stops there.
+  git agent-rewind reject r1@7 --by \"Ana <ana@example.com>\"
+      Reject checkpoint r1@7 in someone else's name (recorded as who decided).";
 
 #[derive(Debug, Args)]
 pub struct ApproveArgs {

@@ -9,7 +9,11 @@ use agent_rewind::ops;
 use clap::Args;
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str = "Examples:\n  git agent-rewind checkpoint implement -m \"first draft\"\n  git agent-rewind checkpoint test --status failed --artifact out/test.log";
+pub const EXAMPLES: &str = "Examples:
+  git agent-rewind checkpoint implement -m \"first draft\"
+      Snapshot the worktree (tracked and untracked files, your index untouched) as a checkpoint of step implement of the active run.
+  git agent-rewind checkpoint test --status failed --artifact out/test.log
+      Record that step test failed, keeping out/test.log as an artifact of the checkpoint.";
 
 #[derive(Debug, Args)]
 pub struct CheckpointArgs {

@@ -14,7 +14,13 @@ use clap::Args;
 use clap_complete::Shell;
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str = "Examples:\n  source <(git agent-rewind completions bash)\n  git agent-rewind completions zsh > ~/.zfunc/_git-agent-rewind\n  git agent-rewind completions fish > ~/.config/fish/completions/git-agent-rewind.fish";
+pub const EXAMPLES: &str = "Examples:
+  source <(git agent-rewind completions bash)
+      Complete `git agent-rewind <TAB>` in this bash session (add the line to ~/.bashrc to keep it).
+  mkdir -p ~/.zfunc && git agent-rewind completions zsh > ~/.zfunc/_git-agent-rewind
+      Install zsh completion (with ~/.zfunc on fpath before compinit).
+  mkdir -p ~/.config/fish/completions && git agent-rewind completions fish > ~/.config/fish/completions/git-agent-rewind.fish
+      Install fish completion.";
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {

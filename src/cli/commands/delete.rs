@@ -9,8 +9,11 @@ use agent_rewind::ops;
 use clap::Args;
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str =
-    "Examples:\n  git agent-rewind delete r1\n  git agent-rewind delete r1 --force";
+pub const EXAMPLES: &str = "Examples:
+  git agent-rewind delete r1
+      Delete run r1: its refs, its notes and fetched copies of it; refused while another run's lineage passes through it.
+  git agent-rewind delete r1 --force
+      Delete it even so; the runs that came from it keep their own checkpoints.";
 
 #[derive(Debug, Args)]
 pub struct DeleteArgs {

@@ -12,7 +12,13 @@ use clap::Args;
 use std::io::IsTerminal;
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str = "Examples:\n  git agent-rewind diff r1/implement\n  git agent-rewind diff r1@2 r1@5 --stat\n  git agent-rewind diff r1/plan r2 -- src/";
+pub const EXAMPLES: &str = "Examples:
+  git agent-rewind diff r1/implement
+      What the latest attempt of step implement changed, against the checkpoint before it, files and metadata.
+  git agent-rewind diff r1@2 r1@5 --stat
+      Which files changed between two checkpoints of r1, as `git diff --stat` prints it.
+  git agent-rewind diff r1/plan r2 -- src/
+      Compare a step of one run with the newest checkpoint of another, only under src/.";
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {

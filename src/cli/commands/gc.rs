@@ -7,8 +7,11 @@ use agent_rewind::ops;
 use clap::Args;
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str =
-    "Examples:\n  git agent-rewind gc --older-than 30d --dry-run\n  git agent-rewind gc --keep 20";
+pub const EXAMPLES: &str = "Examples:
+  git agent-rewind gc --older-than 30d --dry-run
+      List the runs with no activity for 30 days that gc would delete; nothing is deleted.
+  git agent-rewind gc --keep 20
+      Delete every run but the newest 20, then pack the refs.";
 
 #[derive(Debug, Args)]
 pub struct GcArgs {

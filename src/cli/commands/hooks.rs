@@ -10,7 +10,15 @@ use agent_rewind::store::Store;
 use clap::{Args, Subcommand};
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str = "Examples:\n  git agent-rewind hooks install\n  git agent-rewind hooks install --agent claude\n  git agent-rewind hooks uninstall\n\nIn a worktree of 20,000 index entries or more without core.fsmonitor, the post-commit\nhook records its checkpoint in the background and the commit returns at once; later\ncommands wait for it. agentRewind.postCommitInBackground = auto (default), true or false.";
+pub const EXAMPLES: &str = "Examples:
+  git agent-rewind hooks install
+      Install the git hooks: a checkpoint of the active run on every commit, and amends and rebases mapped onto it; existing hooks are kept and chained.
+  git agent-rewind hooks install --agent claude
+      Install Claude Code's hooks into its settings: a checkpoint on every turn, with the session id to resume the conversation.
+  git agent-rewind hooks uninstall
+      Remove exactly what install added, the git hooks and every agent's.
+
+In a worktree of 20,000 index entries or more without core.fsmonitor, the post-commit hook records its checkpoint in the background and the commit returns at once; later commands wait for it. agentRewind.postCommitInBackground = auto (default), true or false.";
 
 #[derive(Debug, Subcommand)]
 pub enum HooksCommand {

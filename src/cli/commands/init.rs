@@ -7,8 +7,11 @@ use agent_rewind::ops;
 use clap::Args;
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str =
-    "Examples:\n  git agent-rewind init\n  git agent-rewind init --hooks --agent claude";
+pub const EXAMPLES: &str = "Examples:
+  git agent-rewind init
+      Set this repository up (idempotent): `git log` shows the runs' notes and leaves the runs' many refs out of its decorations.
+  git agent-rewind init --hooks --agent claude
+      Also install the git hooks (a checkpoint on every commit) and Claude Code's hooks (a checkpoint on every turn).";
 
 #[derive(Debug, Args)]
 pub struct InitArgs {

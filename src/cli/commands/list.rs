@@ -6,8 +6,13 @@ use agent_rewind::ops;
 use clap::Args;
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str =
-    "Examples:\n  git agent-rewind list\n  git agent-rewind list --all\n  git agent-rewind list r1";
+pub const EXAMPLES: &str = "Examples:
+  git agent-rewind list
+      The runs of this repository with their status, steps and lineage.
+  git agent-rewind list --all
+      Also the runs that were archived by a rewind.
+  git agent-rewind list r1
+      The checkpoints of run r1.";
 
 #[derive(Debug, Args)]
 pub struct ListArgs {

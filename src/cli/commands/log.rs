@@ -6,7 +6,13 @@ use agent_rewind::ops;
 use clap::Args;
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str = "Examples:\n  git agent-rewind log r2\n  git agent-rewind log r1 --graph\n  git agent-rewind log r1 --graph --format mermaid";
+pub const EXAMPLES: &str = "Examples:
+  git agent-rewind log r2
+      The chain of r2 back through the rewinds and forks it came from to the first run.
+  git agent-rewind log r1 --graph
+      The tree of runs around r1: which run came from which checkpoint of which run.
+  git agent-rewind log r1 --graph --format mermaid
+      The same tree as a Mermaid diagram, to paste into a pull request.";
 
 #[derive(Debug, Args)]
 pub struct LogArgs {

@@ -7,7 +7,13 @@ use agent_rewind::ops;
 use clap::Args;
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str = "Examples:\n  git agent-rewind restore r1/plan\n  git agent-rewind restore r1@3 -- src/login.rs\n  git agent-rewind restore r1/plan -- .   # only the current folder";
+pub const EXAMPLES: &str = "Examples:
+  git agent-rewind restore r1/plan
+      Put the whole worktree back as it was at r1's plan step (a backup is taken first: `undo` brings today's files back).
+  git agent-rewind restore r1@3 -- src/login.rs
+      Only bring back src/login.rs from checkpoint r1@3.
+  git agent-rewind restore r1/plan -- .
+      Only the files under the current folder.";
 
 #[derive(Debug, Args)]
 pub struct RestoreArgs {

@@ -6,7 +6,13 @@ use agent_rewind::ops;
 use clap::Args;
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str = "Examples:\n  git agent-rewind revert r1 --dry-run\n  git agent-rewind revert r1/implement\n  git agent-rewind revert r1@4 --conflict markers";
+pub const EXAMPLES: &str = "Examples:
+  git agent-rewind revert r1 --dry-run
+      Show, file by file, how taking back everything run r1 changed would merge with the work done since; nothing is written.
+  git agent-rewind revert r1/implement
+      Take back what the latest attempt of step implement changed, keeping every later change.
+  git agent-rewind revert r1@4 --conflict markers
+      Take back one checkpoint; where a file conflicts, write git's conflict markers into it.";
 
 #[derive(Debug, Args)]
 pub struct RevertArgs {

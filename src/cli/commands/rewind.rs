@@ -8,10 +8,20 @@ use clap::Args;
 use std::path::PathBuf;
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str = "Examples:\n  git agent-rewind rewind r1 --to implement\n  git agent-rewind rewind r1 --to plan --after\n  git agent-rewind rewind r1 --list";
+pub const EXAMPLES: &str = "Examples:
+  git agent-rewind rewind r1 --to implement
+      Start a new run from the state right before r1's implement step began and check it out here; r1 is archived, and `undo` brings the current files back.
+  git agent-rewind rewind r1 --to plan --after
+      Start from the state when the plan step finished instead.
+  git agent-rewind rewind r1 --list
+      List r1's checkpoints, to choose where to go back to.";
 
 /// The examples ending `fork -h`.
-pub const FORK_EXAMPLES: &str = "Examples:\n  git agent-rewind fork r1 --to implement --worktree ../try-b\n  git agent-rewind fork r1 --to r1@4 --run r1-alt --label \"other approach\"";
+pub const FORK_EXAMPLES: &str = "Examples:
+  git agent-rewind fork r1 --to implement --worktree ../try-b
+      Try another way from before step implement in a new worktree ../try-b; r1 stays active here.
+  git agent-rewind fork r1 --to r1@4 --run r1-alt --label \"other approach\"
+      Fork from checkpoint r1@4 into a run named r1-alt, checked out here.";
 
 #[derive(Debug, Args)]
 pub struct RewindArgs {

@@ -11,15 +11,20 @@ use std::path::PathBuf;
 /// The examples ending `-h`, and the exit status scripts rely on.
 pub const EXAMPLES: &str = "Examples:
   git agent-rewind run workflow.toml
+      Run the workflow's steps in order as a new run, a checkpoint before and after each; the file you name is trusted to run.
   git agent-rewind run workflow.toml --run r1 && deploy
+      Name the run r1, and deploy only when every step completed (exit 0).
 
 Exit status: 0 the run completed; 1 a step failed, a gate was rejected, or an error; 3 the run waits for a person (a gate to approve, an interrupted step to retry with --retry) or for the worker of an external step.";
 
 /// The examples ending `resume -h`.
 pub const RESUME_EXAMPLES: &str = "Examples:
   git agent-rewind resume
+      Continue the active run from its first unfinished step; finished steps are not run again.
   git agent-rewind resume --retry implement
+      Run the interrupted step implement again (a new attempt).
   git agent-rewind resume r2 --trust
+      Continue r2 with the workflow stored in it, trusting it to run here: needed once for a workflow that did not start here.
 
 Exit status: 0 the run completed; 1 a step failed, a gate was rejected, or an error; 3 the run waits for a person (a gate to approve, an interrupted step to retry with --retry) or for the worker of an external step.";
 

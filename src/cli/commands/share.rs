@@ -14,11 +14,26 @@ use clap::Args;
 use std::path::PathBuf;
 
 /// The examples ending each command's `-h`.
-pub const PUSH_EXAMPLES: &str = "Examples:\n  git agent-rewind push\n  git agent-rewind push origin r1 r2\n  git agent-rewind push --all";
-pub const FETCH_EXAMPLES: &str =
-    "Examples:\n  git agent-rewind fetch\n  git agent-rewind fetch origin r1";
-pub const EXPORT_EXAMPLES: &str = "Examples:\n  git agent-rewind export r1 -o r1.bundle\n  git agent-rewind export r1 r2 -o runs.bundle";
-pub const IMPORT_EXAMPLES: &str = "Examples:\n  git agent-rewind import r1.bundle";
+pub const PUSH_EXAMPLES: &str = "Examples:
+  git agent-rewind push
+      Push the active run (its refs and notes) to origin in one atomic push, never forced; refused when it finds a secret in them.
+  git agent-rewind push origin r1 r2
+      Push the runs r1 and r2 to origin.
+  git agent-rewind push --all
+      Push every run of this repository.";
+pub const FETCH_EXAMPLES: &str = "Examples:
+  git agent-rewind fetch
+      Fetch every run from origin and import it: new runs, fast-forwards, and a forked run where both sides moved on.
+  git agent-rewind fetch origin r1
+      Fetch only run r1.";
+pub const EXPORT_EXAMPLES: &str = "Examples:
+  git agent-rewind export r1 -o r1.bundle
+      Write run r1 (its chain, refs and notes) to a git bundle file to hand over without a remote.
+  git agent-rewind export r1 r2 -o runs.bundle
+      Write two runs to one bundle.";
+pub const IMPORT_EXAMPLES: &str = "Examples:
+  git agent-rewind import r1.bundle
+      Import the runs of a bundle made by `export`, as fetch imports them.";
 
 #[derive(Debug, Args)]
 pub struct PushArgs {

@@ -6,7 +6,13 @@ use agent_rewind::ops;
 use clap::Args;
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str = "Examples:\n  git agent-rewind show r1/plan\n  git agent-rewind show r1@3\n  git agent-rewind --json show r1";
+pub const EXAMPLES: &str = "Examples:
+  git agent-rewind show r1/plan
+      The latest checkpoint of r1's plan step: its metadata, the files it changed and its artifacts.
+  git agent-rewind show r1@3
+      The checkpoint with seq 3 of run r1.
+  git agent-rewind --json show r1
+      The newest checkpoint of r1 as one JSON document, for a script.";
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {

@@ -10,7 +10,11 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str = "Examples:\n  git agent-rewind start --label \"fix login\"\n  git agent-rewind start --run r1 --workflow wf.toml --meta ticket=ABC-12";
+pub const EXAMPLES: &str = "Examples:
+  git agent-rewind start --label \"fix login\"
+      Begin a run with a generated id and make it the active run of this worktree.
+  git agent-rewind start --run r1 --workflow wf.toml --meta ticket=ABC-12
+      Begin run r1 that follows wf.toml, with a free-form key recorded in its metadata.";
 
 #[derive(Debug, Args)]
 pub struct StartArgs {

@@ -5,7 +5,11 @@ use agent_rewind::error::Result;
 use agent_rewind::ops;
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str = "Examples:\n  git agent-rewind status\n  git agent-rewind --json status";
+pub const EXAMPLES: &str = "Examples:
+  git agent-rewind status
+      The active run of this worktree, its last checkpoint, its unfinished steps and what a resume would do next.
+  git agent-rewind --json status
+      The same as one JSON document, for an orchestrator.";
 
 pub fn run(ctx: &Ctx) -> Result<Output> {
     let store = ctx.store()?;

@@ -9,7 +9,11 @@ use clap::Args;
 use std::path::Path;
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str = "Examples:\n  git agent-rewind steer r1 --edit TASK.md=new-task.md\n  git agent-rewind steer r1 --invalidate test --yes";
+pub const EXAMPLES: &str = "Examples:
+  git agent-rewind steer r1 --edit TASK.md=new-task.md
+      Show which steps would run again if TASK.md got new-task.md's content; nothing changes without --yes.
+  git agent-rewind steer r1 --invalidate test --yes
+      Mark step test (and what depends on it) to run again on the next resume.";
 
 #[derive(Debug, Args)]
 pub struct SteerArgs {

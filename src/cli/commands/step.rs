@@ -10,7 +10,15 @@ use agent_rewind::time::Timestamp;
 use clap::Subcommand;
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str = "Examples:\n  git agent-rewind step begin plan --kind agent --session-id \"$SESSION\"\n  git agent-rewind step end plan --status completed\n  git agent-rewind step end review --run r1 --attempt 2 --status completed   # a worker reports\n\nExit status of `step end --attempt`: 0 recorded, or the same report was already recorded (nothing written); 1 refused (a stale attempt, a step never begun, a different outcome already recorded, uncommitted work under require_commit).";
+pub const EXAMPLES: &str = "Examples:
+  git agent-rewind step begin plan --kind agent --session-id \"$SESSION\"
+      Record that step plan began, an agent's step, with the agent's session id so that a rewind can resume the conversation.
+  git agent-rewind step end plan --status completed
+      Record its outcome: a checkpoint of the worktree as the step left it.
+  git agent-rewind step end review --run r1 --attempt 2 --status completed
+      A worker reports the outcome of attempt 2 of an external step; the same report twice records nothing twice.
+
+Exit status of `step end --attempt`: 0 recorded, or the same report was already recorded (nothing written); 1 refused (a stale attempt, a step never begun, a different outcome already recorded, uncommitted work under require_commit).";
 
 #[derive(Debug, Subcommand)]
 pub enum StepCommand {

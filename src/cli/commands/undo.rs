@@ -5,7 +5,11 @@ use agent_rewind::error::Result;
 use agent_rewind::ops;
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str = "Examples:\n  git agent-rewind undo\n  git agent-rewind undo   # again: back to before the undo";
+pub const EXAMPLES: &str = "Examples:
+  git agent-rewind undo
+      Bring back the worktree as it was before the last rewind, fork, restore or undo, from the backup taken then.
+  git agent-rewind undo
+      Again: back to before the undo.";
 
 pub fn run(ctx: &Ctx) -> Result<Output> {
     let out = ops::undo::undo(&ctx.store()?)?;

@@ -12,7 +12,13 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 
 /// The examples ending `-h`.
-pub const EXAMPLES: &str = "Examples:\n  git agent-rewind view --open\n  git agent-rewind view r1 -o runs.html\n  git agent-rewind view --diffs none";
+pub const EXAMPLES: &str = "Examples:
+  git agent-rewind view --open
+      Write one self-contained HTML page of all runs (tree, checkpoints, diffs, timelines) and open it in your browser.
+  git agent-rewind view r1 -o runs.html
+      Write the page of run r1 and the runs its rewinds and forks link it to, to runs.html.
+  git agent-rewind view --diffs none
+      Leave the diffs out, for a small page of many runs.";
 
 #[derive(Debug, Args)]
 pub struct ViewArgs {

@@ -11,9 +11,12 @@ use std::io::Write;
 
 /// The examples ending `-h`, and the exit status.
 pub const EXAMPLES: &str = "Examples:
-  git agent-rewind watch                 # the active run, until it completes or waits for a person
+  git agent-rewind watch
+      Drive the active run: launch each step as it becomes ready, until the run completes or waits for a person.
   git agent-rewind watch r1 r2
-  git agent-rewind watch r1 --once       # one pass: launch what is ready, then exit
+      Drive two runs at once.
+  git agent-rewind watch r1 --once
+      One pass: launch what is ready, then exit.
 
 Looks at the runs' refs every 100 ms, backing off to once a second while nothing changes.
 Exit status (as `run`): 0 every run completed; 1 a step failed, a gate was rejected, or an error; 3 a run waits for a person (or, after --once, for its workers).";
