@@ -345,3 +345,61 @@ fn git_dir_alone_makes_the_current_directory_the_worktree_as_in_git() {
     );
     r.assert_fsck();
 }
+
+#[test]
+fn git_dash_c_reaches_the_tool_as_it_reaches_git() {
+    let r = Repo::new();
+    r.git(&["config", "user.name", "Repo User"]);
+    let identity = [
+        "-c",
+        "user.name=O'Brien Smith",
+        "-c",
+        "user.email=ob@example.com",
+        "agent-rewind",
+    ];
+    ok(git_with_tool(r.path())
+        .args(identity)
+        .args(["start", "--run", "r1"])
+        .output()
+        .unwrap());
+    r.write("a.txt", "one\n");
+    ok(git_with_tool(r.path())
+        .args(identity)
+        .args(["checkpoint", "work", "--run", "r1"])
+        .output()
+        .unwrap());
+    assert_eq!(
+        r.git(&["log", "-1", "--format=%an <%ae>", "refs/agent-runs/r1/HEAD"])
+            .trim(),
+        "O'Brien Smith <ob@example.com>"
+    );
+    // Colour: `-c color.diff=always` colours even a piped diff; without it, none.
+    let diff = |extra: &[&str]| {
+        let mut c = git_with_tool(r.path());
+        c.env_remove("NO_COLOR")
+            .args(extra)
+            .args(["agent-rewind", "diff", "r1"]);
+        ok(c.output().unwrap())
+    };
+    assert!(diff(&["-c", "color.diff=always"]).contains("\x1b["));
+    assert!(!diff(&[]).contains("\x1b["));
+    // What git passed reaches the diff's own settings: `core.abbrev` sets the length of
+    // the ids on the `index` line.
+    let index_id_len = |text: String| {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("index "))
+            .unwrap()
+            .to_string();
+        line["index ".len()..]
+            .split("..")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(index_id_len(diff(&["-c", "core.abbrev=12"])), 12);
+    assert_eq!(index_id_len(diff(&[])), 7);
+}

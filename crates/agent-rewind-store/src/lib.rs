@@ -22,6 +22,7 @@ pub mod redact;
 pub mod time;
 pub mod trace;
 
+mod configenv;
 mod diffstat;
 mod dirwalk;
 mod fsmonitor;
@@ -133,9 +134,18 @@ impl Store {
             multiplier: 2.0,
             minimum: 512,
         };
+        // `git -c key=value agent-rewind …`: the values git passes on, as git's own commands
+        // see them (gix does not read GIT_CONFIG_PARAMETERS).
+        let overrides = configenv::git_config_parameters()?;
         let mut trust = gix::sec::trust::Mapping::<gix::open::Options>::default();
-        trust.full = trust.full.object_store_slots(slots);
-        trust.reduced = trust.reduced.object_store_slots(slots);
+        trust.full = trust
+            .full
+            .object_store_slots(slots)
+            .cli_overrides(overrides.clone());
+        trust.reduced = trust
+            .reduced
+            .object_store_slots(slots)
+            .cli_overrides(overrides);
         // git ignores ceiling directories that are not above `dir`; so do we.
         let options = gix::discover::upwards::Options {
             match_ceiling_dir_or_error: false,
@@ -173,6 +183,7 @@ impl Store {
         let mut perms = gix::open::Permissions::default();
         perms.env.git_prefix = gix::sec::Permission::Deny;
         let repo = gix::open::Options::default()
+            .cli_overrides(configenv::git_config_parameters()?)
             .permissions(perms)
             .open(dir)
             .map(gix::Repository::from)
