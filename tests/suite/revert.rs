@@ -93,7 +93,9 @@ fn reverting_one_run_keeps_the_other_runs_edits() {
         "show lists the revert record: {shown}"
     );
     assert_eq!(record["files"][0]["path"], "a.txt");
-    assert!(record["by"].is_string() && record["ts"].is_string());
+    // Who reverted is the git identity, as for every other record.
+    assert_eq!(record["by"], "Test User <test@example.com>");
+    assert!(record["ts"].is_string());
     let human = r.ok(&["show", "ra"]);
     assert!(human.contains("\"type\":\"revert\""), "{human}");
     let runs = json_in(r.path(), &["list"]);

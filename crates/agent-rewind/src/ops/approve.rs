@@ -162,14 +162,7 @@ pub fn decide(
     })
 }
 
-/// `Name <email>` from git config, else the writer id.
+/// `Name <email>` as git resolves it (environment, `git -c`, config), else the writer id.
 fn default_approver(store: &Store) -> String {
-    match (
-        store.config_string("user.name"),
-        store.config_string("user.email"),
-    ) {
-        (Some(n), Some(e)) => format!("{n} <{e}>"),
-        (Some(n), None) => n,
-        _ => crate::time::writer_id(),
-    }
+    store.identity().unwrap_or_else(crate::time::writer_id)
 }

@@ -361,7 +361,7 @@ fn record(store: &Store, range: &Range, out: &RevertOutcome) -> Result<()> {
         "rule": out.rule,
         "files": files,
         "backup": out.backup.as_ref().map(|b| b.commit.clone()),
-        "by": crate::time::writer_id(),
+        "by": store.identity().unwrap_or_else(crate::time::writer_id),
         "ts": Timestamp::now(),
     }));
     crate::journal::append_note_lines(store, &range.run, tip.id(), &[line])
