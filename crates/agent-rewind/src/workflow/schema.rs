@@ -85,18 +85,35 @@ pub fn load(path: &Path) -> Result<Workflow> {
     parse(path, &text)
 }
 
-/// Validate workflow `text` (as if read from `path`).
-pub fn parse(path: &Path, text: &str) -> Result<Workflow> {
-    let shown = path.display().to_string();
-    let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
-    let at = |span: std::ops::Range<usize>, field: &str, msg: String| {
-        Error::usage(format!("{shown}:{}: {field}: {msg}", line_of(span.start)))
-    };
-    let raw: RawFile = toml::from_str(text).map_err(|e| {
+/// Where in the workflow file an error is: its name as shown and its text, for messages
+/// `<file>:<line>: <field>: <message>`.
+struct Locator<'a> {
+    shown: String,
+    text: &'a str,
+}
+
+impl Locator<'_> {
+    fn line_of(&self, offset: usize) -> usize {
+        self.text[..offset.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1
+    }
+
+    fn at(&self, span: std::ops::Range<usize>, field: &str, msg: String) -> Error {
+        Error::usage(format!(
+            "{}:{}: {field}: {msg}",
+            self.shown,
+            self.line_of(span.start)
+        ))
+    }
+
+    /// toml's own error, with the line and the field it is in.
+    fn toml_error(&self, e: toml::de::Error) -> Error {
         let offset = e.span().map(|s| s.start).unwrap_or(0);
         let message = crate::error::one_line(e.message());
         // Name the field: the table the error is in, and the key when toml names it.
-        let mut field = table_at(text, offset);
+        let mut field = table_at(self.text, offset);
         if let Some(key) = message
             .strip_prefix("unknown field `")
             .and_then(|r| r.split('`').next())
@@ -112,86 +129,43 @@ pub fn parse(path: &Path, text: &str) -> Result<Workflow> {
         } else {
             format!(" {field}:")
         };
-        Error::usage(format!("{shown}:{}:{field} {message}", line_of(offset)))
-    })?;
+        Error::usage(format!(
+            "{}:{}:{field} {message}",
+            self.shown,
+            self.line_of(offset)
+        ))
+    }
+}
+
+/// Validate workflow `text` (as if read from `path`).
+pub fn parse(path: &Path, text: &str) -> Result<Workflow> {
+    let loc = Locator {
+        shown: path.display().to_string(),
+        text,
+    };
+    let raw: RawFile = toml::from_str(text).map_err(|e| loc.toml_error(e))?;
     let name = match raw.workflow.and_then(|w| w.name) {
         Some(n) if !n.get_ref().trim().is_empty() => n.into_inner(),
-        Some(n) => return Err(at(n.span(), "workflow.name", "must not be empty".into())),
+        Some(n) => return Err(loc.at(n.span(), "workflow.name", "must not be empty".into())),
         None => {
             return Err(Error::usage(format!(
-                "{shown}:1: workflow.name: missing ([workflow] name = \"…\")"
+                "{}:1: workflow.name: missing ([workflow] name = \"…\")",
+                loc.shown
             )));
         }
     };
     if raw.steps.is_empty() {
         return Err(Error::usage(format!(
-            "{shown}:1: steps: the workflow has no [[steps]]"
+            "{}:1: steps: the workflow has no [[steps]]",
+            loc.shown
         )));
     }
     let mut steps: Vec<StepDef> = vec![];
     let mut spans: HashMap<String, std::ops::Range<usize>> = HashMap::new();
     let mut raw_needs: Vec<Vec<Spanned<String>>> = vec![];
     for (i, s) in raw.steps.into_iter().enumerate() {
-        let field = |f: &str| format!("steps[{i}].{f}");
-        let step_name = StepName::new(s.name.get_ref().clone())
-            .map_err(|e| at(s.name.span(), &field("name"), e.message))?;
-        if spans.contains_key(step_name.as_str()) {
-            return Err(at(
-                s.name.span(),
-                &field("name"),
-                format!("duplicate step name {step_name:?}"),
-            ));
-        }
-        spans.insert(step_name.to_string(), s.name.span());
-        let kind = match &s.kind {
-            Some(k) => {
-                StepKind::parse(k.get_ref()).map_err(|e| at(k.span(), &field("kind"), e.message))?
-            }
-            None => StepKind::Agent,
-        };
-        let external = s.external.as_ref().is_some_and(|e| *e.get_ref());
-        if let Some(e) = s.external.as_ref().filter(|e| *e.get_ref()) {
-            if kind == StepKind::Gate {
-                return Err(at(
-                    e.span(),
-                    &field("external"),
-                    "a gate already waits for a person; it cannot be external".into(),
-                ));
-            }
-            if let Some(r) = &s.run {
-                return Err(at(
-                    r.span(),
-                    &field("run"),
-                    "an external step is done elsewhere and has no command".into(),
-                ));
-            }
-        }
-        match (&s.run, kind) {
-            _ if external => {}
-            (Some(r), StepKind::Gate) => {
-                return Err(at(
-                    r.span(),
-                    &field("run"),
-                    "a gate step waits for an approval and has no command".into(),
-                ));
-            }
-            (Some(r), _) if r.get_ref().trim().is_empty() => {
-                return Err(at(r.span(), &field("run"), "must not be empty".into()));
-            }
-            (None, k) if k != StepKind::Gate => {
-                return Err(at(
-                    s.name.span(),
-                    &field("run"),
-                    format!("a {k} step needs a command (run = \"…\")"),
-                ));
-            }
-            _ => {}
-        }
-        for input in &s.inputs {
-            if input.get_ref().trim().is_empty() {
-                return Err(at(input.span(), &field("inputs"), "an empty glob".into()));
-            }
-        }
+        let step = step_def(&loc, i, &s, &spans)?;
+        spans.insert(step.name.to_string(), s.name.span());
         raw_needs.push(match s.needs {
             Some(n) => n,
             // Default: the previous step.
@@ -201,42 +175,16 @@ pub fn parse(path: &Path, text: &str) -> Result<Workflow> {
                 .unwrap_or_default(),
         });
         steps.push(StepDef {
-            name: step_name,
-            kind,
             run: s.run.map(Spanned::into_inner),
             inputs: s.inputs.into_iter().map(Spanned::into_inner).collect(),
-            needs: vec![],
-            idempotent: s.idempotent.unwrap_or(false),
             env: s.env,
-            external,
-            require_commit: s.require_commit.unwrap_or(false),
+            ..step
         });
     }
-    for (i, needs) in raw_needs.into_iter().enumerate() {
-        for n in needs {
-            if !spans.contains_key(n.get_ref()) {
-                return Err(at(
-                    n.span(),
-                    &format!("steps[{i}].needs"),
-                    format!("unknown upstream step {:?}", n.get_ref()),
-                ));
-            }
-            if n.get_ref() == steps[i].name.as_str() {
-                return Err(at(
-                    n.span(),
-                    &format!("steps[{i}].needs"),
-                    "a step cannot need itself".into(),
-                ));
-            }
-            let need = StepName::new(n.into_inner())?;
-            if !steps[i].needs.contains(&need) {
-                steps[i].needs.push(need);
-            }
-        }
-    }
+    resolve_needs(&loc, &mut steps, raw_needs, &spans)?;
     let order = topological_order(&steps).map_err(|cycle| {
         let first = &cycle[0];
-        at(
+        loc.at(
             spans[first.as_str()].clone(),
             "needs",
             format!("cycle: {}", cycle.join(" -> ")),
@@ -249,6 +197,126 @@ pub fn parse(path: &Path, text: &str) -> Result<Workflow> {
         text: text.to_string(),
         steps,
     })
+}
+
+/// Step `i` checked on its own (name, kind, command, inputs), without its command, inputs,
+/// environment and needs, which the caller moves in and resolves.
+fn step_def(
+    loc: &Locator,
+    i: usize,
+    s: &RawStep,
+    seen: &HashMap<String, std::ops::Range<usize>>,
+) -> Result<StepDef> {
+    let field = |f: &str| format!("steps[{i}].{f}");
+    let step_name = StepName::new(s.name.get_ref().clone())
+        .map_err(|e| loc.at(s.name.span(), &field("name"), e.message))?;
+    if seen.contains_key(step_name.as_str()) {
+        return Err(loc.at(
+            s.name.span(),
+            &field("name"),
+            format!("duplicate step name {step_name:?}"),
+        ));
+    }
+    let kind = match &s.kind {
+        Some(k) => {
+            StepKind::parse(k.get_ref()).map_err(|e| loc.at(k.span(), &field("kind"), e.message))?
+        }
+        None => StepKind::Agent,
+    };
+    let external = s.external.as_ref().is_some_and(|e| *e.get_ref());
+    check_command(loc, s, kind, external, &field)?;
+    for input in &s.inputs {
+        if input.get_ref().trim().is_empty() {
+            return Err(loc.at(input.span(), &field("inputs"), "an empty glob".into()));
+        }
+    }
+    Ok(StepDef {
+        name: step_name,
+        kind,
+        run: None,
+        inputs: vec![],
+        needs: vec![],
+        idempotent: s.idempotent.unwrap_or(false),
+        env: BTreeMap::new(),
+        external,
+        require_commit: s.require_commit.unwrap_or(false),
+    })
+}
+
+/// A step has a command exactly when its kind runs one: a gate and an external step none,
+/// every other kind a non-empty one.
+fn check_command(
+    loc: &Locator,
+    s: &RawStep,
+    kind: StepKind,
+    external: bool,
+    field: &dyn Fn(&str) -> String,
+) -> Result<()> {
+    if let Some(e) = s.external.as_ref().filter(|e| *e.get_ref()) {
+        if kind == StepKind::Gate {
+            return Err(loc.at(
+                e.span(),
+                &field("external"),
+                "a gate already waits for a person; it cannot be external".into(),
+            ));
+        }
+        if let Some(r) = &s.run {
+            return Err(loc.at(
+                r.span(),
+                &field("run"),
+                "an external step is done elsewhere and has no command".into(),
+            ));
+        }
+    }
+    match (&s.run, kind) {
+        _ if external => Ok(()),
+        (Some(r), StepKind::Gate) => Err(loc.at(
+            r.span(),
+            &field("run"),
+            "a gate step waits for an approval and has no command".into(),
+        )),
+        (Some(r), _) if r.get_ref().trim().is_empty() => {
+            Err(loc.at(r.span(), &field("run"), "must not be empty".into()))
+        }
+        (None, k) if k != StepKind::Gate => Err(loc.at(
+            s.name.span(),
+            &field("run"),
+            format!("a {k} step needs a command (run = \"…\")"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Each step's `needs`, checked against the steps there are, without duplicates.
+fn resolve_needs(
+    loc: &Locator,
+    steps: &mut [StepDef],
+    raw_needs: Vec<Vec<Spanned<String>>>,
+    spans: &HashMap<String, std::ops::Range<usize>>,
+) -> Result<()> {
+    for (i, needs) in raw_needs.into_iter().enumerate() {
+        for n in needs {
+            if !spans.contains_key(n.get_ref()) {
+                return Err(loc.at(
+                    n.span(),
+                    &format!("steps[{i}].needs"),
+                    format!("unknown upstream step {:?}", n.get_ref()),
+                ));
+            }
+            if n.get_ref() == steps[i].name.as_str() {
+                return Err(loc.at(
+                    n.span(),
+                    &format!("steps[{i}].needs"),
+                    "a step cannot need itself".into(),
+                ));
+            }
+            let need = StepName::new(n.into_inner())?;
+            if !steps[i].needs.contains(&need) {
+                steps[i].needs.push(need);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The table that byte `offset` of `text` is in: `workflow`, `steps[i]`, or "" (top level).
