@@ -145,6 +145,17 @@ fn completed_effect(cx: &mut Context, key: &str) -> Result<Option<ObjectId>> {
     Ok(None)
 }
 
+/// What the plan knows of a step before deciding: its latest checkpoint and how the step
+/// stands against it.
+struct Facts {
+    latest: Option<Checkpoint>,
+    status: Option<Status>,
+    same_inputs: bool,
+    /// Why the step must run again whatever its status (a steer, an upstream step re-run).
+    forced_by: Option<String>,
+    retry: bool,
+}
+
 /// Decide what to do with `step`, given the input hash it has now.
 pub fn decide(cx: &mut Context, step: &StepDef, hash: &str) -> Result<Decision> {
     let name = step.name.as_str();
@@ -166,150 +177,172 @@ pub fn decide(cx: &mut Context, step: &StepDef, hash: &str) -> Result<Decision> 
             .find(|n| cx.ran_now.contains(n.as_str()))
             .map(|n| format!("upstream step {n} ran again"))
     });
-    let retry = cx.retry == Some(name);
-
+    let facts = Facts {
+        latest,
+        status,
+        same_inputs,
+        forced_by,
+        retry: cx.retry == Some(name),
+    };
     if step.kind == StepKind::Gate {
-        if let Some(c) = &latest
-            && same_inputs
-            && forced_by.is_none()
-            && !retry
-        {
-            match status {
-                Some(Status::Completed) => {
-                    return Ok(Decision::Skip {
-                        reason: "approved".into(),
-                    });
-                }
-                Some(Status::AwaitingApproval) => {
-                    let decision = c
-                        .note
-                        .approvals()
-                        .filter_map(|l| match l {
-                            NoteLine::Approval {
-                                approved, by, ts, ..
-                            } => Some((*ts, *approved, by.clone())),
-                            _ => None,
-                        })
-                        .max_by(|a, b| a.0.cmp(&b.0));
-                    return Ok(match decision {
-                        Some((_, true, by)) => Decision::PassGate { by },
-                        Some((_, false, by)) => Decision::Stop {
-                            reason: format!("gate {name} was rejected by {by}"),
-                            waiting: false,
-                            next_action: format!(
-                                "change the work (`steer`, `rewind`) so the gate is asked again, or approve checkpoint {}",
-                                crate::catalog::short(c.id())
-                            ),
-                        },
-                        None => Decision::Stop {
-                            reason: format!("gate {name} is awaiting approval"),
-                            waiting: true,
-                            next_action: format!(
-                                "`git agent-rewind approve {}` then `git agent-rewind resume`",
-                                c.id()
-                            ),
-                        },
-                    });
-                }
-                _ => {}
-            }
-        }
-        let reason = match (&latest, forced_by) {
-            (None, _) => "first time".to_string(),
-            (_, Some(why)) => why,
-            _ if retry => "--retry".into(),
-            _ => "its inputs changed".into(),
-        };
-        return Ok(Decision::OpenGate { reason });
+        return Ok(decide_gate(name, facts));
     }
-
-    let run_reason = if retry {
-        Some("--retry".to_string())
-    } else {
-        match (status, &latest) {
-            (None, _) | (_, None) => Some("not run yet".into()),
-            // Begun in the run this one was rewound or forked from: its worker reports
-            // there, so this run hands out an attempt of its own.
-            (Some(Status::Running), Some(c))
-                if step.external && c.line().run != cx.run.as_str() =>
-            {
-                Some(format!(
-                    "its attempt {} was begun in run {}",
-                    c.line().attempt,
-                    c.line().run
-                ))
-            }
-            (Some(Status::Running), Some(c)) if step.external => {
-                return Ok(Decision::AwaitWorker {
-                    attempt: c.line().attempt,
-                    checkpoint: begin_of(cx, c)?,
-                });
-            }
-            (Some(Status::Running | Status::Interrupted), Some(c)) => {
-                if step.rerun_safe() && cx.rerun_interrupted {
-                    Some(format!(
-                        "attempt {} was interrupted; {} steps are re-run",
-                        c.line().attempt,
-                        step.kind
-                    ))
-                } else {
-                    return Ok(Decision::Stop {
-                        reason: format!(
-                            "{} step {name} was interrupted (attempt {})",
-                            step.kind,
-                            c.line().attempt
-                        ),
-                        next_action: format!(
-                            "check its work, then `git agent-rewind resume --retry {name}`"
-                        ),
-                        waiting: true,
-                    });
-                }
-            }
-            (Some(Status::Failed), Some(c)) => {
-                if step.rerun_safe() {
-                    Some(format!(
-                        "attempt {} failed; {} steps are re-run",
-                        c.line().attempt,
-                        step.kind
-                    ))
-                } else {
-                    return Ok(Decision::Stop {
-                        reason: format!(
-                            "{} step {name} failed (attempt {})",
-                            step.kind,
-                            c.line().attempt
-                        ),
-                        next_action: format!(
-                            "fix the cause, then `git agent-rewind resume --retry {name}`"
-                        ),
-                        waiting: false,
-                    });
-                }
-            }
-            (Some(Status::Pending), _) => Some("invalidated".into()),
-            (Some(Status::AwaitingApproval), _) => {
-                Some("awaiting approval, but not a gate any more".into())
-            }
-            (Some(Status::Completed | Status::Skipped), _) => match forced_by {
-                Some(why) => Some(why),
-                None if !same_inputs => Some("its inputs changed".into()),
-                None => None,
-            },
+    let reason = match run_reason(cx, step, facts)? {
+        Ok(Some(reason)) => reason,
+        Ok(None) => {
+            return Ok(Decision::Skip {
+                reason: "completed with the same inputs".into(),
+            });
         }
+        Err(decision) => return Ok(decision),
     };
-    let Some(reason) = run_reason else {
-        return Ok(Decision::Skip {
-            reason: "completed with the same inputs".into(),
-        });
-    };
-    if step.kind == StepKind::Effect && !retry {
+    if step.kind == StepKind::Effect && cx.retry != Some(name) {
         let key = idempotency_key(cx, step)?;
         if let Some(original) = completed_effect(cx, &key)? {
             return Ok(Decision::SkipEffect { original });
         }
     }
     Ok(Decision::Run { reason })
+}
+
+/// A gate: passed, rejected or still waiting on its latest checkpoint when nothing changed,
+/// else opened again.
+fn decide_gate(name: &str, f: Facts) -> Decision {
+    if let Some(c) = &f.latest
+        && f.same_inputs
+        && f.forced_by.is_none()
+        && !f.retry
+    {
+        match f.status {
+            Some(Status::Completed) => {
+                return Decision::Skip {
+                    reason: "approved".into(),
+                };
+            }
+            Some(Status::AwaitingApproval) => return gate_verdict(name, c),
+            _ => {}
+        }
+    }
+    let reason = match (&f.latest, f.forced_by) {
+        (None, _) => "first time".to_string(),
+        (_, Some(why)) => why,
+        _ if f.retry => "--retry".into(),
+        _ => "its inputs changed".into(),
+    };
+    Decision::OpenGate { reason }
+}
+
+/// The newest approval or rejection of the gate's checkpoint `c`, or that it still waits.
+fn gate_verdict(name: &str, c: &Checkpoint) -> Decision {
+    let decision = c
+        .note
+        .approvals()
+        .filter_map(|l| match l {
+            NoteLine::Approval {
+                approved, by, ts, ..
+            } => Some((*ts, *approved, by.clone())),
+            _ => None,
+        })
+        .max_by(|a, b| a.0.cmp(&b.0));
+    match decision {
+        Some((_, true, by)) => Decision::PassGate { by },
+        Some((_, false, by)) => Decision::Stop {
+            reason: format!("gate {name} was rejected by {by}"),
+            waiting: false,
+            next_action: format!(
+                "change the work (`steer`, `rewind`) so the gate is asked again, or approve checkpoint {}",
+                crate::catalog::short(c.id())
+            ),
+        },
+        None => Decision::Stop {
+            reason: format!("gate {name} is awaiting approval"),
+            waiting: true,
+            next_action: format!(
+                "`git agent-rewind approve {}` then `git agent-rewind resume`",
+                c.id()
+            ),
+        },
+    }
+}
+
+/// Why a step that is not a gate runs (`Ok(Some)`), that it is done (`Ok(None)`), or the
+/// decision that stops or waits instead (`Err`).
+fn run_reason(
+    cx: &mut Context,
+    step: &StepDef,
+    f: Facts,
+) -> Result<std::result::Result<Option<String>, Decision>> {
+    let name = step.name.as_str();
+    if f.retry {
+        return Ok(Ok(Some("--retry".to_string())));
+    }
+    Ok(match (f.status, &f.latest) {
+        (None, _) | (_, None) => Ok(Some("not run yet".into())),
+        // Begun in the run this one was rewound or forked from: its worker reports
+        // there, so this run hands out an attempt of its own.
+        (Some(Status::Running), Some(c)) if step.external && c.line().run != cx.run.as_str() => {
+            Ok(Some(format!(
+                "its attempt {} was begun in run {}",
+                c.line().attempt,
+                c.line().run
+            )))
+        }
+        (Some(Status::Running), Some(c)) if step.external => Err(Decision::AwaitWorker {
+            attempt: c.line().attempt,
+            checkpoint: begin_of(cx, c)?,
+        }),
+        (Some(Status::Running | Status::Interrupted), Some(c)) => {
+            if step.rerun_safe() && cx.rerun_interrupted {
+                Ok(Some(format!(
+                    "attempt {} was interrupted; {} steps are re-run",
+                    c.line().attempt,
+                    step.kind
+                )))
+            } else {
+                Err(Decision::Stop {
+                    reason: format!(
+                        "{} step {name} was interrupted (attempt {})",
+                        step.kind,
+                        c.line().attempt
+                    ),
+                    next_action: format!(
+                        "check its work, then `git agent-rewind resume --retry {name}`"
+                    ),
+                    waiting: true,
+                })
+            }
+        }
+        (Some(Status::Failed), Some(c)) => {
+            if step.rerun_safe() {
+                Ok(Some(format!(
+                    "attempt {} failed; {} steps are re-run",
+                    c.line().attempt,
+                    step.kind
+                )))
+            } else {
+                Err(Decision::Stop {
+                    reason: format!(
+                        "{} step {name} failed (attempt {})",
+                        step.kind,
+                        c.line().attempt
+                    ),
+                    next_action: format!(
+                        "fix the cause, then `git agent-rewind resume --retry {name}`"
+                    ),
+                    waiting: false,
+                })
+            }
+        }
+        (Some(Status::Pending), _) => Ok(Some("invalidated".into())),
+        (Some(Status::AwaitingApproval), _) => {
+            Ok(Some("awaiting approval, but not a gate any more".into()))
+        }
+        (Some(Status::Completed | Status::Skipped), _) => Ok(match f.forced_by {
+            Some(why) => Some(why),
+            None if !f.same_inputs => Some("its inputs changed".into()),
+            None => None,
+        }),
+    })
 }
 
 /// The `begin` checkpoint of the attempt `c` belongs to (`c` itself when it is the begin;
