@@ -13,19 +13,22 @@
 //! (`ops::run`); nothing is ever executed by fetching or importing.
 
 use super::external::{ExternalTask, Launch};
-use super::plan::{self, Context, Decision};
+use super::plan::{self, Context};
 use super::{StepDef, Workflow, lock};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::ids::RunId;
-use crate::journal::{Record, Recorded, TreeSource, append};
-use crate::model::{Event, Status};
-use crate::snapshot::{Policy, snapshot_worktree};
+use crate::journal::Recorded;
+use crate::model::Status;
 use crate::store::Store;
 use crate::store::process::{self, Purpose};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::process::Stdio;
+
+mod execution;
+
+use execution::Execution;
 
 /// What the runner did with a step; serialized (and shown) in kebab-case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -180,8 +183,7 @@ pub fn execute_locked(
     mut opts: ExecOptions,
     runner: lock::RunnerLock,
 ) -> Result<RunReport> {
-    let retry = opts.retry;
-    check_retry(workflow, retry)?;
+    check_retry(workflow, opts.retry)?;
     let digest = format!("git-blob:{}", store.blob_id(workflow.text.as_bytes())?);
     let mut catalog = Catalog::new(store);
     let recorded_digest = {
@@ -191,20 +193,20 @@ pub fn execute_locked(
             .into_iter()
             .find_map(|c| c.line().workflow_digest.clone())
     };
-    let mut ran_now: HashSet<String> = HashSet::new();
     let reconciled = {
+        let none = HashSet::new();
         let mut cx = Context {
             store,
             catalog: &mut catalog,
             run,
             workflow,
-            retry,
-            ran_now: &ran_now,
+            retry: opts.retry,
+            ran_now: &none,
             rerun_interrupted: opts.rerun_interrupted,
         };
         plan::reconcile_interrupted(&mut cx)?
     };
-    let mut out = RunReport {
+    let out = RunReport {
         run: run.to_string(),
         workflow: workflow.name.clone(),
         steps: vec![],
@@ -220,286 +222,14 @@ pub fn execute_locked(
         waiting_on: None,
         external: vec![],
     };
-    let stop = |mut out: RunReport, why: String, next: String, outcome: Outcome| {
-        out.stopped = Some(why);
-        out.outcome = outcome;
-        out.next_action = next;
-        if outcome == Outcome::Waiting {
-            out.waiting_on = Some(WaitingOn::Person);
-        }
-        Ok(out)
-    };
-    // External steps waiting for their workers, and the steps that need them.
-    let mut blocked: Vec<String> = vec![];
-    let policy = Policy::from_config(store)?;
-
+    let mut exec = Execution::new(store, run, workflow, digest, out)?;
     for step in &workflow.steps {
-        if let Some(up) = step.needs.iter().find(|n| blocked.contains(&n.to_string())) {
-            out.steps.push(report(
-                step,
-                StepAction::Waiting,
-                format!("needs {up}, which waits for its worker"),
-                None,
-                None,
-            ));
-            blocked.push(step.name.to_string());
-            continue;
-        }
-        let mut catalog = Catalog::new(store);
-        let mut cx = Context {
-            store,
-            catalog: &mut catalog,
-            run,
-            workflow,
-            retry,
-            ran_now: &ran_now,
-            rerun_interrupted: opts.rerun_interrupted,
-        };
-        let snap = snapshot_worktree(store, &policy)?;
-        let hash = plan::inputs_hash(&mut cx, step, snap.tree)?;
-        let decision = plan::decide(&mut cx, step, &hash)?;
-        // Every record of this step carries its kind, status, input hash and the workflow's
-        // digest, and is written even when the tree did not change.
-        let record = |event: Event, status: Status, tree: Option<&crate::snapshot::Snapshot>| {
-            let mut r = Record::new(run.clone(), event);
-            r.step = Some(step.name.clone());
-            r.kind = Some(step.kind);
-            r.status = Some(status);
-            r.inputs_hash = Some(hash.clone());
-            r.workflow_digest = Some(digest.clone());
-            r.force = true;
-            if let Some(snap) = tree {
-                r.tree = TreeSource::Given {
-                    tree: snap.tree,
-                    excluded: snap.excluded.clone(),
-                };
-            }
-            r
-        };
-        match decision {
-            Decision::Skip { reason } => {
-                out.steps
-                    .push(report(step, StepAction::Skipped, reason, None, None));
-            }
-            Decision::SkipEffect { original } => {
-                let mut r = record(Event::Finish, Status::Skipped, Some(&snap));
-                r.idempotency_key = Some(plan::idempotency_key(&mut cx, step)?);
-                r.meta.insert("duplicate_of".into(), original.to_string());
-                r.next_action = Some("run the next step".into());
-                let reason = format!(
-                    "its effect already completed at {}",
-                    crate::catalog::short(original)
-                );
-                out.steps.push(recorded(
-                    step,
-                    StepAction::SkippedEffect,
-                    reason,
-                    &append(store, r)?,
-                ));
-            }
-            Decision::OpenGate { reason } => {
-                let mut r = record(Event::Begin, Status::AwaitingApproval, Some(&snap));
-                r.next_action = Some(format!("approve or reject gate {}", step.name));
-                let rec = append(store, r)?;
-                let next = format!(
-                    "`git agent-rewind approve {}` then `git agent-rewind resume`",
-                    rec.checkpoint
-                );
-                out.steps
-                    .push(recorded(step, StepAction::GateOpened, reason, &rec));
-                return stop(
-                    out,
-                    format!("gate {} is awaiting approval", step.name),
-                    next,
-                    Outcome::Waiting,
-                );
-            }
-            Decision::PassGate { by } => {
-                let mut r = record(Event::Finish, Status::Completed, Some(&snap));
-                r.meta.insert("approved_by".into(), by.clone());
-                r.next_action = Some("run the next step".into());
-                out.steps.push(recorded(
-                    step,
-                    StepAction::GatePassed,
-                    format!("approved by {by}"),
-                    &append(store, r)?,
-                ));
-            }
-            Decision::Stop {
-                reason,
-                next_action,
-                waiting,
-            } => {
-                out.steps.push(report(
-                    step,
-                    StepAction::Stopped,
-                    reason.clone(),
-                    None,
-                    None,
-                ));
-                let outcome = if waiting {
-                    Outcome::Waiting
-                } else {
-                    Outcome::Failed
-                };
-                return stop(out, reason, next_action, outcome);
-            }
-            Decision::AwaitWorker {
-                attempt,
-                checkpoint,
-            } => {
-                let key = match step.kind {
-                    crate::model::StepKind::Effect => Some(plan::idempotency_key(&mut cx, step)?),
-                    _ => None,
-                };
-                out.external.push(ExternalTask::new(
-                    run.as_str(),
-                    step.name.as_str(),
-                    attempt,
-                    checkpoint.to_string(),
-                    key,
-                ));
-                out.steps.push(StepReport {
-                    checkpoint: Some(checkpoint.to_string()),
-                    ..report(
-                        step,
-                        StepAction::Waiting,
-                        format!("attempt {attempt} waits for its worker's report"),
-                        Some(Status::Running),
-                        Some(attempt),
-                    )
-                });
-                blocked.push(step.name.to_string());
-            }
-            Decision::Run { reason } if step.external => {
-                let key = match step.kind {
-                    crate::model::StepKind::Effect => Some(plan::idempotency_key(&mut cx, step)?),
-                    _ => None,
-                };
-                let mut r = record(Event::Begin, Status::Running, Some(&snap));
-                r.idempotency_key = key.clone();
-                r.meta.insert("external".into(), "true".into());
-                r.next_action = Some("wait for its worker to report with `step end`".into());
-                let rec = append(store, r)?;
-                let task = ExternalTask::new(
-                    run.as_str(),
-                    step.name.as_str(),
-                    rec.line.attempt,
-                    rec.checkpoint.to_string(),
-                    key,
-                );
-                if let Some(f) = opts.on_launch.as_mut() {
-                    f(&launch(run, step, &rec, true, &reason));
-                }
-                out.external.push(task);
-                out.steps
-                    .push(recorded(step, StepAction::Dispatched, reason, &rec));
-                blocked.push(step.name.to_string());
-            }
-            Decision::Run { reason } => {
-                let key = match step.kind {
-                    crate::model::StepKind::Effect => Some(plan::idempotency_key(&mut cx, step)?),
-                    _ => None,
-                };
-                let session = plan::resume_session(&mut cx)?;
-                let mut r = record(Event::Begin, Status::Running, Some(&snap));
-                r.idempotency_key = key.clone();
-                let begun = append(store, r)?;
-                let attempt = begun.line.attempt;
-                crate::crash_point!("runner:begun");
-                if let Some(f) = opts.on_launch.as_mut() {
-                    f(&launch(run, step, &begun, false, &reason));
-                }
-                let code = run_command(
-                    store,
-                    run,
-                    step,
-                    attempt,
-                    session.as_deref(),
-                    key.as_deref(),
-                )?;
-                crate::crash_point!("runner:command-done");
-                let ok = code == Some(0);
-                let mut r = record(
-                    Event::Finish,
-                    if ok {
-                        Status::Completed
-                    } else {
-                        Status::Failed
-                    },
-                    None,
-                );
-                r.idempotency_key = key;
-                r.exit_code = code;
-                r.next_action = Some(if ok {
-                    "run the next step".into()
-                } else {
-                    format!(
-                        "fix the cause and `git agent-rewind resume` (step {} failed)",
-                        step.name
-                    )
-                });
-                let done = append(store, r)?;
-                crate::crash_point!("runner:finished");
-                ran_now.insert(step.name.to_string());
-                out.steps
-                    .push(recorded(step, StepAction::Ran, reason, &done));
-                if !ok {
-                    let why = match code {
-                        Some(c) => format!("step {} failed with exit code {c}", step.name),
-                        None => format!("step {} was killed by a signal", step.name),
-                    };
-                    let next = if step.rerun_safe() {
-                        format!(
-                            "fix the cause, then `git agent-rewind resume` re-runs {}",
-                            step.name
-                        )
-                    } else {
-                        format!(
-                            "fix the cause, then `git agent-rewind resume --retry {}`",
-                            step.name
-                        )
-                    };
-                    return stop(out, why, next, Outcome::Failed);
-                }
-            }
+        if let Some(stop) = exec.step(step, &mut opts)? {
+            return Ok(exec.stopped(stop));
         }
     }
-    if !blocked.is_empty() {
-        let waiting: Vec<&str> = out.external.iter().map(|t| t.step.as_str()).collect();
-        out.stopped = Some(format!("waiting for the workers of {}", waiting.join(", ")));
-        out.outcome = Outcome::Waiting;
-        out.waiting_on = Some(WaitingOn::Workers);
-        out.next_action = match out.external.as_slice() {
-            [one] => format!(
-                "the worker of {} reports with `{}` (or `--status failed`); `git agent-rewind watch` then goes on",
-                one.step, one.command
-            ),
-            _ => "each worker reports with the command given for its step; `git agent-rewind watch` then goes on".into(),
-        };
-        return Ok(out);
-    }
-    // Record the run as completed on its root note (a newer checkpoint makes it active again).
-    let mut catalog = Catalog::new(store);
-    let tip = catalog.require_run_tip(run)?;
-    let root = catalog.root_of(&tip)?;
-    let already = matches!(root.note.run_status(), Some((ts, "completed")) if ts >= tip.line().ts);
-    if !already {
-        crate::journal::append_note_lines(
-            store,
-            run,
-            root.id(),
-            &[crate::model::NoteLine::RunStatus {
-                status: "completed".into(),
-                ts: crate::time::Timestamp::now(),
-                reason: Some(format!("workflow {} finished", workflow.name)),
-            }],
-        )?;
-    }
+    let out = exec.finish()?;
     drop(runner);
-    out.finished = true;
-    out.outcome = Outcome::Completed;
-    out.next_action = "nothing: the workflow is complete".into();
     Ok(out)
 }
 
