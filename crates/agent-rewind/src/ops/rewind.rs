@@ -79,24 +79,7 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
         opts.worktree = Some(std::path::absolute(p).at(p)?);
     }
     let mut catalog = Catalog::new(store);
-    // The run may grow while it is read (its writers keep going): a choice that fails while
-    // the run's tip moved is made again on a fresh read, so the point is chosen from one
-    // consistent chain.
-    let mut attempt = 0;
-    let (tip, chain, point) = loop {
-        let tip = catalog
-            .run_tip(source)?
-            .ok_or_else(|| unknown_run(source))?;
-        let chain = catalog.lineage_chain(tip.id(), usize::MAX)?;
-        match choose_point(store, &mut catalog, source, &chain, &opts) {
-            Ok(point) => break (tip, chain, point),
-            Err(e) if attempt < 5 && store.run_head(source)? != Some(tip.id()) => {
-                attempt += 1;
-                let _ = e;
-            }
-            Err(e) => return Err(e),
-        }
-    };
+    let (tip, chain, point) = locate(store, &mut catalog, source, &opts)?;
     crate::trace::mark("rewind: point chosen");
     // What the note says is checked against the objects before anything is decided from
     // it: the commit to check out must be one the checkpoint holds, and hold only paths git
@@ -104,8 +87,137 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
     crate::verify::require_checkpoint(store, &point.checkpoint.commit, point.checkpoint.line())?;
     let git_commit = git_commit_of(store, &point)?;
     crate::verify::checkout_commit(store, git_commit)?;
+    let plan = check(store, &opts, &point, git_commit)?;
+    crate::trace::mark("rewind: checks passed");
 
-    // Every check before the first write.
+    // In place: decide every change, and refuse if one would touch what the backup cannot
+    // hold, before anything is published; then publish the backup.
+    let (backup, prepared) = if plan.in_place {
+        let (b, p) = back_up(store, source, &plan.new_run, &opts, plan.target_tree)?;
+        (Some(b), Some(p))
+    } else {
+        (None, None)
+    };
+    // A linked worktree is made before the new run is published, so a path git cannot use
+    // leaves nothing behind; if publishing fails after it, the worktree and its branch go.
+    let linked = match &opts.worktree {
+        Some(path) => Some(make_linked(store, path, &plan, git_commit)?),
+        None => None,
+    };
+
+    // The new run.
+    let at = chain
+        .iter()
+        .position(|c| c.id() == point.checkpoint.id())
+        .expect("the point is in the chain");
+    let before_point = &chain[at..];
+    let label = match &opts.label {
+        Some(l) => Some(l.clone()),
+        None => catalog.root_of(&tip)?.note.label().map(str::to_string),
+    };
+    let inherited = inherited_at(&point, before_point, &opts);
+    let (session, agent) = session_at(before_point);
+    let at_point = AtPoint {
+        inherited: inherited.clone(),
+        session: session.clone(),
+        agent: agent.clone(),
+        workflow: before_point.iter().find_map(|c| c.note.workflow()).cloned(),
+        label,
+    };
+    let record = root_record(&point, at_point, &opts, &plan, git_commit);
+    let root = match append(store, record) {
+        Ok(r) => r,
+        Err(e) => return Err(withdraw(store, &opts, &plan, backup.as_ref(), e)),
+    };
+    crate::trace::mark("rewind: new run recorded");
+    crate::crash_point!("rewind:recorded");
+
+    let mut source_archived = false;
+    if !opts.fork {
+        crate::journal::runstatus::archive(
+            store,
+            source,
+            &format!("rewound into {}", plan.new_run),
+        )?;
+        source_archived = true;
+    }
+
+    let mut worktree_shown = None;
+    if let Some(prepared) = &prepared {
+        check_out_in_place(store, prepared, &plan, git_commit)?;
+        worktree_shown = Some(store.workdir()?.display().to_string());
+    } else if let (Some(path), Some(linked)) = (&opts.worktree, &linked) {
+        set_active_run(linked, &plan.new_run)?;
+        worktree_shown = Some(path.display().to_string());
+    } else if let (Some(b), Some(c)) = (&plan.branch, git_commit) {
+        store.create_branch(b, c)?;
+    }
+
+    let line = point.checkpoint.line();
+    Ok(RewindOutcome {
+        run: plan.new_run.to_string(),
+        source_run: source.to_string(),
+        relation: if opts.fork { "forked" } else { "rewound" },
+        from_checkpoint: point.checkpoint.id().to_string(),
+        from_step: point.step.clone(),
+        checkpoint: root.checkpoint.to_string(),
+        inherited_steps: inherited.iter().map(|(s, _)| s.to_string()).collect(),
+        resume_command: crate::agent::resume_command(agent.as_deref(), session.as_deref()),
+        sdk_session_id: session,
+        agent,
+        git_commit_sha: line.git_commit_sha.clone(),
+        branch: plan.branch,
+        worktree: worktree_shown,
+        backup,
+        source_archived,
+        files: prepared
+            .as_ref()
+            .map(|p| materialize::path_changes(&p.changes))
+            .unwrap_or_default(),
+    })
+}
+
+/// The run's tip, its lineage chain and the point chosen in it. The run may grow while it
+/// is read (its writers keep going): a choice that fails while the run's tip moved is made
+/// again on a fresh read, so the point is chosen from one consistent chain.
+fn locate(
+    store: &Store,
+    catalog: &mut Catalog,
+    source: &RunId,
+    opts: &RewindOptions,
+) -> Result<(Checkpoint, Vec<Checkpoint>, Point)> {
+    let mut attempt = 0;
+    loop {
+        let tip = catalog
+            .run_tip(source)?
+            .ok_or_else(|| unknown_run(source))?;
+        let chain = catalog.lineage_chain(tip.id(), usize::MAX)?;
+        match choose_point(store, catalog, source, &chain, opts) {
+            Ok(point) => return Ok((tip, chain, point)),
+            Err(_) if attempt < 5 && store.run_head(source)? != Some(tip.id()) => attempt += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// What every check before the first write decided.
+struct Plan {
+    new_run: RunId,
+    in_place: bool,
+    branch: Option<String>,
+    target_tree: ObjectId,
+    /// For a linked worktree: what to write over the commit git checks out there.
+    linked_changes: Vec<crate::store::TreeChange>,
+}
+
+/// Every check before the first write: the new run's id, the branch, the worktree folder,
+/// the state of this worktree, the paths a linked worktree will get.
+fn check(
+    store: &Store,
+    opts: &RewindOptions,
+    point: &Point,
+    git_commit: Option<ObjectId>,
+) -> Result<Plan> {
     let new_run = opts.new_run.clone().unwrap_or_else(RunId::generate);
     if store.run_head(&new_run)?.is_some() {
         return Err(Error::refused(format!("run {new_run} already exists"))
@@ -152,69 +264,124 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
         }
         None => vec![],
     };
-    crate::trace::mark("rewind: checks passed");
-    let line = point.checkpoint.line().clone();
+    Ok(Plan {
+        new_run,
+        in_place,
+        branch,
+        target_tree,
+        linked_changes,
+    })
+}
 
-    // In place: decide every change, and refuse if one would touch what the backup cannot
-    // hold, before anything is published; then publish the backup.
-    let relation = if opts.fork { "forked" } else { "rewound" };
-    let (backup, prepared) = if in_place {
-        let mut prepared = materialize::prepare_overwrite(store, target_tree, None, None)?;
-        // What `undo` reverses besides the files: the active run, the archiving, the new run.
-        prepared.capture.runs =
-            materialize::RunFacts::active(crate::journal::worktree_active_run(store)?.as_ref());
-        if !opts.fork {
-            prepared.capture.runs.archives.push(source.to_string());
-        }
-        prepared.capture.runs.new_run = Some(new_run.to_string());
-        let reason = format!(
-            "{} {source} into {new_run}",
-            if opts.fork { "fork" } else { "rewind" }
-        );
-        crate::trace::mark("rewind: current state captured, changes planned");
-        let backup = materialize::publish_backup(store, &prepared.capture, &reason)?;
-        crate::trace::mark("rewind: backup published");
-        crate::crash_point!("rewind:backed-up");
-        (Some(backup), Some(prepared))
-    } else {
-        (None, None)
+/// Plan the checkout in place and publish the backup `undo` reverses it with: the files,
+/// the active run, the archiving and the new run.
+fn back_up(
+    store: &Store,
+    source: &RunId,
+    new_run: &RunId,
+    opts: &RewindOptions,
+    target_tree: ObjectId,
+) -> Result<(Backup, materialize::PreparedOverwrite)> {
+    let mut prepared = materialize::prepare_overwrite(store, target_tree, None, None)?;
+    prepared.capture.runs =
+        materialize::RunFacts::active(crate::journal::worktree_active_run(store)?.as_ref());
+    if !opts.fork {
+        prepared.capture.runs.archives.push(source.to_string());
+    }
+    prepared.capture.runs.new_run = Some(new_run.to_string());
+    let reason = format!(
+        "{} {source} into {new_run}",
+        if opts.fork { "fork" } else { "rewind" }
+    );
+    crate::trace::mark("rewind: current state captured, changes planned");
+    let backup = materialize::publish_backup(store, &prepared.capture, &reason)?;
+    crate::trace::mark("rewind: backup published");
+    crate::crash_point!("rewind:backed-up");
+    Ok((backup, prepared))
+}
+
+/// The linked worktree at `path`: git checks the commit out, we write the rest; on failure
+/// it and its branch are removed again.
+fn make_linked(
+    store: &Store,
+    path: &std::path::Path,
+    plan: &Plan,
+    git_commit: Option<ObjectId>,
+) -> Result<Store> {
+    store.add_linked_worktree(path, plan.branch.as_deref(), git_commit)?;
+    let made = (|| {
+        let linked = Store::open_worktree_at(path)?;
+        linked.apply_changes(linked.workdir()?, &plan.linked_changes, &Default::default())?;
+        Ok(linked)
+    })();
+    made.map_err(|e| take_back(store, path, plan.branch.as_deref(), e))
+}
+
+/// The new run could not be recorded: nothing was written yet, so the backup published for
+/// it and the linked worktree made for it go back too.
+fn withdraw(
+    store: &Store,
+    opts: &RewindOptions,
+    plan: &Plan,
+    backup: Option<&Backup>,
+    e: Error,
+) -> Error {
+    let e = match backup {
+        Some(b) => match materialize::withdraw_backup(store, b) {
+            Ok(_) => e,
+            Err(w) => e.context(format!(
+                "(the backup {} taken for it stays: {})",
+                b.commit, w.message
+            )),
+        },
+        None => e,
     };
+    match &opts.worktree {
+        Some(path) => take_back(store, path, plan.branch.as_deref(), e),
+        None => e,
+    }
+}
 
-    // A linked worktree is made before the new run is published, so a path git cannot use
-    // leaves nothing behind; if publishing fails after it, the worktree and its branch go.
-    let linked = match &opts.worktree {
-        Some(path) => {
-            store.add_linked_worktree(path, branch.as_deref(), git_commit)?;
-            let made = (|| {
-                let linked = Store::open_worktree_at(path)?;
-                linked.apply_changes(linked.workdir()?, &linked_changes, &Default::default())?;
-                Ok(linked)
-            })();
-            match made {
-                Ok(l) => Some(l),
-                Err(e) => return Err(take_back(store, path, branch.as_deref(), e)),
-            }
-        }
-        None => None,
-    };
-
-    // The new run.
-    // The lineage at the chosen point, newest first (a suffix of the chain read above).
-    let at = chain
-        .iter()
-        .position(|c| c.id() == point.checkpoint.id())
-        .expect("the point is in the chain");
-    let before_point = &chain[at..];
-    // The step being re-entered is not inherited, even if an earlier attempt completed.
+/// The steps the new run inherits: those done before the point (newest first, a suffix of
+/// the chain), but the step being re-entered, even if an earlier attempt completed.
+fn inherited_at(
+    point: &Point,
+    before_point: &[Checkpoint],
+    opts: &RewindOptions,
+) -> Vec<(StepName, ObjectId)> {
     let reentered = point.step.clone().filter(|_| !opts.after);
-    let inherited: Vec<(StepName, ObjectId)> = inherited_steps(before_point)
+    inherited_steps(before_point)
         .into_iter()
         .filter(|(s, _)| Some(s.as_str()) != reentered.as_deref())
-        .collect();
-    let (session, agent) = session_at(before_point);
-    let mut rec = Record::new(new_run.clone(), Event::Root);
+        .collect()
+}
+
+/// What the lineage holds at the chosen point, carried into the new run's root.
+struct AtPoint {
+    inherited: Vec<(StepName, ObjectId)>,
+    /// The agent session recorded there, and the agent that recorded it.
+    session: Option<String>,
+    agent: Option<String>,
+    /// The workflow stored in the lineage: it travels with the new run (which may be
+    /// pushed alone).
+    workflow: Option<crate::model::StoredWorkflow>,
+    /// The source's label, unless the new run is given one.
+    label: Option<String>,
+}
+
+/// The root checkpoint of the new run: its tree, its lineage link and what it carries from
+/// the point, and the user's HEAD.
+fn root_record(
+    point: &Point,
+    at: AtPoint,
+    opts: &RewindOptions,
+    plan: &Plan,
+    git_commit: Option<ObjectId>,
+) -> Record {
+    let line = point.checkpoint.line();
+    let mut rec = Record::new(plan.new_run.clone(), Event::Root);
     rec.tree = TreeSource::Given {
-        tree: target_tree,
+        tree: plan.target_tree,
         excluded: line.excluded.clone(),
     };
     rec.origin = Some(Origin {
@@ -225,107 +392,53 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
         },
         rewound: !opts.fork,
         checkpoint: point.checkpoint.id(),
-        inherited_steps: inherited.clone(),
+        inherited_steps: at.inherited,
     });
     rec.new_run = true;
-    rec.session_id = session.clone();
-    // The workflow stored in the lineage travels with the new run (it may be pushed alone).
-    if let Some(w) = before_point.iter().find_map(|c| c.note.workflow()) {
+    rec.session_id = at.session;
+    if let Some(w) = at.workflow {
         rec.extra_lines
-            .push(crate::model::NoteLine::Workflow(Box::new(w.clone())));
+            .push(crate::model::NoteLine::Workflow(Box::new(w)));
     }
-    rec.agent = agent.clone();
-    // The new run keeps the source's label unless given one.
-    rec.label = match &opts.label {
-        Some(l) => Some(l.clone()),
-        None => catalog.root_of(&tip)?.note.label().map(str::to_string),
-    };
+    rec.agent = at.agent;
+    rec.label = at.label;
     rec.user_head = Some(UserHead {
         commit: git_commit,
-        branch: branch.as_ref().map(|b| layout::branch_ref(b)),
+        branch: plan.branch.as_ref().map(|b| layout::branch_ref(b)),
     });
     rec.next_action = Some(match &point.step {
         Some(s) if !opts.after => format!("re-enter step {s} (`git agent-rewind resume`)"),
         _ => "continue the run from here".into(),
     });
-    let root = match append(store, rec) {
-        Ok(r) => r,
-        Err(e) => {
-            // Nothing was written yet: a backup published for this rewind goes back too.
-            let e = match &backup {
-                Some(b) => match materialize::withdraw_backup(store, b) {
-                    Ok(_) => e,
-                    Err(w) => e.context(format!(
-                        "(the backup {} taken for it stays: {})",
-                        b.commit, w.message
-                    )),
-                },
-                None => e,
-            };
-            return Err(match &opts.worktree {
-                Some(path) => take_back(store, path, branch.as_deref(), e),
-                None => e,
-            });
-        }
+    rec
+}
+
+/// Write the planned changes into this worktree, then HEAD, the index and the active run,
+/// each step a crash point.
+fn check_out_in_place(
+    store: &Store,
+    prepared: &materialize::PreparedOverwrite,
+    plan: &Plan,
+    git_commit: Option<ObjectId>,
+) -> Result<()> {
+    crate::trace::mark("rewind: source archived");
+    crate::crash_point!("rewind:source-archived");
+    let written = materialize::write_changes(store, &prepared.changes, &prepared.raw)?;
+    crate::trace::mark("rewind: files written");
+    crate::crash_point!("rewind:files-written");
+    store.move_user_head(plan.branch.as_deref(), git_commit)?;
+    crate::trace::mark("rewind: HEAD moved");
+    crate::crash_point!("rewind:head-moved");
+    let head_tree = match git_commit {
+        Some(c) => Some(store.commit_tree(c)?),
+        None => None,
     };
-    crate::trace::mark("rewind: new run recorded");
-    crate::crash_point!("rewind:recorded");
-
-    let mut source_archived = false;
-    if !opts.fork {
-        crate::journal::runstatus::archive(store, source, &format!("rewound into {new_run}"))?;
-        source_archived = true;
-    }
-
-    // Materialize.
-    let mut worktree_shown = None;
-    if let Some(prepared) = &prepared {
-        crate::trace::mark("rewind: source archived");
-        crate::crash_point!("rewind:source-archived");
-        let written = materialize::write_changes(store, &prepared.changes, &prepared.raw)?;
-        crate::trace::mark("rewind: files written");
-        crate::crash_point!("rewind:files-written");
-        store.move_user_head(branch.as_deref(), git_commit)?;
-        crate::trace::mark("rewind: HEAD moved");
-        crate::crash_point!("rewind:head-moved");
-        let head_tree = match git_commit {
-            Some(c) => Some(store.commit_tree(c)?),
-            None => None,
-        };
-        store.set_user_index(head_tree, Some(prepared.capture.index_tree), &written)?;
-        crate::trace::mark("rewind: index reset");
-        crate::crash_point!("rewind:index-written");
-        set_active_run(store, &new_run)?;
-        crate::trace::mark("rewind: done");
-        worktree_shown = Some(store.workdir()?.display().to_string());
-    } else if let (Some(path), Some(linked)) = (&opts.worktree, &linked) {
-        set_active_run(linked, &new_run)?;
-        worktree_shown = Some(path.display().to_string());
-    } else if let (Some(b), Some(c)) = (&branch, git_commit) {
-        store.create_branch(b, c)?;
-    }
-
-    Ok(RewindOutcome {
-        run: new_run.to_string(),
-        source_run: source.to_string(),
-        relation,
-        from_checkpoint: point.checkpoint.id().to_string(),
-        from_step: point.step,
-        checkpoint: root.checkpoint.to_string(),
-        inherited_steps: inherited.iter().map(|(s, _)| s.to_string()).collect(),
-        resume_command: crate::agent::resume_command(agent.as_deref(), session.as_deref()),
-        sdk_session_id: session,
-        agent,
-        git_commit_sha: line.git_commit_sha.clone(),
-        branch,
-        worktree: worktree_shown,
-        backup,
-        source_archived,
-        files: prepared
-            .as_ref()
-            .map(|p| materialize::path_changes(&p.changes))
-            .unwrap_or_default(),
-    })
+    store.set_user_index(head_tree, Some(prepared.capture.index_tree), &written)?;
+    crate::trace::mark("rewind: index reset");
+    crate::crash_point!("rewind:index-written");
+    set_active_run(store, &plan.new_run)?;
+    crate::trace::mark("rewind: done");
+    Ok(())
 }
 
 /// Remove the linked worktree made for a fork/rewind that then failed; `e` is the failure.
