@@ -37,17 +37,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
     drop(store.wait_for_post_commit());
     // New objects stay in memory and are written as one pack right before the refs move.
     let staged = store.with_staged_objects();
-    let (tree, excluded) = match &rec.tree {
-        TreeSource::Worktree => {
-            let last = match store.run_head(&rec.run)? {
-                Some(head) => Some(store.commit_tree(head)?),
-                None => None,
-            };
-            let snap = snapshot_for_checkpoint(&staged, &Policy::from_config(store)?, last)?;
-            (snap.tree, snap.excluded)
-        }
-        TreeSource::Given { tree, excluded } => (*tree, excluded.clone()),
-    };
+    let (tree, excluded) = tree_of(store, &staged, &rec)?;
     crate::trace::mark("checkpoint: snapshot taken");
     let user_head = match &rec.user_head {
         Some(h) => h.clone(),
@@ -120,30 +110,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         staged.persist_staged_objects()?;
         crate::crash_point!("journal:objects-written");
         crate::trace::mark("checkpoint: commit and note written");
-        // Order matters for crash safety: notes, then HEAD, then step refs (store::publish).
-        let mut changes = vec![
-            RefChange::set(layout::notes_ref(&rec.run), notes_commit, ctx.notes_tip),
-            RefChange::set(layout::run_head(&rec.run), commit, ctx.head),
-        ];
-        if let Some(s) = &rec.step {
-            changes.push(RefChange::set(
-                layout::step_ref(&rec.run, s),
-                commit,
-                ctx.step_ref,
-            ));
-        }
-        if let (Some((s, at)), Some(head)) = (&ctx.lagging, ctx.head) {
-            changes.push(RefChange::set(layout::step_ref(&rec.run, s), head, *at));
-        }
-        if ctx.prev.is_none()
-            && let Some(o) = &rec.origin
-        {
-            for (s, id) in &o.inherited_steps {
-                if rec.step.as_ref() != Some(s) {
-                    changes.push(RefChange::set(layout::step_ref(&rec.run, s), *id, None));
-                }
-            }
-        }
+        let changes = ref_changes(&rec, &ctx, commit, notes_commit);
         match store.publish(
             &changes,
             &format!("agent-rewind: {}", line::describe(&line)),
@@ -178,6 +145,62 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         }
     }
     unreachable!("the loop returns")
+}
+
+/// The tree to record: the worktree's snapshot (from the run's last checkpoint where the
+/// scanner can), or the tree the record gives, with what was left out.
+fn tree_of(
+    store: &Store,
+    staged: &Store,
+    rec: &Record,
+) -> Result<(ObjectId, Vec<crate::model::Excluded>)> {
+    Ok(match &rec.tree {
+        TreeSource::Worktree => {
+            let last = match store.run_head(&rec.run)? {
+                Some(head) => Some(store.commit_tree(head)?),
+                None => None,
+            };
+            let snap = snapshot_for_checkpoint(staged, &Policy::from_config(store)?, last)?;
+            (snap.tree, snap.excluded)
+        }
+        TreeSource::Given { tree, excluded } => (*tree, excluded.clone()),
+    })
+}
+
+/// The ref moves that publish `commit` and its notes commit, each a compare-and-swap on
+/// what `ctx` read. Order matters for crash safety: notes, then HEAD, then step refs
+/// (store::publish); a step ref left behind by a crash catches up, and a new run gets the
+/// refs of the steps it inherits.
+fn ref_changes(
+    rec: &Record,
+    ctx: &context::Context,
+    commit: ObjectId,
+    notes_commit: ObjectId,
+) -> Vec<RefChange> {
+    let mut changes = vec![
+        RefChange::set(layout::notes_ref(&rec.run), notes_commit, ctx.notes_tip),
+        RefChange::set(layout::run_head(&rec.run), commit, ctx.head),
+    ];
+    if let Some(s) = &rec.step {
+        changes.push(RefChange::set(
+            layout::step_ref(&rec.run, s),
+            commit,
+            ctx.step_ref,
+        ));
+    }
+    if let (Some((s, at)), Some(head)) = (&ctx.lagging, ctx.head) {
+        changes.push(RefChange::set(layout::step_ref(&rec.run, s), head, *at));
+    }
+    if ctx.prev.is_none()
+        && let Some(o) = &rec.origin
+    {
+        for (s, id) in &o.inherited_steps {
+            if rec.step.as_ref() != Some(s) {
+                changes.push(RefChange::set(layout::step_ref(&rec.run, s), *id, None));
+            }
+        }
+    }
+    changes
 }
 
 /// Sleep before retrying after a lost compare-and-swap: exponential with jitter.
