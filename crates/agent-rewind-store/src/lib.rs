@@ -23,6 +23,7 @@ pub mod time;
 pub mod trace;
 
 mod diffstat;
+mod digest;
 mod dirwalk;
 mod fsmonitor;
 mod gitbin;
@@ -44,6 +45,7 @@ mod rawindex;
 mod reflock;
 mod refs;
 mod savedindex;
+mod scan;
 pub mod snapshot;
 mod statcheck;
 mod transport;
