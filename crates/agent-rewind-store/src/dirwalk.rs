@@ -16,7 +16,7 @@
 //! It must never make the walk miss a file: every doubt reads the directory. It never writes
 //! anything but its own cache file.
 //!
-//! One of the scanner's sources (`store::scan`). Fallback: every directory is read, as gix's
+//! One of the scanner's sources (`store::snapshot::scan`). Fallback: every directory is read, as gix's
 //! walk alone does. Kill switch: `agentRewind.untrackedCache=false` (and it is off on
 //! platforms other than unix).
 //!

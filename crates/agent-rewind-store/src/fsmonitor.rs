@@ -21,7 +21,7 @@
 //! but the configured hook (or, for git's Watchman sample hook, asks Watchman's socket the
 //! same query: `watchman`).
 //!
-//! One of the scanner's sources (`store::scan`). Fallback: the full pass without a monitor
+//! One of the scanner's sources (`store::snapshot::scan`). Fallback: the full pass without a monitor
 //! (every entry stat'ed, every folder the walk cache cannot vouch for read). Kill switch:
 //! `core.fsmonitor` unset or `false` (a `core.fsmonitorHookVersion` other than 2 also turns
 //! it off).

@@ -45,7 +45,6 @@ mod rawindex;
 mod reflock;
 mod refs;
 mod savedindex;
-mod scan;
 pub mod snapshot;
 mod statcheck;
 mod transport;

@@ -1,7 +1,7 @@
 //! Worktree → tree (DESIGN.md §3.5): tracked files with their current content (staged or
 //! not) plus untracked files that are not ignored, minus the exclusion policy.
 //!
-//! A snapshot first asks the scanner (`store::scan`) what may have changed. When it is the
+//! A snapshot first asks the scanner (`scan`) what may have changed. When it is the
 //! paths since the run's last checkpoint, `monitored` builds the tree from that checkpoint's.
 //! Otherwise it takes the full pass, top to bottom: read the index, let the scanner prove
 //! what it can unchanged and find the untracked files, have gix's status compare the rest
@@ -13,8 +13,8 @@
 use crate::Store;
 use crate::dirwalk::entries_named;
 use crate::error::Result;
-use crate::scan::{self, Purpose, Scope};
 use gix::ObjectId;
+use scan::{Purpose, Scope};
 
 /// A path the snapshot left out, and why (the `excluded` field of a checkpoint line).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -24,9 +24,10 @@ pub struct Excluded {
 }
 
 mod build;
-pub(crate) mod monitored;
+mod monitored;
 mod newfile;
 mod policy;
+mod scan;
 mod status;
 mod tree;
 

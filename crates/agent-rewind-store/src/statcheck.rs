@@ -13,7 +13,7 @@
 //! skip-worktree, a submodule) leaves the entry to gix. It never writes the user's index
 //! (the flags live in memory only) and never touches a file.
 //!
-//! One of the scanner's sources (`store::scan`). Fallback: gix's status looks at every
+//! One of the scanner's sources (`store::snapshot::scan`). Fallback: gix's status looks at every
 //! entry (what happens for each entry it leaves unproven, and for all of them when
 //! [`Settings::new`] gives `None`). Kill switch: none in the configuration (it is off on
 //! platforms other than unix); the repository's stat settings (`core.checkStat`,

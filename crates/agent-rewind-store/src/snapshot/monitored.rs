@@ -23,7 +23,7 @@
 //! reach, a folder that cannot be read, a kind of file a tree cannot hold. It writes only
 //! objects and its own file.
 //!
-//! One of the scanner's sources (`store::scan`): it answers "the paths since the run's last
+//! One of the scanner's sources (`store::snapshot::scan`): it answers "the paths since the run's last
 //! checkpoint" ([`paths_since`]), and [`SinceLast::snapshot`] builds the tree from there.
 //! Fallback: the full pass. Kill switch: `agentRewind.fromLastCheckpoint=false` (and no
 //! `core.fsmonitor`).
@@ -45,7 +45,7 @@ use state::{Saved, hex_id, state_key};
 const MAX_PATHS: usize = 2000;
 
 /// The paths that may have changed since the run's last checkpoint, with what building the
-/// snapshot from that checkpoint needs (`store::scan`'s `SinceLastCheckpoint`).
+/// snapshot from that checkpoint needs (`store::snapshot::scan`'s `SinceLastCheckpoint`).
 pub(crate) struct SinceLast {
     last: ObjectId,
     saved: Saved,

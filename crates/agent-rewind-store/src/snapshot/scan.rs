@@ -1,8 +1,8 @@
-//! The scanner: the one place a snapshot asks "what may have changed in the worktree?". It
+//! The scanner (`store::snapshot::scan`): the one place a snapshot asks "what may have changed in the worktree?". It
 //! answers with a [`Scope`]:
 //!
 //! - [`Scope::SinceLastCheckpoint`]: the paths changed since the run's last checkpoint
-//!   (`store::snapshot::monitored`), when a checkpoint's snapshot may start from that tree;
+//!   (`monitored`), when a checkpoint's snapshot may start from that tree;
 //! - [`Scope::MonitorReport`]: the filesystem monitor is being asked what changed since our
 //!   token (`store::fsmonitor`); its answer, taken once the index is read, may still be
 //!   "everything";
@@ -29,13 +29,13 @@
 //! writes the user's index, HEAD or files, and writes nothing but those sources' own cache
 //! files.
 
+use super::monitored::{self, Asked, SinceLast};
+use super::{Policy, Snapshot};
 use crate::Store;
 use crate::dirwalk::{CacheRead, WalkMonitor, WalkOutcome, read_cache, untracked_files};
 use crate::error::Result;
 use crate::fsmonitor::{self, EntryDigests, Monitor, Pending};
 use crate::rawindex::{self, Identity, RawIndex};
-use crate::snapshot::monitored::{self, Asked, SinceLast};
-use crate::snapshot::{Policy, Snapshot};
 use crate::statcheck;
 use gix::ObjectId;
 use std::path::Path;
