@@ -14,12 +14,17 @@
 //! stale cache only means more directories are read.
 //!
 //! It must never make the walk miss a file: every doubt reads the directory. It never writes
-//! anything but its own cache file. `agentRewind.untrackedCache=false` turns it off.
+//! anything but its own cache file.
+//!
+//! One of the scanner's sources (`store::snapshot::scan`). Fallback: every directory is read, as gix's
+//! walk alone does. Kill switch: `agentRewind.untrackedCache=false` (and it is off on
+//! platforms other than unix).
 //!
 //! A directory that cannot be read (no permission) is left out and reported, as `git status`
 //! warns and goes on: the walk is run again without entering it.
 
 use crate::Store;
+use crate::digest::{Digest, path_digest};
 use crate::error::{Error, Result};
 use crate::fsmonitor::Changes;
 use gix::bstr::{BStr, BString, ByteSlice};
@@ -32,7 +37,7 @@ mod cache;
 mod gixwalk;
 
 use cache::{Cache, DirRecord, cache_key, same_records};
-pub(super) use cache::{Digest, StatData, global_files, source_stamp};
+pub(super) use cache::{StatData, global_files, source_stamp};
 use gixwalk::dirwalk;
 pub(super) use gixwalk::entries_named;
 
@@ -71,13 +76,6 @@ pub struct WalkMonitor<'a> {
     pub next_token: Option<&'a str>,
     /// [`path_digest`] of each index entry, when already computed.
     pub path_digests: Option<&'a [u64]>,
-}
-
-/// The walk cache's digest of an index entry: `h` holds the entry's path (`Digest::bytes`),
-/// to which its mode is added.
-pub fn path_digest(mut h: Digest, mode: gix::index::entry::Mode) -> u64 {
-    h.u64(u64::from(mode.bits()));
-    h.finish()
 }
 
 /// The walk cache, read on a thread of its own (while the snapshot reads the index).

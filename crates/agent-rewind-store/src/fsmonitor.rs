@@ -20,6 +20,11 @@
 //! own fsmonitor token or index extension, writes nothing but its own files and runs nothing
 //! but the configured hook (or, for git's Watchman sample hook, asks Watchman's socket the
 //! same query: `watchman`).
+//!
+//! One of the scanner's sources (`store::snapshot::scan`). Fallback: the full pass without a monitor
+//! (every entry stat'ed, every folder the walk cache cannot vouch for read). Kill switch:
+//! `core.fsmonitor` unset or `false` (a `core.fsmonitorHookVersion` other than 2 also turns
+//! it off).
 
 use crate::Store;
 use gix::bstr::{BStr, BString, ByteSlice};
@@ -287,6 +292,11 @@ impl Changes {
     /// The reported paths, sorted, without duplicates or a trailing `/`.
     pub fn paths(&self) -> &[BString] {
         &self.paths
+    }
+
+    /// [`Changes::paths`], taken.
+    pub fn into_paths(self) -> Vec<BString> {
+        self.paths
     }
 
     fn new(since: String, paths: Vec<BString>, proven: Proofs) -> Changes {

@@ -24,6 +24,7 @@ pub mod trace;
 
 mod configenv;
 mod diffstat;
+mod digest;
 mod dirwalk;
 mod fsmonitor;
 mod gitbin;

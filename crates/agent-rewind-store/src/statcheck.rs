@@ -12,6 +12,12 @@
 //! every doubt (a stat error, a symlinked or missing directory, a conflict, intent-to-add,
 //! skip-worktree, a submodule) leaves the entry to gix. It never writes the user's index
 //! (the flags live in memory only) and never touches a file.
+//!
+//! One of the scanner's sources (`store::snapshot::scan`). Fallback: gix's status looks at every
+//! entry (what happens for each entry it leaves unproven, and for all of them when
+//! [`Settings::new`] gives `None`). Kill switch: none in the configuration (it is off on
+//! platforms other than unix); the repository's stat settings (`core.checkStat`,
+//! `core.trustCtime`, `core.fileMode`, `core.symlinks`) decide what it proves.
 
 use gix::index::entry::{Flags, Mode, Stat};
 use std::path::Path;

@@ -6,6 +6,7 @@
 
 use super::{CACHE_HEADER, RACY_MARGIN};
 use crate::Store;
+use crate::digest::Digest;
 use crate::error::Result;
 use gix::bstr::{BString, ByteSlice};
 use std::collections::BTreeMap;
@@ -328,40 +329,5 @@ pub(crate) fn source_stamp(source: &Path) -> String {
             None => format!("unknown {:?}", now),
         },
         Err(e) => format!("- {:?}", e.kind()),
-    }
-}
-
-/// A small, fast, non-cryptographic digest (the cache is local and only detects changes).
-#[derive(Clone, Copy)]
-pub(crate) struct Digest(u64);
-
-impl Default for Digest {
-    fn default() -> Self {
-        Digest(0x9e37_79b9_7f4a_7c15)
-    }
-}
-
-impl Digest {
-    pub(crate) fn u64(&mut self, v: u64) {
-        self.0 = (self.0 ^ v)
-            .wrapping_mul(0xff51_afd7_ed55_8ccd)
-            .rotate_left(29);
-    }
-
-    pub(crate) fn bytes(&mut self, data: &[u8]) {
-        let mut chunks = data.chunks_exact(8);
-        for c in &mut chunks {
-            self.u64(u64::from_le_bytes(c.try_into().expect("8 bytes")));
-        }
-        let mut tail = [0u8; 8];
-        tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-        self.u64(u64::from_le_bytes(tail) ^ ((data.len() as u64) << 56));
-    }
-
-    pub(crate) fn finish(self) -> u64 {
-        let mut v = self.0;
-        v ^= v >> 33;
-        v = v.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        v ^ (v >> 33)
     }
 }

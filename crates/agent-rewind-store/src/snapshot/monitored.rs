@@ -22,7 +22,11 @@
 //! more than [`MAX_PATHS`] paths, an index entry below a new folder that its walk did not
 //! reach, a folder that cannot be read, a kind of file a tree cannot hold. It writes only
 //! objects and its own file.
-//! `agentRewind.fromLastCheckpoint=false` turns it off.
+//!
+//! One of the scanner's sources (`store::snapshot::scan`): it answers "the paths since the run's last
+//! checkpoint" ([`paths_since`]), and [`SinceLast::snapshot`] builds the tree from there.
+//! Fallback: the full pass. Kill switch: `agentRewind.fromLastCheckpoint=false` (and no
+//! `core.fsmonitor`).
 
 mod edits;
 mod state;
@@ -40,21 +44,34 @@ use state::{Saved, hex_id, state_key};
 /// More reported paths than this (a build, a checkout): the full pass.
 const MAX_PATHS: usize = 2000;
 
-/// What trying to start from the last checkpoint came to.
-pub(super) enum Attempt {
-    Done(Snapshot),
+/// The paths that may have changed since the run's last checkpoint, with what building the
+/// snapshot from that checkpoint needs (`store::snapshot::scan`'s `SinceLastCheckpoint`).
+pub(crate) struct SinceLast {
+    last: ObjectId,
+    saved: Saved,
+    raw: RawIndex,
+    /// The monitor's token, for the state saved at the end.
+    token: String,
+    /// What the monitor reported and what git changed meanwhile, sorted, at most
+    /// [`MAX_PATHS`].
+    paths: Vec<gix::bstr::BString>,
+}
+
+/// What asking for the paths since the last checkpoint came to.
+pub(crate) enum Asked {
+    Since(Box<SinceLast>),
     /// The full pass is needed; the index as read here, when it was.
     Full(Option<RawIndex>),
 }
 
-fn full(why: &str, raw: Option<RawIndex>) -> Result<Attempt> {
+fn full<T>(why: &str, raw: Option<RawIndex>) -> Result<std::result::Result<T, Option<RawIndex>>> {
     crate::trace::mark(&format!("snapshot: not from the last checkpoint ({why})"));
-    Ok(Attempt::Full(raw))
+    Ok(Err(raw))
 }
 
 /// Whether checkpoints may start from the last one (`agentRewind.fromLastCheckpoint`,
 /// default true).
-pub(super) fn enabled(store: &Store) -> bool {
+pub(crate) fn enabled(store: &Store) -> bool {
     store
         .repo()
         .config_snapshot()
@@ -62,14 +79,26 @@ pub(super) fn enabled(store: &Store) -> bool {
         .unwrap_or(true)
 }
 
-/// Take the snapshot from `last` (the tree of the run's newest checkpoint) when the saved
-/// state allows it (see the module comment).
-pub(super) fn try_from_last(
+/// The paths that may have changed since `last` (the tree of the run's newest checkpoint),
+/// when the saved state allows starting from it (see the module comment).
+pub(crate) fn paths_since(
     store: &Store,
     policy: &Policy,
     last: ObjectId,
     head_tree: ObjectId,
-) -> Result<Attempt> {
+) -> Result<Asked> {
+    Ok(match asked(store, policy, last, head_tree)? {
+        Ok(since) => Asked::Since(Box::new(since)),
+        Err(raw) => Asked::Full(raw),
+    })
+}
+
+fn asked(
+    store: &Store,
+    policy: &Policy,
+    last: ObjectId,
+    head_tree: ObjectId,
+) -> Result<std::result::Result<SinceLast, Option<RawIndex>>> {
     let Some(saved) = state::load(store) else {
         return full("no saved state", None);
     };
@@ -99,8 +128,7 @@ pub(super) fn try_from_last(
     if !raw.plain {
         return full("the index holds entries a tree cannot say", Some(raw));
     }
-    let (Some(changes), Some(token)) = (monitor.changes.as_ref(), monitor.next_token.clone())
-    else {
+    let (Some(changes), Some(token)) = (monitor.changes, monitor.next_token) else {
         return full("the monitor gave no list", Some(raw));
     };
     // What git changed meanwhile: the paths whose index entry (a commit's `git add`, a
@@ -130,59 +158,83 @@ pub(super) fn try_from_last(
             return full(why, Some(raw));
         }
     }
-    let merged;
     let paths = if also.is_empty() {
-        changes.paths()
+        changes.into_paths()
     } else {
         also.extend_from_slice(changes.paths());
         also.sort();
         also.dedup();
-        merged = also;
-        &merged
+        also
     };
     if paths.len() > MAX_PATHS {
         return full("too many paths reported", Some(raw));
     }
-    let mut work = Work::new(store, last, paths)?;
-    if let Err(why) = work.gather() {
-        return full(why, Some(raw));
-    }
-    crate::trace::mark("snapshot: reported paths gathered");
-    let edited = match work.edit(policy, head_tree, &raw, saved.excluded)? {
-        Ok(edited) => edited,
-        Err(why) => return full(why, Some(raw)),
-    };
-    crate::trace::mark(&format!(
-        "snapshot: from the last checkpoint ({} paths reported, {} looked at, {} folders read)",
-        paths.len(),
-        work.files.len(),
-        work.dirs_read
-    ));
-    state::save(
-        store,
-        &Saved {
-            key: saved.key,
-            token,
-            head_tree: head_tree.to_string(),
-            index: raw.digest,
-            index_tree: raw.tree.map(|t| t.to_string()),
-            tree: edited.tree.to_string(),
-            excluded: edited.excluded.clone(),
-        },
-    );
-    Ok(Attempt::Done(Snapshot {
-        tree: edited.tree,
-        index_tree: None,
-        excluded: edited.excluded,
-        dirs_read: work.dirs_read,
-        dirs_skipped: 0,
-        entries_proven: raw.len().saturating_sub(work.files.len()),
-        index_flags: false,
+    Ok(Ok(SinceLast {
+        last,
+        saved,
+        raw,
+        token,
+        paths,
     }))
 }
 
+impl SinceLast {
+    /// The snapshot from the last checkpoint with the paths looked at as the full pass would,
+    /// or, on a doubt found while looking, the index as read (for the full pass).
+    pub(crate) fn snapshot(
+        self,
+        store: &Store,
+        policy: &Policy,
+        head_tree: ObjectId,
+    ) -> Result<std::result::Result<Snapshot, Option<RawIndex>>> {
+        let SinceLast {
+            last,
+            saved,
+            raw,
+            token,
+            paths,
+        } = self;
+        let mut work = Work::new(store, last, &paths)?;
+        if let Err(why) = work.gather() {
+            return full(why, Some(raw));
+        }
+        crate::trace::mark("snapshot: reported paths gathered");
+        let edited = match work.edit(policy, head_tree, &raw, saved.excluded)? {
+            Ok(edited) => edited,
+            Err(why) => return full(why, Some(raw)),
+        };
+        crate::trace::mark(&format!(
+            "snapshot: from the last checkpoint ({} paths reported, {} looked at, {} folders read)",
+            paths.len(),
+            work.files.len(),
+            work.dirs_read
+        ));
+        state::save(
+            store,
+            &Saved {
+                key: saved.key,
+                token,
+                head_tree: head_tree.to_string(),
+                index: raw.digest,
+                index_tree: raw.tree.map(|t| t.to_string()),
+                tree: edited.tree.to_string(),
+                excluded: edited.excluded.clone(),
+            },
+        );
+        Ok(Ok(Snapshot {
+            tree: edited.tree,
+            index_tree: None,
+            excluded: edited.excluded,
+            dirs_read: work.dirs_read,
+            dirs_skipped: 0,
+            entries_proven: raw.len().saturating_sub(work.files.len()),
+            index_flags: false,
+        }))
+    }
+}
+
 /// How a full monitored pass for a checkpoint ended.
-pub(super) struct Ended<'a> {
+pub(crate) struct Ended<'a> {
     /// The monitor's token, asked before anything was read.
     pub next_token: Option<&'a str>,
     pub head_tree: ObjectId,
@@ -196,7 +248,7 @@ pub(super) struct Ended<'a> {
 
 /// After a full monitored pass for a checkpoint: save where it ended, when the index it read
 /// (`index`) is the one scanned (`ended.raw`, or read now) and nothing was left unread.
-pub(super) fn record(
+pub(crate) fn record(
     store: &Store,
     policy: &Policy,
     ended: Ended<'_>,

@@ -93,3 +93,22 @@ fn status_failed(e: &dyn std::fmt::Display) -> Error {
         crate::error::one_line(&e.to_string())
     ))
 }
+/// A copy of `index` holding only the entries not marked `UPTODATE` (in order, with the
+/// index's timestamp, which decides what is racily clean), when `proven` entries are most of
+/// the index; `None` otherwise (a sparse index is always looked at whole). Each entry's
+/// status depends on that entry alone (and on the other stages of a conflicted path, which
+/// are never proven), so gix finds the same changes in it.
+pub(super) fn unproven_only(index: &gix::index::State, proven: usize) -> Option<gix::index::State> {
+    let total = index.entries().len();
+    if proven == 0 || proven < total / 2 || index.is_sparse() {
+        return None;
+    }
+    let mut rest = gix::index::State::new(index.object_hash());
+    rest.set_timestamp(index.timestamp());
+    for e in index.entries() {
+        if !e.flags.contains(gix::index::entry::Flags::UPTODATE) {
+            rest.dangerously_push_entry(e.stat, e.id, e.flags, e.mode, e.path(index));
+        }
+    }
+    Some(rest)
+}

@@ -1,0 +1,72 @@
+//! What a snapshot leaves out (the exclusion policy): secret patterns, `agentRewind.exclude`
+//! globs, the size limit for untracked files, and whether content is scanned for credentials.
+//! It only decides; it reads the configuration and, for content, the file, and writes nothing.
+
+use super::newfile::secret_in_content;
+use crate::Store;
+use crate::error::Result;
+use crate::glob_match;
+use crate::redact::SECRET_PATH_PATTERNS;
+
+/// Default `agentRewind.maxUntrackedSize`: 10 MiB.
+pub const DEFAULT_MAX_UNTRACKED: u64 = 10 * 1024 * 1024;
+
+/// What the snapshot leaves out.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub max_untracked_size: u64,
+    /// Secret patterns plus `agentRewind.exclude` globs.
+    pub exclude: Vec<String>,
+    /// Also write the index's tree (HEAD + staged changes): backups need it, checkpoints not.
+    pub record_index: bool,
+    /// Leave out new untracked files whose content holds a private key or an access key
+    /// (checkpoints; backups stay local and keep them).
+    pub scan_content: bool,
+}
+
+impl Policy {
+    /// The policy from the repository's config (`agentRewind.maxUntrackedSize`,
+    /// `agentRewind.exclude`).
+    pub fn from_config(store: &Store) -> Result<Policy> {
+        let mut exclude: Vec<String> = SECRET_PATH_PATTERNS.iter().map(|s| s.to_string()).collect();
+        exclude.extend(store.config_strings("agentRewind.exclude"));
+        Ok(Policy {
+            max_untracked_size: store
+                .config_size("agentRewind.maxUntrackedSize")?
+                .unwrap_or(DEFAULT_MAX_UNTRACKED),
+            exclude,
+            record_index: false,
+            scan_content: true,
+        })
+    }
+
+    /// The policy for safety backups: they stay local, so secret-looking files are kept;
+    /// big untracked files are still left out (and are never touched by a checkout).
+    pub fn for_backup(store: &Store) -> Result<Policy> {
+        Ok(Policy {
+            exclude: vec![],
+            record_index: true,
+            scan_content: false,
+            ..Self::from_config(store)?
+        })
+    }
+
+    /// Whether checkpoints leave `path` out when it is not in HEAD (a secret pattern).
+    pub fn is_excluded_path(&self, path: &str) -> bool {
+        self.excluded_pattern(path).is_some()
+    }
+
+    /// Whether checkpoints leave the worktree file `path` out when it is new: a secret
+    /// pattern, or (with [`Policy::scan_content`]) content holding a credential.
+    pub fn is_excluded_file(&self, workdir: &std::path::Path, path: &str) -> bool {
+        self.is_excluded_path(path)
+            || (self.scan_content && secret_in_content(&workdir.join(path)).is_some())
+    }
+
+    pub(super) fn excluded_pattern(&self, path: &str) -> Option<&str> {
+        self.exclude
+            .iter()
+            .find(|p| glob_match(p, path))
+            .map(String::as_str)
+    }
+}
