@@ -38,7 +38,7 @@ mod packcreate;
 mod packdelete;
 mod packwrite;
 mod patch;
-mod private;
+pub mod private;
 mod publish;
 mod rawindex;
 mod reflock;
@@ -60,8 +60,7 @@ pub use objects::{ChangeKind, CommitInfo, Trailers, TreeChange};
 pub use packcreate::PackedCreate;
 pub use packdelete::PackedDelete;
 pub use private::{
-    PrivatePaths, create_parent, read_if_exists, remove_if_exists, seal, unseal, write_atomic,
-    write_atomic_with,
+    PrivatePaths, create_parent, read_if_exists, remove_if_exists, write_atomic, write_atomic_with,
 };
 pub use publish::{PublishError, RefChange};
 pub use refs::{RunRefSet, RunRefs};
