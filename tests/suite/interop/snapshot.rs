@@ -66,8 +66,11 @@ fn snapshot_tree_equals_git_add_all() {
         "# Guide\nstaged\nthen unstaged\n"
     );
     assert_eq!(
-        s.repo
-            .git(&["cat-file", "-p", &format!("{busy}:src/lib.rs")]),
+        s.repo.git(&[
+            "cat-file",
+            "-p",
+            &format!("{busy}:crates/agent-rewind/src/lib.rs")
+        ]),
         "pub fn a() { /* unstaged */ }\n"
     );
 }
