@@ -452,3 +452,47 @@ impl Drop for Daemon {
         let _ = self.child.wait();
     }
 }
+
+/// A private file of format `name` and `version` holding `body`, as docs/FORMAT.md ("Local
+/// state outside refs") spells the envelope: `agent-rewind/<name> v<N>`, the body, and the
+/// CRC-32 of both (written here from the documentation, not by the tool's own code).
+pub fn envelope(name: &str, version: u32, body: &[u8]) -> Vec<u8> {
+    let mut out = format!("agent-rewind/{name} v{version}\n").into_bytes();
+    out.extend_from_slice(body);
+    let crc = crc32fast::hash(&out);
+    out.extend_from_slice(format!("crc32 {crc:08x}\n").as_bytes());
+    out
+}
+
+/// The body of an enveloped private file whose header is `agent-rewind/<name> v<version>`,
+/// after checking its checksum.
+pub fn envelope_body<'a>(data: &'a [u8], name: &str, version: u32) -> &'a [u8] {
+    let header = format!("agent-rewind/{name} v{version}\n");
+    assert!(
+        data.starts_with(header.as_bytes()),
+        "not a {name} v{version} file: {:?}",
+        String::from_utf8_lossy(&data[..data.len().min(80)])
+    );
+    let (signed, trailer) = data.split_at(data.len() - 15);
+    assert_eq!(
+        trailer,
+        format!("crc32 {:08x}\n", crc32fast::hash(signed)).as_bytes(),
+        "the checksum of the {name} file"
+    );
+    &signed[header.len()..]
+}
+
+/// The records of a private log (`touched/<run>`, `post-commit.report`) of format `name`
+/// and `version`: its header, then `<text>\t<CRC-32 of text, 8 hex digits>` per line.
+pub fn envelope_body_log(data: &[u8], name: &str, version: u32) -> Vec<String> {
+    let text = String::from_utf8_lossy(data);
+    let (header, rest) = text.split_once('\n').expect("a header line");
+    assert_eq!(header, format!("agent-rewind/{name} v{version}"));
+    rest.lines()
+        .map(|l| {
+            let (t, crc) = l.rsplit_once('\t').expect("a checksum");
+            assert_eq!(crc, format!("{:08x}", crc32fast::hash(t.as_bytes())), "{l}");
+            t.to_string()
+        })
+        .collect()
+}

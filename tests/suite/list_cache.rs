@@ -94,25 +94,17 @@ fn list_reflects_every_change_and_survives_a_corrupt_cache() {
     std::fs::write(&cache, &edited).unwrap();
     assert_eq!(run_entry(&repo.json(&["list"]), "r2")["label"], "first");
     // With a checksum that matches: the key (HEAD, notes tip) still rejects the line.
-    let (_, body) = edited.split_once('\n').unwrap();
-    let header = format!(
-        "agent-rewind runs cache v4 {:08x}\n",
-        crc32fast::hash(body.as_bytes())
-    );
-    std::fs::write(&cache, format!("{header}{body}")).unwrap();
+    let (header, body) = edited.split_once('\n').unwrap();
+    assert_eq!(header, "agent-rewind/runs-cache v5");
+    let body = body.rsplit_once("crc32 ").unwrap().0;
+    std::fs::write(&cache, common::envelope("runs-cache", 5, body.as_bytes())).unwrap();
     assert_eq!(run_entry(&repo.json(&["list"]), "r2")["label"], "first");
     assert_eq!(run_entry(&repo.json(&["list"]), "r2")["label"], "first");
-    let mut lying =
-        format!("{header}{body}").replace(&"0".repeat(40), &repo.rev("refs/agent-runs/r2/HEAD"));
+    let lying = body.replace(&"0".repeat(40), &repo.rev("refs/agent-runs/r2/HEAD"));
     assert!(lying.contains("stale"));
     // The same line with the right key and a right checksum would be believed: that is the
     // contract (only the tool writes the file), shown here so a change of it is noticed.
-    let (_, body) = lying.split_once('\n').unwrap();
-    lying = format!(
-        "agent-rewind runs cache v4 {:08x}\n{body}",
-        crc32fast::hash(body.as_bytes())
-    );
-    std::fs::write(&cache, lying).unwrap();
+    std::fs::write(&cache, common::envelope("runs-cache", 5, lying.as_bytes())).unwrap();
     assert_eq!(run_entry(&repo.json(&["list"]), "r2")["label"], "stale");
 }
 
@@ -177,8 +169,9 @@ fn listed(repo: &Repo) -> Vec<(String, Value, Value, Value, Value)> {
 fn cache_runs(repo: &Repo) -> Vec<String> {
     let text =
         std::fs::read_to_string(repo.path().join(".git/agent-rewind/cache/runs.lines")).unwrap();
-    text.lines()
-        .skip(1)
+    let body = common::envelope_body(text.as_bytes(), "runs-cache", 5);
+    String::from_utf8_lossy(body)
+        .lines()
         .map(|l| l.split('\t').next().unwrap().to_string())
         .collect()
 }

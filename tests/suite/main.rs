@@ -32,6 +32,7 @@ mod many_runs;
 mod never_panics;
 mod notes_compat;
 mod object_packs;
+mod private_files;
 mod read_commands;
 mod revert;
 mod rewind;

@@ -175,7 +175,7 @@ fn a_damaged_or_foreign_cache_only_costs_time() {
     assert!(
         std::fs::read(&cache)
             .unwrap()
-            .starts_with(b"agent-rewind dirwalk cache v3\t")
+            .starts_with(b"agent-rewind/dirwalk v4\n")
     );
 
     // Garbage, a truncated copy, an empty file, a flipped bit and another version (with a
@@ -184,12 +184,8 @@ fn a_damaged_or_foreign_cache_only_costs_time() {
     // Written by a walk out of the racy window, its records can be trusted.
     snapshot_matches_git(&repo, "a walk after the racy window");
     let good = std::fs::read(&cache).unwrap();
-    let sealed = |mut body: Vec<u8>| {
-        let crc = crc32fast::hash(&body);
-        body.extend_from_slice(&crc.to_le_bytes());
-        body
-    };
-    let body = &good[..good.len() - 4];
+    let sealed = |body: Vec<u8>| common::envelope("dirwalk", 4, &body);
+    let body = common::envelope_body(&good, "dirwalk", 4);
     let mut flipped = good.clone();
     flipped[good.len() / 2] ^= 0x01;
     for (what, bytes) in [
@@ -199,13 +195,16 @@ fn a_damaged_or_foreign_cache_only_costs_time() {
         ("a cache with a flipped bit", flipped),
         (
             "an older version's cache",
-            sealed(
-                [
-                    &b"agent-rewind dirwalk cache v2\t"[..],
-                    &body[b"agent-rewind dirwalk cache v3\t".len()..],
-                ]
-                .concat(),
-            ),
+            common::envelope("dirwalk", 3, body),
+        ),
+        (
+            "the cache before the envelope",
+            [
+                &b"agent-rewind dirwalk cache v3\t"[..],
+                body,
+                &crc32fast::hash(body).to_le_bytes(),
+            ]
+            .concat(),
         ),
     ] {
         std::fs::write(&cache, &bytes).unwrap();

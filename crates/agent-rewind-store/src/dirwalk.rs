@@ -24,9 +24,9 @@
 //! warns and goes on: the walk is run again without entering it.
 
 use crate::Store;
-use crate::digest::{Digest, path_digest};
 use crate::error::{Error, Result};
 use crate::fsmonitor::Changes;
+use crate::private::digest::{Digest, path_digest};
 use gix::bstr::{BStr, BString, ByteSlice};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};

@@ -27,6 +27,7 @@
 //! it off).
 
 use crate::Store;
+use crate::private::envelope::FSMONITOR_TOKEN;
 use gix::bstr::{BStr, BString, ByteSlice};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -52,8 +53,6 @@ mod watchman {
         Err(Unreachable("not on this platform".into()))
     }
 }
-
-const FILE_HEADER: &str = "agent-rewind fsmonitor v4";
 
 /// A hook query under way (started before the index is read, to overlap with it).
 pub struct Pending {
@@ -402,18 +401,12 @@ impl Monitor {
         }
         let mut out = Vec::with_capacity(entries.len() * 8 + 256);
         out.extend_from_slice(
-            format!(
-                "{FILE_HEADER}\n{}\n{token}\n{}\n{layout:016x}\n",
-                self.key,
-                entries.len()
-            )
-            .as_bytes(),
+            format!("{}\n{token}\n{}\n{layout:016x}\n", self.key, entries.len()).as_bytes(),
         );
         for (d, p) in entries.iter().zip(proven) {
             out.extend_from_slice(&(if *p { *d } else { 0 }).to_le_bytes());
         }
-        super::seal(&mut out);
-        if super::write_atomic(&path, &out, None).is_err() {
+        if FSMONITOR_TOKEN.write(&path, &out).is_err() {
             let _ = super::remove_if_exists(&path);
         }
     }
@@ -495,10 +488,9 @@ fn settings_key(store: &Store, hook: &str, workdir: &Path) -> String {
 
 /// Our stored token and proven digests, when the file is ours and made with `key`.
 fn load(path: &Path, key: &str) -> Option<(String, Proofs)> {
-    let data = std::fs::read(path).ok()?;
-    let data = super::unseal(&data)?;
-    let mut lines = data.splitn(6, |b| *b == b'\n');
-    if lines.next()? != FILE_HEADER.as_bytes() || lines.next()? != key.as_bytes() {
+    let data = FSMONITOR_TOKEN.read_cache(path)?;
+    let mut lines = data.splitn(5, |b| *b == b'\n');
+    if lines.next()? != key.as_bytes() {
         return None;
     }
     let token = std::str::from_utf8(lines.next()?).ok()?.to_string();

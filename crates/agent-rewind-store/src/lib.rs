@@ -24,7 +24,6 @@ pub mod trace;
 
 mod configenv;
 mod diffstat;
-mod digest;
 mod dirwalk;
 mod fsmonitor;
 mod gitbin;
@@ -40,7 +39,7 @@ mod packcreate;
 mod packdelete;
 mod packwrite;
 mod patch;
-mod private;
+pub mod private;
 mod publish;
 mod rawindex;
 mod reflock;
@@ -63,8 +62,7 @@ pub use objects::{ChangeKind, CommitInfo, Trailers, TreeChange};
 pub use packcreate::PackedCreate;
 pub use packdelete::PackedDelete;
 pub use private::{
-    PrivatePaths, create_parent, read_if_exists, remove_if_exists, seal, unseal, write_atomic,
-    write_atomic_with,
+    PrivatePaths, create_parent, read_if_exists, remove_if_exists, write_atomic, write_atomic_with,
 };
 pub use publish::{PublishError, RefChange};
 pub use refs::{RunRefSet, RunRefs};

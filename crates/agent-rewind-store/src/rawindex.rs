@@ -389,15 +389,8 @@ fn entries_digest(b: &[u8], blocks: &[[u64; 2]], end: usize) -> [u64; 2] {
     digest(&all)
 }
 
-/// Two independent 64-bit digests of `b` (foldhash with a fixed seed, and CRC-32 with the
-/// length): a cache key, not a security boundary.
-pub(crate) fn digest(b: &[u8]) -> [u64; 2] {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = foldhash::fast::FixedState::with_seed(0x6167_656e_742d_7277).build_hasher();
-    h.write(b);
-    let crc = crc32fast::hash(b);
-    [h.finish(), (u64::from(crc) << 32) ^ b.len() as u64]
-}
+/// The digest of a part of the index: the one digest module's (stored in `cache/monitored`).
+pub(crate) use crate::private::digest::digest128 as digest;
 
 impl RawIndex {
     /// The stage-0 entries at `paths` (sorted, without duplicates), in that order: `None`

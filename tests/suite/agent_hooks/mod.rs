@@ -18,7 +18,7 @@ use std::path::Path;
 /// The project root every fixture names.
 const FIXTURE_ROOT: &str = "/home/dev/src/shop-api";
 
-fn fixture(agent: &str, name: &str) -> Value {
+pub(crate) fn fixture(agent: &str, name: &str) -> Value {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures")
         .join(agent)
@@ -28,7 +28,7 @@ fn fixture(agent: &str, name: &str) -> Value {
 }
 
 /// Every string under `v` naming the fixture project moved to `repo`.
-fn retarget(v: &mut Value, repo: &Path) {
+pub(crate) fn retarget(v: &mut Value, repo: &Path) {
     match v {
         Value::String(s) if s.starts_with(FIXTURE_ROOT) => {
             *s = format!("{}{}", repo.display(), &s[FIXTURE_ROOT.len()..]);
@@ -40,7 +40,7 @@ fn retarget(v: &mut Value, repo: &Path) {
 }
 
 /// A fixture pointed at `repo`, its transcript (when it names one) at `transcript`.
-fn payload(agent: &str, name: &str, repo: &Path, transcript: &Path) -> Vec<u8> {
+pub(crate) fn payload(agent: &str, name: &str, repo: &Path, transcript: &Path) -> Vec<u8> {
     let mut v = fixture(agent, name);
     retarget(&mut v, repo);
     if v.get("transcript_path").is_some_and(Value::is_string) {
@@ -51,7 +51,7 @@ fn payload(agent: &str, name: &str, repo: &Path, transcript: &Path) -> Vec<u8> {
 
 /// `hook <agent> --json` from a directory outside the repository (the payload decides),
 /// exit 0, its outcome.
-fn hook(agent: &str, input: &[u8], args: &[&str]) -> Value {
+pub(crate) fn hook(agent: &str, input: &[u8], args: &[&str]) -> Value {
     let elsewhere = tempfile::tempdir().unwrap();
     let mut a = vec!["--json", "hook", agent];
     a.extend_from_slice(args);

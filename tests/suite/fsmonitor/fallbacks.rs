@@ -118,8 +118,18 @@ fn git_sample_hook_is_answered_over_watchmans_socket_and_other_hooks_are_run() {
     // A stale cached socket path: resolved again through `watchman get-sockname`.
     let cache = dir.join(".git/agent-rewind/cache/watchman-sock");
     let cached = std::fs::read_to_string(&cache).unwrap();
-    let key = cached.lines().next().unwrap();
-    std::fs::write(&cache, format!("{key}\n{}/no-such-sock", dir.display())).unwrap();
+    let body = common::envelope_body(cached.as_bytes(), "watchman-sock", 2);
+    let key = String::from_utf8_lossy(body)
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let stale = format!("{key}\n{}/no-such-sock", dir.display());
+    std::fs::write(
+        &cache,
+        common::envelope("watchman-sock", 2, stale.as_bytes()),
+    )
+    .unwrap();
     repo.write("d3/f1.txt", "after a stale socket path\n");
     let t = checkpoint(&w, dir, "a stale socket path");
     assert_eq!(asked_socket(&t), (true, false), "{}", t.trace);

@@ -400,9 +400,10 @@ fn proofs_hold_across_index_layout_changes_and_an_old_token_file_means_the_full_
     let good = std::fs::read(&file).unwrap();
     let text = String::from_utf8_lossy(&good);
     let lines: Vec<&str> = text.splitn(4, '\n').take(3).collect();
+    assert_eq!(lines[0], "agent-rewind/fsmonitor v5");
     let old = format!("agent-rewind fsmonitor v2\n{}\n{}\n0\n", lines[1], lines[2]);
     let mut flipped = good.clone();
-    let last_digest = good.len() - 4 - 8;
+    let last_digest = good.len() - 15 - 8;
     flipped[last_digest] ^= 0x01;
     for (what, bytes, edit) in [
         ("an old token file", old.into_bytes(), "d3/f1.txt"),
@@ -413,7 +414,7 @@ fn proofs_hold_across_index_layout_changes_and_an_old_token_file_means_the_full_
         ),
         (
             "garbage",
-            b"agent-rewind fsmonitor v4\n\0\0".to_vec(),
+            b"agent-rewind/fsmonitor v5\n\0\0".to_vec(),
             "d5/f1.txt",
         ),
         ("a token file with a flipped bit", flipped, "d6/f1.txt"),

@@ -6,8 +6,9 @@
 
 use super::{CACHE_HEADER, RACY_MARGIN};
 use crate::Store;
-use crate::digest::Digest;
 use crate::error::Result;
+use crate::private::digest::Digest;
+use crate::private::envelope::DIRWALK_CACHE;
 use gix::bstr::{BString, ByteSlice};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -160,25 +161,23 @@ pub(super) struct Cache {
 
 impl Cache {
     pub(super) fn load(path: &Path, key: u64) -> Cache {
-        let Ok(data) = std::fs::read(path) else {
-            return Cache::default();
-        };
-        crate::unseal(&data)
-            .and_then(|body| Self::parse(body, key))
+        DIRWALK_CACHE
+            .read_cache(path)
+            .and_then(|body| Self::parse(&body, key))
             .unwrap_or_default()
     }
 
-    /// The file: a header line `<CACHE_HEADER>\t<key, 16 hex digits>[\t<token>]\n`, then
-    /// per directory, in path order: its path's length (u32) and bytes, a flag byte, its
-    /// stat data, its `.gitignore`'s when it has one, the count and digest of the index
-    /// entries below it (u64 each); all numbers little-endian; then the CRC-32 of all that
-    /// ([`crate::seal`]).
+    /// The body (in the envelope of [`DIRWALK_CACHE`], `crate::private::envelope`): a line
+    /// `<key, 16 hex digits>[\t<token>]\n`, then per directory, in path order: its path's
+    /// length (u32) and bytes, a flag byte, its stat data, its `.gitignore`'s when it has
+    /// one, the count and digest of the index entries below it (u64 each); all numbers
+    /// little-endian.
     fn parse(data: &[u8], key: u64) -> Option<Cache> {
         let nl = data.find_byte(b'\n')?;
         let header = data[..nl].to_str().ok()?;
         let mut fields = header.split('\t');
-        let (name, stored_key) = (fields.next()?, fields.next()?);
-        if name != CACHE_HEADER || u64::from_str_radix(stored_key, 16).ok()? != key {
+        let stored_key = fields.next()?;
+        if stored_key.len() != 16 || u64::from_str_radix(stored_key, 16).ok()? != key {
             return None;
         }
         let token = fields.next().map(str::to_string);
@@ -222,7 +221,7 @@ impl Cache {
 
     pub(super) fn save(&self, path: &Path) -> Result<()> {
         let mut out = Vec::with_capacity(self.dirs.len() * 112 + 256);
-        out.extend_from_slice(format!("{CACHE_HEADER}\t{:016x}", self.key).as_bytes());
+        out.extend_from_slice(format!("{:016x}", self.key).as_bytes());
         if let Some(token) = self
             .token
             .as_deref()
@@ -255,8 +254,7 @@ impl Cache {
             out.extend_from_slice(&r.index.0.to_le_bytes());
             out.extend_from_slice(&r.index.1.to_le_bytes());
         }
-        crate::seal(&mut out);
-        crate::write_atomic(path, &out, None)
+        DIRWALK_CACHE.write(path, &out)
     }
 }
 

@@ -1,7 +1,7 @@
 //! Digests of the index entries for the monitor's proofs (`store::fsmonitor`), and finding
 //! them among the stored ones. It only computes; it reads and writes nothing.
 
-use crate::digest::{Digest, path_digest};
+use crate::private::digest::{Digest, path_digest};
 use gix::bstr::ByteSlice;
 
 /// Digests of the index entries, computed in one pass over their paths.

@@ -11,6 +11,7 @@
 //! itself. It never reads or writes git's own token; it writes nothing but the cached socket
 //! path (`cache/watchman-sock`, re-resolved whenever connecting fails).
 
+use crate::private::envelope::WATCHMAN_SOCK;
 use gix::bstr::ByteSlice;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
@@ -208,13 +209,13 @@ fn connect(workdir: &Path, cache: &Path) -> Result<Connection, Unreachable> {
     text.push(b'\n');
     text.extend_from_slice(path.as_os_str().as_encoded_bytes());
     // Best effort: not cached only means asking the CLI next time.
-    let _ = crate::write_atomic(cache, &text, None);
+    let _ = WATCHMAN_SOCK.write(cache, &text);
     Ok(c)
 }
 
 /// What decides where the `watchman` CLI looks for its server.
 fn environment_key() -> String {
-    let mut key = String::from("agent-rewind watchman-sock v1");
+    let mut key = String::from("environment");
     for var in [
         "PATH",
         "WATCHMAN_SOCK",
@@ -231,7 +232,7 @@ fn environment_key() -> String {
 }
 
 fn cached_sockname(cache: &Path, key: &str) -> Option<PathBuf> {
-    let data = std::fs::read(cache).ok()?;
+    let data = WATCHMAN_SOCK.read_cache(cache)?;
     let (k, path) = data.split_once_str(b"\n")?;
     if k != key.as_bytes() || path.is_empty() {
         return None;

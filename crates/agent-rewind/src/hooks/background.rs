@@ -20,8 +20,9 @@
 use super::HookOutcome;
 use super::handlers::{HookRecord, StepSource, record};
 use crate::catalog::short;
-use crate::error::{Error, IoResultExt, Result};
+use crate::error::{Error, Result};
 use crate::ids::{RunId, StepName};
+use crate::store::private::envelope::{POST_COMMIT_PENDING, POST_COMMIT_REPORT};
 use crate::store::process::Purpose;
 use crate::store::{ObjectId, PostCommitWait, Store};
 
@@ -94,7 +95,10 @@ pub fn start(
     };
     // Removed by the child when it is done: left behind, the next command says it died.
     let pending = store.private().post_commit_pending();
-    if crate::store::write_atomic(&pending, format!("{commit}\n").as_bytes(), None).is_err() {
+    if POST_COMMIT_PENDING
+        .write(&pending, format!("{commit}\n").as_bytes())
+        .is_err()
+    {
         return Ok(None);
     }
     let mut command = crate::store::process::command(Purpose::BackgroundCheckpoint, exe);
@@ -171,18 +175,15 @@ pub fn record_in_background(store: &Store, args: &[String]) -> Result<HookOutcom
 
 /// Add `lines` to the report the next command prints (each without a line break).
 pub fn tell_later(store: &Store, lines: &[String]) -> Result<()> {
-    use std::io::Write;
-    if lines.is_empty() {
-        return Ok(());
+    POST_COMMIT_REPORT.append(&store.private().post_commit_report(), lines)
+}
+
+/// A damaged private file, as a warning: what the error says, and its hint.
+fn damaged(e: &Error) -> String {
+    match &e.hint {
+        Some(hint) => format!("{} ({hint})", e.message),
+        None => e.message.clone(),
     }
-    let path = store.private().post_commit_report();
-    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .and_then(|mut f| f.write_all(text.as_bytes()))
-        .at(&path)
 }
 
 /// Wait for a post-commit checkpoint still being recorded in the background in this
@@ -201,17 +202,27 @@ pub fn settle(store: &Store) -> Vec<String> {
     };
     let mut warnings = vec![];
     let path = store.private().post_commit_report();
-    if let Ok(Some(text)) = crate::store::read_if_exists(&path) {
+    // A damaged report or pending file is told by name (the error's text and hint), and
+    // removed: it held only what was to be told once.
+    if let Ok(Some(bytes)) = crate::store::read_if_exists(&path) {
         let _ = crate::store::remove_if_exists(&path);
-        let text = String::from_utf8_lossy(&text);
-        warnings.extend(text.lines().filter(|l| !l.is_empty()).map(str::to_string));
+        match POST_COMMIT_REPORT.records(&path, &bytes) {
+            Ok(lines) => warnings.extend(lines.into_iter().filter(|l| !l.is_empty())),
+            Err(e) => warnings.push(damaged(&e)),
+        }
     }
     let pending = store.private().post_commit_pending();
-    if let Ok(Some(text)) = crate::store::read_if_exists(&pending) {
+    if let Ok(Some(bytes)) = crate::store::read_if_exists(&pending) {
         let _ = crate::store::remove_if_exists(&pending);
-        let commit = ObjectId::from_hex(text.trim_ascii())
-            .map(short)
-            .unwrap_or_else(|_| "(unreadable id)".into());
+        let commit = match POST_COMMIT_PENDING.state_body(&pending, &bytes) {
+            Ok(text) => ObjectId::from_hex(text.trim_ascii())
+                .map(short)
+                .unwrap_or_else(|_| "(unreadable id)".into()),
+            Err(e) => {
+                warnings.push(damaged(&e));
+                "(unreadable id)".into()
+            }
+        };
         warnings.push(format!(
             "the post-commit checkpoint of commit {commit} was not recorded: the process \
              recording it stopped before it was done"

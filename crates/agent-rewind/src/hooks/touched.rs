@@ -1,18 +1,19 @@
 //! The pending list of paths an agent edited since its last turn: one private file per run
 //! in the worktree's git dir (`<git-dir>/agent-rewind/touched/<run>`, `-` while no run is
-//! active), one path per line. A file-edit hook appends whole lines (`O_APPEND`, one write),
-//! which is cheap and safe with concurrent hooks; the next turn checkpoint takes the list
-//! and carries it as `touched`.
+//! active), a log in the private envelope (`TOUCHED`: a header, then one path per line with
+//! its checksum). A file-edit hook appends whole lines (`O_APPEND`, one write), which is
+//! cheap and safe with concurrent hooks; the next turn checkpoint takes the list and carries
+//! it as `touched`. A list from before the envelope (bare lines) is read; a damaged one is
+//! refused, naming it.
 //!
 //! Taking renames the file aside first, so an edit noted while the turn is being recorded
 //! lands in a fresh list for the next turn. It never snapshots anything and never touches
 //! refs.
 
-use crate::error::{Error, IoResultExt, Result};
+use crate::error::{Error, Result};
 use crate::store::Store;
-use crate::store::create_parent;
+use crate::store::private::envelope::TOUCHED;
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The list's name when no run is active.
@@ -27,30 +28,7 @@ pub fn pending_path(store: &Store, key: &str) -> PathBuf {
 
 /// Append `paths` (relative to the worktree root, `/`-separated) to the list of `key`.
 pub fn note(store: &Store, key: &str, paths: &[String]) -> Result<()> {
-    if paths.is_empty() {
-        return Ok(());
-    }
-    let path = pending_path(store, key);
-    let mut buf = String::new();
-    for p in paths {
-        buf.push_str(p);
-        buf.push('\n');
-    }
-    let open = || {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-    };
-    let mut f = match open() {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            create_parent(&path)?;
-            open()
-        }
-        other => other,
-    }
-    .at(&path)?;
-    f.write_all(buf.as_bytes()).at(&path)
+    TOUCHED.append(&pending_path(store, key), paths)
 }
 
 /// Lists taken for one turn: put them back if the turn is not recorded.
@@ -66,6 +44,13 @@ pub struct Taken {
 
 /// Take the lists of `keys` (renamed aside; an absent list is empty).
 pub fn take(store: &Store, keys: &[&str]) -> Result<Taken> {
+    // A damaged list is refused before anything is taken: nothing changes.
+    for key in keys {
+        let list = pending_path(store, key);
+        if let Some(bytes) = crate::store::read_if_exists(&list)? {
+            TOUCHED.records(&list, &bytes)?;
+        }
+    }
     let mut taken = Taken::default();
     let mut all = BTreeSet::new();
     for key in keys {
@@ -79,11 +64,16 @@ pub fn take(store: &Store, keys: &[&str]) -> Result<Taken> {
         let bytes = std::fs::read(&aside).unwrap_or_default();
         // Only whole lines: a line still being written stays for the next turn.
         let whole = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-        for line in String::from_utf8_lossy(&bytes[..whole]).lines() {
-            if !line.is_empty() {
-                all.insert(line.to_string());
+        let lines = match TOUCHED.records(&list, &bytes[..whole]) {
+            Ok(lines) => lines,
+            Err(e) => {
+                // Damaged since it was checked: everything taken goes back.
+                taken.files.push((aside, list, 0));
+                taken.put_back();
+                return Err(e);
             }
-        }
+        };
+        all.extend(lines.into_iter().filter(|l| !l.is_empty()));
         taken.files.push((aside, list, whole));
     }
     taken.dropped = all.len().saturating_sub(MAX_TOUCHED);
@@ -108,16 +98,14 @@ impl Taken {
     }
 }
 
-/// Append what `aside` holds beyond its first `skip` bytes to `list`, then remove `aside`.
+/// Append the lines `aside` holds beyond its first `skip` bytes to `list`, then remove
+/// `aside`. A line still being written when the list was read is given back once whole.
 fn give_back(aside: &Path, list: &Path, skip: usize) {
     if let Ok(bytes) = std::fs::read(aside)
         && bytes.len() > skip
-        && let Ok(mut f) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(list)
+        && let Ok(lines) = TOUCHED.records(list, &bytes[skip..])
     {
-        let _ = f.write_all(&bytes[skip..]);
+        let _ = TOUCHED.append(list, &lines);
     }
     let _ = std::fs::remove_file(aside);
 }

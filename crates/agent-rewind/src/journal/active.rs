@@ -1,10 +1,13 @@
 //! The active run of a worktree: a small private file in the worktree's own git dir (see
 //! `store::private`), so each worktree has its own; `AGENT_RUN` overrides it. Written
-//! atomically. Never decides which run should be active: callers do.
+//! atomically in the private envelope (`ACTIVE_RUN`); a damaged file is refused, one from
+//! before the envelope (the bare run id) is read. Never decides which run should be active:
+//! callers do.
 
 use crate::error::Result;
 use crate::ids::RunId;
-use crate::store::{Store, read_if_exists, remove_if_exists, write_atomic};
+use crate::store::private::envelope::ACTIVE_RUN;
+use crate::store::{Store, remove_if_exists};
 
 /// The active run of this worktree, if any. `AGENT_RUN` in the environment overrides it.
 pub fn active_run(store: &Store) -> Result<Option<RunId>> {
@@ -22,7 +25,7 @@ pub fn active_run(store: &Store) -> Result<Option<RunId>> {
 /// state, which backups record and `undo` puts back.
 pub fn worktree_active_run(store: &Store) -> Result<Option<RunId>> {
     let path = store.private().active_run();
-    match read_if_exists(&path)? {
+    match ACTIVE_RUN.read_state(&path)? {
         Some(b) => {
             let s = String::from_utf8_lossy(&b);
             if s.trim().is_empty() {
@@ -38,11 +41,7 @@ pub fn worktree_active_run(store: &Store) -> Result<Option<RunId>> {
 
 /// Make `run` the active run of this worktree.
 pub fn set_active_run(store: &Store, run: &RunId) -> Result<()> {
-    write_atomic(
-        &store.private().active_run(),
-        format!("{run}\n").as_bytes(),
-        None,
-    )
+    ACTIVE_RUN.write(&store.private().active_run(), format!("{run}\n").as_bytes())
 }
 
 /// Forget the active run of this worktree.

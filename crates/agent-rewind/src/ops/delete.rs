@@ -17,8 +17,8 @@ use crate::ids::RunId;
 use crate::journal::{active_run, clear_active_run};
 use crate::remote::staged::{self, LocalRun};
 use crate::store::ObjectId;
+use crate::store::private::envelope::DELETED_RUNS;
 use crate::store::{PackedDelete, PublishError, RefChange, Store, layout};
-use crate::store::{read_if_exists, write_atomic};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -77,6 +77,8 @@ pub(crate) fn delete_runs(
     if runs.is_empty() {
         return Ok(vec![]);
     }
+    // A damaged tombstone file is refused before any ref is deleted: nothing changes.
+    deleted_runs(store)?;
     let mut done = vec![];
     let mut rest: Vec<(RunId, LocalRun)> = vec![];
     if runs.len() >= PACKED_FROM {
@@ -204,7 +206,7 @@ pub(crate) fn dependents(
 
 /// Runs deleted here, with the tip they had.
 pub fn deleted_runs(store: &Store) -> Result<BTreeMap<String, ObjectId>> {
-    let Some(bytes) = read_if_exists(&store.private().deleted_runs())? else {
+    let Some(bytes) = DELETED_RUNS.read_state(&store.private().deleted_runs())? else {
         return Ok(BTreeMap::new());
     };
     Ok(String::from_utf8_lossy(&bytes)
@@ -229,7 +231,7 @@ fn update_tombstones(
         return Ok(());
     }
     let body: String = all.iter().map(|(r, id)| format!("{r} {id}\n")).collect();
-    write_atomic(&store.private().deleted_runs(), body.as_bytes(), None)
+    DELETED_RUNS.write(&store.private().deleted_runs(), body.as_bytes())
 }
 
 fn remember_deleted(store: &Store, tips: &[(RunId, ObjectId)]) -> Result<()> {

@@ -12,7 +12,8 @@ use super::runcache;
 use crate::catalog::{Catalog, Checkpoint, RunSummary};
 use crate::error::Result;
 use crate::ids::RunId;
-use crate::store::{ObjectId, RunRefSet, Store, write_atomic_with};
+use crate::store::private::envelope::{RUNS_CACHE, TRAILER_LEN};
+use crate::store::{ObjectId, RunRefSet, Store};
 use serde::Serialize;
 use std::io::{Seek, Write};
 
@@ -115,19 +116,23 @@ fn line_text<'a>(file: &'a str, l: &'a Line) -> &'a str {
     }
 }
 
-/// The cache file's text when it is a cache of this version whose checksum matches (else
-/// empty): its first line is the header and the CRC-32 of the rest, so a cache edited or
-/// cut short is rebuilt whole, and a current line's JSON can be printed as it is.
+/// The cache file's text without its checksum line when it is a cache of this version whose
+/// checksum matches (else empty): its first line is the envelope's header (`RUNS_CACHE`),
+/// so a cache edited or cut short is rebuilt whole, and a current line's JSON can be printed
+/// as it is.
 fn read_cache(store: &Store) -> String {
-    let Ok(text) = std::fs::read_to_string(store.private().runs_cache()) else {
-        return String::new();
-    };
-    let intact = text
-        .strip_prefix(runcache::HEADER)
-        .and_then(|r| r.strip_prefix(' '))
-        .and_then(|r| r.split_once('\n'))
-        .is_some_and(|(crc, body)| crc == format!("{:08x}", crc32fast::hash(body.as_bytes())));
-    if intact { text } else { String::new() }
+    std::fs::read(store.private().runs_cache())
+        .ok()
+        .and_then(|data| cache_text(&data))
+        .unwrap_or_default()
+}
+
+/// The text of a cache file's bytes (header line and lines, as offsets into the file) when
+/// it is current and intact.
+fn cache_text(data: &[u8]) -> Option<String> {
+    RUNS_CACHE.cache_body(data)?;
+    let text = std::str::from_utf8(&data[..data.len() - TRAILER_LEN]).ok()?;
+    Some(text.to_string())
 }
 
 /// All runs, newest activity first; archived runs only with `all`.
@@ -313,16 +318,11 @@ fn rewrite_cache(
     let mut ranges: Vec<std::ops::Range<usize>> = Vec::with_capacity(entries.len());
     let mut made: Vec<(i128, bool)> = Vec::with_capacity(todo.len());
     let mut problems = Vec::new();
-    let written = write_atomic_with(&store.private().runs_cache(), |w| {
-        let placeholder = format!("{} {:08x}\n", runcache::HEADER, 0);
-        w.write_all(placeholder.as_bytes())?;
-        let mut at = placeholder.len();
-        let mut crc = crc32fast::Hasher::new();
+    let written = RUNS_CACHE.write_with(&store.private().runs_cache(), |w| {
+        let mut at = RUNS_CACHE.header().len();
         let mut line = |w: &mut dyn Write, l: &str| -> std::io::Result<std::ops::Range<usize>> {
             w.write_all(l.as_bytes())?;
             w.write_all(b"\n")?;
-            crc.update(l.as_bytes());
-            crc.update(b"\n");
             let range = at..at + l.len();
             at += l.len() + 1;
             Ok(range)
@@ -365,10 +365,7 @@ fn rewrite_cache(
                 next += 1;
             }
         }
-        let header = format!("{} {:08x}\n", runcache::HEADER, crc.finalize());
-        debug_assert_eq!(header.len(), placeholder.len());
-        w.seek(std::io::SeekFrom::Start(0))?;
-        w.write_all(header.as_bytes())
+        Ok(())
     });
     // The caches of earlier versions, if still there (v3 had the same name).
     let _ = std::fs::remove_file(store.private().legacy_runs_cache());
@@ -398,9 +395,9 @@ fn rewrite_cache(
 fn read_back(mut file: std::fs::File) -> Option<String> {
     use std::io::Read;
     file.seek(std::io::SeekFrom::Start(0)).ok()?;
-    let mut text = String::new();
-    file.read_to_string(&mut text).ok()?;
-    Some(text)
+    let mut data = Vec::new();
+    file.read_to_end(&mut data).ok()?;
+    cache_text(&data)
 }
 
 /// Runs summarized by one thread before another is worth starting.

@@ -1,5 +1,5 @@
-//! The summary cache of `list` (`runs.lines`, header `agent-rewind runs cache v4 <CRC-32 of
-//! the rest, 8 hex digits>`): one line per run, sorted by run id, holding what the refs cannot give already as the JSON that
+//! The summary cache of `list` (`runs.lines`, in the private envelope `RUNS_CACHE`: its
+//! header line, the lines, its checksum line): one line per run, sorted by run id, holding what the refs cannot give already as the JSON that
 //! `list --json` prints, so a warm `list` neither parses nor serializes a summary. Owns the
 //! line format and the JSON of a listed run; never decides whether a line is current (that
 //! is `list`'s comparison of the line's HEAD and notes tip with the refs) and never runs git.
@@ -14,9 +14,6 @@
 use crate::catalog::RunSummary;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
-
-/// The first line of the cache file; a file starting otherwise is rebuilt.
-pub(super) const HEADER: &str = "agent-rewind runs cache v4";
 
 /// What the cache keeps of a summary (A, B and C together): what cannot be read from the
 /// refs (the run id, HEAD, steps and unique prefix can).

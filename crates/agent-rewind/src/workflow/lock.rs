@@ -1,11 +1,12 @@
 //! The runner lock of a run: one runner at a time. An exclusive `flock` on
 //! `<git-common-dir>/agent-rewind/runners/<run>.lock`, whose content names the holder (pid and
-//! host). The kernel releases it when the runner dies, so a lock file that exists but is not
+//! host, in the private envelope `RUNNER_LOCK`). The kernel releases it when the runner dies, so a lock file that exists but is not
 //! locked is stale: it is taken over and the caller reconciles the steps the dead runner left
 //! open.
 
 use crate::error::{Error, IoResultExt, Result};
 use crate::ids::RunId;
+use crate::store::private::envelope::RUNNER_LOCK;
 use crate::store::{Store, open_lock_file};
 use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, Write};
@@ -36,17 +37,28 @@ pub fn try_acquire(store: &Store, run: &RunId) -> Result<std::result::Result<Run
     match file.try_lock() {
         Ok(()) => {}
         Err(TryLockError::WouldBlock) => {
-            let mut holder = String::new();
-            let _ = file.read_to_string(&mut holder);
-            return Ok(Err(holder.trim().replace('\n', ", ")));
+            let mut bytes = Vec::new();
+            let _ = file.read_to_end(&mut bytes);
+            let holder = match holder_of(&p, &bytes) {
+                Ok(holder) => holder,
+                Err(e) => e.message,
+            };
+            return Ok(Err(holder));
         }
         Err(TryLockError::Error(e)) => {
             return Err(Error::io(&p, e));
         }
     }
-    let mut previous = String::new();
-    file.read_to_string(&mut previous).at(&p)?;
-    let took_over_from = (!previous.trim().is_empty()).then(|| previous.trim().replace('\n', ", "));
+    let mut previous = Vec::new();
+    file.read_to_end(&mut previous).at(&p)?;
+    let took_over_from = match holder_of(&p, &previous) {
+        Ok(holder) => (!holder.is_empty()).then_some(holder),
+        Err(e) => {
+            // Refused: the damaged content stays as it was for the user to look at.
+            let _ = file.unlock();
+            return Err(e);
+        }
+    };
     let host = crate::time::writer_id();
     let holder = format!(
         "pid {}\nhost {host}\nsince {}\n",
@@ -55,7 +67,7 @@ pub fn try_acquire(store: &Store, run: &RunId) -> Result<std::result::Result<Run
     );
     file.set_len(0)
         .and_then(|()| file.rewind())
-        .and_then(|()| file.write_all(holder.as_bytes()))
+        .and_then(|()| file.write_all(&RUNNER_LOCK.encode(holder.as_bytes())))
         .and_then(|()| file.flush())
         .at(&p)?;
     Ok(Ok(RunnerLock {
@@ -63,6 +75,15 @@ pub fn try_acquire(store: &Store, run: &RunId) -> Result<std::result::Result<Run
         path: p,
         took_over_from,
     }))
+}
+
+/// The holder the lock file at `path` names (`bytes`), on one line; empty when none.
+fn holder_of(path: &std::path::Path, bytes: &[u8]) -> Result<String> {
+    if bytes.is_empty() {
+        return Ok(String::new());
+    }
+    let text = RUNNER_LOCK.state_body(path, bytes)?;
+    Ok(String::from_utf8_lossy(text).trim().replace('\n', ", "))
 }
 
 /// Whether a runner currently holds the lock of `run`.

@@ -9,12 +9,13 @@
 //! else about a workflow.
 
 use crate::error::Result;
-use crate::store::{Store, read_if_exists, write_atomic};
+use crate::store::Store;
+use crate::store::private::envelope::TRUSTED_WORKFLOWS;
 use std::collections::BTreeSet;
 
 /// The digests on the trusted list.
 fn trusted(store: &Store) -> Result<BTreeSet<String>> {
-    let Some(bytes) = read_if_exists(&store.private().trusted_workflows())? else {
+    let Some(bytes) = TRUSTED_WORKFLOWS.read_state(&store.private().trusted_workflows())? else {
         return Ok(BTreeSet::new());
     };
     Ok(String::from_utf8_lossy(&bytes)
@@ -42,5 +43,5 @@ pub fn trust(store: &Store, digest: &str) -> Result<()> {
         body.push_str(d);
         body.push('\n');
     }
-    write_atomic(&store.private().trusted_workflows(), body.as_bytes(), None)
+    TRUSTED_WORKFLOWS.write(&store.private().trusted_workflows(), body.as_bytes())
 }

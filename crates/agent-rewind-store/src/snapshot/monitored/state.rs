@@ -5,12 +5,11 @@
 use super::Policy;
 use crate::Store;
 use crate::dirwalk::{global_files, source_stamp};
-use crate::rawindex;
+use crate::private::digest::digest128;
+use crate::private::envelope::MONITORED_SNAPSHOT;
 use crate::snapshot::Excluded;
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
-
-const HEADER: &[u8] = b"agent-rewind monitored snapshot v1\n";
 
 /// Where the last monitored snapshot ended.
 #[derive(Serialize, Deserialize)]
@@ -33,9 +32,8 @@ pub(super) fn hex_id(hex: &str) -> Option<ObjectId> {
 }
 
 pub(super) fn load(store: &Store) -> Option<Saved> {
-    let data = std::fs::read(store.private().monitored_snapshot()).ok()?;
-    let data = crate::unseal(&data)?;
-    serde_json::from_slice(data.strip_prefix(HEADER)?).ok()
+    let body = MONITORED_SNAPSHOT.read_cache(&store.private().monitored_snapshot())?;
+    serde_json::from_slice(&body).ok()
 }
 
 /// No saved state: the next checkpoint takes the full pass.
@@ -46,12 +44,10 @@ pub(super) fn forget(store: &Store) {
 /// Best effort: a state that cannot be saved only means a full pass next time.
 pub(super) fn save(store: &Store, saved: &Saved) {
     let path = store.private().monitored_snapshot();
-    let mut out = HEADER.to_vec();
-    if serde_json::to_writer(&mut out, saved).is_err() {
+    let Ok(out) = serde_json::to_vec(saved) else {
         return;
-    }
-    crate::seal(&mut out);
-    if crate::create_parent(&path).is_err() || crate::write_atomic(&path, &out, None).is_err() {
+    };
+    if MONITORED_SNAPSHOT.write(&path, &out).is_err() {
         forget(store);
     }
 }
@@ -99,6 +95,6 @@ pub(super) fn state_key(store: &Store, policy: &Policy) -> String {
             source_stamp(&source)
         ));
     }
-    let d = rawindex::digest(text.as_bytes());
+    let d = digest128(text.as_bytes());
     format!("{:016x}{:016x}", d[0], d[1])
 }

@@ -1,5 +1,9 @@
-//! Our private files under the git dir: the one module that spells their paths, and the way
-//! to replace a file atomically (from bytes, or as it is written).
+//! Our private files under the git dir: the one module that spells their paths
+//! ([`PrivatePaths`]), encodes them ([`envelope`]: a header naming the format and its
+//! version, and a checksum; every format is listed there) and digests what they store
+//! ([`digest`]), and the way to replace a file atomically (from bytes, or as it is written).
+//! Nothing outside this module writes a header or a checksum of a private file, and nothing
+//! here decides what a file's body means.
 //!
 //! ```text
 //! <git dir>/agent-rewind/active-run          the worktree's active run (per worktree)
@@ -22,7 +26,12 @@
 //! ```
 //!
 //! `<git dir>` is the worktree's own (`.git/worktrees/<name>` for a linked one), `<common
-//! dir>` the one all worktrees share. Nothing here decides what goes into these files.
+//! dir>` the one all worktrees share. Every file with data is in the [`envelope`] of its
+//! [`envelope::Format`] (docs/FORMAT.md lists them); the locks are empty flocks (the runner
+//! lock's content aside). Nothing here decides what goes into these files.
+
+pub mod digest;
+pub mod envelope;
 
 use super::Store;
 use crate::error::{Error, IoResultExt, Result};
@@ -222,19 +231,6 @@ pub fn write_atomic_with(
         w.flush().at(&tmp_path)?;
     }
     tmp.persist(path).map_err(|e| Error::io(path, e.error))
-}
-
-/// Append the CRC-32 of `bytes` to them (4 bytes, little-endian): what [`unseal`] checks.
-/// For our binary caches, where a flipped bit could otherwise still parse and be trusted.
-pub fn seal(bytes: &mut Vec<u8>) {
-    let crc = crc32fast::hash(bytes);
-    bytes.extend_from_slice(&crc.to_le_bytes());
-}
-
-/// The content of a [`seal`]ed file, or `None` when its checksum does not match.
-pub fn unseal(data: &[u8]) -> Option<&[u8]> {
-    let (body, crc) = data.split_last_chunk::<4>()?;
-    (crc32fast::hash(body) == u32::from_le_bytes(*crc)).then_some(body)
 }
 
 /// Remove a file that may already be gone.
