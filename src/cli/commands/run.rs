@@ -19,7 +19,7 @@ Exit status: 0 the run completed; 1 a step failed, a gate was rejected, or an er
 pub const RESUME_EXAMPLES: &str = "Examples:
   git agent-rewind resume
   git agent-rewind resume --retry implement
-  git agent-rewind resume r2 --trust
+  git agent-rewind resume r2 --workflow workflow.toml
 
 Exit status: 0 the run completed; 1 a step failed, a gate was rejected, or an error; 3 the run waits for a person (a gate to approve, an interrupted step to retry with --retry) or for the worker of an external step.";
 
@@ -46,10 +46,6 @@ pub struct ResumeArgs {
     /// stored copy).
     #[arg(long, value_name = "FILE")]
     pub workflow: Option<PathBuf>,
-    /// Run the workflow stored with the run although it came from elsewhere (a fetch, a
-    /// bundle), and trust it from now on.
-    #[arg(long)]
-    pub trust: bool,
 }
 
 pub fn run(a: RunArgs, ctx: &Ctx) -> Result<Output> {
@@ -77,7 +73,6 @@ pub fn resume(a: ResumeArgs, ctx: &Ctx) -> Result<Output> {
         ops::run::ResumeOptions {
             retry: a.retry.as_deref(),
             workflow_file: workflow.as_deref(),
-            trust: a.trust,
         },
     )?;
     Ok(report_output(report, ctx))
