@@ -20,8 +20,8 @@ Exit status: 0 the workflow is trusted (now or already); 1 it was not (answered 
 pub struct TrustArgs {
     /// The run whose workflow may run here (default: the active run of this worktree).
     pub run: Option<String>,
-    /// Trust without asking (after reading the steps, e.g. with `trust <run>` on a
-    /// terminal, or in the run's root note).
+    /// Trust without asking (after reading the steps: `trust <run>` prints them). Without
+    /// it, `trust` asks on a terminal; with no terminal, or with --json, it refuses (exit 1).
     #[arg(long)]
     pub yes: bool,
 }
