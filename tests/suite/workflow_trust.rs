@@ -415,3 +415,85 @@ fn run_of_a_file_the_user_names_runs_and_trusts_it() {
     let o = tool(r.path(), &log, &["trust", "w1"]);
     assert_eq!(o.status.code(), Some(0), "already trusted: {}", stderr(&o));
 }
+
+/// `trust w1` on a terminal (stdin and stderr a pseudo-terminal) answered with `answer`:
+/// its exit status, stdout, and what it wrote on the terminal.
+fn trust_on_a_terminal(h: &Hostile, answer: &str) -> (Option<i32>, String, String) {
+    use std::io::{Read, Write};
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let (mut master, slave) = {
+        let (mut m, mut s) = (-1, -1);
+        // SAFETY: openpty writes two new file descriptors into `m` and `s` and reads no
+        // other argument (all null); each is owned by exactly one File/OwnedFd below.
+        let rc = unsafe {
+            libc::openpty(
+                &mut m,
+                &mut s,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+        // SAFETY: `m` and `s` are open (rc 0) and owned by nothing else.
+        unsafe { (std::fs::File::from_raw_fd(m), OwnedFd::from_raw_fd(s)) }
+    };
+    // The answer waits in the terminal's line buffer until `trust` reads it.
+    master.write_all(answer.as_bytes()).unwrap();
+    let out = tool_cmd(h.ours.path())
+        .args(["trust", "w1"])
+        .env("TRUST_LOG", &h.log)
+        .stdin(slave.try_clone().unwrap())
+        .stderr(slave)
+        .output()
+        .unwrap();
+    // Every end of the terminal but ours is closed now: read what is left, up to the EIO
+    // that says so.
+    let mut screen = vec![];
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = master.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        screen.extend_from_slice(&buf[..n]);
+    }
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&screen).into_owned(),
+    )
+}
+
+#[test]
+fn trust_on_a_terminal_shows_the_commands_and_trusts_only_on_yes() {
+    let h = Hostile::new(None);
+    h.fetch();
+    let list = h.ours.path().join(".git/agent-rewind/trusted-workflows");
+    let listed = || std::fs::read_to_string(&list).unwrap_or_default();
+    let before = listed();
+
+    let (code, _, screen) = trust_on_a_terminal(&h, "n\n");
+    assert_eq!(code, Some(1), "{screen}");
+    assert!(
+        screen.contains("$ echo pwned"),
+        "the commands are shown: {screen}"
+    );
+    assert!(screen.contains("[y/N]"), "{screen}");
+    assert!(screen.contains("answered no"), "{screen}");
+    assert_eq!(listed(), before, "answered no, yet trusted");
+    h.refused(&["resume", "w1"]);
+
+    let (code, stdout, screen) = trust_on_a_terminal(&h, "y\n");
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(stdout.contains("trusted git-blob:"), "{stdout}");
+    assert_ne!(listed(), before, "answered yes, not trusted");
+    assert_eq!(
+        log_lines(&h.log),
+        Vec::<String>::new(),
+        "trust runs nothing"
+    );
+    h.ours.write("go.txt", "go\n");
+    let o = h.tool(&["resume", "w1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(log_lines(&h.log), ["pwned"]);
+}
