@@ -497,3 +497,19 @@ fn trust_on_a_terminal_shows_the_commands_and_trusts_only_on_yes() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(log_lines(&h.log), ["pwned"]);
 }
+
+#[test]
+fn steering_a_fetched_run_does_not_trust_its_workflow() {
+    // `steer --edit` writes a file of the worktree (here: their workflow's text at its
+    // recorded path) and runs nothing; the workflow is still not trusted.
+    let h = Hostile::new(None);
+    h.fetch();
+    let copy = h.tmp.path().join("copy.toml");
+    std::fs::write(&copy, EVIL).unwrap();
+    let edit = format!("evil.toml={}", copy.display());
+    let o = h.tool(&["steer", "w1", "--edit", &edit, "--invalidate", "b", "--yes"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(h.ours.read("evil.toml"), EVIL);
+    h.refused(&["resume", "w1"]);
+    h.refused(&["watch", "w1", "--once"]);
+}
