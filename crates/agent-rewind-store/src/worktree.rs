@@ -166,7 +166,7 @@ impl Store {
             if let Some(parent) = full.parent()
                 && !known_dirs.contains(parent)
             {
-                make_dirs(root, parent)?;
+                make_dirs(root, parent, changed)?;
                 known_dirs.insert(parent.to_path_buf());
             }
             match kind {
@@ -181,10 +181,13 @@ impl Store {
                     let blob = self.read_blob(id)?;
                     let target = gix::path::from_byte_slice(&blob)?.to_path_buf();
                     crate::fail_point!("worktree:write");
+                    note_folder_in_the_way(&full, &c.path, changed);
                     atomic_replace(&full, &tmp_dir, |tmp| {
                         std::os::unix::fs::symlink(&target, tmp).at(tmp)
                     })?;
-                    changed.push(c.path.clone());
+                    if changed.last() != Some(&c.path) {
+                        changed.push(c.path.clone());
+                    }
                     written.push(WrittenFile {
                         path: c.path.clone(),
                         id,
@@ -209,8 +212,11 @@ impl Store {
                     };
                     let exec = kind == EntryKind::BlobExecutable;
                     crate::fail_point!("worktree:write");
+                    note_folder_in_the_way(&full, &c.path, changed);
                     atomic_replace(&full, &tmp_dir, |tmp| write_file(tmp, &bytes, exec))?;
-                    changed.push(c.path.clone());
+                    if changed.last() != Some(&c.path) {
+                        changed.push(c.path.clone());
+                    }
                     crate::crash_point!("worktree:file-written");
                     written.push(WrittenFile {
                         path: c.path.clone(),
@@ -222,6 +228,14 @@ impl Store {
             }
         }
         Ok(written)
+    }
+}
+
+/// A folder at `full` is about to be replaced by a file (its content is in the caller's
+/// backup): count it as changed now, since the replace may fail after removing it.
+fn note_folder_in_the_way(full: &Path, rel: &BString, changed: &mut Vec<BString>) {
+    if std::fs::symlink_metadata(full).is_ok_and(|md| md.is_dir()) {
+        changed.push(rel.clone());
     }
 }
 
@@ -276,28 +290,36 @@ fn atomic_replace(path: &Path, tmp_dir: &Path, create: impl Fn(&Path) -> Result<
     // temp name too long): the process id and a counter are unique among our own writes.
     let unique = format!("{}-{}", std::process::id(), next_temp_number());
     let tmp = tmp_dir.join(format!("w{unique}"));
+    let result = replace_through(path, &tmp, &create);
+    // Nothing is left behind in our folder, whatever failed (a no-op after the rename).
     let _ = std::fs::remove_file(&tmp);
-    create(&tmp).map_err(|e| e.context(format!("could not write {}", path.display())))?;
-    let mut renamed = std::fs::rename(&tmp, path);
+    match result {
+        Err(e) if e.source_io_kind() == Some(std::io::ErrorKind::CrossesDevices) => {
+            let sibling = path.with_file_name(format!(".agent-rewind-{unique}.tmp"));
+            let result = replace_through(path, &sibling, &create);
+            if result.is_err() {
+                let _ = std::fs::remove_file(&sibling);
+            }
+            result
+        }
+        other => other,
+    }
+}
+
+/// Create the new content at `tmp` with `create` and rename it over `path`, removing a
+/// folder in the way when the first rename fails because of it.
+fn replace_through(path: &Path, tmp: &Path, create: &impl Fn(&Path) -> Result<()>) -> Result<()> {
+    let _ = std::fs::remove_file(tmp);
+    create(tmp).map_err(|e| e.context(format!("could not write {}", path.display())))?;
+    let mut renamed = std::fs::rename(tmp, path);
     if renamed.is_err()
         && let Ok(md) = std::fs::symlink_metadata(path)
         && md.is_dir()
     {
         std::fs::remove_dir_all(path).at(path)?;
-        renamed = std::fs::rename(&tmp, path);
+        renamed = std::fs::rename(tmp, path);
     }
-    match renamed {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => {
-            let _ = std::fs::remove_file(&tmp);
-            let sibling = path.with_file_name(format!(".agent-rewind-{unique}.tmp"));
-            let _ = std::fs::remove_file(&sibling);
-            create(&sibling)
-                .map_err(|e| e.context(format!("could not write {}", path.display())))?;
-            std::fs::rename(&sibling, path).at(path)
-        }
-        Err(e) => Err(Error::io(path, e)),
-    }
+    renamed.at(path)
 }
 
 /// A number no other temp file of this process has had.
@@ -325,7 +347,7 @@ fn remove_path(path: &Path) -> Result<bool> {
 
 /// Create `dir` and its parents under `root`; a file in the way is removed (it is in the
 /// caller's backup, and the target tree needs a directory there).
-fn make_dirs(root: &Path, dir: &Path) -> Result<()> {
+fn make_dirs(root: &Path, dir: &Path, changed: &mut Vec<BString>) -> Result<()> {
     let rel = dir.strip_prefix(root).unwrap_or(dir);
     let mut cur = root.to_path_buf();
     for comp in rel.components() {
@@ -334,6 +356,10 @@ fn make_dirs(root: &Path, dir: &Path) -> Result<()> {
             Ok(md) if md.is_dir() => {}
             Ok(_) => {
                 std::fs::remove_file(&cur).at(&cur)?;
+                let removed = cur.strip_prefix(root).unwrap_or(&cur);
+                changed.push(BString::from(std::os::unix::ffi::OsStrExt::as_bytes(
+                    removed.as_os_str(),
+                )));
                 std::fs::create_dir(&cur).at(&cur)?;
             }
             Err(_) => std::fs::create_dir(&cur).at(&cur)?,
