@@ -9,7 +9,8 @@ use super::commands::{
     hooks::HooksCommand, init::InitArgs, list::ListArgs, log::LogArgs, manpages::ManpagesArgs,
     restore::RestoreArgs, revert::RevertArgs, rewind::RewindArgs, run::ResumeArgs, run::RunArgs,
     share::ExportArgs, share::FetchArgs, share::ImportArgs, share::PushArgs, show::ShowArgs,
-    start::StartArgs, steer::SteerArgs, step::StepCommand, view::ViewArgs, watch::WatchArgs,
+    start::StartArgs, steer::SteerArgs, step::StepCommand, trust::TrustArgs, view::ViewArgs,
+    watch::WatchArgs,
 };
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -111,6 +112,10 @@ pub enum Command {
     /// Change a run's inputs and invalidate steps; shows the blast radius first.
     #[command(after_help = steer::EXAMPLES)]
     Steer(SteerArgs),
+    /// Show the commands of the workflow a run would execute and, once you say yes, let it
+    /// run here (a workflow that came with a fetch, a bundle or a checkout runs only then).
+    #[command(after_help = trust::EXAMPLES)]
+    Trust(TrustArgs),
     /// Install or remove the git hooks and agent hooks (never clobbering existing ones).
     #[command(subcommand, after_help = hooks::EXAMPLES)]
     Hooks(HooksCommand),
@@ -164,7 +169,9 @@ pub const GROUPS: &[(&str, &[&str])] = &[
     ("Travel", &["rewind", "fork", "restore", "revert", "undo"]),
     (
         "Workflows",
-        &["run", "resume", "watch", "approve", "reject", "steer"],
+        &[
+            "run", "resume", "watch", "approve", "reject", "steer", "trust",
+        ],
     ),
     ("Share", &["push", "fetch", "export", "import"]),
     ("Maintain", &["delete", "gc"]),

@@ -96,6 +96,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
         Command::Approve(a) => approve::run(a, true, &ctx),
         Command::Reject(a) => approve::run(a, false, &ctx),
         Command::Steer(a) => steer::run(a, &ctx),
+        Command::Trust(a) => trust::run(a, &ctx),
         Command::Hooks(a) => hooks::run(a, &ctx),
         Command::Hook(a) => Ok(hook::run(a, &ctx)),
         Command::Push(a) => share::push(a, &ctx),

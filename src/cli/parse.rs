@@ -14,7 +14,7 @@ use super::commands::{
     delete::DeleteArgs, diff::DiffArgs, gc::GcArgs, hook::HookArgs, list::ListArgs, log::LogArgs,
     restore::RestoreArgs, revert::RevertArgs, rewind::RewindArgs, run::ResumeArgs, run::RunArgs,
     share::FetchArgs, share::PushArgs, show::ShowArgs, start::StartArgs, steer::SteerArgs,
-    step::StepCommand, view::ViewArgs, watch::WatchArgs,
+    step::StepCommand, trust::TrustArgs, view::ViewArgs, watch::WatchArgs,
 };
 use clap::{Args, FromArgMatches, Subcommand};
 use std::ffi::OsString;
@@ -46,6 +46,7 @@ pub(super) const ONE: &[(&str, Define)] = &[
     ("approve", ApproveArgs::augment_args),
     ("reject", ApproveArgs::augment_args),
     ("steer", SteerArgs::augment_args),
+    ("trust", TrustArgs::augment_args),
     ("hook", HookArgs::augment_args),
     ("push", PushArgs::augment_args),
     ("fetch", FetchArgs::augment_args),

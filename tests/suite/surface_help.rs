@@ -45,6 +45,7 @@ const COMMANDS: &[&str] = &[
     "approve",
     "reject",
     "steer",
+    "trust",
     "hooks install",
     "hooks uninstall",
     "push",

@@ -127,6 +127,14 @@ impl Error {
         self
     }
 
+    /// The kind of the I/O error this one came from, when it came from one.
+    pub fn source_io_kind(&self) -> Option<std::io::ErrorKind> {
+        self.source
+            .as_deref()
+            .and_then(|s| s.downcast_ref::<std::io::Error>())
+            .map(std::io::Error::kind)
+    }
+
     /// Add context in front of the message, keeping kind, hint, path and source.
     pub fn context(mut self, what: impl fmt::Display) -> Self {
         self.message = format!("{what}: {}", self.message);

@@ -4,7 +4,10 @@
 //! repository's filters (`.gitattributes`, eol) the way a checkout would, except those a
 //! backup holds as the bytes that were on disk (written back as they are).
 //!
-//! Never writes the index or HEAD; callers take a backup before calling anything here.
+//! Never writes the index or HEAD; callers take a backup before calling anything here. Never
+//! derives a temporary name from a user's file name (the process id and a counter; a name
+//! near the 255-byte limit must still be writable), and a write that fails part-way says
+//! which paths it had already changed.
 
 use super::objects::digest;
 use super::userindex::WrittenFile;
@@ -24,6 +27,9 @@ pub fn rel_path(rel: &[u8]) -> &Path {
     use std::os::unix::ffi::OsStrExt;
     Path::new(std::ffi::OsStr::from_bytes(rel))
 }
+
+/// The longest file name (one path component, in bytes) the filesystems we write to accept.
+const NAME_MAX: usize = 255;
 
 impl Store {
     /// The path protections git applies to paths it writes (`core.protectNTFS`,
@@ -87,6 +93,15 @@ impl Store {
             };
             let parts: Vec<&[u8]> = c.path.as_bytes().split_str("/").collect();
             let last = parts.len() - 1;
+            if let Some(long) = parts.iter().find(|p| p.len() > NAME_MAX) {
+                return Err(Error::refused(format!(
+                    "the target holds a name of {} bytes, longer than the {NAME_MAX} a file \
+                     name can have: {}",
+                    long.len(),
+                    quote_path(&c.path)
+                ))
+                .with_hint("nothing was changed; no checkout can write such a tree"));
+            }
             for (i, part) in parts.iter().enumerate() {
                 let mode = (i == last && kind == EntryKind::Link).then_some(Mode::Symlink);
                 if let Err(e) = gix::validate::path::component(part.as_bstr(), mode, protect) {
@@ -115,6 +130,20 @@ impl Store {
         raw: &HashSet<BString>,
     ) -> Result<Vec<WrittenFile>> {
         self.check_checkout_paths(changes)?;
+        let mut changed = Vec::new();
+        self.write_all(root, changes, raw, &mut changed)
+            .map_err(|e| partial_failure(e, &changed))
+    }
+
+    /// [`Store::apply_changes`] after its checks: `changed` gets each path as soon as it is
+    /// changed on disk, so that a failure can say which ones were.
+    fn write_all(
+        &self,
+        root: &Path,
+        changes: &[TreeChange],
+        raw: &HashSet<BString>,
+        changed: &mut Vec<BString>,
+    ) -> Result<Vec<WrittenFile>> {
         let (mut pipeline, _index) = self.repo.filter_pipeline(None)?;
         // Temp files live in our private folder, so a crash never leaves one in the worktree.
         let tmp_dir = self.private().tmp_dir();
@@ -122,7 +151,9 @@ impl Store {
         // Deletions first, so a file can replace a directory and the other way round.
         for c in changes.iter().filter(|c| c.new.is_none()) {
             let full = root.join(rel_path(&c.path));
-            remove_path(&full)?;
+            if remove_path(&full)? {
+                changed.push(c.path.clone());
+            }
             prune_empty_parents(root, &full);
         }
         // Folders already made or checked in this call (changes come sorted by path).
@@ -135,7 +166,7 @@ impl Store {
             if let Some(parent) = full.parent()
                 && !known_dirs.contains(parent)
             {
-                make_dirs(root, parent)?;
+                make_dirs(root, parent, changed)?;
                 known_dirs.insert(parent.to_path_buf());
             }
             match kind {
@@ -149,9 +180,14 @@ impl Store {
                 EntryKind::Link => {
                     let blob = self.read_blob(id)?;
                     let target = gix::path::from_byte_slice(&blob)?.to_path_buf();
+                    crate::fail_point!("worktree:write");
+                    note_folder_in_the_way(&full, &c.path, changed);
                     atomic_replace(&full, &tmp_dir, |tmp| {
                         std::os::unix::fs::symlink(&target, tmp).at(tmp)
                     })?;
+                    if changed.last() != Some(&c.path) {
+                        changed.push(c.path.clone());
+                    }
                     written.push(WrittenFile {
                         path: c.path.clone(),
                         id,
@@ -175,7 +211,12 @@ impl Store {
                         bytes
                     };
                     let exec = kind == EntryKind::BlobExecutable;
+                    crate::fail_point!("worktree:write");
+                    note_folder_in_the_way(&full, &c.path, changed);
                     atomic_replace(&full, &tmp_dir, |tmp| write_file(tmp, &bytes, exec))?;
+                    if changed.last() != Some(&c.path) {
+                        changed.push(c.path.clone());
+                    }
                     crate::crash_point!("worktree:file-written");
                     written.push(WrittenFile {
                         path: c.path.clone(),
@@ -188,6 +229,42 @@ impl Store {
         }
         Ok(written)
     }
+}
+
+/// A folder at `full` is about to be replaced by a file (its content is in the caller's
+/// backup): count it as changed now, since the replace may fail after removing it.
+fn note_folder_in_the_way(full: &Path, rel: &BString, changed: &mut Vec<BString>) {
+    if std::fs::symlink_metadata(full).is_ok_and(|md| md.is_dir()) {
+        changed.push(rel.clone());
+    }
+}
+
+/// The most paths a partial failure lists by name (the rest are counted).
+const MAX_LISTED: usize = 200;
+
+/// `e`, saying which paths were changed before it happened (nothing when none was).
+fn partial_failure(e: Error, changed: &[BString]) -> Error {
+    let mut e = e;
+    if changed.is_empty() {
+        e.message = format!("{} (nothing in the worktree was changed)", e.message);
+        return e;
+    }
+    let mut list: Vec<String> = changed
+        .iter()
+        .take(MAX_LISTED)
+        .map(|p| quote_path(p).to_string())
+        .collect();
+    if changed.len() > MAX_LISTED {
+        list.push(format!("and {} more", changed.len() - MAX_LISTED));
+    }
+    let n = changed.len();
+    let files = if n == 1 { "file" } else { "files" };
+    e.message = format!(
+        "{}; before that, {n} {files} of the worktree had been changed: {}",
+        e.message,
+        list.join(", ")
+    );
+    e
 }
 
 /// Create `path` (which must not exist) with `bytes`, with git's modes: 0o666 or 0o777
@@ -209,52 +286,68 @@ fn write_file(path: &Path, bytes: &[u8], exec: bool) -> Result<()> {
 /// file next to `path` is used instead. A folder in the way is removed first (the caller
 /// checked that the backup holds everything in it).
 fn atomic_replace(path: &Path, tmp_dir: &Path, create: impl Fn(&Path) -> Result<()>) -> Result<()> {
-    // The temp file's name only needs to be unique among our own writes.
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().replace(['\n', '\t'], "_"))
-        .unwrap_or_default();
-    let tmp = tmp_dir.join(format!("{}-{name}", std::process::id()));
+    // Never derived from the file's own name (a name near the 255-byte limit would make the
+    // temp name too long): the process id and a counter are unique among our own writes.
+    let unique = format!("{}-{}", std::process::id(), next_temp_number());
+    let tmp = tmp_dir.join(format!("w{unique}"));
+    let result = replace_through(path, &tmp, &create);
+    // Nothing is left behind in our folder, whatever failed (a no-op after the rename).
     let _ = std::fs::remove_file(&tmp);
-    create(&tmp).map_err(|e| e.context(format!("could not write {}", path.display())))?;
-    let mut renamed = std::fs::rename(&tmp, path);
+    match result {
+        Err(e) if e.source_io_kind() == Some(std::io::ErrorKind::CrossesDevices) => {
+            let sibling = path.with_file_name(format!(".agent-rewind-{unique}.tmp"));
+            let result = replace_through(path, &sibling, &create);
+            if result.is_err() {
+                let _ = std::fs::remove_file(&sibling);
+            }
+            result
+        }
+        other => other,
+    }
+}
+
+/// Create the new content at `tmp` with `create` and rename it over `path`, removing a
+/// folder in the way when the first rename fails because of it.
+fn replace_through(path: &Path, tmp: &Path, create: &impl Fn(&Path) -> Result<()>) -> Result<()> {
+    let _ = std::fs::remove_file(tmp);
+    create(tmp).map_err(|e| e.context(format!("could not write {}", path.display())))?;
+    let mut renamed = std::fs::rename(tmp, path);
     if renamed.is_err()
         && let Ok(md) = std::fs::symlink_metadata(path)
         && md.is_dir()
     {
         std::fs::remove_dir_all(path).at(path)?;
-        renamed = std::fs::rename(&tmp, path);
+        renamed = std::fs::rename(tmp, path);
     }
-    match renamed {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => {
-            let _ = std::fs::remove_file(&tmp);
-            let sibling =
-                path.with_file_name(format!(".{name}.agent-rewind-{}.tmp", std::process::id()));
-            let _ = std::fs::remove_file(&sibling);
-            create(&sibling)
-                .map_err(|e| e.context(format!("could not write {}", path.display())))?;
-            std::fs::rename(&sibling, path).at(path)
+    renamed.at(path)
+}
+
+/// A number no other temp file of this process has had.
+fn next_temp_number() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Remove a file or symlink the target no longer has (`true` when one was removed). A folder
+/// found there instead (the worktree changed since it was captured) is left alone: its
+/// content is not in the backup.
+fn remove_path(path: &Path) -> Result<bool> {
+    match std::fs::symlink_metadata(path) {
+        Ok(md) if md.is_dir() => Ok(false),
+        Ok(_) => {
+            crate::fail_point!("worktree:remove");
+            std::fs::remove_file(path).at(path)?;
+            Ok(true)
         }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(Error::io(path, e)),
     }
 }
 
-/// Remove a file or symlink the target no longer has. A folder found there instead (the
-/// worktree changed since it was captured) is left alone: its content is not in the backup.
-fn remove_path(path: &Path) -> Result<()> {
-    match std::fs::symlink_metadata(path) {
-        Ok(md) if md.is_dir() => {}
-        Ok(_) => std::fs::remove_file(path).at(path)?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(Error::io(path, e)),
-    }
-    Ok(())
-}
-
 /// Create `dir` and its parents under `root`; a file in the way is removed (it is in the
 /// caller's backup, and the target tree needs a directory there).
-fn make_dirs(root: &Path, dir: &Path) -> Result<()> {
+fn make_dirs(root: &Path, dir: &Path, changed: &mut Vec<BString>) -> Result<()> {
     let rel = dir.strip_prefix(root).unwrap_or(dir);
     let mut cur = root.to_path_buf();
     for comp in rel.components() {
@@ -263,6 +356,10 @@ fn make_dirs(root: &Path, dir: &Path) -> Result<()> {
             Ok(md) if md.is_dir() => {}
             Ok(_) => {
                 std::fs::remove_file(&cur).at(&cur)?;
+                let removed = cur.strip_prefix(root).unwrap_or(&cur);
+                changed.push(BString::from(std::os::unix::ffi::OsStrExt::as_bytes(
+                    removed.as_os_str(),
+                )));
                 std::fs::create_dir(&cur).at(&cur)?;
             }
             Err(_) => std::fs::create_dir(&cur).at(&cur)?,

@@ -23,8 +23,8 @@ pub const RESUME_EXAMPLES: &str = "Examples:
       Continue the active run from its first unfinished step; finished steps are not run again.
   git agent-rewind resume --retry implement
       Run the interrupted step implement again (a new attempt).
-  git agent-rewind resume r2 --trust
-      Continue r2 with the workflow stored in it, trusting it to run here: needed once for a workflow that did not start here.
+  git agent-rewind resume r2 --workflow workflow.toml
+      Continue r2 with the steps of workflow.toml as it is now (the file you name is trusted to run).
 
 Exit status: 0 the run completed; 1 a step failed, a gate was rejected, or an error; 3 the run waits for a person (a gate to approve, an interrupted step to retry with --retry) or for the worker of an external step.";
 
@@ -51,10 +51,6 @@ pub struct ResumeArgs {
     /// stored copy).
     #[arg(long, value_name = "FILE")]
     pub workflow: Option<PathBuf>,
-    /// Run the workflow stored with the run although it came from elsewhere (a fetch, a
-    /// bundle), and trust it from now on.
-    #[arg(long)]
-    pub trust: bool,
 }
 
 pub fn run(a: RunArgs, ctx: &Ctx) -> Result<Output> {
@@ -82,7 +78,6 @@ pub fn resume(a: ResumeArgs, ctx: &Ctx) -> Result<Output> {
         ops::run::ResumeOptions {
             retry: a.retry.as_deref(),
             workflow_file: workflow.as_deref(),
-            trust: a.trust,
         },
     )?;
     Ok(report_output(report, ctx))

@@ -236,3 +236,39 @@ pub fn undone(o: &ops::undo::UndoOutcome) -> String {
     }
     s
 }
+
+/// What `trust <run>` would let run: the workflow, where its text is stored, and every
+/// step's command (escaped: a command is someone else's text).
+pub fn trust_plan(p: &ops::trust::TrustPlan, st: &Style) -> String {
+    let mut s = format!(
+        "workflow {} of run {} ({}, {})\n",
+        st.bold(&escape(&p.workflow)),
+        p.run,
+        escape(&p.from),
+        p.digest
+    );
+    for step in &p.steps {
+        let what = match (&step.run, step.external) {
+            (Some(cmd), _) => format!("$ {}", escape(cmd)),
+            (None, true) => "(external: done elsewhere, no command)".to_string(),
+            (None, false) => "(no command)".to_string(),
+        };
+        s.push_str(&format!("  {:<14} {what}\n", step.name.as_str()));
+    }
+    s
+}
+
+/// The outcome of `trust`.
+pub fn trusted(p: &ops::trust::TrustPlan) -> String {
+    if p.already_trusted {
+        format!(
+            "already trusted here; `git agent-rewind resume {}` runs it",
+            p.run
+        )
+    } else {
+        format!(
+            "trusted {}: `git agent-rewind resume {}` runs it",
+            p.digest, p.run
+        )
+    }
+}

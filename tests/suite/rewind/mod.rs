@@ -8,6 +8,7 @@ use crate::common;
 mod crash;
 mod fork;
 mod lineage;
+mod long_names;
 mod refusals;
 mod restore;
 mod tree;

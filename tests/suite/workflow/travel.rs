@@ -119,10 +119,11 @@ fn a_pushed_run_resumes_on_another_machine_without_the_file() {
     common::ok_in(&clone, &["fetch", "origin", "r1"]);
     // The stored workflow came with the fetch: it runs once the user trusts it
     // (tests/suite/workflow_trust.rs covers the refusal).
+    common::ok_in(&clone, &["trust", "r1", "--yes"]);
     let out = tool_cmd(&clone)
         .env("COUNT_DIR", wf.counts.path())
         .env_remove("FAIL_STEP")
-        .args(["--json", "resume", "r1", "--trust"])
+        .args(["--json", "resume", "r1"])
         .output()
         .unwrap();
     let r: Value = serde_json::from_slice(&out.stdout)

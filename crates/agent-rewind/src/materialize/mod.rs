@@ -358,13 +358,28 @@ pub fn path_changes(changes: &[TreeChange]) -> Vec<PathChange> {
 }
 
 /// Write the planned changes into this worktree (the blobs at `raw` paths as they are, the
-/// others through the checkout filters); returns the files written.
+/// others through the checkout filters); returns the files written. The caller has taken a
+/// backup, so a failure part-way (its message names the files already changed) says that
+/// `undo` brings the worktree back.
 pub fn write_changes(
     store: &Store,
     changes: &[TreeChange],
     raw: &HashSet<BString>,
 ) -> Result<Vec<WrittenFile>> {
-    store.apply_changes(store.workdir()?, changes, raw)
+    store
+        .apply_changes(store.workdir()?, changes, raw)
+        .map_err(|e| {
+            if e.kind == crate::error::ErrorKind::Refused {
+                return e; // refused before anything was written
+            }
+            let undo = "`git agent-rewind undo` brings back every file as it was before this \
+                        command (its backup was taken first)";
+            let hint = match e.hint.as_deref() {
+                Some(h) => format!("{h}; {undo}"),
+                None => undo.to_string(),
+            };
+            e.with_hint(hint)
+        })
 }
 
 /// Put HEAD, index and worktree of this worktree back to what `backup` captured, writing

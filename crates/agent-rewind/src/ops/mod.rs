@@ -23,6 +23,7 @@ pub mod show;
 pub mod start;
 pub mod status;
 pub mod steer;
+pub mod trust;
 pub mod undo;
 pub mod view;
 pub mod watch;

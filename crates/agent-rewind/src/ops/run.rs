@@ -7,6 +7,11 @@
 //! fetch, bundles) and `resume` works when the file is gone or on another machine. When the
 //! file is still where it was and changed, `resume` says so and uses the stored copy unless
 //! given `--workflow FILE` (which then becomes the stored copy).
+//!
+//! Trust is a local act (`workflow::trust`): a stored copy runs only when its digest is on
+//! this repository's trusted list, put there by `run <file>`, `resume --workflow FILE` or
+//! `trust <run>`. A file that merely has the same content (a checkout by `rewind`, `restore`
+//! or `revert` of a fetched run writes exactly that) never makes it trusted.
 
 use super::start::{StartOptions, start};
 use crate::catalog::Catalog;
@@ -65,9 +70,6 @@ pub struct ResumeOptions<'a> {
     pub retry: Option<&'a str>,
     /// Use this workflow file instead of the stored copy (it becomes the stored copy).
     pub workflow_file: Option<&'a Path>,
-    /// Run the stored copy although it is not on this repository's trusted list (it came
-    /// with a fetch or a bundle), and put it there.
-    pub trust: bool,
 }
 
 pub fn resume(store: &Store, run: Option<RunId>, opts: ResumeOptions) -> Result<RunReport> {
@@ -82,6 +84,7 @@ pub fn resume(store: &Store, run: Option<RunId>, opts: ResumeOptions) -> Result<
         Some(file) => {
             let wf = workflow::load(file)?;
             let stored = stored_workflow(store, file, &wf)?;
+            let digest = stored.digest.clone();
             // The file given becomes the run's stored copy (the newest line wins).
             let mut catalog = Catalog::new(store);
             let tip = catalog.require_run_tip(&run)?;
@@ -101,16 +104,14 @@ pub fn resume(store: &Store, run: Option<RunId>, opts: ResumeOptions) -> Result<
                 workflow: wf,
                 from: format!("{} (given with --workflow)", file.display()),
                 file_changed: None,
-                untrusted: None,
+                digest,
+                holder: run.to_string(),
+                trusted: true,
             }
         }
         None => {
             let found = find_workflow(store, &run)?;
-            match (&found.untrusted, opts.trust) {
-                (Some(u), true) => trust::trust(store, &u.digest)?,
-                (Some(_), false) => found.require_trusted(&run)?,
-                (None, _) => {}
-            }
+            found.require_trusted(&run)?;
             found
         }
     };
@@ -129,37 +130,34 @@ pub struct Found {
     /// The file the run was started from, when it still exists and differs from the stored
     /// copy (which is what is used).
     pub file_changed: Option<String>,
-    /// Set when the stored copy may not run here (`workflow::trust`): it is on no trusted
-    /// list and no file of this worktree holds it.
-    pub untrusted: Option<Untrusted>,
-}
-
-/// A stored workflow that did not come from here.
-pub struct Untrusted {
+    /// The digest of the text that would run (`git-blob:<hex>`).
     pub digest: String,
-    /// The run whose root note holds it.
+    /// The run whose root note holds that text (the run itself for a file read from disk).
     pub holder: String,
+    /// Whether the digest is on this repository's trusted list (`workflow::trust`).
+    pub trusted: bool,
 }
 
 impl Found {
-    /// Refuse to execute an untrusted stored workflow, saying how to read and accept it.
+    /// Refuse to execute a workflow that is not trusted here, saying how to read and accept
+    /// it.
     pub fn require_trusted(&self, run: &RunId) -> Result<()> {
-        let Some(u) = &self.untrusted else {
+        if self.trusted {
             return Ok(());
-        };
+        }
         Err(Error::refused(format!(
-            "the workflow stored with run {} was not run in this repository (it came with a fetch or a bundle); its commands would run here",
-            u.holder
+            "the workflow of run {run} ({}) is not trusted here: it was never run from a file you named in this repository (it may have come with a fetch, a bundle, or a checkout of a run's files), and its commands would run here",
+            self.from
         ))
         .with_hint(format!(
-            "read it with `git log -1 --notes=agent-runs/{h} refs/agent-runs/{h}/HEAD` (its root note's `workflow` line); `git agent-rewind resume {run} --trust` runs it and trusts it from now on, `--workflow FILE` runs a file of yours",
-            h = u.holder
+            "`git agent-rewind trust {run}` shows its steps' commands and asks before trusting it; `resume --workflow FILE` runs a file of yours instead"
         )))
     }
 }
 
 /// The workflow of `run`: the copy stored in its lineage; for runs recorded before copies
-/// were stored, the file recorded at their start, read from this worktree.
+/// were stored, the file recorded at their start, read from this worktree. Whether it may
+/// run is only what the trusted list says of its digest.
 pub fn find_workflow(store: &Store, run: &RunId) -> Result<Found> {
     let mut catalog = Catalog::new(store);
     if let Some((stored, holder)) = catalog_workflow(&mut catalog, run)? {
@@ -174,24 +172,28 @@ pub fn find_workflow(store: &Store, run: &RunId) -> Result<Found> {
             Some(d) if *d != stored.digest => Some(stored.path.clone()),
             _ => None,
         };
-        let trusted = disk_digest.as_deref() == Some(stored.digest.as_str())
-            || trust::is_trusted(store, &stored.digest)?;
+        // The digest is computed here from the text, never taken from the note: a crafted
+        // note could name a trusted digest beside other commands.
+        let digest = format!("git-blob:{}", store.blob_id(stored.text.as_bytes())?);
         return Ok(Found {
             workflow,
             from: format!("the copy of {} stored with run {holder}", stored.path),
             file_changed,
-            untrusted: (!trusted).then(|| Untrusted {
-                digest: stored.digest.clone(),
-                holder,
-            }),
+            trusted: trust::is_trusted(store, &digest)?,
+            digest,
+            holder,
         });
     }
     let file = workflow_file(store, run)?;
+    let workflow = workflow::load(&file)?;
+    let digest = format!("git-blob:{}", store.blob_id(workflow.text.as_bytes())?);
     Ok(Found {
-        workflow: workflow::load(&file)?,
+        workflow,
         from: file.display().to_string(),
         file_changed: None,
-        untrusted: None,
+        trusted: trust::is_trusted(store, &digest)?,
+        digest,
+        holder: run.to_string(),
     })
 }
 

@@ -1,9 +1,10 @@
 //! Which stored workflows may run here. A run carries its workflow's text (the root note's
 //! `workflow` line), and `fetch` or a bundle brings runs written elsewhere: their commands
 //! must not run on `resume` or `watch` just because they arrived. A stored workflow runs
-//! when its digest is on this repository's trusted list (every workflow `run` or
-//! `resume --workflow` stored here, and every one accepted with `resume --trust`), or when
-//! the file it was stored from is in this worktree with the same content.
+//! only when its digest is on this repository's trusted list: every workflow `run` or
+//! `resume --workflow` stored from a file the user named, and every one accepted with
+//! `trust <run>`. A file with the same content proves nothing (a rewind of a fetched run
+//! writes exactly that file), so who may call `trust` is decided in `ops`.
 //!
 //! Owns the list's format (one `git-blob:<hex>` digest per line); never decides anything
 //! else about a workflow.
