@@ -344,6 +344,9 @@ fn auto_records_in_the_background_only_for_a_large_index_without_a_monitor() {
         }
     }
     repo.git(&["add", "-A"]);
+    // 20,000 loose objects: `git commit` starts `git gc --auto`, which must not pack and
+    // prune them while the fsck below reads them.
+    repo.git(&["config", "gc.autoDetach", "false"]);
     repo.git(&["commit", "-q", "-m", "many files"]);
     assert_eq!(hook_action(dir), "background", "a large index, no monitor");
     let cps = checkpoints(dir, "r1");
@@ -378,5 +381,10 @@ fn auto_records_in_the_background_only_for_a_large_index_without_a_monitor() {
         ),
         "{stderr}"
     );
+    // Background maintenance a checkpoint may have started folds objects: let it end.
+    let maintenance = dir.join(".git/agent-rewind/maintenance.lock");
+    if let Ok(lock) = std::fs::File::open(&maintenance) {
+        lock.lock().unwrap();
+    }
     repo.assert_fsck();
 }
