@@ -97,21 +97,33 @@ fn every_command_help_ends_with_real_examples() {
         let tail = &h[h
             .rfind("Examples:\n")
             .unwrap_or_else(|| panic!("{c}: no examples: {h}"))..];
-        let examples: Vec<&str> = tail
+        let block: Vec<&str> = tail
             .lines()
             .skip(1)
             .take_while(|l| l.starts_with("  "))
+            .collect();
+        // Each example is a command (two spaces in) followed by what it does (six in).
+        let examples: Vec<&str> = block
+            .iter()
+            .copied()
+            .filter(|l| !l.starts_with("      "))
             .collect();
         assert!(
             (1..=3).contains(&examples.len()),
             "{c}: {} examples: {tail}",
             examples.len()
         );
-        for e in &examples {
-            let e = e.trim();
+        for (i, line) in block.iter().enumerate() {
+            if line.starts_with("      ") {
+                continue;
+            }
+            let e = line.trim();
+            assert!(e.contains("git agent-rewind "), "{c}: {e}");
             assert!(
-                e.starts_with("git agent-rewind ") || e.starts_with("source <(git agent-rewind "),
-                "{c}: {e}"
+                block
+                    .get(i + 1)
+                    .is_some_and(|w| w.starts_with("      ") && w.trim().len() > 10),
+                "{c}: {e} says nothing of what it does"
             );
         }
         // The examples show the command itself (`fork`'s and `restore`'s included).

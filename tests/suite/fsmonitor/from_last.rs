@@ -382,7 +382,9 @@ fn the_post_commit_hooks_checkpoint_starts_from_the_last_one() {
         let out = git_cmd(dir)
             .env(w.env().0, w.env().1)
             .env("AGENT_REWIND_TRACE", "1")
-            .args(["-c", "core.fsmonitor=false", "commit", "-qm"])
+            // No `-c` here: git hands `-c` values to its hooks (GIT_CONFIG_PARAMETERS), and
+            // the hook's checkpoint counts them as settings, as git's own commands do.
+            .args(["commit", "-qm"])
             .arg(format!("commit {i}"))
             .output()
             .unwrap();
