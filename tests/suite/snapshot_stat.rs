@@ -134,6 +134,7 @@ fn racily_clean_entries_are_left_to_the_full_check() {
     let snap = snapshot_matches_git(&repo, "a racily clean edit");
     let store = Store::discover(repo.path()).unwrap();
     let blob = store
+        .objects()
         .path_in_tree(snap.tree, "a.txt")
         .unwrap()
         .expect("a.txt in the snapshot");
@@ -207,6 +208,7 @@ fn a_submodule_is_kept_as_its_gitlink() {
     let store = Store::discover(repo.path()).unwrap();
     assert_eq!(
         store
+            .objects()
             .path_in_tree(snap.tree, "vendor/lib")
             .unwrap()
             .map(|id| id.to_string()),

@@ -102,40 +102,6 @@ impl Store {
         self.git_output_in(dir, args)
     }
 
-    /// Create `branch` (a name under `refs/heads/`, which must not exist yet) at `commit`,
-    /// with a compare-and-swap; HEAD is not touched.
-    pub fn create_branch(&self, branch: &str, commit: gix::ObjectId) -> Result<()> {
-        self.publish(
-            &[super::RefChange::set(
-                super::layout::branch_ref(branch).as_str(),
-                commit,
-                None,
-            )],
-            "agent-rewind: branch for rewound run",
-        )
-        .map_err(|e| Error::from(e).context(format!("could not create branch {branch}")))
-    }
-
-    /// Attach the user's HEAD to the existing branch `full_ref` (`refs/heads/…`) without
-    /// touching index or files; HEAD's reflog gets `message`.
-    pub fn attach_user_head(&self, full_ref: &str, message: &str) -> Result<()> {
-        if !full_ref.starts_with(super::layout::BRANCHES_PREFIX) {
-            return Err(Error::corrupt(format!(
-                "{full_ref:?} is not a branch (refs/heads/…)"
-            )));
-        }
-        self.git(&["symbolic-ref", "-m", message, "HEAD", full_ref])
-            .map(|_| ())
-    }
-
-    /// Pack every ref into `packed-refs` (`git pack-refs --all`).
-    /// A `packed-refs.lock` a killed process of ours left is removed first.
-    pub fn pack_refs(&self) -> Result<()> {
-        let lock = self.common_dir().join("packed-refs.lock");
-        self.remove_stale_locks(&[lock]);
-        self.git(&["pack-refs", "--all"]).map(|_| ())
-    }
-
     /// Add `key = value` to the repository's own config (`git config --local --add`; git
     /// owns config locking). Never touches the user's global config.
     pub fn config_add(&self, key: &str, value: &str) -> Result<()> {
@@ -145,54 +111,6 @@ impl Store {
             &["--git-dir", &dir, "config", "--local", "--add", key, value],
         )
         .map(|_| ())
-    }
-
-    /// Point the user's HEAD at `branch` (creating the branch at `commit`, which must not
-    /// exist yet), or detach it at `commit`. `commit = None` leaves an unborn branch.
-    pub fn move_user_head(
-        &self,
-        branch: Option<&str>,
-        commit: Option<gix::ObjectId>,
-    ) -> Result<()> {
-        match (branch, commit) {
-            (Some(b), Some(c)) => {
-                // The branch in-process (compare-and-swap: it must not exist), HEAD through git
-                // so HEAD's reflog says where it went.
-                self.create_branch(b, c)?;
-                self.attach_user_head(&super::layout::branch_ref(b), "agent-rewind: checkout")?;
-            }
-            (Some(b), None) => {
-                self.attach_user_head(&super::layout::branch_ref(b), "agent-rewind: checkout")?;
-            }
-            (None, Some(c)) => {
-                self.git(&[
-                    "update-ref",
-                    "--no-deref",
-                    "-m",
-                    "agent-rewind: checkout",
-                    "HEAD",
-                    &c.to_string(),
-                ])?;
-            }
-            (None, None) => return Err(Error::usage("cannot detach HEAD without a commit")),
-        }
-        Ok(())
-    }
-
-    /// Start `git gc --auto` in the background, the way git's own porcelain does after it
-    /// writes objects (gix never does): it packs loose objects and refs only past git's own
-    /// thresholds (`gc.auto`, `gc.autoPackLimit`). It runs in the foreground of its own
-    /// process (`gc.autoDetach=false`) so that the maintenance lock covers all of it.
-    /// Off with `agentRewind.autoGc = false`. Never waits, never fails.
-    pub fn spawn_auto_gc(&self) {
-        self.spawn_maintenance(&["-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"]);
-    }
-
-    /// Fold the small packs checkpoints write into one, in the background, without touching
-    /// the big packs (`git repack --geometric=2`: its cost follows the small packs, unlike
-    /// the full repack `git gc --auto` does once there are too many packs).
-    pub fn spawn_small_pack_repack(&self) {
-        self.spawn_maintenance(&["repack", "-d", "-l", "-q", "--geometric=2"]);
     }
 
     /// Whether background maintenance may run: `agentRewind.autoGc` is not false as git
@@ -231,6 +149,227 @@ impl Store {
         }
     }
 
+    /// The hooks directory git actually uses for this repository: `core.hooksPath` when set
+    /// (relative values resolved the way git resolves them), else the common `hooks` folder
+    /// that linked worktrees share. The folder may not exist yet.
+    pub fn hooks_dir(&self) -> Result<std::path::PathBuf> {
+        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
+        let out = self.git_in(dir, &["rev-parse", "--git-path", "hooks"])?;
+        let p = Path::new(out.trim_end_matches(['\n', '\r']));
+        if p.as_os_str().is_empty() {
+            return Err(Error::other(
+                "`git rev-parse --git-path hooks` printed nothing",
+            ));
+        }
+        Ok(if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            dir.join(p)
+        })
+    }
+
+    /// `git diff` between two trees as git prints it (`diff --git a/… b/…`, index and mode
+    /// lines, the user's diff drivers), or its `--stat`; only `paths` (literal, relative to
+    /// the worktree root) when given; coloured only when `color`.
+    pub fn diff_text(
+        &self,
+        from: &str,
+        to: &str,
+        stat: bool,
+        color: bool,
+        paths: &[String],
+    ) -> Result<Vec<u8>> {
+        let mut args = vec![
+            "--literal-pathspecs",
+            "diff",
+            "--no-ext-diff",
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
+            if color {
+                "--color=always"
+            } else {
+                "--no-color"
+            },
+        ];
+        if stat {
+            args.push("--stat");
+        }
+        args.extend([from, to, "--"]);
+        args.extend(paths.iter().map(String::as_str));
+        stdout_bytes_of(&args, self.git_unchecked(&args)?)
+    }
+}
+
+impl crate::facade::Refs<'_> {
+    /// Create `branch` (a name under `refs/heads/`, which must not exist yet) at `commit`,
+    /// with a compare-and-swap; HEAD is not touched.
+    pub fn create_branch(&self, branch: &str, commit: gix::ObjectId) -> Result<()> {
+        self.publish(
+            &[super::RefChange::set(
+                super::layout::branch_ref(branch).as_str(),
+                commit,
+                None,
+            )],
+            "agent-rewind: branch for rewound run",
+        )
+        .map_err(|e| Error::from(e).context(format!("could not create branch {branch}")))
+    }
+
+    /// Pack every ref into `packed-refs` (`git pack-refs --all`).
+    /// A `packed-refs.lock` a killed process of ours left is removed first.
+    pub fn pack_refs(&self) -> Result<()> {
+        let lock = self.common_dir().join("packed-refs.lock");
+        self.remove_stale_locks(&[lock]);
+        self.git(&["pack-refs", "--all"]).map(|_| ())
+    }
+
+    /// Drop the reflog entries of `name` that point at commits its current value no longer
+    /// reaches (`git reflog expire --expire-unreachable=now`), keeping the others.
+    pub fn expire_unreachable_reflog(&self, name: &str) -> Result<()> {
+        self.git(&[
+            "reflog",
+            "expire",
+            "--expire=never",
+            "--expire-unreachable=now",
+            name,
+        ])
+        .map(|_| ())
+    }
+
+    /// Whether a local branch exists.
+    pub fn branch_exists(&self, branch: &str) -> Result<bool> {
+        Ok(self
+            .ref_target(&super::layout::branch_ref(branch))?
+            .is_some())
+    }
+
+    /// Validate a branch name the way git does.
+    pub fn check_branch_name(&self, branch: &str) -> Result<()> {
+        let out = self.git_output_in(
+            self.repo.git_dir(),
+            &["check-ref-format", "--branch", branch],
+        )?;
+        if !out.status.success() {
+            return Err(Error::usage(format!("invalid branch name {branch:?}")));
+        }
+        Ok(())
+    }
+}
+
+impl crate::facade::Worktree<'_> {
+    /// Attach the user's HEAD to the existing branch `full_ref` (`refs/heads/…`) without
+    /// touching index or files; HEAD's reflog gets `message`.
+    pub fn attach_user_head(&self, full_ref: &str, message: &str) -> Result<()> {
+        if !full_ref.starts_with(super::layout::BRANCHES_PREFIX) {
+            return Err(Error::corrupt(format!(
+                "{full_ref:?} is not a branch (refs/heads/…)"
+            )));
+        }
+        self.git(&["symbolic-ref", "-m", message, "HEAD", full_ref])
+            .map(|_| ())
+    }
+
+    /// Point the user's HEAD at `branch` (creating the branch at `commit`, which must not
+    /// exist yet), or detach it at `commit`. `commit = None` leaves an unborn branch.
+    pub fn move_user_head(
+        &self,
+        branch: Option<&str>,
+        commit: Option<gix::ObjectId>,
+    ) -> Result<()> {
+        match (branch, commit) {
+            (Some(b), Some(c)) => {
+                // The branch in-process (compare-and-swap: it must not exist), HEAD through git
+                // so HEAD's reflog says where it went.
+                self.refs().create_branch(b, c)?;
+                self.attach_user_head(&super::layout::branch_ref(b), "agent-rewind: checkout")?;
+            }
+            (Some(b), None) => {
+                self.attach_user_head(&super::layout::branch_ref(b), "agent-rewind: checkout")?;
+            }
+            (None, Some(c)) => {
+                self.git(&[
+                    "update-ref",
+                    "--no-deref",
+                    "-m",
+                    "agent-rewind: checkout",
+                    "HEAD",
+                    &c.to_string(),
+                ])?;
+            }
+            (None, None) => return Err(Error::usage("cannot detach HEAD without a commit")),
+        }
+        Ok(())
+    }
+
+    /// `git worktree add` a new linked worktree at `path` on a new `branch` at `commit`
+    /// (or detached when `branch` is None).
+    pub fn add_linked_worktree(
+        &self,
+        path: &Path,
+        branch: Option<&str>,
+        commit: Option<gix::ObjectId>,
+    ) -> Result<()> {
+        let p = path.to_string_lossy().to_string();
+        let c = commit.map(|c| c.to_string());
+        let mut args = vec!["worktree", "add", "--quiet"];
+        match (branch, &c) {
+            (Some(b), Some(c)) => args.extend(["-b", b, p.as_str(), c.as_str()]),
+            (None, Some(c)) => args.extend(["--detach", p.as_str(), c.as_str()]),
+            (Some(b), None) => args.extend(["--orphan", "-b", b, p.as_str()]),
+            (None, None) => {
+                return Err(Error::refused(
+                    "the checkpoint has no commit to check out detached",
+                ));
+            }
+        }
+        let existed = branch.map(|b| self.refs().branch_exists(b)).transpose()?;
+        self.git_in(self.common_dir(), &args)
+            .map(|_| ())
+            .inspect_err(|_| {
+                // git makes the branch before the folder, and leaves it when the folder cannot
+                // be made (its own worktree record it removes).
+                if let (Some(b), Some(false)) = (branch, existed)
+                    && self.refs().branch_exists(b).unwrap_or(false)
+                {
+                    let _ = self.git_in(self.common_dir(), &["branch", "-D", b]);
+                }
+            })
+    }
+
+    /// Take back a linked worktree `add_linked_worktree` just made (its folder, git's record
+    /// of it, and the branch it created), when the operation that needed it failed.
+    pub fn remove_linked_worktree(&self, path: &Path, branch: Option<&str>) -> Result<()> {
+        let p = path.to_string_lossy().to_string();
+        self.git_in(
+            self.common_dir(),
+            &["worktree", "remove", "--force", p.as_str()],
+        )?;
+        if let Some(b) = branch {
+            self.git_in(self.common_dir(), &["branch", "-D", b])?;
+        }
+        Ok(())
+    }
+}
+
+impl crate::facade::Maintenance<'_> {
+    /// Start `git gc --auto` in the background, the way git's own porcelain does after it
+    /// writes objects (gix never does): it packs loose objects and refs only past git's own
+    /// thresholds (`gc.auto`, `gc.autoPackLimit`). It runs in the foreground of its own
+    /// process (`gc.autoDetach=false`) so that the maintenance lock covers all of it.
+    /// Off with `agentRewind.autoGc = false`. Never waits, never fails.
+    pub fn spawn_auto_gc(&self) {
+        self.spawn_maintenance(&["-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"]);
+    }
+
+    /// Fold the small packs checkpoints write into one, in the background, without touching
+    /// the big packs (`git repack --geometric=2`: its cost follows the small packs, unlike
+    /// the full repack `git gc --auto` does once there are too many packs).
+    pub fn spawn_small_pack_repack(&self) {
+        self.spawn_maintenance(&["repack", "-d", "-l", "-q", "--geometric=2"]);
+    }
+}
+
+impl crate::facade::Index<'_> {
     /// Make the user's index hold `tree` (emptied for `None`), as `git read-tree --reset`
     /// does: entries that did not change keep their stat data. Only `refresh` (files just
     /// written whose content is what `tree` holds) get fresh stat data (`git add --refresh`),
@@ -269,136 +408,5 @@ impl Store {
         // re-hashes those files on its next status (a file removed meanwhile fails this).
         let _ = self.git_with_input(self.workdir()?, &args, &paths);
         Ok(())
-    }
-
-    /// Drop the reflog entries of `name` that point at commits its current value no longer
-    /// reaches (`git reflog expire --expire-unreachable=now`), keeping the others.
-    pub fn expire_unreachable_reflog(&self, name: &str) -> Result<()> {
-        self.git(&[
-            "reflog",
-            "expire",
-            "--expire=never",
-            "--expire-unreachable=now",
-            name,
-        ])
-        .map(|_| ())
-    }
-
-    /// The hooks directory git actually uses for this repository: `core.hooksPath` when set
-    /// (relative values resolved the way git resolves them), else the common `hooks` folder
-    /// that linked worktrees share. The folder may not exist yet.
-    pub fn hooks_dir(&self) -> Result<std::path::PathBuf> {
-        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
-        let out = self.git_in(dir, &["rev-parse", "--git-path", "hooks"])?;
-        let p = Path::new(out.trim_end_matches(['\n', '\r']));
-        if p.as_os_str().is_empty() {
-            return Err(Error::other(
-                "`git rev-parse --git-path hooks` printed nothing",
-            ));
-        }
-        Ok(if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            dir.join(p)
-        })
-    }
-
-    /// Whether a local branch exists.
-    pub fn branch_exists(&self, branch: &str) -> Result<bool> {
-        Ok(self
-            .ref_target(&super::layout::branch_ref(branch))?
-            .is_some())
-    }
-
-    /// Validate a branch name the way git does.
-    pub fn check_branch_name(&self, branch: &str) -> Result<()> {
-        let out = self.git_output_in(
-            self.repo.git_dir(),
-            &["check-ref-format", "--branch", branch],
-        )?;
-        if !out.status.success() {
-            return Err(Error::usage(format!("invalid branch name {branch:?}")));
-        }
-        Ok(())
-    }
-
-    /// `git worktree add` a new linked worktree at `path` on a new `branch` at `commit`
-    /// (or detached when `branch` is None).
-    pub fn add_linked_worktree(
-        &self,
-        path: &Path,
-        branch: Option<&str>,
-        commit: Option<gix::ObjectId>,
-    ) -> Result<()> {
-        let p = path.to_string_lossy().to_string();
-        let c = commit.map(|c| c.to_string());
-        let mut args = vec!["worktree", "add", "--quiet"];
-        match (branch, &c) {
-            (Some(b), Some(c)) => args.extend(["-b", b, p.as_str(), c.as_str()]),
-            (None, Some(c)) => args.extend(["--detach", p.as_str(), c.as_str()]),
-            (Some(b), None) => args.extend(["--orphan", "-b", b, p.as_str()]),
-            (None, None) => {
-                return Err(Error::refused(
-                    "the checkpoint has no commit to check out detached",
-                ));
-            }
-        }
-        let existed = branch.map(|b| self.branch_exists(b)).transpose()?;
-        self.git_in(self.common_dir(), &args)
-            .map(|_| ())
-            .inspect_err(|_| {
-                // git makes the branch before the folder, and leaves it when the folder cannot
-                // be made (its own worktree record it removes).
-                if let (Some(b), Some(false)) = (branch, existed)
-                    && self.branch_exists(b).unwrap_or(false)
-                {
-                    let _ = self.git_in(self.common_dir(), &["branch", "-D", b]);
-                }
-            })
-    }
-
-    /// Take back a linked worktree `add_linked_worktree` just made (its folder, git's record
-    /// of it, and the branch it created), when the operation that needed it failed.
-    pub fn remove_linked_worktree(&self, path: &Path, branch: Option<&str>) -> Result<()> {
-        let p = path.to_string_lossy().to_string();
-        self.git_in(
-            self.common_dir(),
-            &["worktree", "remove", "--force", p.as_str()],
-        )?;
-        if let Some(b) = branch {
-            self.git_in(self.common_dir(), &["branch", "-D", b])?;
-        }
-        Ok(())
-    }
-
-    /// `git diff` between two trees as git prints it (`diff --git a/… b/…`, index and mode
-    /// lines, the user's diff drivers), or its `--stat`; only `paths` (literal, relative to
-    /// the worktree root) when given; coloured only when `color`.
-    pub fn diff_text(
-        &self,
-        from: &str,
-        to: &str,
-        stat: bool,
-        color: bool,
-        paths: &[String],
-    ) -> Result<Vec<u8>> {
-        let mut args = vec![
-            "--literal-pathspecs",
-            "diff",
-            "--no-ext-diff",
-            "--src-prefix=a/",
-            "--dst-prefix=b/",
-            if color {
-                "--color=always"
-            } else {
-                "--no-color"
-            },
-        ];
-        if stat {
-            args.push("--stat");
-        }
-        args.extend([from, to, "--"]);
-        args.extend(paths.iter().map(String::as_str));
-        stdout_bytes_of(&args, self.git_unchecked(&args)?)
     }
 }

@@ -14,15 +14,6 @@ use std::path::{Path, PathBuf};
 const LOCK_ATTEMPTS: u32 = 100;
 
 impl Store {
-    /// Whether git's `index.lock` is held in this worktree. One left by a rewind of ours that
-    /// was killed while holding it is removed first.
-    pub fn user_index_locked(&self) -> bool {
-        let lock = lock_path(&self.repo.index_path());
-        let tmp_dir = self.private().tmp_dir();
-        sweep_dead_index_temps(&tmp_dir, &lock);
-        std::fs::symlink_metadata(&lock).is_ok()
-    }
-
     /// Replace the user's index with `bytes` under git's lock: the new index is written to a
     /// private temp file, hard-linked to `index.lock` (taking the lock only when it is
     /// free) and renamed over `index`, so the lock is held for a rename, not for the write.
@@ -54,6 +45,17 @@ impl Store {
         let result = take_lock_and_rename(&tmp, &lock, &index, bytes, mtime);
         let _ = std::fs::remove_file(&tmp);
         result
+    }
+}
+
+impl crate::facade::Index<'_> {
+    /// Whether git's `index.lock` is held in this worktree. One left by a rewind of ours that
+    /// was killed while holding it is removed first.
+    pub fn user_index_locked(&self) -> bool {
+        let lock = lock_path(&self.repo.index_path());
+        let tmp_dir = self.private().tmp_dir();
+        sweep_dead_index_temps(&tmp_dir, &lock);
+        std::fs::symlink_metadata(&lock).is_ok()
     }
 }
 

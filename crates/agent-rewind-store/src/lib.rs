@@ -3,6 +3,10 @@
 //! worktree; below them, the pure types every layer shares ([`error`], [`ids`], [`time`],
 //! [`quote`], [`redact`], [`trace`], [`crash`]).
 //!
+//! Callers find a method by what it touches: [`Store::refs`], [`Store::objects`],
+//! [`Store::notes`], [`Store::index`], [`Store::worktree`], [`Store::remote`],
+//! [`Store::maintenance`], [`Store::locks`] and [`Store::private`] ([`facade`]).
+//!
 //! This is the only crate that depends on gix or starts a process (`layout` is the only
 //! module that spells ref names, [`process`] the only one that starts a process for the
 //! layers above). It knows the format but not the operations: it never decides *what* to
@@ -25,6 +29,7 @@ pub mod trace;
 mod configenv;
 mod diffstat;
 mod dirwalk;
+pub mod facade;
 mod fsmonitor;
 mod gitbin;
 mod indexlock;
@@ -254,13 +259,6 @@ impl Store {
             .unwrap_or_default()
     }
 
-    /// More packs than half git's `gc.autoPackLimit` (50 by default; 0 turns it off): time
-    /// to fold the small ones, before `git gc --auto` would repack everything.
-    pub fn many_small_packs(&self) -> bool {
-        let limit = self.auto_pack_limit();
-        limit > 0 && 2 * self.pack_count() as i64 > limit
-    }
-
     /// Whether a new small pack will be folded by `git gc --auto`: automatic gc is on and
     /// has not fallen behind (twice its pack limit).
     fn small_packs_welcome(&self) -> bool {
@@ -366,83 +364,6 @@ impl Store {
         self.repo.common_dir()
     }
 
-    pub fn object_hash(&self) -> gix::hash::Kind {
-        self.repo.object_hash()
-    }
-
-    pub fn empty_tree(&self) -> ObjectId {
-        ObjectId::empty_tree(self.repo.object_hash())
-    }
-
-    pub fn user_head(&self) -> Result<UserHead> {
-        let head = self.repo.head()?;
-        let branch = head.referent_name().map(|n| n.as_bstr().to_string());
-        // The id HEAD's branch names, read from the ref alone: peeling would read the
-        // object, which a concurrent `git gc` may be moving between packs (seen as "object
-        // not found" while the repack ran), and a branch names a commit anyway.
-        let commit = match head.id() {
-            Some(id) => Some(id.detach()),
-            None if head.is_unborn() => None,
-            None => Some(self.repo.head_id()?.detach()),
-        };
-        Ok(UserHead { commit, branch })
-    }
-
-    /// Expand an abbreviated commit id (at least 4 hex digits) to a full one. Objects of
-    /// other kinds sharing the prefix do not count (as git's `<prefix>^{commit}`); two
-    /// commits do: an error listing them.
-    pub fn resolve_commit_prefix(&self, hex: &str) -> Result<Option<ObjectId>> {
-        let Ok(prefix) = gix::hash::Prefix::from_hex(hex) else {
-            return Ok(None);
-        };
-        let mut candidates = std::collections::HashSet::new();
-        self.repo
-            .objects
-            .lookup_prefix(prefix, Some(&mut candidates))
-            .map_err(|e| Error::git(format!("could not look up {hex}: {e}")))?;
-        let mut commits: Vec<ObjectId> = candidates
-            .into_iter()
-            .filter(|id| {
-                self.repo
-                    .find_header(*id)
-                    .is_ok_and(|h| h.kind() == gix::object::Kind::Commit)
-            })
-            .collect();
-        commits.sort();
-        match commits.as_slice() {
-            [] => Ok(None),
-            [one] => Ok(Some(*one)),
-            many => Err(Error::usage(format!(
-                "commit id prefix {hex} is ambiguous: {}",
-                many.iter()
-                    .map(|c| c.to_hex_with_len(hex.len() + 4).to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-            .with_hint("give more hex digits")),
-        }
-    }
-
-    /// The git operation in progress in this worktree (merge, rebase, cherry-pick, revert,
-    /// am, bisect), if any: rewinding over it would lose its state. gix's `state()` reads
-    /// the same files as git's `wt_status_get_state`; a multi-commit cherry-pick or revert
-    /// between picks (only `sequencer/` left, no `*_HEAD`) is added, as git's status does.
-    pub fn operation_in_progress(&self) -> Option<Operation> {
-        use gix::state::InProgress as P;
-        match self.repo.state() {
-            Some(P::Merge) => Some(Operation::Merge),
-            Some(P::CherryPick | P::CherryPickSequence) => Some(Operation::CherryPick),
-            Some(P::Revert | P::RevertSequence) => Some(Operation::Revert),
-            Some(P::Rebase | P::RebaseInteractive | P::ApplyMailboxRebase) => {
-                Some(Operation::Rebase)
-            }
-            Some(P::ApplyMailbox) => Some(Operation::Am),
-            Some(P::Bisect) => Some(Operation::Bisect),
-            None if self.git_dir().join("sequencer").is_dir() => Some(Operation::Sequencer),
-            None => None,
-        }
-    }
-
     /// The user's index as it is on disk (empty when there is none yet), read without
     /// verifying its trailing checksum: git itself only verifies it in `fsck`, every writer
     /// replaces the file atomically, and hashing it is a tenth of a snapshot's time on a
@@ -461,29 +382,6 @@ impl Store {
                 crate::error::one_line(&e.to_string())
             ))
         })
-    }
-
-    /// Paths with unmerged (conflicted) entries in the user's index.
-    pub fn unmerged_paths(&self) -> Result<Vec<String>> {
-        let index = self.read_user_index()?;
-        let mut out: Vec<String> = index
-            .entries()
-            .iter()
-            .filter(|e| e.stage_raw() != 0)
-            .map(|e| e.path(&index).to_string())
-            .collect();
-        out.dedup();
-        Ok(out)
-    }
-
-    /// How many entries the user's index holds, from its header alone (`None`: no index).
-    pub fn index_entry_count(&self) -> Option<u32> {
-        rawindex::entry_count(&self.repo.index_path())
-    }
-
-    /// Whether `core.fsmonitor` names a monitor a snapshot asks (`store::fsmonitor`).
-    pub fn has_fsmonitor(&self) -> bool {
-        fsmonitor::is_configured(self)
     }
 
     /// Read a config value as a string.
@@ -533,6 +431,123 @@ impl Store {
             Ok(Some(n)) => u64::try_from(n).map(Some).map_err(|_| bad(n.to_string())),
             Err(_) => Err(bad(self.config_string(key).unwrap_or_default())),
         }
+    }
+}
+
+impl crate::facade::Maintenance<'_> {
+    /// More packs than half git's `gc.autoPackLimit` (50 by default; 0 turns it off): time
+    /// to fold the small ones, before `git gc --auto` would repack everything.
+    pub fn many_small_packs(&self) -> bool {
+        let limit = self.auto_pack_limit();
+        limit > 0 && 2 * self.pack_count() as i64 > limit
+    }
+}
+
+impl crate::facade::Objects<'_> {
+    pub fn object_hash(&self) -> gix::hash::Kind {
+        self.repo.object_hash()
+    }
+
+    pub fn empty_tree(&self) -> ObjectId {
+        ObjectId::empty_tree(self.repo.object_hash())
+    }
+
+    /// Expand an abbreviated commit id (at least 4 hex digits) to a full one. Objects of
+    /// other kinds sharing the prefix do not count (as git's `<prefix>^{commit}`); two
+    /// commits do: an error listing them.
+    pub fn resolve_commit_prefix(&self, hex: &str) -> Result<Option<ObjectId>> {
+        let Ok(prefix) = gix::hash::Prefix::from_hex(hex) else {
+            return Ok(None);
+        };
+        let mut candidates = std::collections::HashSet::new();
+        self.repo
+            .objects
+            .lookup_prefix(prefix, Some(&mut candidates))
+            .map_err(|e| Error::git(format!("could not look up {hex}: {e}")))?;
+        let mut commits: Vec<ObjectId> = candidates
+            .into_iter()
+            .filter(|id| {
+                self.repo
+                    .find_header(*id)
+                    .is_ok_and(|h| h.kind() == gix::object::Kind::Commit)
+            })
+            .collect();
+        commits.sort();
+        match commits.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(*one)),
+            many => Err(Error::usage(format!(
+                "commit id prefix {hex} is ambiguous: {}",
+                many.iter()
+                    .map(|c| c.to_hex_with_len(hex.len() + 4).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .with_hint("give more hex digits")),
+        }
+    }
+}
+
+impl crate::facade::Refs<'_> {
+    pub fn user_head(&self) -> Result<UserHead> {
+        let head = self.repo.head()?;
+        let branch = head.referent_name().map(|n| n.as_bstr().to_string());
+        // The id HEAD's branch names, read from the ref alone: peeling would read the
+        // object, which a concurrent `git gc` may be moving between packs (seen as "object
+        // not found" while the repack ran), and a branch names a commit anyway.
+        let commit = match head.id() {
+            Some(id) => Some(id.detach()),
+            None if head.is_unborn() => None,
+            None => Some(self.repo.head_id()?.detach()),
+        };
+        Ok(UserHead { commit, branch })
+    }
+}
+
+impl crate::facade::Worktree<'_> {
+    /// The git operation in progress in this worktree (merge, rebase, cherry-pick, revert,
+    /// am, bisect), if any: rewinding over it would lose its state. gix's `state()` reads
+    /// the same files as git's `wt_status_get_state`; a multi-commit cherry-pick or revert
+    /// between picks (only `sequencer/` left, no `*_HEAD`) is added, as git's status does.
+    pub fn operation_in_progress(&self) -> Option<Operation> {
+        use gix::state::InProgress as P;
+        match self.repo.state() {
+            Some(P::Merge) => Some(Operation::Merge),
+            Some(P::CherryPick | P::CherryPickSequence) => Some(Operation::CherryPick),
+            Some(P::Revert | P::RevertSequence) => Some(Operation::Revert),
+            Some(P::Rebase | P::RebaseInteractive | P::ApplyMailboxRebase) => {
+                Some(Operation::Rebase)
+            }
+            Some(P::ApplyMailbox) => Some(Operation::Am),
+            Some(P::Bisect) => Some(Operation::Bisect),
+            None if self.git_dir().join("sequencer").is_dir() => Some(Operation::Sequencer),
+            None => None,
+        }
+    }
+
+    /// Whether `core.fsmonitor` names a monitor a snapshot asks (`store::fsmonitor`).
+    pub fn has_fsmonitor(&self) -> bool {
+        fsmonitor::is_configured(self)
+    }
+}
+
+impl crate::facade::Index<'_> {
+    /// Paths with unmerged (conflicted) entries in the user's index.
+    pub fn unmerged_paths(&self) -> Result<Vec<String>> {
+        let index = self.read_user_index()?;
+        let mut out: Vec<String> = index
+            .entries()
+            .iter()
+            .filter(|e| e.stage_raw() != 0)
+            .map(|e| e.path(&index).to_string())
+            .collect();
+        out.dedup();
+        Ok(out)
+    }
+
+    /// How many entries the user's index holds, from its header alone (`None`: no index).
+    pub fn index_entry_count(&self) -> Option<u32> {
+        rawindex::entry_count(&self.repo.index_path())
     }
 }
 

@@ -48,6 +48,95 @@ pub enum NotesCopy {
 }
 
 impl Store {
+    /// Every object of the notes history at `tip` in `remote` that this repository lacks,
+    /// read whole. The walk goes through objects present here too (their children are read
+    /// from the remote), so whatever the ref will reach is complete afterwards. `Ok(Err)`:
+    /// not for this path (too large, or the tip is not a commit).
+    fn missing_history(
+        &self,
+        remote: &LocalRemote,
+        source_ref: &str,
+        tip: ObjectId,
+    ) -> Result<std::result::Result<Vec<PackEntry>, String>> {
+        let damaged = |id: ObjectId, what: String| {
+            Error::corrupt(format!(
+                "{source_ref} in {} is damaged: object {id} {what}",
+                remote.git_dir.display()
+            ))
+            .with_hint(format!(
+                "nothing was imported; `git fsck` in {} names what is wrong",
+                remote.git_dir.display()
+            ))
+        };
+        let hash = self.repo.object_hash();
+        let mut seen: HashSet<ObjectId> = HashSet::new();
+        let mut todo: Vec<(ObjectId, Kind)> = vec![(tip, Kind::Commit)];
+        let mut out: Vec<PackEntry> = vec![];
+        let mut bytes = 0usize;
+        while let Some((id, expected)) = todo.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            if seen.len() > MAX_OBJECTS || bytes > MAX_BYTES {
+                return Ok(Err(format!(
+                    "{source_ref} has more than {MAX_OBJECTS} objects or {MAX_BYTES} bytes"
+                )));
+            }
+            let object = match remote.repo.try_find_object(id) {
+                Ok(Some(o)) => o.detach(),
+                Ok(None) => return Err(damaged(id, "is missing".into())),
+                Err(e) => return Err(damaged(id, format!("cannot be read ({e})"))),
+            };
+            match gix::objs::compute_hash(hash, object.kind, &object.data) {
+                Ok(actual) if actual == id => {}
+                _ => return Err(damaged(id, "does not match its id".into())),
+            }
+            if object.kind != expected {
+                if id == tip {
+                    return Ok(Err(format!("{source_ref} points at a {}", object.kind)));
+                }
+                return Err(damaged(
+                    id,
+                    format!("is a {}, not a {expected}", object.kind),
+                ));
+            }
+            let bad = |e: &dyn std::fmt::Display| damaged(id, format!("cannot be parsed ({e})"));
+            match object.kind {
+                Kind::Commit => {
+                    let commit = gix::objs::CommitRef::from_bytes(&object.data, hash)
+                        .map_err(|e| bad(&e))?;
+                    todo.push((commit.tree(), Kind::Tree));
+                    todo.extend(commit.parents().map(|p| (p, Kind::Commit)));
+                }
+                Kind::Tree => {
+                    let tree =
+                        gix::objs::TreeRef::from_bytes(&object.data, hash).map_err(|e| bad(&e))?;
+                    for entry in tree.entries {
+                        if entry.mode.is_tree() {
+                            todo.push((entry.oid.to_owned(), Kind::Tree));
+                        } else if entry.mode.is_blob_or_symlink() {
+                            todo.push((entry.oid.to_owned(), Kind::Blob));
+                        }
+                        // Submodule commits are not part of the history (git does not
+                        // fetch them either).
+                    }
+                }
+                Kind::Blob | Kind::Tag => {}
+            }
+            // Present physically (gix's `has_object` counts the empty tree as present always),
+            // in the packs known when this process first looked: each miss would otherwise
+            // list the pack directory again and stat every pack. A pack that came since (a
+            // concurrent fetch) only makes this write an object twice, which git allows.
+            if !self.repo.objects.exists_without_refresh(&id) {
+                bytes += object.data.len();
+                out.push((id, object.kind, object.data));
+            }
+        }
+        Ok(Ok(out))
+    }
+}
+
+impl crate::facade::Remote<'_> {
     /// The repository behind the remote `name` when `fetch` may read it directly: its fetch
     /// URL (after `url.<base>.insteadOf`) is a path or a `file://` URL naming a repository
     /// on this machine that the current user owns, and nothing would make git's upload-pack
@@ -167,8 +256,8 @@ impl Store {
             Err(e) => return Ok(NotesCopy::Fallback(format!("{source_ref}: {e}"))),
         };
         let Some(found) = found else {
-            if let Some(old) = self.ref_target(staging_ref)? {
-                self.publish(
+            if let Some(old) = self.refs().ref_target(staging_ref)? {
+                self.refs().publish(
                     &[RefChange::delete(staging_ref, old)],
                     "agent-rewind fetch: pruned",
                 )?;
@@ -187,101 +276,14 @@ impl Store {
         let count = objects.len();
         self.write_objects_as_pack(objects)?;
         crate::crash_point!("fetch:notes-packed");
-        let old = self.ref_target(staging_ref)?;
+        let old = self.refs().ref_target(staging_ref)?;
         if old != Some(tip) {
-            self.publish(
+            self.refs().publish(
                 &[RefChange::set(staging_ref, tip, old)],
                 &format!("agent-rewind fetch: {source_ref} copied"),
             )?;
         }
         Ok(NotesCopy::Staged { objects: count })
-    }
-
-    /// Every object of the notes history at `tip` in `remote` that this repository lacks,
-    /// read whole. The walk goes through objects present here too (their children are read
-    /// from the remote), so whatever the ref will reach is complete afterwards. `Ok(Err)`:
-    /// not for this path (too large, or the tip is not a commit).
-    fn missing_history(
-        &self,
-        remote: &LocalRemote,
-        source_ref: &str,
-        tip: ObjectId,
-    ) -> Result<std::result::Result<Vec<PackEntry>, String>> {
-        let damaged = |id: ObjectId, what: String| {
-            Error::corrupt(format!(
-                "{source_ref} in {} is damaged: object {id} {what}",
-                remote.git_dir.display()
-            ))
-            .with_hint(format!(
-                "nothing was imported; `git fsck` in {} names what is wrong",
-                remote.git_dir.display()
-            ))
-        };
-        let hash = self.repo.object_hash();
-        let mut seen: HashSet<ObjectId> = HashSet::new();
-        let mut todo: Vec<(ObjectId, Kind)> = vec![(tip, Kind::Commit)];
-        let mut out: Vec<PackEntry> = vec![];
-        let mut bytes = 0usize;
-        while let Some((id, expected)) = todo.pop() {
-            if !seen.insert(id) {
-                continue;
-            }
-            if seen.len() > MAX_OBJECTS || bytes > MAX_BYTES {
-                return Ok(Err(format!(
-                    "{source_ref} has more than {MAX_OBJECTS} objects or {MAX_BYTES} bytes"
-                )));
-            }
-            let object = match remote.repo.try_find_object(id) {
-                Ok(Some(o)) => o.detach(),
-                Ok(None) => return Err(damaged(id, "is missing".into())),
-                Err(e) => return Err(damaged(id, format!("cannot be read ({e})"))),
-            };
-            match gix::objs::compute_hash(hash, object.kind, &object.data) {
-                Ok(actual) if actual == id => {}
-                _ => return Err(damaged(id, "does not match its id".into())),
-            }
-            if object.kind != expected {
-                if id == tip {
-                    return Ok(Err(format!("{source_ref} points at a {}", object.kind)));
-                }
-                return Err(damaged(
-                    id,
-                    format!("is a {}, not a {expected}", object.kind),
-                ));
-            }
-            let bad = |e: &dyn std::fmt::Display| damaged(id, format!("cannot be parsed ({e})"));
-            match object.kind {
-                Kind::Commit => {
-                    let commit = gix::objs::CommitRef::from_bytes(&object.data, hash)
-                        .map_err(|e| bad(&e))?;
-                    todo.push((commit.tree(), Kind::Tree));
-                    todo.extend(commit.parents().map(|p| (p, Kind::Commit)));
-                }
-                Kind::Tree => {
-                    let tree =
-                        gix::objs::TreeRef::from_bytes(&object.data, hash).map_err(|e| bad(&e))?;
-                    for entry in tree.entries {
-                        if entry.mode.is_tree() {
-                            todo.push((entry.oid.to_owned(), Kind::Tree));
-                        } else if entry.mode.is_blob_or_symlink() {
-                            todo.push((entry.oid.to_owned(), Kind::Blob));
-                        }
-                        // Submodule commits are not part of the history (git does not
-                        // fetch them either).
-                    }
-                }
-                Kind::Blob | Kind::Tag => {}
-            }
-            // Present physically (gix's `has_object` counts the empty tree as present always),
-            // in the packs known when this process first looked: each miss would otherwise
-            // list the pack directory again and stat every pack. A pack that came since (a
-            // concurrent fetch) only makes this write an object twice, which git allows.
-            if !self.repo.objects.exists_without_refresh(&id) {
-                bytes += object.data.len();
-                out.push((id, object.kind, object.data));
-            }
-        }
-        Ok(Ok(out))
     }
 }
 

@@ -8,7 +8,6 @@
 //! The lock serializes writers of one run on one machine; the compare-and-swap in `publish`
 //! stays the authority (other machines, other tools).
 
-use super::Store;
 use crate::error::{Error, IoResultExt, Result};
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
@@ -98,7 +97,7 @@ fn lock_within(file: &File, shared: bool, wait: Duration) -> std::io::Result<boo
     }
 }
 
-impl Store {
+impl crate::facade::Locks<'_> {
     /// Take this worktree's post-commit lock for a checkpoint recorded in the background,
     /// without waiting. `None`: the one before still holds it.
     pub fn lock_post_commit(&self) -> Result<Option<File>> {

@@ -3,7 +3,7 @@
 //! three blobs with git's own conflict markers (`git merge-file`). It never decides what to
 //! revert, and writes no file of the worktree.
 
-use super::{EntryKind, ObjectId, Store};
+use super::{EntryKind, ObjectId};
 use crate::error::{Error, IoResultExt, Result};
 use std::io::Write;
 
@@ -19,7 +19,7 @@ pub struct MergedBlob {
     pub mergeable: bool,
 }
 
-impl Store {
+impl crate::facade::Worktree<'_> {
     /// For each path, what `git add` would record for it now: its blob id and kind, or
     /// `None` when nothing trackable is there. The blobs are written to this handle's object
     /// store (a staged handle keeps them in memory: nothing lands on disk).
@@ -44,7 +44,9 @@ impl Store {
         }
         Ok(out)
     }
+}
 
+impl crate::facade::Objects<'_> {
     /// Merge `theirs` into `ours` with `base` as the common ancestor, line by line, as
     /// `git merge-file` does; `labels` name ours, base and theirs in conflict markers.
     pub fn merge_blobs(

@@ -34,7 +34,7 @@ impl<'s> NotesReader<'s> {
             .with_hint(CORRUPT_HINT)
         })?;
         match blob {
-            Some(b) => Ok(Some(self.store.read_blob(b)?)),
+            Some(b) => Ok(Some(self.store.objects().read_blob(b)?)),
             None => Ok(None),
         }
     }
@@ -74,11 +74,11 @@ pub(crate) fn short(id: ObjectId) -> String {
     id.to_hex_with_len(12).to_string()
 }
 
-impl Store {
+impl<'s> crate::facade::Notes<'s> {
     /// A reader over the current notes of `run`.
-    pub fn notes_reader(&self, run: &RunId) -> Result<NotesReader<'_>> {
+    pub fn notes_reader(&self, run: &RunId) -> Result<NotesReader<'s>> {
         let origin = layout::notes_ref(run);
-        let tip = self.notes_tip(run)?;
+        let tip = self.refs().notes_tip(run)?;
         self.notes_reader_at(tip, origin)
     }
 
@@ -87,11 +87,11 @@ impl Store {
         &self,
         tip: Option<ObjectId>,
         origin: String,
-    ) -> Result<NotesReader<'_>> {
+    ) -> Result<NotesReader<'s>> {
         let state = match tip {
             None => None,
             Some(commit) => {
-                let tree = self.commit_tree(commit).map_err(|e| {
+                let tree = self.objects().commit_tree(commit).map_err(|e| {
                     Error::corrupt(format!(
                         "{origin} does not point at a notes commit: {}",
                         e.message
@@ -108,7 +108,7 @@ impl Store {
             }
         };
         Ok(NotesReader {
-            store: self,
+            store: self.0,
             state,
             origin,
         })
@@ -123,24 +123,24 @@ impl Store {
         message: &str,
     ) -> Result<ObjectId> {
         let base_tree = match parent {
-            Some(p) => self.read_commit(p)?.tree,
-            None => self.empty_tree(),
+            Some(p) => self.objects().read_commit(p)?.tree,
+            None => self.objects().empty_tree(),
         };
         let mut state = State::new(base_tree, self.repo())?;
         for (annotated, body) in notes {
-            let blob = self.write_blob(body)?;
+            let blob = self.objects().write_blob(body)?;
             state.edit(*annotated, Some(blob), self.repo())?;
         }
         let tree = state.write(&super::objects::RetryingWrites(self.repo()))?;
         let parents: Vec<ObjectId> = parent.into_iter().collect();
-        self.write_commit(tree, &parents, message)
+        self.objects().write_commit(tree, &parents, message)
     }
 
     /// All notes of a notes commit as (annotated object, blob) — for merges and validation.
     pub fn all_notes(&self, notes_commit: ObjectId) -> Result<HashMap<ObjectId, ObjectId>> {
-        let tree = self.read_commit(notes_commit)?.tree;
+        let tree = self.objects().read_commit(notes_commit)?.tree;
         let mut out = HashMap::new();
-        for (path, blob, mode) in self.tree_entries(tree)? {
+        for (path, blob, mode) in self.objects().tree_entries(tree)? {
             if !mode.is_blob() {
                 continue;
             }
@@ -163,7 +163,7 @@ impl Store {
     ) -> Result<ObjectId> {
         let mine = self.all_notes(ours)?;
         let other = self.all_notes(theirs)?;
-        let mut state = State::new(self.read_commit(ours)?.tree, self.repo())?;
+        let mut state = State::new(self.objects().read_commit(ours)?.tree, self.repo())?;
         let mut annotated: Vec<ObjectId> = other.keys().copied().collect();
         annotated.sort();
         for obj in annotated {
@@ -172,16 +172,21 @@ impl Store {
                 Some(b) if *b == their_blob => continue,
                 None => their_blob,
                 Some(b) => {
-                    let merged = union_lines(&self.read_blob(*b)?, &self.read_blob(their_blob)?);
-                    self.write_blob(&merged)?
+                    let merged = union_lines(
+                        &self.objects().read_blob(*b)?,
+                        &self.objects().read_blob(their_blob)?,
+                    );
+                    self.objects().write_blob(&merged)?
                 }
             };
             state.edit(obj, Some(blob), self.repo())?;
         }
         let tree = state.write(&super::objects::RetryingWrites(self.repo()))?;
-        self.write_commit(tree, &[ours, theirs], message)
+        self.objects().write_commit(tree, &[ours, theirs], message)
     }
+}
 
+impl crate::facade::Objects<'_> {
     /// The size in bytes of an object, without reading its content.
     pub fn object_size(&self, id: ObjectId) -> Result<u64> {
         Ok(self.repo().find_header(id)?.size())

@@ -117,6 +117,17 @@ impl Store {
         }
     }
 
+    fn find_commit(&self, id: ObjectId) -> Result<gix::Commit<'_>> {
+        self.repo.find_commit(id).map_err(|e| {
+            Error::not_found(format!(
+                "{id} is not a commit in this repository ({})",
+                crate::error::one_line(&e.to_string())
+            ))
+        })
+    }
+}
+
+impl crate::facade::Objects<'_> {
     /// Write a commit (never signed) without moving any ref.
     pub fn write_commit(
         &self,
@@ -194,15 +205,6 @@ impl Store {
 
     pub fn read_blob(&self, id: ObjectId) -> Result<Vec<u8>> {
         Ok(self.repo.find_blob(id)?.data.clone())
-    }
-
-    fn find_commit(&self, id: ObjectId) -> Result<gix::Commit<'_>> {
-        self.repo.find_commit(id).map_err(|e| {
-            Error::not_found(format!(
-                "{id} is not a commit in this repository ({})",
-                crate::error::one_line(&e.to_string())
-            ))
-        })
     }
 
     /// The tree of a commit (its message and trailers are not parsed).
@@ -429,7 +431,7 @@ fn read_stream(size: u64, from: &mut dyn std::io::Read) -> gix::Result<Vec<u8>> 
     Ok(buf)
 }
 
-impl Store {
+impl crate::facade::Objects<'_> {
     /// The paths that differ between two trees, sorted; identical subtrees are skipped
     /// without being read.
     ///

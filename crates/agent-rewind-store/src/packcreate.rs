@@ -13,7 +13,6 @@
 //! Must never write `packed-refs` except by renaming its lock, never leave the lock behind,
 //! and never create a ref that exists.
 
-use super::Store;
 use super::packdelete::{PackedRefsEdit, ref_line};
 use crate::error::Result;
 use gix::ObjectId;
@@ -33,7 +32,7 @@ pub enum PackedCreate {
 /// The header git writes (and we keep when the file has one).
 const HEADER: &[u8] = b"# pack-refs with: peeled fully-peeled sorted \n";
 
-impl Store {
+impl crate::facade::Refs<'_> {
     /// Create each group of `(ref name, value)` (values are commits) in `packed-refs` in
     /// one rewrite; one result per group.
     pub fn create_packed_groups(

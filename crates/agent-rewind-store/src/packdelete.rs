@@ -31,7 +31,7 @@ pub enum PackedDelete {
     Changed,
 }
 
-impl Store {
+impl crate::facade::Refs<'_> {
     /// Delete each group of `(ref name, expected value)` from `packed-refs` in one rewrite;
     /// one result per group. Reflogs of the deleted refs are removed, like git does.
     pub fn delete_packed_groups(

@@ -55,7 +55,7 @@ impl Store {
         let Some(hex_len) = self.fast_diff_setup(stat)? else {
             return Ok(None);
         };
-        let changes = self.diff_trees(from, to)?;
+        let changes = self.objects().diff_trees(from, to)?;
         if !changes_are_plain(&changes) || self.attributes_near(workdir, &changes) {
             return Ok(None);
         }

@@ -56,70 +56,6 @@ impl From<PublishError> for Error {
 }
 
 impl Store {
-    /// Apply all changes in one transaction, or none of them.
-    ///
-    /// Creations and updates of shared refs go through [`Store::update_loose_refs`] (git's
-    /// protocol: `packed-refs` is never locked); a transaction with a deletion (which must
-    /// edit `packed-refs`) goes through gix. A lock file someone else holds fails the call
-    /// within about a second with an error naming it; one a killed process of ours left is
-    /// removed.
-    pub fn publish(&self, changes: &[RefChange], reflog_message: &str) -> Result<(), PublishError> {
-        let msg = reflog_message.replace('\n', " ");
-        let edits = changes
-            .iter()
-            .map(|c| to_edit(c, &msg))
-            .collect::<Result<Vec<_>>>()
-            .map_err(PublishError::Failed)?;
-        // Reflog entries are signed like our commits. `edit_references` would ask
-        // `repo.committer()`, which fails when no identity is configured (DESIGN §3.2: never
-        // fail for that) and resolves the local time zone by walking the zoneinfo database.
-        let signature = self.signature();
-        crate::crash_point!("publish:before");
-        if changes
-            .iter()
-            .all(|c| c.new.is_some() && Self::is_plain_shared_ref(&c.name))
-        {
-            return self.publish_loose(changes, &msg, &signature);
-        }
-        let mut time = gix::date::parse::TimeBuf::default();
-        let committer = Some(signature.to_ref(&mut time));
-        // A failure that is neither a conflict nor a held lock (e.g. `git pack-refs` replacing
-        // packed-refs while the transaction read it) is tried again, but only when every ref
-        // still has its expected value: a transaction that failed half-way is reported.
-        let mut attempt = 0;
-        let mut swept = false;
-        loop {
-            match self.gix_transaction(edits.clone(), changes, committer) {
-                Ok(()) => return Ok(()),
-                Err(e) if e.is_conflict() => {
-                    return Err(PublishError::Conflict(crate::error::one_line(
-                        &e.to_string(),
-                    )));
-                }
-                Err(e) if e.is_retryable() => {
-                    // A lock is held. One a killed process of ours left is removed and the
-                    // transaction tried once more; anyone else's is reported by name.
-                    let locks = self.transaction_locks(changes);
-                    if !swept && self.remove_stale_locks(&locks) > 0 {
-                        swept = true;
-                        continue;
-                    }
-                    return Err(PublishError::Failed(
-                        match locks.iter().find(|l| l.exists()) {
-                            Some(l) => super::reflock::lock_held(l),
-                            None => e.into(),
-                        },
-                    ));
-                }
-                Err(_) if attempt < 3 && self.refs_as_expected(changes) => {
-                    attempt += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(5 << attempt));
-                }
-                Err(e) => return Err(PublishError::Failed(e.into())),
-            }
-        }
-    }
-
     /// The lock files a gix transaction over `changes` may take.
     fn transaction_locks(&self, changes: &[RefChange]) -> Vec<std::path::PathBuf> {
         let mut locks: Vec<_> = changes
@@ -189,12 +125,80 @@ impl Store {
     }
 }
 
+impl crate::facade::Refs<'_> {
+    /// Apply all changes in one transaction, or none of them.
+    ///
+    /// Creations and updates of shared refs go through [`Store::update_loose_refs`] (git's
+    /// protocol: `packed-refs` is never locked); a transaction with a deletion (which must
+    /// edit `packed-refs`) goes through gix. A lock file someone else holds fails the call
+    /// within about a second with an error naming it; one a killed process of ours left is
+    /// removed.
+    pub fn publish(&self, changes: &[RefChange], reflog_message: &str) -> Result<(), PublishError> {
+        let msg = reflog_message.replace('\n', " ");
+        let edits = changes
+            .iter()
+            .map(|c| to_edit(c, &msg))
+            .collect::<Result<Vec<_>>>()
+            .map_err(PublishError::Failed)?;
+        // Reflog entries are signed like our commits. `edit_references` would ask
+        // `repo.committer()`, which fails when no identity is configured (DESIGN §3.2: never
+        // fail for that) and resolves the local time zone by walking the zoneinfo database.
+        let signature = self.signature();
+        crate::crash_point!("publish:before");
+        if changes
+            .iter()
+            .all(|c| c.new.is_some() && Store::is_plain_shared_ref(&c.name))
+        {
+            return self.publish_loose(changes, &msg, &signature);
+        }
+        let mut time = gix::date::parse::TimeBuf::default();
+        let committer = Some(signature.to_ref(&mut time));
+        // A failure that is neither a conflict nor a held lock (e.g. `git pack-refs` replacing
+        // packed-refs while the transaction read it) is tried again, but only when every ref
+        // still has its expected value: a transaction that failed half-way is reported.
+        let mut attempt = 0;
+        let mut swept = false;
+        loop {
+            match self.gix_transaction(edits.clone(), changes, committer) {
+                Ok(()) => return Ok(()),
+                Err(e) if e.is_conflict() => {
+                    return Err(PublishError::Conflict(crate::error::one_line(
+                        &e.to_string(),
+                    )));
+                }
+                Err(e) if e.is_retryable() => {
+                    // A lock is held. One a killed process of ours left is removed and the
+                    // transaction tried once more; anyone else's is reported by name.
+                    let locks = self.transaction_locks(changes);
+                    if !swept && self.remove_stale_locks(&locks) > 0 {
+                        swept = true;
+                        continue;
+                    }
+                    return Err(PublishError::Failed(
+                        match locks.iter().find(|l| l.exists()) {
+                            Some(l) => super::reflock::lock_held(l),
+                            None => e.into(),
+                        },
+                    ));
+                }
+                Err(_) if attempt < 3 && self.refs_as_expected(changes) => {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(5 << attempt));
+                }
+                Err(e) => return Err(PublishError::Failed(e.into())),
+            }
+        }
+    }
+}
+
 impl Store {
     /// Whether every ref of `changes` still has the value the change expects.
     fn refs_as_expected(&self, changes: &[RefChange]) -> bool {
-        changes
-            .iter()
-            .all(|c| self.ref_target(&c.name).is_ok_and(|now| now == c.expected))
+        changes.iter().all(|c| {
+            self.refs()
+                .ref_target(&c.name)
+                .is_ok_and(|now| now == c.expected)
+        })
     }
 }
 

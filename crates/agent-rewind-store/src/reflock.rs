@@ -147,33 +147,6 @@ impl Store {
         removed
     }
 
-    /// Remove the locks a killed process of ours left on the refs directly under `prefix`
-    /// (a ref folder ending in `/`) and on `packed-refs`, before a git process writes there:
-    /// git cannot tell such a lock is stale and would fail on it. Reads only the claims
-    /// folder unless a claim's lock is still there (after a crash). Returns how many locks
-    /// were removed.
-    pub fn remove_stale_locks_under(&self, prefix: &str) -> usize {
-        use std::os::unix::fs::MetadataExt;
-        let Ok(claims) = std::fs::read_dir(self.claims_dir()) else {
-            return 0;
-        };
-        let linked = claims
-            .flatten()
-            .any(|e| std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.nlink() > 1));
-        if !linked {
-            return 0;
-        }
-        let mut locks = vec![lock_path(&self.common_dir().join("packed-refs"))];
-        if let Ok(dir) = std::fs::read_dir(self.common_dir().join(prefix)) {
-            locks.extend(
-                dir.flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|x| x == "lock")),
-            );
-        }
-        self.remove_stale_locks(&locks)
-    }
-
     /// Whether `name` is a shared ref this module may update as a loose file (not `HEAD`,
     /// not a per-worktree ref).
     pub(crate) fn is_plain_shared_ref(name: &str) -> bool {
@@ -294,6 +267,35 @@ impl Store {
                 None => Err(Error::corrupt(format!("{name} is a symbolic ref"))),
             },
         }
+    }
+}
+
+impl crate::facade::Refs<'_> {
+    /// Remove the locks a killed process of ours left on the refs directly under `prefix`
+    /// (a ref folder ending in `/`) and on `packed-refs`, before a git process writes there:
+    /// git cannot tell such a lock is stale and would fail on it. Reads only the claims
+    /// folder unless a claim's lock is still there (after a crash). Returns how many locks
+    /// were removed.
+    pub fn remove_stale_locks_under(&self, prefix: &str) -> usize {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(claims) = std::fs::read_dir(self.claims_dir()) else {
+            return 0;
+        };
+        let linked = claims
+            .flatten()
+            .any(|e| std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.nlink() > 1));
+        if !linked {
+            return 0;
+        }
+        let mut locks = vec![lock_path(&self.common_dir().join("packed-refs"))];
+        if let Ok(dir) = std::fs::read_dir(self.common_dir().join(prefix)) {
+            locks.extend(
+                dir.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "lock")),
+            );
+        }
+        self.remove_stale_locks(&locks)
     }
 }
 

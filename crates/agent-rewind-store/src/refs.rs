@@ -24,6 +24,23 @@ pub struct RunRefSet {
 }
 
 impl Store {
+    fn try_refs_under(
+        &self,
+        prefix: &str,
+    ) -> std::result::Result<Vec<(String, ObjectId)>, gix::Error> {
+        let platform = self.repo.references()?;
+        let mut out = Vec::new();
+        for r in platform.prefixed(prefix)? {
+            let r = r?;
+            if let Some(id) = r.target().try_id() {
+                out.push((r.name().as_bstr().to_string(), id.to_owned()));
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl crate::facade::Refs<'_> {
     /// The object a ref points at (peeled to its direct target), or `None` when absent.
     pub fn ref_target(&self, name: &str) -> Result<Option<ObjectId>> {
         match self.repo.try_find_reference(name)? {
@@ -80,21 +97,6 @@ impl Store {
                 }
             }
         }
-    }
-
-    fn try_refs_under(
-        &self,
-        prefix: &str,
-    ) -> std::result::Result<Vec<(String, ObjectId)>, gix::Error> {
-        let platform = self.repo.references()?;
-        let mut out = Vec::new();
-        for r in platform.prefixed(prefix)? {
-            let r = r?;
-            if let Some(id) = r.target().try_id() {
-                out.push((r.name().as_bstr().to_string(), id.to_owned()));
-            }
-        }
-        Ok(out)
     }
 
     /// Every run that has a `HEAD` ref, with its tip; names that fail validation are returned

@@ -8,7 +8,6 @@
 //! `undo` wrote since have new stat data, so git looks at them again. Must never install an
 //! index whose entries are not the backup's index tree.
 
-use super::Store;
 use crate::error::{IoResultExt, Result};
 use gix::ObjectId;
 use gix::index::entry::{Flags, Mode};
@@ -22,7 +21,7 @@ pub struct IndexFile {
     pub mtime: (i64, u32),
 }
 
-impl Store {
+impl crate::facade::Index<'_> {
     /// The user's index file as it is now (`None` when there is none).
     pub fn user_index_file(&self) -> Result<Option<IndexFile>> {
         let path = self.repo.index_path();
@@ -48,7 +47,7 @@ impl Store {
         let Ok((state, _)) = gix::index::State::from_bytes(
             &saved.bytes,
             stamp,
-            self.object_hash(),
+            self.objects().object_hash(),
             Default::default(),
         ) else {
             return Ok(false);
@@ -74,6 +73,7 @@ impl Store {
             entries.push((e.path(&state).to_owned(), e.id, kind));
         }
         let expected: Vec<_> = self
+            .objects()
             .tree_entries(tree)?
             .into_iter()
             .map(|(p, id, mode)| (p, id, mode.kind()))

@@ -30,7 +30,9 @@ impl Store {
     fn git_output_of(&self, args: &[&str]) -> Result<GitOutput> {
         self.git_unchecked(args).map(GitOutput::of)
     }
+}
 
+impl crate::facade::Remote<'_> {
     /// `git push --atomic --porcelain <remote> <refspecs…>`: never forced, all or nothing.
     pub fn push_atomic(&self, remote: &str, refspecs: &[String]) -> Result<GitOutput> {
         let mut args = vec!["push", "--atomic", "--porcelain", remote];

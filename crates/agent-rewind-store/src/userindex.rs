@@ -45,78 +45,6 @@ pub struct WrittenFile {
 }
 
 impl Store {
-    /// Make the user's index hold `tree` (emptied for `None`); `written` are the files just
-    /// written into the worktree (their entries get fresh stat data when their content is
-    /// still what was written and what `tree` holds). `base` is the tree the index held when
-    /// it was captured, if known: then only the entries that differ between `base` and `tree`
-    /// are replaced instead of reading all of `tree`.
-    pub fn set_user_index(
-        &self,
-        tree: Option<ObjectId>,
-        base: Option<ObjectId>,
-        written: &[WrittenFile],
-    ) -> Result<()> {
-        let Some(tree) = tree else {
-            return self.reset_user_index(None, &[]);
-        };
-        let old = self.read_user_index()?;
-        let in_process = self
-            .repo
-            .config_snapshot()
-            .boolean("agentRewind.inProcessIndex")
-            .unwrap_or(true);
-        let reason = needs_git(&old)
-            .or_else(|| self.index_is_split().then_some("split index"))
-            .or((!in_process).then_some("turned off"));
-        if let Some(reason) = reason {
-            crate::trace::mark(&format!("index: left to git ({reason})"));
-            let mut refresh = Vec::new();
-            for w in written {
-                if self.path_in_tree(tree, &w.path)? == Some(w.id) {
-                    refresh.push(w.path.as_slice());
-                }
-            }
-            return self.reset_user_index(Some(tree), &refresh);
-        }
-        crate::trace::mark("index: old read");
-        let stat_options = self.repo.stat_options()?;
-        let hash = self.object_hash();
-        // The index must hash to `tree`: its cache-tree is computed from the entries and
-        // compared. An edit of the old index that does not (the index changed since it was
-        // captured) is thrown away for an index read from the whole tree.
-        let edited = match base {
-            Some(base) => self.edited_index(&old, base, tree, stat_options)?,
-            None => None,
-        };
-        let (mut new, kept, cache_tree) = match edited.and_then(|(new, kept)| {
-            let cache_tree = cache_tree_of(&new, hash).filter(|t| t.id == tree)?;
-            Some((new, kept, Some(cache_tree)))
-        }) {
-            Some(done) => done,
-            None => {
-                let mut new = self.repo.index_from_tree(&tree).map_err(|e| {
-                    Error::other(format!(
-                        "cannot make an index of tree {tree}: {}",
-                        crate::error::one_line(&e.to_string())
-                    ))
-                })?;
-                let kept = keep_unchanged_stat(&old, &mut new, stat_options);
-                let cache_tree = cache_tree_of(&new, hash).filter(|t| t.id == tree);
-                if cache_tree.is_none() {
-                    crate::trace::mark("index: the cache-tree does not reproduce the tree");
-                }
-                (new.into_parts().0, kept, cache_tree)
-            }
-        };
-        let refreshed = refresh_written(&mut new, self.workdir()?, written, self.fs_checks()?);
-        let bytes = encode(&new, cache_tree.as_ref(), hash)?;
-        crate::trace::mark(&format!(
-            "index: built ({} entries, {kept} kept their stat data, {refreshed} refreshed)",
-            new.entries().len()
-        ));
-        self.install_user_index(&bytes, None)
-    }
-
     /// `old` (believed to hold `base`) with the entries that differ between `base` and
     /// `tree` replaced; the others keep their stat data unless racily clean. `None` when
     /// `old` has an entry that cannot be kept as it is (a conflict stage).
@@ -127,10 +55,10 @@ impl Store {
         tree: ObjectId,
         options: gix::index::entry::stat::Options,
     ) -> Result<Option<(gix::index::State, usize)>> {
-        let changes = self.diff_trees(base, tree)?;
-        self.check_checkout_paths(&changes)?;
+        let changes = self.objects().diff_trees(base, tree)?;
+        self.worktree().check_checkout_paths(&changes)?;
         let entries = old.entries();
-        let mut new = gix::index::State::new(self.object_hash());
+        let mut new = gix::index::State::new(self.objects().object_hash());
         let (mut o, mut kept) = (0, 0);
         for c in changes.iter().map(Some).chain([None]) {
             // The old entries before this change (all of the rest after the last one).
@@ -204,6 +132,80 @@ impl Store {
             executable_bit: fs.executable_bit,
             symlinks: fs.symlink,
         })
+    }
+}
+
+impl crate::facade::Index<'_> {
+    /// Make the user's index hold `tree` (emptied for `None`); `written` are the files just
+    /// written into the worktree (their entries get fresh stat data when their content is
+    /// still what was written and what `tree` holds). `base` is the tree the index held when
+    /// it was captured, if known: then only the entries that differ between `base` and `tree`
+    /// are replaced instead of reading all of `tree`.
+    pub fn set_user_index(
+        &self,
+        tree: Option<ObjectId>,
+        base: Option<ObjectId>,
+        written: &[WrittenFile],
+    ) -> Result<()> {
+        let Some(tree) = tree else {
+            return self.reset_user_index(None, &[]);
+        };
+        let old = self.read_user_index()?;
+        let in_process = self
+            .repo
+            .config_snapshot()
+            .boolean("agentRewind.inProcessIndex")
+            .unwrap_or(true);
+        let reason = needs_git(&old)
+            .or_else(|| self.index_is_split().then_some("split index"))
+            .or((!in_process).then_some("turned off"));
+        if let Some(reason) = reason {
+            crate::trace::mark(&format!("index: left to git ({reason})"));
+            let mut refresh = Vec::new();
+            for w in written {
+                if self.objects().path_in_tree(tree, &w.path)? == Some(w.id) {
+                    refresh.push(w.path.as_slice());
+                }
+            }
+            return self.reset_user_index(Some(tree), &refresh);
+        }
+        crate::trace::mark("index: old read");
+        let stat_options = self.repo.stat_options()?;
+        let hash = self.objects().object_hash();
+        // The index must hash to `tree`: its cache-tree is computed from the entries and
+        // compared. An edit of the old index that does not (the index changed since it was
+        // captured) is thrown away for an index read from the whole tree.
+        let edited = match base {
+            Some(base) => self.edited_index(&old, base, tree, stat_options)?,
+            None => None,
+        };
+        let (mut new, kept, cache_tree) = match edited.and_then(|(new, kept)| {
+            let cache_tree = cache_tree_of(&new, hash).filter(|t| t.id == tree)?;
+            Some((new, kept, Some(cache_tree)))
+        }) {
+            Some(done) => done,
+            None => {
+                let mut new = self.repo.index_from_tree(&tree).map_err(|e| {
+                    Error::other(format!(
+                        "cannot make an index of tree {tree}: {}",
+                        crate::error::one_line(&e.to_string())
+                    ))
+                })?;
+                let kept = keep_unchanged_stat(&old, &mut new, stat_options);
+                let cache_tree = cache_tree_of(&new, hash).filter(|t| t.id == tree);
+                if cache_tree.is_none() {
+                    crate::trace::mark("index: the cache-tree does not reproduce the tree");
+                }
+                (new.into_parts().0, kept, cache_tree)
+            }
+        };
+        let refreshed = refresh_written(&mut new, self.workdir()?, written, self.fs_checks()?);
+        let bytes = encode(&new, cache_tree.as_ref(), hash)?;
+        crate::trace::mark(&format!(
+            "index: built ({} entries, {kept} kept their stat data, {refreshed} refreshed)",
+            new.entries().len()
+        ));
+        self.install_user_index(&bytes, None)
     }
 }
 
@@ -500,7 +502,7 @@ mod tests {
         );
         let tree = oid(&git(d, &["rev-parse", "HEAD^{tree}"]));
         let store = Store::discover(d).unwrap();
-        let hash = store.object_hash();
+        let hash = store.objects().object_hash();
         let written = |path: &str, bytes: &[u8]| WrittenFile {
             path: path.into(),
             id: oid(&git(d, &["rev-parse", &format!("HEAD:{path}")])),
@@ -521,6 +523,7 @@ mod tests {
             assert!(out.success());
         }
         store
+            .index()
             .set_user_index(
                 Some(tree),
                 edit_old_index.then_some(tree),
@@ -555,7 +558,7 @@ mod tests {
         let tree = oid(&git(d, &["write-tree"]));
         let store = Store::discover(d).unwrap();
         let index = store.repo().index_from_tree(&tree).unwrap();
-        let cache = cache_tree_of(&index, store.object_hash()).unwrap();
+        let cache = cache_tree_of(&index, store.objects().object_hash()).unwrap();
         assert_eq!(cache.id, tree);
         assert_eq!(cache.num_entries, Some(8));
         let names: Vec<String> = cache

@@ -45,6 +45,103 @@ impl Store {
         }
     }
 
+    /// [`Store::apply_changes`] after its checks: `changed` gets each path as soon as it is
+    /// changed on disk, so that a failure can say which ones were.
+    fn write_all(
+        &self,
+        root: &Path,
+        changes: &[TreeChange],
+        raw: &HashSet<BString>,
+        changed: &mut Vec<BString>,
+    ) -> Result<Vec<WrittenFile>> {
+        let (mut pipeline, _index) = self.repo.filter_pipeline(None)?;
+        // Temp files live in our private folder, so a crash never leaves one in the worktree.
+        let tmp_dir = self.private().tmp_dir();
+        std::fs::create_dir_all(&tmp_dir).at(&tmp_dir)?;
+        // Deletions first, so a file can replace a directory and the other way round.
+        for c in changes.iter().filter(|c| c.new.is_none()) {
+            let full = root.join(rel_path(&c.path));
+            if remove_path(&full)? {
+                changed.push(c.path.clone());
+            }
+            prune_empty_parents(root, &full);
+        }
+        // Folders already made or checked in this call (changes come sorted by path).
+        let mut known_dirs = std::collections::HashSet::new();
+        let mut written = Vec::new();
+        let hash = self.objects().object_hash();
+        for c in changes {
+            let Some((id, kind)) = c.new else { continue };
+            let full = root.join(rel_path(&c.path));
+            if let Some(parent) = full.parent()
+                && !known_dirs.contains(parent)
+            {
+                make_dirs(root, parent, changed)?;
+                known_dirs.insert(parent.to_path_buf());
+            }
+            match kind {
+                EntryKind::Commit => {
+                    // A submodule: git leaves an empty directory for it.
+                    if !full.exists() {
+                        std::fs::create_dir_all(&full).at(&full)?;
+                    }
+                }
+                EntryKind::Tree => {}
+                EntryKind::Link => {
+                    let blob = self.objects().read_blob(id)?;
+                    let target = gix::path::from_byte_slice(&blob)?.to_path_buf();
+                    crate::fail_point!("worktree:write");
+                    note_folder_in_the_way(&full, &c.path, changed);
+                    atomic_replace(&full, &tmp_dir, |tmp| {
+                        std::os::unix::fs::symlink(&target, tmp).at(tmp)
+                    })?;
+                    if changed.last() != Some(&c.path) {
+                        changed.push(c.path.clone());
+                    }
+                    written.push(WrittenFile {
+                        path: c.path.clone(),
+                        id,
+                        digest: digest(hash, &blob)?,
+                        symlink: true,
+                    });
+                }
+                EntryKind::Blob | EntryKind::BlobExecutable => {
+                    let data = self.objects().read_blob(id)?;
+                    let bytes = if raw.contains(&c.path) {
+                        data
+                    } else {
+                        let shown = quote_path(&c.path);
+                        let mut out = pipeline
+                            .convert_to_worktree(&data, c.path.as_bstr(), Default::default())
+                            .map_err(|e| Error::other(format!("filter failed for {shown}: {e}")))?;
+                        let mut bytes = Vec::with_capacity(data.len());
+                        out.read_to_end(&mut bytes).map_err(|e| {
+                            Error::other(format!("filter failed for {shown}: {e}")).with_source(e)
+                        })?;
+                        bytes
+                    };
+                    let exec = kind == EntryKind::BlobExecutable;
+                    crate::fail_point!("worktree:write");
+                    note_folder_in_the_way(&full, &c.path, changed);
+                    atomic_replace(&full, &tmp_dir, |tmp| write_file(tmp, &bytes, exec))?;
+                    if changed.last() != Some(&c.path) {
+                        changed.push(c.path.clone());
+                    }
+                    crate::crash_point!("worktree:file-written");
+                    written.push(WrittenFile {
+                        path: c.path.clone(),
+                        id,
+                        digest: digest(hash, &bytes)?,
+                        symlink: false,
+                    });
+                }
+            }
+        }
+        Ok(written)
+    }
+}
+
+impl crate::facade::Worktree<'_> {
     /// The file `rel` (a worktree-relative path given by a user) may be written by us: every
     /// component is one git would check out (no `.git` in any spelling, no `..`), and
     /// neither the file nor any folder on the way is a symlink (which could lead into `.git`
@@ -133,101 +230,6 @@ impl Store {
         let mut changed = Vec::new();
         self.write_all(root, changes, raw, &mut changed)
             .map_err(|e| partial_failure(e, &changed))
-    }
-
-    /// [`Store::apply_changes`] after its checks: `changed` gets each path as soon as it is
-    /// changed on disk, so that a failure can say which ones were.
-    fn write_all(
-        &self,
-        root: &Path,
-        changes: &[TreeChange],
-        raw: &HashSet<BString>,
-        changed: &mut Vec<BString>,
-    ) -> Result<Vec<WrittenFile>> {
-        let (mut pipeline, _index) = self.repo.filter_pipeline(None)?;
-        // Temp files live in our private folder, so a crash never leaves one in the worktree.
-        let tmp_dir = self.private().tmp_dir();
-        std::fs::create_dir_all(&tmp_dir).at(&tmp_dir)?;
-        // Deletions first, so a file can replace a directory and the other way round.
-        for c in changes.iter().filter(|c| c.new.is_none()) {
-            let full = root.join(rel_path(&c.path));
-            if remove_path(&full)? {
-                changed.push(c.path.clone());
-            }
-            prune_empty_parents(root, &full);
-        }
-        // Folders already made or checked in this call (changes come sorted by path).
-        let mut known_dirs = std::collections::HashSet::new();
-        let mut written = Vec::new();
-        let hash = self.object_hash();
-        for c in changes {
-            let Some((id, kind)) = c.new else { continue };
-            let full = root.join(rel_path(&c.path));
-            if let Some(parent) = full.parent()
-                && !known_dirs.contains(parent)
-            {
-                make_dirs(root, parent, changed)?;
-                known_dirs.insert(parent.to_path_buf());
-            }
-            match kind {
-                EntryKind::Commit => {
-                    // A submodule: git leaves an empty directory for it.
-                    if !full.exists() {
-                        std::fs::create_dir_all(&full).at(&full)?;
-                    }
-                }
-                EntryKind::Tree => {}
-                EntryKind::Link => {
-                    let blob = self.read_blob(id)?;
-                    let target = gix::path::from_byte_slice(&blob)?.to_path_buf();
-                    crate::fail_point!("worktree:write");
-                    note_folder_in_the_way(&full, &c.path, changed);
-                    atomic_replace(&full, &tmp_dir, |tmp| {
-                        std::os::unix::fs::symlink(&target, tmp).at(tmp)
-                    })?;
-                    if changed.last() != Some(&c.path) {
-                        changed.push(c.path.clone());
-                    }
-                    written.push(WrittenFile {
-                        path: c.path.clone(),
-                        id,
-                        digest: digest(hash, &blob)?,
-                        symlink: true,
-                    });
-                }
-                EntryKind::Blob | EntryKind::BlobExecutable => {
-                    let data = self.read_blob(id)?;
-                    let bytes = if raw.contains(&c.path) {
-                        data
-                    } else {
-                        let shown = quote_path(&c.path);
-                        let mut out = pipeline
-                            .convert_to_worktree(&data, c.path.as_bstr(), Default::default())
-                            .map_err(|e| Error::other(format!("filter failed for {shown}: {e}")))?;
-                        let mut bytes = Vec::with_capacity(data.len());
-                        out.read_to_end(&mut bytes).map_err(|e| {
-                            Error::other(format!("filter failed for {shown}: {e}")).with_source(e)
-                        })?;
-                        bytes
-                    };
-                    let exec = kind == EntryKind::BlobExecutable;
-                    crate::fail_point!("worktree:write");
-                    note_folder_in_the_way(&full, &c.path, changed);
-                    atomic_replace(&full, &tmp_dir, |tmp| write_file(tmp, &bytes, exec))?;
-                    if changed.last() != Some(&c.path) {
-                        changed.push(c.path.clone());
-                    }
-                    crate::crash_point!("worktree:file-written");
-                    written.push(WrittenFile {
-                        path: c.path.clone(),
-                        id,
-                        digest: digest(hash, &bytes)?,
-                        symlink: false,
-                    });
-                }
-            }
-        }
-        Ok(written)
     }
 }
 
@@ -390,7 +392,7 @@ pub enum OnDisk {
     Entry(ObjectId, EntryKind),
 }
 
-impl Store {
+impl crate::facade::Worktree<'_> {
     /// Store what is at `rel` in the worktree as a blob of its bytes as they are on disk (no
     /// clean filter, no line-ending conversion), or a symlink's target; files bigger than
     /// `max_size` are not read.
@@ -414,7 +416,10 @@ impl Store {
         if md.file_type().is_symlink() {
             let target = std::fs::read_link(&full).at(&full)?;
             let bytes = gix::path::os_str_into_bstr(target.as_os_str())?.to_vec();
-            return Ok(OnDisk::Entry(self.write_blob(&bytes)?, EntryKind::Link));
+            return Ok(OnDisk::Entry(
+                self.objects().write_blob(&bytes)?,
+                EntryKind::Link,
+            ));
         }
         if !md.is_file() {
             return Ok(OnDisk::Missing);
@@ -431,7 +436,7 @@ impl Store {
         } else {
             EntryKind::Blob
         };
-        Ok(OnDisk::Entry(self.write_blob(&bytes)?, kind))
+        Ok(OnDisk::Entry(self.objects().write_blob(&bytes)?, kind))
     }
 
     /// The blob of the file at `rel` as its bytes are on disk, when that is not `id` (what
@@ -443,9 +448,9 @@ impl Store {
             _ => return Ok(None),
         }
         let bytes = std::fs::read(&full).at(&full)?;
-        if self.blob_id(&bytes)? == id {
+        if self.objects().blob_id(&bytes)? == id {
             return Ok(None);
         }
-        Ok(Some(self.write_blob(&bytes)?))
+        Ok(Some(self.objects().write_blob(&bytes)?))
     }
 }

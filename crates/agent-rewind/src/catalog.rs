@@ -106,11 +106,11 @@ impl<'s> Catalog<'s> {
     fn reader(&mut self, run: &RunId) -> Result<&mut NotesReader<'s>> {
         if !self.readers.contains_key(run.as_str()) {
             let r = match &self.notes_tips {
-                Some(tips) => self.store.notes_reader_at(
+                Some(tips) => self.store.notes().notes_reader_at(
                     tips.get(run.as_str()).copied(),
                     crate::store::layout::notes_ref(run),
                 )?,
-                None => self.store.notes_reader(run)?,
+                None => self.store.notes().notes_reader(run)?,
             };
             self.readers.insert(run.to_string(), r);
         }
@@ -126,7 +126,7 @@ impl<'s> Catalog<'s> {
     /// The checkpoint at `commit`, or `None` if that commit is not a checkpoint (no
     /// `Agent-Run:` trailer or no note). A malformed note is an error.
     pub fn try_checkpoint(&mut self, commit: ObjectId) -> Result<Option<Checkpoint>> {
-        let info = self.store.read_commit(commit)?;
+        let info = self.store.objects().read_commit(commit)?;
         let Some(run) = info.trailers.run.clone() else {
             return Ok(None);
         };
@@ -139,7 +139,7 @@ impl<'s> Catalog<'s> {
             // learned from a ref read after this reader was opened may have a newer note
             // than the reader sees (a writer published meanwhile): read the notes ref again.
             None => {
-                let mut fresh = self.store.notes_reader(&run)?;
+                let mut fresh = self.store.notes().notes_reader(&run)?;
                 let note = fresh.note(commit, Note::parse)?;
                 self.readers.insert(run.to_string(), fresh);
                 match note {
@@ -169,7 +169,7 @@ impl<'s> Catalog<'s> {
 
     /// The tip checkpoint of a run, `None` if the run does not exist.
     pub fn run_tip(&mut self, run: &RunId) -> Result<Option<Checkpoint>> {
-        match self.store.run_head(run)? {
+        match self.store.refs().run_head(run)? {
             None => Ok(None),
             Some(id) => self.checkpoint(id).map(Some),
         }
@@ -267,11 +267,11 @@ impl<'s> Catalog<'s> {
             CheckpointSpec::Commit(hex) => {
                 let as_run = RunId::new(hex.clone()).ok();
                 if let Some(run) = &as_run
-                    && self.store.run_head(run)?.is_some()
+                    && self.store.refs().run_head(run)?.is_some()
                 {
                     return self.require_run_tip(run);
                 }
-                let commit = match self.store.resolve_commit_prefix(hex)? {
+                let commit = match self.store.objects().resolve_commit_prefix(hex)? {
                     Some(id) => self.try_checkpoint(id)?.map(|c| (id, c)),
                     None => None,
                 };
@@ -284,7 +284,7 @@ impl<'s> Catalog<'s> {
                     (None, [run]) => self.require_run_tip(run),
                     (None, []) => {
                         // A commit that is not a checkpoint says so.
-                        if let Some(id) = self.store.resolve_commit_prefix(hex)? {
+                        if let Some(id) = self.store.objects().resolve_commit_prefix(hex)? {
                             return self.checkpoint(id);
                         }
                         match as_run {
@@ -311,7 +311,7 @@ impl<'s> Catalog<'s> {
     /// An ambiguous prefix is an error listing the candidates; an unknown name suggests the
     /// closest run ids.
     pub fn run_named(&mut self, name: &RunId) -> Result<RunId> {
-        if self.store.run_head(name)?.is_some() {
+        if self.store.refs().run_head(name)?.is_some() {
             return Ok(name.clone());
         }
         let runs = self.runs_with_prefix(name)?;
@@ -324,7 +324,7 @@ impl<'s> Catalog<'s> {
 
     /// The shortest unique prefix length of `run` among every run of the repository.
     pub fn unique_prefix(&mut self, run: &RunId) -> Result<usize> {
-        let (runs, _) = self.store.list_runs()?;
+        let (runs, _) = self.store.refs().list_runs()?;
         let ids: Vec<&str> = runs.iter().map(|(r, _)| r.as_str()).collect();
         let lens = crate::ids::shortest_unique_prefixes(&ids);
         Ok(ids
@@ -336,7 +336,7 @@ impl<'s> Catalog<'s> {
 
     /// The runs whose id starts with `prefix`, sorted.
     fn runs_with_prefix(&mut self, prefix: &RunId) -> Result<Vec<RunId>> {
-        let (runs, _) = self.store.list_runs()?;
+        let (runs, _) = self.store.refs().list_runs()?;
         let mut out: Vec<RunId> = runs
             .into_iter()
             .map(|(r, _)| r)
@@ -348,7 +348,7 @@ impl<'s> Catalog<'s> {
 
     /// "unknown run X" with the closest run ids as a "did you mean".
     fn unknown_run_error(&mut self, name: &RunId, what: &str) -> Result<Error> {
-        let (runs, _) = self.store.list_runs()?;
+        let (runs, _) = self.store.refs().list_runs()?;
         let ids: Vec<&str> = runs.iter().map(|(r, _)| r.as_str()).collect();
         let near = crate::ids::closest_names(name.as_str(), &ids, 3);
         let mut msg = format!("{what} {name}");
@@ -359,7 +359,7 @@ impl<'s> Catalog<'s> {
     }
 
     pub fn step_commit(&mut self, run: &RunId, step: &StepName) -> Result<ObjectId> {
-        if self.store.run_head(run)?.is_none() {
+        if self.store.refs().run_head(run)?.is_none() {
             return Err(self.unknown_run_error(run, "unknown run")?);
         }
         if let Some(id) = step_tip(self.store, run, step)? {
@@ -370,7 +370,7 @@ impl<'s> Catalog<'s> {
 
     /// "run R has no step S; did you mean …" with the run's steps in the hint.
     pub fn unknown_step_error(&mut self, run: &RunId, step: &str) -> Result<Error> {
-        let steps = self.store.step_refs(run)?;
+        let steps = self.store.refs().step_refs(run)?;
         let names: Vec<&str> = steps.iter().map(|(s, _)| s.as_str()).collect();
         let near = crate::ids::closest_names(step, &names, 3);
         let mut msg = format!("run {run} has no checkpoint for step {step}");
@@ -422,14 +422,14 @@ pub fn short(id: ObjectId) -> String {
 /// transaction"). Every reader of "the step's latest attempt" goes through here, so such a
 /// crash never makes a finished step look unfinished.
 pub fn step_tip(store: &Store, run: &RunId, step: &StepName) -> Result<Option<ObjectId>> {
-    let tip = store.step_tip(run, step)?;
-    let Some(head) = store.run_head(run)? else {
+    let tip = store.refs().step_tip(run, step)?;
+    let Some(head) = store.refs().run_head(run)? else {
         return Ok(tip);
     };
     if tip == Some(head) {
         return Ok(tip);
     }
-    let head_commit = store.read_commit(head)?;
+    let head_commit = store.objects().read_commit(head)?;
     Ok(if step_ref_lags(store, run, step, &head_commit, tip)? {
         Some(head)
     } else {
@@ -456,21 +456,21 @@ pub fn step_ref_lags(
     }
     match step_ref {
         None => Ok(true),
-        Some(t) => store.is_ancestor(t, head.id),
+        Some(t) => store.objects().is_ancestor(t, head.id),
     }
 }
 
 /// Every step of `run` with its newest checkpoint: the step refs, corrected as
 /// [`step_tip`] corrects one (at most one step, `HEAD`'s, can lag).
 pub fn step_tips(store: &Store, run: &RunId) -> Result<Vec<(StepName, ObjectId)>> {
-    let mut steps = store.step_refs(run)?;
-    let Some(head) = store.run_head(run)? else {
+    let mut steps = store.refs().step_refs(run)?;
+    let Some(head) = store.refs().run_head(run)? else {
         return Ok(steps);
     };
     if steps.iter().any(|(_, id)| *id == head) {
         return Ok(steps);
     }
-    let head_commit = store.read_commit(head)?;
+    let head_commit = store.objects().read_commit(head)?;
     let Some(step) = head_commit
         .trailers
         .step

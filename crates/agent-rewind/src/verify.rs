@@ -59,7 +59,7 @@ pub fn git_commit(
     };
     let ok = if line.origin().is_some() && line.seq == 0 {
         match commit.parents.first() {
-            Some(p) => store.is_ancestor(id, *p).map_err(|e| e.message)?,
+            Some(p) => store.objects().is_ancestor(id, *p).map_err(|e| e.message)?,
             None => false,
         }
     } else {
@@ -72,7 +72,7 @@ pub fn git_commit(
     if !ok {
         return Err(not_held());
     }
-    store.read_commit(id).map_err(|_| {
+    store.objects().read_commit(id).map_err(|_| {
         format!(
             "git_commit_sha {} of checkpoint {} is not a commit",
             short(id),
@@ -120,7 +120,7 @@ pub fn checkpoint(
             StepName::new(s.as_str()).map_err(|e| format!("checkpoint {at}: {}", e.message))?;
         }
         let from = object_id("lineage checkpoint", &link.checkpoint)?;
-        let source = store.read_commit(from).map_err(|_| {
+        let source = store.objects().read_commit(from).map_err(|_| {
             format!(
                 "checkpoint {at}: it comes from {}, which is not a commit here",
                 short(from)
@@ -134,7 +134,10 @@ pub fn checkpoint(
             ));
         }
         let descends = match commit.parents.first() {
-            Some(p) => store.is_ancestor(from, *p).map_err(|e| e.message)?,
+            Some(p) => store
+                .objects()
+                .is_ancestor(from, *p)
+                .map_err(|e| e.message)?,
             None => false,
         };
         if !descends {
@@ -155,18 +158,20 @@ pub fn checkout_commit(store: &Store, commit: Option<ObjectId>) -> Result<()> {
     let Some(commit) = commit else {
         return Ok(());
     };
-    let tree = store.commit_tree(commit).map_err(|e| {
+    let tree = store.objects().commit_tree(commit).map_err(|e| {
         Error::refused(format!(
             "{} cannot be checked out: {}",
             short(commit),
             e.message
         ))
     })?;
-    let base = match store.user_head()?.commit {
-        Some(h) => store.commit_tree(h)?,
-        None => store.empty_tree(),
+    let base = match store.refs().user_head()?.commit {
+        Some(h) => store.objects().commit_tree(h)?,
+        None => store.objects().empty_tree(),
     };
-    store.check_checkout_paths(&store.diff_trees(base, tree)?)
+    store
+        .worktree()
+        .check_checkout_paths(&store.objects().diff_trees(base, tree)?)
 }
 
 /// [`checkpoint`] as an error of the library (for commands reading local checkpoints).

@@ -66,5 +66,5 @@ pub fn run(a: StartArgs, ctx: &Ctx) -> Result<Output> {
 fn file_digest(store: &Store, path: &Path) -> Result<String> {
     let data = std::fs::read(path)
         .map_err(|e| Error::usage(format!("cannot read workflow file {}: {e}", path.display())))?;
-    Ok(format!("git-blob:{}", store.blob_id(&data)?))
+    Ok(format!("git-blob:{}", store.objects().blob_id(&data)?))
 }

@@ -304,6 +304,7 @@ fn changed_paths(
         return Ok(());
     }
     let changes = store
+        .objects()
         .diff_trees_at_most(old, new, MAX_PATHS.saturating_sub(out.len()))
         .map_err(|_| "the trees git changed cannot be compared")?
         .ok_or("too many paths changed by git")?;

@@ -85,7 +85,7 @@ impl Catalog<'_> {
             return Ok(None);
         };
         let own = note.checkpoint().is_some_and(|c| c.run == run.as_str());
-        Ok((own && self.store.is_commit(commit)).then_some(note))
+        Ok((own && self.store.objects().is_commit(commit)).then_some(note))
     }
 
     fn summary_of(

@@ -67,8 +67,9 @@ pub fn reason(store: &Store) -> Result<Option<String>> {
     Ok(match mode(store)? {
         Mode::Never => None,
         Mode::Always => Some(format!("{KEY} is true")),
-        Mode::Auto if store.has_fsmonitor() => None,
+        Mode::Auto if store.worktree().has_fsmonitor() => None,
         Mode::Auto => store
+            .index()
             .index_entry_count()
             .filter(|n| *n >= AUTO_MIN_ENTRIES)
             .map(|n| format!("{n} index entries and no filesystem monitor")),
@@ -90,7 +91,7 @@ pub fn start(
         return Ok(None);
     };
     let workdir = store.workdir()?;
-    let Some(lock) = store.lock_post_commit()? else {
+    let Some(lock) = store.locks().lock_post_commit()? else {
         return Ok(None);
     };
     // Removed by the child when it is done: left behind, the next command says it died.
@@ -142,7 +143,7 @@ pub fn record_in_background(store: &Store, args: &[String]) -> Result<HookOutcom
     let source = StepSource::parse(source)
         .ok_or_else(|| Error::usage(format!("{source:?} is not a step source")))?;
     let outcome = (|| {
-        let head = store.user_head()?;
+        let head = store.refs().user_head()?;
         if head.commit != Some(commit) {
             return Ok(HookOutcome::skipped(
                 HOOK,
@@ -191,7 +192,7 @@ fn damaged(e: &Error) -> String {
 /// one could not record. Returns the warnings to print.
 pub fn settle(store: &Store) -> Vec<String> {
     // Held (shared) while the files are read: no new one can start meanwhile.
-    let _guard = match store.wait_for_post_commit() {
+    let _guard = match store.locks().wait_for_post_commit() {
         PostCommitWait::Done(guard) => guard,
         PostCommitWait::StillRunning => {
             return vec![

@@ -58,6 +58,7 @@ impl StepSource {
 /// (a bisect is not one: commits made while bisecting are ordinary commits).
 pub fn operation_in_progress(store: &Store) -> Option<Operation> {
     store
+        .worktree()
         .operation_in_progress()
         .filter(|op| *op != Operation::Bisect)
 }
@@ -70,7 +71,7 @@ pub fn hook_run(store: &Store) -> Result<std::result::Result<RunId, String>> {
         None => Ok(Err("no active run in this worktree".into())),
         // An orchestrator naming a new run in AGENT_RUN starts it implicitly.
         Some(run) if from_env => Ok(Ok(run)),
-        Some(run) if store.run_head(&run)?.is_some() => Ok(Ok(run)),
+        Some(run) if store.refs().run_head(&run)?.is_some() => Ok(Ok(run)),
         Some(run) => Ok(Err(format!(
             "the active run {run} no longer exists (deleted?)"
         ))),
@@ -94,7 +95,7 @@ pub fn hook_step(
         ));
     }
     if let Some(h) = head
-        && let Some(step) = Trailers::parse(&store.read_commit(h)?.message).step
+        && let Some(step) = Trailers::parse(&store.objects().read_commit(h)?.message).step
     {
         return Ok((
             StepName::new(step)
@@ -129,7 +130,7 @@ pub fn last_begun_step(store: &Store, run: &RunId) -> Result<Option<StepName>> {
 
 /// First line of a commit message.
 fn subject(store: &Store, commit: Option<ObjectId>) -> Option<String> {
-    let c = store.read_commit(commit?).ok()?;
+    let c = store.objects().read_commit(commit?).ok()?;
     let s = c.message.lines().next()?.trim().to_string();
     (!s.is_empty()).then(|| format!("commit {}: {s}", short(c.id)))
 }
@@ -160,7 +161,7 @@ pub fn post_commit(store: &Store) -> Result<HookOutcome> {
         Ok(r) => r,
         Err(skipped) => return Ok(skipped),
     };
-    let head = store.user_head()?;
+    let head = store.refs().user_head()?;
     let (step, source) = hook_step(store, &run, head.commit, DEFAULT_COMMIT_STEP)?;
     if let Some(commit) = head.commit
         && let Some(why) = background::reason(store)?
@@ -253,7 +254,7 @@ fn checkpoints_of(
 ) -> Result<BTreeMap<ObjectId, ObjectId>> {
     let mut found = BTreeMap::new();
     let mut catalog = Catalog::new(store);
-    let mut next = store.run_head(run)?;
+    let mut next = store.refs().run_head(run)?;
     let mut seen = 0;
     while let Some(id) = next.take() {
         if found.len() == commits.len() || seen >= REWRITE_LOOKBACK {
@@ -327,7 +328,7 @@ pub fn post_rewrite(store: &Store, kind: &str, input: &[u8]) -> Result<HookOutco
         "ts": crate::time::Timestamp::now(),
     }));
 
-    let head = store.user_head()?;
+    let head = store.refs().user_head()?;
     let mut catalog = Catalog::new(store);
     if let Some(tip) = catalog.run_tip(&run)?
         && tip.line().run == run.as_str()

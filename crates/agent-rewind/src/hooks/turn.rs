@@ -80,7 +80,7 @@ fn session_start(store: &Store, ev: &AgentEvent) -> Result<HookOutcome> {
     let hook = ev.agent.name();
     let env_run = std::env::var("AGENT_RUN").ok().filter(|v| !v.is_empty());
     let run = match hook_run(store)? {
-        Ok(run) if store.run_head(&run)?.is_some() => {
+        Ok(run) if store.refs().run_head(&run)?.is_some() => {
             return Ok(HookOutcome {
                 run: Some(run.to_string()),
                 reason: Some(format!("session {} continues run {run}", session(ev))),
@@ -216,7 +216,7 @@ fn transcript_artifact(store: &Store, path: &Path, warnings: &mut Vec<String>) -
     let digest = match std::fs::metadata(path) {
         Ok(md) if md.is_file() && md.len() <= MAX_DIGEST_BYTES => std::fs::read(path)
             .ok()
-            .and_then(|bytes| store.blob_id(&bytes).ok()),
+            .and_then(|bytes| store.objects().blob_id(&bytes).ok()),
         Ok(md) if md.is_file() => {
             warnings.push(format!(
                 "transcript {} is larger than {} MiB; recorded without a digest",

@@ -34,14 +34,14 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
     }
     artifacts::check(store, &rec.artifacts)?;
     // A post-commit checkpoint still being recorded in the background comes first.
-    drop(store.wait_for_post_commit());
+    drop(store.locks().wait_for_post_commit());
     // New objects stay in memory and are written as one pack right before the refs move.
     let staged = store.with_staged_objects();
     let (tree, excluded) = tree_of(store, &staged, &rec)?;
     crate::trace::mark("checkpoint: snapshot taken");
     let user_head = match &rec.user_head {
         Some(h) => h.clone(),
-        None => store.user_head()?,
+        None => store.refs().user_head()?,
     };
     if let Some(expected) = rec.expect_user_head
         && user_head.commit != Some(expected)
@@ -55,7 +55,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
     let fields = line::redact_fields(&rec);
     let writer = store.identity().unwrap_or_else(crate::time::writer_id);
 
-    let _lock = store.writer_lock(rec.run.as_str())?;
+    let _lock = store.locks().writer_lock(rec.run.as_str())?;
     for attempt in 0..MAX_ATTEMPTS {
         let ctx = context::read(store, &rec)?;
         if let Some(expected) = rec.expect_step_tip
@@ -100,8 +100,10 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         }
         let body = Note { lines }.to_body();
         let parents = line::parents(&rec, &ctx, &user_head);
-        let commit = staged.write_commit(tree, &parents, &line::commit_message(&line))?;
-        let notes_commit = staged.write_notes_commit(
+        let commit = staged
+            .objects()
+            .write_commit(tree, &parents, &line::commit_message(&line))?;
+        let notes_commit = staged.notes().write_notes_commit(
             ctx.notes_tip,
             &[(commit, body.into_bytes())],
             NOTES_COMMIT_MESSAGE,
@@ -111,7 +113,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         crate::crash_point!("journal:objects-written");
         crate::trace::mark("checkpoint: commit and note written");
         let changes = ref_changes(&rec, &ctx, commit, notes_commit);
-        match store.publish(
+        match store.refs().publish(
             &changes,
             &format!("agent-rewind: {}", line::describe(&line)),
         ) {
@@ -120,10 +122,10 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
                 // Each checkpoint adds a small pack: past a few dozen, fold the small ones
                 // together. About one write in 64 (decided by the commit id) lets
                 // `git gc --auto` pack loose objects and refs when its thresholds say so.
-                if store.many_small_packs() {
-                    store.spawn_small_pack_repack();
+                if store.maintenance().many_small_packs() {
+                    store.maintenance().spawn_small_pack_repack();
                 } else if commit.as_bytes()[0] < 4 {
-                    store.spawn_auto_gc();
+                    store.maintenance().spawn_auto_gc();
                 }
                 return Ok(Recorded {
                     checkpoint: commit,
@@ -156,8 +158,8 @@ fn tree_of(
 ) -> Result<(ObjectId, Vec<crate::model::Excluded>)> {
     Ok(match &rec.tree {
         TreeSource::Worktree => {
-            let last = match store.run_head(&rec.run)? {
-                Some(head) => Some(store.commit_tree(head)?),
+            let last = match store.refs().run_head(&rec.run)? {
+                Some(head) => Some(store.objects().commit_tree(head)?),
                 None => None,
             };
             let snap = snapshot_for_checkpoint(staged, &Policy::from_config(store)?, last)?;
@@ -220,15 +222,19 @@ pub fn append_note_lines(
     commit: ObjectId,
     lines: &[NoteLine],
 ) -> Result<()> {
-    let _lock = store.writer_lock(run.as_str())?;
+    let _lock = store.locks().writer_lock(run.as_str())?;
     for attempt in 0..MAX_ATTEMPTS {
-        let notes_tip = store.notes_tip(run)?;
-        let mut body = store.notes_reader(run)?.body(commit)?.ok_or_else(|| {
-            Error::not_found(format!(
-                "checkpoint {} has no note in run {run}",
-                short(commit)
-            ))
-        })?;
+        let notes_tip = store.refs().notes_tip(run)?;
+        let mut body = store
+            .notes()
+            .notes_reader(run)?
+            .body(commit)?
+            .ok_or_else(|| {
+                Error::not_found(format!(
+                    "checkpoint {} has no note in run {run}",
+                    short(commit)
+                ))
+            })?;
         if !body.is_empty() && !body.ends_with(b"\n") {
             body.push(b'\n');
         }
@@ -236,12 +242,12 @@ pub fn append_note_lines(
             body.extend_from_slice(l.to_line().as_bytes());
             body.push(b'\n');
         }
-        let notes_commit = store.write_notes_commit(
+        let notes_commit = store.notes().write_notes_commit(
             notes_tip,
             &[(commit, body)],
             &format!("agent-rewind: record on {}", short(commit)),
         )?;
-        match store.publish(
+        match store.refs().publish(
             &[RefChange::set(
                 layout::notes_ref(run),
                 notes_commit,
@@ -267,15 +273,15 @@ pub fn append_note_lines(
 /// "Order inside the transaction"). Moves the step ref to `HEAD` (compare-and-swap) when it
 /// is an ancestor of it. Returns whether it moved.
 pub fn catch_up_step_ref(store: &Store, run: &RunId, step: &crate::ids::StepName) -> Result<bool> {
-    let _lock = store.writer_lock(run.as_str())?;
-    let Some(head) = store.run_head(run)? else {
+    let _lock = store.locks().writer_lock(run.as_str())?;
+    let Some(head) = store.refs().run_head(run)? else {
         return Ok(false);
     };
-    let tip = store.step_tip(run, step)?;
-    if !crate::catalog::step_ref_lags(store, run, step, &store.read_commit(head)?, tip)? {
+    let tip = store.refs().step_tip(run, step)?;
+    if !crate::catalog::step_ref_lags(store, run, step, &store.objects().read_commit(head)?, tip)? {
         return Ok(false);
     }
-    match store.publish(
+    match store.refs().publish(
         &[RefChange::set(layout::step_ref(run, step), head, tip)],
         &format!("agent-rewind: {run} {step} caught up with HEAD"),
     ) {

@@ -50,7 +50,7 @@ pub(super) fn resolve(store: &Store, tree: ObjectId, args: &[String]) -> Result<
             continue;
         }
         let path = a.trim_start_matches("./").to_string();
-        let oid = store.path_in_tree(tree, &path)?.ok_or_else(|| {
+        let oid = store.objects().path_in_tree(tree, &path)?.ok_or_else(|| {
             Error::usage(format!(
                 "artifact {path:?} is not in the snapshot (ignored, excluded or a folder)"
             ))

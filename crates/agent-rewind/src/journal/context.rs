@@ -31,8 +31,8 @@ pub(super) struct Context {
 /// Read the context of `rec` now.
 pub(super) fn read(store: &Store, rec: &Record) -> Result<Context> {
     let mut catalog = Catalog::new(store);
-    let head = store.run_head(&rec.run)?;
-    let notes_tip = store.notes_tip(&rec.run)?;
+    let head = store.refs().run_head(&rec.run)?;
+    let notes_tip = store.refs().notes_tip(&rec.run)?;
     if rec.new_run && head.is_some() {
         return Err(Error::refused(format!("run {} already exists", rec.run))
             .with_hint("choose another --run id, or leave it out to generate one"));
@@ -46,7 +46,7 @@ pub(super) fn read(store: &Store, rec: &Record) -> Result<Context> {
         None => None,
     };
     let step_ref = match &rec.step {
-        Some(s) => store.step_tip(&rec.run, s)?,
+        Some(s) => store.refs().step_tip(&rec.run, s)?,
         None => None,
     };
     // The step of the checkpoint at HEAD, and whether its ref lags behind HEAD.
@@ -62,7 +62,7 @@ pub(super) fn read(store: &Store, rec: &Record) -> Result<Context> {
                 step_tip = Some(p.id());
             }
         } else {
-            let r = store.step_tip(&rec.run, hs)?;
+            let r = store.refs().step_tip(&rec.run, hs)?;
             if step_ref_lags(store, &rec.run, hs, &p.commit, r)? {
                 lagging = Some((hs.clone(), r));
             }

@@ -116,7 +116,7 @@ pub fn publish_backup(store: &Store, cap: &Capture, reason: &str) -> Result<Back
     let details = write_details(store, &cap.details)?;
     let mut index_parents: Vec<ObjectId> = head.commit.into_iter().collect();
     index_parents.extend(details);
-    let index_commit = store.write_commit(
+    let index_commit = store.objects().write_commit(
         cap.index_tree,
         &index_parents,
         "agent-rewind: index at backup\n",
@@ -152,14 +152,14 @@ pub fn publish_backup(store: &Store, cap: &Capture, reason: &str) -> Result<Back
     if let Some(d) = details {
         message.push_str(&format!("Backup-Details: {d}\n"));
     }
-    let _lock = store.writer_lock("backups")?;
+    let _lock = store.locks().writer_lock("backups")?;
     for attempt in 0..20 {
-        let prev = store.ref_target(layout::BACKUPS_REF)?;
+        let prev = store.refs().ref_target(layout::BACKUPS_REF)?;
         let mut parents: Vec<ObjectId> = prev.into_iter().collect();
         parents.push(index_commit);
-        let commit = store.write_commit(cap.tree, &parents, &message)?;
+        let commit = store.objects().write_commit(cap.tree, &parents, &message)?;
         crate::crash_point!("backup:objects-written");
-        match store.publish(
+        match store.refs().publish(
             &[RefChange::set(layout::BACKUPS_REF, commit, prev)],
             &format!("agent-rewind: backup before {}", one_line(reason)),
         ) {
@@ -194,17 +194,17 @@ pub fn publish_backup(store: &Store, cap: &Capture, reason: &str) -> Result<Back
 pub fn withdraw_backup(store: &Store, backup: &Backup) -> Result<bool> {
     let commit = ObjectId::from_hex(backup.commit.as_bytes())
         .map_err(|e| Error::corrupt(format!("backup id {}: {e}", backup.commit)))?;
-    let _lock = store.writer_lock("backups")?;
-    if store.ref_target(layout::BACKUPS_REF)? != Some(commit) {
+    let _lock = store.locks().writer_lock("backups")?;
+    if store.refs().ref_target(layout::BACKUPS_REF)? != Some(commit) {
         return Ok(false);
     }
     // A backup's parents: the previous tip (when there was one), then its index commit.
-    let parents = store.read_commit(commit)?.parents;
+    let parents = store.objects().read_commit(commit)?.parents;
     let change = match parents.as_slice() {
         [prev, _index] => RefChange::set(layout::BACKUPS_REF, *prev, Some(commit)),
         _ => RefChange::delete(layout::BACKUPS_REF, commit),
     };
-    match store.publish(
+    match store.refs().publish(
         &[change],
         &format!(
             "agent-rewind: withdraw backup ({})",
@@ -231,21 +231,24 @@ fn write_details(store: &Store, d: &BackupDetails) -> Result<Option<ObjectId>> {
     }
     let mut entries = vec![(
         BString::from("touched"),
-        Some((store.write_blob(&list)?, EntryKind::Blob)),
+        Some((store.objects().write_blob(&list)?, EntryKind::Blob)),
     )];
     if let Some(f) = &d.index_file {
         entries.push((
             "index".into(),
-            Some((store.write_blob(&f.bytes)?, EntryKind::Blob)),
+            Some((store.objects().write_blob(&f.bytes)?, EntryKind::Blob)),
         ));
         let mtime = format!("{}.{:09}\n", f.mtime.0, f.mtime.1);
         entries.push((
             "index-mtime".into(),
-            Some((store.write_blob(mtime.as_bytes())?, EntryKind::Blob)),
+            Some((
+                store.objects().write_blob(mtime.as_bytes())?,
+                EntryKind::Blob,
+            )),
         ));
     }
-    let tree = store.edit_tree(store.empty_tree(), &entries)?;
-    Ok(Some(store.write_commit(
+    let tree = store.edit_tree(store.objects().empty_tree(), &entries)?;
+    Ok(Some(store.objects().write_commit(
         tree,
         &[],
         "agent-rewind: backup details\n",
@@ -254,11 +257,12 @@ fn write_details(store: &Store, d: &BackupDetails) -> Result<Option<ObjectId>> {
 
 /// Read what [`write_details`] wrote.
 fn read_details(store: &Store, commit: ObjectId) -> Result<BackupDetails> {
-    let tree = store.commit_tree(commit)?;
+    let tree = store.objects().commit_tree(commit)?;
     let blob = |name: &str| -> Result<Option<Vec<u8>>> {
         store
+            .objects()
             .path_in_tree(tree, name)?
-            .map(|id| store.read_blob(id))
+            .map(|id| store.objects().read_blob(id))
             .transpose()
     };
     let touched = blob("touched")?
@@ -334,7 +338,7 @@ fn backup_chain(
     let mut next = Some(tip);
     std::iter::from_fn(move || {
         let id = next.take()?;
-        Some(store.read_commit(id).inspect(|c| {
+        Some(store.objects().read_commit(id).inspect(|c| {
             next = (c.parents.len() >= 2).then(|| c.parents[0]);
         }))
     })
@@ -342,7 +346,7 @@ fn backup_chain(
 
 /// The backups of this worktree, newest first.
 pub fn backups_of_this_worktree(store: &Store, limit: usize) -> Result<Vec<Backup>> {
-    let Some(tip) = store.ref_target(layout::BACKUPS_REF)? else {
+    let Some(tip) = store.refs().ref_target(layout::BACKUPS_REF)? else {
         return Ok(vec![]);
     };
     let me = worktree_id(store);
@@ -361,7 +365,7 @@ pub fn backups_of_this_worktree(store: &Store, limit: usize) -> Result<Vec<Backu
         out.push(Backup {
             commit: c.id.to_string(),
             worktree_tree: c.tree.to_string(),
-            index_tree: store.commit_tree(index_commit)?.to_string(),
+            index_tree: store.objects().commit_tree(index_commit)?.to_string(),
             head: field("Backup-Head").filter(|h| h != "unborn"),
             branch: field("Backup-Branch").filter(|b| b != "detached"),
             worktree: me.clone(),
@@ -396,8 +400,8 @@ pub struct BackupTrim {
 /// compare-and-swap, and the reflog entries of the old chain are expired so that `git gc` can
 /// free its objects. Nothing changes with `dry_run` or when no backup is to go.
 pub fn trim_backups(store: &Store, cutoff: i64, dry_run: bool) -> Result<BackupTrim> {
-    let _lock = store.writer_lock("backups")?;
-    let Some(tip) = store.ref_target(layout::BACKUPS_REF)? else {
+    let _lock = store.locks().writer_lock("backups")?;
+    let Some(tip) = store.refs().ref_target(layout::BACKUPS_REF)? else {
         return Ok(BackupTrim::default());
     };
     let chain = backup_chain(store, tip).collect::<Result<Vec<_>>>()?;
@@ -424,16 +428,24 @@ pub fn trim_backups(store: &Store, cutoff: i64, dry_run: bool) -> Result<BackupT
     for (c, _) in chain.iter().zip(&keep).rev().filter(|(_, k)| **k) {
         let mut parents: Vec<ObjectId> = new_tip.into_iter().collect();
         parents.extend(c.parents.last());
-        new_tip = Some(store.write_commit_at(c.tree, &parents, &c.message, Some(c.time))?);
+        new_tip = Some(store.objects().write_commit_at(
+            c.tree,
+            &parents,
+            &c.message,
+            Some(c.time),
+        )?);
     }
     let new_tip = new_tip.expect("the newest backup is always kept");
     store
+        .refs()
         .publish(
             &[RefChange::set(layout::BACKUPS_REF, new_tip, Some(tip))],
             &format!("agent-rewind: gc dropped {dropped} old backup(s)"),
         )
         .map_err(Error::from)?;
     crate::crash_point!("gc:backups-trimmed");
-    store.expire_unreachable_reflog(layout::BACKUPS_REF)?;
+    store
+        .refs()
+        .expire_unreachable_reflog(layout::BACKUPS_REF)?;
     Ok(trim)
 }

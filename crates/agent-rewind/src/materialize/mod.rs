@@ -34,20 +34,20 @@ pub use chain::{
 /// cherry-pick or revert in progress, or conflicted paths.
 pub fn ensure_safe_to_overwrite(store: &Store) -> Result<()> {
     store.workdir()?;
-    if let Some(op) = store.operation_in_progress() {
+    if let Some(op) = store.worktree().operation_in_progress() {
         return Err(
             Error::refused(format!("{op} is in progress in this worktree")).with_hint(
                 "finish or abort it first (e.g. `git merge --abort`, `git rebase --abort`)",
             ),
         );
     }
-    if store.user_index_locked() {
+    if store.index().user_index_locked() {
         return Err(Error::refused(
             "the index is locked (index.lock exists): another git process is running in this worktree",
         )
         .with_hint("wait for it to finish; if none is running, remove the lock file"));
     }
-    let unmerged = store.unmerged_paths()?;
+    let unmerged = store.index().unmerged_paths()?;
     if !unmerged.is_empty() {
         return Err(Error::refused(format!(
             "{} path(s) have unresolved conflicts (first: {})",
@@ -77,7 +77,7 @@ pub struct Capture {
 pub fn capture(store: &Store) -> Result<Capture> {
     let snap = snapshot_worktree(store, &Policy::for_backup(store)?)?;
     let index_file = match snap.index_flags {
-        true => store.user_index_file()?,
+        true => store.index().user_index_file()?,
         false => None,
     };
     Ok(Capture {
@@ -85,7 +85,7 @@ pub fn capture(store: &Store) -> Result<Capture> {
         index_tree: snap
             .index_tree
             .expect("the backup policy records the index"),
-        head: store.user_head()?,
+        head: store.refs().user_head()?,
         excluded: snap.excluded,
         runs: RunFacts::default(),
         details: BackupDetails {
@@ -117,9 +117,9 @@ pub fn cover_paths(store: &Store, cap: &mut Capture, paths: &[BString]) -> Resul
     let max = Policy::for_backup(store)?.max_untracked_size;
     let mut edits = vec![];
     for p in paths {
-        let in_capture = store.entry_in_tree(cap.tree, p)?;
+        let in_capture = store.objects().entry_in_tree(cap.tree, p)?;
         let limit = if in_capture.is_some() { u64::MAX } else { max };
-        match store.raw_entry(p, limit)? {
+        match store.worktree().raw_entry(p, limit)? {
             OnDisk::Entry(id, kind) if in_capture.map(|e| e.0) != Some(id) => {
                 // A tracked file keeps the kind git records for it (core.fileMode).
                 let kind = match (in_capture, kind) {
@@ -177,16 +177,16 @@ pub fn prepare_overwrite(
     if let Some(b) = undoing {
         // Past a few dozen paths, one read of the whole tree beats a lookup per path.
         let held: Option<HashSet<BString>> = (b.details.touched.len() > 64)
-            .then(|| store.tree_entries(capture.tree))
+            .then(|| store.objects().tree_entries(capture.tree))
             .transpose()?
             .map(|entries| entries.into_iter().map(|(p, _, _)| p).collect());
         let mut extra = vec![];
         for p in &b.details.touched {
             let in_capture = match &held {
                 Some(held) => held.contains(p),
-                None => store.entry_in_tree(capture.tree, p)?.is_some(),
+                None => store.objects().entry_in_tree(capture.tree, p)?.is_some(),
             };
-            if !in_capture && let OnDisk::Entry(id, kind) = store.raw_entry(p, max)? {
+            if !in_capture && let OnDisk::Entry(id, kind) = store.worktree().raw_entry(p, max)? {
                 extra.push((p.clone(), Some((id, kind))));
             }
         }
@@ -198,7 +198,7 @@ pub fn prepare_overwrite(
     if !unsaved.is_empty() {
         let mut extra = vec![];
         for p in unsaved {
-            match store.raw_entry(&p, max)? {
+            match store.worktree().raw_entry(&p, max)? {
                 OnDisk::Entry(id, kind) => extra.push((p, Some((id, kind)))),
                 OnDisk::TooBig(size) => return Err(too_big_in_the_way(&p, size)),
                 OnDisk::Missing | OnDisk::Dir => {}
@@ -226,7 +226,7 @@ pub fn prepare_overwrite(
     let mut raw_edits = vec![];
     for c in &changes {
         if let Some((id, kind @ (EntryKind::Blob | EntryKind::BlobExecutable))) = c.old
-            && let Some(raw) = store.raw_blob_if_different(&c.path, id)?
+            && let Some(raw) = store.worktree().raw_blob_if_different(&c.path, id)?
         {
             raw_edits.push((c.path.clone(), Some((raw, kind))));
         }
@@ -251,7 +251,7 @@ pub fn plan_changes(
     to: ObjectId,
     paths: Option<&[String]>,
 ) -> Result<Vec<TreeChange>> {
-    let mut changes = store.diff_trees(from, to)?;
+    let mut changes = store.objects().diff_trees(from, to)?;
     if let Some(paths) = paths {
         let norm: Vec<String> = paths
             .iter()
@@ -266,7 +266,7 @@ pub fn plan_changes(
             })
         });
     }
-    store.check_checkout_paths(&changes)?;
+    store.worktree().check_checkout_paths(&changes)?;
     Ok(changes)
 }
 
@@ -290,7 +290,9 @@ fn unsaved_in_the_way(
                 continue;
             }
             match std::fs::symlink_metadata(root.join(rel_path(&prefix))) {
-                Ok(md) if !md.is_dir() && store.path_in_tree(from, &prefix)?.is_none() => {
+                Ok(md)
+                    if !md.is_dir() && store.objects().path_in_tree(from, &prefix)?.is_none() =>
+                {
                     out.push(prefix);
                 }
                 _ => {}
@@ -301,7 +303,7 @@ fn unsaved_in_the_way(
             Err(_) => {}
             Ok(md) if md.is_dir() => unsaved_under(store, root, from, &c.path, &mut out)?,
             Ok(_) => {
-                if store.path_in_tree(from, &c.path)?.is_none() {
+                if store.objects().path_in_tree(from, &c.path)?.is_none() {
                     out.push(c.path.clone());
                 }
             }
@@ -329,7 +331,7 @@ fn unsaved_under(
             path.extend_from_slice(entry.file_name().as_bytes());
             if entry.file_type().at(entry.path())?.is_dir() {
                 stack.push(path);
-            } else if store.path_in_tree(tree, &path)?.is_none() {
+            } else if store.objects().path_in_tree(tree, &path)?.is_none() {
                 out.push(path);
             }
         }
@@ -367,6 +369,7 @@ pub fn write_changes(
     raw: &HashSet<BString>,
 ) -> Result<Vec<WrittenFile>> {
     store
+        .worktree()
         .apply_changes(store.workdir()?, changes, raw)
         .map_err(|e| {
             if e.kind == crate::error::ErrorKind::Refused {
@@ -391,19 +394,19 @@ pub fn restore_backup(store: &Store, prepared: &PreparedOverwrite, backup: &Back
     crate::crash_point!("undo:files-written");
     match (&backup.branch, head) {
         // The branch may have moved since; leave it where it is and only re-attach HEAD.
-        (Some(b), _) => store.attach_user_head(b, "agent-rewind: undo")?,
-        (None, Some(h)) => store.move_user_head(None, Some(h))?,
+        (Some(b), _) => store.worktree().attach_user_head(b, "agent-rewind: undo")?,
+        (None, Some(h)) => store.worktree().move_user_head(None, Some(h))?,
         (None, None) => {}
     }
     crate::crash_point!("undo:head-moved");
     let index_tree = oid(&backup.index_tree)?;
     // An index holding flags no tree can is put back as the file it was.
     if let Some(saved) = &backup.details.index_file
-        && store.reinstall_user_index(saved, index_tree)?
+        && store.index().reinstall_user_index(saved, index_tree)?
     {
         return Ok(());
     }
-    store.set_user_index(
+    store.index().set_user_index(
         Some(index_tree),
         Some(prepared.capture.index_tree),
         &written,

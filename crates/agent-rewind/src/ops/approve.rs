@@ -64,10 +64,12 @@ pub fn decide(
     // means this one is not what a resume would look at: say what replaced it.
     if let Some(newest) = crate::catalog::step_tip(store, &run, &step)?
         && newest != cp.id()
-        && store.is_ancestor(cp.id(), newest)?
+        && store.objects().is_ancestor(cp.id(), newest)?
     {
         let new = catalog.checkpoint(newest)?;
-        let files = store.diff_trees(cp.commit.tree, new.commit.tree)?;
+        let files = store
+            .objects()
+            .diff_trees(cp.commit.tree, new.commit.tree)?;
         let changed = if files.is_empty() {
             "no file changed".to_string()
         } else {
@@ -88,7 +90,7 @@ pub fn decide(
                     .git_commit_sha
                     .as_deref()
                     .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok())
-                    .and_then(|c| store.read_commit(c).ok())
+                    .and_then(|c| store.objects().read_commit(c).ok())
                     .and_then(|c| c.message.lines().next().map(str::to_string))
                     .unwrap_or_default();
                 format!("a commit landed during the gate: \"{subject}\"")

@@ -33,16 +33,17 @@ pub fn export(store: &Store, runs: &[RunId], file: &Path, force: bool) -> Result
     }
     let mut refs = vec![];
     for run in runs {
-        if store.run_head(run)?.is_none() {
+        if store.refs().run_head(run)?.is_none() {
             return Err(crate::catalog::unknown_run(run));
         }
         refs.extend(
             store
+                .refs()
                 .refs_under(&layout::run_prefix(run))?
                 .into_iter()
                 .map(|(name, _)| name),
         );
-        if store.notes_tip(run)?.is_some() {
+        if store.refs().notes_tip(run)?.is_some() {
             refs.push(layout::notes_ref(run));
         }
     }
@@ -78,8 +79,14 @@ pub fn import(store: &Store, file: &Path) -> Result<FetchOutcome> {
 
 /// Delete every staged ref of `staging` (compare-and-swap on the values listed).
 fn clear_staging(store: &Store, staging: &RemoteName) -> Result<()> {
-    let mut refs = store.refs_under(&layout::remote_run_prefix(staging))?;
-    refs.extend(store.refs_under(&layout::remote_notes_prefix(staging))?);
+    let mut refs = store
+        .refs()
+        .refs_under(&layout::remote_run_prefix(staging))?;
+    refs.extend(
+        store
+            .refs()
+            .refs_under(&layout::remote_notes_prefix(staging))?,
+    );
     if refs.is_empty() {
         return Ok(());
     }
@@ -88,6 +95,7 @@ fn clear_staging(store: &Store, staging: &RemoteName) -> Result<()> {
         .map(|(name, id)| RefChange::delete(name, id))
         .collect();
     store
+        .refs()
         .publish(
             &changes,
             "agent-rewind: import done, drop staged bundle refs",

@@ -148,7 +148,7 @@ fn ensure_run(
             }
         },
     };
-    if store.run_head(&run)?.is_some() {
+    if store.refs().run_head(&run)?.is_some() {
         return Ok((run, None));
     }
     match start(
@@ -161,7 +161,7 @@ fn ensure_run(
     ) {
         Ok(rec) => Ok((run, Some(rec))),
         // Another process started it between our check and our write: append to it.
-        Err(_) if store.run_head(&run)?.is_some() => {
+        Err(_) if store.refs().run_head(&run)?.is_some() => {
             if !keep_active_run {
                 set_active_run(store, &run)?;
             }

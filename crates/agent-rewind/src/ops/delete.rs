@@ -84,7 +84,7 @@ pub(crate) fn delete_runs(
     if runs.len() >= PACKED_FROM {
         // Many runs (gc): their refs packed, then deleted from packed-refs in one rewrite;
         // whatever is loose meanwhile goes through the per-ref transactions below.
-        store.pack_refs()?;
+        store.refs().pack_refs()?;
         crate::trace::mark("delete: refs packed");
         let groups: Vec<Vec<(String, ObjectId)>> = runs
             .iter()
@@ -95,7 +95,7 @@ pub(crate) fn delete_runs(
                     .collect()
             })
             .collect();
-        let results = store.delete_packed_groups(&groups)?;
+        let results = store.refs().delete_packed_groups(&groups)?;
         crate::trace::mark("delete: packed refs deleted");
         for ((run, local), (group, result)) in runs.iter().zip(groups.iter().zip(results)) {
             match result {
@@ -113,7 +113,7 @@ pub(crate) fn delete_runs(
     for chunk in runs_left.chunks(CHUNK) {
         let changes: Vec<Vec<RefChange>> = chunk.iter().map(|(r, l)| changes_for(r, l)).collect();
         let all: Vec<RefChange> = changes.iter().flatten().cloned().collect();
-        match store.publish(&all, "agent-rewind: delete runs") {
+        match store.refs().publish(&all, "agent-rewind: delete runs") {
             Ok(()) => done.extend(
                 chunk
                     .iter()
@@ -123,7 +123,10 @@ pub(crate) fn delete_runs(
             Err(PublishError::Conflict(_)) => {
                 // Someone wrote to one of them: delete the others one by one.
                 for ((r, _), c) in chunk.iter().zip(&changes) {
-                    match store.publish(c, &format!("agent-rewind: delete run {r}")) {
+                    match store
+                        .refs()
+                        .publish(c, &format!("agent-rewind: delete run {r}"))
+                    {
                         Ok(()) => done.push((r.clone(), c.len())),
                         Err(PublishError::Conflict(_)) => {}
                         Err(PublishError::Failed(e)) => return Err(e),
@@ -225,7 +228,7 @@ fn update_tombstones(
     store: &Store,
     f: impl FnOnce(&mut BTreeMap<String, ObjectId>) -> bool,
 ) -> Result<()> {
-    let _lock = store.writer_lock("deleted-runs")?;
+    let _lock = store.locks().writer_lock("deleted-runs")?;
     let mut all = deleted_runs(store)?;
     if !f(&mut all) {
         return Ok(());

@@ -56,10 +56,10 @@ pub fn diff(
         None => match to_cp.commit.parents.first() {
             Some(p) => (
                 p.to_string(),
-                store.commit_tree(*p)?,
+                store.objects().commit_tree(*p)?,
                 catalog.try_checkpoint(*p)?,
             ),
-            None => ("(empty)".into(), store.empty_tree(), None),
+            None => ("(empty)".into(), store.objects().empty_tree(), None),
         },
     };
     crate::trace::mark("diff: checkpoints resolved");
@@ -90,13 +90,13 @@ pub fn file_diffs(
     to: crate::store::ObjectId,
 ) -> Result<Vec<FileDiff>> {
     let mut files = vec![];
-    for c in store.diff_trees(from, to)? {
+    for c in store.objects().diff_trees(from, to)? {
         let old = match c.old {
-            Some((id, _)) => store.read_blob(id)?,
+            Some((id, _)) => store.objects().read_blob(id)?,
             None => vec![],
         };
         let new = match c.new {
-            Some((id, _)) => store.read_blob(id)?,
+            Some((id, _)) => store.objects().read_blob(id)?,
             None => vec![],
         };
         let binary = old.contains(&0)

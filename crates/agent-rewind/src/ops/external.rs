@@ -141,7 +141,7 @@ pub fn report_exit(
     observed_at: Option<Timestamp>,
 ) -> Result<ExitOutcome> {
     let mut catalog = Catalog::new(store);
-    if store.run_head(run)?.is_none() {
+    if store.refs().run_head(run)?.is_none() {
         return Err(Error::not_found(format!("no run {run}")));
     }
     let begin = catalog
@@ -193,7 +193,7 @@ fn current_attempt(
     step: &StepName,
     attempt: u32,
 ) -> Result<Checkpoint> {
-    if store.run_head(run)?.is_none() {
+    if store.refs().run_head(run)?.is_none() {
         return Err(Error::not_found(format!("no run {run}")));
     }
     let never = || {
@@ -241,7 +241,7 @@ fn begin_of(catalog: &mut Catalog, run: &RunId, tip: &Checkpoint) -> Result<Chec
 
 /// Whether the workflow stored with `run` says `require_commit` for `step`.
 fn workflow_requires_commit(store: &Store, run: &RunId, step: &StepName) -> Result<bool> {
-    if store.run_head(run)?.is_none() {
+    if store.refs().run_head(run)?.is_none() {
         return Ok(false);
     }
     Ok(super::run::find_workflow(store, run)
@@ -255,13 +255,14 @@ fn workflow_requires_commit(store: &Store, run: &RunId, step: &StepName) -> Resu
 /// the commit the step began on.
 fn revision_check(store: &Store, step: &StepName, begin: &Checkpoint) -> Result<()> {
     let snap = snapshot_worktree(store, &Policy::from_config(store)?)?;
-    let head = store.user_head()?.commit;
+    let head = store.refs().user_head()?.commit;
     let head_tree = match head {
-        Some(h) => store.commit_tree(h)?,
-        None => store.empty_tree(),
+        Some(h) => store.objects().commit_tree(h)?,
+        None => store.objects().empty_tree(),
     };
     let paths = |a: ObjectId, b: ObjectId| -> Result<BTreeSet<String>> {
         Ok(store
+            .objects()
             .diff_trees(a, b)?
             .into_iter()
             .map(|c| c.path.to_string())
@@ -294,7 +295,7 @@ fn revision_check(store: &Store, step: &StepName, begin: &Checkpoint) -> Result<
     let moved = match (began_on, head) {
         (_, None) => false,
         (None, Some(_)) => true,
-        (Some(b), Some(h)) => b != h && store.is_ancestor(b, h)?,
+        (Some(b), Some(h)) => b != h && store.objects().is_ancestor(b, h)?,
     };
     if !moved {
         return Err(Error::refused(format!(

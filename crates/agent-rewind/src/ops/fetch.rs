@@ -182,7 +182,7 @@ pub fn import_staged(
         if local.head.is_none()
             && only.is_none()
             && let (Some(tip), Some(head)) = (deleted.get(&s.name), s.head)
-            && store.is_ancestor(head, *tip).unwrap_or(false)
+            && store.objects().is_ancestor(head, *tip).unwrap_or(false)
         {
             let report = ImportReport::new(&s.name, "deleted here").detail(format!(
                 "deleted in this repository; `fetch {staging} {}` brings it back",
@@ -257,7 +257,7 @@ fn import_new_runs<'a>(
     if groups.is_empty() {
         return Ok(settled);
     }
-    let results = store.create_packed_groups(&groups)?;
+    let results = store.refs().create_packed_groups(&groups)?;
     for (name, r) in names.into_iter().zip(results) {
         if r == crate::store::PackedCreate::Created {
             settled.insert(name, ImportReport::new(name, "new"));
@@ -280,7 +280,7 @@ fn import_one(
         Ok(v) => v,
         Err(why) => return Ok(ImportReport::new(&staged.name, "skipped").detail(why)),
     };
-    let lock = store.writer_lock(valid.run.as_str())?;
+    let lock = store.locks().writer_lock(valid.run.as_str())?;
     for attempt in 0..MAX_ATTEMPTS {
         let local = staged::local_run(store, &valid.run)?;
         match apply(store, staging, &valid, &local) {
@@ -323,8 +323,8 @@ fn apply(
     let (result, move_refs) = match local.head {
         None => ("new", true),
         Some(h) if h == v.head => ("up to date", true),
-        Some(h) if store.is_ancestor(h, v.head).map_err(f)? => ("fast-forwarded", true),
-        Some(h) if store.is_ancestor(v.head, h).map_err(f)? => ("local is ahead", false),
+        Some(h) if store.objects().is_ancestor(h, v.head).map_err(f)? => ("fast-forwarded", true),
+        Some(h) if store.objects().is_ancestor(v.head, h).map_err(f)? => ("local is ahead", false),
         Some(_) => ("diverged", false),
     };
     let mut report = ImportReport::new(v.run.as_str(), result);
@@ -345,7 +345,7 @@ fn apply(
             match local.steps.get(step.as_str()) {
                 None => changes.push(RefChange::set(name, *id, None)),
                 Some(l) if l == id => {}
-                Some(l) if store.is_ancestor(*l, *id).map_err(f)? => {
+                Some(l) if store.objects().is_ancestor(*l, *id).map_err(f)? => {
                     changes.push(RefChange::set(name, *id, Some(*l)))
                 }
                 Some(_) => {} // the local step is newer (or went elsewhere): keep it
@@ -353,7 +353,7 @@ fn apply(
         }
     }
     if !changes.is_empty() {
-        store.publish(
+        store.refs().publish(
             &changes,
             &format!("agent-rewind: fetch {} from {staging} ({result})", v.run),
         )?;
@@ -375,10 +375,10 @@ fn notes_target(
     Ok(match local {
         None => Some((v.notes, "new")),
         Some(l) if l == v.notes => None,
-        Some(l) if store.is_ancestor(l, v.notes)? => Some((v.notes, "fast-forwarded")),
-        Some(l) if store.is_ancestor(v.notes, l)? => None,
+        Some(l) if store.objects().is_ancestor(l, v.notes)? => Some((v.notes, "fast-forwarded")),
+        Some(l) if store.objects().is_ancestor(v.notes, l)? => None,
         Some(l) => Some((
-            store.merge_notes_commits(
+            store.notes().merge_notes_commits(
                 l,
                 v.notes,
                 &format!("agent-rewind: merge notes of {} from {staging}", v.run),
@@ -400,7 +400,7 @@ fn import_fork(
 ) -> Result<(RunId, bool)> {
     let mut catalog = Catalog::new(store);
     let tip = catalog.checkpoint(v.head)?;
-    let base = store.merge_base(local_head, v.head)?;
+    let base = store.objects().merge_base(local_head, v.head)?;
     let base_cp = match base {
         Some(b) => catalog.try_checkpoint(b)?,
         None => None,

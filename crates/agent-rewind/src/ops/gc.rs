@@ -153,7 +153,7 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
         });
         crate::crash_point!("gc:runs-deleted");
         crate::trace::mark("gc: runs deleted");
-        store.pack_refs()?;
+        store.refs().pack_refs()?;
         crate::trace::mark("gc: refs packed");
         crate::crash_point!("gc:refs-packed");
         refs_packed = true;

@@ -151,13 +151,13 @@ pub fn run_listing(store: &Store, all: bool) -> Result<RunListing> {
 }
 
 fn run_listing_once(store: &Store, all: bool, retry: bool) -> Result<RunListing> {
-    let (runs, invalid) = store.run_ref_sets()?;
+    let (runs, invalid) = store.refs().run_ref_sets()?;
     crate::trace::mark("list: run refs read");
     let mut problems: Vec<String> = invalid
         .into_iter()
         .map(|r| format!("{r:?}: invalid run or step name, skipped"))
         .collect();
-    let notes_tips = store.notes_tips_sorted()?;
+    let notes_tips = store.refs().notes_tips_sorted()?;
     let mut next_notes = notes_tips.iter().peekable();
     crate::trace::mark("list: notes refs read");
     let file = read_cache(store);

@@ -43,7 +43,7 @@ pub fn lineage_graph(store: &Store, run: &RunId) -> Result<LineageNode> {
         }
     }
     // All runs, grouped by the run they came from.
-    let (runs, _) = store.list_runs()?;
+    let (runs, _) = store.refs().list_runs()?;
     let mut summaries = vec![];
     for (r, _) in runs {
         if let Ok(s) = catalog.summary(&r) {

@@ -68,7 +68,7 @@ struct AllRuns {
 pub fn push(store: &Store, remote: &Remote, runs: &[RunId], all: bool) -> Result<PushOutcome> {
     let all = match all {
         true => {
-            let (runs, invalid) = store.list_runs()?;
+            let (runs, invalid) = store.refs().list_runs()?;
             let mut valid: Vec<RunId> = runs.into_iter().map(|(r, _)| r).collect();
             valid.sort();
             Some(AllRuns { valid, invalid })
@@ -81,7 +81,7 @@ pub fn push(store: &Store, remote: &Remote, runs: &[RunId], all: bool) -> Result
     };
     // With --all, every notes ref in one pass instead of a lookup per run.
     let tips = match &all {
-        Some(_) => Some(store.notes_tips()?),
+        Some(_) => Some(store.refs().notes_tips()?),
         None => None,
     };
     let mut specs: BTreeMap<RunId, Vec<String>> = BTreeMap::new();
@@ -90,7 +90,7 @@ pub fn push(store: &Store, remote: &Remote, runs: &[RunId], all: bool) -> Result
         let mut s = vec![refs];
         let has_notes = match &tips {
             Some(t) => t.contains_key(run.as_str()),
-            None => store.notes_tip(run)?.is_some(),
+            None => store.refs().notes_tip(run)?.is_some(),
         };
         if has_notes {
             s.push(notes);
@@ -158,7 +158,7 @@ fn select(store: &Store, runs: &[RunId]) -> Result<Vec<RunId>> {
         runs.to_vec()
     };
     for r in &runs {
-        if store.run_head(r)?.is_none() {
+        if store.refs().run_head(r)?.is_none() {
             return Err(crate::catalog::unknown_run(r));
         }
     }

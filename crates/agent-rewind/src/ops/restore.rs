@@ -28,7 +28,7 @@ pub fn restore(store: &Store, spec: &CheckpointSpec, paths: &[String]) -> Result
     let root = store.workdir()?.to_path_buf();
     // A named path must exist in the checkpoint or in the worktree.
     if !paths.is_empty() {
-        let entries = store.tree_entries(cp.commit.tree)?;
+        let entries = store.objects().tree_entries(cp.commit.tree)?;
         for p in paths {
             let p = p.trim_start_matches("./").trim_end_matches('/');
             let in_checkpoint = p.is_empty()

@@ -96,13 +96,15 @@ pub fn revert(store: &Store, spec: &CheckpointSpec, opts: &RevertOptions) -> Res
     materialize::ensure_safe_to_overwrite(store)?;
     let range = resolve_range(store, spec)?;
     let (rule, touched) = touched_paths(&range.within);
-    let mut changes = store.diff_trees(range.from.commit.tree, range.to.commit.tree)?;
+    let mut changes = store
+        .objects()
+        .diff_trees(range.from.commit.tree, range.to.commit.tree)?;
     if let Some(touched) = &touched {
         changes.retain(|c| c.path.to_str().is_ok_and(|p| touched.contains(p)));
     }
     let staged = store.with_staged_objects();
     let paths: Vec<BString> = changes.iter().map(|c| c.path.clone()).collect();
-    let ours = staged.worktree_entries(&paths)?;
+    let ours = staged.worktree().worktree_entries(&paths)?;
     let labels = [
         "worktree".to_string(),
         format!("{} (after)", range.run),
@@ -216,7 +218,7 @@ fn plan_path(
     }
     // The mode follows the run's change unless someone changed it since.
     let mode = if o.1 == b.1 { t.1 } else { o.1 };
-    let merged = store.merge_blobs(o.0, b.0, t.0, labels)?;
+    let merged = store.objects().merge_blobs(o.0, b.0, t.0, labels)?;
     Ok(
         match (merged.conflicts, merged.mergeable, opts.conflict_markers) {
             (false, _, _) => (plan(Action::Merge, None), write(Some((merged.blob, mode)))),

@@ -150,7 +150,7 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
         set_active_run(linked, &plan.new_run)?;
         worktree_shown = Some(path.display().to_string());
     } else if let (Some(b), Some(c)) = (&plan.branch, git_commit) {
-        store.create_branch(b, c)?;
+        store.refs().create_branch(b, c)?;
     }
 
     let line = point.checkpoint.line();
@@ -194,7 +194,9 @@ fn locate(
         let chain = catalog.lineage_chain(tip.id(), usize::MAX)?;
         match choose_point(store, catalog, source, &chain, opts) {
             Ok(point) => return Ok((tip, chain, point)),
-            Err(_) if attempt < 5 && store.run_head(source)? != Some(tip.id()) => attempt += 1,
+            Err(_) if attempt < 5 && store.refs().run_head(source)? != Some(tip.id()) => {
+                attempt += 1
+            }
             Err(e) => return Err(e),
         }
     }
@@ -219,7 +221,7 @@ fn check(
     git_commit: Option<ObjectId>,
 ) -> Result<Plan> {
     let new_run = opts.new_run.clone().unwrap_or_else(RunId::generate);
-    if store.run_head(&new_run)?.is_some() {
+    if store.refs().run_head(&new_run)?.is_some() {
         return Err(Error::refused(format!("run {new_run} already exists"))
             .with_hint("choose another --run id"));
     }
@@ -230,8 +232,8 @@ fn check(
         (None, true) => None,
     };
     if let Some(b) = &branch {
-        store.check_branch_name(b)?;
-        if store.branch_exists(b)? {
+        store.refs().check_branch_name(b)?;
+        if store.refs().branch_exists(b)? {
             return Err(Error::refused(format!("branch {b} already exists"))
                 .with_hint("choose another --branch"));
         }
@@ -255,11 +257,11 @@ fn check(
     let linked_changes = match &opts.worktree {
         Some(_) => {
             let base = match git_commit {
-                Some(c) => store.commit_tree(c)?,
-                None => store.empty_tree(),
+                Some(c) => store.objects().commit_tree(c)?,
+                None => store.objects().empty_tree(),
             };
-            let changes = store.diff_trees(base, target_tree)?;
-            store.check_checkout_paths(&changes)?;
+            let changes = store.objects().diff_trees(base, target_tree)?;
+            store.worktree().check_checkout_paths(&changes)?;
             changes
         }
         None => vec![],
@@ -308,10 +310,16 @@ fn make_linked(
     plan: &Plan,
     git_commit: Option<ObjectId>,
 ) -> Result<Store> {
-    store.add_linked_worktree(path, plan.branch.as_deref(), git_commit)?;
+    store
+        .worktree()
+        .add_linked_worktree(path, plan.branch.as_deref(), git_commit)?;
     let made = (|| {
         let linked = Store::open_worktree_at(path)?;
-        linked.apply_changes(linked.workdir()?, &plan.linked_changes, &Default::default())?;
+        linked.worktree().apply_changes(
+            linked.workdir()?,
+            &plan.linked_changes,
+            &Default::default(),
+        )?;
         Ok(linked)
     })();
     made.map_err(|e| take_back(store, path, plan.branch.as_deref(), e))
@@ -426,14 +434,18 @@ fn check_out_in_place(
     let written = materialize::write_changes(store, &prepared.changes, &prepared.raw)?;
     crate::trace::mark("rewind: files written");
     crate::crash_point!("rewind:files-written");
-    store.move_user_head(plan.branch.as_deref(), git_commit)?;
+    store
+        .worktree()
+        .move_user_head(plan.branch.as_deref(), git_commit)?;
     crate::trace::mark("rewind: HEAD moved");
     crate::crash_point!("rewind:head-moved");
     let head_tree = match git_commit {
-        Some(c) => Some(store.commit_tree(c)?),
+        Some(c) => Some(store.objects().commit_tree(c)?),
         None => None,
     };
-    store.set_user_index(head_tree, Some(prepared.capture.index_tree), &written)?;
+    store
+        .index()
+        .set_user_index(head_tree, Some(prepared.capture.index_tree), &written)?;
     crate::trace::mark("rewind: index reset");
     crate::crash_point!("rewind:index-written");
     set_active_run(store, &plan.new_run)?;
@@ -443,7 +455,7 @@ fn check_out_in_place(
 
 /// Remove the linked worktree made for a fork/rewind that then failed; `e` is the failure.
 fn take_back(store: &Store, path: &std::path::Path, branch: Option<&str>, e: Error) -> Error {
-    match store.remove_linked_worktree(path, branch) {
+    match store.worktree().remove_linked_worktree(path, branch) {
         Ok(()) => e,
         Err(r) => e.context(format!(
             "(the new worktree {} could not be removed: {})",
@@ -544,7 +556,7 @@ fn choose_point(
     };
     let spec = match spec {
         // A bare word that is not a step of this run.
-        CheckpointSpec::RunHead(r) if store.run_head(&r)?.is_none() => {
+        CheckpointSpec::RunHead(r) if store.refs().run_head(&r)?.is_none() => {
             return Err(unknown_step(catalog)?);
         }
         // `@-2`, `@5`: a position in the source run.

@@ -165,7 +165,7 @@ pub fn find_workflow(store: &Store, run: &RunId) -> Result<Found> {
             .map_err(|e| e.context(format!("the workflow stored with run {holder}")))?;
         let on_disk = file_location(store, &stored.path);
         let disk_digest = match on_disk.as_ref().and_then(|p| std::fs::read(p).ok()) {
-            Some(bytes) => Some(format!("git-blob:{}", store.blob_id(&bytes)?)),
+            Some(bytes) => Some(format!("git-blob:{}", store.objects().blob_id(&bytes)?)),
             None => None,
         };
         let file_changed = match &disk_digest {
@@ -174,7 +174,10 @@ pub fn find_workflow(store: &Store, run: &RunId) -> Result<Found> {
         };
         // The digest is computed here from the text, never taken from the note: a crafted
         // note could name a trusted digest beside other commands.
-        let digest = format!("git-blob:{}", store.blob_id(stored.text.as_bytes())?);
+        let digest = format!(
+            "git-blob:{}",
+            store.objects().blob_id(stored.text.as_bytes())?
+        );
         return Ok(Found {
             workflow,
             from: format!("the copy of {} stored with run {holder}", stored.path),
@@ -186,7 +189,10 @@ pub fn find_workflow(store: &Store, run: &RunId) -> Result<Found> {
     }
     let file = workflow_file(store, run)?;
     let workflow = workflow::load(&file)?;
-    let digest = format!("git-blob:{}", store.blob_id(workflow.text.as_bytes())?);
+    let digest = format!(
+        "git-blob:{}",
+        store.objects().blob_id(workflow.text.as_bytes())?
+    );
     Ok(Found {
         workflow,
         from: file.display().to_string(),
@@ -259,7 +265,7 @@ fn stored_workflow(store: &Store, file: &Path, wf: &Workflow) -> Result<StoredWo
     Ok(StoredWorkflow {
         name: wf.name.clone(),
         path,
-        digest: format!("git-blob:{}", store.blob_id(wf.text.as_bytes())?),
+        digest: format!("git-blob:{}", store.objects().blob_id(wf.text.as_bytes())?),
         text: wf.text.clone(),
         ts: Timestamp::now(),
     })

@@ -42,8 +42,8 @@ pub fn show(store: &Store, spec: &CheckpointSpec) -> Result<Shown> {
     crate::trace::mark("show: checkpoint resolved");
     let parent = checkpoint.commit.parents.first().copied();
     let from = match parent {
-        Some(p) => store.commit_tree(p)?,
-        None => store.empty_tree(),
+        Some(p) => store.objects().commit_tree(p)?,
+        None => store.objects().empty_tree(),
     };
     let files = changed_files(store, from, checkpoint.commit.tree)?;
     crate::trace::mark("show: files compared");
@@ -57,6 +57,7 @@ pub fn show(store: &Store, spec: &CheckpointSpec) -> Result<Shown> {
 /// The paths that differ between two trees, sorted.
 pub fn changed_files(store: &Store, from: ObjectId, to: ObjectId) -> Result<Vec<FileChange>> {
     Ok(store
+        .objects()
         .diff_trees(from, to)?
         .into_iter()
         .map(|c| FileChange {

@@ -40,7 +40,7 @@ pub fn steer(
     invalidate: &[StepName],
     apply: bool,
 ) -> Result<SteerOutcome> {
-    if store.run_head(run)?.is_none() {
+    if store.refs().run_head(run)?.is_none() {
         return Err(crate::catalog::unknown_run(run));
     }
     if lock::is_running(store, run)? {
@@ -66,7 +66,7 @@ pub fn steer(
     let mut contents = vec![];
     for (path, file) in edits {
         check_relative(path)?;
-        store.check_user_write_path(path)?;
+        store.worktree().check_user_write_path(path)?;
         let data = std::fs::read(file)
             .map_err(|e| Error::usage(format!("--edit {path}={}: {e}", file.display())))?;
         contents.push((path.clone(), data));
@@ -124,7 +124,7 @@ pub fn steer(
         )?);
         for (path, data) in &contents {
             // Checked again right before writing: the worktree may have changed meanwhile.
-            store.check_user_write_path(path)?;
+            store.worktree().check_user_write_path(path)?;
             write_atomically(&root.join(path), data)?;
         }
     }

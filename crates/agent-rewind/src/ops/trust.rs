@@ -39,7 +39,7 @@ pub struct TrustPlan {
 
 /// What trusting `run`'s workflow means, without trusting it.
 pub fn inspect(store: &Store, run: &RunId) -> Result<TrustPlan> {
-    if store.run_head(run)?.is_none() {
+    if store.refs().run_head(run)?.is_none() {
         return Err(crate::catalog::unknown_run(run));
     }
     let found = find_workflow(store, run)?;

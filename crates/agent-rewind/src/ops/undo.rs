@@ -48,7 +48,7 @@ pub fn undo(store: &Store) -> Result<UndoOutcome> {
         let Ok(run) = RunId::new(r.clone()) else {
             return Ok(None);
         };
-        Ok(store.run_head(&run)?.is_some().then_some(run))
+        Ok(store.refs().run_head(&run)?.is_some().then_some(run))
     };
     let mut to_unarchive = vec![];
     for r in &target.runs.archives {

@@ -183,7 +183,7 @@ pub fn build(store: &Store, opts: &ViewOptions) -> Result<ViewModel> {
     let named: HashSet<&str> = opts.runs.iter().map(|r| r.as_str()).collect();
     let ordered = lane_order(&list.runs, &named);
 
-    let mut catalog = Catalog::new(store).with_notes_tips(store.notes_tips()?);
+    let mut catalog = Catalog::new(store).with_notes_tips(store.refs().notes_tips()?);
     let mut runs: Vec<ViewRun> = Vec::with_capacity(ordered.len());
     let mut checkpoints: Vec<ViewCheckpoint> = vec![];
     for summary in ordered {
@@ -448,8 +448,8 @@ fn embed_files(store: &Store, cps: &mut [ViewCheckpoint], limit: DiffLimit) -> R
     for &i in order.iter().take(n) {
         let commit = &cps[i].checkpoint.commit;
         let from = match commit.parents.first() {
-            Some(p) => store.commit_tree(*p)?,
-            None => store.empty_tree(),
+            Some(p) => store.objects().commit_tree(*p)?,
+            None => store.objects().empty_tree(),
         };
         let all = file_diffs(store, from, commit.tree)?;
         let omitted = all.len().saturating_sub(MAX_FILES);

@@ -71,7 +71,7 @@ pub fn watch(
         ));
     }
     for run in runs {
-        if store.run_head(run)?.is_none() {
+        if store.refs().run_head(run)?.is_none() {
             return Err(Error::not_found(format!("no run {run}")));
         }
         super::run::find_workflow(store, run)?.require_trusted(run)?;
@@ -87,7 +87,7 @@ pub fn watch(
             if ended.contains_key(run.as_str()) {
                 continue;
             }
-            let now = (store.run_head(run)?, store.notes_tip(run)?);
+            let now = (store.refs().run_head(run)?, store.refs().notes_tip(run)?);
             if seen.get(run.as_str()) == Some(&now) {
                 continue;
             }
@@ -122,7 +122,7 @@ pub fn watch(
             )?;
             seen.insert(
                 run.to_string(),
-                (store.run_head(run)?, store.notes_tip(run)?),
+                (store.refs().run_head(run)?, store.refs().notes_tip(run)?),
             );
             let end = run_end(&report);
             if report.outcome == Outcome::Waiting && report.waiting_on == Some(WaitingOn::Workers) {

@@ -113,7 +113,7 @@ pub struct PushAttempt {
 
 /// `git push --atomic --porcelain <remote> <refspecs…>`: never forced, all or nothing.
 pub fn push_atomic(store: &Store, remote: &Remote, refspecs: &[String]) -> Result<PushAttempt> {
-    let out = store.push_atomic(remote.name.as_str(), refspecs)?;
+    let out = store.remote().push_atomic(remote.name.as_str(), refspecs)?;
     // git's own words: the server lacks the capability (no typed signal exists for it).
     if out.stderr.contains("does not support --atomic") {
         return Err(Error::refused(format!(
@@ -178,19 +178,19 @@ pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>
     match runs {
         None => refspecs.extend(layout::fetch_refspecs(&remote.name)),
         Some(runs) => {
-            let split = store.remote_never_prompts(remote.name.as_str());
+            let split = store.remote().remote_never_prompts(remote.name.as_str());
             let mut tried = false;
             for r in runs {
                 let [run, notes] = layout::fetch_run_refspecs(&remote.name, r);
                 refspecs.push(run);
-                if !split || store.notes_tip(r)?.is_some() {
+                if !split || store.refs().notes_tip(r)?.is_some() {
                     refspecs.push(notes);
                     fetched_notes.push(r);
                     continue;
                 }
                 if !tried {
                     tried = true;
-                    match store.open_local_remote(remote.name.as_str()) {
+                    match store.remote().open_local_remote(remote.name.as_str()) {
                         Ok(l) => local = Some(l),
                         Err(why) => crate::trace::mark(&format!("fetch: not copied: {why}")),
                     }
@@ -204,10 +204,12 @@ pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>
     }
     // A lock on a notes staging ref (the in-process copy writes them) that a killed process
     // of ours left: git cannot tell it is stale and would fail on it.
-    store.remove_stale_locks_under(&layout::remote_notes_prefix(&remote.name));
+    store
+        .refs()
+        .remove_stale_locks_under(&layout::remote_notes_prefix(&remote.name));
     let shown = remote.name.to_string();
     let Some(source) = local.filter(|_| !copies.is_empty()) else {
-        let (out, second) = store.fetch_refspecs_and_unrelated(
+        let (out, second) = store.remote().fetch_refspecs_and_unrelated(
             remote.name.as_str(),
             &refspecs,
             &unrelated,
@@ -219,7 +221,7 @@ pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>
     let copy = || -> Result<Vec<String>> {
         let mut fallbacks = vec![];
         for r in &copies {
-            let copied = store.copy_notes_from(
+            let copied = store.remote().copy_notes_from(
                 &source,
                 &layout::notes_ref(r),
                 &layout::remote_notes_ref(&remote.name, r),
@@ -241,12 +243,18 @@ pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>
     let (out, fallbacks) = if overlap {
         let fallbacks = copy()?;
         (
-            store.fetch_refspecs(remote.name.as_str(), &refspecs, progress())?,
+            store
+                .remote()
+                .fetch_refspecs(remote.name.as_str(), &refspecs, progress())?,
             fallbacks,
         )
     } else {
-        let (out, copied) =
-            store.fetch_refspecs_while(remote.name.as_str(), &refspecs, progress(), copy)?;
+        let (out, copied) = store.remote().fetch_refspecs_while(
+            remote.name.as_str(),
+            &refspecs,
+            progress(),
+            copy,
+        )?;
         (out, copied?)
     };
     check_fetch(&shown, &out)?;
@@ -274,13 +282,18 @@ fn check_fetch(shown: &str, out: &crate::store::GitOutput) -> Result<()> {
 }
 
 fn fetch(store: &Store, source: &str, shown: &str, refspecs: &[String]) -> Result<()> {
-    check_fetch(shown, &store.fetch_refspecs(source, refspecs, progress())?)
+    check_fetch(
+        shown,
+        &store
+            .remote()
+            .fetch_refspecs(source, refspecs, progress())?,
+    )
 }
 
 /// `git bundle create FILE <refs…>`: a bundle without prerequisites, so any repository can
 /// import it.
 pub fn bundle_create(store: &Store, file: &Path, refs: &[String]) -> Result<()> {
-    let out = store.bundle_create(file, refs)?;
+    let out = store.remote().bundle_create(file, refs)?;
     if !out.success {
         return Err(Error::git(format!(
             "`git bundle create` failed: {}",
@@ -296,7 +309,7 @@ pub fn bundle_verify(store: &Store, file: &Path) -> Result<Vec<String>> {
     if !file.is_file() {
         return Err(Error::usage(format!("no such file: {path}")));
     }
-    let out = store.bundle_verify(file)?;
+    let out = store.remote().bundle_verify(file)?;
     if !out.success {
         return Err(Error::refused(format!(
             "{path} is not a valid bundle for this repository: {}",
@@ -304,7 +317,7 @@ pub fn bundle_verify(store: &Store, file: &Path) -> Result<Vec<String>> {
         ))
         .with_hint("create it with `git agent-rewind export RUN -o FILE`"));
     }
-    let heads = store.bundle_list_heads(file)?;
+    let heads = store.remote().bundle_list_heads(file)?;
     Ok(heads
         .stdout
         .lines()

@@ -67,8 +67,14 @@ pub fn staged_runs(store: &Store, remote: &RemoteName) -> Result<BTreeMap<String
         })
     }
     let mut out = BTreeMap::new();
-    let mut refs = store.refs_under(&layout::remote_run_prefix(remote))?;
-    refs.extend(store.refs_under(&layout::remote_notes_prefix(remote))?);
+    let mut refs = store
+        .refs()
+        .refs_under(&layout::remote_run_prefix(remote))?;
+    refs.extend(
+        store
+            .refs()
+            .refs_under(&layout::remote_notes_prefix(remote))?,
+    );
     for (full, id) in refs {
         match layout::parse_staged_ref(remote, &full) {
             Some(layout::StagedRef::Run(run, leaf)) => {
@@ -100,9 +106,11 @@ pub fn staged_runs_named(
         if out.contains_key(run.as_str()) {
             continue;
         }
-        let mut refs = store.refs_under(&layout::remote_run_refs_prefix(remote, run))?;
+        let mut refs = store
+            .refs()
+            .refs_under(&layout::remote_run_refs_prefix(remote, run))?;
         let notes = layout::remote_notes_ref(remote, run);
-        if let Some(id) = store.ref_target(&notes)? {
+        if let Some(id) = store.refs().ref_target(&notes)? {
             refs.push((notes, id));
         }
         let mut staged = StagedRun {
@@ -139,7 +147,7 @@ pub fn staged_runs_named(
 /// Every local run's refs (including runs that only have a notes ref), by name.
 pub fn local_runs(store: &Store) -> Result<HashMap<String, LocalRun>> {
     let mut out: HashMap<String, LocalRun> = HashMap::new();
-    for (full, id) in store.refs_under(layout::RUNS_PREFIX)? {
+    for (full, id) in store.refs().refs_under(layout::RUNS_PREFIX)? {
         match layout::parse_run_ref(&full) {
             Some(layout::RunRef::Head(run)) => out.entry(run).or_default().head = Some(id),
             Some(layout::RunRef::Step(run, step)) => {
@@ -148,7 +156,7 @@ pub fn local_runs(store: &Store) -> Result<HashMap<String, LocalRun>> {
             None => {}
         }
     }
-    for (full, id) in store.refs_under(layout::NOTES_PREFIX)? {
+    for (full, id) in store.refs().refs_under(layout::NOTES_PREFIX)? {
         if let Some(run) = layout::parse_notes_ref(&full) {
             out.entry(run).or_default().notes = Some(id);
         }
@@ -159,13 +167,14 @@ pub fn local_runs(store: &Store) -> Result<HashMap<String, LocalRun>> {
 /// The refs of one local run, read now.
 pub fn local_run(store: &Store, run: &RunId) -> Result<LocalRun> {
     Ok(LocalRun {
-        head: store.run_head(run)?,
+        head: store.refs().run_head(run)?,
         steps: store
+            .refs()
             .step_refs(run)?
             .into_iter()
             .map(|(s, id)| (s.to_string(), id))
             .collect(),
-        notes: store.notes_tip(run)?,
+        notes: store.refs().notes_tip(run)?,
     })
 }
 
@@ -196,6 +205,7 @@ pub fn validate(
     }
     let bad = |what: &str, why: String| format!("{what}: {why}");
     let head_commit = store
+        .objects()
         .read_commit(head)
         .map_err(|e| bad("HEAD", e.message))?;
     if head_commit.trailers.run.as_deref() != Some(run.as_str()) {
@@ -207,6 +217,7 @@ pub fn validate(
     }
     for (step, id) in &steps {
         let c = store
+            .objects()
             .read_commit(*id)
             .map_err(|e| bad(&format!("step {step}"), e.message))?;
         if c.trailers
@@ -220,7 +231,11 @@ pub fn validate(
                 short(*id)
             ));
         }
-        if !store.is_ancestor(*id, head).map_err(|e| e.message)? {
+        if !store
+            .objects()
+            .is_ancestor(*id, head)
+            .map_err(|e| e.message)?
+        {
             return Err(format!(
                 "step {step} points at {}, which is not in the run's chain",
                 short(*id)
@@ -264,6 +279,7 @@ fn validate_chain(
             return Err(format!("its chain is longer than {MAX_CHAIN} checkpoints"));
         }
         let commit = store
+            .objects()
             .read_commit(id)
             .map_err(|e| format!("checkpoint {}: {}", short(id), e.message))?;
         if commit.trailers.run.as_deref() != Some(run.as_str()) {
@@ -318,10 +334,11 @@ fn validate_notes(
     trusted: Option<ObjectId>,
 ) -> std::result::Result<HashMap<ObjectId, ObjectId>, String> {
     let all = store
+        .notes()
         .all_notes(notes)
         .map_err(|e| format!("its notes ref is not a notes commit: {}", e.message))?;
     let known = match trusted {
-        Some(t) => store.all_notes(t).unwrap_or_default(),
+        Some(t) => store.notes().all_notes(t).unwrap_or_default(),
         None => HashMap::new(),
     };
     if !all.contains_key(&head) {
@@ -355,11 +372,11 @@ fn validate_notes(
 }
 
 fn read_note(store: &Store, blob: ObjectId) -> std::result::Result<Note, String> {
-    let size = store.object_size(blob).map_err(|e| e.message)?;
+    let size = store.objects().object_size(blob).map_err(|e| e.message)?;
     if size > MAX_NOTE_BYTES {
         return Err(format!("{size} bytes (at most {MAX_NOTE_BYTES})"));
     }
-    let bytes = store.read_blob(blob).map_err(|e| e.message)?;
+    let bytes = store.objects().read_blob(blob).map_err(|e| e.message)?;
     let text = String::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
     Note::parse(&text).map_err(|e| e.to_string())
 }

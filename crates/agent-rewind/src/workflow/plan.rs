@@ -73,7 +73,7 @@ pub fn inputs_hash(cx: &mut Context, step: &StepDef, tree: ObjectId) -> Result<S
         serde_json::to_string(step).expect("serializable")
     ));
     if !step.inputs.is_empty() {
-        for (path, oid, _) in cx.store.tree_entries(tree)? {
+        for (path, oid, _) in cx.store.objects().tree_entries(tree)? {
             if step
                 .inputs
                 .iter()
@@ -90,7 +90,10 @@ pub fn inputs_hash(cx: &mut Context, step: &StepDef, tree: ObjectId) -> Result<S
             .unwrap_or_else(|| "none".into());
         text.push_str(&format!("upstream {need} {out}\n"));
     }
-    Ok(format!("sha1:{}", cx.store.blob_id(text.as_bytes())?))
+    Ok(format!(
+        "sha1:{}",
+        cx.store.objects().blob_id(text.as_bytes())?
+    ))
 }
 
 /// The idempotency key of an effect step: the first run of the lineage and the step name.
@@ -102,6 +105,7 @@ pub fn idempotency_key(cx: &mut Context, step: &StepDef) -> Result<String> {
     Ok(format!(
         "sha1:{}",
         cx.store
+            .objects()
             .blob_id(format!("effect {first} {}", step.name).as_bytes())?
     ))
 }
@@ -131,7 +135,7 @@ pub fn lineage_runs(cx: &mut Context) -> Result<Vec<RunId>> {
 /// A completed record of `key` in this run or any run of its lineage.
 fn completed_effect(cx: &mut Context, key: &str) -> Result<Option<ObjectId>> {
     for run in lineage_runs(cx)? {
-        if cx.store.run_head(&run)?.is_none() {
+        if cx.store.refs().run_head(&run)?.is_none() {
             continue;
         }
         for c in cx.catalog.run_chain(&run)?.into_iter().rev() {
@@ -421,7 +425,7 @@ pub fn reconcile_interrupted(cx: &mut Context) -> Result<Vec<String>> {
 
 /// The newest agent session id recorded in the run's lineage (what a resumed agent continues).
 pub fn resume_session(cx: &mut Context) -> Result<Option<String>> {
-    let Some(tip) = cx.store.run_head(cx.run)? else {
+    let Some(tip) = cx.store.refs().run_head(cx.run)? else {
         return Ok(None);
     };
     Ok(cx

@@ -184,7 +184,10 @@ pub fn execute_locked(
     runner: lock::RunnerLock,
 ) -> Result<RunReport> {
     check_retry(workflow, opts.retry)?;
-    let digest = format!("git-blob:{}", store.blob_id(workflow.text.as_bytes())?);
+    let digest = format!(
+        "git-blob:{}",
+        store.objects().blob_id(workflow.text.as_bytes())?
+    );
     let mut catalog = Catalog::new(store);
     let recorded_digest = {
         let tip = catalog.require_run_tip(run)?;

@@ -34,7 +34,7 @@ pub fn is_trusted(store: &Store, digest: &str) -> Result<bool> {
 
 /// Put `digest` on the trusted list (a no-op when it is there).
 pub fn trust(store: &Store, digest: &str) -> Result<()> {
-    let _lock = store.writer_lock("trusted-workflows")?;
+    let _lock = store.locks().writer_lock("trusted-workflows")?;
     let mut all = trusted(store)?;
     if !all.insert(digest.to_string()) {
         return Ok(());
