@@ -84,7 +84,7 @@ pub const DELETED_RUNS: Format = Format::state(
 pub const TRUSTED_WORKFLOWS: Format = Format::state(
     "trusted-workflows",
     1,
-    "the stored workflows trusted here (removed, they need `resume --trust` again)",
+    "the stored workflows trusted here (removed, they need `git agent-rewind trust <run>` again)",
 );
 /// The content of `<common dir>/agent-rewind/runners/<run>.lock`.
 pub const RUNNER_LOCK: Format = Format::state(
