@@ -18,7 +18,6 @@ use gix::ObjectId;
 use gix::bstr::{BString, ByteSlice};
 use gix::objs::tree::EntryKind;
 use std::collections::HashSet;
-use std::io::Read;
 use std::path::Path;
 
 /// A worktree-relative path (bytes, `/`-separated) as a filesystem path: the bytes as they
@@ -54,7 +53,7 @@ impl Store {
         raw: &HashSet<BString>,
         changed: &mut Vec<BString>,
     ) -> Result<Vec<WrittenFile>> {
-        let (mut pipeline, _index) = self.repo.filter_pipeline(None)?;
+        let mut checkout = super::checkoutbytes::CheckoutBytes::new(self)?;
         // Temp files live in our private folder, so a crash never leaves one in the worktree.
         let tmp_dir = self.private().tmp_dir();
         std::fs::create_dir_all(&tmp_dir).at(&tmp_dir)?;
@@ -110,15 +109,7 @@ impl Store {
                     let bytes = if raw.contains(&c.path) {
                         data
                     } else {
-                        let shown = quote_path(&c.path);
-                        let mut out = pipeline
-                            .convert_to_worktree(&data, c.path.as_bstr(), Default::default())
-                            .map_err(|e| Error::other(format!("filter failed for {shown}: {e}")))?;
-                        let mut bytes = Vec::with_capacity(data.len());
-                        out.read_to_end(&mut bytes).map_err(|e| {
-                            Error::other(format!("filter failed for {shown}: {e}")).with_source(e)
-                        })?;
-                        bytes
+                        checkout.for_worktree(id, &data, c.path.as_bstr())?
                     };
                     let exec = kind == EntryKind::BlobExecutable;
                     crate::fail_point!("worktree:write");
