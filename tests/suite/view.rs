@@ -376,3 +376,122 @@ fn log_graph_as_mermaid_dot_and_json(f: &Fixture) {
     // The text tree is unchanged.
     assert!(f.repo.ok(&["log", "r1", "--graph"]).contains("└─ r3"));
 }
+
+/// A checkpoint that adds a nested repository, moves a submodule, or holds a linked worktree
+/// `fork --worktree ../x` made inside the repository (from a subfolder): `view`, `diff` and
+/// `diff --json` show each as git does, `Subproject commit <id>` (issue 30 item 11).
+#[test]
+fn view_and_diff_show_submodules_and_nested_repositories() {
+    let repo = Repo::new();
+    let sub_origin = Repo::new();
+    repo.git(&[
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        sub_origin.path().to_str().unwrap(),
+        "sub",
+    ]);
+    repo.git(&["commit", "-q", "-m", "submodule"]);
+    repo.ok(&["start", "--run", "r1"]);
+    // The submodule moves on, and a nested repository appears.
+    let sub = repo.path().join("sub");
+    common::write_in(&sub, "more.txt", "more\n");
+    common::git_in(&sub, &["add", "-A"]);
+    common::git_in(
+        &sub,
+        &[
+            "-c",
+            "user.name=N",
+            "-c",
+            "user.email=n@e",
+            "commit",
+            "-q",
+            "-m",
+            "more",
+        ],
+    );
+    let nested = repo.path().join("nested");
+    std::fs::create_dir(&nested).unwrap();
+    common::git_in(&nested, &["init", "-q", "-b", "main"]);
+    common::write_in(&nested, "x", "x\n");
+    common::git_in(&nested, &["add", "-A"]);
+    common::git_in(
+        &nested,
+        &[
+            "-c",
+            "user.name=N",
+            "-c",
+            "user.email=n@e",
+            "commit",
+            "-q",
+            "-m",
+            "n",
+        ],
+    );
+    repo.ok(&["checkpoint", "nested"]);
+    // A fork into a worktree inside the repository, from a subfolder.
+    repo.write("deep/keep.txt", "k\n");
+    let out = common::run_in(
+        &repo.path().join("deep"),
+        &[
+            "fork",
+            "r1",
+            "--to",
+            "r1@1",
+            "--run",
+            "r2",
+            "--worktree",
+            "../inside",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        repo.path().join("inside/.git").exists(),
+        "the fork's worktree is inside"
+    );
+    repo.ok(&["checkpoint", "with-worktree"]);
+
+    let sub_new = common::git_in(&sub, &["rev-parse", "HEAD"]);
+    let nested_head = common::git_in(&nested, &["rev-parse", "HEAD"]);
+    let json = repo.json(&["diff", "r1@0", "r1@2"]);
+    let diff = repo.ok(&["diff", "r1@0", "r1@2"]);
+    let (from, to) = (json["from"].as_str().unwrap(), json["to"].as_str().unwrap());
+    let git_diff = repo.git(&["diff", from, to, "--", "sub", "nested"]);
+    for id in [&sub_new, &nested_head] {
+        let line = format!("+Subproject commit {}", id.trim());
+        assert!(diff.contains(&line), "diff shows {line}:\n{diff}");
+        assert!(git_diff.contains(&line), "as git diff does:\n{git_diff}");
+    }
+    let patches: Vec<&str> = json["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["patch"].as_str())
+        .collect();
+    assert!(
+        patches
+            .iter()
+            .any(|p| p.contains(&format!("+Subproject commit {}", sub_new.trim()))),
+        "{json}"
+    );
+    let out_dir = tempfile::tempdir().unwrap();
+    let page = out_dir.path().join("page.html");
+    let out = repo.run(&["view", "r1", "-o", page.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "view: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains(nested_head.trim()),
+        "the page shows the nested repository's commit"
+    );
+    repo.assert_fsck();
+}
