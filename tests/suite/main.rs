@@ -11,6 +11,7 @@ mod support;
 
 mod addressing;
 mod agent_hooks;
+mod agents_real;
 mod bad_input;
 mod checkout_bytes;
 mod claude_hooks;
