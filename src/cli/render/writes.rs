@@ -54,6 +54,9 @@ pub fn rewound(o: &ops::rewind::RewindOutcome, st: &Style) -> String {
     if let Some(c) = &o.resume_command {
         s.push_str(&format!("  resume    {}\n", escape(c)));
     }
+    if let Some(c) = &o.conversation {
+        s.push_str(&format!("            ({})\n", escape(c)));
+    }
     if !o.inherited_steps.is_empty() {
         s.push_str(&format!("  inherited {}\n", o.inherited_steps.join(", ")));
     }

@@ -4,26 +4,24 @@
 use super::{Session, agent_cli};
 use serde_json::Value;
 
-/// One headless turn; returns Claude's JSON result.
+/// One headless turn, continuing session `resume` when given; returns Claude's JSON result.
 fn turn(s: &Session, prompt: &str, resume: Option<&str>) -> Value {
+    let resume: Vec<&str> = resume.map(|id| vec!["--resume", id]).unwrap_or_default();
+    claude(s, prompt, &resume)
+}
+
+/// `claude <args> -p <prompt>` headless, edits accepted; returns its JSON result.
+fn claude(s: &Session, prompt: &str, args: &[&str]) -> Value {
     let mut c = s.command(&agent_cli("claude"));
-    c.args([
-        "-p",
-        prompt,
-        "--permission-mode",
-        "acceptEdits",
-        "--output-format",
-        "json",
-    ])
-    .env("ANTHROPIC_BASE_URL", s.server.url())
-    .env("ANTHROPIC_API_KEY", "sk-ant-test")
-    .env("DISABLE_AUTOUPDATER", "1")
-    .env("DISABLE_TELEMETRY", "1")
-    .env("DISABLE_ERROR_REPORTING", "1")
-    .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
-    if let Some(id) = resume {
-        c.args(["--resume", id]);
-    }
+    c.args(args)
+        .args(["-p", prompt, "--permission-mode", "acceptEdits"])
+        .args(["--output-format", "json"])
+        .env("ANTHROPIC_BASE_URL", s.server.url())
+        .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
     let out = s.ok(c, "claude -p");
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -73,6 +71,93 @@ fn two_turns_are_two_turn_checkpoints_with_agent_session_and_touched_files() {
     assert!(
         s.server.agent_requests().len() >= 4,
         "two turns of a tool call and an answer each reached the model server"
+    );
+    s.repo.assert_fsck();
+}
+
+/// Two turns, then `rewind --to <run>@1`: the printed command continues a fork of the
+/// conversation as of the first turn. Its next model request holds the first turn and not
+/// the second, the one that was rewound (issue 31 item 1).
+#[test]
+fn rewind_continues_a_fork_of_the_conversation_as_of_the_turn() {
+    let s = Session::new();
+    s.repo.ok(&["hooks", "install", "--agent", "claude"]);
+    let root = s.repo.path().canonicalize().unwrap();
+    let first = turn(
+        &s,
+        &format!("WRITE {} one", root.join("one.txt").display()),
+        None,
+    );
+    let session = first["session_id"].as_str().unwrap().to_string();
+    turn(
+        &s,
+        &format!("WRITE {} two", root.join("two.txt").display()),
+        Some(&session),
+    );
+    let run = s.repo.json(&["list"])[0]["run"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let turn_one = s.repo.json(&["show", &format!("{run}@1")]);
+    let at = turn_one["meta"]["conversation_at"]
+        .as_str()
+        .unwrap_or_else(|| panic!("turn 1 records where its conversation was: {turn_one:#}"))
+        .to_string();
+    assert!(
+        turn_one["meta"]["model"].as_str().is_some(),
+        "the model comes from the transcript: {turn_one:#}"
+    );
+
+    let out = s
+        .repo
+        .json(&["rewind", &run, "--to", &format!("{run}@1"), "--run", "back"]);
+    assert!(
+        !root.join("two.txt").exists(),
+        "the second turn's file is rewound"
+    );
+    assert_eq!(out["conversation_at"], at.as_str(), "{out:#}");
+    let command = out["resume_command"].as_str().unwrap();
+    let words: Vec<&str> = command.split_whitespace().collect();
+    assert_eq!(
+        words,
+        [
+            "claude",
+            "--resume",
+            &session,
+            "--fork-session",
+            "--resume-session-at",
+            &at
+        ],
+        "{out:#}"
+    );
+    let human = s.repo.ok(&["show", "back@0"]);
+    assert!(human.contains("back"), "{human}");
+
+    // Run the printed command, as a user would, with one more prompt.
+    let before = s.server.agent_requests().len();
+    let forked = claude(
+        &s,
+        &format!("WRITE {} three", root.join("three.txt").display()),
+        &words[1..],
+    );
+    assert_ne!(
+        forked["session_id"],
+        session.as_str(),
+        "a new session: {forked:#}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("three.txt")).unwrap(),
+        "three\n"
+    );
+    let next = &s.server.agent_requests()[before];
+    let sent = next.body["messages"].to_string();
+    assert!(
+        sent.contains("one.txt"),
+        "the first turn is in the conversation: {sent}"
+    );
+    assert!(
+        !sent.contains("two.txt"),
+        "the rewound turn is not in the conversation: {sent}"
     );
     s.repo.assert_fsck();
 }

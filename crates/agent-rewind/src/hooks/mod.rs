@@ -14,6 +14,7 @@
 //! status 0. Nothing here prompts or prints.
 
 pub mod background;
+pub mod conversation;
 pub mod handlers;
 pub mod install;
 pub mod opencode;

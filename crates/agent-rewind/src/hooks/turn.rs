@@ -265,6 +265,19 @@ fn turn(store: &Store, ev: &AgentEvent) -> Result<HookOutcome> {
             touched::MAX_TOUCHED
         ));
     }
+    let mut meta = ev.meta.clone();
+    if ev.agent == Agent::Claude
+        && ev.event == "Stop"
+        && let Some(at) = ev
+            .transcripts
+            .first()
+            .and_then(|t| super::conversation::claude_last_message(t))
+    {
+        meta.insert("conversation_at".into(), at.message);
+        if let Some(model) = at.model {
+            meta.entry("model".into()).or_insert(model);
+        }
+    }
     let result = checkpoint(
         store,
         &step,
@@ -275,7 +288,7 @@ fn turn(store: &Store, ev: &AgentEvent) -> Result<HookOutcome> {
             agent: Some(hook.to_string()),
             touched: taken.paths.clone(),
             artifacts,
-            meta: ev.meta.clone(),
+            meta,
             ..Default::default()
         },
     );
