@@ -161,3 +161,58 @@ fn rewind_continues_a_fork_of_the_conversation_as_of_the_turn() {
     );
     s.repo.assert_fsck();
 }
+
+/// A resumed session is told where its run stands: the next model request after
+/// `claude --resume` holds the run's manifest (run, steps, the last checkpoint and how to
+/// rewind to it), and with `agentRewind.agentContext=false` it does not (issue 31 item 2).
+#[test]
+fn a_resumed_session_is_given_the_runs_manifest() {
+    let s = Session::new();
+    s.repo.ok(&["hooks", "install", "--agent", "claude"]);
+    let root = s.repo.path().canonicalize().unwrap();
+    let first = turn(
+        &s,
+        &format!("WRITE {} one", root.join("one.txt").display()),
+        None,
+    );
+    let session = first["session_id"].as_str().unwrap().to_string();
+    let run = s.repo.json(&["list"])[0]["run"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let first_sent = s.server.agent_requests()[0].body.to_string();
+    assert!(
+        !first_sent.contains("git agent-rewind: this session records"),
+        "a new session is not given a manifest"
+    );
+
+    let before = s.server.agent_requests().len();
+    turn(
+        &s,
+        &format!("WRITE {} two", root.join("two.txt").display()),
+        Some(&session),
+    );
+    let sent = s.server.agent_requests()[before].body.to_string();
+    let rewind_hint = format!("git agent-rewind rewind {run} --to {run}@1");
+    assert!(
+        sent.contains(&format!("this session records into run {run}"))
+            && sent.contains(&rewind_hint),
+        "the resumed session's first request holds the manifest: {sent}"
+    );
+
+    s.repo.git(&["config", "agentRewind.agentContext", "false"]);
+    let before = s.server.agent_requests().len();
+    turn(
+        &s,
+        &format!("WRITE {} three", root.join("three.txt").display()),
+        Some(&session),
+    );
+    let sent = s.server.agent_requests()[before].body.to_string();
+    // The conversation keeps the manifest given at the last resume (it names @1); a new
+    // one would name the newest checkpoint, @2.
+    assert!(sent.contains(&rewind_hint), "{sent}");
+    assert!(
+        !sent.contains(&format!("--to {run}@2")),
+        "agentRewind.agentContext=false: no new manifest: {sent}"
+    );
+}

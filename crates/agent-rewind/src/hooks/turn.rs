@@ -81,9 +81,15 @@ fn session_start(store: &Store, ev: &AgentEvent) -> Result<HookOutcome> {
     let env_run = std::env::var("AGENT_RUN").ok().filter(|v| !v.is_empty());
     let run = match hook_run(store)? {
         Ok(run) if store.refs().run_head(&run)?.is_some() => {
+            let source = ev.meta.get("source").map(String::as_str).unwrap_or("");
+            let context = (super::manifest::SOURCES.contains(&source)
+                && super::manifest::enabled(store))
+            .then(|| super::manifest::manifest(store, &run))
+            .transpose()?;
             return Ok(HookOutcome {
                 run: Some(run.to_string()),
                 reason: Some(format!("session {} continues run {run}", session(ev))),
+                context,
                 ..HookOutcome::new(hook, HookAction::Joined)
             });
         }
