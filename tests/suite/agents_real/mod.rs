@@ -6,6 +6,7 @@
 pub mod model_server;
 
 mod claude;
+mod gemini;
 
 use crate::common::Repo;
 use model_server::ModelServer;

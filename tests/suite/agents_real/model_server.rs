@@ -195,6 +195,9 @@ fn answer(path: &str, body: &Value) -> Reply {
     if path.ends_with("/v1/messages") || path.contains("/v1/messages?") {
         return anthropic(body);
     }
+    if path.contains(":streamGenerateContent") || path.contains(":generateContent") {
+        return gemini(body, path.contains(":stream"));
+    }
     Reply::Json(json!({}))
 }
 
@@ -278,4 +281,80 @@ fn anthropic(body: &Value) -> Reply {
         ),
         (Some("message_stop"), json!({"type": "message_stop"})),
     ])
+}
+
+// ---- Gemini generateContent / streamGenerateContent (Gemini CLI) ----
+
+fn gemini(body: &Value, stream: bool) -> Reply {
+    let mut items = Vec::new();
+    for c in body["contents"].as_array().into_iter().flatten() {
+        for part in c["parts"].as_array().into_iter().flatten() {
+            if c["role"] == "user"
+                && let Some(t) = part["text"].as_str()
+            {
+                items.push(Item::Said(t.to_string()));
+            }
+            if let Some(content) = part["functionCall"]["args"]["content"].as_str() {
+                items.push(Item::Called(content.trim().to_string()));
+            }
+        }
+    }
+    let config = &body["generationConfig"];
+    let schema = config
+        .get("responseJsonSchema")
+        .or_else(|| config.get("responseSchema"));
+    let movement = if has_tools(body) {
+        next_move(&items)
+    } else if let Some(schema) = schema {
+        // Side questions asked for JSON (a model router, a next-speaker check): an instance
+        // of the schema.
+        Move::Say(example_of(schema).to_string())
+    } else if config["responseMimeType"] == "application/json" {
+        Move::Say("{}".into())
+    } else {
+        Move::Say("ok".into())
+    };
+    let part = match movement {
+        Move::Write { path, word } => json!({"functionCall": {"name": "write_file",
+            "args": {"file_path": path, "content": format!("{word}\n")}}}),
+        Move::Say(text) => json!({"text": text}),
+    };
+    let reply = json!({
+        "candidates": [{"content": {"role": "model", "parts": [part]},
+                        "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5,
+                          "totalTokenCount": 15},
+        "modelVersion": "gemini-test",
+    });
+    if stream {
+        Reply::Events(vec![(None, reply)])
+    } else {
+        Reply::Json(reply)
+    }
+}
+
+/// The smallest instance of a JSON schema: each required property, the first of an enum.
+fn example_of(schema: &Value) -> Value {
+    if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
+        return first.clone();
+    }
+    let kind = schema["type"]
+        .as_str()
+        .unwrap_or("object")
+        .to_ascii_lowercase();
+    match kind.as_str() {
+        "string" => json!("ok"),
+        "boolean" => json!(false),
+        "number" | "integer" => json!(0),
+        "array" => json!([]),
+        _ => {
+            let mut out = serde_json::Map::new();
+            for key in schema["required"].as_array().into_iter().flatten() {
+                if let Some(k) = key.as_str() {
+                    out.insert(k.to_string(), example_of(&schema["properties"][k]));
+                }
+            }
+            Value::Object(out)
+        }
+    }
 }
