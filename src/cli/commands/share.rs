@@ -20,7 +20,9 @@ pub const PUSH_EXAMPLES: &str = "Examples:
   git agent-rewind push origin r1 r2
       Push the runs r1 and r2 to origin.
   git agent-rewind push --all
-      Push every run of this repository.";
+      Push every run of this repository.
+  git agent-rewind push r1 --allow-secret 3f2a…:config/app.yaml:yaml-password:3
+      Push r1 although that finding (named by the fingerprint push printed) looks like a secret.";
 pub const FETCH_EXAMPLES: &str = "Examples:
   git agent-rewind fetch
       Fetch every run from origin and import it: new runs, fast-forwards, and a forked run where both sides moved on.
@@ -44,6 +46,11 @@ pub struct PushArgs {
     /// Every run of this repository.
     #[arg(long)]
     pub all: bool,
+    /// Push although the secret rules fire on this finding: its fingerprint
+    /// (`<commit>:<file or field>:<rule>:<line>`), as the refused push printed it.
+    /// Repeatable; each allows exactly one finding.
+    #[arg(long = "allow-secret", value_name = "FINGERPRINT")]
+    pub allow_secret: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -83,8 +90,15 @@ pub fn push(a: PushArgs, ctx: &Ctx) -> Result<Output> {
     if a.all && !runs.is_empty() {
         return Err(Error::usage("name runs or use --all, not both"));
     }
-    let out = ops::push::push(store, &remote, &runs, a.all)?;
+    let out = ops::push::push(store, &remote, &runs, a.all, &a.allow_secret)?;
     let mut s = String::new();
+    if !out.skipped_rules.is_empty() {
+        s.push_str(&format!(
+            "warning: {} rule(s) of agentRewind.secretRules did not compile and were not used: {}\n",
+            out.skipped_rules.len(),
+            out.skipped_rules.join(", ")
+        ));
+    }
     let up_to_date = out.count("up to date");
     for r in &out.runs {
         s.push_str(&format!("  {} {}", st.id(&r.run), r.result));
@@ -92,6 +106,9 @@ pub fn push(a: PushArgs, ctx: &Ctx) -> Result<Output> {
             s.push_str(&format!(": {why}"));
         }
         s.push('\n');
+        for f in &r.secrets {
+            s.push_str(&format!("    {}  ({})\n", f.describe(), f.fingerprint));
+        }
         if let Some(h) = &r.hint {
             s.push_str(&format!("    hint: {h}\n"));
         }
