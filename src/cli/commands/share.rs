@@ -17,12 +17,10 @@ use std::path::PathBuf;
 pub const PUSH_EXAMPLES: &str = "Examples:
   git agent-rewind push
       Push the active run (its refs and notes) to origin in one atomic push, never forced; refused when it finds a secret in them.
-  git agent-rewind push origin r1 r2
-      Push the runs r1 and r2 to origin.
+  git agent-rewind push origin r1 --allow-secret 3f2a…:config/app.yaml:yaml-password:3
+      Push run r1 to origin although that finding (its fingerprint, as the refused push printed it) looks like a secret.
   git agent-rewind push --all
-      Push every run of this repository.
-  git agent-rewind push r1 --allow-secret 3f2a…:config/app.yaml:yaml-password:3
-      Push r1 although that finding (named by the fingerprint push printed) looks like a secret.";
+      Push every run of this repository.";
 pub const FETCH_EXAMPLES: &str = "Examples:
   git agent-rewind fetch
       Fetch every run from origin and import it: new runs, fast-forwards, and a forked run where both sides moved on.
@@ -107,7 +105,7 @@ pub fn push(a: PushArgs, ctx: &Ctx) -> Result<Output> {
         }
         s.push('\n');
         for f in &r.secrets {
-            s.push_str(&format!("    {}  ({})\n", f.describe(), f.fingerprint));
+            s.push_str(&format!("    fingerprint: {}\n", f.fingerprint));
         }
         if let Some(h) = &r.hint {
             s.push_str(&format!("    hint: {h}\n"));

@@ -142,6 +142,7 @@ impl std::error::Error for RulesError {}
 /// Compile a Go RE2 pattern: ASCII classes first, as RE2 has them (`\d`, `\w`, `\b`),
 /// Unicode when the pattern needs it (`\p{…}`).
 fn compile(pattern: &str) -> Result<Regex, String> {
+    let pattern = &literal_braces(pattern);
     let build = |unicode: bool| {
         RegexBuilder::new(pattern)
             .unicode(unicode)
@@ -156,6 +157,71 @@ fn compile(pattern: &str) -> Result<Regex, String> {
             .trim()
             .to_string()
     })
+}
+
+/// RE2 reads a `{` that does not start a repetition (`{2}`, `{2,}`, `{2,5}` after something
+/// to repeat) as a literal brace; Rust's regex refuses it. Escape those.
+fn literal_braces(pattern: &str) -> String {
+    let b = pattern.as_bytes();
+    let mut out = String::with_capacity(pattern.len() + 8);
+    let (mut i, mut in_class, mut prev) = (0, false, None::<u8>);
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\\' && i + 1 < b.len() {
+            // `\p{Greek}`, `\x{263a}`: the braces belong to the escape.
+            if matches!(b[i + 1], b'p' | b'P' | b'x') && b.get(i + 2) == Some(&b'{') {
+                let n = pattern[i..].find('}').map_or(b.len() - i, |n| n + 1);
+                out.push_str(&pattern[i..i + n]);
+                prev = Some(b'a');
+                i += n;
+                continue;
+            }
+            out.push_str(&pattern[i..i + 2]);
+            prev = Some(b'a');
+            i += 2;
+            continue;
+        }
+        match c {
+            b'[' if !in_class => in_class = true,
+            b']' if in_class => in_class = false,
+            b'{' if !in_class => {
+                let rest = &pattern[i + 1..];
+                let close = rest.find('}');
+                let valid = close.is_some_and(|n| {
+                    let inner = &rest[..n];
+                    let (lo, hi) = inner.split_once(',').unwrap_or((inner, "0"));
+                    !lo.is_empty()
+                        && lo.bytes().all(|d| d.is_ascii_digit())
+                        && hi.bytes().all(|d| d.is_ascii_digit())
+                });
+                let repeatable = !matches!(prev, None | Some(b'(' | b'|'));
+                if !(valid && repeatable) {
+                    out.push_str("\\{");
+                    prev = Some(b'a');
+                    i += 1;
+                    continue;
+                }
+                // A valid repetition: copy it whole, so its `}` is not escaped below.
+                let n = close.unwrap_or(0);
+                out.push_str(&pattern[i..i + n + 2]);
+                prev = Some(b'}');
+                i += n + 2;
+                continue;
+            }
+            b'}' if !in_class => {
+                out.push_str("\\}");
+                prev = Some(b'a');
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let ch = pattern[i..].chars().next().unwrap_or('\0');
+        out.push(ch);
+        prev = Some(c);
+        i += ch.len_utf8();
+    }
+    out
 }
 
 fn compile_all(patterns: &[String]) -> Result<Vec<Regex>, String> {
@@ -490,88 +556,4 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ids(set: &RuleSet, text: &str, path: Option<&str>) -> Vec<(String, usize)> {
-        let origin = Origin { path, commit: None };
-        set.scan(text.as_bytes(), origin)
-            .into_iter()
-            .map(|f| (f.rule, f.line))
-            .collect()
-    }
-
-    #[test]
-    fn the_builtin_rules_all_compile() {
-        let set = RuleSet::builtin();
-        assert!(set.skipped().is_empty(), "{:?}", set.skipped());
-        assert!(set.len() >= 20);
-    }
-
-    #[test]
-    fn the_four_cases_of_issue_30_item_6() {
-        let set = RuleSet::builtin();
-        for end in ["'", "\"", ",", ")"] {
-            let text = format!("x('Authorization: Bearer abcdef0123456789{end} y");
-            assert_eq!(ids(set, &text, None), [("authorization-header".into(), 1)]);
-        }
-        let jwt = "a\nt = eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U\n";
-        assert_eq!(ids(set, jwt, Some("new.txt")), [("jwt".into(), 2)]);
-        let aws = "export AWS_SECRET_ACCESS_KEY=Zq3xR8vT1mB6nP0sK4wY7cH2jL5dF9gA3eU8iO1r\n";
-        assert_eq!(
-            ids(set, aws, Some("env.sh")),
-            [("aws-secret-access-key".into(), 1)]
-        );
-        let yaml = "db:\n  host: x\n  password: hunter2-prod\n";
-        assert_eq!(
-            ids(set, yaml, Some("c/app.yaml")),
-            [("yaml-password".into(), 3)]
-        );
-        // Path rules need the path; placeholders are allowed.
-        assert!(ids(set, yaml, Some("app.txt")).is_empty());
-        assert!(ids(set, "password: ${DB_PASSWORD}\n", Some("a.yml")).is_empty());
-        assert!(ids(set, "password: /run/secrets/db\n", Some("a.yml")).is_empty());
-    }
-
-    #[test]
-    fn gitleaks_semantics() {
-        let cfg = r#"
-[allowlist]
-paths = ['''^vendor/''']
-stopwords = ["notsecret"]
-[[rules]]
-id = "t"
-regex = '''tok_([a-z0-9]{8})'''
-entropy = 2.0
-keywords = ["TOK_"]
-[[rules.allowlists]]
-regexTarget = "line"
-regexes = ['''IGNORE''']
-[[rules]]
-id = "bad"
-regex = '''(?<=x)y'''
-"#;
-        let set = RuleSet::parse(&[cfg]).unwrap();
-        assert_eq!(set.len(), 1);
-        assert_eq!(set.skipped()[0].0, "bad");
-        assert_eq!(
-            ids(&set, "a\nTOK_a1b2c3d4", None),
-            [] as [(String, usize); 0]
-        );
-        assert_eq!(ids(&set, "a\ntok_a1b2c3d4", None), [("t".into(), 2)]);
-        assert!(ids(&set, "tok_aaaaaaaa", None).is_empty(), "low entropy");
-        assert!(
-            ids(&set, "tok_a1b2c3d4 IGNORE", None).is_empty(),
-            "line allowlist"
-        );
-        assert!(ids(&set, "tok_a1b2c3d4 # gitleaks:allow", None).is_empty());
-        assert!(ids(&set, "tok_a1b2c3d4", Some("vendor/x")).is_empty());
-        let secrets: Vec<String> = set
-            .scan(b"tok_a1b2c3d4", Origin::default())
-            .into_iter()
-            .map(|f| f.secret)
-            .collect();
-        assert_eq!(secrets, ["a1b2c3d4"]);
-        assert!((shannon_entropy("aabb") - 1.0).abs() < 1e-9);
-    }
-}
+mod tests;

@@ -324,36 +324,29 @@ fn rejected(run: &RunId, reason: String, hint: Option<String>) -> RunPush {
     }
 }
 
-/// A run not pushed because of `found`: each finding by place and line, and how to go on.
+/// A run not pushed because of `found` (each listed with its place, line and fingerprint
+/// in `secrets`), and how to go on.
 fn holds_secrets(run: &RunId, found: Vec<SecretFinding>) -> RunPush {
+    let one = found.len() == 1;
     let places: Vec<String> = found.iter().map(SecretFinding::describe).collect();
-    let reason = format!(
-        "it holds {} that look{} like secret{}: {}",
-        match found.len() {
-            1 => "a value".to_string(),
-            n => format!("{n} values"),
-        },
-        if found.len() == 1 { "s" } else { "" },
-        if found.len() == 1 { "" } else { "s" },
-        places.join(", ")
-    );
-    let allow: Vec<String> = found
-        .iter()
-        .map(|f| format!("--allow-secret {}", f.fingerprint))
-        .collect();
+    let reason = match one {
+        true => format!("it holds a value that looks like a secret: {}", places[0]),
+        false => format!(
+            "it holds {} values that look like secrets: {}",
+            found.len(),
+            places.join(", ")
+        ),
+    };
+    let hint = match one {
+        true => "if it is not a secret, push again with --allow-secret <its fingerprint>",
+        false => "if they are not secrets, push again with --allow-secret <fingerprint> for each",
+    };
     RunPush {
         run: run.to_string(),
         result: "rejected",
         reason: Some(reason),
         hint: Some(format!(
-            "if {} not secret{}, push again with {} (a later checkpoint that deletes a secret does not help: the checkpoint that added it is shared too)",
-            if found.len() == 1 {
-                "it is"
-            } else {
-                "they are"
-            },
-            if found.len() == 1 { "" } else { "s" },
-            allow.join(" ")
+            "{hint} (a later checkpoint that deletes a secret does not help: the checkpoint that added it is pushed too)"
         )),
         secrets: found,
     }
