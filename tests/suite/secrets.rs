@@ -369,6 +369,18 @@ fn push_refuses_new_files_holding_a_jwt_an_aws_secret_key_or_a_yaml_password_by_
     assert_eq!(remote_refs(&bare), "");
     push_allowing(&r, &bare, "r1", &fps);
     assert_eq!(r.git(&["status", "--porcelain"]), status_before);
+    // `agentRewind.allowSecret` allows a finding on every push.
+    r.ok(&["checkpoint", "more", "--run", "r1"]);
+    assert_eq!(push_json(&r, "r1", &[]).0, 1);
+    for fp in &fps {
+        r.git(&["config", "--add", "agentRewind.allowSecret", fp]);
+    }
+    let (code, entry) = push_json(&r, "r1", &[]);
+    assert_eq!(
+        (code, entry["result"].as_str()),
+        (0, Some("pushed")),
+        "{entry:#}"
+    );
     r.assert_fsck();
 }
 
@@ -498,5 +510,29 @@ fn a_run_without_secrets_pushes() {
     );
     assert!(entry.get("secrets").is_none(), "{entry:#}");
     assert!(remote_refs(&bare).contains("refs/agent-runs/r1/HEAD"));
+    // With --all, a run holding a secret stays behind and the others go.
+    r.ok(&["start", "--run", "r2"]);
+    r.write("notes/session.txt", &format!("{JWT}\n"));
+    r.ok(&["checkpoint", "work", "--run", "r2"]);
+    std::fs::remove_file(r.path().join("notes/session.txt")).unwrap();
+    r.ok(&["start", "--run", "r3"]);
+    r.write("src/more.rs", "pub fn more() {}\n");
+    r.ok(&["checkpoint", "work", "--run", "r3"]);
+    let out = r.run(&["--json", "push", "--all"]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let result = |run: &str| {
+        doc["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["run"] == run)
+            .map(|e| e["result"].as_str().unwrap().to_string())
+    };
+    assert_eq!(result("r2").as_deref(), Some("rejected"), "{doc:#}");
+    assert_eq!(result("r3").as_deref(), Some("pushed"), "{doc:#}");
+    let refs = remote_refs(&bare);
+    assert!(refs.contains("refs/agent-runs/r3/HEAD"), "{refs}");
+    assert!(!refs.contains("agent-runs/r2"), "{refs}");
     git_in(bare.path(), &["fsck", "--strict"]);
 }

@@ -46,7 +46,8 @@ pub struct PushArgs {
     pub all: bool,
     /// Push although the secret rules fire on this finding: its fingerprint
     /// (`<commit>:<file or field>:<rule>:<line>`), as the refused push printed it.
-    /// Repeatable; each allows exactly one finding.
+    /// Repeatable; each allows exactly one finding, on this push (`git config --add
+    /// agentRewind.allowSecret FINGERPRINT` allows it on every push).
     #[arg(long = "allow-secret", value_name = "FINGERPRINT")]
     pub allow_secret: Vec<String>,
 }

@@ -75,7 +75,8 @@ struct AllRuns {
 }
 
 /// Push `runs` (or every run with `all`; the active run of this worktree when neither). A
-/// run holding a secret whose fingerprint is not in `allowed` is rejected, not pushed.
+/// run holding a secret whose fingerprint is neither in `allowed` nor a value of
+/// `agentRewind.allowSecret` is rejected, not pushed.
 pub fn push(
     store: &Store,
     remote: &Remote,
@@ -116,11 +117,12 @@ pub fn push(
     }
     let mut done: BTreeMap<RunId, RunPush> = BTreeMap::new();
     let (rules, skipped_rules) = secrets::rules(store)?;
+    let configured = store.config_strings("agentRewind.allowSecret");
     let mut pending: Vec<RunId> = vec![];
     for run in &selected {
         let found: Vec<SecretFinding> = secrets::scan_run(store, run, &rules)?
             .into_iter()
-            .filter(|f| !allowed.contains(&f.fingerprint))
+            .filter(|f| !allowed.contains(&f.fingerprint) && !configured.contains(&f.fingerprint))
             .collect();
         if found.is_empty() {
             pending.push(run.clone());
