@@ -117,6 +117,8 @@ pub fn cover_paths(store: &Store, cap: &mut Capture, paths: &[BString]) -> Resul
     let max = Policy::for_backup(store)?.max_untracked_size;
     let mut edits = vec![];
     for p in paths {
+        // A backup never holds a path inside `.git` (undo would have to write there).
+        store.worktree().check_checkout_path(p, false)?;
         let in_capture = store.objects().entry_in_tree(cap.tree, p)?;
         let limit = if in_capture.is_some() { u64::MAX } else { max };
         match store.worktree().raw_entry(p, limit)? {
@@ -181,7 +183,14 @@ pub fn prepare_overwrite(
             .transpose()?
             .map(|entries| entries.into_iter().map(|(p, _, _)| p).collect());
         let mut extra = vec![];
-        for p in &b.details.touched {
+        // Only paths a checkout may write (a backup an older version took may list one
+        // inside `.git`).
+        let touched = b
+            .details
+            .touched
+            .iter()
+            .filter(|p| store.worktree().check_checkout_path(p, false).is_ok());
+        for p in touched {
             let in_capture = match &held {
                 Some(held) => held.contains(p),
                 None => store.objects().entry_in_tree(capture.tree, p)?.is_some(),
@@ -192,6 +201,10 @@ pub fn prepare_overwrite(
         }
         capture.tree = store.edit_tree(capture.tree, &extra)?;
     }
+    let target = match undoing {
+        Some(_) => writable_part(store, capture.tree, target, &mut capture.excluded)?,
+        None => target,
+    };
     let mut changes = plan_changes(store, capture.tree, target, paths)?;
     // Files in the way that the capture does not hold (ignored): into the backup too.
     let unsaved = unsaved_in_the_way(store, capture.tree, &changes)?;
@@ -268,6 +281,36 @@ pub fn plan_changes(
     }
     store.worktree().check_checkout_paths(&changes)?;
     Ok(changes)
+}
+
+/// `target` (a backup tree) without the paths a checkout may not write — inside `.git`, as
+/// in a backup an older version took before refusing a crafted run — each listed in
+/// `excluded`: an undo brings back everything else and never writes there.
+fn writable_part(
+    store: &Store,
+    from: ObjectId,
+    target: ObjectId,
+    excluded: &mut Vec<Excluded>,
+) -> Result<ObjectId> {
+    let mut drop = vec![];
+    for c in store.objects().diff_trees(from, target)? {
+        if c.new.is_some()
+            && store
+                .worktree()
+                .check_checkout_path(&c.path, c.new.is_some_and(|n| n.1 == EntryKind::Link))
+                .is_err()
+        {
+            excluded.push(Excluded {
+                path: text_path(&c.path),
+                reason: "a path inside .git in the backup; undo never writes there".into(),
+            });
+            drop.push((c.path, None));
+        }
+    }
+    if drop.is_empty() {
+        return Ok(target);
+    }
+    store.edit_tree(target, &drop)
 }
 
 /// The files on disk that writing `changes` would overwrite or remove and that `from` (the
