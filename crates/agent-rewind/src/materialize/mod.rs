@@ -428,6 +428,37 @@ pub fn write_changes(
         })
 }
 
+/// `e`, a failure after every planned change was written: says so, naming the files, and
+/// that `undo` brings them back (the backup was taken first).
+pub fn files_were_changed(e: Error, changes: &[TreeChange]) -> Error {
+    const MAX_LISTED: usize = 200;
+    let mut list: Vec<String> = changes
+        .iter()
+        .take(MAX_LISTED)
+        .map(|c| quote_path(&c.path).to_string())
+        .collect();
+    if changes.len() > MAX_LISTED {
+        list.push(format!("and {} more", changes.len() - MAX_LISTED));
+    }
+    let n = changes.len();
+    let mut e = e;
+    if n > 0 {
+        let files = if n == 1 { "file" } else { "files" };
+        e.message = format!(
+            "{}; before that, {n} {files} of the worktree had been changed: {}",
+            e.message,
+            list.join(", ")
+        );
+    }
+    let undo = "`git agent-rewind undo` brings back every file, the index and HEAD as they \
+                were before this command (its backup was taken first)";
+    let hint = match e.hint.as_deref() {
+        Some(h) => format!("{h}; {undo}"),
+        None => undo.to_string(),
+    };
+    e.with_hint(hint)
+}
+
 /// Put HEAD, index and worktree of this worktree back to what `backup` captured, writing
 /// the changes planned by [`prepare_overwrite`]. The current state (`prepared.capture`) must
 /// already be backed up by the caller.
