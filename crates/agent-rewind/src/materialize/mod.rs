@@ -234,6 +234,7 @@ pub fn prepare_overwrite(
         }
         !secret
     });
+    leave_in_place(store, &mut capture.excluded, &mut changes)?;
     capture.excluded.sort_by(|a, b| a.path.cmp(&b.path));
     // The backup holds each path about to change as its bytes are on disk.
     let mut raw_edits = vec![];
@@ -254,6 +255,68 @@ pub fn prepare_overwrite(
         changes,
         raw,
     })
+}
+
+/// What a checkout leaves as it is, as git's does, listed in `excluded`: a nested git
+/// repository (a gitlink, as `git add -A` records an untracked one) the target lacks — its
+/// files are in no backup, so it is never removed — and a skip-worktree file with local
+/// edits that the changes do not touch. Refuses when the target needs the path of a nested
+/// repository for something else.
+fn leave_in_place(
+    store: &Store,
+    excluded: &mut Vec<Excluded>,
+    changes: &mut Vec<TreeChange>,
+) -> Result<()> {
+    let mut kept = Ok(());
+    changes.retain(|c| {
+        let Some((_, EntryKind::Commit)) = c.old else {
+            return true;
+        };
+        match c.new {
+            None => {
+                excluded.push(Excluded {
+                    path: text_path(&c.path),
+                    reason: "a nested git repository (a gitlink); its files are in no backup, \
+                             so it stays"
+                        .into(),
+                });
+                false
+            }
+            Some((_, EntryKind::Commit)) => true,
+            Some(_) => {
+                kept = Err(Error::refused(format!(
+                    "{} is a nested git repository, and the target needs that path for a file",
+                    quote_path(&c.path)
+                ))
+                .with_hint("move the repository out of the way, then run the command again"));
+                true
+            }
+        }
+    });
+    kept?;
+    let changing: HashSet<&BString> = changes.iter().map(|c| &c.path).collect();
+    let skipped: Vec<(BString, ObjectId)> = store
+        .index()
+        .skip_worktree_entries()?
+        .into_iter()
+        .filter(|(p, _)| !changing.contains(p))
+        .collect();
+    if skipped.is_empty() {
+        return Ok(());
+    }
+    let paths: Vec<BString> = skipped.iter().map(|(p, _)| p.clone()).collect();
+    let on_disk = store.worktree().worktree_entries(&paths)?;
+    for ((p, id), disk) in skipped.iter().zip(on_disk) {
+        if disk.is_some_and(|(d, _)| d != *id) {
+            excluded.push(Excluded {
+                path: text_path(p),
+                reason: "skip-worktree in the index, with local edits: kept as it is on disk, \
+                         as git checkout keeps it"
+                    .into(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The changes that turn the worktree captured in `from` (a backup tree) into `to`,
