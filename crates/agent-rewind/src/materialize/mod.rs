@@ -234,7 +234,9 @@ pub fn prepare_overwrite(
         }
         !secret
     });
-    leave_in_place(store, &mut capture.excluded, &mut changes)?;
+    // Skip-worktree entries exist only when the capture kept the index file for its flags.
+    let flags = capture.details.index_file.is_some();
+    leave_in_place(store, flags, &mut capture.excluded, &mut changes)?;
     capture.excluded.sort_by(|a, b| a.path.cmp(&b.path));
     // The backup holds each path about to change as its bytes are on disk.
     let mut raw_edits = vec![];
@@ -260,10 +262,12 @@ pub fn prepare_overwrite(
 /// What a checkout leaves as it is, as git's does, listed in `excluded`: a nested git
 /// repository (a gitlink, as `git add -A` records an untracked one) the target lacks — its
 /// files are in no backup, so it is never removed — and a skip-worktree file with local
-/// edits that the changes do not touch. Refuses when the target needs the path of a nested
-/// repository for something else.
+/// edits that the changes do not touch (looked for only when `index_flags`: the index has
+/// entries with flags a tree cannot hold). Refuses when the target needs the path of a
+/// nested repository for something else.
 fn leave_in_place(
     store: &Store,
+    index_flags: bool,
     excluded: &mut Vec<Excluded>,
     changes: &mut Vec<TreeChange>,
 ) -> Result<()> {
@@ -294,6 +298,9 @@ fn leave_in_place(
         }
     });
     kept?;
+    if !index_flags {
+        return Ok(());
+    }
     let changing: HashSet<&BString> = changes.iter().map(|c| &c.path).collect();
     let skipped: Vec<(BString, ObjectId)> = store
         .index()
