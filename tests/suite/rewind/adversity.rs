@@ -229,3 +229,31 @@ fn a_rewind_failing_after_its_files_were_written_says_so_and_undo_brings_them_ba
     assert_eq!(git_view(d), before_view);
     repo.assert_fsck();
 }
+
+#[test]
+fn an_undo_failing_after_its_files_were_written_says_so() {
+    let repo = Repo::new();
+    let d = repo.path();
+    run_with_two_checkpoints(&repo);
+    repo.git(&["checkout", "-q", "--detach"]);
+    repo.ok(&["rewind", "r1", "--to", "r1@0", "--run", "r2"]);
+    let rewound_files = worktree_files(d);
+    // Moving HEAD back (detached, as it was) fails once the files are written.
+    let o = tool_cmd(d)
+        .args(["undo"])
+        .env("AGENT_REWIND_FAIL_AT", "head:move")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(d.join("new.txt").exists(), "the files were written");
+    assert!(
+        err.contains("2 files of the worktree had been changed") && err.contains("new.txt"),
+        "{err}"
+    );
+    assert!(err.contains("git agent-rewind undo"), "{err}");
+    // The next undo brings back the state before the failed one.
+    repo.ok(&["undo"]);
+    super::assert_files_eq(&worktree_files(d), &rewound_files, "after the second undo");
+    repo.assert_fsck();
+}

@@ -534,8 +534,19 @@ pub fn files_were_changed(e: Error, changes: &[TreeChange]) -> Error {
 /// already be backed up by the caller.
 pub fn restore_backup(store: &Store, prepared: &PreparedOverwrite, backup: &Backup) -> Result<()> {
     let written = write_changes(store, &prepared.changes, &prepared.raw)?;
-    let head = backup.head.as_deref().map(oid).transpose()?;
     crate::crash_point!("undo:files-written");
+    restore_head_and_index(store, prepared, backup, &written)
+        .map_err(|e| files_were_changed(e, &prepared.changes))
+}
+
+/// The part of [`restore_backup`] after the files: HEAD, then the index.
+fn restore_head_and_index(
+    store: &Store,
+    prepared: &PreparedOverwrite,
+    backup: &Backup,
+    written: &[WrittenFile],
+) -> Result<()> {
+    let head = backup.head.as_deref().map(oid).transpose()?;
     match (&backup.branch, head) {
         // The branch may have moved since; leave it where it is and only re-attach HEAD.
         (Some(b), _) => store.worktree().attach_user_head(b, "agent-rewind: undo")?,
@@ -550,11 +561,9 @@ pub fn restore_backup(store: &Store, prepared: &PreparedOverwrite, backup: &Back
     {
         return Ok(());
     }
-    store.index().set_user_index(
-        Some(index_tree),
-        Some(prepared.capture.index_tree),
-        &written,
-    )?;
+    store
+        .index()
+        .set_user_index(Some(index_tree), Some(prepared.capture.index_tree), written)?;
     Ok(())
 }
 
