@@ -257,3 +257,26 @@ fn an_undo_failing_after_its_files_were_written_says_so() {
     super::assert_files_eq(&worktree_files(d), &rewound_files, "after the second undo");
     repo.assert_fsck();
 }
+
+#[test]
+fn a_target_needing_the_path_of_a_nested_repository_is_refused() {
+    let repo = Repo::new();
+    let d = repo.path();
+    start(d, "r1");
+    put(d, "nested", "a file first\n", 0o644);
+    repo.ok(&["checkpoint", "work", "--run", "r1"]);
+    std::fs::remove_file(d.join("nested")).unwrap();
+    nested_repo(d);
+    // Its files are in no backup: never removed to make room for the file.
+    assert_refused(d, &["restore", "r1@1"], &[1], "nested git repository");
+    assert_refused(
+        d,
+        &["rewind", "r1", "--to", "r1@1", "--run", "r2"],
+        &[1],
+        "nested",
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("nested/inner.txt")).unwrap(),
+        "inner\n"
+    );
+}
