@@ -363,6 +363,29 @@ fn backup_chain(
 
 /// The backups of this worktree, newest first.
 pub fn backups_of_this_worktree(store: &Store, limit: usize) -> Result<Vec<Backup>> {
+    backups_where(store, limit, |_| true)
+}
+
+/// Every backup of this worktree, newest first, without their details (touched paths, the
+/// index file: `details` is empty), for listing them.
+pub fn list_backups(store: &Store) -> Result<Vec<Backup>> {
+    backups_where(store, usize::MAX, |_| false)
+}
+
+/// The backup of this worktree whose commit is `commit`, with its details.
+pub fn backup_of_this_worktree(store: &Store, commit: &str) -> Result<Option<Backup>> {
+    Ok(backups_where(store, usize::MAX, |c| c == commit)?
+        .into_iter()
+        .find(|b| b.commit == commit))
+}
+
+/// The backups of this worktree, newest first, up to `limit`; the details are read for those
+/// whose commit id `details` accepts (for the others they stay empty).
+fn backups_where(
+    store: &Store,
+    limit: usize,
+    details: impl Fn(&str) -> bool,
+) -> Result<Vec<Backup>> {
     let Some(tip) = store.refs().ref_target(layout::BACKUPS_REF)? else {
         return Ok(vec![]);
     };
@@ -379,8 +402,14 @@ pub fn backups_of_this_worktree(store: &Store, limit: usize) -> Result<Vec<Backu
         else {
             continue;
         };
+        let commit = c.id.to_string();
+        let details =
+            match field("Backup-Details").and_then(|h| ObjectId::from_hex(h.as_bytes()).ok()) {
+                Some(d) if details(&commit) => read_details(store, d)?,
+                _ => BackupDetails::default(),
+            };
         out.push(Backup {
-            commit: c.id.to_string(),
+            commit,
             worktree_tree: c.tree.to_string(),
             index_tree: store.objects().commit_tree(index_commit)?.to_string(),
             head: field("Backup-Head").filter(|h| h != "unborn"),
@@ -390,12 +419,7 @@ pub fn backups_of_this_worktree(store: &Store, limit: usize) -> Result<Vec<Backu
             left_in_place: vec![],
             taken_at: Some(crate::time::Timestamp::EPOCH.add_millis(c.time.saturating_mul(1000))),
             runs: run_facts(&c.message),
-            details: match field("Backup-Details")
-                .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok())
-            {
-                Some(d) => read_details(store, d)?,
-                None => BackupDetails::default(),
-            },
+            details,
         });
         if out.len() >= limit {
             break;

@@ -26,8 +26,8 @@ use std::collections::HashSet;
 
 mod chain;
 pub use chain::{
-    Backup, BackupDetails, BackupTrim, RunFacts, backups_of_this_worktree, publish_backup,
-    trim_backups, withdraw_backup, worktree_id,
+    Backup, BackupDetails, BackupTrim, RunFacts, backup_of_this_worktree, backups_of_this_worktree,
+    list_backups, publish_backup, trim_backups, withdraw_backup, worktree_id,
 };
 
 /// Refuse when the worktree is in a state a checkout would destroy: a merge, rebase,

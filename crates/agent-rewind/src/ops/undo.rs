@@ -37,10 +37,10 @@ pub struct UndoOutcome {
 }
 
 /// The backups of this worktree, newest first: what `undo` (the first) and `undo <backup>`
-/// bring back.
+/// bring back (without their details: the touched paths and index file are not read).
 pub fn list(store: &Store) -> Result<Vec<Backup>> {
     store.workdir()?;
-    materialize::backups_of_this_worktree(store, usize::MAX)
+    materialize::list_backups(store)
 }
 
 /// The backup `which` names (a commit id or a prefix of at least 4 hex digits, among this
@@ -62,12 +62,13 @@ fn choose(store: &Store, which: Option<&str>) -> Result<Backup> {
         ))
         .with_hint(hint));
     }
-    let mut found: Vec<Backup> = list(store)?
+    let found: Vec<Backup> = list(store)?
         .into_iter()
         .filter(|b| b.commit.starts_with(&wanted))
         .collect();
     match found.len() {
-        1 => Ok(found.remove(0)),
+        1 => materialize::backup_of_this_worktree(store, &found[0].commit)?
+            .ok_or_else(|| Error::conflict("the backups changed while they were read")),
         0 => Err(Error::not_found(format!("no backup {which} in this worktree")).with_hint(hint)),
         n => Err(Error::usage(format!(
             "{which} names {n} backups; give more of its digits"
