@@ -50,6 +50,11 @@ fn a_held_head_or_branch_lock_refuses_a_rewind_before_any_file_changes() {
     std::fs::write(d.join(".git/HEAD.lock"), "").unwrap();
     assert_refused(d, &["undo"], &[1], ".git/HEAD.lock");
     std::fs::remove_file(d.join(".git/HEAD.lock")).unwrap();
+    // It un-archives r1 (a note) after the files too: that lock is checked before as well.
+    let notes_lock = ".git/refs/notes/agent-runs/r1.lock";
+    std::fs::write(d.join(notes_lock), "").unwrap();
+    assert_refused(d, &["undo"], &[1], notes_lock);
+    std::fs::remove_file(d.join(notes_lock)).unwrap();
     repo.ok(&["undo"]);
     assert!(d.join("new.txt").exists());
     repo.assert_fsck();

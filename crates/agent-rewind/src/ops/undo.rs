@@ -14,6 +14,7 @@ use crate::materialize::{self, Backup};
 use crate::model::NoteLine;
 use crate::store::ObjectId;
 use crate::store::Store;
+use crate::store::layout;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -118,6 +119,15 @@ pub fn undo(store: &Store, which: Option<&str>) -> Result<UndoOutcome> {
         }
         Some((r, _)) => prepared.capture.runs.reverts = Some(r.to_string()),
         None => {}
+    }
+
+    // The notes of those runs are written after the files: their locks are checked before.
+    let noted = to_unarchive
+        .iter()
+        .chain(&to_archive)
+        .chain(revert_fact.as_ref().map(|(r, _)| r));
+    for r in noted {
+        store.refs().ensure_unlocked(&layout::notes_ref(r))?;
     }
 
     let backup = materialize::publish_backup(
