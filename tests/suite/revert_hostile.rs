@@ -293,3 +293,23 @@ fn a_dry_run_whose_plan_has_a_conflict_exits_1() {
     let out = run_in(r.path(), &["revert", "r1", "--dry-run"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+#[test]
+fn a_held_notes_lock_refuses_a_revert_before_any_file_changes() {
+    let r = Repo::new();
+    r.ok(&["start", "--run", "r1"]);
+    r.write("a.txt", "from the run\n");
+    r.ok(&["checkpoint", "s1", "--run", "r1"]);
+    let lock = r.path().join(".git/refs/notes/agent-runs/r1.lock");
+    std::fs::write(&lock, "").unwrap();
+    let backups = backups_tip(&r);
+    let out = run_in(r.path(), &["revert", "r1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("r1.lock") && stderr(&out).contains("rm '"));
+    assert_eq!(r.read("a.txt"), "from the run\n", "nothing written");
+    assert_eq!(backups_tip(&r), backups, "no backup");
+    std::fs::remove_file(&lock).unwrap();
+    r.ok(&["revert", "r1"]);
+    assert!(!r.path().join("a.txt").exists());
+    r.assert_fsck();
+}

@@ -165,6 +165,10 @@ pub fn revert(store: &Store, spec: &CheckpointSpec, opts: &RevertOptions) -> Res
         return Ok(outcome);
     }
 
+    // The revert record goes onto the run's notes after the files: that lock is checked now.
+    store
+        .refs()
+        .ensure_unlocked(&crate::store::layout::notes_ref(&range.run))?;
     staged.persist_staged_objects()?;
     // The backup holds every path about to be written as its bytes are on disk.
     let mut prepared_capture = materialize::capture(store)?;
