@@ -37,6 +37,7 @@ mod object_packs;
 mod private_files;
 mod read_commands;
 mod revert;
+mod revert_hostile;
 mod rewind;
 mod rewind_index;
 mod secrets;

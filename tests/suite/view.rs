@@ -135,13 +135,35 @@ fn dump_dom(page: &Path, fragment: &str) -> String {
 }
 
 fn write_page(repo: &Repo, extra: &[&str]) -> (PathBuf, String) {
-    let mut args = vec!["view", "-o", "page.html"];
+    let mut args = vec!["view", "-o", "page.html", "--force"];
     args.extend_from_slice(extra);
     let printed = repo.ok(&args);
     let path = repo.path().join("page.html");
     assert_eq!(printed.trim(), path.display().to_string());
     let html = std::fs::read_to_string(&path).unwrap();
     (path, html)
+}
+
+/// Issue 30 item 10: like `export`, `view -o FILE` never overwrites an existing file unless
+/// told to with `--force`; the default page (in the git directory) is ours to replace.
+#[test]
+fn view_output_refuses_an_existing_file_without_force() {
+    let repo = Repo::new();
+    repo.ok(&["start", "--run", "r1"]);
+    repo.write("notes.html", "my own page\n");
+    let out = repo.run(&["view", "-o", "notes.html"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("notes.html") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(repo.read("notes.html"), "my own page\n");
+    repo.ok(&["view", "-o", "notes.html", "--force"]);
+    assert!(repo.read("notes.html").contains("<html"));
+    // The default page is replaced freely.
+    repo.ok(&["view"]);
+    repo.ok(&["view"]);
 }
 
 /// One repository for the page's checks (each builds it anew otherwise: a dozen processes).

@@ -296,6 +296,7 @@ impl crate::facade::Worktree<'_> {
         branch: Option<&str>,
         commit: Option<gix::ObjectId>,
     ) -> Result<()> {
+        crate::fail_point!("head:move");
         match (branch, commit) {
             (Some(b), Some(c)) => {
                 // The branch in-process (compare-and-swap: it must not exist), HEAD through git

@@ -240,6 +240,30 @@ pub fn undone(o: &ops::undo::UndoOutcome) -> String {
     s
 }
 
+/// `undo --list`: one line per backup of this worktree, newest first.
+pub fn backups(list: &[agent_rewind::materialize::Backup]) -> String {
+    if list.is_empty() {
+        return "no backup was taken in this worktree".into();
+    }
+    let mut s = String::new();
+    for (i, b) in list.iter().enumerate() {
+        let when = b.taken_at.map(|t| t.to_string()).unwrap_or_default();
+        let branch = b
+            .branch
+            .as_deref()
+            .map(|r| r.strip_prefix("refs/heads/").unwrap_or(r))
+            .unwrap_or("detached HEAD");
+        s.push_str(&format!(
+            "{}  {when}  before: {} (on {branch}){}\n",
+            short(&b.commit),
+            escape(&b.reason),
+            if i == 0 { "  <- `undo`" } else { "" }
+        ));
+    }
+    s.push_str("`git agent-rewind undo <backup>` brings back the state saved in one of them");
+    s
+}
+
 /// What `trust <run>` would let run: the workflow, where its text is stored, and every
 /// step's command (escaped: a command is someone else's text).
 pub fn trust_plan(p: &ops::trust::TrustPlan, st: &Style) -> String {

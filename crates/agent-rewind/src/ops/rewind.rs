@@ -265,6 +265,12 @@ fn check(
     }
     if in_place {
         materialize::ensure_safe_to_overwrite(store)?;
+        // HEAD and the branch move after the files are written: their locks are checked
+        // before the first file changes (the index lock is, above).
+        store.refs().ensure_unlocked("HEAD")?;
+    }
+    if let (Some(b), None) = (&branch, &opts.worktree) {
+        store.refs().ensure_unlocked(&layout::branch_ref(b))?;
     }
     let target_tree = point.checkpoint.commit.tree;
     // A linked worktree gets the commit checked out by git, then the rest by us.
@@ -453,23 +459,26 @@ fn check_out_in_place(
     let written = materialize::write_changes(store, &prepared.changes, &prepared.raw)?;
     crate::trace::mark("rewind: files written");
     crate::crash_point!("rewind:files-written");
-    store
-        .worktree()
-        .move_user_head(plan.branch.as_deref(), git_commit)?;
-    crate::trace::mark("rewind: HEAD moved");
-    crate::crash_point!("rewind:head-moved");
-    let head_tree = match git_commit {
-        Some(c) => Some(store.objects().commit_tree(c)?),
-        None => None,
+    let after_files = || -> Result<()> {
+        store
+            .worktree()
+            .move_user_head(plan.branch.as_deref(), git_commit)?;
+        crate::trace::mark("rewind: HEAD moved");
+        crate::crash_point!("rewind:head-moved");
+        let head_tree = match git_commit {
+            Some(c) => Some(store.objects().commit_tree(c)?),
+            None => None,
+        };
+        store
+            .index()
+            .set_user_index(head_tree, Some(prepared.capture.index_tree), &written)?;
+        crate::trace::mark("rewind: index reset");
+        crate::crash_point!("rewind:index-written");
+        set_active_run(store, &plan.new_run)?;
+        crate::trace::mark("rewind: done");
+        Ok(())
     };
-    store
-        .index()
-        .set_user_index(head_tree, Some(prepared.capture.index_tree), &written)?;
-    crate::trace::mark("rewind: index reset");
-    crate::crash_point!("rewind:index-written");
-    set_active_run(store, &plan.new_run)?;
-    crate::trace::mark("rewind: done");
-    Ok(())
+    after_files().map_err(|e| materialize::files_were_changed(e, &prepared.changes))
 }
 
 /// Remove the linked worktree made for a fork/rewind that then failed; `e` is the failure.
