@@ -52,6 +52,10 @@ pub struct RewindArgs {
     /// List the run's checkpoints instead (same as `list RUN`).
     #[arg(long)]
     pub list: bool,
+    /// Say what would happen (the files that would change, what stays in place, where the
+    /// agent's conversation would resume) and write nothing.
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
 }
 
 /// `rewind` (`fork == false`) or `fork`.
@@ -79,6 +83,7 @@ pub fn run(a: RewindArgs, fork: bool, ctx: &Ctx) -> Result<Output> {
             branch: a.branch,
             fork,
             label: a.label,
+            dry_run: a.dry_run,
         },
     )?;
     Ok(Output::new(

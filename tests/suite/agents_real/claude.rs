@@ -108,9 +108,13 @@ fn rewind_continues_a_fork_of_the_conversation_as_of_the_turn() {
         "the model comes from the transcript: {turn_one:#}"
     );
 
-    let out = s
-        .repo
-        .json(&["rewind", &run, "--to", &format!("{run}@1"), "--run", "back"]);
+    // Before anything happens, a dry run says where the conversation would resume.
+    let to = format!("{run}@1");
+    let dry = s.repo.json(&["rewind", &run, "--to", &to, "--dry-run"]);
+    assert_eq!(dry["conversation_at"], at.as_str(), "{dry:#}");
+    assert!(root.join("two.txt").exists(), "a dry run changes nothing");
+    let out = s.repo.json(&["rewind", &run, "--to", &to, "--run", "back"]);
+    assert_eq!(out["resume_command"], dry["resume_command"]);
     assert!(
         !root.join("two.txt").exists(),
         "the second turn's file is rewound"
