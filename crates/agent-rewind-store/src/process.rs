@@ -19,6 +19,9 @@ pub enum Purpose {
     BackgroundCheckpoint,
     /// The user's browser (`$BROWSER` or the platform's opener) on a page `view` wrote.
     Browser,
+    /// The agent CLI continuing its conversation after `rewind`/`fork --agent-resume`, the
+    /// command the tool printed (the agent's own program, from the user's `PATH`).
+    AgentResume,
 }
 
 impl Purpose {
@@ -27,6 +30,7 @@ impl Purpose {
         Purpose::WorkflowStep,
         Purpose::BackgroundCheckpoint,
         Purpose::Browser,
+        Purpose::AgentResume,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -34,6 +38,7 @@ impl Purpose {
             Purpose::WorkflowStep => "workflow step",
             Purpose::BackgroundCheckpoint => "background checkpoint",
             Purpose::Browser => "browser",
+            Purpose::AgentResume => "agent resume",
         }
     }
 }

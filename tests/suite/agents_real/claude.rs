@@ -15,13 +15,8 @@ fn claude(s: &Session, prompt: &str, args: &[&str]) -> Value {
     let mut c = s.command(&agent_cli("claude"));
     c.args(args)
         .args(["-p", prompt, "--permission-mode", "acceptEdits"])
-        .args(["--output-format", "json"])
-        .env("ANTHROPIC_BASE_URL", s.server.url())
-        .env("ANTHROPIC_API_KEY", "sk-ant-test")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+        .args(["--output-format", "json"]);
+    claude_env(s, &mut c);
     let out = s.ok(c, "claude -p");
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -29,6 +24,16 @@ fn claude(s: &Session, prompt: &str, args: &[&str]) -> Value {
             String::from_utf8_lossy(&out.stdout)
         )
     })
+}
+
+/// What Claude Code needs to talk to the scripted server, and nowhere else.
+fn claude_env(s: &Session, c: &mut std::process::Command) {
+    c.env("ANTHROPIC_BASE_URL", s.server.url())
+        .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
 }
 
 #[test]
@@ -162,6 +167,38 @@ fn rewind_continues_a_fork_of_the_conversation_as_of_the_turn() {
     assert!(
         !sent.contains("two.txt"),
         "the rewound turn is not in the conversation: {sent}"
+    );
+
+    // `--agent-resume` runs that command itself, after the fork, with the arguments given.
+    let before = s.server.agent_requests().len();
+    let four = root.join("four.txt");
+    let mut c = s.command(&crate::common::bin());
+    c.args([
+        "fork",
+        &run,
+        "--to",
+        &to,
+        "--run",
+        "side",
+        "--agent-resume",
+        "--",
+    ])
+    .args(["-p", &format!("WRITE {} four", four.display())])
+    .args([
+        "--permission-mode",
+        "acceptEdits",
+        "--output-format",
+        "json",
+    ]);
+    claude_env(&s, &mut c);
+    let out = s.ok(c, "fork --agent-resume");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(printed.starts_with("forked run side"), "{printed}");
+    assert_eq!(std::fs::read_to_string(&four).unwrap(), "four\n");
+    let sent = s.server.agent_requests()[before].body["messages"].to_string();
+    assert!(
+        sent.contains("one.txt") && !sent.contains("two.txt"),
+        "{sent}"
     );
     s.repo.assert_fsck();
 }

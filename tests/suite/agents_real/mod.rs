@@ -44,11 +44,12 @@ impl Session {
     }
 
     /// `program` in the repository with HOME isolated, our binary first on PATH (the hooks
-    /// run `git agent-rewind`), no git configuration but the repository's, and every
-    /// destination other than 127.0.0.1 sent to a closed port.
+    /// run `git agent-rewind`) and the pinned agent CLIs next, no git configuration but the
+    /// repository's, and every destination other than 127.0.0.1 sent to a closed port.
     pub fn command(&self, program: &Path) -> Command {
         let bin_dir = crate::common::bin().parent().unwrap().to_path_buf();
-        let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
+        let clis = agent_cli("claude").parent().unwrap().to_path_buf();
+        let path = std::env::join_paths([bin_dir, clis].into_iter().chain(std::env::split_paths(
             &std::env::var_os("PATH").unwrap_or_default(),
         )))
         .unwrap();

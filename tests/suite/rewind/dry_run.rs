@@ -81,6 +81,23 @@ fn a_dry_run_lists_what_would_change_and_writes_nothing() {
     assert_eq!(out["dry_run"], true);
     assert!(!wt.exists(), "no worktree is made");
 
+    // `--agent-resume` where no agent recorded a conversation: refused, nothing changed.
+    let refused = repo.run(&[
+        "rewind",
+        "r1",
+        "--to",
+        "r1@1",
+        "--run",
+        "r5",
+        "--agent-resume",
+    ]);
+    assert_ne!(refused.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("no agent conversation") && err.contains("nothing was changed"),
+        "{err}"
+    );
+
     assert_eq!(state(&repo), before, "no ref and no file changed");
     assert_eq!(
         std::fs::read(repo.path().join(".git/agent-rewind/active-run")).ok(),

@@ -65,6 +65,9 @@ pub struct RewindOutcome {
     /// The command that continues the conversation as of the point: a fork of it at the
     /// recorded turn where the agent offers one ([`crate::agent::Agent::continue_command`]).
     pub resume_command: Option<String>,
+    /// `resume_command` as a program and its arguments (what `--agent-resume` runs).
+    #[serde(skip)]
+    pub resume_argv: Vec<String>,
     /// What `resume_command` does: the pointer it forks at (none: at the conversation's
     /// end), and in words.
     pub conversation_at: Option<String>,
@@ -125,6 +128,10 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
         checkpoint: root,
         inherited_steps: inherited.iter().map(|(s, _)| s.to_string()).collect(),
         resume_command: continuation.as_ref().map(|c| c.command.clone()),
+        resume_argv: continuation
+            .as_ref()
+            .map(|c| c.argv.clone())
+            .unwrap_or_default(),
         conversation_at: continuation.as_ref().and_then(|c| c.forks_at.clone()),
         conversation: continuation.as_ref().map(|c| c.note.clone()),
         sdk_session_id: session.clone(),
