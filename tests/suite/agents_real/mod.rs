@@ -6,6 +6,7 @@
 pub mod model_server;
 
 mod claude;
+mod codex;
 mod gemini;
 
 use crate::common::Repo;
