@@ -26,6 +26,21 @@ fn claude(s: &Session, prompt: &str, args: &[&str]) -> Value {
     })
 }
 
+/// Claude Code's hooks installed, and its first turn (writing one.txt): the worktree's real
+/// path and the session id.
+fn first_turn(s: &Session) -> (std::path::PathBuf, String) {
+    s.repo.ok(&["hooks", "install", "--agent", "claude"]);
+    let root = s.repo.path().canonicalize().unwrap();
+    let one = root.join("one.txt");
+    let first = turn(s, &format!("WRITE {} one", one.display()), None);
+    let session = first["session_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a session id: {first}"))
+        .to_string();
+    assert_eq!(std::fs::read_to_string(&one).unwrap(), "one\n", "{first}");
+    (root, session)
+}
+
 /// What Claude Code needs to talk to the scripted server, and nowhere else.
 fn claude_env(s: &Session, c: &mut std::process::Command) {
     c.env("ANTHROPIC_BASE_URL", s.server.url())
@@ -39,34 +54,12 @@ fn claude_env(s: &Session, c: &mut std::process::Command) {
 #[test]
 fn two_turns_are_two_turn_checkpoints_with_agent_session_and_touched_files() {
     let s = Session::new();
-    s.repo.ok(&["hooks", "install", "--agent", "claude"]);
-    let root = s.repo.path().canonicalize().unwrap();
-    let one = root.join("one.txt");
+    let (root, session) = first_turn(&s);
     let two = root.join("two.txt");
-
-    let first = turn(&s, &format!("WRITE {} one", one.display()), None);
-    let session = first["session_id"]
-        .as_str()
-        .expect("a session id")
-        .to_string();
-    assert_eq!(std::fs::read_to_string(&one).unwrap(), "one\n", "{first}");
     turn(&s, &format!("WRITE {} two", two.display()), Some(&session));
     assert_eq!(std::fs::read_to_string(&two).unwrap(), "two\n");
 
-    let runs = s.repo.json(&["list"]);
-    let run = runs.as_array().unwrap()[0]["run"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let cps = crate::common::checkpoints(s.repo.path(), &run);
-    let events: Vec<&str> = cps.iter().map(|c| c["event"].as_str().unwrap()).collect();
-    assert_eq!(events, ["start", "turn", "turn"], "{cps:#?}");
-    for (cp, file) in cps[1..].iter().zip(["one.txt", "two.txt"]) {
-        let shown = s.repo.json(&["show", cp["checkpoint"].as_str().unwrap()]);
-        assert_eq!(shown["agent"], "claude", "{shown:#}");
-        assert_eq!(shown["sdk_session_id"], session.as_str(), "{shown:#}");
-        assert_eq!(shown["touched"], serde_json::json!([file]), "{shown:#}");
-    }
+    s.assert_turns("claude", &session, &["one.txt", "two.txt"]);
     let requests = s.server.requests();
     assert!(
         requests.iter().all(|r| r.path.starts_with("/v1/messages")),
@@ -77,7 +70,6 @@ fn two_turns_are_two_turn_checkpoints_with_agent_session_and_touched_files() {
         s.server.agent_requests().len() >= 4,
         "two turns of a tool call and an answer each reached the model server"
     );
-    s.repo.assert_fsck();
 }
 
 /// Two turns, then `rewind --to <run>@1`: the printed command continues a fork of the
@@ -86,23 +78,13 @@ fn two_turns_are_two_turn_checkpoints_with_agent_session_and_touched_files() {
 #[test]
 fn rewind_continues_a_fork_of_the_conversation_as_of_the_turn() {
     let s = Session::new();
-    s.repo.ok(&["hooks", "install", "--agent", "claude"]);
-    let root = s.repo.path().canonicalize().unwrap();
-    let first = turn(
-        &s,
-        &format!("WRITE {} one", root.join("one.txt").display()),
-        None,
-    );
-    let session = first["session_id"].as_str().unwrap().to_string();
+    let (root, session) = first_turn(&s);
     turn(
         &s,
         &format!("WRITE {} two", root.join("two.txt").display()),
         Some(&session),
     );
-    let run = s.repo.json(&["list"])[0]["run"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let run = s.run();
     let turn_one = s.repo.json(&["show", &format!("{run}@1")]);
     let at = turn_one["meta"]["conversation_at"]
         .as_str()
@@ -209,18 +191,8 @@ fn rewind_continues_a_fork_of_the_conversation_as_of_the_turn() {
 #[test]
 fn a_resumed_session_is_given_the_runs_manifest() {
     let s = Session::new();
-    s.repo.ok(&["hooks", "install", "--agent", "claude"]);
-    let root = s.repo.path().canonicalize().unwrap();
-    let first = turn(
-        &s,
-        &format!("WRITE {} one", root.join("one.txt").display()),
-        None,
-    );
-    let session = first["session_id"].as_str().unwrap().to_string();
-    let run = s.repo.json(&["list"])[0]["run"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (root, session) = first_turn(&s);
+    let run = s.run();
     let first_sent = s.server.agent_requests()[0].body.to_string();
     assert!(
         !first_sent.contains("git agent-rewind: this session records"),
@@ -233,7 +205,7 @@ fn a_resumed_session_is_given_the_runs_manifest() {
         &format!("WRITE {} two", root.join("two.txt").display()),
         Some(&session),
     );
-    let sent = s.server.agent_requests()[before].body.to_string();
+    let sent = s.sent_after(before);
     let rewind_hint = format!("git agent-rewind rewind {run} --to {run}@1");
     assert!(
         sent.contains(&format!("this session records into run {run}"))
@@ -248,7 +220,7 @@ fn a_resumed_session_is_given_the_runs_manifest() {
         &format!("WRITE {} three", root.join("three.txt").display()),
         Some(&session),
     );
-    let sent = s.server.agent_requests()[before].body.to_string();
+    let sent = s.sent_after(before);
     // The conversation keeps the manifest given at the last resume (it names @1); a new
     // one would name the newest checkpoint, @2.
     assert!(sent.contains(&rewind_hint), "{sent}");

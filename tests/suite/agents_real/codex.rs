@@ -111,18 +111,7 @@ fn untrusted_hooks_record_nothing_and_two_turns_are_two_turn_checkpoints() {
         "two\n"
     );
 
-    let run = s.repo.json(&["list"])[0]["run"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let cps = crate::common::checkpoints(s.repo.path(), &run);
-    let events: Vec<&str> = cps.iter().map(|c| c["event"].as_str().unwrap()).collect();
-    assert_eq!(events, ["start", "turn", "turn"], "{cps:#?}");
-    for (cp, file) in cps[1..].iter().zip(["one.txt", "two.txt"]) {
-        let shown = s.repo.json(&["show", cp["checkpoint"].as_str().unwrap()]);
-        assert_eq!(shown["agent"], "codex", "{shown:#}");
-        assert_eq!(shown["sdk_session_id"], thread.as_str(), "{shown:#}");
-        assert_eq!(shown["touched"], serde_json::json!([file]), "{shown:#}");
+    for shown in s.assert_turns("codex", &thread, &["one.txt", "two.txt"]) {
         assert_eq!(shown["meta"]["model"], "gpt-5.5", "{shown:#}");
     }
     let requests = s.server.requests();
@@ -198,10 +187,7 @@ fn a_resumed_codex_session_is_given_the_runs_manifest() {
         &bypass,
         &format!("WRITE {} one", root.join("one.txt").display()),
     );
-    let run = s.repo.json(&["list"])[0]["run"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let run = s.run();
     let first = s.server.agent_requests()[0].body.to_string();
     assert!(
         !first.contains("git agent-rewind: this session records"),
@@ -213,7 +199,7 @@ fn a_resumed_codex_session_is_given_the_runs_manifest() {
         &[&bypass[..], &["resume", &thread]].concat(),
         &format!("WRITE {} two", root.join("two.txt").display()),
     );
-    let sent = s.server.agent_requests()[before].body.to_string();
+    let sent = s.sent_after(before);
     assert!(
         sent.contains(&format!("this session records into run {run}"))
             && sent.contains(&format!("git agent-rewind rewind {run} --to {run}@1")),

@@ -85,3 +85,46 @@ impl Session {
         out
     }
 }
+
+impl Session {
+    /// The only run recorded here.
+    pub fn run(&self) -> String {
+        self.repo.json(&["list"])[0]["run"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// The run holds a start and one `turn` checkpoint per file of `files`, each recorded
+    /// by `agent` in `session` with that file as what it touched; returns their notes.
+    pub fn assert_turns(
+        &self,
+        agent: &str,
+        session: &str,
+        files: &[&str],
+    ) -> Vec<serde_json::Value> {
+        let cps = crate::common::checkpoints(self.repo.path(), &self.run());
+        let events: Vec<&str> = cps.iter().map(|c| c["event"].as_str().unwrap()).collect();
+        let expected: Vec<&str> = std::iter::once("start")
+            .chain(files.iter().map(|_| "turn"))
+            .collect();
+        assert_eq!(events, expected, "{cps:#?}");
+        let mut shown = vec![];
+        for (cp, file) in cps[1..].iter().zip(files) {
+            let note = self
+                .repo
+                .json(&["show", cp["checkpoint"].as_str().unwrap()]);
+            assert_eq!(note["agent"], agent, "{note:#}");
+            assert_eq!(note["sdk_session_id"], session, "{note:#}");
+            assert_eq!(note["touched"], serde_json::json!([file]), "{note:#}");
+            shown.push(note);
+        }
+        self.repo.assert_fsck();
+        shown
+    }
+
+    /// The first request of the agent's that reached the server after the first `before`.
+    pub fn sent_after(&self, before: usize) -> String {
+        self.server.agent_requests()[before].body.to_string()
+    }
+}
