@@ -26,6 +26,8 @@ pub enum HooksCommand {
     Install(HooksArgs),
     /// Remove exactly what install added (with no flags: the git hooks and every agent's).
     Uninstall(HooksArgs),
+    /// Per agent: whether our hooks are installed here and will run, and the step if not.
+    Status,
 }
 
 #[derive(Debug, Args)]
@@ -91,6 +93,24 @@ fn render(out: &HooksOutcome) -> String {
     s.trim_end().to_string()
 }
 
+fn render_status(agents: &[hooks::status::AgentHooks]) -> String {
+    let mut s = String::new();
+    for a in agents {
+        let installed = if a.events.is_empty() {
+            "not installed".to_string()
+        } else {
+            format!("installed in {}", a.path)
+        };
+        s.push_str(&format!(
+            "{:<9} {installed}\n          runs: {} ({})\n",
+            a.agent.name(),
+            a.runs,
+            a.reason
+        ));
+    }
+    s.trim_end().to_string()
+}
+
 fn output(out: &HooksOutcome) -> Output {
     for w in &out.warnings {
         crate::cli::render::warn(w);
@@ -105,6 +125,14 @@ pub fn run(cmd: HooksCommand, ctx: &Ctx) -> Result<Output> {
         HooksCommand::Install(a) => {
             let opts = install_options(&a)?;
             Ok(output(&hooks::install::install(store, &opts)?))
+        }
+        HooksCommand::Status => {
+            let home = std::env::var_os("HOME").unwrap_or_default();
+            let agents = hooks::status::status(store, std::path::Path::new(&home))?;
+            Ok(Output::new(
+                serde_json::to_value(&agents).expect("json"),
+                render_status(&agents),
+            ))
         }
         HooksCommand::Uninstall(a) => {
             let all = !a.git && a.agents.is_empty();

@@ -172,3 +172,109 @@ fn install_creates_and_uninstall_deletes_what_it_created_and_refuses_what_it_can
     let out = repo.run(&["hooks", "install", "--agent", "copilot"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `hooks status` tells, per agent, whether our hooks are installed and will run, reading
+/// each agent's own gate from an isolated HOME: Claude's `disableAllHooks`, Codex's project
+/// and hook trust, Gemini's folder trust (issue 31 item 3). It writes nothing.
+#[test]
+fn hooks_status_reads_each_agents_own_gate() {
+    let repo = crate::common::Repo::new();
+    let home = tempfile::tempdir().unwrap();
+    let status = |agent: &str| -> Value {
+        let out = crate::common::tool_cmd(repo.path())
+            .env("HOME", home.path())
+            .env_remove("CODEX_HOME")
+            .env_remove("GEMINI_CLI_TRUST_WORKSPACE")
+            .args(["--json", "hooks", "status"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let all: Value = serde_json::from_slice(&out.stdout).unwrap();
+        all.as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["agent"] == agent)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(status("claude")["runs"], "no");
+    assert!(
+        status("claude")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("not installed")
+    );
+    repo.ok(&[
+        "hooks", "install", "--agent", "claude", "--agent", "codex", "--agent", "gemini",
+    ]);
+    let root = repo.path().canonicalize().unwrap();
+
+    assert_eq!(status("claude")["runs"], "yes");
+    repo.write(
+        ".claude/settings.local.json",
+        r#"{"disableAllHooks": true}"#,
+    );
+    let claude = status("claude");
+    assert_eq!(claude["runs"], "no");
+    assert!(
+        claude["reason"]
+            .as_str()
+            .unwrap()
+            .contains("settings.local.json"),
+        "{claude:#}"
+    );
+
+    assert!(
+        status("codex")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("trusted project")
+    );
+    let config = home.path().join(".codex/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let project = format!(
+        "[projects.{:?}]\ntrust_level = \"trusted\"\n",
+        root.to_str().unwrap()
+    );
+    std::fs::write(&config, &project).unwrap();
+    let codex = status("codex");
+    assert_eq!(codex["runs"], "no");
+    assert!(
+        codex["reason"].as_str().unwrap().contains("/hooks"),
+        "{codex:#}"
+    );
+    let hooks_file = root.join(".codex/hooks.json");
+    let trusted = format!(
+        "{project}[hooks.state.{:?}]\ntrusted_hash = \"abc\"\n",
+        format!("{}:stop:0:0", hooks_file.display())
+    );
+    std::fs::write(&config, trusted).unwrap();
+    assert_eq!(status("codex")["runs"], "yes");
+
+    assert_eq!(status("gemini")["runs"], "no");
+    let folders = home.path().join(".gemini/trustedFolders.json");
+    std::fs::create_dir_all(folders.parent().unwrap()).unwrap();
+    // TRUST_PARENT on a sibling trusts the folder they share.
+    let sibling = root.parent().unwrap().join("sibling");
+    std::fs::write(
+        &folders,
+        serde_json::json!({ sibling.to_str().unwrap(): "TRUST_PARENT" }).to_string(),
+    )
+    .unwrap();
+    assert_eq!(status("gemini")["runs"], "yes");
+    std::fs::write(
+        &folders,
+        serde_json::json!({ root.to_str().unwrap(): "DO_NOT_TRUST" }).to_string(),
+    )
+    .unwrap();
+    assert_eq!(status("gemini")["runs"], "no");
+    assert_eq!(
+        repo.git(&["status", "--porcelain"]).lines().count(),
+        3,
+        "status wrote nothing of its own"
+    );
+}

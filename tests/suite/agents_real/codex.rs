@@ -89,6 +89,13 @@ fn untrusted_hooks_record_nothing_and_two_turns_are_two_turn_checkpoints() {
         serde_json::json!([]),
         "untrusted hooks were skipped: nothing recorded"
     );
+    // `hooks status` says so, and what to do.
+    let status = s.hooks_status("codex");
+    assert_eq!(status["runs"], "no", "{status:#}");
+    assert!(
+        status["reason"].as_str().unwrap().contains("/hooks"),
+        "{status:#}"
+    );
 
     let bypass = ["--dangerously-bypass-hook-trust"];
     let thread = exec(

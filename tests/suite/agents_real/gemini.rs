@@ -5,8 +5,8 @@
 use super::{Session, agent_cli};
 use serde_json::Value;
 
-/// `gemini <args> -p <prompt>` headless, tools allowed, the folder trusted when `trusted`.
-fn gemini(s: &Session, prompt: &str, args: &[&str], trusted: bool) -> std::process::Output {
+/// `gemini <args> -p <prompt>` headless, tools allowed (folder trust as the user set it).
+fn gemini(s: &Session, prompt: &str, args: &[&str]) -> std::process::Output {
     let settings = s.home.path().join(".gemini/settings.json");
     std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
     std::fs::write(
@@ -20,9 +20,6 @@ fn gemini(s: &Session, prompt: &str, args: &[&str], trusted: bool) -> std::proce
         .args(["-p", prompt, "--yolo", "--output-format", "json"])
         .env("GEMINI_API_KEY", "test-key")
         .env("GOOGLE_GEMINI_BASE_URL", s.server.url());
-    if trusted {
-        c.env("GEMINI_CLI_TRUST_WORKSPACE", "true");
-    }
     crate::common::bounded(c, "gemini -p")
 }
 
@@ -48,20 +45,33 @@ fn two_turns_are_two_turn_checkpoints_and_an_untrusted_folder_is_refused() {
     s.repo.ok(&["hooks", "install", "--agent", "gemini"]);
     let root = s.repo.path().canonicalize().unwrap();
 
-    // Headless, Gemini CLI refuses a folder that is not trusted (exit 55).
-    let refused = gemini(&s, "hello", &[], false);
+    // Headless, Gemini CLI refuses a folder that is not trusted (exit 55), as `hooks status`
+    // says beforehand.
+    let status = s.hooks_status("gemini");
+    assert_eq!(status["runs"], "no", "{status:#}");
+    assert!(
+        status["reason"].as_str().unwrap().contains("exit 55"),
+        "{status:#}"
+    );
+    let refused = gemini(&s, "hello", &[]);
     assert_eq!(
         refused.status.code(),
         Some(55),
         "{}",
         String::from_utf8_lossy(&refused.stderr)
     );
+    // Trusted the way Gemini CLI records it; `hooks status` reads the same file.
+    std::fs::write(
+        s.home.path().join(".gemini/trustedFolders.json"),
+        serde_json::json!({ root.to_str().unwrap(): "TRUST_FOLDER" }).to_string(),
+    )
+    .unwrap();
+    assert_eq!(s.hooks_status("gemini")["runs"], "yes");
 
     let first = result(&gemini(
         &s,
         &format!("WRITE {} one", root.join("one.txt").display()),
         &[],
-        true,
     ));
     let session = first["session_id"]
         .as_str()
@@ -75,7 +85,6 @@ fn two_turns_are_two_turn_checkpoints_and_an_untrusted_folder_is_refused() {
         &s,
         &format!("WRITE {} two", root.join("two.txt").display()),
         &["--resume", &session],
-        true,
     ));
     assert_eq!(
         std::fs::read_to_string(root.join("two.txt")).unwrap(),

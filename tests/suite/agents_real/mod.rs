@@ -123,6 +123,20 @@ impl Session {
         shown
     }
 
+    /// `hooks status --json` as seen with this session's HOME: `agent`'s entry.
+    pub fn hooks_status(&self, agent: &str) -> serde_json::Value {
+        let mut c = self.command(&crate::common::bin());
+        c.args(["--json", "hooks", "status"]);
+        let out = self.ok(c, "hooks status");
+        let all: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        all.as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["agent"] == agent)
+            .unwrap_or_else(|| panic!("no {agent} in {all:#}"))
+            .clone()
+    }
+
     /// The first request of the agent's that reached the server after the first `before`.
     pub fn sent_after(&self, before: usize) -> String {
         self.server.agent_requests()[before].body.to_string()

@@ -21,6 +21,7 @@ pub mod manifest;
 pub mod opencode;
 pub mod payload;
 pub mod settings;
+pub mod status;
 pub mod touched;
 pub mod turn;
 

@@ -295,6 +295,32 @@ impl JsonConfig {
         removed
     }
 
+    /// The configuration file (absolute) and the events that hold our command there; an
+    /// unreadable or invalid file counts as holding none.
+    pub fn installed(&self, store: &Store) -> Result<(PathBuf, Vec<String>)> {
+        let path = self.file(store)?;
+        let settings = read(&path, self.agent)
+            .ok()
+            .flatten()
+            .unwrap_or(Value::Null);
+        let events = settings
+            .get("hooks")
+            .and_then(Value::as_object)
+            .map(|hooks| {
+                hooks
+                    .iter()
+                    .filter(|(_, entries)| {
+                        entries
+                            .as_array()
+                            .is_some_and(|es| es.iter().any(|e| self.entry_has_ours(e)))
+                    })
+                    .map(|(event, _)| event.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok((path, events))
+    }
+
     /// Read the agent's configuration file and merge our entries in memory: every refusal
     /// happens here, before anything is written ([`Prepared::write`]).
     pub fn prepare(&self, store: &Store) -> Result<Prepared> {
