@@ -83,12 +83,12 @@ pub fn run(a: HookArgs, ctx: &Ctx) -> Output {
 
 /// What the agent reads on our stdout: nothing, except the run's manifest after a
 /// compaction, resume or clear, in the agent's documented form: a `SessionStart` hook's
-/// `hookSpecificOutput.additionalContext`, which Claude Code (checked with 2.1.197) and Codex
-/// CLI (which copied Claude Code's hook protocol; checked with 0.171.0) add to the model's
-/// context.
+/// `hookSpecificOutput.additionalContext`, which Claude Code (checked with 2.1.197), Codex
+/// CLI (which copied Claude Code's hook protocol; checked with 0.171.0) and Gemini CLI
+/// (checked with 0.61.0) add to the model's context. OpenCode's plugin is not handed it yet.
 fn agent_context(hook: &str, context: Option<&str>) -> String {
     match (hooks::Agent::from_name(hook), context) {
-        (Some(hooks::Agent::Claude | hooks::Agent::Codex), Some(c)) => {
+        (Some(hooks::Agent::Claude | hooks::Agent::Codex | hooks::Agent::Gemini), Some(c)) => {
             let out = serde_json::json!({
                 "hookSpecificOutput": {
                     "hookEventName": "SessionStart",

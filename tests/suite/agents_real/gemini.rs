@@ -92,4 +92,17 @@ fn two_turns_are_two_turn_checkpoints_and_an_untrusted_folder_is_refused() {
     );
 
     s.assert_turns("gemini", &session, &["one.txt", "two.txt"]);
+    // The resumed session was handed the run's manifest (issue 31 item 2).
+    let run = s.run();
+    let resumed = s
+        .server
+        .agent_requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .find(|b| b.contains("two.txt"))
+        .unwrap();
+    assert!(
+        resumed.contains(&format!("records into run {run}")),
+        "the resumed session's request holds the manifest: {resumed}"
+    );
 }
