@@ -124,7 +124,8 @@ pub fn step_end(
     checkpoint(store, step, opts)
 }
 
-/// The run to append to: `--run` (started implicitly if new), the active run, or a new one;
+/// The run to append to: `--run` (an existing run's id or unique prefix; any other name
+/// starts a new run), the active run, or a new one;
 /// a run started here becomes the active run unless `keep_active_run`.
 fn ensure_run(
     store: &Store,
@@ -132,7 +133,12 @@ fn ensure_run(
     keep_active_run: bool,
 ) -> Result<(RunId, Option<Recorded>)> {
     let run = match run {
-        Some(r) => r,
+        // A run is named as every command names it (full id or unique prefix); only a name
+        // that is no prefix of an existing run starts a new one.
+        Some(r) => match super::address::existing_run(store, &r)? {
+            Some(existing) => return Ok((existing, None)),
+            None => r,
+        },
         None => match active_run(store)? {
             Some(r) => r,
             None => {
