@@ -43,3 +43,33 @@ pub fn command(purpose: Purpose, program: impl AsRef<OsStr>) -> Command {
     crate::trace::mark(purpose.as_str());
     Command::new(program)
 }
+
+/// Ctrl-C while a workflow runs: SIGINT is noted in a flag instead of ending the runner, so
+/// it can record the step it was running as `interrupted` and exit 130 as a shell does.
+/// The step's own process gets the signal from the terminal as well (same process group)
+/// and ends as it chooses.
+pub mod interrupt {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+
+    /// From now on, SIGINT sets the flag [`caught`] reads (once per process; later calls do
+    /// nothing). Where signals cannot be caught, Ctrl-C ends the process as before.
+    pub fn catch() {
+        let flag = FLAG.get_or_init(|| Arc::new(AtomicBool::new(false)));
+        #[cfg(unix)]
+        {
+            static REGISTERED: std::sync::Once = std::sync::Once::new();
+            REGISTERED.call_once(|| {
+                // Failing to register leaves the default (the runner ends): nothing to report.
+                let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, flag.clone());
+            });
+        }
+    }
+
+    /// Whether SIGINT came since [`catch`].
+    pub fn caught() -> bool {
+        FLAG.get().is_some_and(|f| f.load(Ordering::SeqCst))
+    }
+}

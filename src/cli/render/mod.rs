@@ -425,7 +425,11 @@ pub fn status(r: &ops::status::RunStatus, st: &Style) -> String {
     let mut s = format!(
         "active run {} [{}]{}\n",
         st.run_id(&r.summary.run, r.summary.unique_prefix),
-        st.status(&r.summary.status),
+        if r.runner_gone {
+            format!("{} (runner gone)", st.status(&r.summary.status))
+        } else {
+            st.status(&r.summary.status)
+        },
         r.summary
             .label
             .as_ref()
