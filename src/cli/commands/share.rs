@@ -110,9 +110,15 @@ pub fn push(a: PushArgs, ctx: &Ctx) -> Result<Output> {
             up_to_date,
             out.count("rejected")
         ));
+        let diverged = out.count("diverged");
+        if diverged > 0 {
+            s.push_str(&format!(", {diverged} diverged (kept here, see the hint)"));
+        }
     }
     let mut o = Output::new(json(&out), s);
-    if out.count("rejected") > 0 {
+    // A diverged run whose remote side is imported does not fail `--all` (it would fail
+    // every push from now on); named on the command line, it was not pushed: exit 1.
+    if out.count("rejected") > 0 || (!a.all && out.count("diverged") > 0) {
         o.exit_code = 1;
     }
     Ok(o)
