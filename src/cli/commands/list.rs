@@ -24,7 +24,7 @@ pub struct ListArgs {
 }
 
 pub fn run(a: ListArgs, json: bool, ctx: &Ctx) -> Result<Output> {
-    let store = ctx.store()?;
+    let store = ctx.store_to_look()?;
     match a.run {
         None => {
             let listing = ops::list::run_listing(&store, a.all)?;

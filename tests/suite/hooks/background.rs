@@ -388,3 +388,50 @@ fn auto_records_in_the_background_only_for_a_large_index_without_a_monitor() {
     }
     repo.assert_fsck();
 }
+
+/// Issue 30 item 8: a background checkpoint that died is reported to a person even when
+/// the next event is another commit (whose hook's stderr agents and IDEs throw away) and
+/// commands an agent runs came between: kept until `status`, `list`, `show` or `log` has
+/// shown it, then told no more.
+#[test]
+fn a_killed_background_checkpoint_is_kept_until_a_person_looks() {
+    let repo = background_repo();
+    let dir = repo.path();
+    std::fs::write(dir.join("a.txt"), "a\n").unwrap();
+    super::git_hooked(dir, &["add", "a.txt"]);
+    let out = git_with_path(dir)
+        .args(["commit", "-q", "-m", "dies"])
+        .env("AGENT_REWIND_CRASH_AT", "journal:objects-written")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let died = rev(dir, "HEAD");
+    let warning = format!(
+        "the post-commit checkpoint of commit {} was not recorded: the process recording it stopped",
+        &died[..12]
+    );
+    // The next event is another commit, then an agent's checkpoint.
+    commit(dir, "b.txt", "b\n", "next");
+    repo.write("c.txt", "c\n");
+    let out = tool_cmd(dir).args(["checkpoint", "work"]).output().unwrap();
+    assert!(out.status.success());
+    // A person looks: told once.
+    let out = tool_cmd(dir).args(["status"]).output().unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&warning), "status tells it: {stderr}");
+    let again = tool_cmd(dir).args(["log"]).output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&again.stderr).contains("was not recorded"),
+        "told once: {}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    // The commit after it was recorded as usual.
+    let cps = checkpoints(dir, "r1");
+    assert!(
+        cps.iter()
+            .any(|c| c["git_commit_sha"] == rev(dir, "HEAD").as_str()),
+        "{cps:#?}"
+    );
+    repo.assert_fsck();
+}

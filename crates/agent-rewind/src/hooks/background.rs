@@ -10,8 +10,11 @@
 //! before it records (`journal::append`) and so does every command of the CLI ([`settle`]):
 //! a command run after `git commit` returned sees the checkpoint. The child records only
 //! while HEAD is still the commit, before and after its snapshot; what it could not record
-//! it leaves in a report that the next command prints once, and a child that died leaves the
-//! pending marker the hook wrote, which the next command reports likewise.
+//! it leaves in a report, and a child that died leaves the pending marker the hook wrote,
+//! which the next command turns into a line of that report. The report is kept until a
+//! command a person runs (`status`, `list`, `show`, `log`: [`Tell::Person`]) has shown it:
+//! a hook's stderr, or that of a command an agent runs, is often thrown away (issue 30
+//! item 8).
 //!
 //! `agentRewind.postCommitInBackground`: `auto` (the default: no monitor and at least
 //! [`AUTO_MIN_ENTRIES`] index entries), `true` or `false`. This module decides, starts the
@@ -187,47 +190,75 @@ fn damaged(e: &Error) -> String {
     }
 }
 
+/// The warning of [`settle`] when the checkpoint is still being recorded: told at once by
+/// every command, as it cannot wait.
+pub const STILL_RUNNING: &str =
+    "a post-commit checkpoint is still being recorded in the background; going on without it";
+
+/// Who will see the warnings [`settle`] returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tell {
+    /// A command a person runs to look (`status`, `list`, `show`, `log`): the report is
+    /// shown and then removed.
+    Person,
+    /// A hook, or a command an agent or a script runs: the report is shown (a hook's
+    /// stderr) but kept for a person.
+    Kept,
+}
+
 /// Wait for a post-commit checkpoint still being recorded in the background in this
-/// worktree (`Store::wait_for_post_commit`: 10 s, a hook its 3 s), and take what the last
-/// one could not record. Returns the warnings to print.
-pub fn settle(store: &Store) -> Vec<String> {
+/// worktree (`Store::wait_for_post_commit`: 10 s, a hook its 3 s), and read what the last
+/// ones could not record (a child that died becomes a line of the report). Returns the
+/// warnings to print; the report is removed only for [`Tell::Person`].
+pub fn settle(store: &Store, tell: Tell) -> Vec<String> {
     // Held (shared) while the files are read: no new one can start meanwhile.
     let _guard = match store.locks().wait_for_post_commit() {
         PostCommitWait::Done(guard) => guard,
         PostCommitWait::StillRunning => {
-            return vec![
-                "a post-commit checkpoint is still being recorded in the background; going on without it"
-                    .to_string(),
-            ];
+            return vec![STILL_RUNNING.to_string()];
         }
     };
     let mut warnings = vec![];
     let path = store.private().post_commit_report();
-    // A damaged report or pending file is told by name (the error's text and hint), and
-    // removed: it held only what was to be told once.
-    if let Ok(Some(bytes)) = crate::store::read_if_exists(&path) {
-        let _ = crate::store::remove_if_exists(&path);
-        match POST_COMMIT_REPORT.records(&path, &bytes) {
-            Ok(lines) => warnings.extend(lines.into_iter().filter(|l| !l.is_empty())),
-            Err(e) => warnings.push(damaged(&e)),
-        }
-    }
+    // A child that died left its pending marker: it becomes a line of the report (the next
+    // child writes a marker of its own), kept like the others.
     let pending = store.private().post_commit_pending();
     if let Ok(Some(bytes)) = crate::store::read_if_exists(&pending) {
-        let _ = crate::store::remove_if_exists(&pending);
+        let mut died = vec![];
         let commit = match POST_COMMIT_PENDING.state_body(&pending, &bytes) {
             Ok(text) => ObjectId::from_hex(text.trim_ascii())
                 .map(short)
                 .unwrap_or_else(|_| "(unreadable id)".into()),
             Err(e) => {
-                warnings.push(damaged(&e));
+                died.push(damaged(&e));
                 "(unreadable id)".into()
             }
         };
-        warnings.push(format!(
+        died.push(format!(
             "the post-commit checkpoint of commit {commit} was not recorded: the process \
              recording it stopped before it was done"
         ));
+        // Moved into the report, then removed; if the report cannot be written, told now.
+        if tell_later(store, &died).is_err() {
+            warnings.extend(died);
+        }
+        let _ = crate::store::remove_if_exists(&pending);
+    }
+    // A damaged report is told by name (the error's text and hint), and removed: it held
+    // only what was to be told.
+    if let Ok(Some(bytes)) = crate::store::read_if_exists(&path) {
+        match POST_COMMIT_REPORT.records(&path, &bytes) {
+            Ok(lines) => {
+                warnings.extend(lines.into_iter().filter(|l| !l.is_empty()));
+                if tell == Tell::Person {
+                    let _ = crate::store::remove_if_exists(&path);
+                }
+            }
+            Err(e) => {
+                warnings.push(damaged(&e));
+                let _ = crate::store::remove_if_exists(&path);
+            }
+        }
     }
     warnings
 }
