@@ -240,9 +240,11 @@ fn what_it_could_not_record_is_told_once_by_the_next_command() {
     let repo = background_repo();
     let dir = repo.path();
     commit(dir, "a.txt", "a\n", "first");
+    // A child started for a commit HEAD has already left (by a checkout, not by commits on
+    // top of it): nothing recorded, a report.
+    let old = rev(dir, "HEAD");
+    repo.git(&["checkout", "-q", "--detach", "HEAD~1"]);
     let n = checkpoints(dir, "r1").len();
-    // A child started for a commit HEAD has already left: nothing recorded, a report.
-    let old = rev(dir, "HEAD~1");
     let out = tool_cmd(dir)
         .args([
             "hook",
@@ -289,7 +291,8 @@ fn a_hook_that_fails_keeps_what_it_was_to_tell_for_the_next_command() {
     let repo = background_repo();
     let dir = repo.path();
     commit(dir, "a.txt", "a\n", "first");
-    let old = rev(dir, "HEAD~1");
+    let old = rev(dir, "HEAD");
+    repo.git(&["checkout", "-q", "--detach", "HEAD~1"]);
     let out = tool_cmd(dir)
         .args([
             "hook",
@@ -434,4 +437,49 @@ fn a_killed_background_checkpoint_is_kept_until_a_person_looks() {
         "{cps:#?}"
     );
     repo.assert_fsck();
+}
+
+/// Issue 30 item 8: a background checkpoint whose commit HEAD has since left only through
+/// plain commits on top of it (HEAD's reflog says `commit:`; the worktree was not
+/// rewritten) is recorded anyway, with that commit as its user commit, instead of skipped.
+#[test]
+fn a_commit_left_only_by_commits_on_top_is_still_recorded() {
+    let repo = background_repo();
+    let dir = repo.path();
+    commit(dir, "a.txt", "a\n", "first");
+    let first = rev(dir, "HEAD");
+    commit(dir, "b.txt", "b\n", "second");
+    let n = checkpoints(dir, "r1").len();
+    // The child of `first`, as if it started only now.
+    let out = tool_cmd(dir)
+        .args([
+            "hook",
+            "post-commit",
+            "--background",
+            &first,
+            "r1",
+            "commit",
+            "default",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cps = checkpoints(dir, "r1");
+    assert_eq!(cps.len(), n + 1, "recorded, not skipped: {cps:#?}");
+    let cp = cps.last().unwrap();
+    assert_eq!(cp["event"], "commit");
+    assert_eq!(cp["git_commit_sha"], first.as_str(), "{cp:#}");
+    assert_eq!(cp["parents"][1], first.as_str(), "{cp:#}");
+    let out = tool_cmd(dir).args(["status"]).output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("was not recorded"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    repo.assert_fsck();
+    assert_eq!(repo.git(&["status", "--porcelain"]), "");
 }

@@ -9,7 +9,8 @@
 //! however the child ends, so no stale lock is possible. Every writer waits for the lock
 //! before it records (`journal::append`) and so does every command of the CLI ([`settle`]):
 //! a command run after `git commit` returned sees the checkpoint. The child records only
-//! while HEAD is still the commit, before and after its snapshot; what it could not record
+//! while HEAD is still the commit, before and after its snapshot (or HEAD moved on from it
+//! only by commits on top of it, as HEAD's reflog says); what it could not record
 //! it leaves in a report, and a child that died leaves the pending marker the hook wrote,
 //! which the next command turns into a line of that report. The report is kept until a
 //! command a person runs (`status`, `list`, `show`, `log`: [`Tell::Person`]) has shown it:
@@ -130,7 +131,8 @@ pub fn start(
 }
 
 /// The child: record the checkpoint of the commit named in `args` (after
-/// [`BACKGROUND_FLAG`]) while HEAD is still that commit. What it could not record goes to
+/// [`BACKGROUND_FLAG`]) while HEAD is still that commit, or moved on from it only by
+/// commits on top of it. What it could not record goes to
 /// the report the next command prints.
 pub fn record_in_background(store: &Store, args: &[String]) -> Result<HookOutcome> {
     crate::store::hold_post_commit_lock();
@@ -146,17 +148,29 @@ pub fn record_in_background(store: &Store, args: &[String]) -> Result<HookOutcom
     let source = StepSource::parse(source)
         .ok_or_else(|| Error::usage(format!("{source:?} is not a step source")))?;
     let outcome = (|| {
-        let head = store.refs().user_head()?;
-        if head.commit != Some(commit) {
-            return Ok(HookOutcome::skipped(
-                HOOK,
-                "HEAD moved on before the worktree was snapshotted",
-            ));
-        }
-        let what = HookRecord {
+        let mut head = store.refs().user_head()?;
+        let mut what = HookRecord {
             expect_head: Some(commit),
             ..HookRecord::new(run, step, source)
         };
+        if head.commit != Some(commit) {
+            // Only commits on top of it since (HEAD's reflog says `commit:` all the way):
+            // the worktree was not rewritten, so the checkpoint of this commit is still
+            // worth having (issue 30 item 8). Anything else is skipped and told.
+            match head.commit {
+                Some(now) if store.refs().head_moved_on_only_by_commits(commit, now)? => {
+                    what.expect_head = Some(now);
+                    what.record_head = true;
+                    head.commit = Some(commit);
+                }
+                _ => {
+                    return Ok(HookOutcome::skipped(
+                        HOOK,
+                        "HEAD moved on before the worktree was snapshotted",
+                    ));
+                }
+            }
+        }
         record(store, HOOK, &head, what)
     })();
     let failed = match &outcome {

@@ -186,6 +186,8 @@ pub(super) struct HookRecord {
     pub note_lines: Vec<NoteLine>,
     /// Record only while the user's HEAD is still this commit after the snapshot.
     pub expect_head: Option<ObjectId>,
+    /// Record `head` as the user's HEAD, not the HEAD at the time of writing.
+    pub record_head: bool,
 }
 
 impl HookRecord {
@@ -196,6 +198,7 @@ impl HookRecord {
             source,
             note_lines: vec![],
             expect_head: None,
+            record_head: false,
         }
     }
 }
@@ -219,6 +222,7 @@ pub(super) fn record(
             meta,
             note_lines: what.note_lines,
             expect_head: what.expect_head,
+            user_head: what.record_head.then(|| head.clone()),
             ..Default::default()
         },
     )?;

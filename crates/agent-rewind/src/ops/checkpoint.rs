@@ -39,6 +39,9 @@ pub struct CheckpointOptions {
     pub expect_head: Option<crate::store::ObjectId>,
     /// A run started implicitly does not become the worktree's active run (`--no-activate`).
     pub keep_active_run: bool,
+    /// The user's HEAD to record instead of the current one (a background checkpoint of a
+    /// commit HEAD has moved on from by commits on top of it).
+    pub user_head: Option<crate::store::UserHead>,
 }
 
 /// The result, with the id of a run that was started implicitly.
@@ -81,6 +84,7 @@ pub fn checkpoint(
     rec.extra_lines = opts.note_lines;
     rec.expect_step_tip = opts.expect_step_tip;
     rec.expect_user_head = opts.expect_head;
+    rec.user_head = opts.user_head;
     rec.next_action = opts
         .next_action
         .or_else(|| default_next_action(event, step, rec.status));
