@@ -260,6 +260,45 @@ fn list_fits_the_terminal_with_relative_times_and_counts_hidden_runs() {
     assert!(doc[0]["last_activity"].as_str().unwrap().ends_with('Z'));
 }
 
+/// Issue 30 item 19: at 100 columns, with generated run ids and long labels, the runs table
+/// keeps its LINEAGE column, shortened rather than dropped.
+#[test]
+fn list_keeps_the_lineage_column_at_100_columns() {
+    let r = Repo::new();
+    for i in 0..3 {
+        r.ok(&[
+            "start",
+            "--label",
+            &format!("label {i} that is rather long, as labels written by agents tend to be"),
+        ]);
+        r.ok(&["checkpoint", "plan-the-work-carefully"]);
+    }
+    let source = r.json(&["status"])["run"].as_str().unwrap().to_string();
+    r.ok(&[
+        "fork",
+        &source,
+        "--to",
+        "plan-the-work-carefully",
+        "--no-checkout",
+    ]);
+    let out = tool(r.path(), &["list"], &[("COLUMNS", "100")]);
+    assert!(out.status.success());
+    let t = text(&out.stdout);
+    let lines: Vec<&str> = t.lines().collect();
+    for l in &lines {
+        assert!(
+            l.chars().count() <= 100,
+            "too wide ({}): {l}",
+            l.chars().count()
+        );
+    }
+    assert!(lines[0].contains("LINEAGE"), "{t}");
+    assert!(
+        lines.iter().any(|l| l.contains("forked from")),
+        "the lineage is shown: {t}"
+    );
+}
+
 /// Two checkpoints: a modified, b deleted, c added (in sub/), d made executable.
 fn diff_repo() -> Repo {
     let r = Repo::new();
