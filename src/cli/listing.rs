@@ -51,7 +51,8 @@ pub fn ago(ts: &Timestamp, now: i64) -> String {
     }
 }
 
-fn now() -> i64 {
+/// Seconds since the epoch now.
+pub fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)

@@ -260,6 +260,48 @@ fn list_fits_the_terminal_with_relative_times_and_counts_hidden_runs() {
     assert!(doc[0]["last_activity"].as_str().unwrap().ends_with('Z'));
 }
 
+/// Issue 30 item 19: `list <run>`, `log`, `show` and `status` give times relative to now,
+/// as `list` does; `--json` keeps the instant.
+#[test]
+fn times_are_relative_for_people_and_instants_in_json() {
+    let r = Repo::new();
+    r.ok(&["start", "--run", "r1"]);
+    r.ok(&["checkpoint", "plan"]);
+    let instant = r.json(&["show", "r1"])["ts"].as_str().unwrap().to_string();
+    assert!(instant.ends_with('Z'), "{instant}");
+    for args in [
+        &["status"][..],
+        &["list", "r1"],
+        &["log", "r1"],
+        &["show", "r1"],
+    ] {
+        let out = tool(r.path(), args, &[]);
+        assert!(out.status.success(), "{args:?}");
+        let t = text(&out.stdout);
+        assert!(t.contains("just now"), "{args:?}: {t}");
+        if args[0] != "show" {
+            assert!(
+                !t.contains(&instant[..10]),
+                "{args:?} shows the instant: {t}"
+            );
+        }
+    }
+    // `show` gives the instant beside it, and JSON keeps instants.
+    assert!(text(&tool(r.path(), &["show", "r1"], &[]).stdout).contains(&instant));
+    assert!(
+        r.json(&["log", "r1"])[0]["ts"]
+            .as_str()
+            .unwrap()
+            .ends_with('Z')
+    );
+    assert!(
+        r.json(&["list", "r1"])[0]["ts"]
+            .as_str()
+            .unwrap()
+            .ends_with('Z')
+    );
+}
+
 /// Issue 30 item 19: at 100 columns, with generated run ids and long labels, the runs table
 /// keeps its LINEAGE column, shortened rather than dropped.
 #[test]
