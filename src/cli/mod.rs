@@ -7,6 +7,7 @@ mod commands;
 mod complete;
 mod listing;
 mod output;
+pub mod pager;
 mod parse;
 mod paths;
 mod record;

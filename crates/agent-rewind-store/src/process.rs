@@ -19,6 +19,9 @@ pub enum Purpose {
     BackgroundCheckpoint,
     /// The user's browser (`$BROWSER` or the platform's opener) on a page `view` wrote.
     Browser,
+    /// git's pager (`GIT_PAGER`, `pager.<cmd>`, `core.pager`, `PAGER`, `less`) for the
+    /// output of `diff`, `show` and `log` on a terminal, as git starts it.
+    Pager,
 }
 
 impl Purpose {
@@ -27,6 +30,7 @@ impl Purpose {
         Purpose::WorkflowStep,
         Purpose::BackgroundCheckpoint,
         Purpose::Browser,
+        Purpose::Pager,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -34,6 +38,7 @@ impl Purpose {
             Purpose::WorkflowStep => "workflow step",
             Purpose::BackgroundCheckpoint => "background checkpoint",
             Purpose::Browser => "browser",
+            Purpose::Pager => "pager",
         }
     }
 }
@@ -42,6 +47,21 @@ impl Purpose {
 pub fn command(purpose: Purpose, program: impl AsRef<OsStr>) -> Command {
     crate::trace::mark(purpose.as_str());
     Command::new(program)
+}
+
+/// The pager command `pager` (a shell command line, as git's `core.pager`), started as git
+/// starts it: through `sh -c`, with `LESS=FRX` and `LV=-c` unless already set, its standard
+/// input to be written by the caller.
+pub fn pager(pager: &str) -> Command {
+    let mut c = command(Purpose::Pager, "sh");
+    c.arg("-c").arg(pager).stdin(std::process::Stdio::piped());
+    if std::env::var_os("LESS").is_none() {
+        c.env("LESS", "FRX");
+    }
+    if std::env::var_os("LV").is_none() {
+        c.env("LV", "-c");
+    }
+    c
 }
 
 /// Ctrl-C while a workflow runs: SIGINT is noted in a flag instead of ending the runner, so
