@@ -234,11 +234,22 @@ pub fn settle(store: &Store, tell: Tell) -> Vec<String> {
     };
     let mut warnings = vec![];
     let path = store.private().post_commit_report();
-    // A child that died left its pending marker: it becomes a line of the report (the next
-    // child writes a marker of its own), kept like the others.
+    // The report first: a damaged one is told by name (the error's text and hint) and
+    // removed, as it held only what was to be told.
+    let mut reported = vec![];
+    if let Ok(Some(bytes)) = crate::store::read_if_exists(&path) {
+        match POST_COMMIT_REPORT.records(&path, &bytes) {
+            Ok(lines) => reported.extend(lines.into_iter().filter(|l| !l.is_empty())),
+            Err(e) => {
+                warnings.push(damaged(&e));
+                let _ = crate::store::remove_if_exists(&path);
+            }
+        }
+    }
+    // A child that died left its pending marker.
     let pending = store.private().post_commit_pending();
+    let mut died = vec![];
     if let Ok(Some(bytes)) = crate::store::read_if_exists(&pending) {
-        let mut died = vec![];
         let commit = match POST_COMMIT_PENDING.state_body(&pending, &bytes) {
             Ok(text) => ObjectId::from_hex(text.trim_ascii())
                 .map(short)
@@ -252,27 +263,20 @@ pub fn settle(store: &Store, tell: Tell) -> Vec<String> {
             "the post-commit checkpoint of commit {commit} was not recorded: the process \
              recording it stopped before it was done"
         ));
-        // Moved into the report, then removed; if the report cannot be written, told now.
-        if tell_later(store, &died).is_err() {
-            warnings.extend(died);
+    }
+    if !died.is_empty() {
+        // Kept for a person: the dead child becomes a line of the report (the next child
+        // writes a marker of its own). If it cannot be written, it is told now only.
+        if tell == Tell::Kept {
+            let _ = tell_later(store, &died);
         }
         let _ = crate::store::remove_if_exists(&pending);
     }
-    // A damaged report is told by name (the error's text and hint), and removed: it held
-    // only what was to be told.
-    if let Ok(Some(bytes)) = crate::store::read_if_exists(&path) {
-        match POST_COMMIT_REPORT.records(&path, &bytes) {
-            Ok(lines) => {
-                warnings.extend(lines.into_iter().filter(|l| !l.is_empty()));
-                if tell == Tell::Person {
-                    let _ = crate::store::remove_if_exists(&path);
-                }
-            }
-            Err(e) => {
-                warnings.push(damaged(&e));
-                let _ = crate::store::remove_if_exists(&path);
-            }
-        }
+    if tell == Tell::Person {
+        // Told here: nothing is kept.
+        let _ = crate::store::remove_if_exists(&path);
     }
+    warnings.extend(reported);
+    warnings.extend(died);
     warnings
 }
