@@ -9,8 +9,8 @@ use super::commands::{
     hooks::HooksCommand, init::InitArgs, list::ListArgs, log::LogArgs, manpages::ManpagesArgs,
     restore::RestoreArgs, revert::RevertArgs, rewind::RewindArgs, run::ResumeArgs, run::RunArgs,
     share::ExportArgs, share::FetchArgs, share::ImportArgs, share::PushArgs, show::ShowArgs,
-    start::StartArgs, steer::SteerArgs, step::StepCommand, trust::TrustArgs, view::ViewArgs,
-    watch::WatchArgs,
+    start::StartArgs, steer::SteerArgs, step::StepCommand, trust::TrustArgs, undo::UndoArgs,
+    view::ViewArgs, watch::WatchArgs,
 };
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -90,9 +90,10 @@ pub enum Command {
     /// keeping everyone else's work: a three-way merge per file.
     #[command(after_help = revert::EXAMPLES)]
     Revert(RevertArgs),
-    /// Bring back the worktree as it was before the last rewind/fork/restore/undo.
+    /// Bring back the worktree as it was before the last rewind/fork/restore/revert/undo
+    /// (or an older backup); `--list` lists them.
     #[command(after_help = undo::EXAMPLES)]
-    Undo,
+    Undo(UndoArgs),
     /// Print shell completions (bash, zsh, fish, elvish, powershell).
     #[command(after_help = completions::EXAMPLES)]
     Completions(CompletionsArgs),

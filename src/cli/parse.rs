@@ -14,7 +14,7 @@ use super::commands::{
     delete::DeleteArgs, diff::DiffArgs, gc::GcArgs, hook::HookArgs, list::ListArgs, log::LogArgs,
     restore::RestoreArgs, revert::RevertArgs, rewind::RewindArgs, run::ResumeArgs, run::RunArgs,
     share::FetchArgs, share::PushArgs, show::ShowArgs, start::StartArgs, steer::SteerArgs,
-    step::StepCommand, trust::TrustArgs, view::ViewArgs, watch::WatchArgs,
+    step::StepCommand, trust::TrustArgs, undo::UndoArgs, view::ViewArgs, watch::WatchArgs,
 };
 use clap::{Args, FromArgMatches, Subcommand};
 use std::ffi::OsString;
@@ -39,7 +39,7 @@ pub(super) const ONE: &[(&str, Define)] = &[
     ("fork", RewindArgs::augment_args),
     ("restore", RestoreArgs::augment_args),
     ("revert", RevertArgs::augment_args),
-    ("undo", no_arguments),
+    ("undo", UndoArgs::augment_args),
     ("run", RunArgs::augment_args),
     ("resume", ResumeArgs::augment_args),
     ("watch", WatchArgs::augment_args),

@@ -11,7 +11,9 @@ mod support;
 
 mod addressing;
 mod agent_hooks;
+mod agents_real;
 mod bad_input;
+mod checkout_bytes;
 mod claude_hooks;
 mod concurrency;
 mod crash;
@@ -35,6 +37,7 @@ mod object_packs;
 mod private_files;
 mod read_commands;
 mod revert;
+mod revert_hostile;
 mod rewind;
 mod rewind_index;
 mod secrets;

@@ -160,8 +160,11 @@ fn a_later_edit_by_someone_else_is_merged_or_refused() {
         backups,
         "no backup taken"
     );
-    // The dry run shows the conflict and writes nothing either.
-    let plan = json_in(r.path(), &["revert", "r2", "--dry-run"]);
+    // The dry run shows the conflict (exit 1: the revert would be refused) and writes
+    // nothing either.
+    let out = run_in(r.path(), &["--json", "revert", "r2", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(plan["files"][0]["action"], "conflict");
     assert_eq!(r.read("f.txt"), conflicted);
 

@@ -216,3 +216,323 @@ fn labels_approvers_messages_and_metadata_are_redacted_as_secrets_not_words() {
         assert!(!shared.contains(s), "{s} was stored");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Issue 30 item 6: `push` scans what it would share with the secret rules and refuses a run
+// in which one fires, naming the file and line (or the note's field), unless each finding's
+// fingerprint is given with `--allow-secret`.
+
+const BEARER: &str = "a1b2c3d4e5f6g7h8";
+const AWS_SECRET: &str = "Zq3xR8vT1mB6nP0sK4wY7cH2jL5dF9gA3eU8iO1r";
+
+/// A bare repository as `origin`.
+fn bare_origin(r: &Repo) -> tempfile::TempDir {
+    let bare = tempfile::tempdir().unwrap();
+    git_in(bare.path(), &["init", "-q", "--bare"]);
+    r.git(&["remote", "add", "origin", bare.path().to_str().unwrap()]);
+    bare
+}
+
+fn remote_refs(bare: &tempfile::TempDir) -> String {
+    git_in(bare.path(), &["for-each-ref", "--format=%(refname)"])
+}
+
+/// `push origin RUN [extra…]` with --json: its exit code and the run's entry.
+fn push_json(r: &Repo, run: &str, extra: &[&str]) -> (i32, Value) {
+    let mut args = vec!["--json", "push", "origin", run];
+    args.extend_from_slice(extra);
+    let out = r.run(&args);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let entry = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["run"] == run)
+        .unwrap_or_else(|| panic!("{doc:#}"))
+        .clone();
+    (out.status.code().unwrap(), entry)
+}
+
+/// The (place, line, rule) of each finding of a refused run, sorted, and their fingerprints.
+fn findings(entry: &Value) -> (Vec<(String, u64, String)>, Vec<String>) {
+    let list = entry["secrets"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{entry:#}"));
+    let mut found: Vec<(String, u64, String)> = list
+        .iter()
+        .map(|f| {
+            (
+                f["place"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+                f["rule"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    found.sort();
+    let fps = list
+        .iter()
+        .map(|f| f["fingerprint"].as_str().unwrap().to_string())
+        .collect();
+    (found, fps)
+}
+
+/// Push again with every fingerprint allowed: it goes through and the remote has the run.
+fn push_allowing(r: &Repo, bare: &tempfile::TempDir, run: &str, fps: &[String]) {
+    let mut extra = vec![];
+    for fp in fps {
+        extra.push("--allow-secret");
+        extra.push(fp.as_str());
+    }
+    let (code, entry) = push_json(r, run, &extra);
+    assert_eq!(
+        (code, entry["result"].as_str()),
+        (0, Some("pushed")),
+        "{entry:#}"
+    );
+    assert!(remote_refs(bare).contains(&format!("refs/agent-runs/{run}/HEAD")));
+    git_in(bare.path(), &["fsck", "--strict"]);
+}
+
+#[test]
+fn push_refuses_new_files_holding_a_jwt_an_aws_secret_key_or_a_yaml_password_by_file_and_line() {
+    let r = Repo::new();
+    let bare = bare_origin(&r);
+    r.ok(&["start", "--run", "r1"]);
+    // New untracked files: none is left out of the checkpoint by name or by the snapshot's
+    // own content rules, so each would be pushed.
+    r.write("notes/session.txt", &format!("session:\n{JWT}\n"));
+    r.write(
+        "deploy/env.sh",
+        &format!("#!/bin/sh\nset -e\nexport AWS_SECRET_ACCESS_KEY={AWS_SECRET}\n"),
+    );
+    r.write(
+        "config/app.yaml",
+        "db:\n  host: db.internal\n  password: hunter2-prod\n",
+    );
+    // Look alike, but are not secrets.
+    r.write(
+        "docs/auth.md",
+        "Use basic authentication, or a bearer token.\npassword: see the vault\n",
+    );
+    r.write(
+        "config/ci.yaml",
+        "password: ${DB_PASSWORD}\nsecret: /run/secrets/db\n",
+    );
+    r.ok(&["checkpoint", "work", "--run", "r1"]);
+    let status_before = r.git(&["status", "--porcelain"]);
+
+    let (code, entry) = push_json(&r, "r1", &[]);
+    assert_eq!(
+        (code, entry["result"].as_str()),
+        (1, Some("rejected")),
+        "{entry:#}"
+    );
+    let (found, fps) = findings(&entry);
+    assert_eq!(
+        found,
+        [
+            (
+                "config/app.yaml".to_string(),
+                3,
+                "yaml-password".to_string()
+            ),
+            (
+                "deploy/env.sh".to_string(),
+                3,
+                "aws-secret-access-key".to_string()
+            ),
+            ("notes/session.txt".to_string(), 2, "jwt".to_string()),
+        ],
+        "{entry:#}"
+    );
+    assert_eq!(remote_refs(&bare), "", "nothing was pushed");
+    // The text names file and line, and the fingerprint to allow.
+    let out = r.run(&["push", "origin", "r1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("config/app.yaml:3: yaml-password"), "{text}");
+    assert!(text.contains(&fps[0]), "{text}");
+    // Allowing two of the three is not enough: the third is still named.
+    let (code, entry) = push_json(
+        &r,
+        "r1",
+        &["--allow-secret", &fps[0], "--allow-secret", &fps[1]],
+    );
+    assert_eq!(code, 1, "{entry:#}");
+    assert_eq!(findings(&entry).1, [fps[2].clone()]);
+    assert_eq!(remote_refs(&bare), "");
+    push_allowing(&r, &bare, "r1", &fps);
+    assert_eq!(r.git(&["status", "--porcelain"]), status_before);
+    // `agentRewind.allowSecret` allows a finding on every push.
+    r.ok(&["checkpoint", "more", "--run", "r1"]);
+    assert_eq!(push_json(&r, "r1", &[]).0, 1);
+    for fp in &fps {
+        r.git(&["config", "--add", "agentRewind.allowSecret", fp]);
+    }
+    let (code, entry) = push_json(&r, "r1", &[]);
+    assert_eq!(
+        (code, entry["result"].as_str()),
+        (0, Some("pushed")),
+        "{entry:#}"
+    );
+    r.assert_fsck();
+}
+
+#[test]
+fn authorization_schemes_closed_by_quotes_commas_or_parens_are_redacted_and_notes_or_workflow_commands_holding_them_refuse_the_push()
+ {
+    let r = Repo::new();
+    let bare = bare_origin(&r);
+    // -m, --meta, --label: redacted before anything is written (never stored).
+    let label = format!("call(Bearer {BEARER})");
+    r.ok(&["start", "--run", "r1", "--label", &label]);
+    let header = format!("header=curl -H 'Authorization: Bearer {BEARER}'");
+    let message = format!("sent {{\"Authorization\": \"Basic {BEARER}\"}}");
+    r.ok(&[
+        "checkpoint",
+        "work",
+        "--run",
+        "r1",
+        "--meta",
+        &header,
+        "-m",
+        &message,
+    ]);
+    let tip = r.rev("refs/agent-runs/r1/HEAD");
+    let note = note_lines(&r, "r1", &tip);
+    assert_eq!(note[0]["meta"]["header"], "[REDACTED]", "{note:#?}");
+    assert_eq!(note[0]["message"], "[REDACTED]", "{note:#?}");
+    let root = r.rev("refs/agent-runs/r1/HEAD~1");
+    assert_eq!(note_lines(&r, "r1", &root)[0]["label"], "[REDACTED]");
+    assert!(!everything_shared(&r, "r1").contains(BEARER));
+    let (code, entry) = push_json(&r, "r1", &[]);
+    assert_eq!(
+        (code, entry["result"].as_str()),
+        (0, Some("pushed")),
+        "{entry:#}"
+    );
+
+    // A note line that holds one (written by another version, or by hand) refuses the push,
+    // naming the field.
+    let line = format!(
+        r#"{{"type":"label","label":"x(Authorization: Bearer {BEARER}, y)","ts":"2026-01-01T00:00:00Z"}}"#
+    );
+    r.git(&["notes", "--ref=agent-runs/r1", "append", "-m", &line, &root]);
+    let (code, entry) = push_json(&r, "r1", &[]);
+    assert_eq!(code, 1, "{entry:#}");
+    let (found, fps) = findings(&entry);
+    assert_eq!(
+        found,
+        [(
+            "note: label".to_string(),
+            1,
+            "authorization-header".to_string()
+        )]
+    );
+    assert!(
+        fps[0].starts_with(&format!("{root}:note: label:")),
+        "{fps:?}"
+    );
+    push_allowing(&r, &bare, "r1", &fps);
+    let label_fp = fps[0].clone();
+
+    // A workflow's command: `run` refuses the file before anything is stored, by line…
+    let wf = format!(
+        "[workflow]\nname = \"deploy\"\n\n[[steps]]\nname = \"call\"\nkind = \"deterministic\"\nrun = \"echo 'Authorization: Bearer {BEARER}' >/dev/null\"\n"
+    );
+    r.write("deploy.toml", &wf);
+    r.git(&["add", "deploy.toml"]);
+    r.git(&["commit", "-q", "-m", "workflow"]);
+    let out = r.run(&["run", "deploy.toml", "--run", "w1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("deploy.toml:7"), "{err}");
+    assert!(r.git(&["for-each-ref", "refs/agent-runs/w1/"]).is_empty());
+    // …and a workflow stored with a run by another version refuses the push, by field and
+    // line of the workflow's text.
+    let text = serde_json::to_string(&wf).unwrap();
+    let line = format!(
+        r#"{{"type":"workflow","name":"deploy","path":"deploy.toml","digest":"sha256:00","text":{text},"ts":"2026-01-01T00:00:00Z"}}"#
+    );
+    r.git(&["notes", "--ref=agent-runs/r1", "append", "-m", &line, &root]);
+    // An allowed finding stays allowed only on the push that names it.
+    let (code, entry) = push_json(&r, "r1", &["--allow-secret", &label_fp]);
+    assert_eq!(code, 1, "{entry:#}");
+    let (found, mut fps) = findings(&entry);
+    assert_eq!(
+        found,
+        [(
+            "note: workflow.text".to_string(),
+            7,
+            "authorization-header".to_string()
+        )]
+    );
+    fps.push(label_fp);
+    push_allowing(&r, &bare, "r1", &fps);
+    r.assert_fsck();
+}
+
+#[test]
+fn a_run_without_secrets_pushes() {
+    let r = Repo::new();
+    let bare = bare_origin(&r);
+    r.ok(&["start", "--run", "r1", "--label", "implement the parser"]);
+    r.write("src/lib.rs", "pub fn token_count() -> usize { 12 }\n");
+    r.write(
+        "config/app.yaml",
+        "password: ${DB_PASSWORD}\nmax_tokens: 4096\n",
+    );
+    r.write(
+        "docs/auth.md",
+        "Send basic authentication or a bearer token.\n",
+    );
+    r.ok(&[
+        "checkpoint",
+        "work",
+        "--run",
+        "r1",
+        "--meta",
+        "max_tokens=4096",
+        "-m",
+        "parser",
+    ]);
+    let (code, entry) = push_json(&r, "r1", &[]);
+    assert_eq!(
+        (code, entry["result"].as_str()),
+        (0, Some("pushed")),
+        "{entry:#}"
+    );
+    assert!(entry.get("secrets").is_none(), "{entry:#}");
+    assert!(remote_refs(&bare).contains("refs/agent-runs/r1/HEAD"));
+    // With --all, a run holding a secret stays behind and the others go.
+    r.ok(&["start", "--run", "r2"]);
+    r.write("notes/session.txt", &format!("{JWT}\n"));
+    r.ok(&["checkpoint", "work", "--run", "r2"]);
+    std::fs::remove_file(r.path().join("notes/session.txt")).unwrap();
+    r.ok(&["start", "--run", "r3"]);
+    r.write("src/more.rs", "pub fn more() {}\n");
+    r.ok(&["checkpoint", "work", "--run", "r3"]);
+    let out = r.run(&["--json", "push", "--all"]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let result = |run: &str| {
+        doc["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["run"] == run)
+            .map(|e| e["result"].as_str().unwrap().to_string())
+    };
+    assert_eq!(result("r2").as_deref(), Some("rejected"), "{doc:#}");
+    assert_eq!(result("r3").as_deref(), Some("pushed"), "{doc:#}");
+    let refs = remote_refs(&bare);
+    assert!(refs.contains("refs/agent-runs/r3/HEAD"), "{refs}");
+    assert!(!refs.contains("agent-runs/r2"), "{refs}");
+    git_in(bare.path(), &["fsck", "--strict"]);
+}

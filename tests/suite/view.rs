@@ -135,13 +135,35 @@ fn dump_dom(page: &Path, fragment: &str) -> String {
 }
 
 fn write_page(repo: &Repo, extra: &[&str]) -> (PathBuf, String) {
-    let mut args = vec!["view", "-o", "page.html"];
+    let mut args = vec!["view", "-o", "page.html", "--force"];
     args.extend_from_slice(extra);
     let printed = repo.ok(&args);
     let path = repo.path().join("page.html");
     assert_eq!(printed.trim(), path.display().to_string());
     let html = std::fs::read_to_string(&path).unwrap();
     (path, html)
+}
+
+/// Issue 30 item 10: like `export`, `view -o FILE` never overwrites an existing file unless
+/// told to with `--force`; the default page (in the git directory) is ours to replace.
+#[test]
+fn view_output_refuses_an_existing_file_without_force() {
+    let repo = Repo::new();
+    repo.ok(&["start", "--run", "r1"]);
+    repo.write("notes.html", "my own page\n");
+    let out = repo.run(&["view", "-o", "notes.html"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("notes.html") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(repo.read("notes.html"), "my own page\n");
+    repo.ok(&["view", "-o", "notes.html", "--force"]);
+    assert!(repo.read("notes.html").contains("<html"));
+    // The default page is replaced freely.
+    repo.ok(&["view"]);
+    repo.ok(&["view"]);
 }
 
 /// One repository for the page's checks (each builds it anew otherwise: a dozen processes).
@@ -375,4 +397,123 @@ fn log_graph_as_mermaid_dot_and_json(f: &Fixture) {
     assert_eq!(d.matches("subgraph cluster_").count(), 3);
     // The text tree is unchanged.
     assert!(f.repo.ok(&["log", "r1", "--graph"]).contains("└─ r3"));
+}
+
+/// A checkpoint that adds a nested repository, moves a submodule, or holds a linked worktree
+/// `fork --worktree ../x` made inside the repository (from a subfolder): `view`, `diff` and
+/// `diff --json` show each as git does, `Subproject commit <id>` (issue 30 item 11).
+#[test]
+fn view_and_diff_show_submodules_and_nested_repositories() {
+    let repo = Repo::new();
+    let sub_origin = Repo::new();
+    repo.git(&[
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        sub_origin.path().to_str().unwrap(),
+        "sub",
+    ]);
+    repo.git(&["commit", "-q", "-m", "submodule"]);
+    repo.ok(&["start", "--run", "r1"]);
+    // The submodule moves on, and a nested repository appears.
+    let sub = repo.path().join("sub");
+    common::write_in(&sub, "more.txt", "more\n");
+    common::git_in(&sub, &["add", "-A"]);
+    common::git_in(
+        &sub,
+        &[
+            "-c",
+            "user.name=N",
+            "-c",
+            "user.email=n@e",
+            "commit",
+            "-q",
+            "-m",
+            "more",
+        ],
+    );
+    let nested = repo.path().join("nested");
+    std::fs::create_dir(&nested).unwrap();
+    common::git_in(&nested, &["init", "-q", "-b", "main"]);
+    common::write_in(&nested, "x", "x\n");
+    common::git_in(&nested, &["add", "-A"]);
+    common::git_in(
+        &nested,
+        &[
+            "-c",
+            "user.name=N",
+            "-c",
+            "user.email=n@e",
+            "commit",
+            "-q",
+            "-m",
+            "n",
+        ],
+    );
+    repo.ok(&["checkpoint", "nested"]);
+    // A fork into a worktree inside the repository, from a subfolder.
+    repo.write("deep/keep.txt", "k\n");
+    let out = common::run_in(
+        &repo.path().join("deep"),
+        &[
+            "fork",
+            "r1",
+            "--to",
+            "r1@1",
+            "--run",
+            "r2",
+            "--worktree",
+            "../inside",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        repo.path().join("inside/.git").exists(),
+        "the fork's worktree is inside"
+    );
+    repo.ok(&["checkpoint", "with-worktree"]);
+
+    let sub_new = common::git_in(&sub, &["rev-parse", "HEAD"]);
+    let nested_head = common::git_in(&nested, &["rev-parse", "HEAD"]);
+    let json = repo.json(&["diff", "r1@0", "r1@2"]);
+    let diff = repo.ok(&["diff", "r1@0", "r1@2"]);
+    let (from, to) = (json["from"].as_str().unwrap(), json["to"].as_str().unwrap());
+    let git_diff = repo.git(&["diff", from, to, "--", "sub", "nested"]);
+    for id in [&sub_new, &nested_head] {
+        let line = format!("+Subproject commit {}", id.trim());
+        assert!(diff.contains(&line), "diff shows {line}:\n{diff}");
+        assert!(git_diff.contains(&line), "as git diff does:\n{git_diff}");
+    }
+    let patches: Vec<&str> = json["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["patch"].as_str())
+        .collect();
+    assert!(
+        patches
+            .iter()
+            .any(|p| p.contains(&format!("+Subproject commit {}", sub_new.trim()))),
+        "{json}"
+    );
+    let out_dir = tempfile::tempdir().unwrap();
+    let page = out_dir.path().join("page.html");
+    let out = repo.run(&["view", "r1", "-o", page.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "view: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains(nested_head.trim()),
+        "the page shows the nested repository's commit"
+    );
+    repo.assert_fsck();
 }

@@ -89,6 +89,26 @@ impl Store {
 }
 
 impl Store {
+    /// What `git checkout` writes at `path` for the blob `id`: git's own conversions
+    /// (`ident`, `working-tree-encoding`, eol, smudge filters), by `git cat-file --filters`.
+    pub(crate) fn git_checkout_bytes(
+        &self,
+        id: gix::ObjectId,
+        path: &gix::bstr::BStr,
+    ) -> Result<Vec<u8>> {
+        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
+        let args = ["cat-file", "--filters"];
+        let mut path_arg = std::ffi::OsString::from("--path=");
+        path_arg.push(super::worktree::rel_path(path));
+        let out = self
+            .git_command(dir, &args)
+            .arg(path_arg)
+            .arg(id.to_string())
+            .output()
+            .map_err(could_not_run)?;
+        stdout_bytes_of(&args, out)
+    }
+
     /// Run git inside this repository's worktree (or git dir when bare).
     fn git(&self, args: &[&str]) -> Result<String> {
         let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
@@ -276,6 +296,7 @@ impl crate::facade::Worktree<'_> {
         branch: Option<&str>,
         commit: Option<gix::ObjectId>,
     ) -> Result<()> {
+        crate::fail_point!("head:move");
         match (branch, commit) {
             (Some(b), Some(c)) => {
                 // The branch in-process (compare-and-swap: it must not exist), HEAD through git

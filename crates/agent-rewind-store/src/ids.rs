@@ -65,10 +65,27 @@ fn shown_name(name: &str) -> String {
 #[serde(try_from = "String", into = "String")]
 pub struct RunId(String);
 
+/// Whether `name` is one git gives a meaning of its own where a revision is expected, in
+/// any case (a case-insensitive filesystem folds them): `HEAD`, and the pseudo-refs git
+/// writes beside it (`FETCH_HEAD`, `ORIG_HEAD`, `MERGE_HEAD`, `CHERRY_PICK_HEAD`,
+/// `REVERT_HEAD`, `REBASE_HEAD`, `BISECT_HEAD`, `AUTO_MERGE`, any `…_HEAD`).
+fn is_ref_like(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    upper == "HEAD" || upper.ends_with("_HEAD") || upper == "AUTO_MERGE"
+}
+
 impl RunId {
     pub fn new(s: impl Into<String>) -> Result<Self> {
         let s = s.into();
         validate_name("run id", &s)?;
+        if is_ref_like(&s) {
+            return Err(Error::usage(format!(
+                "invalid run id {}: git gives {s} a meaning of its own (HEAD and the \
+                 pseudo-refs beside it, in any case)",
+                shown_name(&s)
+            ))
+            .with_hint("choose another name; `show HEAD` must never mean a run"));
+        }
         Ok(RunId(s))
     }
     /// A fresh, time-sortable, collision-free id: a lower-case ULID.
@@ -371,6 +388,12 @@ mod tests {
         }
         for head in ["HEAD", "head", "Head", "hEaD"] {
             assert!(StepName::new(head).is_err(), "{head}");
+        }
+        for git_name in ["HEAD", "hEaD", "FETCH_HEAD", "orig_head", "AUTO_MERGE"] {
+            assert!(RunId::new(git_name).is_err(), "{git_name}");
+        }
+        for fine in ["HEADS", "head-1", "ahead", "MERGE"] {
+            assert!(RunId::new(fine).is_ok(), "{fine}");
         }
         for good in ["a", "plan", "run-1.2_x", &"a".repeat(64)] {
             assert!(

@@ -26,6 +26,7 @@ pub mod redact;
 pub mod time;
 pub mod trace;
 
+mod checkoutbytes;
 mod configenv;
 mod diffstat;
 mod dirwalk;

@@ -1,7 +1,7 @@
 //! What a revert needs from git: the entry `git add` would record for a worktree path right
 //! now (clean filters applied, exec bit, symlinks), and a line-by-line three-way merge of
 //! three blobs with git's own conflict markers (`git merge-file`). It never decides what to
-//! revert, and writes no file of the worktree.
+//! revert, writes no file of the worktree, and never reads behind a symlink on a path's way.
 
 use super::{EntryKind, ObjectId};
 use crate::error::{Error, IoResultExt, Result};
@@ -29,8 +29,14 @@ impl crate::facade::Worktree<'_> {
     ) -> Result<Vec<Option<(ObjectId, EntryKind)>>> {
         use super::ByteSlice;
         let (mut pipeline, index) = self.repo.filter_pipeline(None)?;
+        let root = self.workdir()?;
         let mut out = Vec::with_capacity(paths.len());
         for p in paths {
+            // Read only through the walk writes use: behind a symlink is not the worktree.
+            if !super::worktree::parents_are_folders(root, p) {
+                out.push(None);
+                continue;
+            }
             let found = pipeline
                 .worktree_file_to_object(p.as_bstr(), &index)
                 .map_err(|e| {

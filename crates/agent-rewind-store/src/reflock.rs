@@ -299,6 +299,34 @@ impl crate::facade::Refs<'_> {
     }
 }
 
+impl crate::facade::Refs<'_> {
+    /// Refuse, as taking it would, when the lock of ref `name` (`HEAD`: this worktree's; else
+    /// a shared ref such as `refs/heads/<branch>`) is held: wait up to [`LOCK_WAIT`] for its
+    /// holder and remove one a killed process of ours left, then give the error naming the
+    /// file and how to remove it. Takes no lock: a command calls this for every ref it will
+    /// update after its first file is written, before it writes that file.
+    pub fn ensure_unlocked(&self, name: &str) -> Result<()> {
+        let target = match name {
+            "HEAD" => self.git_dir().join("HEAD"),
+            _ => self.common_dir().join(name),
+        };
+        let lock = lock_path(&target);
+        let deadline = Instant::now() + LOCK_WAIT;
+        loop {
+            if std::fs::symlink_metadata(&lock).is_err() {
+                return Ok(());
+            }
+            if self.remove_stale_locks(std::slice::from_ref(&lock)) > 0 {
+                continue;
+            }
+            if Instant::now() >= deadline {
+                return Err(lock_held(&lock));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
 /// Whether process `pid` certainly no longer exists (only known where `/proc` is mounted).
 pub(crate) fn process_is_gone(pid: u32) -> bool {
     Path::new("/proc/self").exists() && !Path::new(&format!("/proc/{pid}")).exists()

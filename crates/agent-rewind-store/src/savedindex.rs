@@ -22,6 +22,18 @@ pub struct IndexFile {
 }
 
 impl crate::facade::Index<'_> {
+    /// The paths of the user's index marked skip-worktree, with the object each records:
+    /// git leaves such a file on disk as it is, whatever a checkout writes around it.
+    pub fn skip_worktree_entries(&self) -> Result<Vec<(gix::bstr::BString, ObjectId)>> {
+        let index = self.read_user_index()?;
+        Ok(index
+            .entries()
+            .iter()
+            .filter(|e| e.flags.contains(Flags::SKIP_WORKTREE) && e.stage_raw() == 0)
+            .map(|e| (e.path(&index).to_owned(), e.id))
+            .collect())
+    }
+
     /// The user's index file as it is now (`None` when there is none).
     pub fn user_index_file(&self) -> Result<Option<IndexFile>> {
         let path = self.repo.index_path();

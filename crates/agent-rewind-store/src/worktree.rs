@@ -18,7 +18,6 @@ use gix::ObjectId;
 use gix::bstr::{BString, ByteSlice};
 use gix::objs::tree::EntryKind;
 use std::collections::HashSet;
-use std::io::Read;
 use std::path::Path;
 
 /// A worktree-relative path (bytes, `/`-separated) as a filesystem path: the bytes as they
@@ -26,6 +25,25 @@ use std::path::Path;
 pub fn rel_path(rel: &[u8]) -> &Path {
     use std::os::unix::ffi::OsStrExt;
     Path::new(std::ffi::OsStr::from_bytes(rel))
+}
+
+/// Whether the folders on the way to worktree path `rel` under `root` are real folders (or
+/// missing): none is a symlink or a file. The one walk every read a decision rests on and
+/// every removal goes through, as the writes' [`make_dirs`] does: a symlink on the way could
+/// lead out of the repository (or into `.git`), so what lies behind it is never read,
+/// written or removed as the path's content — the path counts as absent.
+pub(crate) fn parents_are_folders(root: &Path, rel: &[u8]) -> bool {
+    let mut cur = root.to_path_buf();
+    let parts: Vec<&[u8]> = rel.split_str("/").collect();
+    for part in &parts[..parts.len().saturating_sub(1)] {
+        cur.push(rel_path(part));
+        match std::fs::symlink_metadata(&cur) {
+            Ok(md) if md.is_dir() => {}
+            Ok(_) => return false,
+            Err(_) => return true,
+        }
+    }
+    true
 }
 
 /// The longest file name (one path component, in bytes) the filesystems we write to accept.
@@ -54,14 +72,15 @@ impl Store {
         raw: &HashSet<BString>,
         changed: &mut Vec<BString>,
     ) -> Result<Vec<WrittenFile>> {
-        let (mut pipeline, _index) = self.repo.filter_pipeline(None)?;
+        let mut checkout = super::checkoutbytes::CheckoutBytes::new(self)?;
         // Temp files live in our private folder, so a crash never leaves one in the worktree.
         let tmp_dir = self.private().tmp_dir();
         std::fs::create_dir_all(&tmp_dir).at(&tmp_dir)?;
         // Deletions first, so a file can replace a directory and the other way round.
         for c in changes.iter().filter(|c| c.new.is_none()) {
             let full = root.join(rel_path(&c.path));
-            if remove_path(&full)? {
+            // Never removed through a symlink: what it leads to is not the worktree's.
+            if parents_are_folders(root, &c.path) && remove_path(&full)? {
                 changed.push(c.path.clone());
             }
             prune_empty_parents(root, &full);
@@ -110,15 +129,7 @@ impl Store {
                     let bytes = if raw.contains(&c.path) {
                         data
                     } else {
-                        let shown = quote_path(&c.path);
-                        let mut out = pipeline
-                            .convert_to_worktree(&data, c.path.as_bstr(), Default::default())
-                            .map_err(|e| Error::other(format!("filter failed for {shown}: {e}")))?;
-                        let mut bytes = Vec::with_capacity(data.len());
-                        out.read_to_end(&mut bytes).map_err(|e| {
-                            Error::other(format!("filter failed for {shown}: {e}")).with_source(e)
-                        })?;
-                        bytes
+                        checkout.for_worktree(id, &data, c.path.as_bstr())?
                     };
                     let exec = kind == EntryKind::BlobExecutable;
                     crate::fail_point!("worktree:write");
@@ -182,35 +193,42 @@ impl crate::facade::Worktree<'_> {
     /// folder (in any spelling a filesystem folds to it), `..`, an empty name. Trees fetched
     /// from a remote are not trusted: a checkpoint holding `.git/hooks/…` must not write there.
     pub fn check_checkout_paths(&self, changes: &[TreeChange]) -> Result<()> {
-        use gix::validate::path::component::Mode;
-        let protect = self.protect_options();
         for c in changes {
             let Some((_, kind)) = c.new.or(c.old) else {
                 continue;
             };
-            let parts: Vec<&[u8]> = c.path.as_bytes().split_str("/").collect();
-            let last = parts.len() - 1;
-            if let Some(long) = parts.iter().find(|p| p.len() > NAME_MAX) {
+            self.check_checkout_path(&c.path, kind == EntryKind::Link)?;
+        }
+        Ok(())
+    }
+
+    /// Refuse one path git would refuse to check out (see [`Self::check_checkout_paths`]);
+    /// `symlink`: the path is a symlink (checked as git checks those).
+    pub fn check_checkout_path(&self, path: &[u8], symlink: bool) -> Result<()> {
+        use gix::validate::path::component::Mode;
+        let protect = self.protect_options();
+        let parts: Vec<&[u8]> = path.split_str("/").collect();
+        let last = parts.len() - 1;
+        if let Some(long) = parts.iter().find(|p| p.len() > NAME_MAX) {
+            return Err(Error::refused(format!(
+                "the target holds a name of {} bytes, longer than the {NAME_MAX} a file \
+                 name can have: {}",
+                long.len(),
+                quote_path(path)
+            ))
+            .with_hint("nothing was changed; no checkout can write such a tree"));
+        }
+        for (i, part) in parts.iter().enumerate() {
+            let mode = (i == last && symlink).then_some(Mode::Symlink);
+            if let Err(e) = gix::validate::path::component(part.as_bstr(), mode, protect) {
                 return Err(Error::refused(format!(
-                    "the target holds a name of {} bytes, longer than the {NAME_MAX} a file \
-                     name can have: {}",
-                    long.len(),
-                    quote_path(&c.path)
+                    "the target holds a path git refuses to check out: {} ({e})",
+                    quote_path(path)
                 ))
-                .with_hint("nothing was changed; no checkout can write such a tree"));
-            }
-            for (i, part) in parts.iter().enumerate() {
-                let mode = (i == last && kind == EntryKind::Link).then_some(Mode::Symlink);
-                if let Err(e) = gix::validate::path::component(part.as_bstr(), mode, protect) {
-                    return Err(Error::refused(format!(
-                        "the target holds a path git refuses to check out: {} ({e})",
-                        quote_path(&c.path)
-                    ))
-                    .with_hint(
-                        "no checkout makes such a tree, so it was crafted; do not check it \
-                         out (inspect it with `git ls-tree -r`)",
-                    ));
-                }
+                .with_hint(
+                    "no checkout makes such a tree, so it was crafted; do not check it \
+                     out (inspect it with `git ls-tree -r`)",
+                ));
             }
         }
         Ok(())
@@ -397,7 +415,11 @@ impl crate::facade::Worktree<'_> {
     /// clean filter, no line-ending conversion), or a symlink's target; files bigger than
     /// `max_size` are not read.
     pub fn raw_entry(&self, rel: &[u8], max_size: u64) -> Result<OnDisk> {
-        let full = self.workdir()?.join(rel_path(rel));
+        let root = self.workdir()?;
+        if !parents_are_folders(root, rel) {
+            return Ok(OnDisk::Missing);
+        }
+        let full = root.join(rel_path(rel));
         let md = match std::fs::symlink_metadata(&full) {
             Ok(md) => md,
             Err(e)
@@ -442,7 +464,11 @@ impl crate::facade::Worktree<'_> {
     /// The blob of the file at `rel` as its bytes are on disk, when that is not `id` (what
     /// git's clean filter made of it): `None` when they are the same or it is not a file.
     pub fn raw_blob_if_different(&self, rel: &[u8], id: ObjectId) -> Result<Option<ObjectId>> {
-        let full = self.workdir()?.join(rel_path(rel));
+        let root = self.workdir()?;
+        if !parents_are_folders(root, rel) {
+            return Ok(None);
+        }
+        let full = root.join(rel_path(rel));
         match std::fs::symlink_metadata(&full) {
             Ok(md) if md.is_file() => {}
             _ => return Ok(None),

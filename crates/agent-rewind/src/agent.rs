@@ -87,6 +87,53 @@ impl Agent {
     }
 }
 
+/// How an agent's conversation continues after a rewind or fork to one of its turns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Continuation {
+    /// The shell command that continues it.
+    pub command: String,
+    /// The agent's pointer the command forks the conversation at; `None` when it continues
+    /// the conversation at its end (the agent offers no way to fork at a turn).
+    pub forks_at: Option<String>,
+    /// In words: what the command does, and on what it rests.
+    pub note: String,
+}
+
+impl Agent {
+    /// The command that continues a **fork** of conversation `session` as of the turn whose
+    /// pointer is `at` (`meta.conversation_at`), where the agent offers a way; else the one
+    /// that continues it at its end, saying so.
+    pub fn continue_command(self, session: &str, at: Option<&str>) -> Continuation {
+        match (self, at) {
+            // `--resume-session-at` is the CLI's spelling of the Agent SDK's documented
+            // `resumeSessionAt` option; the CLI's --help does not list it. Checked with
+            // Claude Code 2.1.197 (docs/HOOKS.md).
+            (Agent::Claude, Some(at)) => Continuation {
+                command: format!(
+                    "claude --resume {} --fork-session --resume-session-at {}",
+                    shell_word(session),
+                    shell_word(at)
+                ),
+                forks_at: Some(at.to_string()),
+                note: format!(
+                    "a new Claude Code session forked from {session} at message {at} \
+                     (--resume-session-at: the Agent SDK's resumeSessionAt, not in claude \
+                     --help; checked with 2.1.197)"
+                ),
+            },
+            _ => Continuation {
+                command: self.resume_command(session),
+                forks_at: None,
+                note: format!(
+                    "{} continues conversation {session} at its end: no turn of it was \
+                     recorded that its CLI can fork at",
+                    self.display()
+                ),
+            },
+        }
+    }
+}
+
 impl std::fmt::Display for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
@@ -135,5 +182,28 @@ mod tests {
         );
         assert_eq!(resume_command(Some("vim"), Some("x")), None);
         assert_eq!(resume_command(Some("claude"), None), None);
+    }
+
+    #[test]
+    fn claude_forks_at_a_message_and_the_others_say_they_continue_at_the_end() {
+        let c = Agent::Claude.continue_command("s-1", Some("m-2"));
+        assert_eq!(
+            c.command,
+            "claude --resume s-1 --fork-session --resume-session-at m-2"
+        );
+        assert_eq!(c.forks_at.as_deref(), Some("m-2"));
+        let c = Agent::Claude.continue_command("s 1", Some("m;2"));
+        assert_eq!(
+            c.command,
+            "claude --resume 's 1' --fork-session --resume-session-at 'm;2'"
+        );
+        for a in [Agent::Claude, Agent::Codex, Agent::Opencode] {
+            let c = a.continue_command("s-1", None);
+            assert_eq!(c.command, a.resume_command("s-1"));
+            assert!(
+                c.forks_at.is_none() && c.note.contains("at its end"),
+                "{c:?}"
+            );
+        }
     }
 }

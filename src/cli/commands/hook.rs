@@ -55,7 +55,11 @@ pub fn run(a: HookArgs, ctx: &Ctx) -> Output {
             {
                 warn(&format!("{prefix}: ignored: {r}"));
             }
-            Output::new(serde_json::to_value(&out).expect("json"), String::new())
+            let human = agent_context(&a.name, out.context.as_deref());
+            Output::raw(
+                serde_json::to_value(&out).expect("json"),
+                human.into_bytes(),
+            )
         }
         Ok(Err(e)) => {
             warn(&format!("{prefix}: nothing recorded: {}", e.message));
@@ -74,5 +78,23 @@ pub fn run(a: HookArgs, ctx: &Ctx) -> Output {
                 String::new(),
             )
         }
+    }
+}
+
+/// What the agent reads on our stdout: nothing, except the run's manifest after a
+/// compaction, resume or clear, in the agent's documented form. Claude Code: a
+/// `SessionStart` hook's `hookSpecificOutput.additionalContext` (checked with 2.1.197).
+fn agent_context(hook: &str, context: Option<&str>) -> String {
+    match (hooks::Agent::from_name(hook), context) {
+        (Some(hooks::Agent::Claude), Some(c)) => {
+            let out = serde_json::json!({
+                "hookSpecificOutput": {
+                    "hookEventName": "SessionStart",
+                    "additionalContext": c,
+                }
+            });
+            format!("{out}\n")
+        }
+        _ => String::new(),
     }
 }

@@ -19,7 +19,8 @@ pub struct RevertArgs {
     /// `<run>` (the whole run), `<run>/<step>` (its latest attempt), `<run>@<seq>` or a
     /// commit id (that one checkpoint).
     pub target: String,
-    /// Print the plan (per file: revert, merge, keep, conflict); write nothing.
+    /// Print the plan (per file: revert, merge, keep, conflict); write nothing. Exits 1
+    /// when the plan has a conflict (the revert would be refused).
     #[arg(long)]
     pub dry_run: bool,
     /// On a conflict: `refuse` (default, nothing written) or `markers` (write git-style
@@ -39,8 +40,14 @@ pub fn run(a: RevertArgs, ctx: &Ctx) -> Result<Output> {
         },
     )?;
     let human = render::reverted(&out);
-    Ok(Output::new(
-        serde_json::to_value(&out).expect("json"),
-        human,
-    ))
+    let mut output = Output::new(serde_json::to_value(&out).expect("json"), human);
+    // A dry run whose plan has a conflict says so by its exit status, as the revert would.
+    if out
+        .files
+        .iter()
+        .any(|f| f.action == ops::revert::Action::Conflict)
+    {
+        output.exit_code = 1;
+    }
+    Ok(output)
 }

@@ -16,8 +16,8 @@ use std::path::PathBuf;
 pub const PUSH_EXAMPLES: &str = "Examples:
   git agent-rewind push
       Push the active run (its refs and notes) to origin in one atomic push, never forced; refused when it finds a secret in them.
-  git agent-rewind push origin r1 r2
-      Push the runs r1 and r2 to origin.
+  git agent-rewind push origin r1 --allow-secret 3f2a…:config/app.yaml:yaml-password:3
+      Push run r1 to origin although that finding (its fingerprint, as the refused push printed it) looks like a secret.
   git agent-rewind push --all
       Push every run of this repository.";
 pub const FETCH_EXAMPLES: &str = "Examples:
@@ -43,6 +43,12 @@ pub struct PushArgs {
     /// Every run of this repository.
     #[arg(long)]
     pub all: bool,
+    /// Push although the secret rules fire on this finding: its fingerprint
+    /// (`<commit>:<file or field>:<rule>:<line>`), as the refused push printed it.
+    /// Repeatable; each allows exactly one finding, on this push (`git config --add
+    /// agentRewind.allowSecret FINGERPRINT` allows it on every push).
+    #[arg(long = "allow-secret", value_name = "FINGERPRINT")]
+    pub allow_secret: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -87,8 +93,15 @@ pub fn push(a: PushArgs, ctx: &Ctx) -> Result<Output> {
         .iter()
         .map(|r| ops::address::run(store, r.as_str()))
         .collect::<Result<Vec<_>>>()?;
-    let out = ops::push::push(store, &remote, &runs, a.all)?;
+    let out = ops::push::push(store, &remote, &runs, a.all, &a.allow_secret)?;
     let mut s = String::new();
+    if !out.skipped_rules.is_empty() {
+        s.push_str(&format!(
+            "warning: {} rule(s) of agentRewind.secretRules did not compile and were not used: {}\n",
+            out.skipped_rules.len(),
+            out.skipped_rules.join(", ")
+        ));
+    }
     let up_to_date = out.count("up to date");
     for r in &out.runs {
         s.push_str(&format!("  {} {}", st.id(&r.run), r.result));
@@ -96,6 +109,9 @@ pub fn push(a: PushArgs, ctx: &Ctx) -> Result<Output> {
             s.push_str(&format!(": {why}"));
         }
         s.push('\n');
+        for f in &r.secrets {
+            s.push_str(&format!("    fingerprint: {}\n", f.fingerprint));
+        }
         if let Some(h) = &r.hint {
             s.push_str(&format!("    hint: {h}\n"));
         }

@@ -23,9 +23,13 @@ pub const EXAMPLES: &str = "Examples:
 pub struct ViewArgs {
     /// Only these runs and the runs linked to them by rewinds and forks (default: every run).
     pub runs: Vec<String>,
-    /// The HTML file to write (default: agent-rewind/view.html in the git directory).
+    /// The HTML file to write (default: agent-rewind/view.html in the git directory); an
+    /// existing FILE is only replaced with --force.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Overwrite the -o FILE when it already exists.
+    #[arg(long, requires = "output")]
+    pub force: bool,
     /// Open the page in the browser ($BROWSER, else xdg-open or open); never fails the command.
     #[arg(long)]
     pub open: bool,
@@ -38,6 +42,15 @@ pub fn run(a: ViewArgs, ctx: &Ctx) -> Result<Output> {
     let store = &ctx.store()?;
     let cwd = &ctx.dir;
     let diffs = ops::view::DiffLimit::parse(&a.diffs)?;
+    // Like `export`: a file of the user's is never replaced unless told to (checked before
+    // the page is built; our own default page is ours to replace).
+    if let Some(p) = &a.output {
+        let path = cwd.join(p);
+        if !a.force && std::fs::symlink_metadata(&path).is_ok_and(|md| !md.is_dir()) {
+            return Err(Error::refused(format!("{} already exists", path.display()))
+                .with_hint("choose another file, or add --force to overwrite it"));
+        }
+    }
     let runs = a
         .runs
         .iter()

@@ -54,6 +54,9 @@ pub fn rewound(o: &ops::rewind::RewindOutcome, st: &Style) -> String {
     if let Some(c) = &o.resume_command {
         s.push_str(&format!("  resume    {}\n", escape(c)));
     }
+    if let Some(c) = &o.conversation {
+        s.push_str(&format!("            ({})\n", escape(c)));
+    }
     if !o.inherited_steps.is_empty() {
         s.push_str(&format!("  inherited {}\n", o.inherited_steps.join(", ")));
     }
@@ -234,6 +237,30 @@ pub fn undone(o: &ops::undo::UndoOutcome) -> String {
         s.push('\n');
         s.push_str(left.trim_end());
     }
+    s
+}
+
+/// `undo --list`: one line per backup of this worktree, newest first.
+pub fn backups(list: &[agent_rewind::materialize::Backup]) -> String {
+    if list.is_empty() {
+        return "no backup was taken in this worktree".into();
+    }
+    let mut s = String::new();
+    for (i, b) in list.iter().enumerate() {
+        let when = b.taken_at.map(|t| t.to_string()).unwrap_or_default();
+        let branch = b
+            .branch
+            .as_deref()
+            .map(|r| r.strip_prefix("refs/heads/").unwrap_or(r))
+            .unwrap_or("detached HEAD");
+        s.push_str(&format!(
+            "{}  {when}  before: {} (on {branch}){}\n",
+            short(&b.commit),
+            escape(&b.reason),
+            if i == 0 { "  <- `undo`" } else { "" }
+        ));
+    }
+    s.push_str("`git agent-rewind undo <backup>` brings back the state saved in one of them");
     s
 }
 

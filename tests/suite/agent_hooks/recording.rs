@@ -256,3 +256,50 @@ fn concurrent_edit_hooks_lose_no_path() {
             .is_none()
     );
 }
+
+/// After a compaction (and a resume or clear), `hook claude` prints the run's manifest as
+/// Claude Code's `hookSpecificOutput.additionalContext`; at a fresh start it prints nothing
+/// (issue 31 item 2). The real CLI's resume is in `agents_real::claude`; its compaction could
+/// not be triggered headless, so the `compact` source is driven here.
+#[test]
+fn a_compacted_claude_session_is_handed_the_runs_manifest() {
+    let repo = Repo::new();
+    let transcript = repo.path().join("t.jsonl");
+    std::fs::write(&transcript, "").unwrap();
+    let mut start = fixture("claude", "session-start.json");
+    retarget(&mut start, repo.path());
+    start["cwd"] = repo.path().to_str().unwrap().into();
+    start["transcript_path"] = transcript.to_str().unwrap().into();
+    let run_hook = |source: &str| {
+        let mut p = start.clone();
+        p["source"] = source.into();
+        let out = tool_stdin(
+            repo.path(),
+            &["hook", "claude"],
+            &serde_json::to_vec(&p).unwrap(),
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(run_hook("startup"), "", "a new session is told nothing");
+    let run = repo.json(&["list"])[0]["run"].as_str().unwrap().to_string();
+    let printed = run_hook("compact");
+    let v: Value = serde_json::from_str(&printed)
+        .unwrap_or_else(|e| panic!("one JSON document ({e}): {printed}"));
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    let context = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        context.contains(&format!("records into run {run}")),
+        "{context}"
+    );
+    assert!(
+        context.contains(&format!("git agent-rewind rewind {run} --to {run}@0")),
+        "{context}"
+    );
+    assert!(context.len() <= 2048);
+    repo.git(&["config", "agentRewind.agentContext", "off"]);
+    assert_eq!(run_hook("compact"), "", "agentRewind.agentContext=off");
+}

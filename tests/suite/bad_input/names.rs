@@ -135,3 +135,38 @@ fn malformed_addresses_are_usage_errors() {
         refused(&repo, &["diff", addr], 2);
     }
 }
+
+/// Issue 30 item 18: names git gives a meaning to (`HEAD`, `FETCH_HEAD`…) are no run ids,
+/// so `show HEAD` can never mean a run; and a `step end` refused for a run that does not
+/// exist leaves nothing behind, not even a lock file.
+#[test]
+fn ref_like_run_names_are_refused_and_a_refused_step_end_leaves_no_lock() {
+    let repo = repo_with_run();
+    for name in [
+        "HEAD",
+        "head",
+        "FETCH_HEAD",
+        "ORIG_HEAD",
+        "MERGE_HEAD",
+        "CHERRY_PICK_HEAD",
+        "REBASE_HEAD",
+        "AUTO_MERGE",
+    ] {
+        let line = refused(&repo, &["start", "--run", name], 2);
+        assert!(line.contains("run id") && line.contains(name), "{line}");
+        refused(&repo, &["checkpoint", "plan", "--run", name], 2);
+    }
+    for extra in [&["--attempt", "1"][..], &["--require-commit"][..]] {
+        let mut args = vec![
+            "step",
+            "end",
+            "plan",
+            "--run",
+            "nope",
+            "--status",
+            "completed",
+        ];
+        args.extend_from_slice(extra);
+        refused(&repo, &args, 1);
+    }
+}

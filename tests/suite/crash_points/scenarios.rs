@@ -216,7 +216,7 @@ pub fn scenarios() -> Vec<Scenario> {
             overwrites: true,
             next: |_| {
                 vec![
-                    &["revert", "r1", "--dry-run"],
+                    &["revert", "r1", "--dry-run", "--conflict=markers"],
                     &["checkpoint", "probe", "--run", "r1"],
                 ]
             },

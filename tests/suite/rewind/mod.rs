@@ -5,6 +5,7 @@
 
 use crate::common;
 
+mod adversity;
 mod crash;
 mod fork;
 mod lineage;

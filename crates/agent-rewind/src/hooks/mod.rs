@@ -14,8 +14,10 @@
 //! status 0. Nothing here prompts or prints.
 
 pub mod background;
+pub mod conversation;
 pub mod handlers;
 pub mod install;
+pub mod manifest;
 pub mod opencode;
 pub mod payload;
 pub mod settings;
@@ -99,6 +101,10 @@ pub struct HookOutcome {
     /// Problems worth telling the user about (the CLI prints them to stderr).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The run's state for the agent's context ([`manifest`]), after a compaction, resume
+    /// or clear; the CLI hands it to the agent through its documented channel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
 }
 
 impl HookOutcome {
@@ -111,6 +117,7 @@ impl HookOutcome {
             checkpoint: None,
             reason: None,
             warnings: vec![],
+            context: None,
         }
     }
 

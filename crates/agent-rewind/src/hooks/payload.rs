@@ -142,6 +142,14 @@ impl AgentEvent {
         }
     }
 
+    /// `key` into `meta` when it is a usable identifier, and nothing otherwise: for fields
+    /// that only inform (`prompt_id`, `effort`), whose type an agent may change.
+    fn meta_lenient(&mut self, f: &Fields, key: &str) {
+        if let Ok(Some(v)) = f.id(key) {
+            self.meta.insert(key.to_string(), v);
+        }
+    }
+
     fn meta_id(&mut self, f: &Fields, key: &str, meta_key: &str) -> Result<(), Unusable> {
         if let Some(v) = f.id(key)? {
             self.meta.insert(meta_key.to_string(), v);
@@ -211,6 +219,8 @@ fn claude(input: &[u8]) -> Parsed {
     ev.meta_id(&f, "source", "source")?;
     ev.meta_id(&f, "agent_id", "subagent_id")?;
     ev.meta_id(&f, "agent_type", "subagent_type")?;
+    ev.meta_lenient(&f, "prompt_id");
+    ev.meta_lenient(&f, "effort");
     ev.transcripts.extend(f.abs_path("agent_transcript_path")?);
     if ev.kind == Kind::Edit {
         let tool = f.id("tool_name")?.unwrap_or_default();

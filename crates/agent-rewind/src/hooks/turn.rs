@@ -82,9 +82,15 @@ fn session_start(store: &Store, ev: &AgentEvent) -> Result<HookOutcome> {
     let env_run = std::env::var("AGENT_RUN").ok().filter(|v| !v.is_empty());
     let run = match hook_run(store)? {
         Ok(run) if store.refs().run_head(&run)?.is_some() => {
+            let source = ev.meta.get("source").map(String::as_str).unwrap_or("");
+            let context = (super::manifest::SOURCES.contains(&source)
+                && super::manifest::enabled(store))
+            .then(|| super::manifest::manifest(store, &run))
+            .transpose()?;
             return Ok(HookOutcome {
                 run: Some(run.to_string()),
                 reason: Some(format!("session {} continues run {run}", session(ev))),
+                context,
                 ..HookOutcome::new(hook, HookAction::Joined)
             });
         }
@@ -266,6 +272,19 @@ fn turn(store: &Store, ev: &AgentEvent) -> Result<HookOutcome> {
             touched::MAX_TOUCHED
         ));
     }
+    let mut meta = ev.meta.clone();
+    if ev.agent == Agent::Claude
+        && ev.event == "Stop"
+        && let Some(at) = ev
+            .transcripts
+            .first()
+            .and_then(|t| super::conversation::claude_last_message(t))
+    {
+        meta.insert("conversation_at".into(), at.message);
+        if let Some(model) = at.model {
+            meta.entry("model".into()).or_insert(model);
+        }
+    }
     let result = checkpoint(
         store,
         &step,
@@ -276,7 +295,7 @@ fn turn(store: &Store, ev: &AgentEvent) -> Result<HookOutcome> {
             agent: Some(hook.to_string()),
             touched: taken.paths.clone(),
             artifacts,
-            meta: ev.meta.clone(),
+            meta,
             ..Default::default()
         },
     );

@@ -279,6 +279,10 @@ pub fn append_note_lines(
 /// "Order inside the transaction"). Moves the step ref to `HEAD` (compare-and-swap) when it
 /// is an ancestor of it. Returns whether it moved.
 pub fn catch_up_step_ref(store: &Store, run: &RunId, step: &crate::ids::StepName) -> Result<bool> {
+    // No run, nothing to repair: and no writer lock file made for a run that does not exist.
+    if store.refs().run_head(run)?.is_none() {
+        return Ok(false);
+    }
     let _lock = store.locks().writer_lock(run.as_str())?;
     let Some(head) = store.refs().run_head(run)? else {
         return Ok(false);

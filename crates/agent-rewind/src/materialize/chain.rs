@@ -30,6 +30,9 @@ pub struct Backup {
     /// Files the operation left as they were although the target lacks them or they are not
     /// in the backup: secret-looking files snapshots leave out, untracked files too big.
     pub left_in_place: Vec<Excluded>,
+    /// When it was taken (read back from the chain; not set on a backup just published).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub taken_at: Option<crate::time::Timestamp>,
     #[serde(flatten)]
     pub runs: RunFacts,
     #[serde(skip)]
@@ -38,7 +41,8 @@ pub struct Backup {
 
 /// What a backup records about runs, so `undo` also puts back which run was active and
 /// reverses the archiving the operation did (trailers `Backup-Active-Run`,
-/// `Backup-Archives`, `Backup-Unarchives`, `Backup-New-Run`).
+/// `Backup-Archives`, `Backup-Unarchives`, `Backup-New-Run`), and whether a run's revert is
+/// taken back or brought back (`Backup-Reverts`, `Backup-Unreverts`).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct RunFacts {
     /// Whether the backup recorded the active run at all (backups written before this was
@@ -56,6 +60,14 @@ pub struct RunFacts {
     /// The run the operation created (rewind/fork); undoing the operation archives it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub new_run: Option<String>,
+    /// The run the operation reverted: undoing it takes the revert back (`list` stops
+    /// calling the run reverted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reverts: Option<String>,
+    /// The run whose revert the operation (an undo) took back: undoing it makes the run
+    /// reverted again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreverts: Option<String>,
 }
 
 impl RunFacts {
@@ -138,6 +150,12 @@ pub fn publish_backup(store: &Store, cap: &Capture, reason: &str) -> Result<Back
     if let Some(r) = &cap.runs.new_run {
         run_trailers.push_str(&format!("Backup-New-Run: {r}\n"));
     }
+    if let Some(r) = &cap.runs.reverts {
+        run_trailers.push_str(&format!("Backup-Reverts: {r}\n"));
+    }
+    if let Some(r) = &cap.runs.unreverts {
+        run_trailers.push_str(&format!("Backup-Unreverts: {r}\n"));
+    }
     let mut message = format!(
         "agent-rewind backup: {}\n\nBackup-Reason: {}\nBackup-Worktree: {}\nBackup-Head: {}\nBackup-Branch: {}\nBackup-Index: {}\n{run_trailers}",
         one_line(reason),
@@ -173,6 +191,7 @@ pub fn publish_backup(store: &Store, cap: &Capture, reason: &str) -> Result<Back
                     worktree,
                     reason: reason.to_string(),
                     left_in_place: cap.excluded.clone(),
+                    taken_at: None,
                     runs: cap.runs.clone(),
                     details: cap.details.clone(),
                 });
@@ -313,17 +332,15 @@ fn run_facts(message: &str) -> RunFacts {
             .collect()
     };
     let active = backup_field(message, "Backup-Active-Run");
+    let one = |key: &str| valid(backup_field(message, key).into_iter().collect()).pop();
     RunFacts {
         recorded: active.is_some(),
         active_run: active.filter(|r| crate::ids::RunId::new(r.clone()).is_ok()),
         archives: valid(backup_fields(message, "Backup-Archives")),
         unarchives: valid(backup_fields(message, "Backup-Unarchives")),
-        new_run: valid(
-            backup_field(message, "Backup-New-Run")
-                .into_iter()
-                .collect(),
-        )
-        .pop(),
+        new_run: one("Backup-New-Run"),
+        reverts: one("Backup-Reverts"),
+        unreverts: one("Backup-Unreverts"),
     }
 }
 
@@ -346,6 +363,29 @@ fn backup_chain(
 
 /// The backups of this worktree, newest first.
 pub fn backups_of_this_worktree(store: &Store, limit: usize) -> Result<Vec<Backup>> {
+    backups_where(store, limit, |_| true)
+}
+
+/// Every backup of this worktree, newest first, without their details (touched paths, the
+/// index file: `details` is empty), for listing them.
+pub fn list_backups(store: &Store) -> Result<Vec<Backup>> {
+    backups_where(store, usize::MAX, |_| false)
+}
+
+/// The backup of this worktree whose commit is `commit`, with its details.
+pub fn backup_of_this_worktree(store: &Store, commit: &str) -> Result<Option<Backup>> {
+    Ok(backups_where(store, usize::MAX, |c| c == commit)?
+        .into_iter()
+        .find(|b| b.commit == commit))
+}
+
+/// The backups of this worktree, newest first, up to `limit`; the details are read for those
+/// whose commit id `details` accepts (for the others they stay empty).
+fn backups_where(
+    store: &Store,
+    limit: usize,
+    details: impl Fn(&str) -> bool,
+) -> Result<Vec<Backup>> {
     let Some(tip) = store.refs().ref_target(layout::BACKUPS_REF)? else {
         return Ok(vec![]);
     };
@@ -362,8 +402,14 @@ pub fn backups_of_this_worktree(store: &Store, limit: usize) -> Result<Vec<Backu
         else {
             continue;
         };
+        let commit = c.id.to_string();
+        let details =
+            match field("Backup-Details").and_then(|h| ObjectId::from_hex(h.as_bytes()).ok()) {
+                Some(d) if details(&commit) => read_details(store, d)?,
+                _ => BackupDetails::default(),
+            };
         out.push(Backup {
-            commit: c.id.to_string(),
+            commit,
             worktree_tree: c.tree.to_string(),
             index_tree: store.objects().commit_tree(index_commit)?.to_string(),
             head: field("Backup-Head").filter(|h| h != "unborn"),
@@ -371,13 +417,9 @@ pub fn backups_of_this_worktree(store: &Store, limit: usize) -> Result<Vec<Backu
             worktree: me.clone(),
             reason: field("Backup-Reason").unwrap_or_default(),
             left_in_place: vec![],
+            taken_at: Some(crate::time::Timestamp::EPOCH.add_millis(c.time.saturating_mul(1000))),
             runs: run_facts(&c.message),
-            details: match field("Backup-Details")
-                .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok())
-            {
-                Some(d) => read_details(store, d)?,
-                None => BackupDetails::default(),
-            },
+            details,
         });
         if out.len() >= limit {
             break;

@@ -26,8 +26,8 @@ use std::collections::HashSet;
 
 mod chain;
 pub use chain::{
-    Backup, BackupDetails, BackupTrim, RunFacts, backups_of_this_worktree, publish_backup,
-    trim_backups, withdraw_backup, worktree_id,
+    Backup, BackupDetails, BackupTrim, RunFacts, backup_of_this_worktree, backups_of_this_worktree,
+    list_backups, publish_backup, trim_backups, withdraw_backup, worktree_id,
 };
 
 /// Refuse when the worktree is in a state a checkout would destroy: a merge, rebase,
@@ -117,6 +117,8 @@ pub fn cover_paths(store: &Store, cap: &mut Capture, paths: &[BString]) -> Resul
     let max = Policy::for_backup(store)?.max_untracked_size;
     let mut edits = vec![];
     for p in paths {
+        // A backup never holds a path inside `.git` (undo would have to write there).
+        store.worktree().check_checkout_path(p, false)?;
         let in_capture = store.objects().entry_in_tree(cap.tree, p)?;
         let limit = if in_capture.is_some() { u64::MAX } else { max };
         match store.worktree().raw_entry(p, limit)? {
@@ -181,7 +183,14 @@ pub fn prepare_overwrite(
             .transpose()?
             .map(|entries| entries.into_iter().map(|(p, _, _)| p).collect());
         let mut extra = vec![];
-        for p in &b.details.touched {
+        // Only paths a checkout may write (a backup an older version took may list one
+        // inside `.git`).
+        let touched = b
+            .details
+            .touched
+            .iter()
+            .filter(|p| store.worktree().check_checkout_path(p, false).is_ok());
+        for p in touched {
             let in_capture = match &held {
                 Some(held) => held.contains(p),
                 None => store.objects().entry_in_tree(capture.tree, p)?.is_some(),
@@ -192,6 +201,10 @@ pub fn prepare_overwrite(
         }
         capture.tree = store.edit_tree(capture.tree, &extra)?;
     }
+    let target = match undoing {
+        Some(_) => writable_part(store, capture.tree, target, &mut capture.excluded)?,
+        None => target,
+    };
     let mut changes = plan_changes(store, capture.tree, target, paths)?;
     // Files in the way that the capture does not hold (ignored): into the backup too.
     let unsaved = unsaved_in_the_way(store, capture.tree, &changes)?;
@@ -221,6 +234,9 @@ pub fn prepare_overwrite(
         }
         !secret
     });
+    // Skip-worktree entries exist only when the capture kept the index file for its flags.
+    let flags = capture.details.index_file.is_some();
+    leave_in_place(store, flags, &mut capture.excluded, &mut changes)?;
     capture.excluded.sort_by(|a, b| a.path.cmp(&b.path));
     // The backup holds each path about to change as its bytes are on disk.
     let mut raw_edits = vec![];
@@ -241,6 +257,73 @@ pub fn prepare_overwrite(
         changes,
         raw,
     })
+}
+
+/// What a checkout leaves as it is, as git's does, listed in `excluded`: a nested git
+/// repository (a gitlink, as `git add -A` records an untracked one) the target lacks — its
+/// files are in no backup, so it is never removed — and a skip-worktree file with local
+/// edits that the changes do not touch (looked for only when `index_flags`: the index has
+/// entries with flags a tree cannot hold). Refuses when the target needs the path of a
+/// nested repository for something else.
+fn leave_in_place(
+    store: &Store,
+    index_flags: bool,
+    excluded: &mut Vec<Excluded>,
+    changes: &mut Vec<TreeChange>,
+) -> Result<()> {
+    let mut kept = Ok(());
+    changes.retain(|c| {
+        let Some((_, EntryKind::Commit)) = c.old else {
+            return true;
+        };
+        match c.new {
+            None => {
+                excluded.push(Excluded {
+                    path: text_path(&c.path),
+                    reason: "a nested git repository (a gitlink); its files are in no backup, \
+                             so it stays"
+                        .into(),
+                });
+                false
+            }
+            Some((_, EntryKind::Commit)) => true,
+            Some(_) => {
+                kept = Err(Error::refused(format!(
+                    "{} is a nested git repository, and the target needs that path for a file",
+                    quote_path(&c.path)
+                ))
+                .with_hint("move the repository out of the way, then run the command again"));
+                true
+            }
+        }
+    });
+    kept?;
+    if !index_flags {
+        return Ok(());
+    }
+    let changing: HashSet<&BString> = changes.iter().map(|c| &c.path).collect();
+    let skipped: Vec<(BString, ObjectId)> = store
+        .index()
+        .skip_worktree_entries()?
+        .into_iter()
+        .filter(|(p, _)| !changing.contains(p))
+        .collect();
+    if skipped.is_empty() {
+        return Ok(());
+    }
+    let paths: Vec<BString> = skipped.iter().map(|(p, _)| p.clone()).collect();
+    let on_disk = store.worktree().worktree_entries(&paths)?;
+    for ((p, id), disk) in skipped.iter().zip(on_disk) {
+        if disk.is_some_and(|(d, _)| d != *id) {
+            excluded.push(Excluded {
+                path: text_path(p),
+                reason: "skip-worktree in the index, with local edits: kept as it is on disk, \
+                         as git checkout keeps it"
+                    .into(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The changes that turn the worktree captured in `from` (a backup tree) into `to`,
@@ -268,6 +351,36 @@ pub fn plan_changes(
     }
     store.worktree().check_checkout_paths(&changes)?;
     Ok(changes)
+}
+
+/// `target` (a backup tree) without the paths a checkout may not write — inside `.git`, as
+/// in a backup an older version took before refusing a crafted run — each listed in
+/// `excluded`: an undo brings back everything else and never writes there.
+fn writable_part(
+    store: &Store,
+    from: ObjectId,
+    target: ObjectId,
+    excluded: &mut Vec<Excluded>,
+) -> Result<ObjectId> {
+    let mut drop = vec![];
+    for c in store.objects().diff_trees(from, target)? {
+        if c.new.is_some()
+            && store
+                .worktree()
+                .check_checkout_path(&c.path, c.new.is_some_and(|n| n.1 == EntryKind::Link))
+                .is_err()
+        {
+            excluded.push(Excluded {
+                path: text_path(&c.path),
+                reason: "a path inside .git in the backup; undo never writes there".into(),
+            });
+            drop.push((c.path, None));
+        }
+    }
+    if drop.is_empty() {
+        return Ok(target);
+    }
+    store.edit_tree(target, &drop)
 }
 
 /// The files on disk that writing `changes` would overwrite or remove and that `from` (the
@@ -385,13 +498,55 @@ pub fn write_changes(
         })
 }
 
+/// `e`, a failure after every planned change was written: says so, naming the files, and
+/// that `undo` brings them back (the backup was taken first).
+pub fn files_were_changed(e: Error, changes: &[TreeChange]) -> Error {
+    const MAX_LISTED: usize = 200;
+    let mut list: Vec<String> = changes
+        .iter()
+        .take(MAX_LISTED)
+        .map(|c| quote_path(&c.path).to_string())
+        .collect();
+    if changes.len() > MAX_LISTED {
+        list.push(format!("and {} more", changes.len() - MAX_LISTED));
+    }
+    let n = changes.len();
+    let mut e = e;
+    if n > 0 {
+        let files = if n == 1 { "file" } else { "files" };
+        e.message = format!(
+            "{}; before that, {n} {files} of the worktree had been changed: {}",
+            e.message,
+            list.join(", ")
+        );
+    }
+    let undo = "`git agent-rewind undo` brings back every file, the index and HEAD as they \
+                were before this command (its backup was taken first)";
+    let hint = match e.hint.as_deref() {
+        Some(h) => format!("{h}; {undo}"),
+        None => undo.to_string(),
+    };
+    e.with_hint(hint)
+}
+
 /// Put HEAD, index and worktree of this worktree back to what `backup` captured, writing
 /// the changes planned by [`prepare_overwrite`]. The current state (`prepared.capture`) must
 /// already be backed up by the caller.
 pub fn restore_backup(store: &Store, prepared: &PreparedOverwrite, backup: &Backup) -> Result<()> {
     let written = write_changes(store, &prepared.changes, &prepared.raw)?;
-    let head = backup.head.as_deref().map(oid).transpose()?;
     crate::crash_point!("undo:files-written");
+    restore_head_and_index(store, prepared, backup, &written)
+        .map_err(|e| files_were_changed(e, &prepared.changes))
+}
+
+/// The part of [`restore_backup`] after the files: HEAD, then the index.
+fn restore_head_and_index(
+    store: &Store,
+    prepared: &PreparedOverwrite,
+    backup: &Backup,
+    written: &[WrittenFile],
+) -> Result<()> {
+    let head = backup.head.as_deref().map(oid).transpose()?;
     match (&backup.branch, head) {
         // The branch may have moved since; leave it where it is and only re-attach HEAD.
         (Some(b), _) => store.worktree().attach_user_head(b, "agent-rewind: undo")?,
@@ -406,11 +561,9 @@ pub fn restore_backup(store: &Store, prepared: &PreparedOverwrite, backup: &Back
     {
         return Ok(());
     }
-    store.index().set_user_index(
-        Some(index_tree),
-        Some(prepared.capture.index_tree),
-        &written,
-    )?;
+    store
+        .index()
+        .set_user_index(Some(index_tree), Some(prepared.capture.index_tree), written)?;
     Ok(())
 }
 

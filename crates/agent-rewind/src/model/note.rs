@@ -8,6 +8,10 @@ use super::*;
 /// Type of the note line `step exit` appends to an attempt's `begin` checkpoint: its worker
 /// was seen to exit (kept as an [`NoteLine::Other`] line; it never changes a status).
 pub const WORKER_EXIT: &str = "worker-exit";
+/// The `type` of the record an `undo` of a revert appends to the run: no longer reverted.
+pub const REVERT_UNDONE: &str = "revert-undone";
+/// The `type` of the record an `undo` of that undo appends: reverted again.
+pub const REVERT_REDONE: &str = "revert-redone";
 
 /// One line of a note body. Unknown types are kept verbatim so newer writers' lines survive.
 #[derive(Debug, Clone, PartialEq)]
@@ -345,11 +349,21 @@ impl Note {
             .or_else(|| self.checkpoint().and_then(|c| c.label.as_deref()))
     }
 
-    /// Whether a `revert` record took back what this checkpoint's run had done.
+    /// Whether a `revert` record took back what this checkpoint's run had done, and no
+    /// `revert-undone` record (an `undo` of it) came after it; a `revert-redone` record (an
+    /// undo of that undo) makes it reverted again.
     pub fn reverted(&self) -> bool {
-        self.lines.iter().any(|l| {
-            matches!(l, NoteLine::Other(v) if v.get("type").and_then(|t| t.as_str()) == Some("revert"))
-        })
+        let mut reverted = false;
+        for l in &self.lines {
+            if let NoteLine::Other(v) = l {
+                match v.get("type").and_then(|t| t.as_str()) {
+                    Some("revert" | REVERT_REDONE) => reverted = true,
+                    Some(REVERT_UNDONE) => reverted = false,
+                    _ => {}
+                }
+            }
+        }
+        reverted
     }
 
     /// Whether a `worker-exit` record (`step exit`) says the worker of this attempt exited.

@@ -91,14 +91,8 @@ pub fn file_diffs(
 ) -> Result<Vec<FileDiff>> {
     let mut files = vec![];
     for c in store.objects().diff_trees(from, to)? {
-        let old = match c.old {
-            Some((id, _)) => store.objects().read_blob(id)?,
-            None => vec![],
-        };
-        let new = match c.new {
-            Some((id, _)) => store.objects().read_blob(id)?,
-            None => vec![],
-        };
+        let old = side_text(store, c.old)?;
+        let new = side_text(store, c.new)?;
         let binary = old.contains(&0)
             || new.contains(&0)
             || std::str::from_utf8(&old).is_err()
@@ -125,6 +119,20 @@ pub fn file_diffs(
         });
     }
     Ok(files)
+}
+
+/// One side of a file's change as `git diff` shows it: a blob's or a link's bytes, and for a
+/// submodule or nested repository (a gitlink, whose commit is not in this repository) the
+/// line `Subproject commit <id>`.
+fn side_text(
+    store: &Store,
+    side: Option<(crate::store::ObjectId, crate::store::EntryKind)>,
+) -> Result<Vec<u8>> {
+    Ok(match side {
+        Some((id, crate::store::EntryKind::Commit)) => format!("Subproject commit {id}\n").into(),
+        Some((id, _)) => store.objects().read_blob(id)?,
+        None => vec![],
+    })
 }
 
 fn meta_diff(a: &serde_json::Value, b: &serde_json::Value) -> Vec<MetaDiff> {

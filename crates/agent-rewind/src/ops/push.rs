@@ -6,7 +6,8 @@
 //! the way out, and it does not fail `push --all` (issue 30 item 14).
 //!
 //! It never pushes anything but the refs of the runs asked for (never branches, tags or
-//! staged copies), and never fetches or changes local refs.
+//! staged copies), and never fetches or changes local refs. A run in which a secret rule
+//! fires is not pushed (`secrets`), unless each finding's fingerprint is allowed.
 
 use crate::error::{Error, Result};
 use crate::ids::RunId;
@@ -16,6 +17,9 @@ use crate::remote::{self, RefStatus, Remote};
 use crate::store::{Store, layout};
 use serde::Serialize;
 use std::collections::BTreeMap;
+
+pub mod secrets;
+pub use secrets::SecretFinding;
 
 /// Batches tried before falling back to one push per run.
 const BATCH_ROUNDS: u32 = 4;
@@ -36,6 +40,9 @@ pub struct RunPush {
     pub reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// The secrets that kept this run from being pushed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<SecretFinding>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -45,6 +52,9 @@ pub struct PushOutcome {
     pub runs: Vec<RunPush>,
     /// With `--all`: how many runs were already up to date (not listed in `runs`).
     pub up_to_date: usize,
+    /// Rules of `agentRewind.secretRules` that did not compile (not used).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped_rules: Vec<String>,
 }
 
 impl PushOutcome {
@@ -67,8 +77,16 @@ struct AllRuns {
     invalid: Vec<String>,
 }
 
-/// Push `runs` (or every run with `all`; the active run of this worktree when neither).
-pub fn push(store: &Store, remote: &Remote, runs: &[RunId], all: bool) -> Result<PushOutcome> {
+/// Push `runs` (or every run with `all`; the active run of this worktree when neither). A
+/// run holding a secret whose fingerprint is neither in `allowed` nor a value of
+/// `agentRewind.allowSecret` is rejected, not pushed.
+pub fn push(
+    store: &Store,
+    remote: &Remote,
+    runs: &[RunId],
+    all: bool,
+    allowed: &[String],
+) -> Result<PushOutcome> {
     let all = match all {
         true => {
             let (runs, invalid) = store.refs().list_runs()?;
@@ -101,7 +119,20 @@ pub fn push(store: &Store, remote: &Remote, runs: &[RunId], all: bool) -> Result
         specs.insert(run.clone(), s);
     }
     let mut done: BTreeMap<RunId, RunPush> = BTreeMap::new();
-    let mut pending: Vec<RunId> = selected.clone();
+    let (rules, skipped_rules) = secrets::rules(store)?;
+    let configured = store.config_strings("agentRewind.allowSecret");
+    let mut pending: Vec<RunId> = vec![];
+    for run in &selected {
+        let found: Vec<SecretFinding> = secrets::scan_run(store, run, &rules)?
+            .into_iter()
+            .filter(|f| !allowed.contains(&f.fingerprint) && !configured.contains(&f.fingerprint))
+            .collect();
+        if found.is_empty() {
+            pending.push(run.clone());
+        } else {
+            done.insert(run.clone(), holds_secrets(run, found));
+        }
+    }
     let mut round = 0;
     while !pending.is_empty() && round < BATCH_ROUNDS {
         round += 1;
@@ -141,6 +172,7 @@ pub fn push(store: &Store, remote: &Remote, runs: &[RunId], all: bool) -> Result
         remote: remote.name.to_string(),
         runs: vec![],
         up_to_date: 0,
+        skipped_rules,
     };
     for mut r in selected.iter().filter_map(|r| done.remove(r)) {
         if r.result == "rejected" && r.reason.as_deref() == Some(MOVED_ON) {
@@ -284,6 +316,7 @@ fn settle(run: &RunId, refs: &[&RefStatus], success: bool) -> Option<RunPush> {
             result: if changed { "pushed" } else { "up to date" },
             reason: None,
             hint: None,
+            secrets: vec![],
         });
     }
     None // only rejected because another run's ref was: push it again
@@ -338,5 +371,34 @@ fn rejected(run: &RunId, reason: String, hint: Option<String>) -> RunPush {
         result: "rejected",
         reason: Some(reason),
         hint,
+        secrets: vec![],
+    }
+}
+
+/// A run not pushed because of `found` (each listed with its place, line and fingerprint
+/// in `secrets`), and how to go on.
+fn holds_secrets(run: &RunId, found: Vec<SecretFinding>) -> RunPush {
+    let one = found.len() == 1;
+    let places: Vec<String> = found.iter().map(SecretFinding::describe).collect();
+    let reason = match one {
+        true => format!("it holds a value that looks like a secret: {}", places[0]),
+        false => format!(
+            "it holds {} values that look like secrets: {}",
+            found.len(),
+            places.join(", ")
+        ),
+    };
+    let hint = match one {
+        true => "if it is not a secret, push again with --allow-secret <its fingerprint>",
+        false => "if they are not secrets, push again with --allow-secret <fingerprint> for each",
+    };
+    RunPush {
+        run: run.to_string(),
+        result: "rejected",
+        reason: Some(reason),
+        hint: Some(format!(
+            "{hint} (a later checkpoint that deletes a secret does not help: the checkpoint that added it is pushed too)"
+        )),
+        secrets: found,
     }
 }

@@ -102,6 +102,21 @@ pub fn revert(store: &Store, spec: &CheckpointSpec, opts: &RevertOptions) -> Res
     if let Some(touched) = &touched {
         changes.retain(|c| c.path.to_str().is_ok_and(|p| touched.contains(p)));
     }
+    // A fetched run is not trusted: a path git would never check out (`.git/…`) refuses
+    // the revert before the worktree is read or anything is written.
+    for c in &changes {
+        for side in [c.old, c.new].into_iter().flatten() {
+            store
+                .worktree()
+                .check_checkout_path(&c.path, side.1 == EntryKind::Link)
+                .map_err(|e| {
+                    e.context(format!(
+                        "cannot revert {} of run {}",
+                        range.scope, range.run
+                    ))
+                })?;
+        }
+    }
     let staged = store.with_staged_objects();
     let paths: Vec<BString> = changes.iter().map(|c| c.path.clone()).collect();
     let ours = staged.worktree().worktree_entries(&paths)?;
@@ -150,9 +165,15 @@ pub fn revert(store: &Store, spec: &CheckpointSpec, opts: &RevertOptions) -> Res
         return Ok(outcome);
     }
 
+    // The revert record goes onto the run's notes after the files: that lock is checked now.
+    store
+        .refs()
+        .ensure_unlocked(&crate::store::layout::notes_ref(&range.run))?;
     staged.persist_staged_objects()?;
     // The backup holds every path about to be written as its bytes are on disk.
     let mut prepared_capture = materialize::capture(store)?;
+    // Undoing this revert takes it back: `list` then no longer calls the run reverted.
+    prepared_capture.runs.reverts = Some(range.run.to_string());
     let written: Vec<BString> = writes.iter().map(|w| w.path.clone()).collect();
     materialize::cover_paths(store, &mut prepared_capture, &written)?;
     let backup = materialize::publish_backup(

@@ -57,7 +57,13 @@ pub struct RewindOutcome {
     pub sdk_session_id: Option<String>,
     /// The agent that recorded that session, and the command that resumes it there.
     pub agent: Option<String>,
+    /// The command that continues the conversation as of the point: a fork of it at the
+    /// recorded turn where the agent offers one ([`crate::agent::Agent::continue_command`]).
     pub resume_command: Option<String>,
+    /// What `resume_command` does: the pointer it forks at (none: at the conversation's
+    /// end), and in words.
+    pub conversation_at: Option<String>,
+    pub conversation: Option<String>,
     pub git_commit_sha: Option<String>,
     pub branch: Option<String>,
     pub worktree: Option<String>,
@@ -116,11 +122,17 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
         None => catalog.root_of(&tip)?.note.label().map(str::to_string),
     };
     let inherited = inherited_at(&point, before_point, &opts);
-    let (session, agent) = session_at(before_point);
+    let (session, agent, conversation_at) = session_at(before_point);
+    let continuation = match (&agent, &session) {
+        (Some(a), Some(s)) => crate::agent::Agent::from_name(a)
+            .map(|a| a.continue_command(s, conversation_at.as_deref())),
+        _ => None,
+    };
     let at_point = AtPoint {
         inherited: inherited.clone(),
         session: session.clone(),
         agent: agent.clone(),
+        conversation_at: conversation_at.clone(),
         workflow: before_point.iter().find_map(|c| c.note.workflow()).cloned(),
         label,
     };
@@ -162,7 +174,9 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
         from_step: point.step.clone(),
         checkpoint: root.checkpoint.to_string(),
         inherited_steps: inherited.iter().map(|(s, _)| s.to_string()).collect(),
-        resume_command: crate::agent::resume_command(agent.as_deref(), session.as_deref()),
+        resume_command: continuation.as_ref().map(|c| c.command.clone()),
+        conversation_at: continuation.as_ref().and_then(|c| c.forks_at.clone()),
+        conversation: continuation.map(|c| c.note),
         sdk_session_id: session,
         agent,
         git_commit_sha: line.git_commit_sha.clone(),
@@ -251,6 +265,12 @@ fn check(
     }
     if in_place {
         materialize::ensure_safe_to_overwrite(store)?;
+        // HEAD and the branch move after the files are written: their locks are checked
+        // before the first file changes (the index lock is, above).
+        store.refs().ensure_unlocked("HEAD")?;
+    }
+    if let (Some(b), None) = (&branch, &opts.worktree) {
+        store.refs().ensure_unlocked(&layout::branch_ref(b))?;
     }
     let target_tree = point.checkpoint.commit.tree;
     // A linked worktree gets the commit checked out by git, then the rest by us.
@@ -370,6 +390,8 @@ struct AtPoint {
     /// The agent session recorded there, and the agent that recorded it.
     session: Option<String>,
     agent: Option<String>,
+    /// The agent's pointer to that point of the conversation (`meta.conversation_at`).
+    conversation_at: Option<String>,
     /// The workflow stored in the lineage: it travels with the new run (which may be
     /// pushed alone).
     workflow: Option<crate::model::StoredWorkflow>,
@@ -409,6 +431,9 @@ fn root_record(
             .push(crate::model::NoteLine::Workflow(Box::new(w)));
     }
     rec.agent = at.agent;
+    if let Some(c) = at.conversation_at {
+        rec.meta.insert("conversation_at".into(), c);
+    }
     rec.label = at.label;
     rec.user_head = Some(UserHead {
         commit: git_commit,
@@ -434,23 +459,26 @@ fn check_out_in_place(
     let written = materialize::write_changes(store, &prepared.changes, &prepared.raw)?;
     crate::trace::mark("rewind: files written");
     crate::crash_point!("rewind:files-written");
-    store
-        .worktree()
-        .move_user_head(plan.branch.as_deref(), git_commit)?;
-    crate::trace::mark("rewind: HEAD moved");
-    crate::crash_point!("rewind:head-moved");
-    let head_tree = match git_commit {
-        Some(c) => Some(store.objects().commit_tree(c)?),
-        None => None,
+    let after_files = || -> Result<()> {
+        store
+            .worktree()
+            .move_user_head(plan.branch.as_deref(), git_commit)?;
+        crate::trace::mark("rewind: HEAD moved");
+        crate::crash_point!("rewind:head-moved");
+        let head_tree = match git_commit {
+            Some(c) => Some(store.objects().commit_tree(c)?),
+            None => None,
+        };
+        store
+            .index()
+            .set_user_index(head_tree, Some(prepared.capture.index_tree), &written)?;
+        crate::trace::mark("rewind: index reset");
+        crate::crash_point!("rewind:index-written");
+        set_active_run(store, &plan.new_run)?;
+        crate::trace::mark("rewind: done");
+        Ok(())
     };
-    store
-        .index()
-        .set_user_index(head_tree, Some(prepared.capture.index_tree), &written)?;
-    crate::trace::mark("rewind: index reset");
-    crate::crash_point!("rewind:index-written");
-    set_active_run(store, &plan.new_run)?;
-    crate::trace::mark("rewind: done");
-    Ok(())
+    after_files().map_err(|e| materialize::files_were_changed(e, &prepared.changes))
 }
 
 /// Remove the linked worktree made for a fork/rewind that then failed; `e` is the failure.
@@ -595,15 +623,19 @@ fn inherited_steps(lineage: &[Checkpoint]) -> Vec<(StepName, ObjectId)> {
 }
 
 /// The newest agent session id recorded in `lineage` (newest first), with the agent that
-/// recorded it.
-fn session_at(lineage: &[Checkpoint]) -> (Option<String>, Option<String>) {
+/// recorded it and the agent's pointer to that point of the conversation.
+fn session_at(lineage: &[Checkpoint]) -> (Option<String>, Option<String>, Option<String>) {
     lineage
         .iter()
         .find_map(|c| {
             let l = c.line();
-            l.sdk_session_id
-                .clone()
-                .map(|s| (Some(s), l.recording_agent().map(str::to_string)))
+            l.sdk_session_id.clone().map(|s| {
+                (
+                    Some(s),
+                    l.recording_agent().map(str::to_string),
+                    l.meta.get("conversation_at").cloned(),
+                )
+            })
         })
-        .unwrap_or((None, None))
+        .unwrap_or((None, None, None))
 }

@@ -1,16 +1,20 @@
 //! `undo`: bring this worktree back to the state saved by its last backup (before the last
-//! rewind, fork, restore — or undo). The current state is backed up first, so an undo is
-//! itself undoable. Besides files, index and HEAD, it puts back which run was active and
-//! reverses what the operation did to runs: a rewind's source is un-archived, and the run
-//! the operation created is archived (kept, with its branch; an undo of the undo brings it
-//! back).
+//! rewind, fork, restore, revert — or undo), or by any older one named (`undo <backup>`,
+//! listed by `undo --list`). The current state is backed up first, so an undo is itself
+//! undoable. Besides files, index and HEAD, it puts back which run was active and reverses
+//! what the operation did to runs: a rewind's source is un-archived, the run the operation
+//! created is archived (kept, with its branch; an undo of the undo brings it back), a
+//! reverted run is no longer called reverted. It never writes inside `.git`, whatever a
+//! backup holds.
 
 use crate::error::{Error, Result};
 use crate::ids::RunId;
 use crate::journal::{clear_active_run, runstatus, set_active_run, worktree_active_run};
 use crate::materialize::{self, Backup};
+use crate::model::NoteLine;
 use crate::store::ObjectId;
 use crate::store::Store;
+use crate::store::layout;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -33,12 +37,53 @@ pub struct UndoOutcome {
     pub branch_left: Option<String>,
 }
 
-pub fn undo(store: &Store) -> Result<UndoOutcome> {
-    materialize::ensure_safe_to_overwrite(store)?;
-    let target = materialize::backups_of_this_worktree(store, 1)?
+/// The backups of this worktree, newest first: what `undo` (the first) and `undo <backup>`
+/// bring back (without their details: the touched paths and index file are not read).
+pub fn list(store: &Store) -> Result<Vec<Backup>> {
+    store.workdir()?;
+    materialize::list_backups(store)
+}
+
+/// The backup `which` names (a commit id or a prefix of at least 4 hex digits, among this
+/// worktree's backups), or the newest.
+fn choose(store: &Store, which: Option<&str>) -> Result<Backup> {
+    let Some(which) = which else {
+        return materialize::backups_of_this_worktree(store, 1)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| {
+                Error::not_found("nothing to undo: no backup was taken in this worktree")
+            });
+    };
+    let hint = "`git agent-rewind undo --list` lists the backups of this worktree";
+    let wanted = which.to_ascii_lowercase();
+    if wanted.len() < 4 || !wanted.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Error::usage(format!(
+            "{which:?} is not a backup id (at least 4 hex digits)"
+        ))
+        .with_hint(hint));
+    }
+    let found: Vec<Backup> = list(store)?
         .into_iter()
-        .next()
-        .ok_or_else(|| Error::not_found("nothing to undo: no backup was taken in this worktree"))?;
+        .filter(|b| b.commit.starts_with(&wanted))
+        .collect();
+    match found.len() {
+        1 => materialize::backup_of_this_worktree(store, &found[0].commit)?
+            .ok_or_else(|| Error::conflict("the backups changed while they were read")),
+        0 => Err(Error::not_found(format!("no backup {which} in this worktree")).with_hint(hint)),
+        n => Err(Error::usage(format!(
+            "{which} names {n} backups; give more of its digits"
+        ))
+        .with_hint(hint)),
+    }
+}
+
+/// Bring back the backup `which` names (see [`choose`]), by default the newest.
+pub fn undo(store: &Store, which: Option<&str>) -> Result<UndoOutcome> {
+    materialize::ensure_safe_to_overwrite(store)?;
+    let target = choose(store, which)?;
+    // HEAD moves after the files are written: its lock is checked before.
+    store.refs().ensure_unlocked("HEAD")?;
     let target_tree = ObjectId::from_hex(target.worktree_tree.as_bytes())
         .map_err(|_| Error::corrupt(format!("backup {} has an invalid tree id", target.commit)))?;
     let mut prepared = materialize::prepare_overwrite(store, target_tree, None, Some(&target))?;
@@ -62,6 +107,28 @@ pub fn undo(store: &Store) -> Result<UndoOutcome> {
     prepared.capture.runs = materialize::RunFacts::active(active_before.as_ref());
     prepared.capture.runs.archives = to_archive.iter().map(|r| r.to_string()).collect();
     prepared.capture.runs.unarchives = to_unarchive.iter().map(|r| r.to_string()).collect();
+    // A revert taken back (or brought back again): the next undo reverses that too.
+    let revert_fact = match (&target.runs.reverts, &target.runs.unreverts) {
+        (Some(r), _) => exists(r)?.map(|r| (r, crate::model::REVERT_UNDONE)),
+        (None, Some(r)) => exists(r)?.map(|r| (r, crate::model::REVERT_REDONE)),
+        (None, None) => None,
+    };
+    match &revert_fact {
+        Some((r, crate::model::REVERT_UNDONE)) => {
+            prepared.capture.runs.unreverts = Some(r.to_string())
+        }
+        Some((r, _)) => prepared.capture.runs.reverts = Some(r.to_string()),
+        None => {}
+    }
+
+    // The notes of those runs are written after the files: their locks are checked before.
+    let noted = to_unarchive
+        .iter()
+        .chain(&to_archive)
+        .chain(revert_fact.as_ref().map(|(r, _)| r));
+    for r in noted {
+        store.refs().ensure_unlocked(&layout::notes_ref(r))?;
+    }
 
     let backup = materialize::publish_backup(
         store,
@@ -83,6 +150,9 @@ pub fn undo(store: &Store) -> Result<UndoOutcome> {
         if runstatus::archive(store, r, &why)? {
             archived.push(r.to_string());
         }
+    }
+    if let Some((run, kind)) = &revert_fact {
+        record_revert_fact(store, run, kind, &target)?;
     }
     let active_restored = target.runs.recorded;
     let mut active_now = active_before.clone();
@@ -111,4 +181,19 @@ pub fn undo(store: &Store) -> Result<UndoOutcome> {
         archived,
         branch_left,
     })
+}
+
+/// Append to `run`'s tip the record that its revert was undone (`kind` = `revert-undone`) or
+/// brought back (`revert-redone`) by bringing back `backup`.
+fn record_revert_fact(store: &Store, run: &RunId, kind: &str, backup: &Backup) -> Result<()> {
+    let Some(tip) = store.refs().run_head(run)? else {
+        return Ok(());
+    };
+    let line = NoteLine::Other(serde_json::json!({
+        "type": kind,
+        "backup": backup.commit,
+        "by": store.identity().unwrap_or_else(crate::time::writer_id),
+        "ts": crate::time::Timestamp::now(),
+    }));
+    crate::journal::append_note_lines(store, run, tip, &[line])
 }

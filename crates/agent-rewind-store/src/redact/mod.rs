@@ -7,6 +7,11 @@
 //! `ghp_…`, a JWT, `Bearer …`, a private key block, a URL with a password, any value of a
 //! `*pass*`/`*secret*` key, and high-entropy values of `*token*` keys are redacted. The
 //! rules are listed in docs/SECRETS.md. Pure functions; never touches git.
+//!
+//! Detection by content comes from the rule set of [`rules`] (gitleaks' format and
+//! semantics; `push` scans what it shares with the same rules), plus the key-name rules here.
+
+pub mod rules;
 
 /// What a redacted value is replaced with.
 pub const REDACTED: &str = "[REDACTED]";
@@ -127,7 +132,11 @@ fn entropy(s: &str) -> f64 {
 /// a JWT, an `Authorization` scheme with its token, a private key block, or a password
 /// inside a URL (`scheme://user:pass@host`).
 pub fn looks_secret(value: &str) -> bool {
-    if has_private_key_block(value) || url_has_password(value) || has_auth_scheme(value) {
+    if has_private_key_block(value)
+        || url_has_password(value)
+        || has_auth_scheme(value)
+        || rules::RuleSet::builtin().finds(value)
+    {
         return true;
     }
     value
@@ -367,6 +376,24 @@ mod tests {
             false,
         ),
         ("x_auth", "letmein", true),
+        // Issue 30 item 6: an Authorization scheme closed by a quote, a comma or a paren.
+        (
+            "message",
+            "curl -H 'Authorization: Bearer abcdef0123456789'",
+            true,
+        ),
+        (
+            "message",
+            "h = {\"Authorization\": \"Basic dXNlcjpwYXNzd29yZA==\"}",
+            true,
+        ),
+        ("label", "fetch(url, Bearer a1b2c3d4e5f6g7h8, x)", true),
+        ("message", "call(Bearer a1b2c3d4e5f6g7h8)", true),
+        (
+            "message",
+            "explain basic authentication to bearer tokens",
+            false,
+        ),
     ];
 
     #[test]

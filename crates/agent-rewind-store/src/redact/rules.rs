@@ -1,0 +1,559 @@
+//! Secret rules in gitleaks' configuration format (`[[rules]]` with `id`, `regex`,
+//! `secretGroup`, `entropy`, `keywords`, `path`, `[[rules.allowlists]]`; a global
+//! `[allowlist]` or `[[allowlists]]`), and the scan of a text with them, with gitleaks'
+//! semantics: a case-insensitive keyword prefilter, the secret taken from `secretGroup` (or
+//! the first non-empty group), a Shannon entropy threshold, allowlists of regexes (on the
+//! secret, the match or the line), stopwords, paths and commits, `AND`/`OR` conditions, and
+//! a line holding `gitleaks:allow` skipped.
+//!
+//! Owns the rules and the scan; never reads git or the file system (a rule file is handed in
+//! as text). A rule whose regex does not compile is kept out and reported by
+//! [`RuleSet::skipped`], never dropped silently.
+
+use aho_corasick::AhoCorasick;
+use regex::bytes::{Regex, RegexBuilder};
+use serde::Deserialize;
+
+/// The built-in rules, in gitleaks' format (docs/SECRETS.md says where they come from).
+pub const BUILTIN_RULES: &str = include_str!("builtin.toml");
+
+/// Regexes larger than this compile to an error instead of using unbounded memory.
+const REGEX_SIZE_LIMIT: usize = 64 << 20;
+
+#[derive(Debug, Default, Deserialize)]
+struct RawConfig {
+    #[serde(default)]
+    allowlist: Option<RawAllowlist>,
+    #[serde(default)]
+    allowlists: Vec<RawAllowlist>,
+    #[serde(default)]
+    rules: Vec<RawRule>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawRule {
+    id: String,
+    #[serde(default)]
+    regex: Option<String>,
+    #[serde(default)]
+    secret_group: Option<usize>,
+    #[serde(default)]
+    entropy: Option<f64>,
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    keywords: Vec<String>,
+    #[serde(default)]
+    allowlist: Option<RawAllowlist>,
+    #[serde(default)]
+    allowlists: Vec<RawAllowlist>,
+    #[serde(default)]
+    skip_report: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawAllowlist {
+    #[serde(default)]
+    condition: Option<String>,
+    #[serde(default)]
+    regex_target: Option<String>,
+    #[serde(default)]
+    regexes: Vec<String>,
+    #[serde(default)]
+    stopwords: Vec<String>,
+    #[serde(default)]
+    paths: Vec<String>,
+    #[serde(default)]
+    commits: Vec<String>,
+}
+
+/// What an allowlist's regexes are matched against.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Target {
+    Secret,
+    Match,
+    Line,
+}
+
+#[derive(Debug, Clone)]
+struct Allowlist {
+    and: bool,
+    target: Target,
+    regexes: Vec<Regex>,
+    stopwords: Vec<String>,
+    paths: Vec<Regex>,
+    commits: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+struct Rule {
+    id: String,
+    regex: Option<Regex>,
+    secret_group: usize,
+    entropy: f64,
+    path: Option<Regex>,
+    allowlists: Vec<Allowlist>,
+}
+
+/// One secret found: the rule, the 1-based line of the match in the scanned text (0 for a
+/// rule that matches a path only), and the secret itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub rule: String,
+    pub line: usize,
+    pub secret: String,
+}
+
+/// Where a scanned text comes from: the file path (for path rules and path allowlists) and
+/// the commit (for commit allowlists). Both empty for a free-text value.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Origin<'a> {
+    pub path: Option<&'a str>,
+    pub commit: Option<&'a str>,
+}
+
+/// A compiled rule set.
+#[derive(Debug, Clone)]
+pub struct RuleSet {
+    rules: Vec<Rule>,
+    global: Vec<Allowlist>,
+    prefilter: Option<AhoCorasick>,
+    /// For each prefilter pattern, the rules it selects.
+    keyword_rules: Vec<Vec<usize>>,
+    /// Rules without keywords: always tried.
+    always: Vec<usize>,
+    skipped: Vec<(String, String)>,
+}
+
+/// A rule file that could not be read as gitleaks' format at all.
+#[derive(Debug)]
+pub struct RulesError(pub String);
+
+impl std::fmt::Display for RulesError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RulesError {}
+
+/// Compile a Go RE2 pattern: ASCII classes first, as RE2 has them (`\d`, `\w`, `\b`),
+/// Unicode when the pattern needs it (`\p{…}`).
+fn compile(pattern: &str) -> Result<Regex, String> {
+    let pattern = &literal_braces(pattern);
+    let build = |unicode: bool| {
+        RegexBuilder::new(pattern)
+            .unicode(unicode)
+            .size_limit(REGEX_SIZE_LIMIT)
+            .build()
+    };
+    build(false).or_else(|_| build(true)).map_err(|e| {
+        e.to_string()
+            .lines()
+            .last()
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    })
+}
+
+/// RE2 reads a `{` that does not start a repetition (`{2}`, `{2,}`, `{2,5}` after something
+/// to repeat) as a literal brace; Rust's regex refuses it. Escape those.
+fn literal_braces(pattern: &str) -> String {
+    let b = pattern.as_bytes();
+    let mut out = String::with_capacity(pattern.len() + 8);
+    let (mut i, mut in_class, mut prev) = (0, false, None::<u8>);
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\\' && i + 1 < b.len() {
+            // `\p{Greek}`, `\x{263a}`: the braces belong to the escape.
+            if matches!(b[i + 1], b'p' | b'P' | b'x') && b.get(i + 2) == Some(&b'{') {
+                let n = pattern[i..].find('}').map_or(b.len() - i, |n| n + 1);
+                out.push_str(&pattern[i..i + n]);
+                prev = Some(b'a');
+                i += n;
+                continue;
+            }
+            out.push_str(&pattern[i..i + 2]);
+            prev = Some(b'a');
+            i += 2;
+            continue;
+        }
+        match c {
+            b'[' if !in_class => in_class = true,
+            b']' if in_class => in_class = false,
+            b'{' if !in_class => {
+                let rest = &pattern[i + 1..];
+                let close = rest.find('}');
+                let valid = close.is_some_and(|n| {
+                    let inner = &rest[..n];
+                    let (lo, hi) = inner.split_once(',').unwrap_or((inner, "0"));
+                    !lo.is_empty()
+                        && lo.bytes().all(|d| d.is_ascii_digit())
+                        && hi.bytes().all(|d| d.is_ascii_digit())
+                });
+                let repeatable = !matches!(prev, None | Some(b'(' | b'|'));
+                if !(valid && repeatable) {
+                    out.push_str("\\{");
+                    prev = Some(b'a');
+                    i += 1;
+                    continue;
+                }
+                // A valid repetition: copy it whole, so its `}` is not escaped below.
+                let n = close.unwrap_or(0);
+                out.push_str(&pattern[i..i + n + 2]);
+                prev = Some(b'}');
+                i += n + 2;
+                continue;
+            }
+            b'}' if !in_class => {
+                out.push_str("\\}");
+                prev = Some(b'a');
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let ch = pattern[i..].chars().next().unwrap_or('\0');
+        out.push(ch);
+        prev = Some(c);
+        i += ch.len_utf8();
+    }
+    out
+}
+
+fn compile_all(patterns: &[String]) -> Result<Vec<Regex>, String> {
+    patterns.iter().map(|p| compile(p)).collect()
+}
+
+impl Allowlist {
+    fn new(raw: &RawAllowlist) -> Result<Allowlist, String> {
+        Ok(Allowlist {
+            and: raw
+                .condition
+                .as_deref()
+                .is_some_and(|c| c.eq_ignore_ascii_case("and")),
+            target: match raw.regex_target.as_deref() {
+                Some("match") => Target::Match,
+                Some("line") => Target::Line,
+                _ => Target::Secret,
+            },
+            regexes: compile_all(&raw.regexes)?,
+            stopwords: raw.stopwords.iter().map(|s| s.to_lowercase()).collect(),
+            paths: compile_all(&raw.paths)?,
+            commits: raw
+                .commits
+                .iter()
+                .map(|c| c.trim().to_lowercase())
+                .collect(),
+        })
+    }
+
+    fn path_allowed(&self, origin: Origin) -> bool {
+        origin
+            .path
+            .is_some_and(|p| self.paths.iter().any(|r| r.is_match(p.as_bytes())))
+    }
+
+    fn commit_allowed(&self, origin: Origin) -> bool {
+        origin
+            .commit
+            .is_some_and(|c| self.commits.iter().any(|a| a.eq_ignore_ascii_case(c)))
+    }
+
+    /// gitleaks' check before a rule runs: an `OR` allowlist whose commits or paths match
+    /// skips the whole text; an `AND` one only when it checks nothing else.
+    fn skips_origin(&self, origin: Origin) -> bool {
+        let (commit, path) = (self.commit_allowed(origin), self.path_allowed(origin));
+        if self.and {
+            let only_origin = self.regexes.is_empty() && self.stopwords.is_empty();
+            let checks = [
+                (!self.commits.is_empty()).then_some(commit),
+                (!self.paths.is_empty()).then_some(path),
+            ];
+            only_origin && checks.iter().any(Option::is_some) && checks.iter().flatten().all(|c| *c)
+        } else {
+            commit || path
+        }
+    }
+
+    /// gitleaks' check of one finding.
+    fn allows(&self, secret: &[u8], matched: &[u8], line: &[u8], origin: Origin) -> bool {
+        let target = match self.target {
+            Target::Secret => secret,
+            Target::Match => matched,
+            Target::Line => line,
+        };
+        let regex = !target.is_empty() && self.regexes.iter().any(|r| r.is_match(target));
+        let lower = String::from_utf8_lossy(secret).to_lowercase();
+        let stop = !lower.is_empty() && self.stopwords.iter().any(|w| lower.contains(w.as_str()));
+        if self.and {
+            let checks = [
+                (!self.commits.is_empty()).then(|| self.commit_allowed(origin)),
+                (!self.paths.is_empty()).then(|| self.path_allowed(origin)),
+                (!self.regexes.is_empty()).then_some(regex),
+                (!self.stopwords.is_empty()).then_some(stop),
+            ];
+            checks.iter().any(Option::is_some) && checks.iter().flatten().all(|c| *c)
+        } else {
+            regex || stop
+        }
+    }
+}
+
+/// Shannon entropy of `s` in bits per character, as gitleaks computes it (over characters,
+/// divided by the length in bytes).
+pub fn shannon_entropy(s: &str) -> f64 {
+    if s.is_empty() {
+        return 0.0;
+    }
+    let mut counts = std::collections::HashMap::new();
+    for c in s.chars() {
+        *counts.entry(c).or_insert(0usize) += 1;
+    }
+    let n = s.len() as f64;
+    counts
+        .values()
+        .map(|&c| {
+            let p = c as f64 / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+impl RuleSet {
+    /// Parse and compile gitleaks-format rule files; later files add rules (a rule with the
+    /// id of an earlier one replaces it) and global allowlists.
+    pub fn parse(files: &[&str]) -> Result<RuleSet, RulesError> {
+        let mut raw = RawConfig::default();
+        for (i, text) in files.iter().enumerate() {
+            let mut c: RawConfig = toml::from_str(text)
+                .map_err(|e| RulesError(format!("rule file {}: {}", i + 1, e.message())))?;
+            raw.allowlists.extend(c.allowlist.take());
+            raw.allowlists.append(&mut c.allowlists);
+            for r in c.rules {
+                raw.rules.retain(|o| o.id != r.id);
+                raw.rules.push(r);
+            }
+        }
+        let mut set = RuleSet {
+            rules: vec![],
+            global: vec![],
+            prefilter: None,
+            keyword_rules: vec![],
+            always: vec![],
+            skipped: vec![],
+        };
+        for a in &raw.allowlists {
+            match Allowlist::new(a) {
+                Ok(a) => set.global.push(a),
+                Err(e) => set.skipped.push(("global allowlist".into(), e)),
+            }
+        }
+        let mut keywords: Vec<String> = vec![];
+        for r in raw.rules.into_iter().filter(|r| !r.skip_report) {
+            let rule = match Self::rule(&r) {
+                Ok(rule) => rule,
+                Err(e) => {
+                    set.skipped.push((r.id.clone(), e));
+                    continue;
+                }
+            };
+            let index = set.rules.len();
+            set.rules.push(rule);
+            if r.keywords.is_empty() {
+                set.always.push(index);
+            }
+            for k in r.keywords.iter().map(|k| k.to_lowercase()) {
+                match keywords.iter().position(|o| *o == k) {
+                    Some(p) => set.keyword_rules[p].push(index),
+                    None => {
+                        keywords.push(k);
+                        set.keyword_rules.push(vec![index]);
+                    }
+                }
+            }
+        }
+        if !keywords.is_empty() {
+            set.prefilter = Some(
+                AhoCorasick::builder()
+                    .ascii_case_insensitive(true)
+                    .build(&keywords)
+                    .map_err(|e| RulesError(format!("keywords: {e}")))?,
+            );
+        }
+        Ok(set)
+    }
+
+    fn rule(r: &RawRule) -> Result<Rule, String> {
+        let regex = r.regex.as_deref().map(compile).transpose()?;
+        let path = r.path.as_deref().map(compile).transpose()?;
+        if regex.is_none() && path.is_none() {
+            return Err("neither a regex nor a path".into());
+        }
+        let allowlists = r
+            .allowlist
+            .iter()
+            .chain(&r.allowlists)
+            .map(Allowlist::new)
+            .collect::<Result<Vec<_>, _>>()?;
+        let secret_group = r.secret_group.unwrap_or(0);
+        if let Some(re) = &regex
+            && secret_group >= re.captures_len()
+        {
+            return Err(format!("secretGroup {secret_group} is not a group"));
+        }
+        Ok(Rule {
+            id: r.id.clone(),
+            regex,
+            secret_group,
+            entropy: r.entropy.unwrap_or(0.0),
+            path,
+            allowlists,
+        })
+    }
+
+    /// The built-in rules, compiled once.
+    pub fn builtin() -> &'static RuleSet {
+        static SET: std::sync::OnceLock<RuleSet> = std::sync::OnceLock::new();
+        SET.get_or_init(|| RuleSet::parse(&[BUILTIN_RULES]).expect("the built-in rules parse"))
+    }
+
+    /// How many rules compiled.
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// The rules (and allowlists) that did not compile, with why: (rule id, error).
+    pub fn skipped(&self) -> &[(String, String)] {
+        &self.skipped
+    }
+
+    /// The rules whose keywords occur in `text` (ASCII case-insensitive), and those without
+    /// keywords, in rule order.
+    fn candidates(&self, text: &[u8]) -> Vec<usize> {
+        let mut hit = vec![false; self.rules.len()];
+        for &i in &self.always {
+            hit[i] = true;
+        }
+        if let Some(ac) = &self.prefilter {
+            for m in ac.find_overlapping_iter(text) {
+                for &i in &self.keyword_rules[m.pattern().as_usize()] {
+                    hit[i] = true;
+                }
+            }
+        }
+        (0..self.rules.len()).filter(|&i| hit[i]).collect()
+    }
+
+    /// Every finding in `text`.
+    pub fn scan(&self, text: &[u8], origin: Origin) -> Vec<Finding> {
+        if self.global.iter().any(|a| !a.and && a.path_allowed(origin)) {
+            return vec![];
+        }
+        let mut out = vec![];
+        for i in self.candidates(text) {
+            self.scan_rule(&self.rules[i], text, origin, &mut out);
+        }
+        out
+    }
+
+    /// Whether any rule finds a secret in `text`.
+    pub fn finds(&self, text: &str) -> bool {
+        !self.scan(text.as_bytes(), Origin::default()).is_empty()
+    }
+
+    fn scan_rule(&self, rule: &Rule, text: &[u8], origin: Origin, out: &mut Vec<Finding>) {
+        if rule.allowlists.iter().any(|a| a.skips_origin(origin)) {
+            return;
+        }
+        if let Some(p) = &rule.path {
+            let Some(path) = origin.path else { return };
+            if !p.is_match(path.as_bytes()) {
+                return;
+            }
+            if rule.regex.is_none() {
+                out.push(Finding {
+                    rule: rule.id.clone(),
+                    line: 0,
+                    secret: format!("file detected: {path}"),
+                });
+                return;
+            }
+        }
+        let Some(re) = &rule.regex else { return };
+        for m in re.find_iter(text) {
+            let matched = trim_newlines(m.as_bytes());
+            let start = m.start() + (m.as_bytes().len() - trim_start_newlines(m.as_bytes()).len());
+            let line_start = text[..start]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+            let line_end = text[start..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(text.len(), |i| start + i);
+            let line = &text[line_start..line_end];
+            if contains(line, b"gitleaks:allow") {
+                continue;
+            }
+            let secret = secret_of(re, rule.secret_group, matched);
+            let secret_text = String::from_utf8_lossy(secret);
+            if rule.entropy > 0.0 && shannon_entropy(&secret_text) <= rule.entropy {
+                continue;
+            }
+            let allowed = |a: &Allowlist| a.allows(secret, matched, line, origin);
+            if self.global.iter().any(allowed) || rule.allowlists.iter().any(allowed) {
+                continue;
+            }
+            out.push(Finding {
+                rule: rule.id.clone(),
+                line: 1 + text[..start].iter().filter(|&&b| b == b'\n').count(),
+                secret: secret_text.into_owned(),
+            });
+        }
+    }
+}
+
+/// gitleaks' secret of a match: the match run through the regex again, then `secretGroup`,
+/// or the first non-empty group, or the whole match.
+fn secret_of<'t>(re: &Regex, group: usize, matched: &'t [u8]) -> &'t [u8] {
+    let Some(caps) = re.captures(matched) else {
+        return matched;
+    };
+    if caps.len() < 2 {
+        return matched;
+    }
+    if group > 0 {
+        return caps.get(group).map_or(&matched[..0], |g| g.as_bytes());
+    }
+    (1..caps.len())
+        .filter_map(|i| caps.get(i))
+        .map(|g| g.as_bytes())
+        .find(|g| !g.is_empty())
+        .unwrap_or(matched)
+}
+
+fn trim_start_newlines(b: &[u8]) -> &[u8] {
+    let i = b.iter().position(|&c| c != b'\n').unwrap_or(b.len());
+    &b[i..]
+}
+
+fn trim_newlines(b: &[u8]) -> &[u8] {
+    let b = trim_start_newlines(b);
+    let j = b.iter().rposition(|&c| c != b'\n').map_or(0, |j| j + 1);
+    &b[..j]
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,91 @@
+//! The rule engine's semantics, and the built-in rules on the cases of issue 30 item 6.
+
+use super::*;
+
+fn ids(set: &RuleSet, text: &str, path: Option<&str>) -> Vec<(String, usize)> {
+    let origin = Origin { path, commit: None };
+    set.scan(text.as_bytes(), origin)
+        .into_iter()
+        .map(|f| (f.rule, f.line))
+        .collect()
+}
+
+#[test]
+fn the_builtin_rules_all_compile() {
+    let set = RuleSet::builtin();
+    assert!(set.skipped().is_empty(), "{:?}", set.skipped());
+    assert!(set.len() >= 20);
+}
+
+#[test]
+fn the_four_cases_of_issue_30_item_6() {
+    let set = RuleSet::builtin();
+    for end in ["'", "\"", ",", ")"] {
+        let text = format!("x('Authorization: Bearer abcdef0123456789{end} y");
+        assert_eq!(ids(set, &text, None), [("authorization-header".into(), 1)]);
+    }
+    let jwt = "a\nt = eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U\n";
+    assert_eq!(ids(set, jwt, Some("new.txt")), [("jwt".into(), 2)]);
+    let aws = "export AWS_SECRET_ACCESS_KEY=Zq3xR8vT1mB6nP0sK4wY7cH2jL5dF9gA3eU8iO1r\n";
+    assert_eq!(
+        ids(set, aws, Some("env.sh")),
+        [("aws-secret-access-key".into(), 1)]
+    );
+    let yaml = "db:\n  host: x\n  password: hunter2-prod\n";
+    assert_eq!(
+        ids(set, yaml, Some("c/app.yaml")),
+        [("yaml-password".into(), 3)]
+    );
+    // Path rules need the path; placeholders are allowed.
+    assert!(ids(set, yaml, Some("app.txt")).is_empty());
+    assert!(ids(set, "password: ${DB_PASSWORD}\n", Some("a.yml")).is_empty());
+    assert!(ids(set, "password: /run/secrets/db\n", Some("a.yml")).is_empty());
+}
+
+#[test]
+fn gitleaks_semantics() {
+    let cfg = r#"
+[allowlist]
+paths = ['''^vendor/''']
+stopwords = ["notsecret"]
+[[rules]]
+id = "t"
+regex = '''tok_([a-z0-9]{8})'''
+entropy = 2.0
+keywords = ["TOK_"]
+[[rules.allowlists]]
+regexTarget = "line"
+regexes = ['''IGNORE''']
+[[rules]]
+id = "bad"
+regex = '''(?<=x)y'''
+"#;
+    let set = RuleSet::parse(&[cfg]).unwrap();
+    assert_eq!(set.len(), 1);
+    assert_eq!(set.skipped()[0].0, "bad");
+    assert_eq!(
+        ids(&set, "a\nTOK_a1b2c3d4", None),
+        [] as [(String, usize); 0]
+    );
+    assert_eq!(ids(&set, "a\ntok_a1b2c3d4", None), [("t".into(), 2)]);
+    assert!(ids(&set, "tok_aaaaaaaa", None).is_empty(), "low entropy");
+    assert!(
+        ids(&set, "tok_a1b2c3d4 IGNORE", None).is_empty(),
+        "line allowlist"
+    );
+    assert!(ids(&set, "tok_a1b2c3d4 # gitleaks:allow", None).is_empty());
+    assert!(ids(&set, "tok_a1b2c3d4", Some("vendor/x")).is_empty());
+    let secrets: Vec<String> = set
+        .scan(b"tok_a1b2c3d4", Origin::default())
+        .into_iter()
+        .map(|f| f.secret)
+        .collect();
+    assert_eq!(secrets, ["a1b2c3d4"]);
+    assert!((shannon_entropy("aabb") - 1.0).abs() < 1e-9);
+    // RE2's literal braces.
+    assert_eq!(literal_braces(r"^\$(?:\d+|{\d+})$"), r"^\$(?:\d+|\{\d+\})$");
+    assert_eq!(literal_braces(r"a{2,3}b{x}"), r"a{2,3}b\{x\}");
+    assert_eq!(literal_braces(r"[{}]\{"), r"[{}]\{");
+    assert_eq!(literal_braces(r"\p{Greek}{2}"), r"\p{Greek}{2}");
+    assert!(compile(r"^\{\{[ \t]*[\w ().|]+[ \t]*}}$").is_ok());
+}

@@ -1,0 +1,256 @@
+//! The secret scan `push` runs before it shares a run (issue 30 item 6): the rule set
+//! (built-in, plus gitleaks-format files named by `agentRewind.secretRules`) over what the
+//! run would share that the user's own history does not hold: the lines each checkpoint
+//! adds to a file (new untracked files included), the checkpoints' commit messages, and
+//! every field of the run's notes (messages, metadata, labels, approvals, the workflow's
+//! text with its commands).
+//!
+//! Read-only: it never changes a ref, an object or a file. It never scans the user's own
+//! commits (those without an `Agent-Run:` trailer): a run shares them only when they are
+//! already in the history the run starts from.
+
+use crate::error::{Error, Result};
+use crate::ids::RunId;
+use crate::redact::rules::{Finding, Origin, RuleSet};
+use crate::store::{EntryKind, ObjectId, Store};
+use serde::Serialize;
+use std::collections::{BTreeSet, HashSet};
+
+/// Files larger than this are not scanned (as `agentRewind.maxUntrackedSize`'s default).
+const MAX_SCANNED: u64 = 10 << 20;
+
+/// One secret a push would share. `place` is a file path, `commit message`, or
+/// `note: <field>`; `line` is 1-based in that file or field (0: the path itself matched).
+#[derive(Debug, Clone, Serialize)]
+pub struct SecretFinding {
+    pub commit: String,
+    pub place: String,
+    pub line: usize,
+    pub rule: String,
+    /// `<commit>:<place>:<rule>:<line>`: what `--allow-secret` takes.
+    pub fingerprint: String,
+}
+
+impl SecretFinding {
+    fn new(commit: ObjectId, place: String, f: Finding) -> Self {
+        let commit = commit.to_string();
+        SecretFinding {
+            fingerprint: format!("{commit}:{place}:{}:{}", f.rule, f.line),
+            commit,
+            place,
+            line: f.line,
+            rule: f.rule,
+        }
+    }
+
+    /// `file:line: rule` as git prints places.
+    pub fn describe(&self) -> String {
+        match self.line {
+            0 => format!("{}: {}", self.place, self.rule),
+            n => format!("{}:{n}: {}", self.place, self.rule),
+        }
+    }
+}
+
+/// The rules of this repository: the built-in ones plus every file named by
+/// `agentRewind.secretRules` (gitleaks' format; relative paths are from the worktree's top).
+/// Also returns the ids of rules that did not compile.
+pub fn rules(store: &Store) -> Result<(std::borrow::Cow<'static, RuleSet>, Vec<String>)> {
+    let files = store.config_strings("agentRewind.secretRules");
+    if files.is_empty() {
+        return Ok((std::borrow::Cow::Borrowed(RuleSet::builtin()), vec![]));
+    }
+    let mut texts = vec![crate::redact::rules::BUILTIN_RULES.to_string()];
+    for f in &files {
+        let path = match store.workdir() {
+            Ok(top) => top.join(f),
+            Err(_) => std::path::PathBuf::from(f),
+        };
+        texts.push(
+            std::fs::read_to_string(&path)
+                .map_err(|e| Error::io(&path, e).context("agentRewind.secretRules"))?,
+        );
+    }
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let set = RuleSet::parse(&refs).map_err(|e| {
+        Error::usage(format!("agentRewind.secretRules: {e}"))
+            .with_hint("the files must be in gitleaks' configuration format")
+    })?;
+    let skipped = set.skipped().iter().map(|(id, _)| id.clone()).collect();
+    Ok((std::borrow::Cow::Owned(set), skipped))
+}
+
+/// Every secret that pushing `run` would share.
+pub fn scan_run(store: &Store, run: &RunId, rules: &RuleSet) -> Result<Vec<SecretFinding>> {
+    let mut out = vec![];
+    for id in checkpoint_commits(store, run)? {
+        scan_commit(store, id, rules, &mut out)?;
+    }
+    if let Some(tip) = store.refs().notes_tip(run)? {
+        let mut notes: Vec<(ObjectId, ObjectId)> =
+            store.notes().all_notes(tip)?.into_iter().collect();
+        notes.sort();
+        for (commit, blob) in notes {
+            let body = store.objects().read_blob(blob)?;
+            scan_note(commit, &body, rules, &mut out);
+        }
+    }
+    Ok(out)
+}
+
+/// The checkpoint commits the run's refs reach (its own and those it was forked from),
+/// stopping at the first commit without an `Agent-Run:` trailer on each path.
+fn checkpoint_commits(store: &Store, run: &RunId) -> Result<Vec<ObjectId>> {
+    let prefix = crate::store::layout::run_prefix(run);
+    let mut todo: Vec<ObjectId> = store
+        .refs()
+        .refs_under(&prefix)?
+        .into_iter()
+        .map(|(_, id)| id)
+        .collect();
+    let mut seen = HashSet::new();
+    let mut out = BTreeSet::new();
+    while let Some(id) = todo.pop() {
+        if !seen.insert(id) || !store.objects().is_commit(id) {
+            continue;
+        }
+        let info = store.objects().read_commit(id)?;
+        if info.trailers.run.is_none() {
+            continue;
+        }
+        out.insert(id);
+        todo.extend(info.parents.iter().copied());
+    }
+    Ok(out.into_iter().collect())
+}
+
+/// The lines `commit` adds to files (compared with its first parent) and its message.
+fn scan_commit(
+    store: &Store,
+    id: ObjectId,
+    rules: &RuleSet,
+    out: &mut Vec<SecretFinding>,
+) -> Result<()> {
+    let info = store.objects().read_commit(id)?;
+    let hex = id.to_string();
+    let commit_origin = Origin {
+        path: None,
+        commit: Some(&hex),
+    };
+    for f in rules.scan(info.message.as_bytes(), commit_origin) {
+        out.push(SecretFinding::new(id, "commit message".into(), f));
+    }
+    let changed: Vec<(String, Option<ObjectId>, ObjectId)> = match info.parents.first() {
+        Some(&p) => {
+            let from = store.objects().commit_tree(p)?;
+            store
+                .objects()
+                .diff_trees(from, info.tree)?
+                .into_iter()
+                .filter_map(|c| {
+                    let (new, kind) = c.new?;
+                    let blob = matches!(kind, EntryKind::Blob | EntryKind::BlobExecutable);
+                    blob.then(|| (c.path.to_string(), c.old.map(|o| o.0), new))
+                })
+                .collect()
+        }
+        None => store
+            .objects()
+            .tree_entries(info.tree)?
+            .into_iter()
+            .filter(|(_, _, mode)| mode.is_blob())
+            .map(|(path, blob, _)| (path.to_string(), None, blob))
+            .collect(),
+    };
+    for (path, old, new) in changed {
+        if store.objects().object_size(new)? > MAX_SCANNED {
+            continue;
+        }
+        let content = store.objects().read_blob(new)?;
+        if content[..content.len().min(8000)].contains(&0) {
+            continue; // binary
+        }
+        let old_lines: HashSet<Vec<u8>> = match old {
+            Some(o) if store.objects().object_size(o)? <= MAX_SCANNED => store
+                .objects()
+                .read_blob(o)?
+                .split(|&b| b == b'\n')
+                .map(<[u8]>::to_vec)
+                .collect(),
+            _ => HashSet::new(),
+        };
+        let lines: Vec<&[u8]> = content.split(|&b| b == b'\n').collect();
+        let origin = Origin {
+            path: Some(&path),
+            commit: Some(&hex),
+        };
+        for f in rules.scan(&content, origin) {
+            // Only what this checkpoint added: a line the parent already had is the user's.
+            let added = f.line == 0
+                || lines
+                    .get(f.line - 1)
+                    .is_none_or(|l| !old_lines.contains(*l));
+            if added {
+                out.push(SecretFinding::new(id, path.clone(), f));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every string field of every line of a note, named `meta.KEY`, `message`, `label`,
+/// `approval.by`, `workflow.text` …
+fn scan_note(commit: ObjectId, body: &[u8], rules: &RuleSet, out: &mut Vec<SecretFinding>) {
+    let text = String::from_utf8_lossy(body);
+    for line in text.lines() {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
+            // Not JSON: scan the line as it is.
+            for f in rules.scan(line.as_bytes(), Origin::default()) {
+                out.push(SecretFinding::new(commit, "note".into(), f));
+            }
+            continue;
+        };
+        let ty = value.get("type").and_then(|t| t.as_str()).unwrap_or("");
+        let prefix = match ty {
+            "checkpoint" | "" => String::new(),
+            t => format!("{t}."),
+        };
+        let mut fields = vec![];
+        flatten(&value, &prefix, &mut fields);
+        for (name, s) in fields {
+            // `label.label` reads `label`.
+            let name = match name.split_once('.') {
+                Some((a, b)) if a == b => a.to_string(),
+                _ => name,
+            };
+            for f in rules.scan(s.as_bytes(), Origin::default()) {
+                out.push(SecretFinding::new(commit, format!("note: {name}"), f));
+            }
+        }
+    }
+}
+
+fn flatten<'v>(v: &'v serde_json::Value, name: &str, out: &mut Vec<(String, &'v str)>) {
+    use serde_json::Value;
+    let join = |k: &str| match name {
+        "" => k.to_string(),
+        n if n.ends_with('.') => format!("{n}{k}"),
+        n => format!("{n}.{k}"),
+    };
+    match v {
+        Value::String(s) => out.push((name.trim_end_matches('.').to_string(), s)),
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                flatten(x, &join(&i.to_string()), out);
+            }
+        }
+        Value::Object(o) => {
+            for (k, x) in o {
+                if k != "type" {
+                    flatten(x, &join(k), out);
+                }
+            }
+        }
+        _ => {}
+    }
+}

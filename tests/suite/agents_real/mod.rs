@@ -1,0 +1,85 @@
+//! The real agent CLIs (issue 31), at the versions pinned in `tests/agents/package-lock.json`,
+//! driven headless against [`model_server`] on 127.0.0.1 with HOME isolated: their hooks
+//! record what they should into real repositories. `npm ci --prefix tests/agents` installs
+//! them (`.ci/run` does it); without them these tests fail and say so.
+
+pub mod model_server;
+
+mod claude;
+mod gemini;
+
+use crate::common::Repo;
+use model_server::ModelServer;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// `tests/agents/node_modules/.bin/<name>`, or a failure that says how to install it.
+pub fn agent_cli(name: &str) -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/agents/node_modules/.bin")
+        .join(name);
+    assert!(
+        p.exists(),
+        "these tests need the agent CLIs pinned in tests/agents: run `npm ci --prefix \
+         tests/agents` (.ci/run does it); {} is missing",
+        p.display()
+    );
+    p
+}
+
+/// A repository, an isolated HOME and a model server for one agent session.
+pub struct Session {
+    pub repo: Repo,
+    pub home: tempfile::TempDir,
+    pub server: ModelServer,
+}
+
+impl Session {
+    pub fn new() -> Session {
+        Session {
+            repo: Repo::new(),
+            home: tempfile::tempdir().unwrap(),
+            server: ModelServer::start(),
+        }
+    }
+
+    /// `program` in the repository with HOME isolated, our binary first on PATH (the hooks
+    /// run `git agent-rewind`), no git configuration but the repository's, and every
+    /// destination other than 127.0.0.1 sent to a closed port.
+    pub fn command(&self, program: &Path) -> Command {
+        let bin_dir = crate::common::bin().parent().unwrap().to_path_buf();
+        let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )))
+        .unwrap();
+        let mut c = Command::new(program);
+        c.current_dir(self.repo.path())
+            .env_clear()
+            .env("PATH", path)
+            .env("HOME", self.home.path())
+            .env("XDG_CONFIG_HOME", self.home.path().join(".config"))
+            .env("XDG_DATA_HOME", self.home.path().join(".local/share"))
+            .env("XDG_CACHE_HOME", self.home.path().join(".cache"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("HTTP_PROXY", "http://127.0.0.1:9")
+            .env("HTTPS_PROXY", "http://127.0.0.1:9")
+            .env("NO_PROXY", "127.0.0.1,localhost")
+            .env("NO_COLOR", "1")
+            .env("TERM", "dumb");
+        c
+    }
+
+    /// Run `cmd` to its end, failing the test with its output unless it succeeds.
+    pub fn ok(&self, cmd: Command, what: &str) -> Output {
+        let out = crate::common::bounded(cmd, what);
+        assert!(
+            out.status.success(),
+            "{what} failed ({}):\nstdout: {}\nstderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+}

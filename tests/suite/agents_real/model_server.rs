@@ -1,0 +1,360 @@
+//! A scripted model server on 127.0.0.1 for the real agent CLIs: it speaks Anthropic
+//! Messages (Claude Code), OpenAI Responses (Codex), OpenAI Chat Completions (OpenCode) and
+//! Gemini's generateContent (Gemini CLI), streamed (SSE) or not, and logs every request.
+//!
+//! The script is in the prompt: a user message holding `WRITE <absolute path> <word>` is
+//! answered with the agent's file-writing tool call (the file gets `<word>` and a newline);
+//! once the tool's result is in the conversation, the answer is the text `done <word>`.
+//! Every other request (titles, classifiers, side questions) gets a short text. Nothing
+//! here reaches past 127.0.0.1.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+
+/// One request the server answered.
+#[derive(Debug, Clone)]
+pub struct Logged {
+    pub path: String,
+    pub body: Value,
+}
+
+pub struct ModelServer {
+    pub port: u16,
+    log: Arc<Mutex<Vec<Logged>>>,
+}
+
+impl ModelServer {
+    pub fn start() -> ModelServer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        let port = listener.local_addr().unwrap().port();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let shared = log.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let log = shared.clone();
+                std::thread::spawn(move || {
+                    let _ = serve(stream, &log);
+                });
+            }
+        });
+        ModelServer { port, log }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Every request so far.
+    pub fn requests(&self) -> Vec<Logged> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// The requests that carried the agent's tools (the agent's own turns, not side tasks).
+    pub fn agent_requests(&self) -> Vec<Logged> {
+        self.requests()
+            .into_iter()
+            .filter(|r| has_tools(&r.body))
+            .collect()
+    }
+}
+
+fn has_tools(body: &Value) -> bool {
+    body["tools"].as_array().is_some_and(|t| !t.is_empty())
+}
+
+/// Read one HTTP/1.1 request, answer it, close.
+fn serve(stream: TcpStream, log: &Mutex<Vec<Logged>>) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let mut parts = line.split_whitespace();
+    let _method = parts.next();
+    let path = parts.next().unwrap_or("").to_string();
+    let (mut length, mut chunked) = (0usize, false);
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h)? == 0 || h == "\r\n" || h == "\n" {
+            break;
+        }
+        let lower = h.to_ascii_lowercase();
+        if let Some(v) = lower.strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap_or(0);
+        }
+        if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
+            chunked = true;
+        }
+    }
+    let body = if chunked {
+        read_chunked(&mut reader)?
+    } else {
+        let mut b = vec![0; length];
+        reader.read_exact(&mut b)?;
+        b
+    };
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    log.lock().unwrap().push(Logged {
+        path: path.clone(),
+        body: body.clone(),
+    });
+    let reply = answer(&path, &body);
+    write_reply(stream, reply)
+}
+
+fn read_chunked(reader: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    loop {
+        let mut size = String::new();
+        reader.read_line(&mut size)?;
+        let n =
+            usize::from_str_radix(size.trim().split(';').next().unwrap_or("0"), 16).unwrap_or(0);
+        let mut chunk = vec![0; n + 2];
+        reader.read_exact(&mut chunk)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        out.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// A reply: a JSON body, or server-sent events.
+enum Reply {
+    Json(Value),
+    Events(Vec<(Option<&'static str>, Value)>),
+}
+
+fn write_reply(mut stream: TcpStream, reply: Reply) -> std::io::Result<()> {
+    let (kind, body) = match reply {
+        Reply::Json(v) => ("application/json", v.to_string()),
+        Reply::Events(events) => {
+            let mut s = String::new();
+            for (name, data) in events {
+                if let Some(n) = name {
+                    s.push_str(&format!("event: {n}\n"));
+                }
+                s.push_str(&format!("data: {data}\n\n"));
+            }
+            ("text/event-stream", s)
+        }
+    };
+    write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    stream.flush()
+}
+
+/// What the script says to do for this conversation.
+enum Move {
+    /// Write `word` into the file at `path`.
+    Write { path: String, word: String },
+    /// Say this.
+    Say(String),
+}
+
+/// A conversation as the script reads it: the user's words, and the words the agent's
+/// file writes were called for (the script names its tool calls after the word).
+enum Item {
+    Said(String),
+    Called(String),
+}
+
+/// The script (see the module's doc): the newest `WRITE` the user said, unless its tool
+/// call was made already (agents reorder and merge messages, so order is not evidence).
+fn next_move(items: &[Item]) -> Move {
+    let newest = items.iter().rev().find_map(|i| match i {
+        Item::Said(t) => directive(t),
+        Item::Called(_) => None,
+    });
+    match newest {
+        Some((_, word))
+            if items
+                .iter()
+                .any(|i| matches!(i, Item::Called(w) if *w == word)) =>
+        {
+            Move::Say(format!("done {word}"))
+        }
+        Some((path, word)) => Move::Write { path, word },
+        None => Move::Say("ok".into()),
+    }
+}
+
+/// `WRITE <path> <word>` in `text`.
+fn directive(text: &str) -> Option<(String, String)> {
+    let at = text.find("WRITE ")?;
+    let mut words = text[at + 6..].split_whitespace();
+    Some((words.next()?.to_string(), words.next()?.to_string()))
+}
+
+fn answer(path: &str, body: &Value) -> Reply {
+    if path.contains("count_tokens") || path.contains("countTokens") {
+        return Reply::Json(json!({"input_tokens": 10, "totalTokens": 10}));
+    }
+    if path.ends_with("/v1/messages") || path.contains("/v1/messages?") {
+        return anthropic(body);
+    }
+    if path.contains(":streamGenerateContent") || path.contains(":generateContent") {
+        return gemini(body, path.contains(":stream"));
+    }
+    Reply::Json(json!({}))
+}
+
+// ---- Anthropic Messages (Claude Code) ----
+
+fn anthropic(body: &Value) -> Reply {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let mut items = Vec::new();
+    for m in &messages {
+        match (&m["role"], &m["content"]) {
+            (r, Value::String(s)) if r == "user" => items.push(Item::Said(s.clone())),
+            (r, Value::Array(blocks)) if r == "user" => items.extend(
+                blocks
+                    .iter()
+                    .filter_map(|b| b["text"].as_str().map(|t| Item::Said(t.to_string()))),
+            ),
+            (r, Value::Array(blocks)) if r == "assistant" => items.extend(
+                blocks
+                    .iter()
+                    .filter_map(|b| b["id"].as_str()?.strip_prefix("toolu_"))
+                    .map(|w| Item::Called(w.to_string())),
+            ),
+            _ => {}
+        }
+    }
+    let movement = if has_tools(body) {
+        next_move(&items)
+    } else {
+        Move::Say("ok".into())
+    };
+    let (block, stop) = match movement {
+        Move::Write { path, word } => (
+            json!({"type": "tool_use", "id": format!("toolu_{word}"), "name": "Write",
+                   "input": {"file_path": path, "content": format!("{word}\n")}}),
+            "tool_use",
+        ),
+        Move::Say(text) => (json!({"type": "text", "text": text}), "end_turn"),
+    };
+    let model = body["model"].as_str().unwrap_or("claude-test").to_string();
+    let usage = json!({"input_tokens": 10, "output_tokens": 5});
+    if body["stream"] != true {
+        return Reply::Json(json!({
+            "id": "msg_test", "type": "message", "role": "assistant", "model": model,
+            "content": [block], "stop_reason": stop, "stop_sequence": null, "usage": usage,
+        }));
+    }
+    let (start, delta) = if block["type"] == "tool_use" {
+        (
+            json!({"type": "tool_use", "id": block["id"], "name": "Write", "input": {}}),
+            json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
+        )
+    } else {
+        (
+            json!({"type": "text", "text": ""}),
+            json!({"type": "text_delta", "text": block["text"]}),
+        )
+    };
+    Reply::Events(vec![
+        (
+            Some("message_start"),
+            json!({"type": "message_start", "message": {"id": "msg_test", "type": "message",
+                   "role": "assistant", "model": model, "content": [], "stop_reason": null,
+                   "stop_sequence": null, "usage": usage}}),
+        ),
+        (
+            Some("content_block_start"),
+            json!({"type": "content_block_start", "index": 0, "content_block": start}),
+        ),
+        (
+            Some("content_block_delta"),
+            json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+        ),
+        (
+            Some("content_block_stop"),
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            Some("message_delta"),
+            json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+                   "usage": {"output_tokens": 5}}),
+        ),
+        (Some("message_stop"), json!({"type": "message_stop"})),
+    ])
+}
+
+// ---- Gemini generateContent / streamGenerateContent (Gemini CLI) ----
+
+fn gemini(body: &Value, stream: bool) -> Reply {
+    let mut items = Vec::new();
+    for c in body["contents"].as_array().into_iter().flatten() {
+        for part in c["parts"].as_array().into_iter().flatten() {
+            if c["role"] == "user"
+                && let Some(t) = part["text"].as_str()
+            {
+                items.push(Item::Said(t.to_string()));
+            }
+            if let Some(content) = part["functionCall"]["args"]["content"].as_str() {
+                items.push(Item::Called(content.trim().to_string()));
+            }
+        }
+    }
+    let config = &body["generationConfig"];
+    let schema = config
+        .get("responseJsonSchema")
+        .or_else(|| config.get("responseSchema"));
+    let movement = if has_tools(body) {
+        next_move(&items)
+    } else if let Some(schema) = schema {
+        // Side questions asked for JSON (a model router, a next-speaker check): an instance
+        // of the schema.
+        Move::Say(example_of(schema).to_string())
+    } else if config["responseMimeType"] == "application/json" {
+        Move::Say("{}".into())
+    } else {
+        Move::Say("ok".into())
+    };
+    let part = match movement {
+        Move::Write { path, word } => json!({"functionCall": {"name": "write_file",
+            "args": {"file_path": path, "content": format!("{word}\n")}}}),
+        Move::Say(text) => json!({"text": text}),
+    };
+    let reply = json!({
+        "candidates": [{"content": {"role": "model", "parts": [part]},
+                        "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5,
+                          "totalTokenCount": 15},
+        "modelVersion": "gemini-test",
+    });
+    if stream {
+        Reply::Events(vec![(None, reply)])
+    } else {
+        Reply::Json(reply)
+    }
+}
+
+/// The smallest instance of a JSON schema: each required property, the first of an enum.
+fn example_of(schema: &Value) -> Value {
+    if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
+        return first.clone();
+    }
+    let kind = schema["type"]
+        .as_str()
+        .unwrap_or("object")
+        .to_ascii_lowercase();
+    match kind.as_str() {
+        "string" => json!("ok"),
+        "boolean" => json!(false),
+        "number" | "integer" => json!(0),
+        "array" => json!([]),
+        _ => {
+            let mut out = serde_json::Map::new();
+            for key in schema["required"].as_array().into_iter().flatten() {
+                if let Some(k) = key.as_str() {
+                    out.insert(k.to_string(), example_of(&schema["properties"][k]));
+                }
+            }
+            Value::Object(out)
+        }
+    }
+}
