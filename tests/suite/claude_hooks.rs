@@ -41,7 +41,19 @@ fn payload(name: &str, repo: &Path, transcripts: &Path) -> Vec<u8> {
 }
 
 /// Run `hook claude` from a directory outside the repository: the payload's cwd decides.
+/// Nothing on stdout: it would reach the model's context.
 fn claude_hook(input: &[u8]) -> Output {
+    let out = claude_hook_speaking(input);
+    assert!(
+        out.stdout.is_empty(),
+        "nothing on stdout (it would reach the model's context)"
+    );
+    out
+}
+
+/// [`claude_hook`] for the one event that may speak to the model: a session resumed,
+/// compacted or cleared is handed the run's manifest.
+fn claude_hook_speaking(input: &[u8]) -> Output {
     let elsewhere = tempfile::tempdir().unwrap();
     let out = tool_stdin(elsewhere.path(), &["hook", "claude"], input, &[]);
     assert_eq!(
@@ -49,10 +61,6 @@ fn claude_hook(input: &[u8]) -> Output {
         Some(0),
         "{}",
         String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.stdout.is_empty(),
-        "nothing on stdout (it would reach the model's context)"
     );
     out
 }
@@ -83,7 +91,15 @@ fn claude_payloads_record_turns_with_the_session_id() {
 
     // A resumed session joins it.
     let before = refs(dir, "refs/");
-    claude_hook(&payload("session-start-resume.json", dir, t.path()));
+    let out = claude_hook_speaking(&payload("session-start-resume.json", dir, t.path()));
+    let told: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let context = told["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        context.contains(&format!("records into run {run}")),
+        "{context}"
+    );
     assert_eq!(refs(dir, "refs/"), before);
     assert_eq!(repo.json(&["status"])["run"], run.as_str());
 

@@ -103,6 +103,21 @@ impl Repo {
         (!out.status.success()).then(|| String::from_utf8_lossy(&out.stderr).into_owned())
     }
 
+    /// `git submodule add` of the repository at `origin` as `at`, committed.
+    pub fn add_submodule(&self, origin: &Path, at: &str) {
+        let origin = origin.to_str().unwrap();
+        self.git(&[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            origin,
+            at,
+        ]);
+        self.git(&["commit", "-q", "-m", "submodule"]);
+    }
+
     /// The tree `git add -A` would write, computed in a throw-away index (see
     /// [`add_all_tree_in`]).
     pub fn add_all_tree(&self) -> String {
@@ -495,4 +510,23 @@ pub fn envelope_body_log(data: &[u8], name: &str, version: u32) -> Vec<String> {
             t.to_string()
         })
         .collect()
+}
+
+/// `git add -A` and a commit in the repository at `dir` (its own, or a nested one), with a
+/// fixed identity.
+pub fn commit_all_in(dir: &Path, message: &str) {
+    git_in(dir, &["add", "-A"]);
+    git_in(
+        dir,
+        &[
+            "-c",
+            "user.name=N",
+            "-c",
+            "user.email=n@e",
+            "commit",
+            "-q",
+            "-m",
+            message,
+        ],
+    );
 }

@@ -280,16 +280,7 @@ fn files_snapshots_leave_out_are_left_in_place_and_listed_by_every_overwrite() {
 fn a_new_commit_inside_a_submodule_is_in_the_checkpoint() {
     let sub = Repo::new();
     let repo = Repo::new();
-    repo.git(&[
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        sub.path().to_str().unwrap(),
-        "sub",
-    ]);
-    repo.git(&["commit", "-q", "-m", "submodule"]);
+    repo.add_submodule(sub.path(), "sub");
     repo.json(&["start", "--run", "r1"]);
     let inner = repo.path().join("sub");
     git_in(&inner, &["config", "user.name", "T"]);

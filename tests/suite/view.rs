@@ -406,52 +406,17 @@ fn log_graph_as_mermaid_dot_and_json(f: &Fixture) {
 fn view_and_diff_show_submodules_and_nested_repositories() {
     let repo = Repo::new();
     let sub_origin = Repo::new();
-    repo.git(&[
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        sub_origin.path().to_str().unwrap(),
-        "sub",
-    ]);
-    repo.git(&["commit", "-q", "-m", "submodule"]);
+    repo.add_submodule(sub_origin.path(), "sub");
     repo.ok(&["start", "--run", "r1"]);
     // The submodule moves on, and a nested repository appears.
     let sub = repo.path().join("sub");
     common::write_in(&sub, "more.txt", "more\n");
-    common::git_in(&sub, &["add", "-A"]);
-    common::git_in(
-        &sub,
-        &[
-            "-c",
-            "user.name=N",
-            "-c",
-            "user.email=n@e",
-            "commit",
-            "-q",
-            "-m",
-            "more",
-        ],
-    );
+    common::commit_all_in(&sub, "more");
     let nested = repo.path().join("nested");
     std::fs::create_dir(&nested).unwrap();
     common::git_in(&nested, &["init", "-q", "-b", "main"]);
     common::write_in(&nested, "x", "x\n");
-    common::git_in(&nested, &["add", "-A"]);
-    common::git_in(
-        &nested,
-        &[
-            "-c",
-            "user.name=N",
-            "-c",
-            "user.email=n@e",
-            "commit",
-            "-q",
-            "-m",
-            "n",
-        ],
-    );
+    common::commit_all_in(&nested, "n");
     repo.ok(&["checkpoint", "nested"]);
     // A fork into a worktree inside the repository, from a subfolder.
     repo.write("deep/keep.txt", "k\n");

@@ -22,6 +22,9 @@ pub enum Purpose {
     /// git's pager (`GIT_PAGER`, `pager.<cmd>`, `core.pager`, `PAGER`, `less`) for the
     /// output of `diff`, `show` and `log` on a terminal, as git starts it.
     Pager,
+    /// The agent CLI continuing its conversation after `rewind`/`fork --agent-resume`, the
+    /// command the tool printed (the agent's own program, from the user's `PATH`).
+    AgentResume,
 }
 
 impl Purpose {
@@ -31,6 +34,7 @@ impl Purpose {
         Purpose::BackgroundCheckpoint,
         Purpose::Browser,
         Purpose::Pager,
+        Purpose::AgentResume,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -39,6 +43,7 @@ impl Purpose {
             Purpose::BackgroundCheckpoint => "background checkpoint",
             Purpose::Browser => "browser",
             Purpose::Pager => "pager",
+            Purpose::AgentResume => "agent resume",
         }
     }
 }

@@ -76,14 +76,23 @@ impl Agent {
     /// The shell command that resumes conversation `session` of this agent, where the agent
     /// offers one (Cursor: its CLI only; a conversation of the editor is reopened there).
     pub fn resume_command(self, session: &str) -> String {
-        let id = shell_word(session);
-        match self {
-            Agent::Claude => format!("claude --resume {id}"),
-            Agent::Codex => format!("codex resume {id}"),
-            Agent::Gemini => format!("gemini --resume {id}"),
-            Agent::Cursor => format!("cursor-agent --resume {id}"),
-            Agent::Opencode => format!("opencode --session {id}"),
-        }
+        let argv = self.resume_argv(session);
+        argv.iter()
+            .map(|w| shell_word(w))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// [`Self::resume_command`] as a program and its arguments.
+    fn resume_argv(self, session: &str) -> Vec<String> {
+        let words: [&str; 2] = match self {
+            Agent::Claude => ["claude", "--resume"],
+            Agent::Codex => ["codex", "resume"],
+            Agent::Gemini => ["gemini", "--resume"],
+            Agent::Cursor => ["cursor-agent", "--resume"],
+            Agent::Opencode => ["opencode", "--session"],
+        };
+        vec![words[0].into(), words[1].into(), session.into()]
     }
 }
 
@@ -92,6 +101,9 @@ impl Agent {
 pub struct Continuation {
     /// The shell command that continues it.
     pub command: String,
+    /// The same command as a program and its arguments (what `--agent-resume` runs).
+    #[serde(skip)]
+    pub argv: Vec<String>,
     /// The agent's pointer the command forks the conversation at; `None` when it continues
     /// the conversation at its end (the agent offers no way to fork at a turn).
     pub forks_at: Option<String>,
@@ -114,6 +126,11 @@ impl Agent {
                     shell_word(session),
                     shell_word(at)
                 ),
+                argv: ["claude", "--resume", session, "--fork-session"]
+                    .into_iter()
+                    .chain(["--resume-session-at", at])
+                    .map(str::to_string)
+                    .collect(),
                 forks_at: Some(at.to_string()),
                 note: format!(
                     "a new Claude Code session forked from {session} at message {at} \
@@ -123,6 +140,7 @@ impl Agent {
             },
             _ => Continuation {
                 command: self.resume_command(session),
+                argv: self.resume_argv(session),
                 forks_at: None,
                 note: format!(
                     "{} continues conversation {session} at its end: no turn of it was \

@@ -2,8 +2,8 @@
 //!
 //! It must never fail the operation that called it: whatever happens (an error, even a panic
 //! in the library) it reports on stderr and returns a successful output, and it prints
-//! nothing on stdout unless `--json` is given (Claude Code adds a SessionStart hook's stdout
-//! to the model's context).
+//! nothing on stdout unless `--json` is given (Claude Code and Codex add a SessionStart hook's
+//! stdout to the model's context).
 
 use crate::cli::render::{terminal_safe, warn};
 use crate::cli::{Ctx, Output};
@@ -82,11 +82,13 @@ pub fn run(a: HookArgs, ctx: &Ctx) -> Output {
 }
 
 /// What the agent reads on our stdout: nothing, except the run's manifest after a
-/// compaction, resume or clear, in the agent's documented form. Claude Code: a
-/// `SessionStart` hook's `hookSpecificOutput.additionalContext` (checked with 2.1.197).
+/// compaction, resume or clear, in the agent's documented form: a `SessionStart` hook's
+/// `hookSpecificOutput.additionalContext`, which Claude Code (checked with 2.1.197) and Codex
+/// CLI (which copied Claude Code's hook protocol; checked with 0.171.0) add to the model's
+/// context.
 fn agent_context(hook: &str, context: Option<&str>) -> String {
     match (hooks::Agent::from_name(hook), context) {
-        (Some(hooks::Agent::Claude), Some(c)) => {
+        (Some(hooks::Agent::Claude | hooks::Agent::Codex), Some(c)) => {
             let out = serde_json::json!({
                 "hookSpecificOutput": {
                     "hookEventName": "SessionStart",

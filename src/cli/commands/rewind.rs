@@ -4,6 +4,7 @@ use crate::cli::{Ctx, Output, render};
 use agent_rewind::error::{Error, Result};
 use agent_rewind::ids::RunId;
 use agent_rewind::ops;
+use agent_rewind::store::process::Purpose;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -52,6 +53,17 @@ pub struct RewindArgs {
     /// List the run's checkpoints instead (same as `list RUN`).
     #[arg(long)]
     pub list: bool,
+    /// Say what would happen (the files that would change, what stays in place, where the
+    /// agent's conversation would resume) and write nothing.
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
+    /// Then run the printed command that continues the agent's conversation (in the new
+    /// worktree with --worktree), with ARGS after `--` appended; exit with its status.
+    #[arg(long, conflicts_with_all = ["dry_run", "no_checkout", "list"])]
+    pub agent_resume: bool,
+    /// Arguments for the agent's command (after `--`), with --agent-resume.
+    #[arg(last = true, value_name = "ARGS", requires = "agent_resume")]
+    pub agent_args: Vec<String>,
 }
 
 /// `rewind` (`fork == false`) or `fork`.
@@ -67,22 +79,95 @@ pub fn run(a: RewindArgs, fork: bool, ctx: &Ctx) -> Result<Output> {
     }
     let to =
         a.to.ok_or_else(|| Error::usage("--to <step|checkpoint> is required"))?;
-    let out = ops::rewind::rewind(
-        &store,
-        &run,
-        ops::rewind::RewindOptions {
-            to: ops::rewind::RewindTarget::Named(to),
-            after: a.after,
-            worktree: a.worktree.map(|p| ctx.path(&p)),
-            no_checkout: a.no_checkout,
-            new_run: a.new_run.map(RunId::new).transpose()?,
-            branch: a.branch,
-            fork,
-            label: a.label,
-        },
-    )?;
-    Ok(Output::new(
-        serde_json::to_value(&out).expect("json"),
-        render::rewound(&out, &ctx.style),
-    ))
+    if a.agent_resume && ctx.json {
+        return Err(Error::usage(
+            "--agent-resume runs the agent in this terminal; it cannot be combined with --json",
+        )
+        .with_hint("use resume_command from the --json output"));
+    }
+    let opts = ops::rewind::RewindOptions {
+        to: ops::rewind::RewindTarget::Named(to),
+        after: a.after,
+        worktree: a.worktree.map(|p| ctx.path(&p)),
+        no_checkout: a.no_checkout,
+        new_run: a.new_run.map(RunId::new).transpose()?,
+        branch: a.branch,
+        fork,
+        label: a.label,
+        dry_run: a.dry_run,
+    };
+    if a.agent_resume {
+        // Everything the agent needs is checked before anything is written.
+        let preview = ops::rewind::rewind(
+            &store,
+            &run,
+            ops::rewind::RewindOptions {
+                dry_run: true,
+                ..opts.clone()
+            },
+        )?;
+        agent_program(&preview)?;
+    }
+    let out = ops::rewind::rewind(&store, &run, opts)?;
+    let json = serde_json::to_value(&out).expect("json");
+    let human = render::rewound(&out, &ctx.style);
+    if !a.agent_resume {
+        return Ok(Output::new(json, human));
+    }
+    // What was done is told before the agent takes the terminal.
+    {
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{}", render::terminal_safe(&human));
+        let _ = stdout.flush();
+    }
+    let mut output = Output::raw(json, vec![]);
+    output.exit_code = resume_agent(&out, &a.agent_args, ctx)?;
+    Ok(output)
+}
+
+/// Run the agent's command that continues its conversation (`--agent-resume`), in the
+/// worktree the rewind or fork checked out, after telling what it runs; its exit status.
+/// The command is the one printed, from what this repository recorded: the agent's name
+/// picks the program, and the recorded ids are arguments, never a shell line.
+fn resume_agent(out: &ops::rewind::RewindOutcome, extra: &[String], ctx: &Ctx) -> Result<i32> {
+    let (program, args) = agent_program(out)?;
+    let dir = match &out.worktree {
+        Some(w) => std::path::PathBuf::from(w),
+        None => ctx.store()?.workdir()?.to_path_buf(),
+    };
+    eprintln!(
+        "running: {}{}",
+        out.resume_command.as_deref().unwrap_or(program),
+        extra.iter().map(|a| format!(" {a}")).collect::<String>()
+    );
+    let status = agent_rewind::store::process::command(Purpose::AgentResume, program)
+        .args(args)
+        .args(extra)
+        .current_dir(&dir)
+        .status()
+        .map_err(|e| {
+            Error::not_found(format!("could not run {program}: {e}"))
+                .with_hint(format!("the {} itself was done", out.relation))
+        })?;
+    Ok(status.code().unwrap_or(1))
+}
+
+/// The agent's program (found on `PATH`) and its arguments, or why there is none.
+fn agent_program(out: &ops::rewind::RewindOutcome) -> Result<(&String, &[String])> {
+    let Some((program, args)) = out.resume_argv.split_first() else {
+        return Err(Error::not_found(
+            "no agent conversation was recorded at that point: nothing to resume",
+        )
+        .with_hint("nothing was changed; leave out --agent-resume"));
+    };
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    if !std::env::split_paths(&path).any(|d| d.join(program).is_file()) {
+        return Err(
+            Error::not_found(format!("{program} is not on PATH")).with_hint(
+                "nothing was changed; install the agent's CLI or leave out --agent-resume",
+            ),
+        );
+    }
+    Ok((program, args))
 }

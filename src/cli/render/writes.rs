@@ -31,7 +31,12 @@ pub fn file_changes(files: &[agent_rewind::materialize::PathChange]) -> String {
 
 pub fn rewound(o: &ops::rewind::RewindOutcome, st: &Style) -> String {
     let mut s = format!(
-        "{} run {} from {}{} ({})\n",
+        "{}{} run {} from {}{} ({})\n",
+        if o.dry_run {
+            "dry run, nothing written: would be "
+        } else {
+            ""
+        },
         o.relation,
         st.bold(&o.run),
         o.source_run,
@@ -62,6 +67,18 @@ pub fn rewound(o: &ops::rewind::RewindOutcome, st: &Style) -> String {
     }
     if o.source_archived {
         s.push_str(&format!("  archived  {}\n", o.source_run));
+    }
+    if o.dry_run {
+        if o.files.is_empty() {
+            s.push_str("no file of this worktree would change\n");
+        } else {
+            s.push_str(&format!(
+                "files this worktree would change ({}):\n",
+                o.files.len()
+            ));
+            s.push_str(&file_changes(&o.files));
+        }
+        s.push_str(&left_in_place(&o.left_in_place));
     }
     if let Some(b) = &o.backup {
         if !o.files.is_empty() {

@@ -15,13 +15,8 @@ fn claude(s: &Session, prompt: &str, args: &[&str]) -> Value {
     let mut c = s.command(&agent_cli("claude"));
     c.args(args)
         .args(["-p", prompt, "--permission-mode", "acceptEdits"])
-        .args(["--output-format", "json"])
-        .env("ANTHROPIC_BASE_URL", s.server.url())
-        .env("ANTHROPIC_API_KEY", "sk-ant-test")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+        .args(["--output-format", "json"]);
+    claude_env(s, &mut c);
     let out = s.ok(c, "claude -p");
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -31,37 +26,40 @@ fn claude(s: &Session, prompt: &str, args: &[&str]) -> Value {
     })
 }
 
-#[test]
-fn two_turns_are_two_turn_checkpoints_with_agent_session_and_touched_files() {
-    let s = Session::new();
+/// Claude Code's hooks installed, and its first turn (writing one.txt): the worktree's real
+/// path and the session id.
+fn first_turn(s: &Session) -> (std::path::PathBuf, String) {
     s.repo.ok(&["hooks", "install", "--agent", "claude"]);
     let root = s.repo.path().canonicalize().unwrap();
     let one = root.join("one.txt");
-    let two = root.join("two.txt");
-
-    let first = turn(&s, &format!("WRITE {} one", one.display()), None);
+    let first = turn(s, &format!("WRITE {} one", one.display()), None);
     let session = first["session_id"]
         .as_str()
-        .expect("a session id")
+        .unwrap_or_else(|| panic!("a session id: {first}"))
         .to_string();
     assert_eq!(std::fs::read_to_string(&one).unwrap(), "one\n", "{first}");
+    (root, session)
+}
+
+/// What Claude Code needs to talk to the scripted server, and nowhere else.
+fn claude_env(s: &Session, c: &mut std::process::Command) {
+    c.env("ANTHROPIC_BASE_URL", s.server.url())
+        .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+}
+
+#[test]
+fn two_turns_are_two_turn_checkpoints_with_agent_session_and_touched_files() {
+    let s = Session::new();
+    let (root, session) = first_turn(&s);
+    let two = root.join("two.txt");
     turn(&s, &format!("WRITE {} two", two.display()), Some(&session));
     assert_eq!(std::fs::read_to_string(&two).unwrap(), "two\n");
 
-    let runs = s.repo.json(&["list"]);
-    let run = runs.as_array().unwrap()[0]["run"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let cps = crate::common::checkpoints(s.repo.path(), &run);
-    let events: Vec<&str> = cps.iter().map(|c| c["event"].as_str().unwrap()).collect();
-    assert_eq!(events, ["start", "turn", "turn"], "{cps:#?}");
-    for (cp, file) in cps[1..].iter().zip(["one.txt", "two.txt"]) {
-        let shown = s.repo.json(&["show", cp["checkpoint"].as_str().unwrap()]);
-        assert_eq!(shown["agent"], "claude", "{shown:#}");
-        assert_eq!(shown["sdk_session_id"], session.as_str(), "{shown:#}");
-        assert_eq!(shown["touched"], serde_json::json!([file]), "{shown:#}");
-    }
+    s.assert_turns("claude", &session, &["one.txt", "two.txt"]);
     let requests = s.server.requests();
     assert!(
         requests.iter().all(|r| r.path.starts_with("/v1/messages")),
@@ -72,7 +70,6 @@ fn two_turns_are_two_turn_checkpoints_with_agent_session_and_touched_files() {
         s.server.agent_requests().len() >= 4,
         "two turns of a tool call and an answer each reached the model server"
     );
-    s.repo.assert_fsck();
 }
 
 /// Two turns, then `rewind --to <run>@1`: the printed command continues a fork of the
@@ -81,23 +78,13 @@ fn two_turns_are_two_turn_checkpoints_with_agent_session_and_touched_files() {
 #[test]
 fn rewind_continues_a_fork_of_the_conversation_as_of_the_turn() {
     let s = Session::new();
-    s.repo.ok(&["hooks", "install", "--agent", "claude"]);
-    let root = s.repo.path().canonicalize().unwrap();
-    let first = turn(
-        &s,
-        &format!("WRITE {} one", root.join("one.txt").display()),
-        None,
-    );
-    let session = first["session_id"].as_str().unwrap().to_string();
+    let (root, session) = first_turn(&s);
     turn(
         &s,
         &format!("WRITE {} two", root.join("two.txt").display()),
         Some(&session),
     );
-    let run = s.repo.json(&["list"])[0]["run"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let run = s.run();
     let turn_one = s.repo.json(&["show", &format!("{run}@1")]);
     let at = turn_one["meta"]["conversation_at"]
         .as_str()
@@ -108,9 +95,13 @@ fn rewind_continues_a_fork_of_the_conversation_as_of_the_turn() {
         "the model comes from the transcript: {turn_one:#}"
     );
 
-    let out = s
-        .repo
-        .json(&["rewind", &run, "--to", &format!("{run}@1"), "--run", "back"]);
+    // Before anything happens, a dry run says where the conversation would resume.
+    let to = format!("{run}@1");
+    let dry = s.repo.json(&["rewind", &run, "--to", &to, "--dry-run"]);
+    assert_eq!(dry["conversation_at"], at.as_str(), "{dry:#}");
+    assert!(root.join("two.txt").exists(), "a dry run changes nothing");
+    let out = s.repo.json(&["rewind", &run, "--to", &to, "--run", "back"]);
+    assert_eq!(out["resume_command"], dry["resume_command"]);
     assert!(
         !root.join("two.txt").exists(),
         "the second turn's file is rewound"
@@ -159,6 +150,38 @@ fn rewind_continues_a_fork_of_the_conversation_as_of_the_turn() {
         !sent.contains("two.txt"),
         "the rewound turn is not in the conversation: {sent}"
     );
+
+    // `--agent-resume` runs that command itself, after the fork, with the arguments given.
+    let before = s.server.agent_requests().len();
+    let four = root.join("four.txt");
+    let mut c = s.command(&crate::common::bin());
+    c.args([
+        "fork",
+        &run,
+        "--to",
+        &to,
+        "--run",
+        "side",
+        "--agent-resume",
+        "--",
+    ])
+    .args(["-p", &format!("WRITE {} four", four.display())])
+    .args([
+        "--permission-mode",
+        "acceptEdits",
+        "--output-format",
+        "json",
+    ]);
+    claude_env(&s, &mut c);
+    let out = s.ok(c, "fork --agent-resume");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(printed.starts_with("forked run side"), "{printed}");
+    assert_eq!(std::fs::read_to_string(&four).unwrap(), "four\n");
+    let sent = s.server.agent_requests()[before].body["messages"].to_string();
+    assert!(
+        sent.contains("one.txt") && !sent.contains("two.txt"),
+        "{sent}"
+    );
     s.repo.assert_fsck();
 }
 
@@ -168,18 +191,8 @@ fn rewind_continues_a_fork_of_the_conversation_as_of_the_turn() {
 #[test]
 fn a_resumed_session_is_given_the_runs_manifest() {
     let s = Session::new();
-    s.repo.ok(&["hooks", "install", "--agent", "claude"]);
-    let root = s.repo.path().canonicalize().unwrap();
-    let first = turn(
-        &s,
-        &format!("WRITE {} one", root.join("one.txt").display()),
-        None,
-    );
-    let session = first["session_id"].as_str().unwrap().to_string();
-    let run = s.repo.json(&["list"])[0]["run"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (root, session) = first_turn(&s);
+    let run = s.run();
     let first_sent = s.server.agent_requests()[0].body.to_string();
     assert!(
         !first_sent.contains("git agent-rewind: this session records"),
@@ -192,7 +205,7 @@ fn a_resumed_session_is_given_the_runs_manifest() {
         &format!("WRITE {} two", root.join("two.txt").display()),
         Some(&session),
     );
-    let sent = s.server.agent_requests()[before].body.to_string();
+    let sent = s.sent_after(before);
     let rewind_hint = format!("git agent-rewind rewind {run} --to {run}@1");
     assert!(
         sent.contains(&format!("this session records into run {run}"))
@@ -207,7 +220,7 @@ fn a_resumed_session_is_given_the_runs_manifest() {
         &format!("WRITE {} three", root.join("three.txt").display()),
         Some(&session),
     );
-    let sent = s.server.agent_requests()[before].body.to_string();
+    let sent = s.sent_after(before);
     // The conversation keeps the manifest given at the last resume (it names @1); a new
     // one would name the newest checkpoint, @2.
     assert!(sent.contains(&rewind_hint), "{sent}");

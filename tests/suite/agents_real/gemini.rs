@@ -82,18 +82,5 @@ fn two_turns_are_two_turn_checkpoints_and_an_untrusted_folder_is_refused() {
         "two\n"
     );
 
-    let run = s.repo.json(&["list"])[0]["run"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let cps = crate::common::checkpoints(s.repo.path(), &run);
-    let events: Vec<&str> = cps.iter().map(|c| c["event"].as_str().unwrap()).collect();
-    assert_eq!(events, ["start", "turn", "turn"], "{cps:#?}");
-    for (cp, file) in cps[1..].iter().zip(["one.txt", "two.txt"]) {
-        let shown = s.repo.json(&["show", cp["checkpoint"].as_str().unwrap()]);
-        assert_eq!(shown["agent"], "gemini", "{shown:#}");
-        assert_eq!(shown["sdk_session_id"], session.as_str(), "{shown:#}");
-        assert_eq!(shown["touched"], serde_json::json!([file]), "{shown:#}");
-    }
-    s.repo.assert_fsck();
+    s.assert_turns("gemini", &session, &["one.txt", "two.txt"]);
 }

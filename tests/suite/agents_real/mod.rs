@@ -6,6 +6,7 @@
 pub mod model_server;
 
 mod claude;
+mod codex;
 mod gemini;
 
 use crate::common::Repo;
@@ -44,11 +45,12 @@ impl Session {
     }
 
     /// `program` in the repository with HOME isolated, our binary first on PATH (the hooks
-    /// run `git agent-rewind`), no git configuration but the repository's, and every
-    /// destination other than 127.0.0.1 sent to a closed port.
+    /// run `git agent-rewind`) and the pinned agent CLIs next, no git configuration but the
+    /// repository's, and every destination other than 127.0.0.1 sent to a closed port.
     pub fn command(&self, program: &Path) -> Command {
         let bin_dir = crate::common::bin().parent().unwrap().to_path_buf();
-        let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
+        let clis = agent_cli("claude").parent().unwrap().to_path_buf();
+        let path = std::env::join_paths([bin_dir, clis].into_iter().chain(std::env::split_paths(
             &std::env::var_os("PATH").unwrap_or_default(),
         )))
         .unwrap();
@@ -81,5 +83,48 @@ impl Session {
             String::from_utf8_lossy(&out.stderr)
         );
         out
+    }
+}
+
+impl Session {
+    /// The only run recorded here.
+    pub fn run(&self) -> String {
+        self.repo.json(&["list"])[0]["run"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// The run holds a start and one `turn` checkpoint per file of `files`, each recorded
+    /// by `agent` in `session` with that file as what it touched; returns their notes.
+    pub fn assert_turns(
+        &self,
+        agent: &str,
+        session: &str,
+        files: &[&str],
+    ) -> Vec<serde_json::Value> {
+        let cps = crate::common::checkpoints(self.repo.path(), &self.run());
+        let events: Vec<&str> = cps.iter().map(|c| c["event"].as_str().unwrap()).collect();
+        let expected: Vec<&str> = std::iter::once("start")
+            .chain(files.iter().map(|_| "turn"))
+            .collect();
+        assert_eq!(events, expected, "{cps:#?}");
+        let mut shown = vec![];
+        for (cp, file) in cps[1..].iter().zip(files) {
+            let note = self
+                .repo
+                .json(&["show", cp["checkpoint"].as_str().unwrap()]);
+            assert_eq!(note["agent"], agent, "{note:#}");
+            assert_eq!(note["sdk_session_id"], session, "{note:#}");
+            assert_eq!(note["touched"], serde_json::json!([file]), "{note:#}");
+            shown.push(note);
+        }
+        self.repo.assert_fsck();
+        shown
+    }
+
+    /// The first request of the agent's that reached the server after the first `before`.
+    pub fn sent_after(&self, before: usize) -> String {
+        self.server.agent_requests()[before].body.to_string()
     }
 }

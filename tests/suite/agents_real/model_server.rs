@@ -198,6 +198,9 @@ fn answer(path: &str, body: &Value) -> Reply {
     if path.contains(":streamGenerateContent") || path.contains(":generateContent") {
         return gemini(body, path.contains(":stream"));
     }
+    if path.ends_with("/v1/responses") {
+        return responses(body);
+    }
     Reply::Json(json!({}))
 }
 
@@ -281,6 +284,90 @@ fn anthropic(body: &Value) -> Reply {
         ),
         (Some("message_stop"), json!({"type": "message_stop"})),
     ])
+}
+
+// ---- OpenAI Responses (Codex CLI) ----
+
+/// A Responses API answer, streamed as Codex reads it: `response.created`, the output item
+/// (`added`, its text as a delta, `done`), `response.completed`. A `WRITE` is answered with
+/// Codex's freeform `apply_patch` tool (a `custom_tool_call` whose input is the patch), its
+/// `call_id` naming the word.
+fn responses(body: &Value) -> Reply {
+    let mut items = Vec::new();
+    for item in body["input"].as_array().into_iter().flatten() {
+        match item["type"].as_str() {
+            Some("message") if item["role"] == "user" => items.extend(
+                item["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| c["text"].as_str().map(|t| Item::Said(t.to_string()))),
+            ),
+            Some("custom_tool_call" | "function_call") => items.extend(
+                item["call_id"]
+                    .as_str()
+                    .and_then(|id| id.strip_prefix("call_"))
+                    .map(|w| Item::Called(w.to_string())),
+            ),
+            _ => {}
+        }
+    }
+    let movement = if has_tools(body) {
+        next_move(&items)
+    } else {
+        Move::Say("ok".into())
+    };
+    let (item, delta) = match movement {
+        Move::Write { path, word } => (
+            json!({"type": "custom_tool_call", "id": format!("ctc_{word}"), "status": "completed",
+                   "call_id": format!("call_{word}"), "name": "apply_patch",
+                   "input": format!("*** Begin Patch\n*** Add File: {path}\n+{word}\n*** End Patch")}),
+            None,
+        ),
+        Move::Say(text) => (
+            json!({"type": "message", "id": "msg_test", "role": "assistant", "status": "completed",
+                   "content": [{"type": "output_text", "text": text, "annotations": []}]}),
+            Some(text),
+        ),
+    };
+    let mut started = item.clone();
+    if delta.is_some() {
+        started["content"] = json!([]);
+    }
+    let response = |status: &str| {
+        json!({"id": "resp_test", "object": "response", "status": status,
+               "model": body["model"], "output": []})
+    };
+    let mut events = vec![
+        (
+            Some("response.created"),
+            json!({"type": "response.created", "response": response("in_progress")}),
+        ),
+        (
+            Some("response.output_item.added"),
+            json!({"type": "response.output_item.added", "output_index": 0, "item": started}),
+        ),
+    ];
+    if let Some(text) = delta {
+        events.push((
+            Some("response.output_text.delta"),
+            json!({"type": "response.output_text.delta", "item_id": "msg_test",
+                   "output_index": 0, "content_index": 0, "delta": text}),
+        ));
+    }
+    let mut completed = response("completed");
+    completed["usage"] = json!({"input_tokens": 10, "output_tokens": 5, "total_tokens": 15});
+    events.extend([
+        (
+            Some("response.output_item.done"),
+            json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        ),
+        (
+            Some("response.completed"),
+            json!({"type": "response.completed", "response": completed}),
+        ),
+    ]);
+    Reply::Events(events)
 }
 
 // ---- Gemini generateContent / streamGenerateContent (Gemini CLI) ----

@@ -7,6 +7,7 @@ use crate::common;
 
 mod adversity;
 mod crash;
+mod dry_run;
 mod fork;
 mod lineage;
 mod long_names;

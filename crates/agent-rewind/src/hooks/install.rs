@@ -85,10 +85,16 @@ pub fn install(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
         }
     }
     for p in prepared {
-        out.agents.push(match p {
+        let updated = p.as_ref().map(|p| p.updated().to_vec()).unwrap_or_default();
+        let change = match p {
             Some(p) => p.write()?,
             None => super::opencode::install(store)?,
-        });
+        };
+        if change.agent == Agent::Codex {
+            out.warnings
+                .extend(codex_trust_warnings(store, &change.path, &updated)?);
+        }
+        out.agents.push(change);
     }
     if opts.git {
         let dir = store.hooks_dir()?;
@@ -134,6 +140,32 @@ pub fn uninstall(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
             });
         }
         out.hooks_dir = Some(dir.display().to_string());
+    }
+    Ok(out)
+}
+
+/// What Codex needs before it runs the hooks at `path` (checked with Codex CLI 0.171.0): the
+/// project trusted, and each hook definition trusted by the user, who alone may grant it
+/// (never written here). Codex keys that trust to a hash of each definition, so an entry of
+/// ours this install changed (`updated`) is untrusted again.
+fn codex_trust_warnings(store: &Store, path: &str, updated: &[String]) -> Result<Vec<String>> {
+    let root = store.workdir()?;
+    let mut out = vec![format!(
+        "Codex runs these hooks only once you trust them: the project must be trusted \
+         ([projects.\"{}\"] trust_level = \"trusted\" in ~/.codex/config.toml, which Codex \
+         offers on first use), and each hook definition too: open Codex here and trust them \
+         with /hooks (Codex stores a hash of each in ~/.codex/config.toml). Until then `codex \
+         exec` skips them without a word and nothing is recorded",
+        root.display()
+    )];
+    if !updated.is_empty() {
+        out.push(format!(
+            "Codex will ask for trust again: our {} hook definition{} in {path} changed, and \
+             Codex trusts a hook by a hash of its definition; trust {} again with /hooks in Codex",
+            updated.join(", "),
+            if updated.len() == 1 { "" } else { "s" },
+            if updated.len() == 1 { "it" } else { "them" },
+        ));
     }
     Ok(out)
 }

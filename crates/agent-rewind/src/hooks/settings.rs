@@ -30,9 +30,13 @@ pub struct SettingsChange {
     pub agent: Agent,
     pub path: String,
     pub action: FileAction,
-    /// The events whose entries were added (install) or removed (uninstall).
+    /// The events whose entries were added or brought up to date (install) or removed
+    /// (uninstall).
     pub events: Vec<String>,
 }
+
+/// The events a merge added our entry to, and those whose entry of ours it updated.
+type Merged = (Vec<String>, Vec<String>);
 
 /// How a configuration file holds its hook entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,8 +178,9 @@ impl JsonConfig {
             .with_hint(format!("{} expects {expected}", self.agent.display()))
     }
 
-    /// Add our entry to each event that lacks one; returns the events changed.
-    fn merge(&self, settings: &mut Value, path: &Path, created: bool) -> Result<Vec<String>> {
+    /// Add our entry to each event that lacks one, and bring our entries' matchers up to
+    /// date; returns the events added and the events updated.
+    fn merge(&self, settings: &mut Value, path: &Path, created: bool) -> Result<Merged> {
         let root = settings
             .as_object_mut()
             .ok_or_else(|| self.shape_error(path, "the top level is not a JSON object"))?;
@@ -200,7 +205,7 @@ impl JsonConfig {
             .or_insert_with(|| Value::Object(Map::new()))
             .as_object_mut()
             .expect("checked above");
-        let mut added = vec![];
+        let (mut added, mut updated) = (vec![], vec![]);
         for (event, matcher) in self.events {
             let entries = hooks
                 .entry(*event)
@@ -210,9 +215,37 @@ impl JsonConfig {
             if !entries.iter().any(|e| self.entry_has_ours(e)) {
                 entries.push(self.entry(*matcher));
                 added.push(event.to_string());
+            } else if self.update_matchers(entries, *matcher) {
+                updated.push(event.to_string());
             }
         }
-        Ok(added)
+        Ok((added, updated))
+    }
+
+    /// Bring the matcher of our entries up to date (one an older version wrote); an entry
+    /// that also holds someone else's hooks keeps its matcher. Whether any changed.
+    fn update_matchers(&self, entries: &mut [Value], matcher: Option<&str>) -> bool {
+        let mut changed = false;
+        for e in entries.iter_mut().filter(|e| self.entry_has_ours(e)) {
+            let only_ours = match self.shape {
+                Shape::Flat => true,
+                Shape::Grouped => e["hooks"]
+                    .as_array()
+                    .is_some_and(|hs| hs.iter().all(|h| self.has_command(h))),
+            };
+            if !only_ours || e.get("matcher").and_then(Value::as_str) == matcher {
+                continue;
+            }
+            let obj = e
+                .as_object_mut()
+                .expect("an entry holding hooks is an object");
+            match matcher {
+                Some(m) => obj.insert("matcher".into(), m.into()),
+                None => obj.remove("matcher"),
+            };
+            changed = true;
+        }
+        changed
     }
 
     /// Remove our entries (from any event); returns the events changed. Entries and events
@@ -269,13 +302,14 @@ impl JsonConfig {
         let existing = read(&path, self.agent)?;
         let created = existing.is_none();
         let mut settings = existing.unwrap_or_else(|| Value::Object(Map::new()));
-        let events = self.merge(&mut settings, &path, created)?;
+        let (events, updated) = self.merge(&mut settings, &path, created)?;
         Ok(Prepared {
             agent: self.agent,
             path,
             settings,
             created,
             events,
+            updated,
         })
     }
 
@@ -327,12 +361,20 @@ pub struct Prepared {
     settings: Value,
     created: bool,
     events: Vec<String>,
+    updated: Vec<String>,
 }
 
 impl Prepared {
-    /// Write the merged configuration (nothing when it already had our entries).
+    /// The events whose entry of ours this install changes (not those it adds).
+    pub fn updated(&self) -> &[String] {
+        &self.updated
+    }
+
+    /// Write the merged configuration (nothing when it already had our entries as they
+    /// should be).
     pub fn write(self) -> Result<SettingsChange> {
         let action = match (self.events.is_empty(), self.created) {
+            (true, _) if !self.updated.is_empty() => FileAction::Updated,
             (true, _) => FileAction::Unchanged,
             (false, true) => FileAction::Created,
             (false, false) => FileAction::Added,
@@ -344,7 +386,7 @@ impl Prepared {
             agent: self.agent,
             path: self.path.display().to_string(),
             action,
-            events: self.events,
+            events: self.events.into_iter().chain(self.updated).collect(),
         })
     }
 }
@@ -414,14 +456,36 @@ mod tests {
             let mut v: Value = serde_json::from_str(USER).unwrap();
             let p = Path::new("s.json");
             let events: Vec<String> = c.events().map(str::to_string).collect();
-            assert_eq!(c.merge(&mut v, p, false).unwrap(), events);
-            assert_eq!(c.merge(&mut v, p, false).unwrap(), Vec::<String>::new());
+            assert_eq!(c.merge(&mut v, p, false).unwrap(), (events.clone(), vec![]));
+            assert_eq!(c.merge(&mut v, p, false).unwrap(), (vec![], vec![]));
             let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
             assert_eq!(keys, ["model", "hooks", "permissions"]);
             assert_eq!(v["hooks"]["Stop"][0]["hooks"][0]["command"], "say done");
             assert_eq!(c.unmerge(&mut v).len(), events.len());
             assert_eq!(v, serde_json::from_str::<Value>(USER).unwrap(), "{agent}");
         }
+    }
+
+    #[test]
+    fn an_outdated_matcher_of_ours_is_updated_unless_shared() {
+        let c = JsonConfig::of(Agent::Codex).unwrap();
+        let p = Path::new("h.json");
+        let ours = json!({"type": "command", "command": c.command()});
+        let lint = json!({"type": "command", "command": "lint"});
+        let mut v = json!({"hooks": {"PostToolUse": [{"matcher": "apply_patch", "hooks": [ours.clone()]}]}});
+        let (_, updated) = c.merge(&mut v, p, false).unwrap();
+        assert_eq!(updated, ["PostToolUse"]);
+        assert_eq!(
+            v["hooks"]["PostToolUse"][0]["matcher"],
+            "apply_patch|Edit|Write"
+        );
+        assert_eq!(c.merge(&mut v, p, false).unwrap(), (vec![], vec![]));
+
+        let mut shared =
+            json!({"hooks": {"PostToolUse": [{"matcher": "apply_patch", "hooks": [ours, lint]}]}});
+        let (_, updated) = c.merge(&mut shared, p, false).unwrap();
+        assert!(updated.is_empty());
+        assert_eq!(shared["hooks"]["PostToolUse"][0]["matcher"], "apply_patch");
     }
 
     #[test]

@@ -6,9 +6,9 @@
 //!
 //! Every refusal happens before anything is written.
 
-use crate::catalog::{Catalog, Checkpoint, short, unknown_run};
+use crate::catalog::{Catalog, Checkpoint};
 use crate::error::{Error, IoResultExt, Result};
-use crate::ids::{CheckpointSpec, RunId, StepName};
+use crate::ids::{RunId, StepName};
 use crate::journal::set_active_run;
 use crate::journal::{Origin, Record, TreeSource, append};
 use crate::materialize::{self, Backup};
@@ -16,8 +16,10 @@ use crate::model::{Event, LineageLink};
 use crate::store::ObjectId;
 use crate::store::{Store, UserHead, layout};
 use serde::Serialize;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
+
+mod point;
+use point::{Point, git_commit_of, inherited_steps, locate, session_at};
 
 /// Where to go back to.
 #[derive(Debug, Clone)]
@@ -39,6 +41,9 @@ pub struct RewindOptions {
     /// Fork (source stays active) instead of rewind (source archived).
     pub fork: bool,
     pub label: Option<String>,
+    /// Decide everything and say what would happen (files, what stays in place, where the
+    /// conversation resumes), writing no ref, note or file.
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -60,6 +65,9 @@ pub struct RewindOutcome {
     /// The command that continues the conversation as of the point: a fork of it at the
     /// recorded turn where the agent offers one ([`crate::agent::Agent::continue_command`]).
     pub resume_command: Option<String>,
+    /// `resume_command` as a program and its arguments (what `--agent-resume` runs).
+    #[serde(skip)]
+    pub resume_argv: Vec<String>,
     /// What `resume_command` does: the pointer it forks at (none: at the conversation's
     /// end), and in words.
     pub conversation_at: Option<String>,
@@ -69,14 +77,16 @@ pub struct RewindOutcome {
     pub worktree: Option<String>,
     pub backup: Option<Backup>,
     pub source_archived: bool,
-    /// What the checkout changed in this worktree (in place only).
+    /// What the checkout changed in this worktree (in place only); for a dry run, what it
+    /// would change.
     pub files: Vec<materialize::PathChange>,
-}
-
-/// The chosen point in the source run's lineage.
-struct Point {
-    checkpoint: Checkpoint,
-    step: Option<String>,
+    /// A dry run: nothing was written, `run` and `branch` are what would be created.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
+    /// For a dry run: the files the checkout would leave as they are, and why (a real run
+    /// lists them in `backup.left_in_place`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left_in_place: Vec<crate::model::Excluded>,
 }
 
 pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<RewindOutcome> {
@@ -95,6 +105,59 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
     crate::verify::checkout_commit(store, git_commit)?;
     let plan = check(store, &opts, &point, git_commit)?;
     crate::trace::mark("rewind: checks passed");
+    // What the lineage holds at the point: the steps, the agent's session and where its
+    // conversation continues.
+    let at = chain
+        .iter()
+        .position(|c| c.id() == point.checkpoint.id())
+        .expect("the point is in the chain");
+    let before_point = &chain[at..];
+    let (session, agent, conversation_at) = session_at(before_point);
+    let continuation = match (&agent, &session) {
+        (Some(a), Some(s)) => crate::agent::Agent::from_name(a)
+            .map(|a| a.continue_command(s, conversation_at.as_deref())),
+        _ => None,
+    };
+    let inherited = inherited_at(&point, before_point, &opts);
+    let outcome = |root: String, plan: &Plan| RewindOutcome {
+        run: plan.new_run.to_string(),
+        source_run: source.to_string(),
+        relation: if opts.fork { "forked" } else { "rewound" },
+        from_checkpoint: point.checkpoint.id().to_string(),
+        from_step: point.step.clone(),
+        checkpoint: root,
+        inherited_steps: inherited.iter().map(|(s, _)| s.to_string()).collect(),
+        resume_command: continuation.as_ref().map(|c| c.command.clone()),
+        resume_argv: continuation
+            .as_ref()
+            .map(|c| c.argv.clone())
+            .unwrap_or_default(),
+        conversation_at: continuation.as_ref().and_then(|c| c.forks_at.clone()),
+        conversation: continuation.as_ref().map(|c| c.note.clone()),
+        sdk_session_id: session.clone(),
+        agent: agent.clone(),
+        git_commit_sha: point.checkpoint.line().git_commit_sha.clone(),
+        branch: plan.branch.clone(),
+        worktree: None,
+        backup: None,
+        source_archived: false,
+        files: vec![],
+        dry_run: false,
+        left_in_place: vec![],
+    };
+    if opts.dry_run {
+        let mut out = outcome(String::new(), &plan);
+        out.dry_run = true;
+        out.source_archived = !opts.fork;
+        out.worktree = opts.worktree.as_ref().map(|p| p.display().to_string());
+        if plan.in_place {
+            // Planned as the real run plans it; only unreferenced objects are written.
+            let prepared = materialize::prepare_overwrite(store, plan.target_tree, None, None)?;
+            out.files = materialize::path_changes(&prepared.changes);
+            out.left_in_place = prepared.capture.excluded;
+        }
+        return Ok(out);
+    }
 
     // In place: decide every change, and refuse if one would touch what the backup cannot
     // hold, before anything is published; then publish the backup.
@@ -112,21 +175,9 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
     };
 
     // The new run.
-    let at = chain
-        .iter()
-        .position(|c| c.id() == point.checkpoint.id())
-        .expect("the point is in the chain");
-    let before_point = &chain[at..];
     let label = match &opts.label {
         Some(l) => Some(l.clone()),
         None => catalog.root_of(&tip)?.note.label().map(str::to_string),
-    };
-    let inherited = inherited_at(&point, before_point, &opts);
-    let (session, agent, conversation_at) = session_at(before_point);
-    let continuation = match (&agent, &session) {
-        (Some(a), Some(s)) => crate::agent::Agent::from_name(a)
-            .map(|a| a.continue_command(s, conversation_at.as_deref())),
-        _ => None,
     };
     let at_point = AtPoint {
         inherited: inherited.clone(),
@@ -165,22 +216,7 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
         store.refs().create_branch(b, c)?;
     }
 
-    let line = point.checkpoint.line();
     Ok(RewindOutcome {
-        run: plan.new_run.to_string(),
-        source_run: source.to_string(),
-        relation: if opts.fork { "forked" } else { "rewound" },
-        from_checkpoint: point.checkpoint.id().to_string(),
-        from_step: point.step.clone(),
-        checkpoint: root.checkpoint.to_string(),
-        inherited_steps: inherited.iter().map(|(s, _)| s.to_string()).collect(),
-        resume_command: continuation.as_ref().map(|c| c.command.clone()),
-        conversation_at: continuation.as_ref().and_then(|c| c.forks_at.clone()),
-        conversation: continuation.map(|c| c.note),
-        sdk_session_id: session,
-        agent,
-        git_commit_sha: line.git_commit_sha.clone(),
-        branch: plan.branch,
         worktree: worktree_shown,
         backup,
         source_archived,
@@ -188,32 +224,8 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
             .as_ref()
             .map(|p| materialize::path_changes(&p.changes))
             .unwrap_or_default(),
+        ..outcome(root.checkpoint.to_string(), &plan)
     })
-}
-
-/// The run's tip, its lineage chain and the point chosen in it. The run may grow while it
-/// is read (its writers keep going): a choice that fails while the run's tip moved is made
-/// again on a fresh read, so the point is chosen from one consistent chain.
-fn locate(
-    store: &Store,
-    catalog: &mut Catalog,
-    source: &RunId,
-    opts: &RewindOptions,
-) -> Result<(Checkpoint, Vec<Checkpoint>, Point)> {
-    let mut attempt = 0;
-    loop {
-        let tip = catalog
-            .run_tip(source)?
-            .ok_or_else(|| unknown_run(source))?;
-        let chain = catalog.lineage_chain(tip.id(), usize::MAX)?;
-        match choose_point(store, catalog, source, &chain, opts) {
-            Ok(point) => return Ok((tip, chain, point)),
-            Err(_) if attempt < 5 && store.refs().run_head(source)? != Some(tip.id()) => {
-                attempt += 1
-            }
-            Err(e) => return Err(e),
-        }
-    }
 }
 
 /// What every check before the first write decided.
@@ -491,151 +503,4 @@ fn take_back(store: &Store, path: &std::path::Path, branch: Option<&str>, e: Err
             r.message
         )),
     }
-}
-
-/// The user's commit recorded at the chosen point, verified against the checkpoint commit.
-fn git_commit_of(store: &Store, point: &Point) -> Result<Option<ObjectId>> {
-    crate::verify::git_commit(store, &point.checkpoint.commit, point.checkpoint.line()).map_err(
-        |why| {
-            Error::corrupt(format!("refusing to rewind: {why}")).with_hint(
-                "the checkpoint's note was edited or crafted; inspect it with `git agent-rewind show`",
-            )
-        },
-    )
-}
-
-/// Resolve `--to` against the run's lineage chain (newest first).
-fn choose_point(
-    store: &Store,
-    catalog: &mut Catalog,
-    source: &RunId,
-    chain: &[Checkpoint],
-    opts: &RewindOptions,
-) -> Result<Point> {
-    let RewindTarget::Named(name) = &opts.to;
-    let as_step = StepName::new(name.clone()).ok().filter(|s| {
-        crate::catalog::step_tip(store, source, s)
-            .ok()
-            .flatten()
-            .is_some()
-    });
-    if let Some(step) = as_step {
-        let latest = chain
-            .iter()
-            .position(|c| c.line().step.as_deref() == Some(step.as_str()))
-            .ok_or_else(|| {
-                Error::not_found(format!(
-                    "step {step} has no checkpoint in the lineage of run {source}"
-                ))
-            })?;
-        if opts.after {
-            let done = chain[latest..]
-                .iter()
-                .find(|c| {
-                    c.line().step.as_deref() == Some(step.as_str())
-                        && c.line().event == Event::Finish
-                })
-                .ok_or_else(|| {
-                    Error::not_found(format!("step {step} of run {source} never finished"))
-                        .with_hint("rewind --to it (without --after) to re-enter it")
-                })?;
-            return Ok(Point {
-                checkpoint: done.clone(),
-                step: Some(step.to_string()),
-            });
-        }
-        let attempt = chain[latest].line().attempt;
-        let mut first = latest;
-        for (i, c) in chain.iter().enumerate().skip(latest) {
-            let l = c.line();
-            if l.step.as_deref() == Some(step.as_str()) && l.attempt == attempt {
-                first = i;
-            }
-        }
-        let before = chain.get(first + 1).ok_or_else(|| {
-            Error::not_found(format!(
-                "step {step} has no checkpoint before it in run {source}"
-            ))
-            .with_hint(format!(
-                "use --after {step}, or an exact checkpoint (`git agent-rewind list {source}`)"
-            ))
-        })?;
-        return Ok(Point {
-            checkpoint: before.clone(),
-            step: Some(step.to_string()),
-        });
-    }
-    if opts.after {
-        return Err(Error::usage(format!(
-            "--after needs a step of run {source}; {name:?} is not one"
-        )));
-    }
-    let unknown_step = |catalog: &mut Catalog| -> Result<Error> {
-        let e = catalog.unknown_step_error(source, name)?;
-        Ok(Error::not_found(format!(
-            "{}, and {name:?} is not a checkpoint address",
-            e.message
-        ))
-        .with_hint(e.hint.unwrap_or_default()))
-    };
-    let spec = match CheckpointSpec::parse(name) {
-        Ok(spec) => spec,
-        Err(_) => return Err(unknown_step(catalog)?),
-    };
-    let spec = match spec {
-        // A bare word that is not a step of this run.
-        CheckpointSpec::RunHead(r) if store.refs().run_head(&r)?.is_none() => {
-            return Err(unknown_step(catalog)?);
-        }
-        // `@-2`, `@5`: a position in the source run.
-        CheckpointSpec::Seq(None, pos) => CheckpointSpec::Seq(Some(source.clone()), pos),
-        s => s,
-    };
-    let cp = catalog.resolve(&spec)?;
-    if !chain.iter().any(|c| c.id() == cp.id()) {
-        return Err(Error::refused(format!(
-            "checkpoint {} is not in the lineage of run {source}",
-            short(cp.id())
-        ))
-        .with_hint("rewind or fork the run that checkpoint belongs to"));
-    }
-    let step = cp.line().step.clone();
-    Ok(Point {
-        checkpoint: cp,
-        step,
-    })
-}
-
-/// Every step recorded in `lineage` (the chain at the chosen point, newest first), each at
-/// its newest checkpoint there, whatever its status: the step refs the new run inherits.
-/// Only completed ones count as done for `resume` (the planner reads their status).
-fn inherited_steps(lineage: &[Checkpoint]) -> Vec<(StepName, ObjectId)> {
-    let mut newest: BTreeMap<String, ObjectId> = BTreeMap::new();
-    for c in lineage {
-        if let Some(s) = &c.line().step {
-            newest.entry(s.clone()).or_insert(c.id());
-        }
-    }
-    newest
-        .into_iter()
-        .filter_map(|(s, id)| StepName::new(s).ok().map(|s| (s, id)))
-        .collect()
-}
-
-/// The newest agent session id recorded in `lineage` (newest first), with the agent that
-/// recorded it and the agent's pointer to that point of the conversation.
-fn session_at(lineage: &[Checkpoint]) -> (Option<String>, Option<String>, Option<String>) {
-    lineage
-        .iter()
-        .find_map(|c| {
-            let l = c.line();
-            l.sdk_session_id.clone().map(|s| {
-                (
-                    Some(s),
-                    l.recording_agent().map(str::to_string),
-                    l.meta.get("conversation_at").cloned(),
-                )
-            })
-        })
-        .unwrap_or((None, None, None))
 }

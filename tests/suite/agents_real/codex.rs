@@ -1,0 +1,208 @@
+//! Codex CLI, the real CLI: `hooks install --agent codex`, the project trusted in an isolated
+//! `~/.codex/config.toml` whose model provider is the scripted model server (Responses API),
+//! then headless turns (`codex exec`, then `codex exec resume`). Codex runs a project's hooks
+//! only once the user trusted each hook definition; untrusted, it skips them without a word.
+
+use super::{Session, agent_cli};
+use serde_json::Value;
+
+/// `~/.codex/config.toml`: the model server as the provider, a model slug Codex knows (so it
+/// offers `apply_patch`), the repository trusted as a project. Hook trust is never written.
+fn configure(s: &Session) {
+    let root = s.repo.path().canonicalize().unwrap();
+    let dir = s.home.path().join(".codex");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.toml"),
+        format!(
+            r#"model = "gpt-5.5"
+model_provider = "local"
+check_for_update_on_startup = false
+
+[model_providers.local]
+name = "local"
+base_url = "{}/v1"
+wire_api = "responses"
+env_key = "CODEX_TEST_KEY"
+
+[projects.{}]
+trust_level = "trusted"
+"#,
+            s.server.url(),
+            serde_json::to_string(&root.display().to_string()).unwrap()
+        ),
+    )
+    .unwrap();
+}
+
+/// `codex exec --json -s danger-full-access <args> <prompt>`; returns the thread id it
+/// announced.
+fn exec(s: &Session, args: &[&str], prompt: &str) -> String {
+    exec_output(s, args, prompt).0
+}
+
+/// [`exec`], with everything Codex printed (stdout, then stderr).
+fn exec_output(s: &Session, args: &[&str], prompt: &str) -> (String, String) {
+    let mut c = s.command(&agent_cli("codex"));
+    c.args(["exec", "--json", "-s", "danger-full-access"])
+        .args(args)
+        .arg(prompt)
+        .env("CODEX_TEST_KEY", "test-key");
+    let out = s.ok(c, "codex exec");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let thread = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "thread.started")
+        .and_then(|e| e["thread_id"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("codex exec announced no thread: {stdout}"));
+    let printed = format!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    (thread, printed)
+}
+
+/// Untrusted hooks record nothing; with hook trust bypassed (tests only) two turns are a
+/// start and two `turn` checkpoints with agent, session and touched files (issue 31 item 3,
+/// Codex).
+#[test]
+fn untrusted_hooks_record_nothing_and_two_turns_are_two_turn_checkpoints() {
+    let s = Session::new();
+    s.repo.ok(&["hooks", "install", "--agent", "codex"]);
+    configure(&s);
+    let root = s.repo.path().canonicalize().unwrap();
+
+    let (_, printed) = exec_output(
+        &s,
+        &[],
+        &format!("WRITE {} zero", root.join("zero.txt").display()),
+    );
+    assert!(
+        !printed.to_lowercase().contains("hook"),
+        "Codex skips untrusted hooks without a word: {printed}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("zero.txt")).unwrap(),
+        "zero\n",
+        "Codex worked"
+    );
+    assert_eq!(
+        s.repo.json(&["list"]),
+        serde_json::json!([]),
+        "untrusted hooks were skipped: nothing recorded"
+    );
+
+    let bypass = ["--dangerously-bypass-hook-trust"];
+    let thread = exec(
+        &s,
+        &bypass,
+        &format!("WRITE {} one", root.join("one.txt").display()),
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("one.txt")).unwrap(),
+        "one\n"
+    );
+    let resumed = exec(
+        &s,
+        &[&bypass[..], &["resume", &thread]].concat(),
+        &format!("WRITE {} two", root.join("two.txt").display()),
+    );
+    assert_eq!(resumed, thread, "the same thread continued");
+    assert_eq!(
+        std::fs::read_to_string(root.join("two.txt")).unwrap(),
+        "two\n"
+    );
+
+    for shown in s.assert_turns("codex", &thread, &["one.txt", "two.txt"]) {
+        assert_eq!(shown["meta"]["model"], "gpt-5.5", "{shown:#}");
+    }
+    let requests = s.server.requests();
+    assert!(
+        requests.iter().all(|r| r.path == "/v1/responses"),
+        "Codex spoke only the Responses API: {:?}",
+        requests.iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
+    s.repo.assert_fsck();
+}
+
+/// `hooks install --agent codex` says, on stderr and in `--json` `warnings`, that Codex runs
+/// the hooks only once the project and each hook definition are trusted; a re-install that changes our hook definition says Codex will ask again; one that
+/// changes nothing does not (issue 31 item 3, Codex).
+#[test]
+fn install_says_codex_needs_the_user_to_trust_the_hooks() {
+    let s = Session::new();
+    let out = s.repo.run(&["hooks", "install", "--agent", "codex"]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Codex runs these hooks only once you trust them")
+            && stderr.contains("/hooks")
+            && stderr.contains("trust_level = \"trusted\"")
+            && stderr.contains("skips them without a word"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("ask for trust again"), "{stderr}");
+
+    let again = s.repo.json(&["hooks", "install", "--agent", "codex"]);
+    assert_eq!(again["agents"][0]["action"], "unchanged", "{again:#}");
+    let warnings = again["warnings"].to_string();
+    assert!(warnings.contains("/hooks"), "{again:#}");
+    assert!(!warnings.contains("ask for trust again"), "{again:#}");
+
+    // An entry of ours as an older version wrote it (another matcher): Codex trusted that
+    // definition's hash, so bringing it up to date needs the user's trust again.
+    let file = s.repo.path().join(".codex/hooks.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    v["hooks"]["PostToolUse"][0]["matcher"] = "apply_patch".into();
+    std::fs::write(&file, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let changed = s.repo.json(&["hooks", "install", "--agent", "codex"]);
+    assert_eq!(changed["agents"][0]["action"], "updated", "{changed:#}");
+    assert_eq!(
+        changed["agents"][0]["events"],
+        serde_json::json!(["PostToolUse"])
+    );
+    assert!(
+        changed["warnings"]
+            .to_string()
+            .contains("Codex will ask for trust again: our PostToolUse hook definition"),
+        "{changed:#}"
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        v["hooks"]["PostToolUse"][0]["matcher"],
+        "apply_patch|Edit|Write"
+    );
+}
+
+/// A resumed Codex session is handed the run's manifest: the first model request after
+/// `codex exec resume` holds it, as `SessionStart`'s `hookSpecificOutput.additionalContext`
+/// (issue 31 item 2, Codex).
+#[test]
+fn a_resumed_codex_session_is_given_the_runs_manifest() {
+    let s = Session::new();
+    s.repo.ok(&["hooks", "install", "--agent", "codex"]);
+    configure(&s);
+    let root = s.repo.path().canonicalize().unwrap();
+    let bypass = ["--dangerously-bypass-hook-trust"];
+    let thread = exec(
+        &s,
+        &bypass,
+        &format!("WRITE {} one", root.join("one.txt").display()),
+    );
+    let run = s.run();
+    let first = s.server.agent_requests()[0].body.to_string();
+    assert!(
+        !first.contains("git agent-rewind: this session records"),
+        "a new session is not given a manifest"
+    );
+    let before = s.server.agent_requests().len();
+    exec(
+        &s,
+        &[&bypass[..], &["resume", &thread]].concat(),
+        &format!("WRITE {} two", root.join("two.txt").display()),
+    );
+    let sent = s.sent_after(before);
+    assert!(
+        sent.contains(&format!("this session records into run {run}"))
+            && sent.contains(&format!("git agent-rewind rewind {run} --to {run}@1")),
+        "the resumed session's first request holds the manifest: {sent}"
+    );
+}
