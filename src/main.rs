@@ -15,10 +15,24 @@ fn main() {
     };
     agent_rewind::trace::mark("arguments parsed");
     let json = parsed.global.json;
+    let pager = cli::pager::choose(&parsed);
     match cli::execute(parsed) {
         Ok(out) => {
             agent_rewind::trace::mark("command done");
             let exit_code = out.exit_code;
+            if let Some(pager) = &pager {
+                let bytes = match &out.raw_human {
+                    Some(b) => b.clone(),
+                    None if out.human.is_empty() => vec![],
+                    None => format!("{}\n", cli::render::terminal_safe(&out.human)).into_bytes(),
+                };
+                if bytes.is_empty() || cli::pager::page(pager, &bytes).is_ok() {
+                    if exit_code != 0 {
+                        std::process::exit(exit_code);
+                    }
+                    return;
+                }
+            }
             let mut stdout = std::io::stdout().lock();
             // A closed pipe (`| head`) is not an error worth reporting.
             if json && let Some(write) = out.json_writer {

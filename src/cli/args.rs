@@ -40,6 +40,9 @@ pub struct Globals {
     /// Run as if started in this directory.
     #[arg(short = 'C', global = true, value_name = "PATH")]
     pub dir: Option<PathBuf>,
+    /// Do not pipe the output of diff, show and log into the pager (as `git --no-pager`).
+    #[arg(short = 'P', long = "no-pager", global = true)]
+    pub no_pager: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -42,7 +42,9 @@ const STATUSES: &[&str] = &[
 const EVENTS: &[&str] = &["begin", "finish", "commit", "turn", "manual", "steer"];
 const SHELLS: &[&str] = &["bash", "zsh", "fish", "elvish", "powershell"];
 const HOOKS: &[&str] = &["post-commit", "post-rewrite", "claude"];
-const AGENTS: &[&str] = &["claude"];
+const AGENTS: &[&str] = &["claude", "codex", "gemini", "cursor", "opencode", "all"];
+/// `view --diffs` takes these or a number.
+const DIFFS: &[&str] = &["all", "none"];
 
 /// The value kind of argument `id` of command `cmd` (its name; `begin` for `step begin`).
 fn kind_of(cmd: &str, id: &str) -> Kind {
@@ -61,9 +63,25 @@ fn kind_of(cmd: &str, id: &str) -> Kind {
         (_, "event") => Kind::Values(EVENTS),
         (_, "shell") => Kind::Values(SHELLS),
         (_, "agents") => Kind::Values(AGENTS),
+        (_, "diffs") => Kind::Values(DIFFS),
         ("hook", "name") => Kind::Values(HOOKS),
         _ => Kind::Nothing,
     }
+}
+
+/// The values clap accepts for the flag `id` of `cmd` (or a global one of `root`).
+fn possible_values(cmd: &Command, root: &Command, id: &str) -> Vec<String> {
+    cmd.get_arguments()
+        .chain(root.get_arguments().filter(|a| a.is_global_set()))
+        .find(|a| a.get_id().as_str() == id)
+        .map(|a| {
+            a.get_possible_values()
+                .iter()
+                .filter(|v| !v.is_hide_set())
+                .map(|v| v.get_name().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The candidates for word `index` of `words` (the words after the program name).
@@ -109,7 +127,17 @@ pub fn candidates(root: &Command, index: usize, words: &[String], ctx: &Ctx) -> 
         }
     }
     let kind = if let Some(id) = &pending {
-        kind_of(&cmd_name, id)
+        match kind_of(&cmd_name, id) {
+            // A flag whose values clap knows (`--format`, `--color`): those.
+            Kind::Nothing => {
+                let values = possible_values(cmd, root, id);
+                if !values.is_empty() {
+                    return filter(values, cur);
+                }
+                Kind::Nothing
+            }
+            k => k,
+        }
     } else if after_dashes {
         Kind::Files
     } else if cur.starts_with('-') {

@@ -51,7 +51,8 @@ pub fn ago(ts: &Timestamp, now: i64) -> String {
     }
 }
 
-fn now() -> i64 {
+/// Seconds since the epoch now.
+pub fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
@@ -75,8 +76,12 @@ fn cut(s: &str, w: usize) -> String {
 const HEADER: [&str; 7] = [
     "RUN", "STATUS", "CKPTS", "STEPS", "ACTIVITY", "LABEL", "LINEAGE",
 ];
-/// Columns that may be cut, in the order they give way, with the width they keep.
-const FLEXIBLE: [(usize, usize); 3] = [(6, 0), (3, 8), (5, 8)];
+/// Columns that may be cut, in the order they give way, with the width they keep: the
+/// label and the steps first, then the lineage down to what names its kind and the start
+/// of the run it came from; only a terminal too narrow even for that loses the lineage.
+const FLEXIBLE: [(usize, usize); 4] = [(5, 8), (3, 8), (6, LINEAGE_KEEP), (6, 0)];
+/// `forked from 01j…`: wide enough to tell the kind and the start of the source run.
+const LINEAGE_KEEP: usize = 17;
 
 /// The seven cells of a run's line, escaped for the terminal, before any cutting.
 fn cells(r: &RunSummary, now: i64) -> [std::borrow::Cow<'_, str>; 7] {

@@ -7,6 +7,7 @@ mod commands;
 mod complete;
 mod listing;
 mod output;
+pub mod pager;
 mod parse;
 mod paths;
 mod record;
@@ -34,11 +35,28 @@ pub struct Ctx {
 
 impl Ctx {
     /// The repository the command runs in, once a post-commit checkpoint still being
-    /// recorded there in the background is written (what it could not record is told here).
+    /// recorded there in the background is written. What it could not record is kept for a
+    /// command a person runs ([`Self::store_to_look`]); only "still running" is told here.
     pub fn store(&self) -> Result<Store> {
+        self.store_telling(agent_rewind::hooks::background::Tell::Kept)
+    }
+
+    /// [`Self::store`] for `status`, `list`, `show` and `log`, the commands a person runs to
+    /// look: what background checkpoints could not record is told here, once.
+    pub fn store_to_look(&self) -> Result<Store> {
+        self.store_telling(agent_rewind::hooks::background::Tell::Person)
+    }
+
+    fn store_telling(&self, tell: agent_rewind::hooks::background::Tell) -> Result<Store> {
         let store = Store::discover(&self.dir)?;
-        for w in agent_rewind::hooks::background::settle(&store) {
-            render::warn(&w);
+        let warnings = agent_rewind::hooks::background::settle(&store, tell);
+        for w in warnings {
+            // Kept for later: only what cannot wait (a checkpoint still being recorded).
+            if tell == agent_rewind::hooks::background::Tell::Person
+                || w == agent_rewind::hooks::background::STILL_RUNNING
+            {
+                render::warn(&w);
+            }
         }
         Ok(store)
     }

@@ -62,7 +62,14 @@ pub fn record_options(
         }
     }
     Ok(ops::checkpoint::CheckpointOptions {
-        run: a.run.clone().map(RunId::new).transpose()?,
+        run: match a.run.as_deref() {
+            // An existing run's id or unique prefix, or the name of a run to start.
+            Some(r) => {
+                let id = RunId::new(r)?;
+                Some(ops::address::existing_run(store, &id)?.unwrap_or(id))
+            }
+            None => None,
+        },
         kind: a.kind.as_deref().map(StepKind::parse).transpose()?,
         status: a.status.as_deref().map(Status::parse).transpose()?,
         session_id: a.session_id.clone(),

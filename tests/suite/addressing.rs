@@ -220,3 +220,59 @@ fn run_slash_head_names_the_runs_tip_like_its_ref() {
     let out = repo.run(&["checkpoint", "HEAD", "--run", "beta"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
+
+/// Issue 30 item 12: every command resolves a run id the same way. `checkpoint --run` and
+/// `step begin --run` with a unique prefix append to that run (no new run named after the
+/// prefix); `export`, `view`, `push` and `delete` take a unique prefix; an ambiguous prefix
+/// is refused with nothing written; a name that is no prefix of a run starts a new one.
+#[test]
+fn every_command_takes_a_unique_run_prefix_and_only_a_new_name_starts_a_run() {
+    let repo = setup();
+    let runs = |r: &Repo| r.json(&["list"]).as_array().unwrap().len();
+    assert_eq!(runs(&repo), 3);
+    repo.write("b.txt", "more\n");
+    let out = repo.json(&["checkpoint", "review", "--run", "be", "-m", "by prefix"]);
+    assert_eq!(out["run"], "beta", "{out:#}");
+    assert_eq!(runs(&repo), 3, "no run named after the prefix");
+    assert!(
+        repo.git(&["for-each-ref", "refs/agent-runs/be/"])
+            .is_empty()
+    );
+    let out = repo.json(&["step", "begin", "fix", "--run", "be"]);
+    assert_eq!(out["run"], "beta");
+    // Ambiguous: refused, nothing written.
+    let before = repo.git(&["for-each-ref"]);
+    let out = repo.run(&["checkpoint", "plan", "--run", "alpha"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("ambiguous"), "{}", stderr(&out));
+    assert_eq!(repo.git(&["for-each-ref"]), before, "nothing written");
+    // A name that is no prefix of a run starts one.
+    let out = repo.ok(&["checkpoint", "plan", "--run", "gamma"]);
+    assert!(out.contains("started run gamma"), "{out}");
+    assert_eq!(runs(&repo), 4);
+
+    // export, view, push and delete take the prefix too.
+    let bundle = repo.path().join("b.bundle");
+    let out = repo.json(&["export", "be", "-o", bundle.to_str().unwrap()]);
+    assert_eq!(out["runs"], serde_json::json!(["beta"]), "{out:#}");
+    let page = repo.path().join("page.html");
+    repo.ok(&["view", "be", "-o", page.to_str().unwrap()]);
+    assert!(std::fs::read_to_string(&page).unwrap().contains("beta"));
+    let bare = tempfile::tempdir().unwrap();
+    common::git_in(bare.path(), &["init", "-q", "--bare", "remote.git"]);
+    let url = format!("file://{}", bare.path().join("remote.git").display());
+    repo.git(&["remote", "add", "origin", &url]);
+    let out = repo.json(&["push", "be"]);
+    assert_eq!(out["runs"][0]["run"], "beta", "{out:#}");
+    assert_eq!(out["runs"][0]["result"], "pushed", "{out:#}");
+    let out = repo.run(&["delete", "alpha"]);
+    assert_eq!(out.status.code(), Some(2), "ambiguous: {}", stderr(&out));
+    let out = repo.json(&["delete", "be"]);
+    assert_eq!(out["run"], "beta", "{out:#}");
+    assert!(
+        repo.git(&["for-each-ref", "refs/agent-runs/beta/"])
+            .is_empty()
+    );
+    assert_eq!(runs(&repo), 3);
+    repo.assert_fsck();
+}

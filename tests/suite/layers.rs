@@ -158,6 +158,7 @@ const PROCESS_STARTS: &[(&str, &str)] = &[
     ),
     ("crates/agent-rewind/src/workflow/runner.rs", "WorkflowStep"),
     ("src/cli/commands/view.rs", "Browser"),
+    ("src/cli/pager.rs", "Pager"),
     ("src/cli/commands/rewind.rs", "AgentResume"),
 ];
 

@@ -260,6 +260,161 @@ fn list_fits_the_terminal_with_relative_times_and_counts_hidden_runs() {
     assert!(doc[0]["last_activity"].as_str().unwrap().ends_with('Z'));
 }
 
+/// `args` run on a pseudo-terminal (util-linux `script`), with `env` set; returns what
+/// reached the terminal.
+fn on_a_terminal(r: &Repo, args: &str, env: &[(&str, &str)]) -> String {
+    // The isolated environment the other tests run the tool with, around `script`.
+    let tool = crate::common::tool_cmd(r.path());
+    let line = format!("{} {args}", crate::common::bin().display());
+    let mut c = std::process::Command::new("script");
+    c.args(["-qec", &line, "/dev/null"]).current_dir(r.path());
+    for (k, v) in tool.get_envs() {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    let out = c
+        .env_remove("GIT_PAGER")
+        .env_remove("PAGER")
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args}: {}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+/// Issue 30 item 19: `diff`, `show` and `log` page through git's pager on a terminal
+/// (`GIT_PAGER`, `pager.<cmd>`, `core.pager`), not with `--no-pager`/`-P`, `--json`, or
+/// when stdout is not a terminal. The pager here is `cat > FILE`, so what it got is read.
+#[test]
+fn diff_show_and_log_use_the_pager_on_a_terminal() {
+    let r = Repo::new();
+    r.ok(&["start", "--run", "r1"]);
+    r.write("a.txt", "one\n");
+    r.ok(&["checkpoint", "plan"]);
+    r.write("a.txt", "two\n");
+    r.ok(&["checkpoint", "implement"]);
+    let paged = tempfile::tempdir().unwrap();
+    let file = paged.path().join("paged");
+    let pager = format!("cat > '{}'", file.display());
+    let take = || {
+        let t = std::fs::read_to_string(&file).unwrap_or_default();
+        let _ = std::fs::remove_file(&file);
+        t
+    };
+    for (args, expect) in [
+        ("log r1", "implement"),
+        ("show r1", "implement"),
+        ("diff r1/plan r1/implement", "+two"),
+    ] {
+        let shown = on_a_terminal(&r, args, &[("GIT_PAGER", &pager)]);
+        let got = take();
+        assert!(got.contains(expect), "{args}: the pager got {got:?}");
+        assert!(!shown.contains(expect), "{args}: printed as well: {shown}");
+    }
+    // Not with -P, --no-pager or --json; not for other commands.
+    for args in ["-P log r1", "--no-pager show r1", "--json log r1", "status"] {
+        let shown = on_a_terminal(&r, args, &[("GIT_PAGER", &pager)]);
+        assert_eq!(take(), "", "{args}: paged");
+        assert!(!shown.is_empty(), "{args}: printed nothing");
+    }
+    // Not when stdout is not a terminal.
+    let out = tool(r.path(), &["log", "r1"], &[("GIT_PAGER", &pager)]);
+    assert!(text(&out.stdout).contains("implement"));
+    assert_eq!(take(), "");
+    // core.pager, and pager.<cmd> = false, as git reads them.
+    r.git(&["config", "core.pager", &pager]);
+    on_a_terminal(&r, "log r1", &[]);
+    assert!(take().contains("implement"), "core.pager");
+    r.git(&["config", "pager.log", "false"]);
+    let shown = on_a_terminal(&r, "log r1", &[]);
+    assert_eq!(take(), "", "pager.log=false");
+    assert!(shown.contains("implement"));
+}
+
+/// Issue 30 item 19: `list <run>`, `log`, `show` and `status` give times relative to now,
+/// as `list` does; `--json` keeps the instant.
+#[test]
+fn times_are_relative_for_people_and_instants_in_json() {
+    let r = Repo::new();
+    r.ok(&["start", "--run", "r1"]);
+    r.ok(&["checkpoint", "plan"]);
+    let instant = r.json(&["show", "r1"])["ts"].as_str().unwrap().to_string();
+    assert!(instant.ends_with('Z'), "{instant}");
+    for args in [
+        &["status"][..],
+        &["list", "r1"],
+        &["log", "r1"],
+        &["show", "r1"],
+    ] {
+        let out = tool(r.path(), args, &[]);
+        assert!(out.status.success(), "{args:?}");
+        let t = text(&out.stdout);
+        assert!(t.contains("just now"), "{args:?}: {t}");
+        if args[0] != "show" {
+            assert!(
+                !t.contains(&instant[..10]),
+                "{args:?} shows the instant: {t}"
+            );
+        }
+    }
+    // `show` gives the instant beside it, and JSON keeps instants.
+    assert!(text(&tool(r.path(), &["show", "r1"], &[]).stdout).contains(&instant));
+    assert!(
+        r.json(&["log", "r1"])[0]["ts"]
+            .as_str()
+            .unwrap()
+            .ends_with('Z')
+    );
+    assert!(
+        r.json(&["list", "r1"])[0]["ts"]
+            .as_str()
+            .unwrap()
+            .ends_with('Z')
+    );
+}
+
+/// Issue 30 item 19: at 100 columns, with generated run ids and long labels, the runs table
+/// keeps its LINEAGE column, shortened rather than dropped.
+#[test]
+fn list_keeps_the_lineage_column_at_100_columns() {
+    let r = Repo::new();
+    for i in 0..3 {
+        r.ok(&[
+            "start",
+            "--label",
+            &format!("label {i} that is rather long, as labels written by agents tend to be"),
+        ]);
+        r.ok(&["checkpoint", "plan-the-work-carefully"]);
+    }
+    let source = r.json(&["status"])["run"].as_str().unwrap().to_string();
+    r.ok(&[
+        "fork",
+        &source,
+        "--to",
+        "plan-the-work-carefully",
+        "--no-checkout",
+    ]);
+    let out = tool(r.path(), &["list"], &[("COLUMNS", "100")]);
+    assert!(out.status.success());
+    let t = text(&out.stdout);
+    let lines: Vec<&str> = t.lines().collect();
+    for l in &lines {
+        assert!(
+            l.chars().count() <= 100,
+            "too wide ({}): {l}",
+            l.chars().count()
+        );
+    }
+    assert!(lines[0].contains("LINEAGE"), "{t}");
+    assert!(
+        lines.iter().any(|l| l.contains("forked from")),
+        "the lineage is shown: {t}"
+    );
+}
+
 /// Two checkpoints: a modified, b deleted, c added (in sub/), d made executable.
 fn diff_repo() -> Repo {
     let r = Repo::new();

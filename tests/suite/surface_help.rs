@@ -414,3 +414,56 @@ fn zsh_and_fish_scripts_use_the_same_candidates() {
     );
     assert_eq!(out.trim(), "plan");
 }
+
+/// Issue 30 item 19: completion offers the values of `--agent`, `--format`, `--color` and
+/// `--diffs`.
+#[test]
+fn bash_completes_the_values_of_agent_format_color_and_diffs() {
+    let r = repo_with_runs();
+    let c = |line: &[&str]| bash_complete(r.path(), line, false);
+    let p = "git-agent-rewind";
+    assert_eq!(
+        c(&[p, "hooks", "install", "--agent", ""]),
+        ["all", "claude", "codex", "cursor", "gemini", "opencode"]
+    );
+    assert_eq!(c(&[p, "init", "--agent", "co"]), ["codex"]);
+    assert_eq!(
+        c(&[p, "log", "--graph", "--format", ""]),
+        ["dot", "json", "mermaid", "text"]
+    );
+    assert_eq!(c(&[p, "diff", "--color", ""]), ["always", "auto", "never"]);
+    assert_eq!(c(&[p, "view", "--diffs", ""]), ["all", "none"]);
+    // The set-up each script and the README give creates the folder it writes into.
+    for shell in ["zsh", "fish"] {
+        let script = r.ok(&["completions", shell]);
+        let setup = script
+            .lines()
+            .find(|l| l.contains("completions {shell} >".replace("{shell}", shell).as_str()));
+        let setup = setup.unwrap_or_else(|| panic!("{script}"));
+        assert!(setup.contains("mkdir -p"), "{setup}");
+    }
+    let readme =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .unwrap();
+    for line in readme
+        .lines()
+        .filter(|l| l.contains("agent-rewind completions") && l.contains(" > "))
+    {
+        let target = line
+            .split(" > ")
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap();
+        let folder = &target[..target.rfind('/').unwrap()];
+        assert!(
+            line.contains(&format!("mkdir -p {folder} ")),
+            "README: {line}"
+        );
+    }
+    assert!(
+        readme.contains("completions fish >"),
+        "the README installs fish completion"
+    );
+}

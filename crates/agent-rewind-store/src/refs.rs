@@ -40,7 +40,37 @@ impl Store {
     }
 }
 
+/// The most reflog entries [`crate::facade::Refs::head_moved_on_only_by_commits`] reads:
+/// commits made faster than a background checkpoint is taken are a handful.
+pub const REFLOG_COMMITS_MAX: usize = 100;
+
 impl crate::facade::Refs<'_> {
+    /// Whether HEAD got from `from` to `to` only through plain `git commit`s on top of each
+    /// other: HEAD's reflog, newest first, holds only `commit:` entries (no amend, merge,
+    /// reset, checkout or rebase, which rewrite the worktree or history) chaining `to` back
+    /// to `from`. `false` without a reflog or past [`REFLOG_COMMITS_MAX`] entries.
+    pub fn head_moved_on_only_by_commits(&self, from: ObjectId, to: ObjectId) -> Result<bool> {
+        let head = self.repo.head()?;
+        let mut platform = head.log_iter();
+        let Ok(Some(lines)) = platform.rev() else {
+            return Ok(false);
+        };
+        let mut expected = to;
+        for line in lines.take(REFLOG_COMMITS_MAX) {
+            if expected == from {
+                return Ok(true);
+            }
+            let Ok(line) = line else {
+                return Ok(false);
+            };
+            if line.new_oid != expected || !line.message.starts_with(b"commit: ") {
+                return Ok(false);
+            }
+            expected = line.previous_oid;
+        }
+        Ok(expected == from)
+    }
+
     /// The object a ref points at (peeled to its direct target), or `None` when absent.
     pub fn ref_target(&self, name: &str) -> Result<Option<ObjectId>> {
         match self.repo.try_find_reference(name)? {

@@ -311,13 +311,22 @@ impl<'s> Catalog<'s> {
     /// An ambiguous prefix is an error listing the candidates; an unknown name suggests the
     /// closest run ids.
     pub fn run_named(&mut self, name: &RunId) -> Result<RunId> {
+        match self.run_matching(name)? {
+            Some(run) => Ok(run),
+            None => Err(self.unknown_run_error(name, "unknown run")?),
+        }
+    }
+
+    /// As `run_named`, but `None` when no run has this id or starts with it (a name a new
+    /// run may take: `checkpoint --run`, `step begin --run`).
+    pub fn run_matching(&mut self, name: &RunId) -> Result<Option<RunId>> {
         if self.store.refs().run_head(name)?.is_some() {
-            return Ok(name.clone());
+            return Ok(Some(name.clone()));
         }
         let runs = self.runs_with_prefix(name)?;
         match runs.as_slice() {
-            [one] => Ok(one.clone()),
-            [] => Err(self.unknown_run_error(name, "unknown run")?),
+            [one] => Ok(Some(one.clone())),
+            [] => Ok(None),
             many => Err(ambiguous_runs(name.as_str(), many)),
         }
     }

@@ -99,7 +99,7 @@ complete -o default -F _git_agent_rewind_bin git-agent-rewind"#;
 
 const ZSH: &str = r#"#compdef git-agent-rewind
 # zsh completion for git-agent-rewind
-#   git agent-rewind completions zsh > ~/.zfunc/_git-agent-rewind   (~/.zfunc in fpath)
+#   mkdir -p ~/.zfunc && git agent-rewind completions zsh > ~/.zfunc/_git-agent-rewind   (~/.zfunc in fpath)
 # Completes `git-agent-rewind <TAB>` and, through git's completion, `git agent-rewind <TAB>`.
 
 _git-agent-rewind() {
@@ -119,7 +119,7 @@ else
 fi"#;
 
 const FISH: &str = r#"# fish completion for git-agent-rewind
-#   git agent-rewind completions fish > ~/.config/fish/completions/git-agent-rewind.fish
+#   mkdir -p ~/.config/fish/completions && git agent-rewind completions fish > ~/.config/fish/completions/git-agent-rewind.fish
 # fish's git completion hands `git agent-rewind <TAB>` to this one.
 
 function __git_agent_rewind_complete

@@ -4,7 +4,6 @@ use crate::cli::output::json;
 use crate::cli::render::short;
 use crate::cli::{Ctx, Output};
 use agent_rewind::error::Result;
-use agent_rewind::ids::RunId;
 use agent_rewind::ops;
 use clap::Args;
 
@@ -25,7 +24,7 @@ pub struct DeleteArgs {
 
 pub fn run(a: DeleteArgs, ctx: &Ctx) -> Result<Output> {
     let store = &ctx.store()?;
-    let run = RunId::new(a.run)?;
+    let run = ops::address::run(store, &a.run)?;
     let out = ops::delete::delete(store, &run, a.force)?;
     let mut s = format!(
         "deleted run {} ({} refs; tip {})",

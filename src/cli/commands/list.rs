@@ -24,7 +24,7 @@ pub struct ListArgs {
 }
 
 pub fn run(a: ListArgs, json: bool, ctx: &Ctx) -> Result<Output> {
-    let store = ctx.store()?;
+    let store = ctx.store_to_look()?;
     match a.run {
         None => {
             let listing = ops::list::run_listing(&store, a.all)?;
@@ -40,8 +40,20 @@ pub fn run(a: ListArgs, json: bool, ctx: &Ctx) -> Result<Output> {
                     String::new(),
                 ));
             }
+            // A run left `running` by a runner that died says so (the cached summary holds
+            // what was recorded; the lock is looked at now, for running runs only).
+            let summaries = listing.summaries().map(|s| {
+                let mut s = s?;
+                if s.status == "running"
+                    && let Ok(run) = agent_rewind::ids::RunId::new(s.run.clone())
+                    && agent_rewind::workflow::lock::runner_gone(&store, &run)?
+                {
+                    s.status = "interrupted (runner gone)".into();
+                }
+                Ok(s)
+            });
             let table = listing::runs_table(
-                listing.summaries(),
+                summaries,
                 listing.archived_hidden,
                 listing::terminal_width(),
                 &ctx.style,

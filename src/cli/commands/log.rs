@@ -28,7 +28,7 @@ pub struct LogArgs {
 }
 
 pub fn run(a: LogArgs, json: bool, ctx: &Ctx) -> Result<Output> {
-    let store = ctx.store()?;
+    let store = ctx.store_to_look()?;
     if a.graph
         && let Some(out) = super::view::log_graph(&store, &a, json)?
     {

@@ -15,7 +15,7 @@ pub const EXAMPLES: &str = "Examples:
   git agent-rewind run workflow.toml --run r1 && deploy
       Name the run r1, and deploy only when every step completed (exit 0).
 
-Exit status: 0 the run completed; 1 a step failed, a gate was rejected, or an error; 3 the run waits for a person (a gate to approve, an interrupted step to retry with --retry) or for the worker of an external step.";
+Exit status: 0 the run completed; 1 a step failed, a gate was rejected, or an error; 3 the run waits for a person (a gate to approve, an interrupted step to retry with --retry) or for the worker of an external step; 130 interrupted by Ctrl-C (the running step is recorded interrupted).";
 
 /// The examples ending `resume -h`.
 pub const RESUME_EXAMPLES: &str = "Examples:
@@ -26,7 +26,7 @@ pub const RESUME_EXAMPLES: &str = "Examples:
   git agent-rewind resume r2 --workflow workflow.toml
       Continue r2 with the steps of workflow.toml as it is now (the file you name is trusted to run).
 
-Exit status: 0 the run completed; 1 a step failed, a gate was rejected, or an error; 3 the run waits for a person (a gate to approve, an interrupted step to retry with --retry) or for the worker of an external step.";
+Exit status: 0 the run completed; 1 a step failed, a gate was rejected, or an error; 3 the run waits for a person (a gate to approve, an interrupted step to retry with --retry) or for the worker of an external step; 130 interrupted by Ctrl-C (the running step is recorded interrupted).";
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -85,7 +85,8 @@ pub fn resume(a: ResumeArgs, ctx: &Ctx) -> Result<Output> {
 
 /// A workflow report. The exit status says how the run ended, so that
 /// `git agent-rewind run wf.toml && deploy` deploys only a completed run: 0 completed, 1 a
-/// step failed or a gate was rejected, 3 waiting for a person (the report says why).
+/// step failed or a gate was rejected, 3 waiting for a person (the report says why), 130
+/// interrupted by Ctrl-C (the running step recorded `interrupted`).
 fn report_output(report: RunReport, ctx: &Ctx) -> Output {
     let mut out = Output::new(
         serde_json::to_value(&report).expect("json"),
@@ -95,6 +96,8 @@ fn report_output(report: RunReport, ctx: &Ctx) -> Output {
         Outcome::Completed => 0,
         Outcome::Failed => 1,
         Outcome::Waiting => EXIT_WAITING,
+        // As a shell reports a command ended by SIGINT.
+        Outcome::Interrupted => 130,
     };
     out
 }

@@ -6,7 +6,6 @@ use crate::cli::output::json;
 use crate::cli::render::{Style, escape};
 use crate::cli::{Ctx, Output};
 use agent_rewind::error::{Error, Result};
-use agent_rewind::ids::RunId;
 use agent_rewind::ops;
 use agent_rewind::ops::fetch::FetchOutcome;
 use agent_rewind::remote;
@@ -89,6 +88,11 @@ pub fn push(a: PushArgs, ctx: &Ctx) -> Result<Output> {
     if a.all && !runs.is_empty() {
         return Err(Error::usage("name runs or use --all, not both"));
     }
+    // Local runs, named as every command names them (full id or unique prefix).
+    let runs = runs
+        .iter()
+        .map(|r| ops::address::run(store, r.as_str()))
+        .collect::<Result<Vec<_>>>()?;
     let out = ops::push::push(store, &remote, &runs, a.all, &a.allow_secret)?;
     let mut s = String::new();
     if !out.skipped_rules.is_empty() {
@@ -122,9 +126,15 @@ pub fn push(a: PushArgs, ctx: &Ctx) -> Result<Output> {
             up_to_date,
             out.count("rejected")
         ));
+        let diverged = out.count("diverged");
+        if diverged > 0 {
+            s.push_str(&format!(", {diverged} diverged (kept here, see the hint)"));
+        }
     }
     let mut o = Output::new(json(&out), s);
-    if out.count("rejected") > 0 {
+    // A diverged run whose remote side is imported does not fail `--all` (it would fail
+    // every push from now on); named on the command line, it was not pushed: exit 1.
+    if out.count("rejected") > 0 || (!a.all && out.count("diverged") > 0) {
         o.exit_code = 1;
     }
     Ok(o)
@@ -216,8 +226,8 @@ pub fn export(a: ExportArgs, ctx: &Ctx) -> Result<Output> {
     let store = &ctx.store()?;
     let runs = a
         .runs
-        .into_iter()
-        .map(RunId::new)
+        .iter()
+        .map(|r| ops::address::run(store, r))
         .collect::<Result<Vec<_>>>()?;
     let out = ops::bundle::export(store, &runs, &ctx.path(&a.output), a.force)?;
     // The file as the user named it: relative to where they stand, so the hint works there.

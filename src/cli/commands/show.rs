@@ -22,7 +22,7 @@ pub struct ShowArgs {
 }
 
 pub fn run(a: ShowArgs, ctx: &Ctx) -> Result<Output> {
-    let store = ctx.store()?;
+    let store = ctx.store_to_look()?;
     let spec = ops::address::spec(&store, a.checkpoint.as_deref())?;
     let shown = ops::show::show(&store, &spec)?;
     Ok(Output::new(

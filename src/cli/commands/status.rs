@@ -12,7 +12,7 @@ pub const EXAMPLES: &str = "Examples:
       The same as one JSON document, for an orchestrator.";
 
 pub fn run(ctx: &Ctx) -> Result<Output> {
-    let store = ctx.store()?;
+    let store = ctx.store_to_look()?;
     match ops::status::status(&store)? {
         None => Ok(Output::new(
             serde_json::json!({"run": null}),

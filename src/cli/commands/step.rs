@@ -125,7 +125,11 @@ pub fn run(cmd: StepCommand, ctx: &Ctx) -> Result<Output> {
             attempt,
             observed_at,
         } => {
-            let run = run_of(&store, run.map(RunId::new).transpose()?)?;
+            let run = match run {
+                Some(r) => Some(ops::address::run(&store, &r)?),
+                None => None,
+            };
+            let run = run_of(&store, run)?;
             let at = observed_at
                 .as_deref()
                 .map(|t| {

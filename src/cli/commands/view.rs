@@ -4,7 +4,6 @@
 use super::log::LogArgs;
 use crate::cli::{Ctx, Output};
 use agent_rewind::error::{Error, Result};
-use agent_rewind::ids::RunId;
 use agent_rewind::ops;
 use agent_rewind::store::process::Purpose;
 use agent_rewind::store::{Store, write_atomic};
@@ -54,8 +53,8 @@ pub fn run(a: ViewArgs, ctx: &Ctx) -> Result<Output> {
     }
     let runs = a
         .runs
-        .into_iter()
-        .map(RunId::new)
+        .iter()
+        .map(|r| ops::address::run(store, r))
         .collect::<Result<Vec<_>>>()?;
     let model = ops::view::build(store, &ops::view::ViewOptions { runs, diffs })?;
     for p in &model.problems {

@@ -67,6 +67,12 @@ impl Style {
     }
 }
 
+/// A time as `list` shows it: relative to now ("3 min ago"), the date when far (`--json`
+/// keeps the instant).
+fn ago(ts: &agent_rewind::time::Timestamp) -> String {
+    super::listing::ago(ts, super::listing::now())
+}
+
 pub fn short(id: &str) -> String {
     id.chars().take(12).collect()
 }
@@ -154,7 +160,7 @@ pub fn checkpoints_table(cps: &[Checkpoint], st: &Style) -> String {
                         .unwrap_or_else(|| "-".into()),
                 ),
                 styled(short(&c.id().to_string()), |s| st.id(s)),
-                cell(l.ts.to_string()),
+                cell(ago(&l.ts)),
             ]
         })
         .collect();
@@ -213,7 +219,7 @@ pub fn shown(sh: &ops::show::Shown, st: &Style) -> String {
     if let Some(k) = l.step_kind {
         kv("kind", k.to_string());
     }
-    kv("time", l.ts.to_string());
+    kv("time", format!("{} ({})", ago(&l.ts), l.ts));
     kv("writer", escape(&l.writer).into_owned());
     kv(
         "git commit",
@@ -357,7 +363,7 @@ pub fn lineage(chain: &[Checkpoint], st: &Style) -> String {
             c.status()
                 .map(|x| x.to_string())
                 .unwrap_or_else(|| "-".into()),
-            st.dim(&l.ts.to_string())
+            st.dim(&ago(&l.ts))
         ));
         if let Some((lk, rewound)) = l.origin() {
             s.push_str(&format!(
@@ -425,7 +431,11 @@ pub fn status(r: &ops::status::RunStatus, st: &Style) -> String {
     let mut s = format!(
         "active run {} [{}]{}\n",
         st.run_id(&r.summary.run, r.summary.unique_prefix),
-        st.status(&r.summary.status),
+        if r.runner_gone {
+            format!("{} (runner gone)", st.status(&r.summary.status))
+        } else {
+            st.status(&r.summary.status)
+        },
         r.summary
             .label
             .as_ref()
@@ -433,12 +443,12 @@ pub fn status(r: &ops::status::RunStatus, st: &Style) -> String {
             .unwrap_or_default()
     );
     s.push_str(&format!(
-        "last checkpoint {} @{} {} {} at {}\n",
+        "last checkpoint {} @{} {} {} {}\n",
         st.id(&short(&r.last.id().to_string())),
         l.seq,
         opt(&l.step),
         l.event,
-        l.ts
+        ago(&l.ts)
     ));
     if !r.unfinished.is_empty() {
         s.push_str(&format!(

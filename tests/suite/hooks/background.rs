@@ -240,9 +240,11 @@ fn what_it_could_not_record_is_told_once_by_the_next_command() {
     let repo = background_repo();
     let dir = repo.path();
     commit(dir, "a.txt", "a\n", "first");
+    // A child started for a commit HEAD has already left (by a checkout, not by commits on
+    // top of it): nothing recorded, a report.
+    let old = rev(dir, "HEAD");
+    repo.git(&["checkout", "-q", "--detach", "HEAD~1"]);
     let n = checkpoints(dir, "r1").len();
-    // A child started for a commit HEAD has already left: nothing recorded, a report.
-    let old = rev(dir, "HEAD~1");
     let out = tool_cmd(dir)
         .args([
             "hook",
@@ -289,7 +291,8 @@ fn a_hook_that_fails_keeps_what_it_was_to_tell_for_the_next_command() {
     let repo = background_repo();
     let dir = repo.path();
     commit(dir, "a.txt", "a\n", "first");
-    let old = rev(dir, "HEAD~1");
+    let old = rev(dir, "HEAD");
+    repo.git(&["checkout", "-q", "--detach", "HEAD~1"]);
     let out = tool_cmd(dir)
         .args([
             "hook",
@@ -387,4 +390,96 @@ fn auto_records_in_the_background_only_for_a_large_index_without_a_monitor() {
         lock.lock().unwrap();
     }
     repo.assert_fsck();
+}
+
+/// Issue 30 item 8: a background checkpoint that died is reported to a person even when
+/// the next event is another commit (whose hook's stderr agents and IDEs throw away) and
+/// commands an agent runs came between: kept until `status`, `list`, `show` or `log` has
+/// shown it, then told no more.
+#[test]
+fn a_killed_background_checkpoint_is_kept_until_a_person_looks() {
+    let repo = background_repo();
+    let dir = repo.path();
+    std::fs::write(dir.join("a.txt"), "a\n").unwrap();
+    super::git_hooked(dir, &["add", "a.txt"]);
+    let out = git_with_path(dir)
+        .args(["commit", "-q", "-m", "dies"])
+        .env("AGENT_REWIND_CRASH_AT", "journal:objects-written")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let died = rev(dir, "HEAD");
+    let warning = format!(
+        "the post-commit checkpoint of commit {} was not recorded: the process recording it stopped",
+        &died[..12]
+    );
+    // The next event is another commit, then an agent's checkpoint.
+    commit(dir, "b.txt", "b\n", "next");
+    repo.write("c.txt", "c\n");
+    let out = tool_cmd(dir).args(["checkpoint", "work"]).output().unwrap();
+    assert!(out.status.success());
+    // A person looks: told once.
+    let out = tool_cmd(dir).args(["status"]).output().unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&warning), "status tells it: {stderr}");
+    let again = tool_cmd(dir).args(["log"]).output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&again.stderr).contains("was not recorded"),
+        "told once: {}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    // The commit after it was recorded as usual.
+    let cps = checkpoints(dir, "r1");
+    assert!(
+        cps.iter()
+            .any(|c| c["git_commit_sha"] == rev(dir, "HEAD").as_str()),
+        "{cps:#?}"
+    );
+    repo.assert_fsck();
+}
+
+/// Issue 30 item 8: a background checkpoint whose commit HEAD has since left only through
+/// plain commits on top of it (HEAD's reflog says `commit:`; the worktree was not
+/// rewritten) is recorded anyway, with that commit as its user commit, instead of skipped.
+#[test]
+fn a_commit_left_only_by_commits_on_top_is_still_recorded() {
+    let repo = background_repo();
+    let dir = repo.path();
+    commit(dir, "a.txt", "a\n", "first");
+    let first = rev(dir, "HEAD");
+    commit(dir, "b.txt", "b\n", "second");
+    let n = checkpoints(dir, "r1").len();
+    // The child of `first`, as if it started only now.
+    let out = tool_cmd(dir)
+        .args([
+            "hook",
+            "post-commit",
+            "--background",
+            &first,
+            "r1",
+            "commit",
+            "default",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cps = checkpoints(dir, "r1");
+    assert_eq!(cps.len(), n + 1, "recorded, not skipped: {cps:#?}");
+    let cp = cps.last().unwrap();
+    assert_eq!(cp["event"], "commit");
+    assert_eq!(cp["git_commit_sha"], first.as_str(), "{cp:#}");
+    assert_eq!(cp["parents"][1], first.as_str(), "{cp:#}");
+    let out = tool_cmd(dir).args(["status"]).output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("was not recorded"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    repo.assert_fsck();
+    assert_eq!(repo.git(&["status", "--porcelain"]), "");
 }

@@ -134,7 +134,12 @@ fn commits_record_one_checkpoint_each_with_the_right_step() {
     repo.ok(&["step", "begin", "plan"]);
     n += 1;
     commit(dir, "c.txt", "c\n", "plan work");
-    expect(&mut n, "step begun last", "plan", checkpoints(dir, "r1"));
+    expect(
+        &mut n,
+        "step of the newest checkpoint",
+        "plan",
+        checkpoints(dir, "r1"),
+    );
 
     commit(dir, "d.txt", "d\n", "impl\n\nAgent-Step: implement");
     expect(&mut n, "trailer", "implement", checkpoints(dir, "r1"));
@@ -149,8 +154,14 @@ fn commits_record_one_checkpoint_each_with_the_right_step() {
     assert!(out.status.success());
     expect(&mut n, "AGENT_STEP", "review", checkpoints(dir, "r1"));
 
-    commit(dir, "f.txt", "f\n", "back to plan");
-    expect(&mut n, "begun step again", "plan", checkpoints(dir, "r1"));
+    // No override: the step of the run's newest checkpoint (the AGENT_STEP commit's).
+    commit(dir, "f.txt", "f\n", "more review");
+    expect(
+        &mut n,
+        "newest checkpoint's step",
+        "review",
+        checkpoints(dir, "r1"),
+    );
 
     // An invalid step name: the commit goes through, nothing is recorded, a warning says why.
     std::fs::write(dir.join("g.txt"), "g\n").unwrap();
@@ -463,4 +474,30 @@ fn a_rebase_is_recorded_once_and_keeps_the_original_commits_reachable() {
         assert_eq!(shown["checkpoint"], id);
         repo.git(&["notes", "--ref=agent-runs/r1", "show", id]);
     }
+}
+
+/// Issue 30 item 15: a commit goes to the step of the run's newest checkpoint, not to the
+/// step begun last: here plan was begun and ended, then a manual checkpoint of implement
+/// came after, so the commit is implement's.
+#[test]
+fn a_commit_goes_to_the_step_of_the_runs_newest_checkpoint() {
+    let repo = Repo::new();
+    let dir = repo.path();
+    repo.ok(&["hooks", "install"]);
+    repo.ok(&["start", "--run", "r1"]);
+    repo.ok(&["step", "begin", "plan"]);
+    repo.ok(&["step", "end", "plan", "--status", "completed"]);
+    repo.write("impl.txt", "started by hand\n");
+    repo.ok(&["checkpoint", "implement", "-m", "by hand"]);
+    let n = checkpoints(dir, "r1").len();
+    commit(dir, "c.txt", "c\n", "implementation");
+    let cps = checkpoints(dir, "r1");
+    assert_eq!(cps.len(), n + 1, "one new checkpoint");
+    let cp = cps.last().unwrap();
+    assert_eq!(cp["event"], "commit");
+    assert_eq!(cp["step"], "implement", "{cp:#}");
+    assert_eq!(cp["git_commit_sha"], rev(dir, "HEAD").as_str());
+    let shown = repo.json(&["show", "r1"]);
+    assert_eq!(shown["meta"]["step_from"], "newest", "{shown:#}");
+    repo.assert_fsck();
 }

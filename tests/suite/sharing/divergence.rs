@@ -223,3 +223,79 @@ fn remote_ahead_fast_forwards_and_local_ahead_is_left_alone() {
     let fetched = js(b.path(), &["fetch", "nosuchrun"]);
     assert_eq!(result_of(&fetched, "nosuchrun")["result"], "not on remote");
 }
+
+/// Issue 30 item 14: once `fetch` imported the remote side of a diverged run, `push --all`
+/// pushes every other run and exits 0, reporting the diverged one with a hint that names
+/// the way out (no "fetch first" that fetch answers with "already imported"); following
+/// the hint shares the local continuation.
+#[test]
+fn a_diverged_run_already_imported_does_not_fail_push_all_and_its_hint_names_the_way_out() {
+    let (bare, a, b) = run_r1_shared_by_alice_and_bob();
+    a.write("a.txt", "alice's test\n");
+    ok_in(a.path(), &["checkpoint", "test", "--run", "r1"]);
+    ok_in(a.path(), &["push", "r1"]);
+    b.write("b.txt", "bob's review\n");
+    ok_in(b.path(), &["checkpoint", "review", "--run", "r1"]);
+    let fetched = js(b.path(), &["fetch"]);
+    let fork = result_of(&fetched, "r1")["imported_as"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    make_run(&b, "r2");
+
+    let remote_r1 = bare.git(&["rev-parse", "refs/agent-runs/r1/HEAD"]);
+    let out = run_in(b.path(), &["--json", "push", "--all"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result_of(&report, "r2")["result"], "pushed", "{report:#}");
+    assert_eq!(result_of(&report, &fork)["result"], "pushed", "{report:#}");
+    let r1 = result_of(&report, "r1");
+    assert_eq!(r1["result"], "diverged", "{report:#}");
+    let hint = r1["hint"].as_str().unwrap();
+    assert!(!hint.contains("fetch"), "{hint}");
+    assert!(hint.contains(&fork), "{hint}");
+    assert!(hint.contains("fork r1"), "{hint}");
+    assert_eq!(
+        bare.git(&["rev-parse", "refs/agent-runs/r1/HEAD"]),
+        remote_r1,
+        "the remote copy is never overwritten"
+    );
+    // Naming the run still fails (it was not pushed), with the same way out.
+    let out = run_in(b.path(), &["--json", "push", "r1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result_of(&report, "r1")["hint"], hint);
+    // The way out: the local continuation under its own name.
+    ok_in(
+        b.path(),
+        &[
+            "fork",
+            "r1",
+            "--to",
+            "r1/HEAD",
+            "--no-checkout",
+            "--run",
+            "r1-bob",
+        ],
+    );
+    let pushed = js(b.path(), &["push", "r1-bob"]);
+    assert_eq!(result_of(&pushed, "r1-bob")["result"], "pushed");
+    let fetched = js(a.path(), &["fetch"]);
+    assert_eq!(
+        result_of(&fetched, "r1-bob")["result"],
+        "new",
+        "{fetched:#}"
+    );
+    // Alice now has Bob's continuation: the new run starts at his review, whose commit
+    // (and tree) came with it.
+    let log = js(a.path(), &["log", "r1-bob"]);
+    let link = &log[0]["forked_from"];
+    assert_eq!(link["step"], "review", "{log:#}");
+    assert_eq!(
+        link["checkpoint"].as_str().unwrap(),
+        b.rev("refs/agent-runs/r1/HEAD")
+    );
+    a.git(&["cat-file", "-e", link["checkpoint"].as_str().unwrap()]);
+    a.assert_fsck();
+    b.assert_fsck();
+}

@@ -7,6 +7,7 @@ use crate::common;
 
 mod bad_files;
 mod gates;
+mod interrupt;
 mod resume;
 mod run;
 mod steer;
@@ -158,14 +159,19 @@ impl Wf {
     /// Start the tool with `args` in its own process group, with the fake agent sleeping in
     /// `step`; returns once that step's command has started.
     fn spawn_sleeping(&self, args: &[&str], step: &str) -> Sleeper {
+        self.spawn_sleeping_to(args, step, Stdio::null(), Stdio::null())
+    }
+
+    /// [`Self::spawn_sleeping`] with the tool's stdout and stderr sent where the test says.
+    fn spawn_sleeping_to(&self, args: &[&str], step: &str, out: Stdio, err: Stdio) -> Sleeper {
         let child = self
             .cmd()
             .args(args)
             .env("SLEEP_STEP", step)
             .env("SLEEP_SECS", "30")
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stdout(out)
+            .stderr(err)
             .process_group(0)
             .spawn()
             .expect("spawn the runner");
@@ -211,6 +217,15 @@ impl Sleeper {
         self.child.wait().unwrap();
         self.reaped = true;
     }
+}
+
+/// Send SIGINT to the whole process group `pgid`, as Ctrl-C at a terminal does.
+fn interrupt_group(pgid: u32) {
+    let status = Command::new("kill")
+        .args(["-INT", "--", &format!("-{pgid}")])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -INT -- -{pgid} failed");
 }
 
 /// SIGKILL the whole process group `pgid`. The `--` matters: procps-ng 4.0.2's `kill -9 -PGID`

@@ -9,9 +9,13 @@
 //! however the child ends, so no stale lock is possible. Every writer waits for the lock
 //! before it records (`journal::append`) and so does every command of the CLI ([`settle`]):
 //! a command run after `git commit` returned sees the checkpoint. The child records only
-//! while HEAD is still the commit, before and after its snapshot; what it could not record
-//! it leaves in a report that the next command prints once, and a child that died leaves the
-//! pending marker the hook wrote, which the next command reports likewise.
+//! while HEAD is still the commit, before and after its snapshot (or HEAD moved on from it
+//! only by commits on top of it, as HEAD's reflog says); what it could not record
+//! it leaves in a report, and a child that died leaves the pending marker the hook wrote,
+//! which the next command turns into a line of that report. The report is kept until a
+//! command a person runs (`status`, `list`, `show`, `log`: [`Tell::Person`]) has shown it:
+//! a hook's stderr, or that of a command an agent runs, is often thrown away (issue 30
+//! item 8).
 //!
 //! `agentRewind.postCommitInBackground`: `auto` (the default: no monitor and at least
 //! [`AUTO_MIN_ENTRIES`] index entries), `true` or `false`. This module decides, starts the
@@ -127,7 +131,8 @@ pub fn start(
 }
 
 /// The child: record the checkpoint of the commit named in `args` (after
-/// [`BACKGROUND_FLAG`]) while HEAD is still that commit. What it could not record goes to
+/// [`BACKGROUND_FLAG`]) while HEAD is still that commit, or moved on from it only by
+/// commits on top of it. What it could not record goes to
 /// the report the next command prints.
 pub fn record_in_background(store: &Store, args: &[String]) -> Result<HookOutcome> {
     crate::store::hold_post_commit_lock();
@@ -143,17 +148,29 @@ pub fn record_in_background(store: &Store, args: &[String]) -> Result<HookOutcom
     let source = StepSource::parse(source)
         .ok_or_else(|| Error::usage(format!("{source:?} is not a step source")))?;
     let outcome = (|| {
-        let head = store.refs().user_head()?;
-        if head.commit != Some(commit) {
-            return Ok(HookOutcome::skipped(
-                HOOK,
-                "HEAD moved on before the worktree was snapshotted",
-            ));
-        }
-        let what = HookRecord {
+        let mut head = store.refs().user_head()?;
+        let mut what = HookRecord {
             expect_head: Some(commit),
             ..HookRecord::new(run, step, source)
         };
+        if head.commit != Some(commit) {
+            // Only commits on top of it since (HEAD's reflog says `commit:` all the way):
+            // the worktree was not rewritten, so the checkpoint of this commit is still
+            // worth having (issue 30 item 8). Anything else is skipped and told.
+            match head.commit {
+                Some(now) if store.refs().head_moved_on_only_by_commits(commit, now)? => {
+                    what.expect_head = Some(now);
+                    what.record_head = true;
+                    head.commit = Some(commit);
+                }
+                _ => {
+                    return Ok(HookOutcome::skipped(
+                        HOOK,
+                        "HEAD moved on before the worktree was snapshotted",
+                    ));
+                }
+            }
+        }
         record(store, HOOK, &head, what)
     })();
     let failed = match &outcome {
@@ -187,47 +204,79 @@ fn damaged(e: &Error) -> String {
     }
 }
 
+/// The warning of [`settle`] when the checkpoint is still being recorded: told at once by
+/// every command, as it cannot wait.
+pub const STILL_RUNNING: &str =
+    "a post-commit checkpoint is still being recorded in the background; going on without it";
+
+/// Who will see the warnings [`settle`] returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tell {
+    /// A command a person runs to look (`status`, `list`, `show`, `log`): the report is
+    /// shown and then removed.
+    Person,
+    /// A hook, or a command an agent or a script runs: the report is shown (a hook's
+    /// stderr) but kept for a person.
+    Kept,
+}
+
 /// Wait for a post-commit checkpoint still being recorded in the background in this
-/// worktree (`Store::wait_for_post_commit`: 10 s, a hook its 3 s), and take what the last
-/// one could not record. Returns the warnings to print.
-pub fn settle(store: &Store) -> Vec<String> {
+/// worktree (`Store::wait_for_post_commit`: 10 s, a hook its 3 s), and read what the last
+/// ones could not record (a child that died becomes a line of the report). Returns the
+/// warnings to print; the report is removed only for [`Tell::Person`].
+pub fn settle(store: &Store, tell: Tell) -> Vec<String> {
     // Held (shared) while the files are read: no new one can start meanwhile.
     let _guard = match store.locks().wait_for_post_commit() {
         PostCommitWait::Done(guard) => guard,
         PostCommitWait::StillRunning => {
-            return vec![
-                "a post-commit checkpoint is still being recorded in the background; going on without it"
-                    .to_string(),
-            ];
+            return vec![STILL_RUNNING.to_string()];
         }
     };
     let mut warnings = vec![];
     let path = store.private().post_commit_report();
-    // A damaged report or pending file is told by name (the error's text and hint), and
-    // removed: it held only what was to be told once.
+    // The report first: a damaged one is told by name (the error's text and hint) and
+    // removed, as it held only what was to be told.
+    let mut reported = vec![];
     if let Ok(Some(bytes)) = crate::store::read_if_exists(&path) {
-        let _ = crate::store::remove_if_exists(&path);
         match POST_COMMIT_REPORT.records(&path, &bytes) {
-            Ok(lines) => warnings.extend(lines.into_iter().filter(|l| !l.is_empty())),
-            Err(e) => warnings.push(damaged(&e)),
+            Ok(lines) => reported.extend(lines.into_iter().filter(|l| !l.is_empty())),
+            Err(e) => {
+                warnings.push(damaged(&e));
+                let _ = crate::store::remove_if_exists(&path);
+            }
         }
     }
+    // A child that died left its pending marker.
     let pending = store.private().post_commit_pending();
+    let mut died = vec![];
     if let Ok(Some(bytes)) = crate::store::read_if_exists(&pending) {
-        let _ = crate::store::remove_if_exists(&pending);
         let commit = match POST_COMMIT_PENDING.state_body(&pending, &bytes) {
             Ok(text) => ObjectId::from_hex(text.trim_ascii())
                 .map(short)
                 .unwrap_or_else(|_| "(unreadable id)".into()),
             Err(e) => {
-                warnings.push(damaged(&e));
+                died.push(damaged(&e));
                 "(unreadable id)".into()
             }
         };
-        warnings.push(format!(
+        died.push(format!(
             "the post-commit checkpoint of commit {commit} was not recorded: the process \
              recording it stopped before it was done"
         ));
     }
+    if !died.is_empty() {
+        // Kept for a person: the dead child becomes a line of the report (the next child
+        // writes a marker of its own). If it cannot be written, it is told now only.
+        if tell == Tell::Kept {
+            let _ = tell_later(store, &died);
+        }
+        let _ = crate::store::remove_if_exists(&pending);
+    }
+    if tell == Tell::Person {
+        // Told here: nothing is kept.
+        let _ = crate::store::remove_if_exists(&path);
+    }
+    warnings.extend(reported);
+    warnings.extend(died);
     warnings
 }

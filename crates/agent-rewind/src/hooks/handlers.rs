@@ -32,14 +32,20 @@ const MAX_MAPPING: usize = 100_000;
 pub enum StepSource {
     Env,
     Trailer,
-    Begun,
+    /// The step of the run's newest checkpoint.
+    Newest,
     Default,
 }
 
 impl StepSource {
     /// The source [`StepSource::as_str`] names.
     pub fn parse(s: &str) -> Option<StepSource> {
-        [Self::Env, Self::Trailer, Self::Begun, Self::Default]
+        if s == "begun" {
+            // The name of the rule before issue 30 item 15 (a background job of an older
+            // binary may still hand it over).
+            return Some(Self::Newest);
+        }
+        [Self::Env, Self::Trailer, Self::Newest, Self::Default]
             .into_iter()
             .find(|v| v.as_str() == s)
     }
@@ -48,7 +54,7 @@ impl StepSource {
         match self {
             StepSource::Env => "env",
             StepSource::Trailer => "trailer",
-            StepSource::Begun => "begun",
+            StepSource::Newest => "newest",
             StepSource::Default => "default",
         }
     }
@@ -79,7 +85,7 @@ pub fn hook_run(store: &Store) -> Result<std::result::Result<RunId, String>> {
 }
 
 /// The step a hook checkpoint belongs to: `AGENT_STEP`, else an `Agent-Step:` trailer of the
-/// user's HEAD commit, else the step begun last in `run`, else `fallback`.
+/// user's HEAD commit, else the step of `run`'s newest checkpoint, else `fallback`.
 pub fn hook_step(
     store: &Store,
     run: &RunId,
@@ -103,29 +109,28 @@ pub fn hook_step(
             StepSource::Trailer,
         ));
     }
-    if let Some(step) = last_begun_step(store, run)? {
-        return Ok((step, StepSource::Begun));
+    if let Some(step) = newest_step(store, run)? {
+        return Ok((step, StepSource::Newest));
     }
     Ok((StepName::new(fallback)?, StepSource::Default))
 }
 
-/// The step whose latest attempt began last: every checkpoint of an attempt carries the
-/// attempt's `started_at` (set by its `begin`), so comparing the tips of the run's step refs
-/// finds it in one read per step, however long the run.
-pub fn last_begun_step(store: &Store, run: &RunId) -> Result<Option<StepName>> {
-    let mut catalog = Catalog::new(store);
-    let mut best: Option<(crate::time::Timestamp, StepName)> = None;
-    for (step, id) in crate::catalog::step_tips(store, run)? {
-        let Some(cp) = catalog.try_checkpoint(id)? else {
-            continue;
-        };
-        if let Some(started) = cp.line().started_at
-            && best.as_ref().is_none_or(|(b, _)| started > *b)
-        {
-            best = Some((started, step));
-        }
-    }
-    Ok(best.map(|(_, s)| s))
+/// The step of the run's newest checkpoint (its `HEAD`), whatever recorded it: a manual
+/// checkpoint of another step after a step ended moves the work there (issue 30 item 15).
+/// `None` when the newest checkpoint has no step (`start`, a fork's root). One read,
+/// however long the run.
+pub fn newest_step(store: &Store, run: &RunId) -> Result<Option<StepName>> {
+    let Some(head) = store.refs().run_head(run)? else {
+        return Ok(None);
+    };
+    let Some(cp) = Catalog::new(store).try_checkpoint(head)? else {
+        return Ok(None);
+    };
+    Ok(cp
+        .line()
+        .step
+        .as_deref()
+        .and_then(|s| StepName::new(s).ok()))
 }
 
 /// First line of a commit message.
@@ -181,6 +186,8 @@ pub(super) struct HookRecord {
     pub note_lines: Vec<NoteLine>,
     /// Record only while the user's HEAD is still this commit after the snapshot.
     pub expect_head: Option<ObjectId>,
+    /// Record `head` as the user's HEAD, not the HEAD at the time of writing.
+    pub record_head: bool,
 }
 
 impl HookRecord {
@@ -191,6 +198,7 @@ impl HookRecord {
             source,
             note_lines: vec![],
             expect_head: None,
+            record_head: false,
         }
     }
 }
@@ -214,6 +222,7 @@ pub(super) fn record(
             meta,
             note_lines: what.note_lines,
             expect_head: what.expect_head,
+            user_head: what.record_head.then(|| head.clone()),
             ..Default::default()
         },
     )?;

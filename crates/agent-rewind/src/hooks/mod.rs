@@ -168,23 +168,17 @@ pub const HOOK_WRITER_WAIT_SECS: u64 = 3;
 
 /// Run `handler` on the repository at `dir` once a post-commit checkpoint being recorded
 /// there in the background is written. What that one could not record is told with the
-/// handler's outcome, or kept for the next command when the handler fails.
+/// handler's outcome, and kept for a command a person runs (a hook's stderr is often
+/// thrown away).
 fn after_background(
     dir: &std::path::Path,
     handler: impl FnOnce(&crate::store::Store) -> Result<HookOutcome>,
 ) -> Result<HookOutcome> {
     let store = crate::store::Store::discover(dir)?;
-    let told = background::settle(&store);
-    match handler(&store) {
-        Ok(mut out) => {
-            out.warnings.splice(0..0, told);
-            Ok(out)
-        }
-        Err(e) => {
-            let _ = background::tell_later(&store, &told);
-            Err(e)
-        }
-    }
+    let told = background::settle(&store, background::Tell::Kept);
+    let mut out = handler(&store)?;
+    out.warnings.splice(0..0, told);
+    Ok(out)
 }
 
 /// Run the handler `name` (`post-commit`, `post-rewrite`, or an agent) from `dir` with the hook's

@@ -26,7 +26,8 @@ use crate::ops::checkpoint::{CheckpointOptions, checkpoint};
 use crate::store::Store;
 use std::path::{Component, Path, PathBuf};
 
-/// Step of a turn checkpoint when no step was begun and `AGENT_STEP` is unset.
+/// Step of a turn checkpoint when the run's newest checkpoint has no step and `AGENT_STEP`
+/// is unset.
 pub const DEFAULT_TURN_STEP: &str = "turn";
 /// Transcripts larger than this get a pointer without a digest.
 const MAX_DIGEST_BYTES: u64 = 512 * 1024 * 1024;

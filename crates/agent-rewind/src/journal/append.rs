@@ -43,8 +43,14 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         Some(h) => h.clone(),
         None => store.refs().user_head()?,
     };
+    // The HEAD to expect is the real one, even when the line records another commit
+    // (a background checkpoint of a commit HEAD has since moved on from by commits).
+    let actual_head = match &rec.user_head {
+        Some(_) if rec.expect_user_head.is_some() => store.refs().user_head()?.commit,
+        _ => user_head.commit,
+    };
     if let Some(expected) = rec.expect_user_head
-        && user_head.commit != Some(expected)
+        && actual_head != Some(expected)
     {
         return Err(Error::conflict(format!(
             "HEAD moved on from {} while its checkpoint was taken",

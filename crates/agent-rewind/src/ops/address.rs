@@ -15,6 +15,13 @@ pub fn run(store: &Store, name: &str) -> Result<RunId> {
     Catalog::new(store).run_named(&RunId::new(name)?)
 }
 
+/// A run the user named where a new run may be started: the existing run it names (full id
+/// or unique prefix, as every command resolves it), or `None` when no run has this id or
+/// starts with it. An ambiguous prefix is an error.
+pub fn existing_run(store: &Store, name: &RunId) -> Result<Option<RunId>> {
+    Catalog::new(store).run_matching(name)
+}
+
 /// The run named, or the active run of this worktree when none is.
 pub fn run_or_active(store: &Store, name: Option<&str>) -> Result<RunId> {
     match name {

@@ -39,6 +39,9 @@ pub struct CheckpointOptions {
     pub expect_head: Option<crate::store::ObjectId>,
     /// A run started implicitly does not become the worktree's active run (`--no-activate`).
     pub keep_active_run: bool,
+    /// The user's HEAD to record instead of the current one (a background checkpoint of a
+    /// commit HEAD has moved on from by commits on top of it).
+    pub user_head: Option<crate::store::UserHead>,
 }
 
 /// The result, with the id of a run that was started implicitly.
@@ -81,6 +84,7 @@ pub fn checkpoint(
     rec.extra_lines = opts.note_lines;
     rec.expect_step_tip = opts.expect_step_tip;
     rec.expect_user_head = opts.expect_head;
+    rec.user_head = opts.user_head;
     rec.next_action = opts
         .next_action
         .or_else(|| default_next_action(event, step, rec.status));
@@ -124,7 +128,8 @@ pub fn step_end(
     checkpoint(store, step, opts)
 }
 
-/// The run to append to: `--run` (started implicitly if new), the active run, or a new one;
+/// The run to append to: `--run` (an existing run's id or unique prefix; any other name
+/// starts a new run), the active run, or a new one;
 /// a run started here becomes the active run unless `keep_active_run`.
 fn ensure_run(
     store: &Store,
@@ -132,7 +137,12 @@ fn ensure_run(
     keep_active_run: bool,
 ) -> Result<(RunId, Option<Recorded>)> {
     let run = match run {
-        Some(r) => r,
+        // A run is named as every command names it (full id or unique prefix); only a name
+        // that is no prefix of an existing run starts a new one.
+        Some(r) => match super::address::existing_run(store, &r)? {
+            Some(existing) => return Ok((existing, None)),
+            None => r,
+        },
         None => match active_run(store)? {
             Some(r) => r,
             None => {

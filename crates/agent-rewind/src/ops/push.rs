@@ -2,6 +2,8 @@
 //! `git push --atomic`, never forced, as the user's own git process. Pushing again is a
 //! no-op. A run whose remote copy moved on is reported, never overwritten: the atomic push
 //! then failed as a whole, so the other runs are pushed again without it and still land.
+//! Once `fetch` imported the remote side as a run, such a run is `diverged`: the hint names
+//! the way out, and it does not fail `push --all` (issue 30 item 14).
 //!
 //! It never pushes anything but the refs of the runs asked for (never branches, tags or
 //! staged copies), and never fetches or changes local refs. A run in which a secret rule
@@ -31,7 +33,8 @@ const MAX_EXCLUDED: usize = 300;
 #[derive(Debug, Clone, Serialize)]
 pub struct RunPush {
     pub run: String,
-    /// `pushed`, `up to date`, `rejected`.
+    /// `pushed`, `up to date`, `rejected`, `diverged` (rejected, and the remote side is
+    /// already imported as another run).
     pub result: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -171,7 +174,10 @@ pub fn push(
         up_to_date: 0,
         skipped_rules,
     };
-    for r in selected.iter().filter_map(|r| done.remove(r)) {
+    for mut r in selected.iter().filter_map(|r| done.remove(r)) {
+        if r.result == "rejected" && r.reason.as_deref() == Some(MOVED_ON) {
+            known_divergence(store, remote, &mut r)?;
+        }
         match r.result {
             "up to date" if all.is_some() => out.up_to_date += 1,
             _ => out.runs.push(r),
@@ -295,7 +301,7 @@ fn settle(run: &RunId, refs: &[&RefStatus], success: bool) -> Option<RunPush> {
         } else {
             rejected(
                 run,
-                "the remote copy moved on (it has checkpoints this one lacks)".into(),
+                MOVED_ON.into(),
                 Some("`git agent-rewind fetch` first: it fast-forwards this run, or imports the remote continuation as a new run when both moved on".into()),
             )
         });
@@ -314,6 +320,49 @@ fn settle(run: &RunId, refs: &[&RefStatus], success: bool) -> Option<RunPush> {
         });
     }
     None // only rejected because another run's ref was: push it again
+}
+
+/// Why a run whose remote copy moved on was rejected.
+const MOVED_ON: &str = "the remote copy moved on (it has checkpoints this one lacks)";
+
+/// A run rejected because its remote copy moved on, whose remote continuation `fetch`
+/// already imported (a run `<run>-<remote>-…` rooted on it): `diverged`, with the way out
+/// instead of "fetch first", which fetch would answer with "already imported".
+fn known_divergence(store: &Store, remote: &Remote, r: &mut RunPush) -> Result<()> {
+    let prefix = format!("{}-{}-", r.run, remote.name);
+    let (runs, _) = store.refs().list_runs()?;
+    let mut catalog = crate::catalog::Catalog::new(store);
+    let mut imported = None;
+    for (id, _) in runs
+        .iter()
+        .filter(|(id, _)| id.as_str().starts_with(&prefix))
+    {
+        let Some(tip) = catalog.run_tip(id)? else {
+            continue;
+        };
+        let root = catalog.root_of(&tip)?;
+        if root.line().event == crate::model::Event::Root
+            && root
+                .line()
+                .forked_from
+                .as_ref()
+                .is_some_and(|l| l.run == r.run)
+        {
+            imported = Some(id.clone());
+        }
+    }
+    let Some(fork) = imported else {
+        return Ok(());
+    };
+    let run = &r.run;
+    r.result = "diverged";
+    r.reason = Some(format!(
+        "both sides moved on; `fetch` imported the remote continuation as run {fork}, and this run's own checkpoints stay here"
+    ));
+    r.hint = Some(format!(
+        "to share this run's continuation, give it its own name: `git agent-rewind fork {run} --to {run}/HEAD --no-checkout --run <new-id>`, then `git agent-rewind push <new-id>`; to go on from the remote's, work in {fork}"
+    ));
+    Ok(())
 }
 
 fn rejected(run: &RunId, reason: String, hint: Option<String>) -> RunPush {

@@ -271,6 +271,31 @@ fn stored_workflow(store: &Store, file: &Path, wf: &Workflow) -> Result<StoredWo
     })
 }
 
+/// Whether the lineage of the run whose tip is `tip` was started from a workflow (what
+/// `resume` needs): the run's root, else the roots of the runs it was forked or rewound
+/// from, carry it. One note read per run of the lineage, not per checkpoint.
+pub fn has_workflow(catalog: &mut Catalog, tip: &crate::catalog::Checkpoint) -> Result<bool> {
+    let mut cp = tip.clone();
+    // A lineage is acyclic; the bound only guards against damaged notes.
+    for _ in 0..1000 {
+        let root = catalog.root_of(&cp)?;
+        if root.line().meta.contains_key(WORKFLOW_META) || root.note.workflow().is_some() {
+            return Ok(true);
+        }
+        let Some((link, _)) = root.line().origin() else {
+            return Ok(false);
+        };
+        let Ok(id) = crate::store::ObjectId::from_hex(link.checkpoint.as_bytes()) else {
+            return Ok(false);
+        };
+        match catalog.try_checkpoint(id)? {
+            Some(source) => cp = source,
+            None => return Ok(false),
+        }
+    }
+    Ok(false)
+}
+
 /// The workflow file recorded at the start of the run's lineage, resolved in this worktree
 /// (runs recorded before the workflow was stored with them).
 pub fn workflow_file(store: &Store, run: &RunId) -> Result<PathBuf> {

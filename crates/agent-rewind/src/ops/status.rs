@@ -16,6 +16,9 @@ pub struct RunStatus {
     pub next_action: String,
     /// The newest agent conversation recorded in the run, and how to resume it.
     pub resume: Option<Resume>,
+    /// Steps were left `running` by a workflow runner that died (its lock is free): the
+    /// run's status says `interrupted`.
+    pub runner_gone: bool,
 }
 
 /// How to resume the agent conversation a checkpoint recorded.
@@ -41,6 +44,7 @@ impl RunStatus {
             "next_action": self.next_action,
             "resume_command": self.resume.as_ref().map(|r| r.command.clone()),
             "resume": self.resume,
+            "runner_gone": self.runner_gone,
         })
     }
 }
@@ -70,15 +74,28 @@ pub fn status(store: &Store) -> Result<Option<RunStatus>> {
             unfinished.push(step.to_string());
         }
     }
+    let has_workflow = crate::ops::run::has_workflow(&mut catalog, &last)?;
+    let runner_gone = !unfinished.is_empty()
+        && external.is_none()
+        && crate::workflow::lock::runner_gone(store, &run)?;
+    if runner_gone {
+        summary.status = Status::Interrupted.to_string();
+    }
     let next_action = match (unfinished.first(), external) {
         (_, Some((s, attempt))) => format!(
             "step {s} (attempt {attempt}) waits for its worker, which reports with `{}`",
             crate::workflow::external::report_command(run.as_str(), &s, attempt)
         ),
-        (Some(s), None) => format!(
+        (Some(s), None) if runner_gone => format!(
+            "the runner of this run is gone (it died while step {s} ran): `git agent-rewind resume` reconciles the step and goes on"
+        ),
+        (Some(s), None) if has_workflow => format!(
             "step {s} began but has not finished; if its process died, `resume` reconciles it"
         ),
-        (None, None) => next_action(&mut catalog, &summary, &last)?,
+        (Some(s), None) => format!(
+            "step {s} began but has not finished: `git agent-rewind step end {s} --status completed` (or failed) records its outcome"
+        ),
+        (None, None) => next_action(&mut catalog, &summary, &last, has_workflow)?,
     };
     let resume = resume_at(&mut catalog, &last)?;
     Ok(Some(RunStatus {
@@ -87,12 +104,18 @@ pub fn status(store: &Store) -> Result<Option<RunStatus>> {
         unfinished,
         next_action,
         resume,
+        runner_gone,
     }))
 }
 
 /// The next action from the run's state now, not the one recorded with its last checkpoint
 /// (an approval, a rejection, an archive or a completion came later).
-fn next_action(catalog: &mut Catalog, summary: &RunSummary, last: &Checkpoint) -> Result<String> {
+fn next_action(
+    catalog: &mut Catalog,
+    summary: &RunSummary,
+    last: &Checkpoint,
+    has_workflow: bool,
+) -> Result<String> {
     let step = last.line().step.as_deref().unwrap_or("?");
     Ok(match summary.status.as_str() {
         "archived" => {
@@ -128,6 +151,19 @@ fn next_action(catalog: &mut Catalog, summary: &RunSummary, last: &Checkpoint) -
             "`git agent-rewind approve {}` (or `reject`), then `git agent-rewind resume`",
             last.id()
         ),
+        // `resume` runs a workflow: a run without one (a fork of a run recorded by hand)
+        // goes on by hand.
+        _ if !has_workflow => match (
+            &last.line().next_action,
+            // A fork's or rewind's root names the step it was made at in its lineage link.
+            last.line().origin().and_then(|(l, _)| l.step.as_ref()),
+        ) {
+            (Some(a), _) if !a.contains("resume") => a.clone(),
+            (_, Some(step)) => format!(
+                "re-enter step {step}: `git agent-rewind step begin {step}` or `git agent-rewind checkpoint {step}` records it (this run has no workflow to run)"
+            ),
+            _ => "record the next step (`git agent-rewind checkpoint <step>`)".into(),
+        },
         _ => last
             .line()
             .next_action

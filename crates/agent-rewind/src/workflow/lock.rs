@@ -102,6 +102,29 @@ pub fn is_running(store: &Store, run: &RunId) -> Result<bool> {
     }
 }
 
+/// Whether a runner of `run` died while it ran: its lock file still names a holder (a runner
+/// that ends, even by Ctrl-C, empties it) and no process holds the lock. Never takes the
+/// lock over (a shared lock, released at once, as [`is_running`]).
+pub fn runner_gone(store: &Store, run: &RunId) -> Result<bool> {
+    let p = store.private().runner_lock(run);
+    let Ok(mut file) = File::open(&p) else {
+        return Ok(false);
+    };
+    match file.try_lock_shared() {
+        Ok(()) => {
+            let mut bytes = Vec::new();
+            let read = file.read_to_end(&mut bytes);
+            let _ = file.unlock();
+            Ok(read.is_ok() && !bytes.is_empty())
+        }
+        Err(TryLockError::WouldBlock) => Ok(false),
+        Err(TryLockError::Error(e)) => Err(Error::other(format!(
+            "could not check {}: {e}",
+            p.display()
+        ))),
+    }
+}
+
 impl Drop for RunnerLock {
     fn drop(&mut self) {
         // A clean exit empties the holder, so the next runner does not report a take-over.

@@ -140,6 +140,8 @@ pub enum Outcome {
     /// Stopped until a person acts: a gate awaits approval, or an interrupted agent/effect
     /// step needs `resume --retry`.
     Waiting,
+    /// Ctrl-C: the step that was running is recorded `interrupted` (exit 130, as a shell).
+    Interrupted,
 }
 
 /// Execute (or continue) `run` with `workflow`.
@@ -151,6 +153,8 @@ pub fn execute(
 ) -> Result<RunReport> {
     check_retry(workflow, retry)?;
     let runner = lock::acquire(store, run)?;
+    // Ctrl-C from here on is noted, and the running step recorded `interrupted`.
+    crate::store::process::interrupt::catch();
     execute_locked(
         store,
         run,
@@ -227,6 +231,9 @@ pub fn execute_locked(
     };
     let mut exec = Execution::new(store, run, workflow, digest, out)?;
     for step in &workflow.steps {
+        if crate::store::process::interrupt::caught() {
+            return Ok(exec.stopped(execution::between_steps(step)));
+        }
         if let Some(stop) = exec.step(step, &mut opts)? {
             return Ok(exec.stopped(stop));
         }

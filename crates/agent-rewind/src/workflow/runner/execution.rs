@@ -357,6 +357,9 @@ impl<'a> Execution<'a> {
             p.key.as_deref(),
         )?;
         crate::crash_point!("runner:command-done");
+        if crate::store::process::interrupt::caught() {
+            return self.interrupted(step, &p.hash, p.key, reason, code);
+        }
         let ok = code == Some(0);
         let status = if ok {
             Status::Completed
@@ -405,6 +408,43 @@ impl<'a> Execution<'a> {
         }))
     }
 
+    /// Ctrl-C while `step` ran: its attempt recorded `interrupted` (with the exit code the
+    /// command gave, if any), and the pass stops for `resume` to run it again.
+    fn interrupted(
+        &mut self,
+        step: &StepDef,
+        hash: &str,
+        key: Option<String>,
+        reason: String,
+        code: Option<i32>,
+    ) -> Result<Option<Stop>> {
+        let mut r = self.record(step, hash, Event::Finish, Status::Interrupted, None);
+        r.idempotency_key = key;
+        r.exit_code = code;
+        let next = if step.rerun_safe() {
+            format!("`git agent-rewind resume` runs step {} again", step.name)
+        } else {
+            format!(
+                "`git agent-rewind resume --retry {}` runs it again",
+                step.name
+            )
+        };
+        r.next_action = Some(next.clone());
+        let done = append(self.store, r)?;
+        self.ran_now.insert(step.name.to_string());
+        self.out
+            .steps
+            .push(recorded(step, StepAction::Ran, reason, &done));
+        Ok(Some(Stop {
+            why: format!(
+                "interrupted (Ctrl-C) while step {} ran; attempt {} recorded as interrupted",
+                step.name, done.line.attempt
+            ),
+            next,
+            outcome: Outcome::Interrupted,
+        }))
+    }
+
     /// The end of a pass that went through every step: waiting for workers, or the run
     /// recorded as completed on its root note (a newer checkpoint makes it active again).
     pub(super) fn finish(mut self) -> Result<RunReport> {
@@ -444,5 +484,14 @@ impl<'a> Execution<'a> {
         self.out.outcome = Outcome::Completed;
         self.out.next_action = "nothing: the workflow is complete".into();
         Ok(self.out)
+    }
+}
+
+/// Ctrl-C between two steps: nothing was running; the pass stops before `next`.
+pub(super) fn between_steps(next: &StepDef) -> Stop {
+    Stop {
+        why: format!("interrupted (Ctrl-C) before step {}", next.name),
+        next: "`git agent-rewind resume` goes on".into(),
+        outcome: Outcome::Interrupted,
     }
 }
