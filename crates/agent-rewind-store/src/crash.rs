@@ -32,6 +32,7 @@ pub const POINTS: &[&str] = &[
     "backup:objects-written",
     // ops::rewind (rewind and fork).
     "rewind:backed-up",
+    "fork:worktree-made",
     "rewind:recorded",
     "rewind:source-archived",
     "rewind:files-written",

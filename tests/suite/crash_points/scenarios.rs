@@ -201,6 +201,16 @@ pub fn scenarios() -> Vec<Scenario> {
             next: |_| vec![&["checkpoint", "probe", "--run", "r1"]],
         },
         Scenario {
+            name: "fork-worktree",
+            setup: run_with_history,
+            command: &["fork", "r1", "--to", "s2", "--worktree", "../fw"],
+            fresh_setup: false,
+            overwrites: false,
+            // The same fork again, into the same folder: what the killed one left there is
+            // taken back (issue 30 item 9).
+            next: |_| vec![&["fork", "r1", "--to", "s2", "--worktree", "../fw"]],
+        },
+        Scenario {
             name: "restore",
             setup: run_with_history,
             command: &["restore", "r1@1"],

@@ -189,3 +189,77 @@ fn fork_into_a_linked_worktree_and_checkpoint_concurrently_in_both() {
     assert_files_eq(&worktree_files(d), &main_files, "main worktree");
     repo.assert_fsck();
 }
+
+/// A `fork --worktree` killed after git made the worktree leaves it and its branch behind;
+/// the same fork again, into the same folder and with the same id, takes them back and
+/// succeeds. A leftover someone has since edited is refused and kept (issue 30 item 9).
+#[test]
+fn a_killed_fork_into_a_worktree_can_be_retried() {
+    let repo = Repo::new();
+    repo.ok(&["start", "--run", "r1"]);
+    repo.write("a.txt", "one\n");
+    repo.ok(&["checkpoint", "s1"]);
+    let parent = tempfile::tempdir().unwrap();
+    let wt = parent.path().join("try");
+    let fork = [
+        "fork",
+        "r1",
+        "--to",
+        "r1@1",
+        "--run",
+        "f1",
+        "--worktree",
+        wt.to_str().unwrap(),
+    ];
+    let killed = tool_cmd(repo.path())
+        .args(fork)
+        .env("AGENT_REWIND_CRASH_AT", "fork:worktree-made")
+        .output()
+        .unwrap();
+    assert!(!killed.status.success());
+    assert!(
+        wt.join("a.txt").exists(),
+        "the killed fork left its worktree"
+    );
+    assert!(
+        repo.git_output(&["rev-parse", "--verify", "refs/heads/agent-runs/f1"])
+            .status
+            .success()
+    );
+
+    let out = repo.json(&fork);
+    assert_eq!(out["run"], "f1", "{out:#}");
+    assert_eq!(std::fs::read_to_string(wt.join("a.txt")).unwrap(), "one\n");
+    assert_eq!(
+        git_in(&wt, &["symbolic-ref", "HEAD"]).trim(),
+        "refs/heads/agent-runs/f1"
+    );
+    let listed = repo.git(&["worktree", "list", "--porcelain"]);
+    assert_eq!(listed.matches("worktree ").count(), 2, "{listed}");
+    assert_eq!(
+        crate::common::json_in(&wt, &["status"])["run"],
+        "f1",
+        "the retried fork's worktree has its active run"
+    );
+
+    // Killed again, then edited by someone: the folder is no leftover, nothing is removed.
+    let again = ["fork", "r1", "--to", "r1@1", "--run", "f2", "--worktree"];
+    let wt2 = parent.path().join("try2");
+    let mut args = again.to_vec();
+    args.push(wt2.to_str().unwrap());
+    let killed = tool_cmd(repo.path())
+        .args(&args)
+        .env("AGENT_REWIND_CRASH_AT", "fork:worktree-made")
+        .output()
+        .unwrap();
+    assert!(!killed.status.success());
+    std::fs::write(wt2.join("a.txt"), "someone's edit\n").unwrap();
+    let refused = repo.run(&args);
+    assert_ne!(refused.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("is not empty"));
+    assert_eq!(
+        std::fs::read_to_string(wt2.join("a.txt")).unwrap(),
+        "someone's edit\n"
+    );
+    repo.assert_fsck();
+}

@@ -18,6 +18,7 @@ use crate::store::{Store, UserHead, layout};
 use serde::Serialize;
 use std::path::PathBuf;
 
+mod leftover;
 mod point;
 use point::{Point, git_commit_of, inherited_steps, locate, session_at};
 
@@ -170,7 +171,14 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
     // A linked worktree is made before the new run is published, so a path git cannot use
     // leaves nothing behind; if publishing fails after it, the worktree and its branch go.
     let linked = match &opts.worktree {
-        Some(path) => Some(make_linked(store, path, &plan, git_commit)?),
+        Some(path) => {
+            if let Some(b) = &plan.leftover {
+                store.worktree().remove_linked_worktree(path, Some(b))?;
+            }
+            let linked = make_linked(store, path, &plan, git_commit)?;
+            crate::crash_point!("fork:worktree-made");
+            Some(linked)
+        }
         None => None,
     };
 
@@ -236,6 +244,9 @@ struct Plan {
     target_tree: ObjectId,
     /// For a linked worktree: what to write over the commit git checks out there.
     linked_changes: Vec<crate::store::TreeChange>,
+    /// The branch of what a killed fork left at `--worktree`, taken back before the new one
+    /// is made ([`leftover`]).
+    leftover: Option<String>,
 }
 
 /// Every check before the first write: the new run's id, the branch, the worktree folder,
@@ -257,23 +268,33 @@ fn check(
         (None, false) => Some(layout::default_branch(&new_run)),
         (None, true) => None,
     };
-    if let Some(b) = &branch {
-        store.refs().check_branch_name(b)?;
-        if store.refs().branch_exists(b)? {
-            return Err(Error::refused(format!("branch {b} already exists"))
-                .with_hint("choose another --branch"));
-        }
-    }
+    let target_tree = point.checkpoint.commit.tree;
+    let base_tree = match git_commit {
+        Some(c) => store.objects().commit_tree(c)?,
+        None => store.objects().empty_tree(),
+    };
+    // A folder a killed fork left at --worktree is taken back (below, after every check).
+    let mut leftover = None;
     if let Some(path) = &opts.worktree
         && path.exists()
         && std::fs::read_dir(path)
             .map(|mut d| d.next().is_some())
             .unwrap_or(true)
     {
-        return Err(
-            Error::refused(format!("{} exists and is not empty", path.display()))
-                .with_hint("give a new or empty folder to --worktree"),
-        );
+        leftover = leftover::leftover_fork(store, path, git_commit, base_tree, target_tree)?;
+        if leftover.is_none() {
+            return Err(
+                Error::refused(format!("{} exists and is not empty", path.display()))
+                    .with_hint("give a new or empty folder to --worktree"),
+            );
+        }
+    }
+    if let Some(b) = &branch {
+        store.refs().check_branch_name(b)?;
+        if store.refs().branch_exists(b)? && leftover.as_ref() != Some(b) {
+            return Err(Error::refused(format!("branch {b} already exists"))
+                .with_hint("choose another --branch"));
+        }
     }
     if in_place {
         materialize::ensure_safe_to_overwrite(store)?;
@@ -284,15 +305,10 @@ fn check(
     if let (Some(b), None) = (&branch, &opts.worktree) {
         store.refs().ensure_unlocked(&layout::branch_ref(b))?;
     }
-    let target_tree = point.checkpoint.commit.tree;
     // A linked worktree gets the commit checked out by git, then the rest by us.
     let linked_changes = match &opts.worktree {
         Some(_) => {
-            let base = match git_commit {
-                Some(c) => store.objects().commit_tree(c)?,
-                None => store.objects().empty_tree(),
-            };
-            let changes = store.objects().diff_trees(base, target_tree)?;
+            let changes = store.objects().diff_trees(base_tree, target_tree)?;
             store.worktree().check_checkout_paths(&changes)?;
             changes
         }
@@ -304,6 +320,7 @@ fn check(
         branch,
         target_tree,
         linked_changes,
+        leftover,
     })
 }
 
