@@ -96,7 +96,7 @@ pub fn run(a: RewindArgs, fork: bool, ctx: &Ctx) -> Result<Output> {
         label: a.label,
         dry_run: a.dry_run,
     };
-    if a.agent_resume {
+    let agent = if a.agent_resume {
         // Everything the agent needs is checked before anything is written.
         let preview = ops::rewind::rewind(
             &store,
@@ -106,14 +106,16 @@ pub fn run(a: RewindArgs, fork: bool, ctx: &Ctx) -> Result<Output> {
                 ..opts.clone()
             },
         )?;
-        agent_program(&preview)?;
-    }
+        Some(agent_command(&preview)?)
+    } else {
+        None
+    };
     let out = ops::rewind::rewind(&store, &run, opts)?;
     let json = serde_json::to_value(&out).expect("json");
     let human = render::rewound(&out, &ctx.style);
-    if !a.agent_resume {
+    let Some(agent) = agent else {
         return Ok(Output::new(json, human));
-    }
+    };
     // What was done is told before the agent takes the terminal.
     {
         use std::io::Write;
@@ -122,27 +124,31 @@ pub fn run(a: RewindArgs, fork: bool, ctx: &Ctx) -> Result<Output> {
         let _ = stdout.flush();
     }
     let mut output = Output::raw(json, vec![]);
-    output.exit_code = resume_agent(&out, &a.agent_args, ctx)?;
+    output.exit_code = resume_agent(&out, agent, &a.agent_args, ctx)?;
     Ok(output)
 }
 
 /// Run the agent's command that continues its conversation (`--agent-resume`), in the
-/// worktree the rewind or fork checked out, after telling what it runs; its exit status.
-/// The command is the one printed, from what this repository recorded: the agent's name
-/// picks the program, and the recorded ids are arguments, never a shell line.
-fn resume_agent(out: &ops::rewind::RewindOutcome, extra: &[String], ctx: &Ctx) -> Result<i32> {
-    let (program, args) = agent_program(out)?;
+/// worktree the rewind or fork checked out; its exit status. The command is the one printed,
+/// from what this repository recorded: the agent's name picks the program, and the recorded
+/// ids are arguments, never a shell line.
+fn resume_agent(
+    out: &ops::rewind::RewindOutcome,
+    (program, args): (String, Vec<String>),
+    extra: &[String],
+    ctx: &Ctx,
+) -> Result<i32> {
     let dir = match &out.worktree {
         Some(w) => std::path::PathBuf::from(w),
         None => ctx.store()?.workdir()?.to_path_buf(),
     };
     eprintln!(
-        "running: {}{}",
-        out.resume_command.as_deref().unwrap_or(program),
+        "running: {program} {}{}",
+        args.join(" "),
         extra.iter().map(|a| format!(" {a}")).collect::<String>()
     );
-    let status = agent_rewind::store::process::command(Purpose::AgentResume, program)
-        .args(args)
+    let status = agent_rewind::store::process::command(Purpose::AgentResume, &program)
+        .args(&args)
         .args(extra)
         .current_dir(&dir)
         .status()
@@ -153,8 +159,14 @@ fn resume_agent(out: &ops::rewind::RewindOutcome, extra: &[String], ctx: &Ctx) -
     Ok(status.code().unwrap_or(1))
 }
 
-/// The agent's program (found on `PATH`) and its arguments, or why there is none.
-fn agent_program(out: &ops::rewind::RewindOutcome) -> Result<(&String, &[String])> {
+/// The oldest Claude Code whose `--resume-session-at` (the CLI's spelling of the Agent SDK's
+/// `resumeSessionAt`, absent from `claude --help`) was checked to fork at a message.
+const CLAUDE_RESUME_AT_CHECKED: [u32; 3] = [2, 1, 197];
+
+/// The agent's program (found on `PATH`) and its arguments, or why there is none. A fork at
+/// a message through an option the CLI does not document is used only from the version it
+/// was checked with: an older CLI continues the conversation at its end, and says so.
+fn agent_command(out: &ops::rewind::RewindOutcome) -> Result<(String, Vec<String>)> {
     let Some((program, args)) = out.resume_argv.split_first() else {
         return Err(Error::not_found(
             "no agent conversation was recorded at that point: nothing to resume",
@@ -169,5 +181,31 @@ fn agent_program(out: &ops::rewind::RewindOutcome) -> Result<(&String, &[String]
             ),
         );
     }
-    Ok((program, args))
+    let mut args = args.to_vec();
+    if let Some(at) = args.iter().position(|a| a == "--resume-session-at") {
+        let version = agent_rewind::store::process::command(Purpose::AgentResume, program)
+            .arg("--version")
+            .output()
+            .ok()
+            .and_then(|o| semver_prefix(&String::from_utf8_lossy(&o.stdout)));
+        if version.is_none_or(|v| v < CLAUDE_RESUME_AT_CHECKED) {
+            args.drain(at..(at + 2).min(args.len()));
+            let [a, b, c] = CLAUDE_RESUME_AT_CHECKED;
+            crate::cli::render::warn(&format!(
+                "{program} {} is older than {a}.{b}.{c}, whose --resume-session-at was \
+                 checked: the conversation continues at its end",
+                version.map_or("(version unknown)".into(), |[x, y, z]| format!(
+                    "{x}.{y}.{z}"
+                )),
+            ));
+        }
+    }
+    Ok((program.clone(), args))
+}
+
+/// `major.minor.patch` at the start of a version line (`2.1.197 (Claude Code)`).
+fn semver_prefix(text: &str) -> Option<[u32; 3]> {
+    let word = text.split_whitespace().next()?;
+    let mut parts = word.split('.').map(|p| p.parse::<u32>().ok());
+    Some([parts.next()??, parts.next()??, parts.next()??])
 }

@@ -303,3 +303,73 @@ fn a_compacted_claude_session_is_handed_the_runs_manifest() {
     repo.git(&["config", "agentRewind.agentContext", "off"]);
     assert_eq!(run_hook("compact"), "", "agentRewind.agentContext=off");
 }
+
+/// `--agent-resume` uses Claude Code's fork at a message (an option its `--help` does not
+/// list) only from the version it was checked with: an older `claude` is started without
+/// it, resuming at the conversation's end, with a warning (issue 31 item 1). The `claude`
+/// here is a script that reports an old version and records its arguments.
+#[test]
+fn an_older_claude_resumes_at_the_end_and_says_so() {
+    let repo = Repo::new();
+    let transcript = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/claude/transcript.jsonl");
+    for name in ["session-start.json", "stop.json"] {
+        hook(
+            "claude",
+            &payload("claude", name, repo.path(), &transcript),
+            &[],
+        );
+    }
+    let run = repo.json(&["list"])[0]["run"].as_str().unwrap().to_string();
+    let at = repo.json(&["show", &format!("{run}@1")])["meta"]["conversation_at"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let bin = tempfile::tempdir().unwrap();
+    let args_file = bin.path().join("args");
+    let fake = bin.path().join("claude");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = --version ] && {{ echo '2.0.14 (Claude Code)'; exit 0; }}\n\
+             echo \"$@\" > {}\n",
+            args_file.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let out = crate::common::tool_cmd(repo.path())
+        .env("PATH", path)
+        .args([
+            "fork",
+            &run,
+            "--to",
+            &format!("{run}@1"),
+            "--run",
+            "f1",
+            "--agent-resume",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("older than 2.1.197"), "{stderr}");
+    let args = std::fs::read_to_string(&args_file).unwrap();
+    assert!(
+        args.starts_with("--resume ") && args.contains("--fork-session"),
+        "{args}"
+    );
+    assert!(
+        !args.contains("--resume-session-at") && !args.contains(&at),
+        "{args}"
+    );
+}
