@@ -147,6 +147,9 @@ fn resume_agent(
         args.join(" "),
         extra.iter().map(|a| format!(" {a}")).collect::<String>()
     );
+    // Ctrl-C is the agent's: like git waiting for an editor, we outlive it and report its
+    // status.
+    agent_rewind::store::process::interrupt::catch();
     let status = agent_rewind::store::process::command(Purpose::AgentResume, &program)
         .args(&args)
         .args(extra)
