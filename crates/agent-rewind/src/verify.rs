@@ -72,11 +72,12 @@ pub fn git_commit(
     if !ok {
         return Err(not_held());
     }
-    store.objects().read_commit(id).map_err(|_| {
+    store.objects().read_commit(id).map_err(|e| {
         format!(
-            "git_commit_sha {} of checkpoint {} is not a commit",
+            "git_commit_sha {} of checkpoint {} is not a commit ({})",
             short(id),
-            short(commit.id)
+            short(commit.id),
+            e.message
         )
     })?;
     Ok(Some(id))
