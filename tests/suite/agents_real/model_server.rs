@@ -181,6 +181,16 @@ fn next_move(items: &[Item]) -> Move {
     }
 }
 
+/// The agent's own turns follow the script; side questions (titles, classifiers) without
+/// the agent's tools get a short text.
+fn scripted(body: &Value, items: &[Item]) -> Move {
+    if has_tools(body) {
+        next_move(items)
+    } else {
+        Move::Say("ok".into())
+    }
+}
+
 /// `WRITE <path> <word>` in `text`.
 fn directive(text: &str) -> Option<(String, String)> {
     let at = text.find("WRITE ")?;
@@ -226,11 +236,7 @@ fn anthropic(body: &Value) -> Reply {
             _ => {}
         }
     }
-    let movement = if has_tools(body) {
-        next_move(&items)
-    } else {
-        Move::Say("ok".into())
-    };
+    let movement = scripted(body, &items);
     let (block, stop) = match movement {
         Move::Write { path, word } => (
             json!({"type": "tool_use", "id": format!("toolu_{word}"), "name": "Write",
@@ -312,11 +318,7 @@ fn responses(body: &Value) -> Reply {
             _ => {}
         }
     }
-    let movement = if has_tools(body) {
-        next_move(&items)
-    } else {
-        Move::Say("ok".into())
-    };
+    let movement = scripted(body, &items);
     let (item, delta) = match movement {
         Move::Write { path, word } => (
             json!({"type": "custom_tool_call", "id": format!("ctc_{word}"), "status": "completed",
