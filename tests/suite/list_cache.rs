@@ -74,7 +74,8 @@ fn list_reflects_every_change_and_survives_a_corrupt_cache() {
     // A cache entry that lies (same refs, edited summary) is what the key prevents: a cache
     // built for other refs is not used.
     // The cache is one line per run: `<run> TAB <head> TAB <notes> TAB <sort key> TAB
-    // <archived> TAB` and three pieces of the run's JSON (docs/DECISIONS.md "Many runs").
+    // <archived> TAB`, three pieces of the run's JSON (docs/DECISIONS.md "Many runs") and
+    // the workflow's step order.
     let text = std::fs::read_to_string(&cache).unwrap();
     let edited: String = text
         .lines()
@@ -83,7 +84,7 @@ fn list_reflects_every_change_and_survives_a_corrupt_cache() {
                 return format!("{l}\n");
             }
             let mut parts: Vec<String> = l.split('\t').map(str::to_string).collect();
-            assert_eq!(parts.len(), 8, "{l}");
+            assert_eq!(parts.len(), 9, "{l}");
             parts[1] = "0".repeat(40);
             parts[5] = parts[5].replace("\"first\"", "\"stale\"");
             format!("{}\n", parts.join("\t"))
@@ -95,16 +96,16 @@ fn list_reflects_every_change_and_survives_a_corrupt_cache() {
     assert_eq!(run_entry(&repo.json(&["list"]), "r2")["label"], "first");
     // With a checksum that matches: the key (HEAD, notes tip) still rejects the line.
     let (header, body) = edited.split_once('\n').unwrap();
-    assert_eq!(header, "agent-rewind/runs-cache v5");
+    assert_eq!(header, "agent-rewind/runs-cache v6");
     let body = body.rsplit_once("crc32 ").unwrap().0;
-    std::fs::write(&cache, common::envelope("runs-cache", 5, body.as_bytes())).unwrap();
+    std::fs::write(&cache, common::envelope("runs-cache", 6, body.as_bytes())).unwrap();
     assert_eq!(run_entry(&repo.json(&["list"]), "r2")["label"], "first");
     assert_eq!(run_entry(&repo.json(&["list"]), "r2")["label"], "first");
     let lying = body.replace(&"0".repeat(40), &repo.rev("refs/agent-runs/r2/HEAD"));
     assert!(lying.contains("stale"));
     // The same line with the right key and a right checksum would be believed: that is the
     // contract (only the tool writes the file), shown here so a change of it is noticed.
-    std::fs::write(&cache, common::envelope("runs-cache", 5, lying.as_bytes())).unwrap();
+    std::fs::write(&cache, common::envelope("runs-cache", 6, lying.as_bytes())).unwrap();
     assert_eq!(run_entry(&repo.json(&["list"]), "r2")["label"], "stale");
 }
 
@@ -169,7 +170,7 @@ fn listed(repo: &Repo) -> Vec<(String, Value, Value, Value, Value)> {
 fn cache_runs(repo: &Repo) -> Vec<String> {
     let text =
         std::fs::read_to_string(repo.path().join(".git/agent-rewind/cache/runs.lines")).unwrap();
-    let body = common::envelope_body(text.as_bytes(), "runs-cache", 5);
+    let body = common::envelope_body(text.as_bytes(), "runs-cache", 6);
     String::from_utf8_lossy(body)
         .lines()
         .map(|l| l.split('\t').next().unwrap().to_string())

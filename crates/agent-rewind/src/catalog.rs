@@ -13,7 +13,7 @@ use crate::store::{CommitInfo, NotesReader, Store};
 use std::collections::HashMap;
 
 mod summary;
-pub use summary::RunSummary;
+pub use summary::{RunSummary, order_steps, workflow_step_order};
 
 /// One checkpoint as read back: its commit and its folded note.
 #[derive(Debug, Clone)]

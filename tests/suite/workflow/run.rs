@@ -239,3 +239,33 @@ fn a_second_runner_on_the_same_run_is_refused() {
     assert_eq!(wf.counts(&FEATURE_STEPS), [1, 0, 0, 0]);
     runner.kill();
 }
+
+/// `list` and `status` show a run's steps in its workflow's order, not by name, whether the
+/// summary is computed or read from the list cache (issue 30 item 19).
+#[test]
+fn steps_appear_in_workflow_order() {
+    let repo = crate::common::Repo::new();
+    repo.write(
+        "order.toml",
+        "[workflow]\nname = \"order\"\n\n[[steps]]\nname = \"zeta\"\nkind = \"deterministic\"\nrun = \"true\"\n\n[[steps]]\nname = \"alpha\"\nkind = \"deterministic\"\nrun = \"true\"\nneeds = [\"zeta\"]\n\n[[steps]]\nname = \"mid\"\nkind = \"deterministic\"\nrun = \"true\"\nneeds = [\"alpha\"]\n",
+    );
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "workflow"]);
+    repo.ok(&["run", "order.toml", "--run", "w1"]);
+    for pass in ["computed", "cached"] {
+        let listed = repo.json(&["list"]);
+        assert_eq!(
+            listed[0]["steps"],
+            serde_json::json!(["zeta", "alpha", "mid"]),
+            "{pass}: {listed:#}"
+        );
+        let table = repo.ok(&["list"]);
+        assert!(table.contains("zeta,alpha,mid"), "{pass}: {table}");
+    }
+    let status = repo.json(&["status"]);
+    assert_eq!(
+        status["summary"]["steps"],
+        serde_json::json!(["zeta", "alpha", "mid"]),
+        "{status:#}"
+    );
+}

@@ -37,6 +37,36 @@ pub struct RunSummary {
     /// `list` and `status`; 0 when not computed.
     #[serde(default)]
     pub unique_prefix: usize,
+    /// The order of the steps in the run's workflow (empty without one): `steps` follow it.
+    #[serde(skip)]
+    pub step_order: Vec<String>,
+}
+
+/// The step names of a stored workflow's text, in its order (empty when it does not parse).
+pub fn workflow_step_order(text: &str) -> Vec<String> {
+    let Ok(doc) = text.parse::<toml::Table>() else {
+        return vec![];
+    };
+    doc.get("steps")
+        .and_then(|s| s.as_array())
+        .map(|steps| {
+            steps
+                .iter()
+                .filter_map(|s| s.get("name")?.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `steps` in the order of `order` (the workflow's), the steps it does not name after them
+/// in the order they had.
+pub fn order_steps<'a>(steps: &mut [String], order: impl IntoIterator<Item = &'a str>) {
+    let rank: std::collections::HashMap<&str, usize> =
+        order.into_iter().enumerate().map(|(i, s)| (s, i)).collect();
+    if rank.is_empty() {
+        return;
+    }
+    steps.sort_by_key(|s| rank.get(s.as_str()).copied().unwrap_or(usize::MAX));
 }
 
 impl Catalog<'_> {
@@ -112,7 +142,12 @@ impl Catalog<'_> {
         let root_line = root_note.checkpoint().ok_or_else(|| {
             Error::corrupt("the run's root note has no checkpoint line".to_string())
         })?;
-        let steps = steps.iter().map(|(s, _)| s.to_string()).collect();
+        let step_order = root_note
+            .workflow()
+            .map(|w| workflow_step_order(&w.text))
+            .unwrap_or_default();
+        let mut steps: Vec<String> = steps.iter().map(|(s, _)| s.to_string()).collect();
+        order_steps(&mut steps, step_order.iter().map(String::as_str));
         let recorded = root_note.run_status();
         let archived = matches!(recorded, Some((_, "archived")));
         let status = match recorded {
@@ -144,6 +179,7 @@ impl Catalog<'_> {
             forked_from: root_line.forked_from.clone(),
             reverted: tip.reverted(),
             unique_prefix: 0,
+            step_order,
         })
     }
 }

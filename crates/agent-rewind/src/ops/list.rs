@@ -267,10 +267,14 @@ fn run_listing_once(store: &Store, all: bool, retry: bool) -> Result<RunListing>
     let mut archived_hidden = 0;
     let mut shown: Vec<Entry> = Vec::with_capacity(entries.len());
     let mut order: Vec<(i128, usize)> = Vec::with_capacity(entries.len());
-    for (key, archived, line, steps, index) in entries {
+    for (key, archived, line, mut steps, index) in entries {
         if archived && !all {
             archived_hidden += 1;
             continue;
+        }
+        // The refs list steps by name; the run's workflow, when it has one, orders them.
+        if let Some(f) = runcache::split(line_text(&file, &line)) {
+            crate::catalog::order_steps(&mut steps, f.step_order());
         }
         let unique_prefix = prefixes[index];
         order.push((key, shown.len()));

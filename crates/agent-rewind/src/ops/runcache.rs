@@ -5,7 +5,8 @@
 //! is `list`'s comparison of the line's HEAD and notes tip with the refs) and never runs git.
 //!
 //! A line: `<run> TAB <HEAD> TAB <notes tip or -> TAB <last activity, ns since the epoch>
-//! TAB <archived: 0 or 1> TAB <A> TAB <B> TAB <C>`, where A, B and C are the members of a
+//! TAB <archived: 0 or 1> TAB <A> TAB <B> TAB <C> TAB <the workflow's step order, comma
+//! separated, or ->` (step names hold no comma), where A, B and C are the members of a
 //! run's JSON object that sit between the ones taken from the refs:
 //! `{"run", A = "label","status","archived", "steps", B = "checkpoints","last_activity",
 //! "head", C = "rewound_from","forked_from"[,"reverted"], "unique_prefix"}`. Compact JSON
@@ -41,6 +42,15 @@ pub(super) struct Fields<'a> {
     a: &'a str,
     b: &'a str,
     c: &'a str,
+    /// The workflow's step names in order, comma separated; `-` without a workflow.
+    pub order: &'a str,
+}
+
+impl Fields<'_> {
+    /// The workflow's step names in order (none without a workflow).
+    pub fn step_order(&self) -> impl Iterator<Item = &str> {
+        self.order.split(',').filter(|s| !s.is_empty() && *s != "-")
+    }
 }
 
 /// The fields of one line (without its newline); `None` when malformed.
@@ -59,6 +69,7 @@ pub(super) fn split(line: &str) -> Option<Fields<'_>> {
         a: p.next()?,
         b: p.next()?,
         c: p.next()?,
+        order: p.next()?,
     };
     (p.next().is_none() && !f.run.is_empty()).then_some(f)
 }
@@ -94,6 +105,12 @@ pub(super) fn line_of(s: &RunSummary, head: &str, notes: &str) -> String {
     json(&s.forked_from, &mut out);
     if s.reverted {
         out.extend_from_slice(b",\"reverted\":true");
+    }
+    out.push(b'\t');
+    if s.step_order.is_empty() {
+        out.push(b'-');
+    } else {
+        out.extend_from_slice(s.step_order.join(",").as_bytes());
     }
     let mut line = String::from_utf8(out).expect("JSON and hex are UTF-8");
     // A first `list` holds 100,000 of these: not at twice their length.
@@ -148,6 +165,7 @@ pub(super) fn summary(
         forked_from: c.forked_from,
         reverted: c.reverted,
         unique_prefix,
+        step_order: f.step_order().map(str::to_string).collect(),
     })
 }
 
@@ -185,6 +203,11 @@ mod tests {
             forked_from: lineage.then_some(link),
             reverted,
             unique_prefix: 2,
+            step_order: if reverted {
+                vec!["b".into(), "a".into()]
+            } else {
+                vec![]
+            },
         }
     }
 
@@ -218,8 +241,10 @@ mod tests {
     #[test]
     fn malformed_lines_do_not_split() {
         assert!(split("r1\tabc").is_none());
-        assert!(split("r1\th\t-\tx\t0\ta\tb\tc").is_none());
-        assert!(split("r1\th\t-\t1\t2\ta\tb\tc").is_none());
-        assert!(split("r1\th\t-\t1\t0\ta\tb\tc\td").is_none());
+        assert!(split("r1\th\t-\tx\t0\ta\tb\tc\t-").is_none());
+        assert!(split("r1\th\t-\t1\t2\ta\tb\tc\t-").is_none());
+        assert!(split("r1\th\t-\t1\t0\ta\tb\tc").is_none(), "no step order");
+        assert!(split("r1\th\t-\t1\t0\ta\tb\tc\t-\td").is_none());
+        assert!(split("r1\th\t-\t1\t0\ta\tb\tc\t-").is_some());
     }
 }
