@@ -409,8 +409,10 @@ fn a_killed_background_checkpoint_is_kept_until_a_person_looks() {
         .unwrap();
     assert!(out.status.success());
     let died = rev(dir, "HEAD");
+    // Why depends on timing: the recorder dies at its crash point, or, when the next commit
+    // came first, finds HEAD moved on. Either way it is reported, and kept for a person.
     let warning = format!(
-        "the post-commit checkpoint of commit {} was not recorded: the process recording it stopped",
+        "the post-commit checkpoint of commit {} was not recorded: ",
         &died[..12]
     );
     // The next event is another commit, then an agent's checkpoint.
