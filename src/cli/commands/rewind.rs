@@ -97,12 +97,15 @@ pub fn run(a: RewindArgs, fork: bool, ctx: &Ctx) -> Result<Output> {
         dry_run: a.dry_run,
     };
     let agent = if a.agent_resume {
-        // Everything the agent needs is checked before anything is written.
+        // Everything the agent needs is checked before anything is written. Only the
+        // conversation is wanted of this preview: it skips planning the checkout (a pass
+        // over the worktree), which the rewind itself does once, with all its checks.
         let preview = ops::rewind::rewind(
             &store,
             &run,
             ops::rewind::RewindOptions {
                 dry_run: true,
+                no_checkout: true,
                 ..opts.clone()
             },
         )?;
