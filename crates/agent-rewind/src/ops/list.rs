@@ -273,7 +273,11 @@ fn run_listing_once(store: &Store, all: bool, retry: bool) -> Result<RunListing>
             continue;
         }
         // The refs list steps by name; the run's workflow, when it has one, orders them.
-        if let Some(f) = runcache::split(line_text(&file, &line)) {
+        // Most runs have none (their line ends in `-`): no second split of their line.
+        let text = line_text(&file, &line);
+        if !text.ends_with("\t-")
+            && let Some(f) = runcache::split(text)
+        {
             crate::catalog::order_steps(&mut steps, f.step_order());
         }
         let unique_prefix = prefixes[index];
