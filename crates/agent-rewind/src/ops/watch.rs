@@ -27,7 +27,7 @@ pub const MIN_POLL: Duration = Duration::from_millis(100);
 pub const MAX_POLL: Duration = Duration::from_secs(1);
 
 /// How a watched run ended (or stood, after `--once`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunEnd {
     pub run: String,
     pub outcome: Outcome,
@@ -120,13 +120,15 @@ pub fn watch(
                 },
                 runner,
             )?;
-            seen.insert(
-                run.to_string(),
-                (store.refs().run_head(run)?, store.refs().notes_tip(run)?),
-            );
+            // What this pass acted on is the state read before it, not after: a worker's
+            // report that lands while the pass runs must make the next pass look again. The
+            // records the pass wrote itself cost one more pass, which finds nothing new.
+            seen.insert(run.to_string(), now);
             let end = run_end(&report);
             if report.outcome == Outcome::Waiting && report.waiting_on == Some(WaitingOn::Workers) {
-                on_event(&WatchEvent::Waiting(end.clone()));
+                if standing.get(run.as_str()) != Some(&end) {
+                    on_event(&WatchEvent::Waiting(end.clone()));
+                }
                 standing.insert(run.to_string(), end);
             } else {
                 standing.remove(run.as_str());
