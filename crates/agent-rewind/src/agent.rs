@@ -138,6 +138,28 @@ impl Agent {
                      --help; checked with 2.1.197)"
                 ),
             },
+            // OpenCode's `--fork` copies the whole session: no message to fork at.
+            (Agent::Opencode, at) => {
+                let argv: Vec<String> = ["opencode", "--session", session, "--fork"]
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect();
+                Continuation {
+                    command: argv
+                        .iter()
+                        .map(|w| shell_word(w))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    argv,
+                    forks_at: None,
+                    note: format!(
+                        "a new OpenCode session forked from {session} at its end: OpenCode's \
+                         --fork copies the whole session, so it holds the later turns too{}",
+                        at.map(|m| format!(" (this turn ended at message {m})"))
+                            .unwrap_or_default()
+                    ),
+                }
+            }
             _ => Continuation {
                 command: self.resume_command(session),
                 argv: self.resume_argv(session),
@@ -215,7 +237,7 @@ mod tests {
             c.command,
             "claude --resume 's 1' --fork-session --resume-session-at 'm;2'"
         );
-        for a in [Agent::Claude, Agent::Codex, Agent::Opencode] {
+        for a in [Agent::Claude, Agent::Codex] {
             let c = a.continue_command("s-1", None);
             assert_eq!(c.command, a.resume_command("s-1"));
             assert!(
@@ -223,5 +245,13 @@ mod tests {
                 "{c:?}"
             );
         }
+        // OpenCode forks the whole session, and says so.
+        let c = Agent::Opencode.continue_command("ses_1", Some("msg_2"));
+        assert_eq!(c.command, "opencode --session ses_1 --fork");
+        assert!(c.forks_at.is_none(), "{c:?}");
+        assert!(
+            c.note.contains("at its end") && c.note.contains("msg_2"),
+            "{c:?}"
+        );
     }
 }

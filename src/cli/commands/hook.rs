@@ -85,9 +85,12 @@ pub fn run(a: HookArgs, ctx: &Ctx) -> Output {
 /// compaction, resume or clear, in the agent's documented form: a `SessionStart` hook's
 /// `hookSpecificOutput.additionalContext`, which Claude Code (checked with 2.1.197), Codex
 /// CLI (which copied Claude Code's hook protocol; checked with 0.171.0) and Gemini CLI
-/// (checked with 0.61.0) add to the model's context. OpenCode's plugin is not handed it yet.
+/// (checked with 0.61.0) add to the model's context. OpenCode's plugin takes it as plain text
+/// and adds it to the compaction's context (`experimental.session.compacting`; checked with
+/// 1.18.33).
 fn agent_context(hook: &str, context: Option<&str>) -> String {
     match (hooks::Agent::from_name(hook), context) {
+        (Some(hooks::Agent::Opencode), Some(c)) => format!("{c}\n"),
         (Some(hooks::Agent::Claude | hooks::Agent::Codex | hooks::Agent::Gemini), Some(c)) => {
             let out = serde_json::json!({
                 "hookSpecificOutput": {

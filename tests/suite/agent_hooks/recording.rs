@@ -149,10 +149,15 @@ fn every_agent_records_its_session_its_edits_and_its_turns() {
         assert_eq!(status["resume_command"], case.resume, "{agent}: {status}");
         assert!(repo.ok(&["status"]).contains(case.resume), "{agent}");
         let at = format!("{run}@1");
+        // After a rewind or fork, OpenCode's command forks the whole session.
+        let continued = match agent {
+            "opencode" => format!("{} --fork", case.resume),
+            _ => case.resume.to_string(),
+        };
         let forked = repo.json(&["fork", &run, "--to", &at, "--no-checkout"]);
-        assert_eq!(forked["resume_command"], case.resume, "{agent}: {forked}");
+        assert_eq!(forked["resume_command"], continued, "{agent}: {forked}");
         let rewound = repo.json(&["rewind", &run, "--to", &at]);
-        assert_eq!(rewound["resume_command"], case.resume, "{agent}: {rewound}");
+        assert_eq!(rewound["resume_command"], continued, "{agent}: {rewound}");
         assert!(
             repo.ok(&[
                 "rewind",
@@ -160,7 +165,7 @@ fn every_agent_records_its_session_its_edits_and_its_turns() {
                 "--to",
                 &format!("{}@0", forked["run"].as_str().unwrap())
             ])
-            .contains(case.resume)
+            .contains(&continued)
         );
         repo.assert_fsck();
     }

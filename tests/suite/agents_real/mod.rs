@@ -8,6 +8,7 @@ pub mod model_server;
 mod claude;
 mod codex;
 mod gemini;
+mod opencode;
 
 use crate::common::Repo;
 use model_server::ModelServer;
@@ -16,9 +17,14 @@ use std::process::{Command, Output};
 
 /// `tests/agents/node_modules/.bin/<name>`, or a failure that says how to install it.
 pub fn agent_cli(name: &str) -> PathBuf {
+    agent_cli_at(&format!(".bin/{name}"))
+}
+
+/// `tests/agents/node_modules/<path>`, or a failure that says how to install it.
+pub fn agent_cli_at(path: &str) -> PathBuf {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/agents/node_modules/.bin")
-        .join(name);
+        .join("tests/agents/node_modules")
+        .join(path);
     assert!(
         p.exists(),
         "these tests need the agent CLIs pinned in tests/agents: run `npm ci --prefix \

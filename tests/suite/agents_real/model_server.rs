@@ -5,12 +5,15 @@
 //! The script is in the prompt: a user message holding `WRITE <absolute path> <word>` is
 //! answered with the agent's file-writing tool call (the file gets `<word>` and a newline);
 //! once the tool's result is in the conversation, the answer is the text `done <word>`.
-//! Every other request (titles, classifiers, side questions) gets a short text. Nothing
-//! here reaches past 127.0.0.1.
+//! Every other request (titles, classifiers, side questions) gets a short text. The first
+//! Chat Completions answer to a conversation whose user said `OVERFLOW` reports a prompt of a
+//! million tokens, so that OpenCode compacts the session. Nothing here reaches past
+//! 127.0.0.1.
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// One request the server answered.
@@ -22,24 +25,32 @@ pub struct Logged {
 
 pub struct ModelServer {
     pub port: u16,
-    log: Arc<Mutex<Vec<Logged>>>,
+    shared: Arc<Shared>,
+}
+
+/// What the server's threads share: the log, and whether the one overflowing answer was
+/// given.
+#[derive(Default)]
+struct Shared {
+    log: Mutex<Vec<Logged>>,
+    overflowed: AtomicBool,
 }
 
 impl ModelServer {
     pub fn start() -> ModelServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
         let port = listener.local_addr().unwrap().port();
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let shared = log.clone();
+        let shared = Arc::new(Shared::default());
+        let threads = shared.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let log = shared.clone();
+                let shared = threads.clone();
                 std::thread::spawn(move || {
-                    let _ = serve(stream, &log);
+                    let _ = serve(stream, &shared);
                 });
             }
         });
-        ModelServer { port, log }
+        ModelServer { port, shared }
     }
 
     pub fn url(&self) -> String {
@@ -48,7 +59,7 @@ impl ModelServer {
 
     /// Every request so far.
     pub fn requests(&self) -> Vec<Logged> {
-        self.log.lock().unwrap().clone()
+        self.shared.log.lock().unwrap().clone()
     }
 
     /// The requests that carried the agent's tools (the agent's own turns, not side tasks).
@@ -65,7 +76,7 @@ fn has_tools(body: &Value) -> bool {
 }
 
 /// Read one HTTP/1.1 request, answer it, close.
-fn serve(stream: TcpStream, log: &Mutex<Vec<Logged>>) -> std::io::Result<()> {
+fn serve(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut line = String::new();
     reader.read_line(&mut line)?;
@@ -94,11 +105,11 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<Logged>>) -> std::io::Result<()> {
         b
     };
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    log.lock().unwrap().push(Logged {
+    shared.log.lock().unwrap().push(Logged {
         path: path.clone(),
         body: body.clone(),
     });
-    let reply = answer(&path, &body);
+    let reply = answer(&path, &body, &shared.overflowed);
     write_reply(stream, reply)
 }
 
@@ -118,10 +129,12 @@ fn read_chunked(reader: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
     }
 }
 
-/// A reply: a JSON body, or server-sent events.
+/// A reply: a JSON body, or server-sent events (Chat Completions ends its stream with a
+/// `data: [DONE]` line).
 enum Reply {
     Json(Value),
     Events(Vec<(Option<&'static str>, Value)>),
+    ChatEvents(Vec<Value>),
 }
 
 fn write_reply(mut stream: TcpStream, reply: Reply) -> std::io::Result<()> {
@@ -135,6 +148,14 @@ fn write_reply(mut stream: TcpStream, reply: Reply) -> std::io::Result<()> {
                 }
                 s.push_str(&format!("data: {data}\n\n"));
             }
+            ("text/event-stream", s)
+        }
+        Reply::ChatEvents(chunks) => {
+            let mut s = String::new();
+            for c in chunks {
+                s.push_str(&format!("data: {c}\n\n"));
+            }
+            s.push_str("data: [DONE]\n\n");
             ("text/event-stream", s)
         }
     };
@@ -194,11 +215,13 @@ fn scripted(body: &Value, items: &[Item]) -> Move {
 /// `WRITE <path> <word>` in `text`.
 fn directive(text: &str) -> Option<(String, String)> {
     let at = text.find("WRITE ")?;
-    let mut words = text[at + 6..].split_whitespace();
+    let mut words = text[at + 6..]
+        .split_whitespace()
+        .map(|w| w.trim_end_matches(|c: char| !c.is_alphanumeric()));
     Some((words.next()?.to_string(), words.next()?.to_string()))
 }
 
-fn answer(path: &str, body: &Value) -> Reply {
+fn answer(path: &str, body: &Value, overflowed: &AtomicBool) -> Reply {
     if path.contains("count_tokens") || path.contains("countTokens") {
         return Reply::Json(json!({"input_tokens": 10, "totalTokens": 10}));
     }
@@ -210,6 +233,9 @@ fn answer(path: &str, body: &Value) -> Reply {
     }
     if path.ends_with("/v1/responses") {
         return responses(body);
+    }
+    if path.ends_with("/chat/completions") {
+        return chat(body, overflowed);
     }
     Reply::Json(json!({}))
 }
@@ -370,6 +396,70 @@ fn responses(body: &Value) -> Reply {
         ),
     ]);
     Reply::Events(events)
+}
+
+// ---- OpenAI Chat Completions (OpenCode) ----
+
+/// A Chat Completions answer. A `WRITE` is answered with OpenCode's `write` tool
+/// (`filePath`, `content`), its call id naming the word; streamed as chunks of
+/// `chat.completion.chunk` ending with `[DONE]`.
+fn chat(body: &Value, overflowed: &AtomicBool) -> Reply {
+    let mut items = Vec::new();
+    for m in body["messages"].as_array().into_iter().flatten() {
+        if m["role"] == "user" {
+            match &m["content"] {
+                Value::String(t) => items.push(Item::Said(t.clone())),
+                Value::Array(parts) => items.extend(
+                    parts
+                        .iter()
+                        .filter_map(|p| p["text"].as_str().map(|t| Item::Said(t.to_string()))),
+                ),
+                _ => {}
+            }
+        }
+        for call in m["tool_calls"].as_array().into_iter().flatten() {
+            if let Some(w) = call["id"].as_str().and_then(|id| id.strip_prefix("call_")) {
+                items.push(Item::Called(w.to_string()));
+            }
+        }
+    }
+    let (delta, finish) = match scripted(body, &items) {
+        Move::Write { path, word } => (
+            json!({"role": "assistant", "content": null, "tool_calls": [{
+                "index": 0, "id": format!("call_{word}"), "type": "function",
+                "function": {"name": "write", "arguments":
+                    json!({"filePath": path, "content": format!("{word}\n")}).to_string()}}]}),
+            "tool_calls",
+        ),
+        Move::Say(text) => (json!({"role": "assistant", "content": text}), "stop"),
+    };
+    let model = body["model"].clone();
+    let overflow = has_tools(body)
+        && items
+            .iter()
+            .any(|i| matches!(i, Item::Said(t) if t.contains("OVERFLOW")))
+        && !overflowed.swap(true, Ordering::SeqCst);
+    let prompt_tokens = if overflow { 1_000_000 } else { 10 };
+    let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": 5,
+                       "total_tokens": prompt_tokens + 5});
+    if body["stream"] != true {
+        let mut message = delta;
+        if let Some(calls) = message["tool_calls"].as_array_mut() {
+            for c in calls {
+                c.as_object_mut().unwrap().remove("index");
+            }
+        }
+        return Reply::Json(json!({"id": "chatcmpl-test", "object": "chat.completion",
+            "created": 0, "model": model, "usage": usage,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}]}));
+    }
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0,
+               "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let mut last = chunk(json!({}), json!(finish));
+    last["usage"] = usage;
+    Reply::ChatEvents(vec![chunk(delta, Value::Null), last])
 }
 
 // ---- Gemini generateContent / streamGenerateContent (Gemini CLI) ----

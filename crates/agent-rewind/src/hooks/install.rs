@@ -125,7 +125,11 @@ pub fn uninstall(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
     for agent in &opts.agents {
         out.agents.push(match JsonConfig::of(*agent) {
             Some(c) => c.uninstall(store)?,
-            None => super::opencode::uninstall(store)?,
+            None => {
+                let change = super::opencode::uninstall(store)?;
+                out.warnings.extend(super::opencode::left_behind(store)?);
+                change
+            }
         });
     }
     if opts.git {

@@ -4,7 +4,8 @@
 //!
 //! The whole file is ours, recognised by its first line. Installing writes it (or refreshes
 //! an older copy of ours); uninstalling deletes it. A file of that name that is not ours is
-//! refused and left untouched. Nothing else in `.opencode/` is ever touched.
+//! refused and left untouched. Nothing else in `.opencode/` is ever touched: what OpenCode
+//! itself writes there ([`OPENCODE_OWN`]) is named by uninstall and left in place.
 
 use super::Agent;
 use super::install::{FileAction, write_atomic};
@@ -17,8 +18,24 @@ use std::path::PathBuf;
 pub const PLUGIN: &str = include_str!("../../../../hooks/opencode-plugin.js");
 /// Where it goes, relative to the worktree root.
 pub const PLUGIN_PATH: &str = ".opencode/plugins/git-agent-rewind.js";
-/// The events the plugin forwards.
-pub const EVENTS: [&str; 3] = ["session.created", "session.idle", "file.edited"];
+/// The events the plugin forwards (and the compaction hook it adds context to).
+pub const EVENTS: [&str; 5] = [
+    "session.created",
+    "session.idle",
+    "file.edited",
+    "message.updated",
+    "experimental.session.compacting",
+];
+/// What OpenCode itself writes into every configuration folder it loads, `.opencode/`
+/// included (checked with 1.18.33): it runs `npm install @opencode-ai/plugin` there and
+/// ignores the results in a `.gitignore`.
+pub const OPENCODE_OWN: [&str; 5] = [
+    ".gitignore",
+    "package.json",
+    "package-lock.json",
+    "bun.lock",
+    "node_modules",
+];
 
 fn path(store: &Store) -> Result<PathBuf> {
     Ok(store.workdir()?.join(PLUGIN_PATH))
@@ -94,4 +111,27 @@ pub fn uninstall(store: &Store) -> Result<SettingsChange> {
         }
         _ => Ok(change(&path, FileAction::Absent, false)),
     }
+}
+
+/// After an uninstall: OpenCode's own files still in `.opencode/`, said so (never removed:
+/// they are OpenCode's, and it writes them again whenever it loads the folder).
+pub fn left_behind(store: &Store) -> Result<Option<String>> {
+    let dir = store.workdir()?.join(".opencode");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(None);
+    };
+    let mut own: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| OPENCODE_OWN.contains(&n.as_str()))
+        .collect();
+    own.sort();
+    Ok((!own.is_empty()).then(|| {
+        format!(
+            "{} still holds OpenCode's own files ({}): OpenCode writes them into every \
+             configuration folder it loads; they were left in place",
+            dir.display(),
+            own.join(", ")
+        )
+    }))
 }

@@ -379,14 +379,18 @@ fn cursor(input: &[u8]) -> Parsed {
 }
 
 /// OpenCode, through our plugin (`hooks/opencode-plugin.js`): `{"event": <an OpenCode bus
-/// event>, "directory", "worktree"}` for `session.created`, `session.idle`, `file.edited`.
+/// event>, "directory", "worktree"}` for `session.created`, `session.idle` (with the
+/// plugin's `messageID`, the newest assistant message) and `file.edited`, and the plugin's
+/// own `session.compacting` `{sessionID}` before OpenCode compacts a session.
 fn opencode(input: &[u8]) -> Parsed {
     let o = object(input)?;
     let f = Fields(&o);
     let event = f.object("event")?.ok_or_else(|| bad("no \"event\""))?;
     let name = event.required_id("type")?;
     let mut ev = match name.as_str() {
-        "session.created" => AgentEvent::new(Agent::Opencode, Kind::SessionStart, &name),
+        "session.created" | "session.compacting" => {
+            AgentEvent::new(Agent::Opencode, Kind::SessionStart, &name)
+        }
         "session.idle" => AgentEvent::new(Agent::Opencode, Kind::Turn, &name),
         "file.edited" => AgentEvent::new(Agent::Opencode, Kind::Edit, &name),
         _ => return Err(unhandled(&name)),
@@ -399,6 +403,10 @@ fn opencode(input: &[u8]) -> Parsed {
             .ok_or_else(|| bad("the event has no \"properties\""))?,
     };
     match ev.kind {
+        Kind::SessionStart if name == "session.compacting" => {
+            ev.session_id = props.id("sessionID")?;
+            ev.meta.insert("source".into(), "compact".into());
+        }
         Kind::SessionStart => {
             let info = props
                 .object("info")?
@@ -407,7 +415,10 @@ fn opencode(input: &[u8]) -> Parsed {
             ev.dirs.extend(info.abs_path("directory")?);
             ev.meta_id(&info, "parentID", "parent_session")?;
         }
-        Kind::Turn => ev.session_id = props.id("sessionID")?,
+        Kind::Turn => {
+            ev.session_id = props.id("sessionID")?;
+            ev.meta_id(&f, "messageID", "conversation_at")?;
+        }
         Kind::Edit => ev.edited.extend(props.text("file")?.and_then(edited_path)),
     }
     ev.dirs.extend(f.abs_path("directory")?);
