@@ -70,6 +70,13 @@ fn two_turns_are_two_turn_checkpoints_with_agent_session_and_touched_files() {
         s.server.agent_requests().len() >= 4,
         "two turns of a tool call and an answer each reached the model server"
     );
+    let out = s.revert_then_rewind(["one.txt", "two.txt"]);
+    assert!(
+        out["resume_command"]
+            .as_str()
+            .is_some_and(|c| c.contains("--fork-session")),
+        "{out:#}"
+    );
 }
 
 /// Two turns, then `rewind --to <run>@1`: the printed command continues a fork of the

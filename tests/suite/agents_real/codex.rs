@@ -212,4 +212,14 @@ fn a_resumed_codex_session_is_given_the_runs_manifest() {
             && sent.contains(&format!("git agent-rewind rewind {run} --to {run}@1")),
         "the resumed session's first request holds the manifest: {sent}"
     );
+    // Revert of one turn; a rewind prints the command that continues the conversation at
+    // its end, and says so (Codex's CLI forks at no turn).
+    let out = s.revert_then_rewind(["one.txt", "two.txt"]);
+    assert_eq!(out["resume_command"], format!("codex resume {thread}"));
+    assert!(
+        out["conversation"]
+            .as_str()
+            .is_some_and(|n| n.contains("at its end")),
+        "{out:#}"
+    );
 }

@@ -105,4 +105,14 @@ fn two_turns_are_two_turn_checkpoints_and_an_untrusted_folder_is_refused() {
         resumed.contains(&format!("records into run {run}")),
         "the resumed session's request holds the manifest: {resumed}"
     );
+    // Revert of one turn; a rewind prints the command that continues the conversation at
+    // its end, and says so (Gemini CLI exposes no turn to fork at).
+    let out = s.revert_then_rewind(["one.txt", "two.txt"]);
+    assert_eq!(out["resume_command"], format!("gemini --resume {session}"));
+    assert!(
+        out["conversation"]
+            .as_str()
+            .is_some_and(|n| n.contains("at its end")),
+        "{out:#}"
+    );
 }

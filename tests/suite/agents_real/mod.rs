@@ -129,6 +129,27 @@ impl Session {
         shown
     }
 
+    /// After two turns that wrote `files`: a revert of the second turn takes its file away
+    /// and keeps the first's, then a rewind to the first turn; its `--json` output.
+    pub fn revert_then_rewind(&self, files: [&str; 2]) -> serde_json::Value {
+        let run = self.run();
+        let root = self.repo.path();
+        self.repo.ok(&["revert", &format!("{run}@2")]);
+        assert!(
+            !root.join(files[1]).exists(),
+            "the reverted turn's file is gone"
+        );
+        assert!(root.join(files[0]).exists(), "the other turn's file stays");
+        let status = self.repo.git(&["status", "--porcelain"]);
+        assert!(!status.contains(files[1]), "{status}");
+        let to = format!("{run}@1");
+        let out = self
+            .repo
+            .json(&["rewind", &run, "--to", &to, "--run", "back"]);
+        self.repo.assert_fsck();
+        out
+    }
+
     /// `hooks status --json` as seen with this session's HOME: `agent`'s entry.
     pub fn hooks_status(&self, agent: &str) -> serde_json::Value {
         let mut c = self.command(&crate::common::bin());
