@@ -1,15 +1,17 @@
-"""Section `agent-hooks`: each agent's end-of-turn hook vs a plain checkpoint."""
+"""Section `agent-hooks`: each agent's end-of-turn hook vs a plain checkpoint, and its
+session-start hook creating a run vs `git agent-rewind start`."""
 
 from benchlib.common import *  # noqa: F401,F403  (the shared helpers, Context, section, ...)
 
 
-# The agents whose end-of-turn hook `agent-hooks` times: (agent, turn payload, edit payload).
+# The agents whose hooks `agent-hooks` times: (agent, turn payload, edit payload, session
+# start payload).
 AGENT_HOOKS = [
-    ("claude", "stop.json", "post-tool-use-edit.json"),
-    ("codex", "stop.json", "post-tool-use-apply-patch.json"),
-    ("gemini", "after-agent.json", "after-tool-replace.json"),
-    ("cursor", "stop.json", "after-file-edit.json"),
-    ("opencode", "session-idle.json", "file-edited.json"),
+    ("claude", "stop.json", "post-tool-use-edit.json", "session-start.json"),
+    ("codex", "stop.json", "post-tool-use-apply-patch.json", "session-start.json"),
+    ("gemini", "after-agent.json", "after-tool-replace.json", "session-start.json"),
+    ("cursor", "stop.json", "after-file-edit.json", "session-start.json"),
+    ("opencode", "session-idle.json", "file-edited.json", "session-created.json"),
 ]
 FIXTURE_ROOT = "/home/dev/src/shop-api"
 
@@ -40,34 +42,60 @@ def bench_agent_hooks(ctx: Context) -> SectionResult:
     transcript.write_text(line * (1_000_000 // len(line)))
     work = Workload(repo, nfiles)
     gitcmd = ["git", "agent-rewind"]
-    run([*gitcmd, "start", "--run", "bench-agents"], cwd=repo, env=ctx.env)
+    # Every command but a session start records into this run, whatever a session start
+    # made active.
+    env = {**ctx.env, "AGENT_RUN": "bench-agents"}
+    run([*gitcmd, "start", "--run", "bench-agents"], cwd=repo, env=env)
     payloads = {
         agent: (agent_payload(agent, turn, repo, transcript), agent_payload(agent, edit, repo, transcript))
-        for agent, turn, edit in AGENT_HOOKS
+        for agent, turn, edit, _ in AGENT_HOOKS
     }
+    starts = {agent: agent_payload(agent, start, repo, transcript) for agent, _, _, start in AGENT_HOOKS}
     gen = [0]
 
     def plain() -> float:
         gen[0] += 1
         work.mutate(gen[0])
-        t, _ = timed(lambda: run([*gitcmd, "checkpoint", "turn", "--event", "turn"], cwd=repo, env=ctx.env))
+        t, _ = timed(lambda: run([*gitcmd, "checkpoint", "turn", "--event", "turn"], cwd=repo, env=env))
         return t
 
     def hooked(agent: str) -> tuple[float, float]:
         gen[0] += 1
         work.mutate(gen[0])
         turn, edit = payloads[agent]
-        te, pe = timed(lambda: subprocess.run([*gitcmd, "--json", "hook", agent], cwd=repo, env=ctx.env, input=edit, capture_output=True))
-        tt, pt = timed(lambda: subprocess.run([*gitcmd, "--json", "hook", agent], cwd=repo, env=ctx.env, input=turn, capture_output=True))
+        te, pe = timed(lambda: subprocess.run([*gitcmd, "--json", "hook", agent], cwd=repo, env=env, input=edit, capture_output=True))
+        tt, pt = timed(lambda: subprocess.run([*gitcmd, "--json", "hook", agent], cwd=repo, env=env, input=turn, capture_output=True))
         for p, want in ((pe, "noted"), (pt, "recorded")):
             out = json.loads(p.stdout or b"{}")
             if p.returncode != 0 or out.get("action") != want:
                 raise SystemExit(f"hook {agent}: expected {want}, got {p.stdout!r} {p.stderr!r}")
         return tt, te
 
+    def session_start(agent: str, n: int) -> tuple[float, float]:
+        """A plain `start` of a new run, then the agent's session start creating one (a run
+        `AGENT_RUN` names that does not exist yet, as a fresh session with no active run
+        would), in alternating order."""
+        def plain_start() -> float:
+            t, _ = timed(lambda: run([*gitcmd, "start", "--run", f"bench-start-{agent}-{n}"], cwd=repo, env=ctx.env))
+            return t
+
+        def hook_start() -> float:
+            new = {**ctx.env, "AGENT_RUN": f"bench-session-{agent}-{n}"}
+            t, p = timed(lambda: subprocess.run([*gitcmd, "--json", "hook", agent], cwd=repo, env=new, input=starts[agent], capture_output=True))
+            out = json.loads(p.stdout or b"{}")
+            if p.returncode != 0 or out.get("action") != "started":
+                raise SystemExit(f"hook {agent}: expected started, got {p.stdout!r} {p.stderr!r}")
+            return t
+
+        if n % 2 == 0:
+            tp, th = plain_start(), hook_start()
+        else:
+            th, tp = hook_start(), plain_start()
+        return th, tp
+
     total = a.warmup + a.agent_hook_iterations
     agents = [x[0] for x in AGENT_HOOKS]
-    times = {ag: {"plain": [], "hook": [], "edit": []} for ag in agents}
+    times = {ag: {"plain": [], "hook": [], "edit": [], "start": [], "plain_start": []} for ag in agents}
     log(f"{total} rounds of one plain checkpoint and one turn hook per agent")
     for it in range(total):
         k = it % len(agents)
@@ -78,13 +106,16 @@ def bench_agent_hooks(ctx: Context) -> SectionResult:
             else:
                 th, te = hooked(agent)
                 tp = plain()
+            ts, tps = session_start(agent, it)
             if it >= a.warmup:
                 st = times[agent]
                 st["plain"].append(tp)
                 st["hook"].append(th)
                 st["edit"].append(te)
+                st["start"].append(ts)
+                st["plain_start"].append(tps)
 
-    cps = json.loads(run([*gitcmd, "list", "bench-agents", "--json"], cwd=repo, env=ctx.env).stdout)
+    cps = json.loads(run([*gitcmd, "list", "bench-agents", "--json"], cwd=repo, env=env).stdout)
     for agent in agents:
         turns = [c for c in cps if c.get("agent") == agent and c["event"] == "turn"]
         if len(turns) != total or not all(c.get("touched") for c in turns):
@@ -102,6 +133,9 @@ def bench_agent_hooks(ctx: Context) -> SectionResult:
                 f"**{ms(overhead)}**",
                 "yes" if overhead <= 15e-3 else "**no**",
                 ms(statistics.median(st["edit"])),
+                ms(statistics.median(st["plain_start"])),
+                f"**{ms(statistics.median(st['start']))}**",
+                "yes" if statistics.median(st["start"]) <= 30e-3 else "**no**",
             ]
         )
         raw[agent] = {**st, "overhead": overhead}
@@ -112,11 +146,15 @@ def bench_agent_hooks(ctx: Context) -> SectionResult:
         "as the agents call it, in the 1k-file repository (packed) with an active run. Each turn hook recorded a "
         "checkpoint carrying `touched` (checked).",
         "What the turn hook does beyond the checkpoint: read and parse the payload, hash the 1 MB transcript "
-        "(`git-blob` digest), take the pending edit list. The edit hook (last column) appends one line and "
-        "records nothing.",
+        "(`git-blob` digest), take the pending edit list. The edit hook appends one line and records nothing.",
+        "Session start = the agent's session-start hook creating a run (median; `AGENT_RUN` names a new run), "
+        "timed back to back with a plain `git agent-rewind start` of a new run; target ≤ 30 ms.",
     ]
     return SectionResult(
-        headers=["agent", "plain checkpoint", "turn hook", "turn hook p90", "overhead", "≤ 15 ms", "edit hook"],
+        headers=[
+            "agent", "plain checkpoint", "turn hook", "turn hook p90", "overhead", "≤ 15 ms", "edit hook",
+            "plain start", "session start", "≤ 30 ms",
+        ],
         rows=rows,
         notes=notes,
         raw=raw,

@@ -138,12 +138,18 @@ impl Agent {
                      --help; checked with 2.1.197)"
                 ),
             },
-            // OpenCode's `--fork` copies the whole session: no message to fork at.
-            (Agent::Opencode, at) => {
-                let argv: Vec<String> = ["opencode", "--session", session, "--fork"]
-                    .into_iter()
-                    .map(str::to_string)
-                    .collect();
+            // Codex's `fork` and OpenCode's `--fork` copy the whole session: no turn to fork
+            // at (checked with Codex CLI 0.171.0 and OpenCode 1.18.33).
+            (Agent::Codex | Agent::Opencode, at) => {
+                let (words, flag, pointer): (&[&str], &str, &str) = match self {
+                    Agent::Codex => (&["codex", "fork", session], "fork", "turn"),
+                    _ => (
+                        &["opencode", "--session", session, "--fork"],
+                        "--fork",
+                        "message",
+                    ),
+                };
+                let argv: Vec<String> = words.iter().map(|w| w.to_string()).collect();
                 Continuation {
                     command: argv
                         .iter()
@@ -153,9 +159,10 @@ impl Agent {
                     argv,
                     forks_at: None,
                     note: format!(
-                        "a new OpenCode session forked from {session} at its end: OpenCode's \
-                         --fork copies the whole session, so it holds the later turns too{}",
-                        at.map(|m| format!(" (this turn ended at message {m})"))
+                        "a new {} session forked from {session} at its end: its {flag} copies \
+                         the whole session, so it holds the later turns too{}",
+                        self.display(),
+                        at.map(|m| format!(" (this turn was {pointer} {m})"))
                             .unwrap_or_default()
                     ),
                 }
@@ -237,7 +244,7 @@ mod tests {
             c.command,
             "claude --resume 's 1' --fork-session --resume-session-at 'm;2'"
         );
-        for a in [Agent::Claude, Agent::Codex] {
+        for a in [Agent::Claude, Agent::Gemini] {
             let c = a.continue_command("s-1", None);
             assert_eq!(c.command, a.resume_command("s-1"));
             assert!(
@@ -245,13 +252,18 @@ mod tests {
                 "{c:?}"
             );
         }
-        // OpenCode forks the whole session, and says so.
-        let c = Agent::Opencode.continue_command("ses_1", Some("msg_2"));
-        assert_eq!(c.command, "opencode --session ses_1 --fork");
-        assert!(c.forks_at.is_none(), "{c:?}");
-        assert!(
-            c.note.contains("at its end") && c.note.contains("msg_2"),
-            "{c:?}"
-        );
+        // Codex and OpenCode fork the whole session, and say so.
+        for (a, command) in [
+            (Agent::Codex, "codex fork s-1"),
+            (Agent::Opencode, "opencode --session s-1 --fork"),
+        ] {
+            let c = a.continue_command("s-1", Some("m-2"));
+            assert_eq!(c.command, command);
+            assert!(c.forks_at.is_none(), "{c:?}");
+            assert!(
+                c.note.contains("at its end") && c.note.contains("m-2"),
+                "{c:?}"
+            );
+        }
     }
 }

@@ -149,9 +149,10 @@ fn every_agent_records_its_session_its_edits_and_its_turns() {
         assert_eq!(status["resume_command"], case.resume, "{agent}: {status}");
         assert!(repo.ok(&["status"]).contains(case.resume), "{agent}");
         let at = format!("{run}@1");
-        // After a rewind or fork, OpenCode's command forks the whole session.
+        // After a rewind or fork, Codex's and OpenCode's commands fork the whole session.
         let continued = match agent {
             "opencode" => format!("{} --fork", case.resume),
+            "codex" => case.resume.replace("codex resume", "codex fork"),
             _ => case.resume.to_string(),
         };
         let forked = repo.json(&["fork", &run, "--to", &at, "--no-checkout"]);

@@ -214,12 +214,31 @@ fn a_resumed_codex_session_is_given_the_runs_manifest() {
     );
     // Revert of one turn; a rewind prints the command that continues the conversation at
     // its end, and says so (Codex's CLI forks at no turn).
+    let turn_one = s.repo.json(&["show", &format!("{run}@1")]);
+    let turn_id = turn_one["meta"]["conversation_at"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the turn's id: {turn_one:#}"))
+        .to_string();
+    assert_eq!(turn_one["meta"]["turn_id"], turn_id.as_str());
     let out = s.revert_then_rewind(["one.txt", "two.txt"]);
-    assert_eq!(out["resume_command"], format!("codex resume {thread}"));
+    assert_eq!(out["resume_command"], format!("codex fork {thread}"));
+    let note = out["conversation"].as_str().unwrap_or_default();
     assert!(
-        out["conversation"]
-            .as_str()
-            .is_some_and(|n| n.contains("at its end")),
+        note.contains("at its end") && note.contains(&turn_id),
         "{out:#}"
+    );
+    // The printed command, headless (`codex exec fork`): a new thread holding every turn,
+    // as the note says.
+    let before = s.server.agent_requests().len();
+    let forked = exec(
+        &s,
+        &[&bypass[..], &["fork", &thread]].concat(),
+        &format!("WRITE {} three", root.join("three.txt").display()),
+    );
+    assert_ne!(forked, thread);
+    let sent = s.sent_after(before);
+    assert!(
+        sent.contains("one.txt") && sent.contains("two.txt"),
+        "{sent}"
     );
 }

@@ -212,6 +212,16 @@ fn scripted(body: &Value, items: &[Item]) -> Move {
     }
 }
 
+/// Whether this answer is the one that reports an overflowing prompt: the first agent request
+/// whose user said `OVERFLOW`.
+fn overflows(body: &Value, items: &[Item], overflowed: &AtomicBool) -> bool {
+    has_tools(body)
+        && items
+            .iter()
+            .any(|i| matches!(i, Item::Said(t) if t.contains("OVERFLOW")))
+        && !overflowed.swap(true, Ordering::SeqCst)
+}
+
 /// `WRITE <path> <word>` in `text`.
 fn directive(text: &str) -> Option<(String, String)> {
     let at = text.find("WRITE ")?;
@@ -434,12 +444,11 @@ fn chat(body: &Value, overflowed: &AtomicBool) -> Reply {
         Move::Say(text) => (json!({"role": "assistant", "content": text}), "stop"),
     };
     let model = body["model"].clone();
-    let overflow = has_tools(body)
-        && items
-            .iter()
-            .any(|i| matches!(i, Item::Said(t) if t.contains("OVERFLOW")))
-        && !overflowed.swap(true, Ordering::SeqCst);
-    let prompt_tokens = if overflow { 1_000_000 } else { 10 };
+    let prompt_tokens = if overflows(body, &items, overflowed) {
+        1_000_000
+    } else {
+        10
+    };
     let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": 5,
                        "total_tokens": prompt_tokens + 5});
     if body["stream"] != true {
