@@ -11,6 +11,7 @@
 //! Detection by content comes from the rule set of [`rules`] (gitleaks' format and
 //! semantics; `push` scans what it shares with the same rules), plus the key-name rules here.
 
+mod pattern;
 pub mod rules;
 
 /// What a redacted value is replaced with.

@@ -10,15 +10,13 @@
 //! as text). A rule whose regex does not compile is kept out and reported by
 //! [`RuleSet::skipped`], never dropped silently.
 
+use super::pattern::Pattern;
 use aho_corasick::AhoCorasick;
-use regex::bytes::{Regex, RegexBuilder};
+use regex::bytes::Regex;
 use serde::Deserialize;
 
 /// The built-in rules, in gitleaks' format (docs/SECRETS.md says where they come from).
 pub const BUILTIN_RULES: &str = include_str!("builtin.toml");
-
-/// Regexes larger than this compile to an error instead of using unbounded memory.
-const REGEX_SIZE_LIMIT: usize = 64 << 20;
 
 #[derive(Debug, Default, Deserialize)]
 struct RawConfig {
@@ -81,19 +79,19 @@ enum Target {
 struct Allowlist {
     and: bool,
     target: Target,
-    regexes: Vec<Regex>,
+    regexes: Vec<Pattern>,
     stopwords: Vec<String>,
-    paths: Vec<Regex>,
+    paths: Vec<Pattern>,
     commits: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
 struct Rule {
     id: String,
-    regex: Option<Regex>,
+    regex: Option<Pattern>,
     secret_group: usize,
     entropy: f64,
-    path: Option<Regex>,
+    path: Option<Pattern>,
     allowlists: Vec<Allowlist>,
 }
 
@@ -139,93 +137,8 @@ impl std::fmt::Display for RulesError {
 
 impl std::error::Error for RulesError {}
 
-/// Compile a Go RE2 pattern: ASCII classes first, as RE2 has them (`\d`, `\w`, `\b`),
-/// Unicode when the pattern needs it (`\p{…}`).
-fn compile(pattern: &str) -> Result<Regex, String> {
-    let pattern = &literal_braces(pattern);
-    let build = |unicode: bool| {
-        RegexBuilder::new(pattern)
-            .unicode(unicode)
-            .size_limit(REGEX_SIZE_LIMIT)
-            .build()
-    };
-    build(false).or_else(|_| build(true)).map_err(|e| {
-        e.to_string()
-            .lines()
-            .last()
-            .unwrap_or("")
-            .trim()
-            .to_string()
-    })
-}
-
-/// RE2 reads a `{` that does not start a repetition (`{2}`, `{2,}`, `{2,5}` after something
-/// to repeat) as a literal brace; Rust's regex refuses it. Escape those.
-fn literal_braces(pattern: &str) -> String {
-    let b = pattern.as_bytes();
-    let mut out = String::with_capacity(pattern.len() + 8);
-    let (mut i, mut in_class, mut prev) = (0, false, None::<u8>);
-    while i < b.len() {
-        let c = b[i];
-        if c == b'\\' && i + 1 < b.len() {
-            // `\p{Greek}`, `\x{263a}`: the braces belong to the escape.
-            if matches!(b[i + 1], b'p' | b'P' | b'x') && b.get(i + 2) == Some(&b'{') {
-                let n = pattern[i..].find('}').map_or(b.len() - i, |n| n + 1);
-                out.push_str(&pattern[i..i + n]);
-                prev = Some(b'a');
-                i += n;
-                continue;
-            }
-            out.push_str(&pattern[i..i + 2]);
-            prev = Some(b'a');
-            i += 2;
-            continue;
-        }
-        match c {
-            b'[' if !in_class => in_class = true,
-            b']' if in_class => in_class = false,
-            b'{' if !in_class => {
-                let rest = &pattern[i + 1..];
-                let close = rest.find('}');
-                let valid = close.is_some_and(|n| {
-                    let inner = &rest[..n];
-                    let (lo, hi) = inner.split_once(',').unwrap_or((inner, "0"));
-                    !lo.is_empty()
-                        && lo.bytes().all(|d| d.is_ascii_digit())
-                        && hi.bytes().all(|d| d.is_ascii_digit())
-                });
-                let repeatable = !matches!(prev, None | Some(b'(' | b'|'));
-                if !(valid && repeatable) {
-                    out.push_str("\\{");
-                    prev = Some(b'a');
-                    i += 1;
-                    continue;
-                }
-                // A valid repetition: copy it whole, so its `}` is not escaped below.
-                let n = close.unwrap_or(0);
-                out.push_str(&pattern[i..i + n + 2]);
-                prev = Some(b'}');
-                i += n + 2;
-                continue;
-            }
-            b'}' if !in_class => {
-                out.push_str("\\}");
-                prev = Some(b'a');
-                i += 1;
-                continue;
-            }
-            _ => {}
-        }
-        let ch = pattern[i..].chars().next().unwrap_or('\0');
-        out.push(ch);
-        prev = Some(c);
-        i += ch.len_utf8();
-    }
-    out
-}
-
-fn compile_all(patterns: &[String]) -> Result<Vec<Regex>, String> {
-    patterns.iter().map(|p| compile(p)).collect()
+fn compile_all(patterns: &[String]) -> Result<Vec<Pattern>, String> {
+    patterns.iter().map(|p| Pattern::new(p)).collect()
 }
 
 impl Allowlist {
@@ -380,6 +293,9 @@ impl RuleSet {
             set.prefilter = Some(
                 AhoCorasick::builder()
                     .ascii_case_insensitive(true)
+                    // Built on every run that scans; the texts scanned are mostly short, so
+                    // a contiguous NFA beats a DFA that costs more to build than to use.
+                    .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
                     .build(&keywords)
                     .map_err(|e| RulesError(format!("keywords: {e}")))?,
             );
@@ -388,8 +304,8 @@ impl RuleSet {
     }
 
     fn rule(r: &RawRule) -> Result<Rule, String> {
-        let regex = r.regex.as_deref().map(compile).transpose()?;
-        let path = r.path.as_deref().map(compile).transpose()?;
+        let regex = r.regex.as_deref().map(Pattern::new).transpose()?;
+        let path = r.path.as_deref().map(Pattern::new).transpose()?;
         if regex.is_none() && path.is_none() {
             return Err("neither a regex nor a path".into());
         }
@@ -487,7 +403,9 @@ impl RuleSet {
                 return;
             }
         }
-        let Some(re) = &rule.regex else { return };
+        let Some(re) = rule.regex.as_ref().and_then(Pattern::regex) else {
+            return;
+        };
         for m in re.find_iter(text) {
             let matched = trim_newlines(m.as_bytes());
             let start = m.start() + (m.as_bytes().len() - trim_start_newlines(m.as_bytes()).len());

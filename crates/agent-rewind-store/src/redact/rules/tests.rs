@@ -1,6 +1,7 @@
 //! The rule engine's semantics, and the built-in rules on the cases of issue 30 item 6.
 
 use super::*;
+use crate::redact::pattern::literal_braces;
 
 fn ids(set: &RuleSet, text: &str, path: Option<&str>) -> Vec<(String, usize)> {
     let origin = Origin { path, commit: None };
@@ -87,5 +88,30 @@ regex = '''(?<=x)y'''
     assert_eq!(literal_braces(r"a{2,3}b{x}"), r"a{2,3}b\{x\}");
     assert_eq!(literal_braces(r"[{}]\{"), r"[{}]\{");
     assert_eq!(literal_braces(r"\p{Greek}{2}"), r"\p{Greek}{2}");
-    assert!(compile(r"^\{\{[ \t]*[\w ().|]+[ \t]*}}$").is_ok());
+    assert!(Pattern::new(r"^\{\{[ \t]*[\w ().|]+[ \t]*}}$").is_ok_and(|p| p.regex().is_some()));
+}
+
+/// Patterns are parsed when read and compiled on first use: every built-in one compiles.
+#[test]
+fn every_builtin_pattern_compiles() {
+    let set = RuleSet::builtin();
+    assert!(set.skipped().is_empty(), "{:?}", set.skipped());
+    for rule in &set.rules {
+        for p in rule.regex.iter().chain(&rule.path) {
+            assert!(p.regex().is_some(), "{}", rule.id);
+        }
+        for a in &rule.allowlists {
+            for p in a.regexes.iter().chain(&a.paths) {
+                assert!(p.regex().is_some(), "{}", rule.id);
+            }
+        }
+    }
+    for a in &set.global {
+        assert!(
+            a.regexes
+                .iter()
+                .chain(&a.paths)
+                .all(|p| p.regex().is_some())
+        );
+    }
 }

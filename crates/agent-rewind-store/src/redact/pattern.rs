@@ -1,0 +1,141 @@
+//! A secret rule's regex, checked when the rules are read and compiled the first time a scan
+//! needs it: most scans (a hook's few metadata values) reach no rule past the keyword
+//! prefilter, and compiling every rule up front cost more than the rest of a session-start
+//! hook (docs/PERFORMANCE.md, "agent hooks").
+//!
+//! Owns the translation of a Go RE2 pattern to Rust's regex (ASCII classes first, literal
+//! braces escaped); never scans (the rules do).
+
+use regex::bytes::{Regex, RegexBuilder};
+use std::sync::OnceLock;
+
+/// Regexes larger than this compile to an error instead of using unbounded memory.
+const REGEX_SIZE_LIMIT: usize = 64 << 20;
+
+/// A parsed pattern, compiled on first use.
+#[derive(Debug, Clone)]
+pub(super) struct Pattern {
+    source: String,
+    unicode: bool,
+    /// Groups, the whole match included.
+    captures: usize,
+    /// `None` when it parsed but did not compile (its compiled size is over the limit): it
+    /// then matches nothing.
+    compiled: OnceLock<Option<Regex>>,
+}
+
+impl Pattern {
+    /// Parse a Go RE2 pattern: ASCII classes first, as RE2 has them (`\d`, `\w`, `\b`),
+    /// Unicode when the pattern needs it (`\p{…}`). The error is the parser's last line.
+    pub(super) fn new(pattern: &str) -> Result<Pattern, String> {
+        let source = literal_braces(pattern);
+        let parse = |unicode: bool| {
+            regex_syntax::ParserBuilder::new()
+                .unicode(unicode)
+                .utf8(false)
+                .build()
+                .parse(&source)
+        };
+        let (hir, unicode) = match parse(false) {
+            Ok(hir) => (hir, false),
+            Err(_) => (parse(true).map_err(|e| last_line(&e.to_string()))?, true),
+        };
+        Ok(Pattern {
+            captures: hir.properties().explicit_captures_len() + 1,
+            source,
+            unicode,
+            compiled: OnceLock::new(),
+        })
+    }
+
+    /// How many groups a match has, the whole match included.
+    pub(super) fn captures_len(&self) -> usize {
+        self.captures
+    }
+
+    /// The compiled regex; `None` if it is too large to compile.
+    pub(super) fn regex(&self) -> Option<&Regex> {
+        self.compiled
+            .get_or_init(|| {
+                RegexBuilder::new(&self.source)
+                    .unicode(self.unicode)
+                    .size_limit(REGEX_SIZE_LIMIT)
+                    .build()
+                    .ok()
+            })
+            .as_ref()
+    }
+
+    pub(super) fn is_match(&self, hay: &[u8]) -> bool {
+        self.regex().is_some_and(|r| r.is_match(hay))
+    }
+}
+
+fn last_line(s: &str) -> String {
+    s.lines().last().unwrap_or("").trim().to_string()
+}
+
+/// RE2 reads a `{` that does not start a repetition (`{2}`, `{2,}`, `{2,5}` after something
+/// to repeat) as a literal brace; Rust's regex refuses it. Escape those.
+pub(super) fn literal_braces(pattern: &str) -> String {
+    let b = pattern.as_bytes();
+    let mut out = String::with_capacity(pattern.len() + 8);
+    let (mut i, mut in_class, mut prev) = (0, false, None::<u8>);
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\\' && i + 1 < b.len() {
+            // `\p{Greek}`, `\x{263a}`: the braces belong to the escape.
+            if matches!(b[i + 1], b'p' | b'P' | b'x') && b.get(i + 2) == Some(&b'{') {
+                let n = pattern[i..].find('}').map_or(b.len() - i, |n| n + 1);
+                out.push_str(&pattern[i..i + n]);
+                prev = Some(b'a');
+                i += n;
+                continue;
+            }
+            out.push_str(&pattern[i..i + 2]);
+            prev = Some(b'a');
+            i += 2;
+            continue;
+        }
+        match c {
+            b'[' if !in_class => in_class = true,
+            b']' if in_class => in_class = false,
+            b'{' if !in_class => {
+                let rest = &pattern[i + 1..];
+                let close = rest.find('}');
+                let valid = close.is_some_and(|n| {
+                    let inner = &rest[..n];
+                    let (lo, hi) = inner.split_once(',').unwrap_or((inner, "0"));
+                    !lo.is_empty()
+                        && lo.bytes().all(|d| d.is_ascii_digit())
+                        && hi.bytes().all(|d| d.is_ascii_digit())
+                });
+                let repeatable = !matches!(prev, None | Some(b'(' | b'|'));
+                if !(valid && repeatable) {
+                    out.push_str("\\{");
+                    prev = Some(b'a');
+                    i += 1;
+                    continue;
+                }
+                // A valid repetition: copy it whole, so its `}` is not escaped below.
+                let n = close.unwrap_or(0);
+                out.push_str(&pattern[i..i + n + 2]);
+                prev = Some(b'}');
+                i += n + 2;
+                continue;
+            }
+            b'}' if !in_class => {
+                out.push_str("\\}");
+                prev = Some(b'a');
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let ch = pattern[i..].chars().next().unwrap_or('\0');
+        out.push(ch);
+        prev = Some(c);
+        i += ch.len_utf8();
+    }
+    out
+}
