@@ -35,10 +35,11 @@ impl Pattern {
                 .utf8(false)
                 .build()
                 .parse(&source)
+                .map_err(|e| last_line(&e.to_string()))
         };
         let (hir, unicode) = match parse(false) {
             Ok(hir) => (hir, false),
-            Err(_) => (parse(true).map_err(|e| last_line(&e.to_string()))?, true),
+            Err(_) => (parse(true)?, true),
         };
         Ok(Pattern {
             captures: hir.properties().explicit_captures_len() + 1,
