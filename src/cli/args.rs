@@ -7,10 +7,10 @@ use super::commands::{
     approve::ApproveArgs, checkpoint::CheckpointArgs, completions::CompleteArgs,
     completions::CompletionsArgs, delete::DeleteArgs, diff::DiffArgs, gc::GcArgs, hook::HookArgs,
     hooks::HooksCommand, init::InitArgs, list::ListArgs, log::LogArgs, manpages::ManpagesArgs,
-    restore::RestoreArgs, revert::RevertArgs, rewind::RewindArgs, run::ResumeArgs, run::RunArgs,
-    share::ExportArgs, share::FetchArgs, share::ImportArgs, share::PushArgs, show::ShowArgs,
-    start::StartArgs, steer::SteerArgs, step::StepCommand, trust::TrustArgs, undo::UndoArgs,
-    view::ViewArgs, watch::WatchArgs,
+    mcp::McpArgs, restore::RestoreArgs, revert::RevertArgs, rewind::RewindArgs, run::ResumeArgs,
+    run::RunArgs, share::ExportArgs, share::FetchArgs, share::ImportArgs, share::PushArgs,
+    show::ShowArgs, start::StartArgs, steer::SteerArgs, step::StepCommand, trust::TrustArgs,
+    undo::UndoArgs, view::ViewArgs, watch::WatchArgs,
 };
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -123,6 +123,9 @@ pub enum Command {
     /// Install or remove the git hooks and agent hooks (never clobbering existing ones).
     #[command(subcommand, after_help = hooks::EXAMPLES)]
     Hooks(HooksCommand),
+    /// Serve this worktree's runs to an agent over the Model Context Protocol (stdio).
+    #[command(after_help = mcp::EXAMPLES)]
+    Mcp(McpArgs),
     /// Entry point the installed hooks call: post-commit, post-rewrite, claude. Always exits 0.
     #[command(hide = true)]
     Hook(HookArgs),

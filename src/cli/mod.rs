@@ -6,6 +6,7 @@ pub mod args;
 mod commands;
 mod complete;
 mod listing;
+mod mcp_server;
 mod output;
 pub mod pager;
 mod parse;
@@ -117,6 +118,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
         Command::Trust(a) => trust::run(a, &ctx),
         Command::Hooks(a) => hooks::run(a, &ctx),
         Command::Hook(a) => Ok(hook::run(a, &ctx)),
+        Command::Mcp(a) => mcp::run(a, &ctx),
         Command::Push(a) => share::push(a, &ctx),
         Command::Fetch(a) => share::fetch(a, &ctx),
         Command::Delete(a) => delete::run(a, &ctx),

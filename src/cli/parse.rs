@@ -12,9 +12,10 @@ use super::args::{Cli, Globals, command};
 use super::commands::{
     approve::ApproveArgs, checkpoint::CheckpointArgs, completions::CompleteArgs,
     delete::DeleteArgs, diff::DiffArgs, gc::GcArgs, hook::HookArgs, list::ListArgs, log::LogArgs,
-    restore::RestoreArgs, revert::RevertArgs, rewind::RewindArgs, run::ResumeArgs, run::RunArgs,
-    share::FetchArgs, share::PushArgs, show::ShowArgs, start::StartArgs, steer::SteerArgs,
-    step::StepCommand, trust::TrustArgs, undo::UndoArgs, view::ViewArgs, watch::WatchArgs,
+    mcp::McpArgs, restore::RestoreArgs, revert::RevertArgs, rewind::RewindArgs, run::ResumeArgs,
+    run::RunArgs, share::FetchArgs, share::PushArgs, show::ShowArgs, start::StartArgs,
+    steer::SteerArgs, step::StepCommand, trust::TrustArgs, undo::UndoArgs, view::ViewArgs,
+    watch::WatchArgs,
 };
 use clap::{Args, FromArgMatches, Subcommand};
 use std::ffi::OsString;
@@ -48,6 +49,7 @@ pub(super) const ONE: &[(&str, Define)] = &[
     ("steer", SteerArgs::augment_args),
     ("trust", TrustArgs::augment_args),
     ("hook", HookArgs::augment_args),
+    ("mcp", McpArgs::augment_args),
     ("push", PushArgs::augment_args),
     ("fetch", FetchArgs::augment_args),
     ("delete", DeleteArgs::augment_args),

@@ -12,7 +12,7 @@ use agent_rewind::store::Store;
 use clap::Args;
 use std::collections::BTreeMap;
 
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args, Clone, Default)]
 pub struct RecordArgs {
     /// The run (default: the active run of this worktree; a new run is started if none).
     #[arg(long)]

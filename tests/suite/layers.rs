@@ -22,6 +22,7 @@ const RANKS: &[(&str, u32)] = &[
     ("workflow", 6),
     ("ops", 7),
     ("hooks", 8),
+    ("mcp", 8),
     ("view", 8),
 ];
 

@@ -31,6 +31,7 @@ mod layers;
 mod list_cache;
 mod locks;
 mod many_runs;
+mod mcp;
 mod never_panics;
 mod notes_compat;
 mod object_packs;

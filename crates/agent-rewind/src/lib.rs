@@ -29,6 +29,7 @@ pub mod catalog;
 pub mod hooks;
 pub mod journal;
 pub mod materialize;
+pub mod mcp;
 pub mod model;
 pub mod ops;
 pub mod remote;

@@ -39,6 +39,10 @@ pub struct HooksArgs {
     /// agent's project configuration; see docs/HOOKS.md). Repeatable.
     #[arg(long = "agent", value_name = "AGENT")]
     pub agents: Vec<String>,
+    /// Also add (uninstall: remove) `git agent-rewind mcp` in each named agent's
+    /// project MCP configuration (docs/MCP.md).
+    #[arg(long, requires = "agents")]
+    pub mcp: bool,
 }
 
 /// The `--agent` values (names or `all`), each agent once, in the order first named.
@@ -80,8 +84,13 @@ fn render(out: &HooksOutcome) -> String {
         } else {
             format!(" ({})", a.events.join(", "))
         };
+        let what = if a.events.iter().any(|e| e.starts_with("mcp:")) {
+            "MCP server"
+        } else {
+            "hooks"
+        };
         s.push_str(&format!(
-            "{} hooks in {}: {}{events}\n",
+            "{} {what} in {}: {}{events}\n",
             serde_json::to_value(a.agent)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
@@ -144,6 +153,7 @@ pub fn run(cmd: HooksCommand, ctx: &Ctx) -> Result<Output> {
                     agents(&a.agents)?
                 },
                 binary: None,
+                mcp: a.mcp,
             };
             Ok(output(&hooks::install::uninstall(store, &opts)?))
         }
@@ -155,6 +165,7 @@ fn install_options(a: &HooksArgs) -> Result<HooksOptions> {
         git: a.git || a.agents.is_empty(),
         agents: agents(&a.agents)?,
         binary: None,
+        mcp: a.mcp,
     })
 }
 
@@ -168,6 +179,7 @@ pub fn init_options(a: &InitArgs) -> Result<Option<HooksOptions>> {
         git: a.hooks,
         agents: agents(&a.agents)?,
         binary: None,
+        mcp: false,
     }))
 }
 

@@ -13,6 +13,7 @@ pub mod init;
 pub mod list;
 pub mod log;
 pub mod manpages;
+pub mod mcp;
 pub mod restore;
 pub mod revert;
 pub mod rewind;

@@ -37,6 +37,7 @@ pub fn run(a: RevertArgs, ctx: &Ctx) -> Result<Output> {
         &ops::revert::RevertOptions {
             dry_run: a.dry_run,
             conflict_markers: a.conflict == "markers",
+            by: None,
         },
     )?;
     let human = render::reverted(&out);

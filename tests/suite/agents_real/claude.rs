@@ -236,3 +236,76 @@ fn a_resumed_session_is_given_the_runs_manifest() {
         "agentRewind.agentContext=false: no new manifest: {sent}"
     );
 }
+
+/// Claude Code as an MCP client (issue 35 item 5): `hooks install --agent claude --mcp`
+/// writes `.mcp.json`; a headless turn loads it (`--mcp-config`) and calls `list_runs`,
+/// `diff`, and `revert` of its previous turn (a plan, then the plan applied by its id).
+/// Afterwards the worktree and the run's notes prove it.
+#[test]
+fn claude_code_reverts_its_previous_turn_through_the_mcp_server() {
+    let s = Session::new();
+    let (root, session) = first_turn(&s);
+    let run = s.run();
+    let out = s
+        .repo
+        .json(&["hooks", "install", "--agent", "claude", "--mcp"]);
+    assert!(
+        out["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["path"].as_str().unwrap().ends_with(".mcp.json")),
+        "{out:#}"
+    );
+    let turn = format!("{run}@1");
+    let calls = [
+        "CALL list_runs {}".to_string(),
+        format!(
+            "CALL diff {}",
+            serde_json::json!({"from": format!("{run}@0")})
+        ),
+        format!("CALL revert {}", serde_json::json!({"target": turn})),
+        format!(
+            "CALL revert {}",
+            serde_json::json!({"target": turn, "plan_id": "$plan_id"})
+        ),
+    ];
+    let config = root.join(".mcp.json");
+    let result = claude(
+        &s,
+        &calls.join(" \n"),
+        &[
+            "--resume",
+            &session,
+            "--mcp-config",
+            config.to_str().unwrap(),
+            "--allowedTools",
+            "mcp__git-agent-rewind",
+        ],
+    );
+    assert_eq!(result["is_error"], false, "{result:#}");
+    // Every call reached the server and was answered by it.
+    let answers: Vec<String> = s
+        .server
+        .agent_requests()
+        .iter()
+        .map(|r| r.body["messages"].to_string())
+        .collect();
+    let last = answers.last().unwrap();
+    assert!(last.contains(&run), "list_runs named the run: {last}");
+    assert!(last.contains("+one"), "diff showed the first turn: {last}");
+    assert!(last.contains("plan_id"), "{last}");
+    // The first turn's file is gone, and the run's notes say who reverted it.
+    assert!(!root.join("one.txt").exists(), "{result:#}");
+    let notes = s.repo.git(&[
+        "log",
+        "--format=%N",
+        &format!("--notes=refs/notes/agent-runs/{run}"),
+        &format!("refs/agent-runs/{run}/turn"),
+    ]);
+    assert!(
+        notes.contains(&format!("claude session {session} (MCP)")),
+        "{notes}"
+    );
+    s.repo.assert_fsck();
+}

@@ -171,6 +171,12 @@ fn write_reply(mut stream: TcpStream, reply: Reply) -> std::io::Result<()> {
 enum Move {
     /// Write `word` into the file at `path`.
     Write { path: String, word: String },
+    /// Call the MCP tool `name` with `input`, as call `id`.
+    Call {
+        id: String,
+        name: String,
+        input: Value,
+    },
     /// Say this.
     Say(String),
 }
@@ -220,6 +226,57 @@ fn overflows(body: &Value, items: &[Item], overflowed: &AtomicBool) -> bool {
             .iter()
             .any(|i| matches!(i, Item::Said(t) if t.contains("OVERFLOW")))
         && !overflowed.swap(true, Ordering::SeqCst)
+}
+
+/// The user's `CALL <tool> <json>` directives (Claude Code): each made in turn as a call of
+/// our MCP server's tool (`mcp__git-agent-rewind__<tool>`, call id `call<i>`), `$plan_id`
+/// in the arguments replaced by the newest `plan_id` a tool answered with; `None` once all
+/// were made (or when there are none).
+fn mcp_call(messages: &[Value], items: &[Item]) -> Option<Move> {
+    let calls: Vec<(String, String)> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Said(t) => Some(t),
+            Item::Called(_) => None,
+        })
+        .flat_map(|t| {
+            let words: Vec<&str> = t.split_whitespace().collect();
+            words
+                .windows(3)
+                .filter(|w| w[0] == "CALL")
+                .map(|w| (w[1].to_string(), w[2].to_string()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let made = |i: usize| {
+        items
+            .iter()
+            .any(|x| matches!(x, Item::Called(w) if *w == format!("call{i}")))
+    };
+    let i = (0..calls.len()).find(|&i| !made(i))?;
+    let plan_id = messages
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "tool_result")
+        .flat_map(|b| match &b["content"] {
+            Value::String(t) => vec![t.clone()],
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(|p| p["text"].as_str().map(str::to_string))
+                .collect(),
+            _ => vec![],
+        })
+        .filter_map(|t| serde_json::from_str::<Value>(&t).ok())
+        .filter_map(|v| v["plan_id"].as_str().map(str::to_string))
+        .next_back()
+        .unwrap_or_default();
+    let (tool, args) = &calls[i];
+    let input = serde_json::from_str(&args.replace("$plan_id", &plan_id)).unwrap_or(json!({}));
+    Some(Move::Call {
+        id: format!("call{i}"),
+        name: format!("mcp__git-agent-rewind__{tool}"),
+        input,
+    })
 }
 
 /// `WRITE <path> <word>` in `text`.
@@ -272,11 +329,21 @@ fn anthropic(body: &Value) -> Reply {
             _ => {}
         }
     }
-    let movement = scripted(body, &items);
+    let movement = match has_tools(body)
+        .then(|| mcp_call(&messages, &items))
+        .flatten()
+    {
+        Some(call) => call,
+        None => scripted(body, &items),
+    };
     let (block, stop) = match movement {
         Move::Write { path, word } => (
             json!({"type": "tool_use", "id": format!("toolu_{word}"), "name": "Write",
                    "input": {"file_path": path, "content": format!("{word}\n")}}),
+            "tool_use",
+        ),
+        Move::Call { id, name, input } => (
+            json!({"type": "tool_use", "id": format!("toolu_{id}"), "name": name, "input": input}),
             "tool_use",
         ),
         Move::Say(text) => (json!({"type": "text", "text": text}), "end_turn"),
@@ -291,7 +358,7 @@ fn anthropic(body: &Value) -> Reply {
     }
     let (start, delta) = if block["type"] == "tool_use" {
         (
-            json!({"type": "tool_use", "id": block["id"], "name": "Write", "input": {}}),
+            json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}),
             json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
         )
     } else {
@@ -362,6 +429,7 @@ fn responses(body: &Value) -> Reply {
                    "input": format!("*** Begin Patch\n*** Add File: {path}\n+{word}\n*** End Patch")}),
             None,
         ),
+        Move::Call { .. } => unreachable!("only Claude Code is scripted to call tools"),
         Move::Say(text) => (
             json!({"type": "message", "id": "msg_test", "role": "assistant", "status": "completed",
                    "content": [{"type": "output_text", "text": text, "annotations": []}]}),
@@ -441,6 +509,7 @@ fn chat(body: &Value, overflowed: &AtomicBool) -> Reply {
                     json!({"filePath": path, "content": format!("{word}\n")}).to_string()}}]}),
             "tool_calls",
         ),
+        Move::Call { .. } => unreachable!("only Claude Code is scripted to call tools"),
         Move::Say(text) => (json!({"role": "assistant", "content": text}), "stop"),
     };
     let model = body["model"].clone();
@@ -505,6 +574,7 @@ fn gemini(body: &Value, stream: bool) -> Reply {
     let part = match movement {
         Move::Write { path, word } => json!({"functionCall": {"name": "write_file",
             "args": {"file_path": path, "content": format!("{word}\n")}}}),
+        Move::Call { .. } => unreachable!("only Claude Code is scripted to call tools"),
         Move::Say(text) => json!({"text": text}),
     };
     let reply = json!({

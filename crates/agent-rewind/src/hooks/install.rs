@@ -28,6 +28,8 @@ pub struct HooksOptions {
     /// The binary the hooks fall back to when `git-agent-rewind` is not on `PATH`
     /// (default: the running executable).
     pub binary: Option<PathBuf>,
+    /// Also our MCP server in each agent's MCP configuration ([`super::mcp_config`]).
+    pub mcp: bool,
 }
 
 /// What happened to one file.
@@ -83,6 +85,9 @@ pub fn install(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
                 prepared.push(None);
             }
         }
+        if opts.mcp {
+            super::mcp_config::check(store, *agent)?;
+        }
     }
     for p in prepared {
         let updated = p.as_ref().map(|p| p.updated().to_vec()).unwrap_or_default();
@@ -95,6 +100,11 @@ pub fn install(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
                 .extend(codex_trust_warnings(store, &change.path, &updated)?);
         }
         out.agents.push(change);
+    }
+    if opts.mcp {
+        for agent in &opts.agents {
+            out.agents.push(super::mcp_config::install(store, *agent)?);
+        }
     }
     if opts.git {
         let dir = store.hooks_dir()?;
@@ -131,6 +141,10 @@ pub fn uninstall(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
                 change
             }
         });
+        if opts.mcp {
+            out.agents
+                .push(super::mcp_config::uninstall(store, *agent)?);
+        }
     }
     if opts.git {
         let dir = store.hooks_dir()?;

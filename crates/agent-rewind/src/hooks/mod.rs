@@ -18,6 +18,7 @@ pub mod conversation;
 pub mod handlers;
 pub mod install;
 pub mod manifest;
+pub mod mcp_config;
 pub mod opencode;
 pub mod payload;
 pub mod settings;

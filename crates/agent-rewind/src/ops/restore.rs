@@ -22,7 +22,45 @@ pub struct RestoreOutcome {
     pub backup: Backup,
 }
 
+/// What `restore` would write, and nothing written: each path with what would happen to it.
+pub fn restore_plan(
+    store: &Store,
+    spec: &CheckpointSpec,
+    paths: &[String],
+) -> Result<Vec<materialize::PathChange>> {
+    let (_, prepared) = prepare(store, spec, paths)?;
+    Ok(materialize::path_changes(&prepared.changes))
+}
+
 pub fn restore(store: &Store, spec: &CheckpointSpec, paths: &[String]) -> Result<RestoreOutcome> {
+    let (cp, mut prepared) = prepare(store, spec, paths)?;
+    prepared.capture.runs =
+        materialize::RunFacts::active(crate::journal::worktree_active_run(store)?.as_ref());
+    let backup =
+        materialize::publish_backup(store, &prepared.capture, &format!("restore {}", cp.id()))?;
+    crate::crash_point!("restore:backed-up");
+    let changes = prepared.changes;
+    // The index is left as it was: restore only puts files back.
+    materialize::write_changes(store, &changes, &prepared.raw)?;
+    crate::crash_point!("restore:files-written");
+    Ok(RestoreOutcome {
+        files: materialize::path_changes(&changes),
+        checkpoint: cp.id().to_string(),
+        changed: changes
+            .into_iter()
+            .map(|c| PathBytes(c.path.into()))
+            .collect(),
+        left_in_place: backup.left_in_place.clone(),
+        backup,
+    })
+}
+
+/// Everything checked and the changes planned, before anything is written.
+fn prepare(
+    store: &Store,
+    spec: &CheckpointSpec,
+    paths: &[String],
+) -> Result<(crate::catalog::Checkpoint, materialize::PreparedOverwrite)> {
     materialize::ensure_safe_to_overwrite(store)?;
     let cp = Catalog::new(store).resolve(spec)?;
     let root = store.workdir()?.to_path_buf();
@@ -46,24 +84,6 @@ pub fn restore(store: &Store, spec: &CheckpointSpec, paths: &[String]) -> Result
         }
     }
     let filter = (!paths.is_empty()).then_some(paths);
-    let mut prepared = materialize::prepare_overwrite(store, cp.commit.tree, filter, None)?;
-    prepared.capture.runs =
-        materialize::RunFacts::active(crate::journal::worktree_active_run(store)?.as_ref());
-    let backup =
-        materialize::publish_backup(store, &prepared.capture, &format!("restore {}", cp.id()))?;
-    crate::crash_point!("restore:backed-up");
-    let changes = prepared.changes;
-    // The index is left as it was: restore only puts files back.
-    materialize::write_changes(store, &changes, &prepared.raw)?;
-    crate::crash_point!("restore:files-written");
-    Ok(RestoreOutcome {
-        files: materialize::path_changes(&changes),
-        checkpoint: cp.id().to_string(),
-        changed: changes
-            .into_iter()
-            .map(|c| PathBytes(c.path.into()))
-            .collect(),
-        left_in_place: backup.left_in_place.clone(),
-        backup,
-    })
+    let prepared = materialize::prepare_overwrite(store, cp.commit.tree, filter, None)?;
+    Ok((cp, prepared))
 }

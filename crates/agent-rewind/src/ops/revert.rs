@@ -30,6 +30,9 @@ pub struct RevertOptions {
     pub dry_run: bool,
     /// Write git-style conflict markers instead of refusing on a conflict.
     pub conflict_markers: bool,
+    /// Who reverts, for the record (default: the user's identity); the MCP server names the
+    /// agent and session that asked.
+    pub by: Option<String>,
 }
 
 /// What happens to one path.
@@ -185,7 +188,7 @@ pub fn revert(store: &Store, spec: &CheckpointSpec, opts: &RevertOptions) -> Res
     materialize::write_changes(store, &writes, &Default::default())?;
     crate::crash_point!("revert:files-written");
     outcome.backup = Some(backup);
-    record(store, &range, &outcome)?;
+    record(store, &range, &outcome, opts.by.as_deref())?;
     Ok(outcome)
 }
 
@@ -369,7 +372,7 @@ fn touched_paths(within: &[Checkpoint]) -> (PathRule, Option<BTreeSet<String>>) 
 }
 
 /// Append the `revert` record to the run's tip: who, when, what, and each file's fate.
-fn record(store: &Store, range: &Range, out: &RevertOutcome) -> Result<()> {
+fn record(store: &Store, range: &Range, out: &RevertOutcome, by: Option<&str>) -> Result<()> {
     let tip = Catalog::new(store).require_run_tip(&range.run)?;
     let files: Vec<serde_json::Value> = out
         .files
@@ -384,7 +387,7 @@ fn record(store: &Store, range: &Range, out: &RevertOutcome) -> Result<()> {
         "rule": out.rule,
         "files": files,
         "backup": out.backup.as_ref().map(|b| b.commit.clone()),
-        "by": store.identity().unwrap_or_else(crate::time::writer_id),
+        "by": by.map(str::to_string).unwrap_or_else(|| store.identity().unwrap_or_else(crate::time::writer_id)),
         "ts": Timestamp::now(),
     }));
     crate::journal::append_note_lines(store, &range.run, tip.id(), &[line])

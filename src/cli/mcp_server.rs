@@ -1,0 +1,357 @@
+//! The MCP server's tools (`git agent-rewind mcp`, issue 35): their names, their arguments
+//! as JSON schemas, and each call answered with the JSON the same command prints with
+//! `--json` (wrapped in an object where that is an array). Reads go through the command
+//! handlers; writes are planned first and applied only with the plan's id, after the
+//! library's guard ([`agent_rewind::mcp`]) let the caller reach the target.
+//!
+//! Owns the protocol side (rmcp); decides nothing about what a caller may do, and never
+//! touches a repository other than the one of the worktree it started in.
+
+use crate::cli::commands::{checkpoint, list, log, show, status};
+use crate::cli::{Ctx, Output, paths::worktree_paths, record::RecordArgs};
+use agent_rewind::error::{Error, Result};
+use agent_rewind::mcp::{Caller, check_plan, guard_write, plan_id};
+use agent_rewind::ops;
+use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
+use rmcp::model::{CallToolResult, ServerCapabilities, ServerConfig};
+use rmcp::{Peer, RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+/// The most bytes of unified diff one `diff` call returns.
+pub const MAX_DIFF_BYTES: usize = 64 * 1024;
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct NoArgs {}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct CheckpointAddress {
+    /// A checkpoint as on the command line: `run@N`, `run/step`, `run@-1`, an id or prefix.
+    pub checkpoint: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct RunArg {
+    /// A run id or a unique prefix (default: this worktree's active run).
+    pub run: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct DiffRequest {
+    /// The checkpoint to diff from.
+    pub from: String,
+    /// The checkpoint to diff to (default: the worktree as it is now).
+    pub to: Option<String>,
+    /// Only these paths (files or folders, relative to the worktree's top).
+    #[serde(default)]
+    pub paths: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct CheckpointRequest {
+    /// The step the checkpoint belongs to.
+    pub step: String,
+    /// A message kept with it.
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct RevertRequest {
+    /// What to take back: a run, `run/step`, or one checkpoint (`run@N`).
+    pub target: String,
+    /// The id of the plan a call without it returned: apply exactly that plan.
+    pub plan_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct RestoreRequest {
+    /// The checkpoint to take the files from.
+    pub checkpoint: String,
+    /// The paths to restore (files or folders, relative to the worktree's top).
+    pub paths: Vec<String>,
+    /// The id of the plan a call without it returned: apply exactly that plan.
+    pub plan_id: Option<String>,
+}
+
+/// The server: the worktree it started in, and its tools.
+#[derive(Clone)]
+pub struct Server {
+    dir: PathBuf,
+    tool_router: ToolRouter<Self>,
+}
+
+impl Server {
+    pub fn new(dir: PathBuf) -> Server {
+        Server {
+            dir,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    fn ctx(&self) -> Ctx {
+        Ctx {
+            dir: self.dir.clone(),
+            in_cwd: false,
+            style: crate::cli::render::Style::plain(),
+            json: true,
+        }
+    }
+
+    /// Who calls, as the client introduced itself.
+    fn caller(&self, peer: &Peer<RoleServer>) -> Result<Caller> {
+        let client = peer
+            .peer_info()
+            .map(|i| i.client_info.name.clone())
+            .unwrap_or_default();
+        Ok(Caller::identify(&self.ctx().store()?, &client))
+    }
+}
+
+/// A tool's answer: its JSON as structured content, or the error as a tool error (what
+/// failed, and the hint), never a protocol error.
+fn answer(result: Result<Value>) -> CallToolResult {
+    match result {
+        Ok(v @ Value::Object(_)) => CallToolResult::structured(v),
+        Ok(v) => CallToolResult::structured(json!({ "result": v })),
+        Err(e) => CallToolResult::structured_error(json!({
+            "error": e.message,
+            "hint": e.hint,
+        })),
+    }
+}
+
+/// The JSON document a command handler made.
+fn document(out: Output) -> Result<Value> {
+    if let Some(write) = out.json_writer {
+        let mut bytes = vec![];
+        write(&mut bytes).map_err(|e| Error::other(format!("writing JSON: {e}")))?;
+        return serde_json::from_slice(&bytes)
+            .map_err(|e| Error::other(format!("reading JSON: {e}")));
+    }
+    Ok(out.json)
+}
+
+#[tool_router]
+impl Server {
+    #[tool(
+        description = "The runs of this repository: id, status, steps, last checkpoint, lineage."
+    )]
+    fn list_runs(&self, _: Parameters<NoArgs>) -> CallToolResult {
+        let ctx = self.ctx();
+        answer(
+            list::run(
+                list::ListArgs {
+                    run: None,
+                    all: false,
+                },
+                true,
+                &ctx,
+            )
+            .and_then(document)
+            .map(|runs| json!({ "runs": runs })),
+        )
+    }
+
+    #[tool(
+        description = "One checkpoint: its metadata (agent, session, touched paths …) and the files it changed against its predecessor."
+    )]
+    fn show_checkpoint(&self, Parameters(a): Parameters<CheckpointAddress>) -> CallToolResult {
+        let args = show::ShowArgs {
+            checkpoint: Some(a.checkpoint),
+        };
+        answer(show::run(args, &self.ctx()).and_then(document))
+    }
+
+    #[tool(
+        description = "This worktree's active run: its last checkpoint, unfinished steps, the next action."
+    )]
+    fn status(&self, _: Parameters<NoArgs>) -> CallToolResult {
+        answer(status::run(&self.ctx()).and_then(document))
+    }
+
+    #[tool(description = "The checkpoints of a run, oldest first (default: the active run).")]
+    fn log(&self, Parameters(a): Parameters<RunArg>) -> CallToolResult {
+        let ctx = self.ctx();
+        let result = (|| {
+            let run = match a.run {
+                Some(r) => r,
+                None => agent_rewind::journal::active_run(&ctx.store()?)?
+                    .ok_or_else(|| Error::not_found("no active run in this worktree"))?
+                    .to_string(),
+            };
+            let args = list::ListArgs {
+                run: Some(run.clone()),
+                all: false,
+            };
+            let checkpoints = document(list::run(args, true, &ctx)?)?;
+            let lineage = document(log::run(
+                log::LogArgs {
+                    run: Some(run.clone()),
+                    graph: false,
+                    format: None,
+                },
+                true,
+                &ctx,
+            )?)?;
+            Ok(json!({ "run": run, "checkpoints": checkpoints, "lineage": lineage }))
+        })();
+        answer(result)
+    }
+
+    #[tool(
+        description = "Unified diff (git's format) from a checkpoint to another checkpoint or to the worktree as it is now; at most 64 KiB of patch, paths filterable."
+    )]
+    fn diff(&self, Parameters(a): Parameters<DiffRequest>) -> CallToolResult {
+        answer(diff(&self.ctx(), a))
+    }
+
+    #[tool(description = "Record a checkpoint of the worktree now, as a step of the active run.")]
+    fn checkpoint(
+        &self,
+        Parameters(a): Parameters<CheckpointRequest>,
+        peer: Peer<RoleServer>,
+    ) -> CallToolResult {
+        let result = (|| {
+            let caller = self.caller(&peer)?;
+            let mut meta = vec!["via=mcp".to_string(), format!("by={}", caller.by())];
+            if let Some(a) = &caller.agent {
+                meta.push(format!("mcp_agent={a}"));
+            }
+            let args = checkpoint::CheckpointArgs {
+                step: a.step,
+                event: None,
+                record: RecordArgs {
+                    message: a.message,
+                    meta,
+                    session_id: caller.session.clone(),
+                    ..Default::default()
+                },
+            };
+            document(checkpoint::run(args, &self.ctx())?)
+        })();
+        answer(result)
+    }
+
+    #[tool(
+        description = "Take back what one of your own turns (a checkpoint), steps or runs changed, keeping everyone else's work. Without plan_id: the plan and its id, nothing written. With plan_id: applies that plan (refused if anything changed since), after a backup; returns what changed and the undo that takes it back."
+    )]
+    fn revert(
+        &self,
+        Parameters(a): Parameters<RevertRequest>,
+        peer: Peer<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.caller(&peer).and_then(|c| revert(&self.ctx(), &c, a)))
+    }
+
+    #[tool(
+        description = "Put paths back from a checkpoint of the active run. Without plan_id: the plan and its id, nothing written. With plan_id: applies that plan (refused if anything changed since), after a backup; returns what changed and the undo that takes it back."
+    )]
+    fn restore(
+        &self,
+        Parameters(a): Parameters<RestoreRequest>,
+        peer: Peer<RoleServer>,
+    ) -> CallToolResult {
+        answer(self.caller(&peer).and_then(|c| restore(&self.ctx(), &c, a)))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
+            "git agent-rewind: the checkpoints of this worktree's agent runs. Read freely; \
+             revert and restore return a plan first and apply it only with its plan_id.",
+        )
+    }
+}
+
+fn diff(ctx: &Ctx, a: DiffRequest) -> Result<Value> {
+    let store = ctx.store()?;
+    let root = store.workdir()?.to_path_buf();
+    let paths = worktree_paths(&root, &root, &a.paths)?;
+    let from = ops::address::spec(&store, Some(&a.from))?;
+    let from_cp = agent_rewind::catalog::Catalog::new(&store).resolve(&from)?;
+    let from_tree = from_cp.commit.tree.to_string();
+    let (to, to_tree) = match &a.to {
+        Some(t) => {
+            let spec = ops::address::spec(&store, Some(t))?;
+            let cp = agent_rewind::catalog::Catalog::new(&store).resolve(&spec)?;
+            (cp.id().to_string(), cp.commit.tree.to_string())
+        }
+        None => {
+            let policy = agent_rewind::snapshot::Policy::from_config(&store)?;
+            let snap = agent_rewind::snapshot::snapshot_worktree(&store, &policy)?;
+            ("worktree".to_string(), snap.tree.to_string())
+        }
+    };
+    let stat = store.diff_text(&from_tree, &to_tree, true, false, &paths)?;
+    let mut patch = store.diff_text(&from_tree, &to_tree, false, false, &paths)?;
+    let truncated = patch.len() > MAX_DIFF_BYTES;
+    if truncated {
+        patch.truncate(MAX_DIFF_BYTES);
+    }
+    Ok(json!({
+        "from": from_cp.id().to_string(),
+        "to": to,
+        "stat": String::from_utf8_lossy(&stat),
+        "patch": String::from_utf8_lossy(&patch),
+        "truncated": truncated,
+    }))
+}
+
+fn revert(ctx: &Ctx, caller: &Caller, a: RevertRequest) -> Result<Value> {
+    let store = ctx.store()?;
+    let spec = ops::address::spec(&store, Some(&a.target))?;
+    guard_write(&store, caller, &spec)?;
+    let request = json!({"tool": "revert", "target": a.target});
+    let plan = serde_json::to_value(ops::revert::revert(
+        &store,
+        &spec,
+        &ops::revert::RevertOptions {
+            dry_run: true,
+            ..Default::default()
+        },
+    )?)
+    .expect("json");
+    let id = plan_id(&store, &request, &plan)?;
+    let Some(given) = a.plan_id else {
+        return Ok(json!({ "plan": plan, "plan_id": id, "applied": false }));
+    };
+    check_plan(&given, &id)?;
+    let out = ops::revert::revert(
+        &store,
+        &spec,
+        &ops::revert::RevertOptions {
+            by: Some(caller.by()),
+            ..Default::default()
+        },
+    )?;
+    let undo = out
+        .backup
+        .as_ref()
+        .map(|b| format!("git agent-rewind undo {}", b.commit));
+    Ok(json!({ "applied": true, "plan_id": id, "result": out, "by": caller.by(), "undo": undo }))
+}
+
+fn restore(ctx: &Ctx, caller: &Caller, a: RestoreRequest) -> Result<Value> {
+    let store = ctx.store()?;
+    let root = store.workdir()?.to_path_buf();
+    if a.paths.is_empty() {
+        return Err(Error::usage("name the paths to restore"));
+    }
+    let paths = worktree_paths(&root, &root, &a.paths)?;
+    let spec = ops::address::spec(&store, Some(&a.checkpoint))?;
+    guard_write(&store, caller, &spec)?;
+    let request = json!({"tool": "restore", "checkpoint": a.checkpoint, "paths": paths});
+    let files = ops::restore::restore_plan(&store, &spec, &paths)?;
+    let plan = json!({ "checkpoint": a.checkpoint, "files": files });
+    let id = plan_id(&store, &request, &plan)?;
+    let Some(given) = a.plan_id else {
+        return Ok(json!({ "plan": plan, "plan_id": id, "applied": false }));
+    };
+    check_plan(&given, &id)?;
+    let out = ops::restore::restore(&store, &spec, &paths)?;
+    let undo = format!("git agent-rewind undo {}", out.backup.commit);
+    Ok(json!({ "applied": true, "plan_id": id, "result": out, "by": caller.by(), "undo": undo }))
+}
