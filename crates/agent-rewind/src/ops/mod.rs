@@ -20,6 +20,7 @@ pub mod rewind;
 pub mod run;
 mod runcache;
 pub mod show;
+pub mod signatures;
 pub mod start;
 pub mod status;
 pub mod steer;
