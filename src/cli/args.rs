@@ -9,8 +9,8 @@ use super::commands::{
     hooks::HooksCommand, init::InitArgs, list::ListArgs, log::LogArgs, manpages::ManpagesArgs,
     restore::RestoreArgs, revert::RevertArgs, rewind::RewindArgs, run::ResumeArgs, run::RunArgs,
     share::ExportArgs, share::FetchArgs, share::ImportArgs, share::PushArgs, show::ShowArgs,
-    start::StartArgs, steer::SteerArgs, step::StepCommand, trust::TrustArgs, undo::UndoArgs, verify::VerifyArgs,
-    view::ViewArgs, watch::WatchArgs,
+    start::StartArgs, steer::SteerArgs, step::StepCommand, trust::TrustArgs, undo::UndoArgs,
+    verify::VerifyArgs, view::ViewArgs, watch::WatchArgs,
 };
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;

@@ -118,8 +118,13 @@ impl Signer {
             SignFormat::OpenPgp | SignFormat::X509 => self.sign_gpg(payload)?,
             SignFormat::Ssh => self.sign_ssh(payload)?,
         };
-        let sig = String::from_utf8(sig.into_iter().filter(|b| *b != b'\r').collect())
-            .map_err(|_| Error::other(format!("{} wrote a signature that is not text", self.program)))?;
+        let sig =
+            String::from_utf8(sig.into_iter().filter(|b| *b != b'\r').collect()).map_err(|_| {
+                Error::other(format!(
+                    "{} wrote a signature that is not text",
+                    self.program
+                ))
+            })?;
         let sig = sig.trim_end_matches('\n').to_string();
         if sig.is_empty() {
             return Err(Error::other(format!("{} wrote no signature", self.program)));
@@ -145,7 +150,9 @@ impl Signer {
         // says why, not the failed write.
         let _ = stdin.write_all(payload);
         drop(stdin);
-        let out = child.wait_with_output().map_err(|e| self.could_not_run(e))?;
+        let out = child
+            .wait_with_output()
+            .map_err(|e| self.could_not_run(e))?;
         let status = String::from_utf8_lossy(&out.stderr);
         let created = status
             .lines()
@@ -254,7 +261,11 @@ impl crate::facade::Objects<'_> {
             input.push_str(&c.to_string());
             input.push('\n');
         }
-        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir()).to_path_buf();
+        let dir = self
+            .repo
+            .workdir()
+            .unwrap_or(self.repo.git_dir())
+            .to_path_buf();
         let out = self.git_with_input(
             &dir,
             &[
@@ -289,6 +300,11 @@ impl crate::facade::Objects<'_> {
         Ok(checks)
     }
 
+    /// Whether the commit `id` carries a signature (read from its headers, no process).
+    pub fn is_signed(&self, id: ObjectId) -> Result<bool> {
+        self.has_header(id, signature_header(self.repo.object_hash()))
+    }
+
     /// Whether the commit `id` has the header `name`.
     fn has_header(&self, id: ObjectId, name: &str) -> Result<bool> {
         let commit = self.repo.find_commit(id)?;
@@ -298,7 +314,11 @@ impl crate::facade::Objects<'_> {
 
     /// The commits of `tip`'s history that are not in `hidden`'s (`git rev-list tip
     /// ^hidden`), newest first: the notes commits a fetched notes ref adds.
-    pub fn commits_between(&self, tip: ObjectId, hidden: Option<ObjectId>) -> Result<Vec<ObjectId>> {
+    pub fn commits_between(
+        &self,
+        tip: ObjectId,
+        hidden: Option<ObjectId>,
+    ) -> Result<Vec<ObjectId>> {
         let tip_s = tip.to_string();
         let hide = hidden.map(|h| format!("^{h}"));
         let mut args = vec!["rev-list", tip_s.as_str()];

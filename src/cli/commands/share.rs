@@ -60,6 +60,11 @@ pub struct FetchArgs {
     /// Every run of the remote (the default when no run is named).
     #[arg(long)]
     pub all: bool,
+    /// Import nothing when a run to import holds a checkpoint or notes commit that is not
+    /// signed as git accepts (`verify`); `agentRewind.requireSigned=true` makes it the
+    /// default.
+    #[arg(long = "require-signed")]
+    pub require_signed: bool,
 }
 
 #[derive(Debug, Args)]
@@ -147,7 +152,7 @@ pub fn fetch(a: FetchArgs, ctx: &Ctx) -> Result<Output> {
     if a.all && !runs.is_empty() {
         return Err(Error::usage("name runs or use --all, not both"));
     }
-    let out = ops::fetch::fetch(store, &remote, &runs)?;
+    let out = ops::fetch::fetch(store, &remote, &runs, a.require_signed)?;
     Ok(fetch_output(
         &out,
         st,

@@ -52,7 +52,12 @@ pub fn run(a: VerifyArgs, ctx: &Ctx) -> Result<Output> {
     let out = ops::signatures::verify(store, &runs)?;
     let mut s = String::new();
     for r in &out.runs {
-        let good = r.checkpoints.iter().chain(&r.notes).filter(|c| c.good()).count();
+        let good = r
+            .checkpoints
+            .iter()
+            .chain(&r.notes)
+            .filter(|c| c.good())
+            .count();
         let all = r.checkpoints.len() + r.notes.len();
         s.push_str(&format!(
             "run {}: {} ({good} of {all} signatures good)\n",

@@ -9,6 +9,7 @@ mod bundles;
 mod divergence;
 mod retention;
 mod round_trip;
+mod signing;
 mod validation;
 
 use common::{Repo, git_in, ok_in, refs};

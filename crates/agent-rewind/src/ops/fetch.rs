@@ -99,13 +99,64 @@ impl FetchOutcome {
     }
 }
 
-/// Fetch `runs` (all runs when empty) from `remote` and import them.
-pub fn fetch(store: &Store, remote: &Remote, runs: &[RunId]) -> Result<FetchOutcome> {
+/// Fetch `runs` (all runs when empty) from `remote` and import them. With
+/// `require_signed` (or `agentRewind.requireSigned`), nothing is imported when a run to
+/// import holds a checkpoint or notes commit git does not accept as signed.
+pub fn fetch(
+    store: &Store,
+    remote: &Remote,
+    runs: &[RunId],
+    require_signed: bool,
+) -> Result<FetchOutcome> {
+    let require_signed = require_signed || require_signed_config(store)?;
     let only = (!runs.is_empty()).then_some(runs);
     remote::fetch_into_staging(store, remote, only)?;
     crate::trace::mark("fetch: git fetch done");
     crate::crash_point!("import:objects-fetched");
-    import_staged(store, &remote.name, only)
+    import_staged(store, &remote.name, only, require_signed)
+}
+
+/// `agentRewind.requireSigned`.
+pub fn require_signed_config(store: &Store) -> Result<bool> {
+    Ok(store
+        .config_bool("agentRewind.requireSigned")?
+        .unwrap_or(false))
+}
+
+/// With `require_signed`: refuse (an error, nothing imported) when a run of `selected`
+/// that would change here holds a commit git does not accept as signed.
+fn refuse_unsigned(
+    store: &Store,
+    staging: &RemoteName,
+    selected: &[&StagedRun],
+    locals: &std::collections::HashMap<String, LocalRun>,
+) -> Result<()> {
+    let none = LocalRun::default();
+    let pairs: Vec<(&StagedRun, &LocalRun)> = selected
+        .iter()
+        .map(|s| (*s, locals.get(&s.name).unwrap_or(&none)))
+        .filter(|(s, l)| !l.same_as(s))
+        .collect();
+    let bad = super::signatures::unsigned_staged(store, &pairs)?;
+    if bad.is_empty() {
+        return Ok(());
+    }
+    let described: Vec<String> = bad
+        .iter()
+        .map(|(run, commits)| {
+            let list: Vec<String> = commits
+                .iter()
+                .map(|(id, why)| format!("{} {why}", short(*id)))
+                .collect();
+            format!("run {run}: {}", list.join("; "))
+        })
+        .collect();
+    Err(Error::refused(format!(
+        "fetch from {staging} refused: {} run(s) hold commits that are not signed as required: {}",
+        bad.len(),
+        described.join(" | ")
+    ))
+    .with_hint("nothing was imported (agentRewind.requireSigned / --require-signed); `git agent-rewind verify` after a fetch without it shows every signer, and the staged copies are under refs/agent-runs-remote/"))
 }
 
 /// Import what is staged for `staging` (all staged runs, or only `only`).
@@ -113,6 +164,7 @@ pub fn import_staged(
     store: &Store,
     staging: &RemoteName,
     only: Option<&[RunId]>,
+    require_signed: bool,
 ) -> Result<FetchOutcome> {
     // Named runs: only their refs are read (either side may hold 100,000 runs).
     let (staged_all, locals) = match only {
@@ -153,6 +205,9 @@ pub fn import_staged(
                 }
             }
         }
+    }
+    if require_signed {
+        refuse_unsigned(store, staging, &selected, &locals)?;
     }
     // Fetching everything: the runs new here are created together in one rewrite of
     // `packed-refs`; the others (and any the batch could not create) one by one.

@@ -41,6 +41,21 @@ impl Signed {
     pub fn good(&self) -> bool {
         self.verdict == "good"
     }
+
+    /// Who signed and git's verdict: `good, by alice@example.com (key SHA256:…)`.
+    pub fn summary(&self) -> String {
+        let mut s = self.verdict.to_string();
+        match (self.signer.is_empty(), self.key.is_empty()) {
+            (false, false) => s.push_str(&format!(", by {} (key {})", self.signer, self.key)),
+            (false, true) => s.push_str(&format!(", by {}", self.signer)),
+            (true, false) => s.push_str(&format!(", by key {}", self.key)),
+            (true, true) => {}
+        }
+        if let Some(d) = &self.detail {
+            s.push_str(&format!(": {d}"));
+        }
+        s
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -92,7 +107,10 @@ pub fn verdict(store: &Store, c: &SignatureCheck) -> Result<(&'static str, Optio
             "untrusted",
             Some(format!("key trust {} is below gpg.minTrustLevel", c.trust)),
         ),
-        (true, 'B') => ("bad", Some("the signature does not match the commit".into())),
+        (true, 'B') => (
+            "bad",
+            Some("the signature does not match the commit".into()),
+        ),
         (true, 'X') => ("expired", Some("the signature has expired".into())),
         (true, 'Y') => ("expired", Some("the signing key has expired".into())),
         (true, 'R') => ("revoked", Some("the signing key was revoked".into())),
@@ -101,7 +119,10 @@ pub fn verdict(store: &Store, c: &SignatureCheck) -> Result<(&'static str, Optio
             Some(if ssh || c.key.is_empty() {
                 "git could not check it: is gpg.ssh.allowedSignersFile set, or the gpg key in your keyring?".into()
             } else {
-                format!("git could not check it: key {} is not in your keyring", c.key)
+                format!(
+                    "git could not check it: key {} is not in your keyring",
+                    c.key
+                )
             }),
         ),
     };
@@ -127,8 +148,9 @@ fn signed(store: &Store, kind: &'static str, c: &SignatureCheck) -> Result<Signe
 /// Check every checkpoint of each run's own chain and every commit of its notes ref.
 pub fn verify(store: &Store, runs: &[RunId]) -> Result<VerifyOutcome> {
     if runs.is_empty() {
-        return Err(Error::usage("which runs? name them")
-            .with_hint("`git agent-rewind verify RUN…`"));
+        return Err(
+            Error::usage("which runs? name them").with_hint("`git agent-rewind verify RUN…`")
+        );
     }
     let mut catalog = Catalog::new(store);
     let mut out = VerifyOutcome {
@@ -179,7 +201,10 @@ pub fn unaccepted(store: &Store, commits: &[ObjectId]) -> Result<Vec<(ObjectId, 
         seen.insert(c.commit);
         let (v, detail) = verdict(store, c)?;
         if v != "good" {
-            bad.push((c.commit, detail.map_or(v.to_string(), |d| format!("{v}: {d}"))));
+            bad.push((
+                c.commit,
+                detail.map_or(v.to_string(), |d| format!("{v}: {d}")),
+            ));
         }
     }
     for c in commits.iter().filter(|c| !seen.contains(*c)) {
@@ -188,11 +213,74 @@ pub fn unaccepted(store: &Store, commits: &[ObjectId]) -> Result<Vec<(ObjectId, 
     Ok(bad)
 }
 
-/// The signer of one commit as `show` prints it: `good signature by X (key K)`, or why not.
+/// The signer of one commit, for `show`.
 pub fn describe(store: &Store, commit: ObjectId) -> Result<Option<Signed>> {
-    let checks = store.objects().check_signatures(&[commit])?;
-    checks
-        .first()
+    Ok(describe_all(store, &[commit])?.pop())
+}
+
+/// The signers of checkpoint commits known to be signed, in order (one `git log`).
+pub fn describe_all(store: &Store, commits: &[ObjectId]) -> Result<Vec<Signed>> {
+    store
+        .objects()
+        .check_signatures(commits)?
+        .iter()
         .map(|c| signed(store, "checkpoint", c))
-        .transpose()
+        .collect()
+}
+
+/// The most commits of one fetched chain walked for their signatures (as validation).
+const MAX_WALK: usize = crate::remote::staged::MAX_CHAIN;
+
+/// For `fetch --require-signed`: each staged run (with the local run of that name) whose
+/// new checkpoints (its own chain from the staged `HEAD` down to its first checkpoint or to
+/// the local tip) or new notes commits are not all signed as git accepts, with those
+/// commits and why. One `git log` process for all of them.
+pub fn unsigned_staged(
+    store: &Store,
+    runs: &[(
+        &crate::remote::staged::StagedRun,
+        &crate::remote::staged::LocalRun,
+    )],
+) -> Result<Vec<(String, Vec<(ObjectId, String)>)>> {
+    let mut owner: std::collections::HashMap<ObjectId, Vec<usize>> = Default::default();
+    let mut all = vec![];
+    for (i, (staged, local)) in runs.iter().enumerate() {
+        let mut ids = vec![];
+        let mut next = staged.head;
+        while let Some(id) = next.take() {
+            if Some(id) == local.head || ids.len() >= MAX_WALK {
+                break;
+            }
+            let commit = store.objects().read_commit(id)?;
+            if commit.trailers.run.as_deref() != Some(staged.name.as_str()) {
+                break;
+            }
+            ids.push(id);
+            next = commit.parents.first().copied();
+        }
+        if let Some(tip) = staged.notes
+            && Some(tip) != local.notes
+        {
+            ids.extend(store.objects().commits_between(tip, local.notes)?);
+        }
+        for id in ids {
+            let o = owner.entry(id).or_default();
+            if o.is_empty() {
+                all.push(id);
+            }
+            o.push(i);
+        }
+    }
+    let mut bad: Vec<Vec<(ObjectId, String)>> = vec![vec![]; runs.len()];
+    for (id, why) in unaccepted(store, &all)? {
+        for i in owner.get(&id).into_iter().flatten() {
+            bad[*i].push((id, why.clone()));
+        }
+    }
+    Ok(runs
+        .iter()
+        .zip(bad)
+        .filter(|(_, b)| !b.is_empty())
+        .map(|((s, _), b)| (s.name.clone(), b))
+        .collect())
 }
