@@ -9,6 +9,7 @@ mod bundles;
 mod divergence;
 mod retention;
 mod round_trip;
+mod remote_choice;
 mod signing;
 mod validation;
 
@@ -48,7 +49,7 @@ impl Bare {
     }
 }
 
-/// A clone of `url` with its own identity.
+/// A clone of `url` with its own identity, whose runs go to `origin` (agentRewind.remote).
 fn clone(url: &str, who: &str) -> Repo {
     let dir = tempfile::tempdir().unwrap();
     git_in(dir.path(), &["clone", "-q", url, "."]);
@@ -56,6 +57,7 @@ fn clone(url: &str, who: &str) -> Repo {
     r.git(&["config", "user.name", who]);
     r.git(&["config", "user.email", &format!("{who}@example.com")]);
     r.git(&["config", "commit.gpgsign", "false"]);
+    r.git(&["config", "agentRewind.remote", "origin"]);
     r
 }
 

@@ -113,7 +113,9 @@ pub fn fetch(
     remote::fetch_into_staging(store, remote, only)?;
     crate::trace::mark("fetch: git fetch done");
     crate::crash_point!("import:objects-fetched");
-    import_staged(store, &remote.name, only, require_signed)
+    let mut out = import_staged(store, &remote.name, only, require_signed)?;
+    out.remote = remote.target.clone();
+    Ok(out)
 }
 
 /// `agentRewind.requireSigned`.

@@ -169,7 +169,7 @@ pub fn push(
         }
     }
     let mut out = PushOutcome {
-        remote: remote.name.to_string(),
+        remote: remote.target.clone(),
         runs: vec![],
         up_to_date: 0,
         skipped_rules,
@@ -251,7 +251,7 @@ fn push_batch(
     if attempt.refs.is_empty() && !attempt.success {
         return Err(Error::other(format!(
             "`git push` to {} failed: {}",
-            remote.name,
+            remote.target,
             if attempt.stderr.is_empty() {
                 "no output".into()
             } else {
