@@ -124,6 +124,11 @@ pub fn push(a: PushArgs, ctx: &Ctx) -> Result<Output> {
             out.skipped_rules.join(", ")
         ));
     }
+    if let (true, Some(n)) = (out.limit_detected, out.refs_per_push) {
+        s.push_str(&format!(
+            "the remote refused a push for the number of refs it updated: pushed in chunks of at most {n} (`git config agentRewind.pushRefsPerPush {n}` starts that way)\n"
+        ));
+    }
     let up_to_date = out.count("up to date");
     for r in &out.runs {
         s.push_str(&format!("  {} {}", st.id(&r.run), r.result));

@@ -7,9 +7,10 @@ use crate::common;
 
 mod bundles;
 mod divergence;
+mod host_limits;
+mod remote_choice;
 mod retention;
 mod round_trip;
-mod remote_choice;
 mod signing;
 mod validation;
 

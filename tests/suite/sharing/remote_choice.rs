@@ -24,7 +24,11 @@ fn push_without_a_chosen_remote_names_origin_asks_and_then_remembers() {
     // The positional remote still works, and is not remembered.
     let pushed = js(a.path(), &["push", "origin", "r1"]);
     assert_eq!(result_of(&pushed, "r1")["result"], "pushed", "{pushed:#}");
-    assert!(a.git_output(&["config", "agentRewind.remote"]).stdout.is_empty());
+    assert!(
+        a.git_output(&["config", "agentRewind.remote"])
+            .stdout
+            .is_empty()
+    );
     // --remote is the choice, remembered for the next pushes.
     ok_in(a.path(), &["checkpoint", "more", "--run", "r1"]);
     let out = ok_in(a.path(), &["push", "--remote", "origin", "r1"]);
@@ -75,7 +79,11 @@ fn agent_rewind_remote_sends_runs_to_a_private_remote_by_name_or_url() {
     let again = js(b.path(), &["fetch", "r2"]);
     assert_eq!(result_of(&again, "r2")["result"], "up to date", "{again:#}");
     // Nothing of ours under refs/remotes/, and the user's remotes are unchanged.
-    assert!(refs(b.path(), "refs/remotes/").iter().all(|(n, _)| n.starts_with("refs/remotes/origin/")));
+    assert!(
+        refs(b.path(), "refs/remotes/")
+            .iter()
+            .all(|(n, _)| n.starts_with("refs/remotes/origin/"))
+    );
     assert_eq!(b.git(&["remote"]).trim(), "origin");
     b.assert_fsck();
 

@@ -63,8 +63,7 @@ pub fn resolve(store: &Store, name: Option<&str>) -> Result<Remote> {
 fn looks_like_url(s: &str) -> bool {
     s.contains("://")
         || s.starts_with(['/', '.', '~'])
-        || s
-            .split_once(':')
+        || s.split_once(':')
             .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'))
 }
 
@@ -82,8 +81,10 @@ pub fn resolve_name_or_url(store: &Store, word: &str, origin: &str) -> Result<Re
         return resolve(store, Some(word));
     }
     if !looks_like_url(word) {
-        return Err(Error::not_found(format!("unknown remote {word:?} ({origin})"))
-            .with_hint("`git remote -v` lists the remotes of this repository; a URL works too"));
+        return Err(
+            Error::not_found(format!("unknown remote {word:?} ({origin})"))
+                .with_hint("`git remote -v` lists the remotes of this repository; a URL works too"),
+        );
     }
     Ok(Remote {
         name: RemoteName::new(format!("url-{:016x}", stable_hash(word)))?,
@@ -233,6 +234,53 @@ pub fn push_atomic(store: &Store, remote: &Remote, refspecs: &[String]) -> Resul
     })
 }
 
+/// What a push of `refspecs` would do, per ref (`git push --dry-run`): nothing is sent.
+pub fn push_dry_run(store: &Store, remote: &Remote, refspecs: &[String]) -> Result<PushAttempt> {
+    let out = store.remote().push_dry_run(&remote.target, refspecs)?;
+    Ok(PushAttempt {
+        success: out.success,
+        refs: parse_porcelain(&out.stdout),
+        stderr: out.stderr,
+    })
+}
+
+/// Whether a failed push was refused for the number of refs it updated (a host's push
+/// policy, a pre-receive hook): every ref of it was declined by the remote, none for being
+/// behind, and the remote's message speaks of a limit. `Some(n)` with the number the message
+/// names as the most refs allowed (`more than 5`, `at most 5`), `Some(None)` when it names
+/// none; `None` when the push failed for anything else.
+pub fn refused_for_ref_count(attempt: &PushAttempt) -> Option<Option<usize>> {
+    let updates: Vec<&RefStatus> = attempt.refs.iter().filter(|r| r.flag != '=').collect();
+    if attempt.success || updates.len() < 2 {
+        return None;
+    }
+    let declined = updates.iter().all(|r| {
+        r.rejected() && !r.moved_on() && (r.collateral() || r.summary.contains("remote rejected"))
+    });
+    let text = attempt.stderr.to_ascii_lowercase();
+    let about_count = ["too many", "more than", "at most", "limit", "exceed"]
+        .iter()
+        .any(|w| text.contains(w));
+    if !declined || !about_count {
+        return None;
+    }
+    let number_after = |word: &str| {
+        text.split(word).nth(1).and_then(|rest| {
+            let digits: String = rest
+                .trim_start()
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse::<usize>().ok().filter(|n| *n > 0)
+        })
+    };
+    Some(
+        ["more than", "at most", "limit of", "maximum of", "max"]
+            .iter()
+            .find_map(|w| number_after(w)),
+    )
+}
+
 /// Parse the per-ref lines of `git push --porcelain`: `<flag>\t<src>:<dst>\t<summary>`.
 pub fn parse_porcelain(stdout: &str) -> Vec<RefStatus> {
     stdout
@@ -353,12 +401,10 @@ pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>
             fallbacks,
         )
     } else {
-        let (out, copied) = store.remote().fetch_refspecs_while(
-            &remote.target,
-            &refspecs,
-            progress(),
-            copy,
-        )?;
+        let (out, copied) =
+            store
+                .remote()
+                .fetch_refspecs_while(&remote.target, &refspecs, progress(), copy)?;
         (out, copied?)
     };
     check_fetch(&shown, &out)?;
