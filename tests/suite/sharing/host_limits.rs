@@ -1,7 +1,8 @@
 //! Pushes hosts accept (issue 33 item 3): a remote whose pre-receive hook refuses a push
 //! updating more than N refs (as GitHub's push policy does) still takes every run, through
-//! `agentRewind.pushRefsPerPush` or by detecting the refusal, over a file remote and
-//! `git daemon`; nothing is ever forced (the remote also refuses non-fast-forwards).
+//! `agentRewind.pushRefsPerPush` or by detecting the refusal, over a file remote,
+//! `git daemon` and smart HTTP (`git http-backend` behind lighttpd); nothing is ever
+//! forced (the remote also refuses non-fast-forwards).
 
 use super::{Bare, clone, js, make_run, result_of, stderr};
 use crate::common::{Daemon, ok_in, refs, run_in};
@@ -116,6 +117,15 @@ fn a_remote_refusing_more_than_n_refs_per_push_takes_every_run_over_git_daemon()
     let daemon = Daemon::start(bare.dir.path());
     takes_every_run(&daemon.url("remote.git"), &bare.path());
     drop(daemon);
+}
+
+#[test]
+fn a_remote_refusing_more_than_n_refs_per_push_takes_every_run_over_smart_http() {
+    let bare = Bare::new();
+    bare.git(&["config", "http.receivepack", "true"]);
+    let server = super::http_server::HttpServer::start(bare.dir.path());
+    takes_every_run(&server.url("remote.git"), &bare.path());
+    drop(server);
 }
 
 #[test]

@@ -8,6 +8,7 @@ use crate::common;
 mod bundles;
 mod divergence;
 mod host_limits;
+mod http_server;
 mod remote_choice;
 mod retention;
 mod round_trip;
