@@ -49,6 +49,13 @@ impl crate::facade::Remote<'_> {
         self.git_output_of(&args)
     }
 
+    /// `git ls-remote <remote> <patterns…>`: the remote's refs matching the patterns.
+    pub fn ls_remote(&self, remote: &str, patterns: &[&str]) -> Result<GitOutput> {
+        let mut args = vec!["ls-remote", "--refs", remote];
+        args.extend(patterns);
+        self.git_output_of(&args)
+    }
+
     /// `git fetch` of `refspecs` from `source` (a remote name, URL or bundle path), quietly,
     /// pruning the destinations and writing nothing else (no tags, no `FETCH_HEAD`), and
     /// without git's auto-maintenance process when it would find nothing to do

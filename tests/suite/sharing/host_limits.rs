@@ -164,3 +164,42 @@ fn a_refusal_that_names_no_number_halves_the_push_until_it_fits() {
         remote_r1
     );
 }
+
+#[test]
+fn fetch_of_everything_in_chunks_with_fetch_refs_per_fetch() {
+    let bare = Bare::new();
+    let a = clone(&bare.url(), "alice");
+    for r in ["r1", "r2", "r3", "r4", "r5"] {
+        make_run(&a, r); // 4 refs each
+    }
+    ok_in(a.path(), &["push", "--all"]);
+    let b = clone(&bare.url(), "bob");
+    b.git(&["config", "agentRewind.fetchRefsPerFetch", "8"]);
+    let trace = tempfile::NamedTempFile::new().unwrap();
+    let out = crate::common::tool_cmd(b.path())
+        .env("GIT_TRACE", trace.path())
+        .args(["--json", "fetch"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let fetched: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for r in ["r1", "r2", "r3", "r4", "r5"] {
+        assert_eq!(result_of(&fetched, r)["result"], "new", "{fetched:#}");
+    }
+    assert_eq!(ours(a.path()), ours(b.path()));
+    // Three fetches of at most 8 refs (two runs each), after one ls-remote.
+    let log = std::fs::read_to_string(trace.path()).unwrap();
+    let fetches = log
+        .lines()
+        .filter(|l| l.contains("built-in: git fetch"))
+        .count();
+    assert!(log.contains("built-in: git ls-remote"), "{log}");
+    assert!(fetches >= 3, "{fetches} fetches: {log}");
+    // As a fetch of everything: a run deleted here stays deleted, up to date ones counted.
+    ok_in(b.path(), &["delete", "r2"]);
+    let again = js(b.path(), &["fetch"]);
+    assert_eq!(again["deleted_here"], 1, "{again:#}");
+    assert_eq!(again["up_to_date"], 4, "{again:#}");
+    assert!(refs(b.path(), "refs/agent-runs/r2/").is_empty());
+    b.assert_fsck();
+}

@@ -67,7 +67,7 @@ pub fn import(store: &Store, file: &Path) -> Result<FetchOutcome> {
     let require_signed = super::fetch::require_signed_config(store)?;
     let staging = RemoteName::new(layout::BUNDLE_REMOTE)?;
     remote::fetch_bundle(store, file, &staging)?;
-    let result = import_staged(store, &staging, None, require_signed);
+    let result = import_staged(store, &staging, super::fetch::Select::All, require_signed);
     clear_staging(store, &staging)?;
     let mut out = result?;
     out.remote = file.display().to_string();

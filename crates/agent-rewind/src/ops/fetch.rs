@@ -109,13 +109,91 @@ pub fn fetch(
     require_signed: bool,
 ) -> Result<FetchOutcome> {
     let require_signed = require_signed || require_signed_config(store)?;
+    let per_fetch = refs_per_fetch(store)?;
+    if let (true, Some(limit)) = (runs.is_empty(), per_fetch) {
+        return fetch_in_chunks(store, remote, limit, require_signed);
+    }
     let only = (!runs.is_empty()).then_some(runs);
     remote::fetch_into_staging(store, remote, only)?;
     crate::trace::mark("fetch: git fetch done");
     crate::crash_point!("import:objects-fetched");
-    let mut out = import_staged(store, &remote.name, only, require_signed)?;
+    let mut out = import_staged(store, &remote.name, Select::from(only), require_signed)?;
     out.remote = remote.target.clone();
     Ok(out)
+}
+
+/// `agentRewind.fetchRefsPerFetch`: the most refs one `git fetch` of everything asks for
+/// (unset or 0: one fetch).
+pub fn refs_per_fetch(store: &Store) -> Result<Option<usize>> {
+    let key = "agentRewind.fetchRefsPerFetch";
+    match store.config_string(key) {
+        None => Ok(None),
+        Some(v) => match v.trim().parse::<usize>() {
+            Ok(0) => Ok(None),
+            Ok(n) => Ok(Some(n)),
+            Err(_) => Err(
+                Error::usage(format!("config {key} = {v:?} is not a number of refs"))
+                    .with_hint("a positive number, like 10000 (0 or unset: one fetch)"),
+            ),
+        },
+    }
+}
+
+/// A fetch of every run in several `git fetch` processes of at most `limit` refs each
+/// (`git ls-remote` lists the remote's runs first), all staged before anything is
+/// imported; then one import of them all, as a fetch of everything imports.
+fn fetch_in_chunks(
+    store: &Store,
+    remote: &Remote,
+    limit: usize,
+    require_signed: bool,
+) -> Result<FetchOutcome> {
+    let (listed, invalid) = remote::remote_runs(store, remote)?;
+    let mut chunk: Vec<RunId> = vec![];
+    let mut refs = 0;
+    let mut all: Vec<RunId> = Vec::with_capacity(listed.len());
+    for (run, n) in listed {
+        if !chunk.is_empty() && refs + n > limit {
+            remote::fetch_into_staging(store, remote, Some(&chunk))?;
+            all.append(&mut chunk);
+            refs = 0;
+        }
+        refs += n;
+        chunk.push(run);
+    }
+    if !chunk.is_empty() {
+        remote::fetch_into_staging(store, remote, Some(&chunk))?;
+        all.append(&mut chunk);
+    }
+    crate::trace::mark("fetch: chunked git fetches done");
+    let mut out = import_staged(store, &remote.name, Select::Listed(&all), require_signed)?;
+    out.remote = remote.target.clone();
+    for name in invalid {
+        out.warnings.push(format!(
+            "run {name:?} from {} skipped: not a valid run name",
+            remote.target
+        ));
+    }
+    Ok(out)
+}
+
+/// Which staged runs an import reads.
+#[derive(Clone, Copy)]
+pub enum Select<'a> {
+    /// Every staged run.
+    All,
+    /// The runs named on the command line (reported one by one; a run deleted here comes
+    /// back).
+    Named(&'a [RunId]),
+    /// Every run of the remote, as listed by `git ls-remote` for a fetch in chunks
+    /// (reported as a fetch of everything).
+    Listed(&'a [RunId]),
+}
+
+impl<'a> Select<'a> {
+    fn from(only: Option<&'a [RunId]>) -> Self {
+        only.map_or(Select::All, Select::Named)
+    }
 }
 
 /// `agentRewind.requireSigned`.
@@ -161,13 +239,19 @@ fn refuse_unsigned(
     .with_hint("nothing was imported (agentRewind.requireSigned / --require-signed); `git agent-rewind verify` after a fetch without it shows every signer, and the staged copies are under refs/agent-runs-remote/"))
 }
 
-/// Import what is staged for `staging` (all staged runs, or only `only`).
+/// Import what is staged for `staging` (all staged runs, or only those `select` names).
 pub fn import_staged(
     store: &Store,
     staging: &RemoteName,
-    only: Option<&[RunId]>,
+    select: Select,
     require_signed: bool,
 ) -> Result<FetchOutcome> {
+    // A run deleted here stays deleted, and runs are counted, unless named.
+    let (only, everything) = match select {
+        Select::All => (None, true),
+        Select::Named(r) => (Some(r), false),
+        Select::Listed(r) => (Some(r), true),
+    };
     // Named runs: only their refs are read (either side may hold 100,000 runs).
     let (staged_all, locals) = match only {
         None => (
@@ -213,7 +297,7 @@ pub fn import_staged(
     }
     // Fetching everything: the runs new here are created together in one rewrite of
     // `packed-refs`; the others (and any the batch could not create) one by one.
-    let mut batched = if only.is_none() {
+    let mut batched = if everything {
         import_new_runs(store, staging, &selected, &locals, &deleted)?
     } else {
         std::collections::HashMap::new()
@@ -237,7 +321,7 @@ pub fn import_staged(
         }
         let local = locals.get(&s.name).unwrap_or(&none);
         if local.head.is_none()
-            && only.is_none()
+            && everything
             && let (Some(tip), Some(head)) = (deleted.get(&s.name), s.head)
             && store.objects().is_ancestor(head, *tip).unwrap_or(false)
         {
@@ -259,7 +343,7 @@ pub fn import_staged(
                 report.detail.as_deref().unwrap_or("invalid")
             ));
         }
-        out.add(report, only.is_some());
+        out.add(report, !everything);
     }
     progress.finish();
     Ok(out)

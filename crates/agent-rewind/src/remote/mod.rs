@@ -234,6 +234,44 @@ pub fn push_atomic(store: &Store, remote: &Remote, refspecs: &[String]) -> Resul
     })
 }
 
+/// The runs of `remote` (`git ls-remote` of our two namespaces) with how many refs each has
+/// there (its ref folder and notes ref), sorted; and the names that are not valid run ids
+/// (never fetched by name).
+pub fn remote_runs(store: &Store, remote: &Remote) -> Result<(Vec<(RunId, usize)>, Vec<String>)> {
+    let out = store.remote().ls_remote(
+        &remote.target,
+        &[
+            &format!("{}*", layout::RUNS_PREFIX),
+            &format!("{}*", layout::NOTES_PREFIX),
+        ],
+    )?;
+    if !out.success {
+        return Err(Error::git(format!(
+            "`git ls-remote` of {} failed: {}",
+            remote.target, out.stderr
+        ))
+        .with_hint("check that the remote is reachable with `git ls-remote`"));
+    }
+    let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+    for line in out.stdout.lines() {
+        let Some((_, name)) = line.split_once('\t') else {
+            continue;
+        };
+        if let Some((run, _)) = run_of_ref(name) {
+            *counts.entry(run).or_default() += 1;
+        }
+    }
+    let mut valid = vec![];
+    let mut invalid = vec![];
+    for (name, n) in counts {
+        match RunId::new(name.clone()) {
+            Ok(r) => valid.push((r, n)),
+            Err(_) => invalid.push(name),
+        }
+    }
+    Ok((valid, invalid))
+}
+
 /// What a push of `refspecs` would do, per ref (`git push --dry-run`): nothing is sent.
 pub fn push_dry_run(store: &Store, remote: &Remote, refspecs: &[String]) -> Result<PushAttempt> {
     let out = store.remote().push_dry_run(&remote.target, refspecs)?;
