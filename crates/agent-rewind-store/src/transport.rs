@@ -49,6 +49,13 @@ impl crate::facade::Remote<'_> {
         self.git_output_of(&args)
     }
 
+    /// `git push --porcelain <remote> <refspecs…>`: not atomic, never forced.
+    pub fn push_each(&self, remote: &str, refspecs: &[String]) -> Result<GitOutput> {
+        let mut args = vec!["push", "--porcelain", remote];
+        args.extend(refspecs.iter().map(String::as_str));
+        self.git_output_of(&args)
+    }
+
     /// `git ls-remote <remote> <patterns…>`: the remote's refs matching the patterns.
     pub fn ls_remote(&self, remote: &str, patterns: &[&str]) -> Result<GitOutput> {
         let mut args = vec!["ls-remote", "--refs", remote];

@@ -13,6 +13,7 @@ mod remote_choice;
 mod retention;
 mod round_trip;
 mod signing;
+mod tombstones;
 mod validation;
 
 use common::{Repo, git_in, ok_in, refs};

@@ -74,6 +74,8 @@ pub struct FetchOutcome {
     /// remote of 10,000 runs, a line each would drown the ones that changed).
     pub up_to_date: usize,
     pub deleted_here: usize,
+    /// Runs not imported because a tombstone covers them (deleted by `gc` in a clone).
+    pub deleted_elsewhere: usize,
     /// One line per skipped run (invalid name, refs or notes) and per failed import.
     pub warnings: Vec<String>,
 }
@@ -86,6 +88,7 @@ impl FetchOutcome {
             + match result {
                 "up to date" => self.up_to_date,
                 "deleted here" => self.deleted_here,
+                "deleted elsewhere" => self.deleted_elsewhere,
                 _ => 0,
             }
     }
@@ -117,8 +120,14 @@ pub fn fetch(
     remote::fetch_into_staging(store, remote, only)?;
     crate::trace::mark("fetch: git fetch done");
     crate::crash_point!("import:objects-fetched");
+    // A fetch of everything brings the remote's tombstones too (fetch_into_staging).
+    let (_, skipped) = match only {
+        None => super::tombstones::import_staged(store, &remote.name)?,
+        Some(_) => (0, vec![]),
+    };
     let mut out = import_staged(store, &remote.name, Select::from(only), require_signed)?;
     out.remote = remote.target.clone();
+    out.warnings.extend(skipped);
     Ok(out)
 }
 
@@ -165,9 +174,12 @@ fn fetch_in_chunks(
         remote::fetch_into_staging(store, remote, Some(&chunk))?;
         all.append(&mut chunk);
     }
+    remote::fetch_tombstones(store, remote)?;
+    let (_, skipped) = super::tombstones::import_staged(store, &remote.name)?;
     crate::trace::mark("fetch: chunked git fetches done");
     let mut out = import_staged(store, &remote.name, Select::Listed(&all), require_signed)?;
     out.remote = remote.target.clone();
+    out.warnings.extend(skipped);
     for name in invalid {
         out.warnings.push(format!(
             "run {name:?} from {} skipped: not a valid run name",
@@ -273,6 +285,7 @@ pub fn import_staged(
         runs: vec![],
         up_to_date: 0,
         deleted_here: 0,
+        deleted_elsewhere: 0,
         warnings: vec![],
     };
     let none = LocalRun::default();
@@ -290,6 +303,19 @@ pub fn import_staged(
                     ),
                 }
             }
+        }
+    }
+    // A run a tombstone covers stays out (fetching everything; naming it brings it).
+    if everything {
+        let tombs = super::tombstones::local(store)?;
+        if !tombs.is_empty() {
+            selected.retain(|s| {
+                let covered = s
+                    .head
+                    .is_some_and(|h| super::tombstones::covers(store, &tombs, &s.name, h));
+                out.deleted_elsewhere += usize::from(covered);
+                !covered
+            });
         }
     }
     if require_signed {

@@ -24,6 +24,7 @@ pub mod signatures;
 pub mod start;
 pub mod status;
 pub mod steer;
+pub mod tombstones;
 pub mod trust;
 pub mod undo;
 pub mod view;

@@ -65,6 +65,11 @@ pub struct PushOutcome {
     /// the runs were then pushed in chunks of `refs_per_push`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub limit_detected: bool,
+    /// With `--all`: runs not pushed because a tombstone covers them (deleted by `gc` in a
+    /// clone; issue 33 item 5).
+    pub deleted_elsewhere: usize,
+    /// Tombstones the remote did not have and now has.
+    pub tombstones_pushed: usize,
 }
 
 impl PushOutcome {
@@ -83,7 +88,8 @@ impl PushOutcome {
 /// Every local run, for `--all`: pushed with globs, minus what is left out.
 struct AllRuns {
     valid: Vec<RunId>,
-    /// Names under refs/agent-runs/ that are not valid run ids: never pushed.
+    /// Names under refs/agent-runs/ never pushed: not valid run ids, or runs a tombstone
+    /// covers.
     invalid: Vec<String>,
 }
 
@@ -97,10 +103,21 @@ pub fn push(
     all: bool,
     allowed: &[String],
 ) -> Result<PushOutcome> {
+    let mut deleted_elsewhere = 0;
     let all = match all {
         true => {
-            let (runs, invalid) = store.refs().list_runs()?;
-            let mut valid: Vec<RunId> = runs.into_iter().map(|(r, _)| r).collect();
+            let (runs, mut invalid) = store.refs().list_runs()?;
+            // A run a tombstone covers stays here, unless named.
+            let tombs = super::tombstones::local(store)?;
+            let mut valid: Vec<RunId> = vec![];
+            for (r, head) in runs {
+                if !tombs.is_empty() && super::tombstones::covers(store, &tombs, r.as_str(), head) {
+                    deleted_elsewhere += 1;
+                    invalid.push(r.to_string()); // left out of the globs
+                } else {
+                    valid.push(r);
+                }
+            }
             valid.sort();
             Some(AllRuns { valid, invalid })
         }
@@ -221,6 +238,8 @@ pub fn push(
         skipped_rules,
         refs_per_push: chunked,
         limit_detected,
+        deleted_elsewhere,
+        tombstones_pushed: push_tombstones(store, remote)?,
     };
     for mut r in selected.iter().filter_map(|r| done.remove(r)) {
         if r.result == "rejected" && r.reason.as_deref() == Some(MOVED_ON) {
@@ -232,6 +251,20 @@ pub fn push(
         }
     }
     Ok(out)
+}
+
+/// Push this repository's tombstones that the remote lacks (one `git push`, only when
+/// there are any; one the remote already has stays as it is). Returns how many landed.
+fn push_tombstones(store: &Store, remote: &Remote) -> Result<usize> {
+    if store
+        .refs()
+        .refs_under(layout::TOMBSTONES_PREFIX)?
+        .is_empty()
+    {
+        return Ok(0);
+    }
+    let attempt = remote::push_each(store, remote, &[layout::push_tombstones_refspec()])?;
+    Ok(attempt.refs.iter().filter(|r| r.flag == '*').count())
 }
 
 fn select(store: &Store, runs: &[RunId]) -> Result<Vec<RunId>> {

@@ -272,6 +272,27 @@ pub fn remote_runs(store: &Store, remote: &Remote) -> Result<(Vec<(RunId, usize)
     Ok((valid, invalid))
 }
 
+/// `git fetch` of the remote's tombstones alone into their staging namespace.
+pub fn fetch_tombstones(store: &Store, remote: &Remote) -> Result<()> {
+    fetch(
+        store,
+        &remote.target,
+        &remote.target,
+        &[layout::fetch_tombstones_refspec(&remote.name)],
+    )
+}
+
+/// `git push --porcelain <remote> <refspecs…>`, not atomic (each ref lands or not on its
+/// own), never forced; what git said per ref.
+pub fn push_each(store: &Store, remote: &Remote, refspecs: &[String]) -> Result<PushAttempt> {
+    let out = store.remote().push_each(&remote.target, refspecs)?;
+    Ok(PushAttempt {
+        success: out.success,
+        refs: parse_porcelain(&out.stdout),
+        stderr: out.stderr,
+    })
+}
+
 /// What a push of `refspecs` would do, per ref (`git push --dry-run`): nothing is sent.
 pub fn push_dry_run(store: &Store, remote: &Remote, refspecs: &[String]) -> Result<PushAttempt> {
     let out = store.remote().push_dry_run(&remote.target, refspecs)?;
@@ -366,7 +387,10 @@ pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>
     let mut fetched_notes: Vec<&RunId> = vec![];
     let mut local: Option<LocalRemote> = None;
     match runs {
-        None => refspecs.extend(layout::fetch_refspecs(&remote.name)),
+        None => {
+            refspecs.extend(layout::fetch_refspecs(&remote.name));
+            refspecs.push(layout::fetch_tombstones_refspec(&remote.name));
+        }
         Some(runs) => {
             let split = !remote.is_url() && store.remote().remote_never_prompts(&remote.target);
             let mut tried = false;
