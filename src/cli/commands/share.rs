@@ -153,6 +153,12 @@ pub fn push(a: PushArgs, ctx: &Ctx) -> Result<Output> {
             up_to_date,
             out.count("rejected")
         ));
+        if out.deleted_elsewhere > 0 {
+            s.push_str(&format!(
+                ", {} deleted elsewhere (a tombstone covers it; name it to push it)",
+                out.deleted_elsewhere
+            ));
+        }
         let diverged = out.count("diverged");
         if diverged > 0 {
             s.push_str(&format!(", {diverged} diverged (kept here, see the hint)"));
@@ -232,6 +238,7 @@ fn fetch_output(out: &FetchOutcome, st: &Style, what: &str) -> Output {
         "up to date",
         "local is ahead",
         "deleted here",
+        "deleted elsewhere",
         "not on remote",
         "skipped",
         "failed",
