@@ -29,6 +29,13 @@ use crate::store::ObjectId;
 use crate::store::{PublishError, RefChange, Store, UserHead, layout};
 use serde::Serialize;
 
+mod chunked;
+mod signed;
+use chunked::fetch_in_chunks;
+pub use chunked::refs_per_fetch;
+use signed::refuse_unsigned;
+pub use signed::require_signed_config;
+
 const MAX_ATTEMPTS: u32 = 20;
 
 /// What happened to one run.
@@ -131,64 +138,6 @@ pub fn fetch(
     Ok(out)
 }
 
-/// `agentRewind.fetchRefsPerFetch`: the most refs one `git fetch` of everything asks for
-/// (unset or 0: one fetch).
-pub fn refs_per_fetch(store: &Store) -> Result<Option<usize>> {
-    let key = "agentRewind.fetchRefsPerFetch";
-    match store.config_string(key) {
-        None => Ok(None),
-        Some(v) => match v.trim().parse::<usize>() {
-            Ok(0) => Ok(None),
-            Ok(n) => Ok(Some(n)),
-            Err(_) => Err(
-                Error::usage(format!("config {key} = {v:?} is not a number of refs"))
-                    .with_hint("a positive number, like 10000 (0 or unset: one fetch)"),
-            ),
-        },
-    }
-}
-
-/// A fetch of every run in several `git fetch` processes of at most `limit` refs each
-/// (`git ls-remote` lists the remote's runs first), all staged before anything is
-/// imported; then one import of them all, as a fetch of everything imports.
-fn fetch_in_chunks(
-    store: &Store,
-    remote: &Remote,
-    limit: usize,
-    require_signed: bool,
-) -> Result<FetchOutcome> {
-    let (listed, invalid) = remote::remote_runs(store, remote)?;
-    let mut chunk: Vec<RunId> = vec![];
-    let mut refs = 0;
-    let mut all: Vec<RunId> = Vec::with_capacity(listed.len());
-    for (run, n) in listed {
-        if !chunk.is_empty() && refs + n > limit {
-            remote::fetch_into_staging(store, remote, Some(&chunk))?;
-            all.append(&mut chunk);
-            refs = 0;
-        }
-        refs += n;
-        chunk.push(run);
-    }
-    if !chunk.is_empty() {
-        remote::fetch_into_staging(store, remote, Some(&chunk))?;
-        all.append(&mut chunk);
-    }
-    remote::fetch_tombstones(store, remote)?;
-    let (_, skipped) = super::tombstones::import_staged(store, &remote.name)?;
-    crate::trace::mark("fetch: chunked git fetches done");
-    let mut out = import_staged(store, &remote.name, Select::Listed(&all), require_signed)?;
-    out.remote = remote.target.clone();
-    out.warnings.extend(skipped);
-    for name in invalid {
-        out.warnings.push(format!(
-            "run {name:?} from {} skipped: not a valid run name",
-            remote.target
-        ));
-    }
-    Ok(out)
-}
-
 /// Which staged runs an import reads.
 #[derive(Clone, Copy)]
 pub enum Select<'a> {
@@ -206,49 +155,6 @@ impl<'a> Select<'a> {
     fn from(only: Option<&'a [RunId]>) -> Self {
         only.map_or(Select::All, Select::Named)
     }
-}
-
-/// `agentRewind.requireSigned`.
-pub fn require_signed_config(store: &Store) -> Result<bool> {
-    Ok(store
-        .config_bool("agentRewind.requireSigned")?
-        .unwrap_or(false))
-}
-
-/// With `require_signed`: refuse (an error, nothing imported) when a run of `selected`
-/// that would change here holds a commit git does not accept as signed.
-fn refuse_unsigned(
-    store: &Store,
-    staging: &RemoteName,
-    selected: &[&StagedRun],
-    locals: &std::collections::HashMap<String, LocalRun>,
-) -> Result<()> {
-    let none = LocalRun::default();
-    let pairs: Vec<(&StagedRun, &LocalRun)> = selected
-        .iter()
-        .map(|s| (*s, locals.get(&s.name).unwrap_or(&none)))
-        .filter(|(s, l)| !l.same_as(s))
-        .collect();
-    let bad = super::signatures::unsigned_staged(store, &pairs)?;
-    if bad.is_empty() {
-        return Ok(());
-    }
-    let described: Vec<String> = bad
-        .iter()
-        .map(|(run, commits)| {
-            let list: Vec<String> = commits
-                .iter()
-                .map(|(id, why)| format!("{} {why}", short(*id)))
-                .collect();
-            format!("run {run}: {}", list.join("; "))
-        })
-        .collect();
-    Err(Error::refused(format!(
-        "fetch from {staging} refused: {} run(s) hold commits that are not signed as required: {}",
-        bad.len(),
-        described.join(" | ")
-    ))
-    .with_hint("nothing was imported (agentRewind.requireSigned / --require-signed); `git agent-rewind verify` after a fetch without it shows every signer, and the staged copies are under refs/agent-runs-remote/"))
 }
 
 /// Import what is staged for `staging` (all staged runs, or only those `select` names).

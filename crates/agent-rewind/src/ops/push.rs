@@ -103,25 +103,12 @@ pub fn push(
     all: bool,
     allowed: &[String],
 ) -> Result<PushOutcome> {
-    let mut deleted_elsewhere = 0;
-    let all = match all {
+    let (all, deleted_elsewhere) = match all {
         true => {
-            let (runs, mut invalid) = store.refs().list_runs()?;
-            // A run a tombstone covers stays here, unless named.
-            let tombs = super::tombstones::local(store)?;
-            let mut valid: Vec<RunId> = vec![];
-            for (r, head) in runs {
-                if !tombs.is_empty() && super::tombstones::covers(store, &tombs, r.as_str(), head) {
-                    deleted_elsewhere += 1;
-                    invalid.push(r.to_string()); // left out of the globs
-                } else {
-                    valid.push(r);
-                }
-            }
-            valid.sort();
-            Some(AllRuns { valid, invalid })
+            let (a, covered) = all_runs(store)?;
+            (Some(a), covered)
         }
-        false => None,
+        false => (None, 0),
     };
     let selected = match &all {
         Some(a) => a.valid.clone(),
@@ -251,6 +238,25 @@ pub fn push(
         }
     }
     Ok(out)
+}
+
+/// Every local run for `--all`, and how many a tombstone covers (those stay here, unless
+/// named: they are left out of the globs).
+fn all_runs(store: &Store) -> Result<(AllRuns, usize)> {
+    let (runs, mut invalid) = store.refs().list_runs()?;
+    let tombs = super::tombstones::local(store)?;
+    let mut valid: Vec<RunId> = vec![];
+    let mut covered = 0;
+    for (r, head) in runs {
+        if !tombs.is_empty() && super::tombstones::covers(store, &tombs, r.as_str(), head) {
+            covered += 1;
+            invalid.push(r.to_string());
+        } else {
+            valid.push(r);
+        }
+    }
+    valid.sort();
+    Ok((AllRuns { valid, invalid }, covered))
 }
 
 /// Push this repository's tombstones that the remote lacks (one `git push`, only when

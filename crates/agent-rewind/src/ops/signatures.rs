@@ -228,6 +228,10 @@ pub fn describe_all(store: &Store, commits: &[ObjectId]) -> Result<Vec<Signed>> 
         .collect()
 }
 
+/// A run holding commits whose signature git does not accept: the run, and each commit
+/// with why.
+pub type Unaccepted = (String, Vec<(ObjectId, String)>);
+
 /// The most commits of one fetched chain walked for their signatures (as validation).
 const MAX_WALK: usize = crate::remote::staged::MAX_CHAIN;
 
@@ -241,7 +245,7 @@ pub fn unsigned_staged(
         &crate::remote::staged::StagedRun,
         &crate::remote::staged::LocalRun,
     )],
-) -> Result<Vec<(String, Vec<(ObjectId, String)>)>> {
+) -> Result<Vec<Unaccepted>> {
     let mut owner: std::collections::HashMap<ObjectId, Vec<usize>> = Default::default();
     let mut all = vec![];
     for (i, (staged, local)) in runs.iter().enumerate() {

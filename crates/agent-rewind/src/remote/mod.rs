@@ -234,10 +234,13 @@ pub fn push_atomic(store: &Store, remote: &Remote, refspecs: &[String]) -> Resul
     })
 }
 
+/// A remote's runs with their ref counts, and the names there that are not run ids.
+pub type RemoteRuns = (Vec<(RunId, usize)>, Vec<String>);
+
 /// The runs of `remote` (`git ls-remote` of our two namespaces) with how many refs each has
 /// there (its ref folder and notes ref), sorted; and the names that are not valid run ids
 /// (never fetched by name).
-pub fn remote_runs(store: &Store, remote: &Remote) -> Result<(Vec<(RunId, usize)>, Vec<String>)> {
+pub fn remote_runs(store: &Store, remote: &Remote) -> Result<RemoteRuns> {
     let out = store.remote().ls_remote(
         &remote.target,
         &[
