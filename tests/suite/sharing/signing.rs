@@ -179,6 +179,14 @@ fn ssh_signed_checkpoints_and_notes_verify_and_show_their_signer() {
         k.ok(r.path(), &["show", "r1"])
             .contains("signed:       good, by alice@example.com")
     );
+    // The view page names the signer of each checkpoint.
+    let page = r.path().join(".git/page.html");
+    k.ok(r.path(), &["view", "r1", "-o", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("good, by alice@example.com (key SHA256:"),
+        "no signer in the page"
+    );
 
     // A key the allowed-signers file does not list: a good signature git does not accept.
     k.use_ssh(r.path(), "mallory");
