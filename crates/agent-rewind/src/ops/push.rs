@@ -5,8 +5,12 @@
 //! Once `fetch` imported the remote side as a run, such a run is `diverged`: the hint names
 //! the way out, and it does not fail `push --all` (issue 30 item 14).
 //!
-//! It never pushes anything but the refs of the runs asked for (never branches, tags or
-//! staged copies), and never fetches or changes local refs. A run in which a secret rule
+//! With `agentRewind.pushRefsPerPush`, or once the remote refused a push for its number of
+//! refs, runs go in chunks (`chunks`). `--all` leaves out runs a tombstone covers, and every
+//! push carries this repository's tombstones (`ops::tombstones`, issue 33 item 5).
+//!
+//! It never pushes anything but the refs of the runs asked for and tombstones (never
+//! branches, tags or staged copies), and never fetches or changes local refs. A run in which a secret rule
 //! fires is not pushed (`secrets`), unless each finding's fingerprint is allowed.
 
 use crate::error::{Error, Result};
