@@ -296,3 +296,63 @@ fn fetch_require_signed_refuses_unsigned_or_untrusted_runs_and_changes_nothing()
     assert_eq!(v["runs"].as_array().unwrap().len(), 2, "{v:#}");
     b.assert_fsck();
 }
+
+#[test]
+fn a_checkpoint_whose_signature_does_not_match_is_bad_and_refused() {
+    let k = Keys::new();
+    let bare = Bare::new();
+    let a = clone(&bare.url(), "alice");
+    k.use_ssh(a.path(), "alice");
+    record(&k, a.path(), "t1");
+    // The tip, changed after it was signed (its subject), with the same note.
+    let head = a.rev("refs/agent-runs/t1/HEAD");
+    let raw = a.git(&["cat-file", "commit", &head]);
+    let changed = raw.replacen("\n\nagent-rewind:", "\n\nAgent-rewind:", 1);
+    assert_ne!(raw, changed);
+    let forged = crate::common::git_stdin(
+        a.path(),
+        &["hash-object", "-t", "commit", "-w", "--stdin"],
+        changed.as_bytes(),
+    );
+    let note = a.git(&["notes", "--ref=agent-runs/t1", "show", &head]);
+    a.git(&[
+        "notes",
+        "--ref=agent-runs/t1",
+        "add",
+        "-m",
+        note.trim_end(),
+        &forged,
+    ]);
+    a.git(&["update-ref", "refs/agent-runs/t1/HEAD", &forged, &head]);
+    let out = k.run(a.path(), &["--json", "verify", "t1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let last = v["runs"][0]["checkpoints"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["verdict"], "bad", "{v:#}");
+    assert_eq!(last["code"], "B", "{v:#}");
+    assert!(!k.git_verifies(a.path(), &forged));
+    k.ok(a.path(), &["push", "t1"]);
+
+    let b = clone(&bare.url(), "bob");
+    crate::common::git_in(
+        b.path(),
+        &[
+            "config",
+            "gpg.ssh.allowedSignersFile",
+            k.allowed().to_str().unwrap(),
+        ],
+    );
+    let out = k.run(b.path(), &["fetch", "--require-signed"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("run t1") && stderr(&out).contains("bad"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(refs(b.path(), "refs/agent-runs/").is_empty());
+}
