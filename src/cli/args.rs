@@ -10,7 +10,7 @@ use super::commands::{
     mcp::McpArgs, restore::RestoreArgs, revert::RevertArgs, rewind::RewindArgs, run::ResumeArgs,
     run::RunArgs, share::ExportArgs, share::FetchArgs, share::ImportArgs, share::PushArgs,
     show::ShowArgs, start::StartArgs, steer::SteerArgs, step::StepCommand, trust::TrustArgs,
-    undo::UndoArgs, view::ViewArgs, watch::WatchArgs,
+    undo::UndoArgs, verify::VerifyArgs, view::ViewArgs, watch::WatchArgs,
 };
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -136,6 +136,9 @@ pub enum Command {
     /// both sides moved on; notes merged).
     #[command(after_help = share::FETCH_EXAMPLES)]
     Fetch(FetchArgs),
+    /// Check who signed each checkpoint of runs, as git verifies signatures.
+    #[command(after_help = verify::EXAMPLES)]
+    Verify(VerifyArgs),
     /// Delete a run from this repository (its refs, notes and fetched copies).
     #[command(after_help = delete::EXAMPLES)]
     Delete(DeleteArgs),
@@ -180,7 +183,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "run", "resume", "watch", "approve", "reject", "steer", "trust",
         ],
     ),
-    ("Share", &["push", "fetch", "export", "import"]),
+    ("Share", &["push", "fetch", "verify", "export", "import"]),
     ("Maintain", &["delete", "gc"]),
     ("Set up", &["init", "hooks", "completions", "help"]),
 ];

@@ -121,6 +121,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
         Command::Mcp(a) => mcp::run(a, &ctx),
         Command::Push(a) => share::push(a, &ctx),
         Command::Fetch(a) => share::fetch(a, &ctx),
+        Command::Verify(a) => verify::run(a, &ctx),
         Command::Delete(a) => delete::run(a, &ctx),
         Command::Gc(a) => gc::run(a, &ctx),
         Command::Export(a) => share::export(a, &ctx),

@@ -14,8 +14,8 @@ use super::commands::{
     delete::DeleteArgs, diff::DiffArgs, gc::GcArgs, hook::HookArgs, list::ListArgs, log::LogArgs,
     mcp::McpArgs, restore::RestoreArgs, revert::RevertArgs, rewind::RewindArgs, run::ResumeArgs,
     run::RunArgs, share::FetchArgs, share::PushArgs, show::ShowArgs, start::StartArgs,
-    steer::SteerArgs, step::StepCommand, trust::TrustArgs, undo::UndoArgs, view::ViewArgs,
-    watch::WatchArgs,
+    steer::SteerArgs, step::StepCommand, trust::TrustArgs, undo::UndoArgs, verify::VerifyArgs,
+    view::ViewArgs, watch::WatchArgs,
 };
 use clap::{Args, FromArgMatches, Subcommand};
 use std::ffi::OsString;
@@ -52,6 +52,7 @@ pub(super) const ONE: &[(&str, Define)] = &[
     ("mcp", McpArgs::augment_args),
     ("push", PushArgs::augment_args),
     ("fetch", FetchArgs::augment_args),
+    ("verify", VerifyArgs::augment_args),
     ("delete", DeleteArgs::augment_args),
     ("gc", GcArgs::augment_args),
     ("__complete", CompleteArgs::augment_args),

@@ -262,7 +262,7 @@ fn every_command_takes_a_unique_run_prefix_and_only_a_new_name_starts_a_run() {
     common::git_in(bare.path(), &["init", "-q", "--bare", "remote.git"]);
     let url = format!("file://{}", bare.path().join("remote.git").display());
     repo.git(&["remote", "add", "origin", &url]);
-    let out = repo.json(&["push", "be"]);
+    let out = repo.json(&["push", "origin", "be"]);
     assert_eq!(out["runs"][0]["run"], "beta", "{out:#}");
     assert_eq!(out["runs"][0]["result"], "pushed", "{out:#}");
     let out = repo.run(&["delete", "alpha"]);

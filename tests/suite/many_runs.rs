@@ -94,7 +94,7 @@ fn list_gc_fetch_and_push_all_give_exactly_the_right_runs() {
     git_in(remote.path(), &["init", "-q", "--bare", "r.git"]);
     let url = remote.path().join("r.git");
     a.git(&["remote", "add", "origin", url.to_str().unwrap()]);
-    ok_in(a.path(), &["push", "--all"]);
+    ok_in(a.path(), &["push", "origin", "--all"]);
     for prefix in ["refs/agent-runs/", "refs/notes/agent-runs/"] {
         assert_eq!(refs(&url, prefix), refs(a.path(), prefix), "{prefix}");
     }
@@ -181,7 +181,7 @@ fn pushed_elsewhere(prefix: &str, n: usize) -> (tempfile::TempDir, Repo) {
     git_in(remote.path(), &["init", "-q", "--bare", "r.git"]);
     let url = remote.path().join("r.git");
     a.git(&["remote", "add", "origin", url.to_str().unwrap()]);
-    ok_in(a.path(), &["push", "--all"]);
+    ok_in(a.path(), &["push", "origin", "--all"]);
     let b = Repo::new();
     b.git(&["remote", "add", "origin", url.to_str().unwrap()]);
     (remote, b)
@@ -249,7 +249,7 @@ fn push_and_fetch_one_run_through_git_daemon() {
     let a = Repo::new();
     synth(a.path(), &names("many", 100), "2099-01-01T00:00:00.000Z");
     a.git(&["remote", "add", "origin", &url]);
-    ok_in(a.path(), &["push", "--all"]);
+    ok_in(a.path(), &["push", "origin", "--all"]);
     a.ok(&["start", "--run", "d1"]);
     a.write("f.txt", "one\n");
     a.ok(&["checkpoint", "edit"]);

@@ -518,7 +518,7 @@ fn a_run_without_secrets_pushes() {
     r.ok(&["start", "--run", "r3"]);
     r.write("src/more.rs", "pub fn more() {}\n");
     r.ok(&["checkpoint", "work", "--run", "r3"]);
-    let out = r.run(&["--json", "push", "--all"]);
+    let out = r.run(&["--json", "push", "origin", "--all"]);
     assert_eq!(out.status.code(), Some(1));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let result = |run: &str| {

@@ -50,6 +50,7 @@ const COMMANDS: &[&str] = &[
     "hooks uninstall",
     "push",
     "fetch",
+    "verify",
     "delete",
     "gc",
     "export",

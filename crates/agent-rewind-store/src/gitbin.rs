@@ -70,7 +70,7 @@ impl Store {
     }
 
     /// Run git in `dir` with `input` on stdin; return stdout on success.
-    fn git_with_input(&self, dir: &Path, args: &[&str], input: &[u8]) -> Result<String> {
+    pub(super) fn git_with_input(&self, dir: &Path, args: &[&str], input: &[u8]) -> Result<String> {
         use std::io::Write;
         let mut child = self
             .git_command(dir, args)
@@ -110,7 +110,7 @@ impl Store {
     }
 
     /// Run git inside this repository's worktree (or git dir when bare).
-    fn git(&self, args: &[&str]) -> Result<String> {
+    pub(super) fn git(&self, args: &[&str]) -> Result<String> {
         let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
         self.git_in(dir, args)
     }

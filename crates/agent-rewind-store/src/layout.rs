@@ -17,6 +17,21 @@ use crate::ids::{RemoteName, RunId, StepName};
 pub const RUNS_PREFIX: &str = "refs/agent-runs/";
 pub const NOTES_PREFIX: &str = "refs/notes/agent-runs/";
 pub const REMOTE_RUNS_PREFIX: &str = "refs/agent-runs-remote/";
+/// Tombstones of runs `gc` deleted: `<prefix><run>/<tip>` → a JSON blob (issue 33 item 5).
+pub const TOMBSTONES_PREFIX: &str = "refs/agent-runs-tombstones/";
+/// Where a fetch stages a remote's tombstones: `<prefix><remote>/<run>/<tip>`.
+pub const REMOTE_TOMBSTONES_PREFIX: &str = "refs/agent-runs-tombstones-remote/";
+
+/// The refspec that fetches a remote's tombstones into its staging namespace (forced:
+/// staging is ours; `ops::tombstones` checks each before taking it).
+pub fn fetch_tombstones_refspec(remote: &RemoteName) -> String {
+    format!("+{TOMBSTONES_PREFIX}*:{REMOTE_TOMBSTONES_PREFIX}{remote}/*")
+}
+
+/// The refspec that pushes tombstones (never forced: one that exists stays as it is).
+pub fn push_tombstones_refspec() -> String {
+    format!("{TOMBSTONES_PREFIX}*:{TOMBSTONES_PREFIX}*")
+}
 pub const REMOTE_NOTES_PREFIX: &str = "refs/notes/agent-runs-remote/";
 pub const BACKUPS_REF: &str = "refs/agent-rewind/backups";
 /// Where local branches live.

@@ -51,6 +51,7 @@ mod rawindex;
 mod reflock;
 mod refs;
 mod savedindex;
+mod sign;
 pub mod snapshot;
 mod statcheck;
 mod transport;
@@ -73,6 +74,7 @@ pub use private::{
 pub use publish::{PublishError, RefChange};
 pub use refs::{RunRefSet, RunRefs};
 pub use savedindex::IndexFile;
+pub use sign::{SignFormat, SignatureCheck, Signer};
 pub use transport::GitOutput;
 pub use userindex::WrittenFile;
 pub use worktree::{OnDisk, rel_path};

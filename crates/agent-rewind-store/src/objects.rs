@@ -83,7 +83,7 @@ impl Store {
     /// only) `EMAIL`. Read from the environment and the config snapshot directly, never
     /// through gix's persona lookup: that resolves the local time zone by walking the whole
     /// zoneinfo database (about 1 ms a command), and our times are UTC anyway.
-    fn configured_identity(&self, role: &str) -> (Option<String>, Option<String>) {
+    pub(crate) fn configured_identity(&self, role: &str) -> (Option<String>, Option<String>) {
         let env = |k: String| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
         let upper = role.to_ascii_uppercase();
         let name = env(format!("GIT_{upper}_NAME"))
@@ -128,7 +128,8 @@ impl Store {
 }
 
 impl crate::facade::Objects<'_> {
-    /// Write a commit (never signed) without moving any ref.
+    /// Write a commit without moving any ref; signed when `agentRewind.sign` says so
+    /// ([`Store::signer`]).
     pub fn write_commit(
         &self,
         tree: ObjectId,
@@ -151,7 +152,7 @@ impl crate::facade::Objects<'_> {
         if let Some(t) = time {
             sig.time = gix::date::Time::new(t, 0);
         }
-        let commit = gix::objs::Commit {
+        let mut commit = gix::objs::Commit {
             message: message.into(),
             tree,
             author: sig.clone(),
@@ -160,6 +161,18 @@ impl crate::facade::Objects<'_> {
             parents: parents.iter().copied().collect(),
             extra_headers: Default::default(),
         };
+        // Signed as git signs (`commit -S`): the commit without the header is the payload,
+        // the signature goes into a header after the others.
+        if let Some(signer) = self.signer()? {
+            let mut payload = Vec::new();
+            gix::objs::WriteTo::write_to(&commit, &mut payload)
+                .map_err(|e| Error::other(format!("cannot encode a commit: {e}")))?;
+            let signature = signer.sign(&payload)?;
+            commit.extra_headers.push((
+                super::sign::signature_header(self.repo.object_hash()).into(),
+                signature.into(),
+            ));
+        }
         Ok(retry_object_write(|| self.repo.write_object(&commit))?.detach())
     }
 

@@ -40,6 +40,29 @@ impl crate::facade::Remote<'_> {
         self.git_output_of(&args)
     }
 
+    /// `git push --dry-run --porcelain <remote> <refspecs…>` (not atomic, so each ref says
+    /// whether it would be updated, is up to date or would be rejected): what a push would
+    /// change, from the remote's advertisement, changing nothing.
+    pub fn push_dry_run(&self, remote: &str, refspecs: &[String]) -> Result<GitOutput> {
+        let mut args = vec!["push", "--dry-run", "--porcelain", "--no-verify", remote];
+        args.extend(refspecs.iter().map(String::as_str));
+        self.git_output_of(&args)
+    }
+
+    /// `git push --porcelain <remote> <refspecs…>`: not atomic, never forced.
+    pub fn push_each(&self, remote: &str, refspecs: &[String]) -> Result<GitOutput> {
+        let mut args = vec!["push", "--porcelain", remote];
+        args.extend(refspecs.iter().map(String::as_str));
+        self.git_output_of(&args)
+    }
+
+    /// `git ls-remote <remote> <patterns…>`: the remote's refs matching the patterns.
+    pub fn ls_remote(&self, remote: &str, patterns: &[&str]) -> Result<GitOutput> {
+        let mut args = vec!["ls-remote", "--refs", remote];
+        args.extend(patterns);
+        self.git_output_of(&args)
+    }
+
     /// `git fetch` of `refspecs` from `source` (a remote name, URL or bundle path), quietly,
     /// pruning the destinations and writing nothing else (no tags, no `FETCH_HEAD`), and
     /// without git's auto-maintenance process when it would find nothing to do

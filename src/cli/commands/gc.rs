@@ -80,6 +80,12 @@ pub fn run(a: GcArgs, ctx: &Ctx) -> Result<Output> {
             b.before
         ));
     }
+    if out.tombstones_written > 0 {
+        s.push_str(&format!(
+            "left {} tombstone(s): the next push carries them, so other clones do not bring the runs back\n",
+            out.tombstones_written
+        ));
+    }
     if out.dry_run {
         s.push_str("nothing changed (--dry-run)");
     } else if out.deleted.is_empty() {

@@ -26,5 +26,6 @@ pub mod steer;
 pub mod step;
 pub mod trust;
 pub mod undo;
+pub mod verify;
 pub mod view;
 pub mod watch;

@@ -14,15 +14,15 @@ use std::path::PathBuf;
 
 /// The examples ending each command's `-h`.
 pub const PUSH_EXAMPLES: &str = "Examples:
-  git agent-rewind push
-      Push the active run (its refs and notes) to origin in one atomic push, never forced; refused when it finds a secret in them.
+  git agent-rewind push --remote runs
+      Push the active run (its refs and notes) to the remote runs in one atomic push, never forced, and remember runs as agentRewind.remote; refused when it finds a secret in them.
   git agent-rewind push origin r1 --allow-secret 3f2a…:config/app.yaml:yaml-password:3
       Push run r1 to origin although that finding (its fingerprint, as the refused push printed it) looks like a secret.
   git agent-rewind push --all
       Push every run of this repository.";
 pub const FETCH_EXAMPLES: &str = "Examples:
   git agent-rewind fetch
-      Fetch every run from origin and import it: new runs, fast-forwards, and a forked run where both sides moved on.
+      Fetch every run from agentRewind.remote (else origin) and import it: new runs, fast-forwards, and a forked run where both sides moved on.
   git agent-rewind fetch origin r1
       Fetch only run r1.";
 pub const EXPORT_EXAMPLES: &str = "Examples:
@@ -37,9 +37,14 @@ pub const IMPORT_EXAMPLES: &str = "Examples:
 #[derive(Debug, Args)]
 pub struct PushArgs {
     /// `[REMOTE] [RUN…]`: the first word is the remote when one of that name exists
-    /// (default: origin); the rest are runs (default: the active run of this worktree).
+    /// (default: agentRewind.remote); the rest are runs (default: the active run of this
+    /// worktree).
     #[arg(value_name = "REMOTE|RUN")]
     pub words: Vec<String>,
+    /// The remote (a name or a URL) to push to; then every word is a run. Remembered as
+    /// agentRewind.remote when that is not set yet.
+    #[arg(long, value_name = "NAME|URL")]
+    pub remote: Option<String>,
     /// Every run of this repository.
     #[arg(long)]
     pub all: bool,
@@ -54,12 +59,21 @@ pub struct PushArgs {
 #[derive(Debug, Args)]
 pub struct FetchArgs {
     /// `[REMOTE] [RUN…]`: the first word is the remote when one of that name exists
-    /// (default: origin); the rest are runs (default: every run of the remote).
+    /// (default: agentRewind.remote, else origin); the rest are runs (default: every run
+    /// of the remote).
     #[arg(value_name = "REMOTE|RUN")]
     pub words: Vec<String>,
+    /// The remote (a name or a URL) to fetch from; then every word is a run.
+    #[arg(long, value_name = "NAME|URL")]
+    pub remote: Option<String>,
     /// Every run of the remote (the default when no run is named).
     #[arg(long)]
     pub all: bool,
+    /// Import nothing when a run to import holds a checkpoint or notes commit that is not
+    /// signed as git accepts (`verify`); `agentRewind.requireSigned=true` makes it the
+    /// default.
+    #[arg(long = "require-signed")]
+    pub require_signed: bool,
 }
 
 #[derive(Debug, Args)]
@@ -84,7 +98,8 @@ pub struct ImportArgs {
 pub fn push(a: PushArgs, ctx: &Ctx) -> Result<Output> {
     let store = &ctx.store()?;
     let st = &ctx.style;
-    let (remote, runs) = remote::split_remote_and_runs(store, &a.words)?;
+    let chosen = remote::choose(store, &a.words, a.remote.as_deref(), true)?;
+    let (remote, runs) = (chosen.remote, chosen.runs);
     if a.all && !runs.is_empty() {
         return Err(Error::usage("name runs or use --all, not both"));
     }
@@ -95,11 +110,23 @@ pub fn push(a: PushArgs, ctx: &Ctx) -> Result<Output> {
         .collect::<Result<Vec<_>>>()?;
     let out = ops::push::push(store, &remote, &runs, a.all, &a.allow_secret)?;
     let mut s = String::new();
+    if chosen.first_choice {
+        remote::remember(store, &remote)?;
+        s.push_str(&format!(
+            "runs go to {} from now on (agentRewind.remote; `git config agentRewind.remote` changes it)\n",
+            remote.target
+        ));
+    }
     if !out.skipped_rules.is_empty() {
         s.push_str(&format!(
             "warning: {} rule(s) of agentRewind.secretRules did not compile and were not used: {}\n",
             out.skipped_rules.len(),
             out.skipped_rules.join(", ")
+        ));
+    }
+    if let (true, Some(n)) = (out.limit_detected, out.refs_per_push) {
+        s.push_str(&format!(
+            "the remote refused a push for the number of refs it updated: pushed in chunks of at most {n} (`git config agentRewind.pushRefsPerPush {n}` starts that way)\n"
         ));
     }
     let up_to_date = out.count("up to date");
@@ -126,6 +153,12 @@ pub fn push(a: PushArgs, ctx: &Ctx) -> Result<Output> {
             up_to_date,
             out.count("rejected")
         ));
+        if out.deleted_elsewhere > 0 {
+            s.push_str(&format!(
+                ", {} deleted elsewhere (a tombstone covers it; name it to push it)",
+                out.deleted_elsewhere
+            ));
+        }
         let diverged = out.count("diverged");
         if diverged > 0 {
             s.push_str(&format!(", {diverged} diverged (kept here, see the hint)"));
@@ -143,11 +176,12 @@ pub fn push(a: PushArgs, ctx: &Ctx) -> Result<Output> {
 pub fn fetch(a: FetchArgs, ctx: &Ctx) -> Result<Output> {
     let store = &ctx.store()?;
     let st = &ctx.style;
-    let (remote, runs) = remote::split_remote_and_runs(store, &a.words)?;
+    let chosen = remote::choose(store, &a.words, a.remote.as_deref(), false)?;
+    let (remote, runs) = (chosen.remote, chosen.runs);
     if a.all && !runs.is_empty() {
         return Err(Error::usage("name runs or use --all, not both"));
     }
-    let out = ops::fetch::fetch(store, &remote, &runs)?;
+    let out = ops::fetch::fetch(store, &remote, &runs, a.require_signed)?;
     Ok(fetch_output(
         &out,
         st,
@@ -204,6 +238,7 @@ fn fetch_output(out: &FetchOutcome, st: &Style, what: &str) -> Output {
         "up to date",
         "local is ahead",
         "deleted here",
+        "deleted elsewhere",
         "not on remote",
         "skipped",
         "failed",

@@ -222,6 +222,13 @@ pub fn shown(sh: &ops::show::Shown, st: &Style) -> String {
     kv("time", format!("{} ({})", ago(&l.ts), l.ts));
     kv("writer", escape(&l.writer).into_owned());
     kv(
+        "signed",
+        match &sh.signature {
+            None => "no".into(),
+            Some(g) => escape(&g.summary()).into_owned(),
+        },
+    );
+    kv(
         "git commit",
         format!(
             "{} {}",

@@ -7,8 +7,13 @@ use crate::common;
 
 mod bundles;
 mod divergence;
+mod host_limits;
+mod http_server;
+mod remote_choice;
 mod retention;
 mod round_trip;
+mod signing;
+mod tombstones;
 mod validation;
 
 use common::{Repo, git_in, ok_in, refs};
@@ -47,7 +52,7 @@ impl Bare {
     }
 }
 
-/// A clone of `url` with its own identity.
+/// A clone of `url` with its own identity, whose runs go to `origin` (agentRewind.remote).
 fn clone(url: &str, who: &str) -> Repo {
     let dir = tempfile::tempdir().unwrap();
     git_in(dir.path(), &["clone", "-q", url, "."]);
@@ -55,6 +60,7 @@ fn clone(url: &str, who: &str) -> Repo {
     r.git(&["config", "user.name", who]);
     r.git(&["config", "user.email", &format!("{who}@example.com")]);
     r.git(&["config", "commit.gpgsign", "false"]);
+    r.git(&["config", "agentRewind.remote", "origin"]);
     r
 }
 

@@ -173,10 +173,16 @@ fn remotes_must_exist_and_nothing_changes_otherwise() {
         stderr(&out)
     );
     r.git(&["remote", "add", "origin", "file:///nonexistent/repo.git"]);
-    let out = run_in(r.path(), &["push", "r1"]);
+    let out = run_in(r.path(), &["push", "--remote", "origin", "r1"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("git push"), "{}", stderr(&out));
     assert_eq!(refs(r.path(), "refs/"), before);
+    // A push that failed does not remember its remote.
+    assert!(
+        r.git_output(&["config", "agentRewind.remote"])
+            .stdout
+            .is_empty()
+    );
     // Push never touches branches, tags or refs/remotes of the remote.
     let bare_before = refs(&bare.path(), "refs/");
     ok_in(r.path(), &["push", "upstream", "r1"]);

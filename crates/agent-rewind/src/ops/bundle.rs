@@ -64,9 +64,10 @@ pub fn import(store: &Store, file: &Path) -> Result<FetchOutcome> {
                 .with_hint("create one with `git agent-rewind export RUN -o FILE`"),
         );
     }
+    let require_signed = super::fetch::require_signed_config(store)?;
     let staging = RemoteName::new(layout::BUNDLE_REMOTE)?;
     remote::fetch_bundle(store, file, &staging)?;
-    let result = import_staged(store, &staging, None);
+    let result = import_staged(store, &staging, super::fetch::Select::All, require_signed);
     clear_staging(store, &staging)?;
     let mut out = result?;
     out.remote = file.display().to_string();

@@ -29,6 +29,13 @@ use crate::store::ObjectId;
 use crate::store::{PublishError, RefChange, Store, UserHead, layout};
 use serde::Serialize;
 
+mod chunked;
+mod signed;
+use chunked::fetch_in_chunks;
+pub use chunked::refs_per_fetch;
+use signed::refuse_unsigned;
+pub use signed::require_signed_config;
+
 const MAX_ATTEMPTS: u32 = 20;
 
 /// What happened to one run.
@@ -74,6 +81,8 @@ pub struct FetchOutcome {
     /// remote of 10,000 runs, a line each would drown the ones that changed).
     pub up_to_date: usize,
     pub deleted_here: usize,
+    /// Runs not imported because a tombstone covers them (deleted by `gc` in a clone).
+    pub deleted_elsewhere: usize,
     /// One line per skipped run (invalid name, refs or notes) and per failed import.
     pub warnings: Vec<String>,
 }
@@ -86,6 +95,7 @@ impl FetchOutcome {
             + match result {
                 "up to date" => self.up_to_date,
                 "deleted here" => self.deleted_here,
+                "deleted elsewhere" => self.deleted_elsewhere,
                 _ => 0,
             }
     }
@@ -99,21 +109,67 @@ impl FetchOutcome {
     }
 }
 
-/// Fetch `runs` (all runs when empty) from `remote` and import them.
-pub fn fetch(store: &Store, remote: &Remote, runs: &[RunId]) -> Result<FetchOutcome> {
+/// Fetch `runs` (all runs when empty) from `remote` and import them. With
+/// `require_signed` (or `agentRewind.requireSigned`), nothing is imported when a run to
+/// import holds a checkpoint or notes commit git does not accept as signed.
+pub fn fetch(
+    store: &Store,
+    remote: &Remote,
+    runs: &[RunId],
+    require_signed: bool,
+) -> Result<FetchOutcome> {
+    let require_signed = require_signed || require_signed_config(store)?;
+    let per_fetch = refs_per_fetch(store)?;
+    if let (true, Some(limit)) = (runs.is_empty(), per_fetch) {
+        return fetch_in_chunks(store, remote, limit, require_signed);
+    }
     let only = (!runs.is_empty()).then_some(runs);
     remote::fetch_into_staging(store, remote, only)?;
     crate::trace::mark("fetch: git fetch done");
     crate::crash_point!("import:objects-fetched");
-    import_staged(store, &remote.name, only)
+    // A fetch of everything brings the remote's tombstones too (fetch_into_staging).
+    let (_, skipped) = match only {
+        None => super::tombstones::import_staged(store, &remote.name)?,
+        Some(_) => (0, vec![]),
+    };
+    let mut out = import_staged(store, &remote.name, Select::from(only), require_signed)?;
+    out.remote = remote.target.clone();
+    out.warnings.extend(skipped);
+    Ok(out)
 }
 
-/// Import what is staged for `staging` (all staged runs, or only `only`).
+/// Which staged runs an import reads.
+#[derive(Clone, Copy)]
+pub enum Select<'a> {
+    /// Every staged run.
+    All,
+    /// The runs named on the command line (reported one by one; a run deleted here comes
+    /// back).
+    Named(&'a [RunId]),
+    /// Every run of the remote, as listed by `git ls-remote` for a fetch in chunks
+    /// (reported as a fetch of everything).
+    Listed(&'a [RunId]),
+}
+
+impl<'a> Select<'a> {
+    fn from(only: Option<&'a [RunId]>) -> Self {
+        only.map_or(Select::All, Select::Named)
+    }
+}
+
+/// Import what is staged for `staging` (all staged runs, or only those `select` names).
 pub fn import_staged(
     store: &Store,
     staging: &RemoteName,
-    only: Option<&[RunId]>,
+    select: Select,
+    require_signed: bool,
 ) -> Result<FetchOutcome> {
+    // A run deleted here stays deleted, and runs are counted, unless named.
+    let (only, everything) = match select {
+        Select::All => (None, true),
+        Select::Named(r) => (Some(r), false),
+        Select::Listed(r) => (Some(r), true),
+    };
     // Named runs: only their refs are read (either side may hold 100,000 runs).
     let (staged_all, locals) = match only {
         None => (
@@ -135,6 +191,7 @@ pub fn import_staged(
         runs: vec![],
         up_to_date: 0,
         deleted_here: 0,
+        deleted_elsewhere: 0,
         warnings: vec![],
     };
     let none = LocalRun::default();
@@ -154,9 +211,25 @@ pub fn import_staged(
             }
         }
     }
+    // A run a tombstone covers stays out (fetching everything; naming it brings it).
+    if everything {
+        let tombs = super::tombstones::local(store)?;
+        if !tombs.is_empty() {
+            selected.retain(|s| {
+                let covered = s
+                    .head
+                    .is_some_and(|h| super::tombstones::covers(store, &tombs, &s.name, h));
+                out.deleted_elsewhere += usize::from(covered);
+                !covered
+            });
+        }
+    }
+    if require_signed {
+        refuse_unsigned(store, staging, &selected, &locals)?;
+    }
     // Fetching everything: the runs new here are created together in one rewrite of
     // `packed-refs`; the others (and any the batch could not create) one by one.
-    let mut batched = if only.is_none() {
+    let mut batched = if everything {
         import_new_runs(store, staging, &selected, &locals, &deleted)?
     } else {
         std::collections::HashMap::new()
@@ -180,7 +253,7 @@ pub fn import_staged(
         }
         let local = locals.get(&s.name).unwrap_or(&none);
         if local.head.is_none()
-            && only.is_none()
+            && everything
             && let (Some(tip), Some(head)) = (deleted.get(&s.name), s.head)
             && store.objects().is_ancestor(head, *tip).unwrap_or(false)
         {
@@ -202,7 +275,7 @@ pub fn import_staged(
                 report.detail.as_deref().unwrap_or("invalid")
             ));
         }
-        out.add(report, only.is_some());
+        out.add(report, !everything);
     }
     progress.finish();
     Ok(out)

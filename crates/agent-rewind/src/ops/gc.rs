@@ -57,6 +57,10 @@ pub struct GcOutcome {
     pub refs_packed: bool,
     /// The safety backups dropped for their age (only with `--older-than`).
     pub backups: Option<crate::materialize::BackupTrim>,
+    /// Tombstones left for the deleted runs (pushed by the next `push`, so that other
+    /// clones do not bring them back), and expired tombstones dropped.
+    pub tombstones_written: usize,
+    pub tombstones_expired: usize,
 }
 
 pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
@@ -64,6 +68,8 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
         return Err(Error::usage("gc needs --older-than DUR and/or --keep N")
             .with_hint("e.g. `git agent-rewind gc --older-than 30d --keep 20 --dry-run`"));
     }
+    // Read before anything is deleted: a bad value changes nothing.
+    let lifetime = super::tombstones::lifetime(store)?;
     // One pass over the refs, two note reads per run (like `list`); newest first.
     let list = list_runs(store, true)?;
     crate::trace::mark("gc: listed");
@@ -124,6 +130,7 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
         })
         .collect();
     let mut refs_packed = false;
+    let (mut tombstones_written, mut tombstones_expired) = (0, 0);
     if !opts.dry_run {
         // Runs that came from others first, so a lineage is never cut by a partial gc.
         let order = lineage_order(&deleted, &origins);
@@ -151,6 +158,13 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
             }
             ok
         });
+        let tips: Vec<(RunId, crate::store::ObjectId)> = batch
+            .iter()
+            .filter(|(r, _)| done.contains(r.as_str()))
+            .filter_map(|(r, l)| Some((r.clone(), l.head?)))
+            .collect();
+        tombstones_written = super::tombstones::write(store, &tips, lifetime)?;
+        tombstones_expired = super::tombstones::prune_expired(store)?;
         crate::crash_point!("gc:runs-deleted");
         crate::trace::mark("gc: runs deleted");
         store.refs().pack_refs()?;
@@ -180,6 +194,8 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
         runs_before,
         refs_packed,
         backups,
+        tombstones_written,
+        tombstones_expired,
     })
 }
 

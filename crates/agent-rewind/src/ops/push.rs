@@ -5,8 +5,12 @@
 //! Once `fetch` imported the remote side as a run, such a run is `diverged`: the hint names
 //! the way out, and it does not fail `push --all` (issue 30 item 14).
 //!
-//! It never pushes anything but the refs of the runs asked for (never branches, tags or
-//! staged copies), and never fetches or changes local refs. A run in which a secret rule
+//! With `agentRewind.pushRefsPerPush`, or once the remote refused a push for its number of
+//! refs, runs go in chunks (`chunks`). `--all` leaves out runs a tombstone covers, and every
+//! push carries this repository's tombstones (`ops::tombstones`, issue 33 item 5).
+//!
+//! It never pushes anything but the refs of the runs asked for and tombstones (never
+//! branches, tags or staged copies), and never fetches or changes local refs. A run in which a secret rule
 //! fires is not pushed (`secrets`), unless each finding's fingerprint is allowed.
 
 use crate::error::{Error, Result};
@@ -18,7 +22,9 @@ use crate::store::{Store, layout};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+mod chunks;
 pub mod secrets;
+pub use chunks::refs_per_push;
 pub use secrets::SecretFinding;
 
 /// Batches tried before falling back to one push per run.
@@ -55,6 +61,19 @@ pub struct PushOutcome {
     /// Rules of `agentRewind.secretRules` that did not compile (not used).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub skipped_rules: Vec<String>,
+    /// The most ref updates one `git push` carried, when pushes were chunked
+    /// (`agentRewind.pushRefsPerPush`, or learned from the remote's refusal).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refs_per_push: Option<usize>,
+    /// The remote refused a push for the number of refs it updated (a host's push policy);
+    /// the runs were then pushed in chunks of `refs_per_push`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub limit_detected: bool,
+    /// With `--all`: runs not pushed because a tombstone covers them (deleted by `gc` in a
+    /// clone; issue 33 item 5).
+    pub deleted_elsewhere: usize,
+    /// Tombstones the remote did not have and now has.
+    pub tombstones_pushed: usize,
 }
 
 impl PushOutcome {
@@ -73,7 +92,8 @@ impl PushOutcome {
 /// Every local run, for `--all`: pushed with globs, minus what is left out.
 struct AllRuns {
     valid: Vec<RunId>,
-    /// Names under refs/agent-runs/ that are not valid run ids: never pushed.
+    /// Names under refs/agent-runs/ never pushed: not valid run ids, or runs a tombstone
+    /// covers.
     invalid: Vec<String>,
 }
 
@@ -87,14 +107,12 @@ pub fn push(
     all: bool,
     allowed: &[String],
 ) -> Result<PushOutcome> {
-    let all = match all {
+    let (all, deleted_elsewhere) = match all {
         true => {
-            let (runs, invalid) = store.refs().list_runs()?;
-            let mut valid: Vec<RunId> = runs.into_iter().map(|(r, _)| r).collect();
-            valid.sort();
-            Some(AllRuns { valid, invalid })
+            let (a, covered) = all_runs(store)?;
+            (Some(a), covered)
         }
-        false => None,
+        false => (None, 0),
     };
     let selected = match &all {
         Some(a) => a.valid.clone(),
@@ -133,13 +151,43 @@ pub fn push(
             done.insert(run.clone(), holds_secrets(run, found));
         }
     }
+    let limit = refs_per_push(store)?;
+    let mut chunked = None;
+    let mut limit_detected = false;
+    if let Some(limit) = limit.filter(|_| !pending.is_empty()) {
+        let b = batches(&pending, all.as_ref(), &specs);
+        chunked = Some(chunks::push_in_chunks(store, remote, &b, limit, &mut done)?);
+        pending.clear();
+    }
     let mut round = 0;
     while !pending.is_empty() && round < BATCH_ROUNDS {
         round += 1;
         let before = pending.len();
         let mut next = vec![];
         for (runs, refspecs) in batches(&pending, all.as_ref(), &specs) {
-            next.extend(push_batch(store, remote, &runs, &refspecs, &mut done)?);
+            match push_batch(store, remote, &runs, &refspecs, &mut done)? {
+                Batch::Pending(p) => next.extend(p),
+                // The host refused the push for its number of refs: every run still to
+                // push goes in chunks the remote takes.
+                Batch::TooMany(found) => {
+                    limit_detected = true;
+                    let mut rest: Vec<RunId> = pending
+                        .iter()
+                        .filter(|r| !done.contains_key(*r))
+                        .cloned()
+                        .collect();
+                    rest.sort();
+                    rest.dedup();
+                    let b = batches(&rest, all.as_ref(), &specs);
+                    chunked = Some(chunks::push_in_chunks(store, remote, &b, found, &mut done)?);
+                    next.clear();
+                    break;
+                }
+            }
+        }
+        if limit_detected {
+            pending.clear();
+            break;
         }
         pending = next;
         if pending.len() == before && !pending.is_empty() {
@@ -151,7 +199,13 @@ pub fn push(
         let one = std::slice::from_ref(&run);
         let mut settled = false;
         for attempt in 0..SINGLE_TRIES {
-            if push_batch(store, remote, one, &specs[&run], &mut done)?.is_empty() {
+            if let Batch::TooMany(found) = push_batch(store, remote, one, &specs[&run], &mut done)?
+            {
+                limit_detected = true;
+                let b = batches(one, None, &specs);
+                chunked = Some(chunks::push_in_chunks(store, remote, &b, found, &mut done)?);
+            }
+            if done.contains_key(&run) {
                 settled = true;
                 break;
             }
@@ -169,10 +223,14 @@ pub fn push(
         }
     }
     let mut out = PushOutcome {
-        remote: remote.name.to_string(),
+        remote: remote.target.clone(),
         runs: vec![],
         up_to_date: 0,
         skipped_rules,
+        refs_per_push: chunked,
+        limit_detected,
+        deleted_elsewhere,
+        tombstones_pushed: push_tombstones(store, remote)?,
     };
     for mut r in selected.iter().filter_map(|r| done.remove(r)) {
         if r.result == "rejected" && r.reason.as_deref() == Some(MOVED_ON) {
@@ -184,6 +242,39 @@ pub fn push(
         }
     }
     Ok(out)
+}
+
+/// Every local run for `--all`, and how many a tombstone covers (those stay here, unless
+/// named: they are left out of the globs).
+fn all_runs(store: &Store) -> Result<(AllRuns, usize)> {
+    let (runs, mut invalid) = store.refs().list_runs()?;
+    let tombs = super::tombstones::local(store)?;
+    let mut valid: Vec<RunId> = vec![];
+    let mut covered = 0;
+    for (r, head) in runs {
+        if !tombs.is_empty() && super::tombstones::covers(store, &tombs, r.as_str(), head) {
+            covered += 1;
+            invalid.push(r.to_string());
+        } else {
+            valid.push(r);
+        }
+    }
+    valid.sort();
+    Ok((AllRuns { valid, invalid }, covered))
+}
+
+/// Push this repository's tombstones that the remote lacks (one `git push`, only when
+/// there are any; one the remote already has stays as it is). Returns how many landed.
+fn push_tombstones(store: &Store, remote: &Remote) -> Result<usize> {
+    if store
+        .refs()
+        .refs_under(layout::TOMBSTONES_PREFIX)?
+        .is_empty()
+    {
+        return Ok(0);
+    }
+    let attempt = remote::push_each(store, remote, &[layout::push_tombstones_refspec()])?;
+    Ok(attempt.refs.iter().filter(|r| r.flag == '*').count())
 }
 
 fn select(store: &Store, runs: &[RunId]) -> Result<Vec<RunId>> {
@@ -238,27 +329,54 @@ fn batches(
         .collect()
 }
 
-/// One atomic push of `refspecs` covering `runs`; settled runs go to `done`, the others are
-/// returned.
+/// What one atomic push left to do.
+enum Batch {
+    /// The runs still to push (the others are settled).
+    Pending(Vec<RunId>),
+    /// The remote refused it for the number of refs it updated: push in chunks of this many.
+    TooMany(usize),
+}
+
+/// The error of a push that failed without a result per ref.
+fn push_failed(remote: &Remote, stderr: &str) -> Error {
+    Error::other(format!(
+        "`git push` to {} failed: {}",
+        remote.target,
+        if stderr.is_empty() {
+            "no output"
+        } else {
+            stderr
+        }
+    ))
+    .with_hint("check that the remote is reachable and writable (`git push --dry-run`)")
+}
+
+/// A run the remote took (`changed`) or already had.
+fn settled(run: &RunId, changed: bool) -> RunPush {
+    RunPush {
+        run: run.to_string(),
+        result: if changed { "pushed" } else { "up to date" },
+        reason: None,
+        hint: None,
+        secrets: vec![],
+    }
+}
+
+/// One atomic push of `refspecs` covering `runs`; settled runs go to `done`.
 fn push_batch(
     store: &Store,
     remote: &Remote,
     runs: &[RunId],
     refspecs: &[String],
     done: &mut BTreeMap<RunId, RunPush>,
-) -> Result<Vec<RunId>> {
+) -> Result<Batch> {
     let attempt = remote::push_atomic(store, remote, refspecs)?;
+    if let Some(found) = remote::refused_for_ref_count(&attempt) {
+        let updates = attempt.refs.iter().filter(|r| r.flag != '=').count();
+        return Ok(Batch::TooMany(found.unwrap_or(updates / 2).max(1)));
+    }
     if attempt.refs.is_empty() && !attempt.success {
-        return Err(Error::other(format!(
-            "`git push` to {} failed: {}",
-            remote.name,
-            if attempt.stderr.is_empty() {
-                "no output".into()
-            } else {
-                attempt.stderr.clone()
-            }
-        ))
-        .with_hint("check that the remote is reachable and writable (`git push --dry-run`)"));
+        return Err(push_failed(remote, &attempt.stderr));
     }
     let mut by_run: BTreeMap<String, Vec<&RefStatus>> = BTreeMap::new();
     for r in &attempt.refs {
@@ -276,7 +394,7 @@ fn push_batch(
             None => pending.push(run.clone()),
         }
     }
-    Ok(pending)
+    Ok(Batch::Pending(pending))
 }
 
 /// What one run's ref results mean; `None` when it must be pushed again.
@@ -311,13 +429,7 @@ fn settle(run: &RunId, refs: &[&RefStatus], success: bool) -> Option<RunPush> {
     }
     let changed = refs.iter().any(|r| r.flag != '=');
     if success || (!refs.is_empty() && !changed) {
-        return Some(RunPush {
-            run: run.to_string(),
-            result: if changed { "pushed" } else { "up to date" },
-            reason: None,
-            hint: None,
-            secrets: vec![],
-        });
+        return Some(settled(run, changed));
     }
     None // only rejected because another run's ref was: push it again
 }

@@ -22,6 +22,9 @@ pub struct Shown {
     pub checkpoint: Checkpoint,
     pub parent: Option<ObjectId>,
     pub files: Vec<FileChange>,
+    /// Who signed the checkpoint commit, as git checks it; `None` when it is not signed
+    /// (then no process is started to find out).
+    pub signature: Option<super::signatures::Signed>,
 }
 
 impl Shown {
@@ -31,6 +34,10 @@ impl Shown {
         o.insert(
             "files".into(),
             serde_json::to_value(&self.files).expect("serializable"),
+        );
+        o.insert(
+            "signature".into(),
+            serde_json::to_value(&self.signature).expect("serializable"),
         );
         v
     }
@@ -47,10 +54,15 @@ pub fn show(store: &Store, spec: &CheckpointSpec) -> Result<Shown> {
     };
     let files = changed_files(store, from, checkpoint.commit.tree)?;
     crate::trace::mark("show: files compared");
+    let signature = match store.objects().is_signed(checkpoint.id())? {
+        true => super::signatures::describe(store, checkpoint.id())?,
+        false => None,
+    };
     Ok(Shown {
         checkpoint,
         parent,
         files,
+        signature,
     })
 }
 

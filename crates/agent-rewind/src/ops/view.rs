@@ -156,6 +156,8 @@ pub struct ViewCheckpoint {
     pub parent: Option<usize>,
     /// Embedded only for the checkpoints the [`DiffLimit`] chose.
     pub files: Option<ViewFiles>,
+    /// Who signed it and git's verdict (`Signed::summary`), when it is signed.
+    pub signed: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -213,6 +215,7 @@ pub fn build(store: &Store, opts: &ViewOptions) -> Result<ViewModel> {
                 run: run_index,
                 parent: None,
                 files: None,
+                signed: None,
             });
         }
         let indexes: Vec<usize> = (first..checkpoints.len()).collect();
@@ -226,6 +229,26 @@ pub fn build(store: &Store, opts: &ViewOptions) -> Result<ViewModel> {
             origin: None,
             steps,
         });
+    }
+
+    // Signers: one `git log` for the checkpoints that carry a signature.
+    let signed: Vec<usize> = (0..checkpoints.len())
+        .filter(|&i| {
+            store
+                .objects()
+                .is_signed(checkpoints[i].checkpoint.id())
+                .unwrap_or(false)
+        })
+        .collect();
+    if !signed.is_empty() {
+        let ids: Vec<ObjectId> = signed
+            .iter()
+            .map(|&i| checkpoints[i].checkpoint.id())
+            .collect();
+        let found = crate::ops::signatures::describe_all(store, &ids)?;
+        for (i, s) in signed.into_iter().zip(found) {
+            checkpoints[i].signed = Some(s.summary());
+        }
     }
 
     // Parents and edges, now that every checkpoint has an index.

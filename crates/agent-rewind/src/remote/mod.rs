@@ -17,14 +17,28 @@ use crate::ids::{RemoteName, RunId};
 use crate::store::{LocalRemote, NotesCopy, Store, layout};
 use std::path::Path;
 
-/// The remote used when none is named.
+/// The remote used by `fetch` when none is named or configured.
 pub const DEFAULT_REMOTE: &str = "origin";
 
-/// A configured git remote.
+/// The config key naming the remote (or URL) runs go to and come from by default.
+pub const REMOTE_KEY: &str = "agentRewind.remote";
+
+/// A git remote runs are pushed to or fetched from: a configured remote, or a URL.
 #[derive(Debug, Clone)]
 pub struct Remote {
+    /// The remote's name; for a URL, a name made from it (`url-<hex>`), which names its
+    /// staging refs (`refs/agent-runs-remote/<name>/…`).
     pub name: RemoteName,
     pub url: String,
+    /// What git is given: the remote's name, or the URL.
+    pub target: String,
+}
+
+impl Remote {
+    /// Whether this remote is a URL rather than a configured remote.
+    pub fn is_url(&self) -> bool {
+        self.target != self.name.as_str()
+    }
 }
 
 /// The remote called `name` (default `origin`), which must be configured in this repository.
@@ -35,12 +49,55 @@ pub fn resolve(store: &Store, name: Option<&str>) -> Result<Remote> {
         (Some(url), _) => Ok(Remote {
             name: RemoteName::new(shown)?,
             url,
+            target: shown.to_string(),
         }),
         (None, None) => Err(Error::not_found(format!("no remote {DEFAULT_REMOTE}"))
             .with_hint("add one with `git remote add origin URL`, or name the remote to use")),
         (None, Some(n)) => Err(Error::not_found(format!("unknown remote {n:?}"))
             .with_hint("`git remote -v` lists the remotes of this repository")),
     }
+}
+
+/// Whether `s` is a URL or path git takes as a repository (`scheme://…`, `user@host:path`,
+/// `/path`, `./path`), not a remote name.
+fn looks_like_url(s: &str) -> bool {
+    s.contains("://")
+        || s.starts_with(['/', '.', '~'])
+        || s.split_once(':')
+            .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'))
+}
+
+/// A remote named by `agentRewind.remote` or `--remote`: a configured remote's name, or a
+/// URL (path) of a repository.
+pub fn resolve_name_or_url(store: &Store, word: &str, origin: &str) -> Result<Remote> {
+    let bad = |why: &str| {
+        Error::usage(format!("{origin} {word:?} {why}"))
+            .with_hint("a remote name (`git remote -v`) or a repository URL")
+    };
+    if word.trim().is_empty() || word.starts_with('-') || word.contains(['\n', '\0']) {
+        return Err(bad("is not a remote name or URL"));
+    }
+    if remote_url(store, word).is_some() {
+        return resolve(store, Some(word));
+    }
+    if !looks_like_url(word) {
+        return Err(
+            Error::not_found(format!("unknown remote {word:?} ({origin})"))
+                .with_hint("`git remote -v` lists the remotes of this repository; a URL works too"),
+        );
+    }
+    Ok(Remote {
+        name: RemoteName::new(format!("url-{:016x}", stable_hash(word)))?,
+        url: word.to_string(),
+        target: word.to_string(),
+    })
+}
+
+/// FNV-1a of `s`: a name for a URL's staging refs that stays the same across versions.
+fn stable_hash(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 fn remote_url(store: &Store, name: &str) -> Option<String> {
@@ -52,20 +109,68 @@ fn remote_url(store: &Store, name: &str) -> Option<String> {
         .or_else(|| store.config_string(&format!("remote.{name}.pushurl")))
 }
 
-/// Split `[REMOTE] [RUN…]`: the first word is the remote when a remote of that name is
-/// configured; otherwise every word is a run and the remote is `origin`.
-pub fn split_remote_and_runs(store: &Store, words: &[String]) -> Result<(Remote, Vec<RunId>)> {
-    let (remote, runs) = match words.split_first() {
-        Some((first, rest)) if remote_url(store, first).is_some() => {
-            (resolve(store, Some(first))?, rest)
+/// Which remote a command uses, and how it was chosen.
+#[derive(Debug, Clone)]
+pub struct Chosen {
+    pub remote: Remote,
+    pub runs: Vec<RunId>,
+    /// Chosen with `--remote` while `agentRewind.remote` was not set: the caller may
+    /// remember it.
+    pub first_choice: bool,
+}
+
+/// Split `[REMOTE] [RUN…]` with `--remote` (`flag`): with the flag every word is a run;
+/// otherwise the first word is the remote when a remote of that name is configured. With
+/// no remote named, `agentRewind.remote`; with none configured, `origin` for a fetch, and
+/// for a push (`push`) an error that names the remote it would use and asks for
+/// `--remote`: where runs go is chosen once, by a person.
+pub fn choose(store: &Store, words: &[String], flag: Option<&str>, push: bool) -> Result<Chosen> {
+    let configured = store.config_string(REMOTE_KEY);
+    let (remote, runs, first_choice) = match (flag, words.split_first()) {
+        (Some(f), _) => (
+            resolve_name_or_url(store, f, "--remote")?,
+            words,
+            configured.is_none(),
+        ),
+        (None, Some((first, rest))) if remote_url(store, first).is_some() => {
+            (resolve(store, Some(first))?, rest, false)
         }
-        _ => (resolve(store, None)?, words),
+        (None, _) => match &configured {
+            Some(c) => (resolve_name_or_url(store, c, REMOTE_KEY)?, words, false),
+            None if push => return Err(ask_for_remote(store)),
+            None => (resolve(store, None)?, words, false),
+        },
     };
     let runs = runs
         .iter()
         .map(|r| RunId::new(r.clone()))
         .collect::<Result<Vec<_>>>()?;
-    Ok((remote, runs))
+    Ok(Chosen {
+        remote,
+        runs,
+        first_choice,
+    })
+}
+
+/// The error of a push with no remote named or configured: names the remote it would use.
+fn ask_for_remote(store: &Store) -> Error {
+    let choose = "say where runs go once: `git agent-rewind push --remote <name or URL> …` (remembered as agentRewind.remote), or `git config agentRewind.remote <name or URL>`; a private repository keeps runs out of the project's remote";
+    match remote_url(store, DEFAULT_REMOTE) {
+        Some(url) => Error::usage(format!(
+            "no remote chosen for runs: this would push to {DEFAULT_REMOTE} ({url})"
+        ))
+        .with_hint(choose),
+        None => Error::not_found(format!(
+            "no remote chosen for runs, and no remote {DEFAULT_REMOTE}"
+        ))
+        .with_hint(choose),
+    }
+}
+
+/// Remember `remote` as `agentRewind.remote` in this repository's config (after a push
+/// that named it with `--remote` while none was set).
+pub fn remember(store: &Store, remote: &Remote) -> Result<()> {
+    store.config_add(REMOTE_KEY, &remote.target)
 }
 
 /// What the remote said about one ref of a push (`git push --porcelain`).
@@ -113,7 +218,7 @@ pub struct PushAttempt {
 
 /// `git push --atomic --porcelain <remote> <refspecs…>`: never forced, all or nothing.
 pub fn push_atomic(store: &Store, remote: &Remote, refspecs: &[String]) -> Result<PushAttempt> {
-    let out = store.remote().push_atomic(remote.name.as_str(), refspecs)?;
+    let out = store.remote().push_atomic(&remote.target, refspecs)?;
     // git's own words: the server lacks the capability (no typed signal exists for it).
     if out.stderr.contains("does not support --atomic") {
         return Err(Error::refused(format!(
@@ -127,6 +232,115 @@ pub fn push_atomic(store: &Store, remote: &Remote, refspecs: &[String]) -> Resul
         refs: parse_porcelain(&out.stdout),
         stderr: out.stderr,
     })
+}
+
+/// A remote's runs with their ref counts, and the names there that are not run ids.
+pub type RemoteRuns = (Vec<(RunId, usize)>, Vec<String>);
+
+/// The runs of `remote` (`git ls-remote` of our two namespaces) with how many refs each has
+/// there (its ref folder and notes ref), sorted; and the names that are not valid run ids
+/// (never fetched by name).
+pub fn remote_runs(store: &Store, remote: &Remote) -> Result<RemoteRuns> {
+    let out = store.remote().ls_remote(
+        &remote.target,
+        &[
+            &format!("{}*", layout::RUNS_PREFIX),
+            &format!("{}*", layout::NOTES_PREFIX),
+        ],
+    )?;
+    if !out.success {
+        return Err(Error::git(format!(
+            "`git ls-remote` of {} failed: {}",
+            remote.target, out.stderr
+        ))
+        .with_hint("check that the remote is reachable with `git ls-remote`"));
+    }
+    let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+    for line in out.stdout.lines() {
+        let Some((_, name)) = line.split_once('\t') else {
+            continue;
+        };
+        if let Some((run, _)) = run_of_ref(name) {
+            *counts.entry(run).or_default() += 1;
+        }
+    }
+    let mut valid = vec![];
+    let mut invalid = vec![];
+    for (name, n) in counts {
+        match RunId::new(name.clone()) {
+            Ok(r) => valid.push((r, n)),
+            Err(_) => invalid.push(name),
+        }
+    }
+    Ok((valid, invalid))
+}
+
+/// `git fetch` of the remote's tombstones alone into their staging namespace.
+pub fn fetch_tombstones(store: &Store, remote: &Remote) -> Result<()> {
+    fetch(
+        store,
+        &remote.target,
+        &remote.target,
+        &[layout::fetch_tombstones_refspec(&remote.name)],
+    )
+}
+
+/// `git push --porcelain <remote> <refspecs…>`, not atomic (each ref lands or not on its
+/// own), never forced; what git said per ref.
+pub fn push_each(store: &Store, remote: &Remote, refspecs: &[String]) -> Result<PushAttempt> {
+    let out = store.remote().push_each(&remote.target, refspecs)?;
+    Ok(PushAttempt {
+        success: out.success,
+        refs: parse_porcelain(&out.stdout),
+        stderr: out.stderr,
+    })
+}
+
+/// What a push of `refspecs` would do, per ref (`git push --dry-run`): nothing is sent.
+pub fn push_dry_run(store: &Store, remote: &Remote, refspecs: &[String]) -> Result<PushAttempt> {
+    let out = store.remote().push_dry_run(&remote.target, refspecs)?;
+    Ok(PushAttempt {
+        success: out.success,
+        refs: parse_porcelain(&out.stdout),
+        stderr: out.stderr,
+    })
+}
+
+/// Whether a failed push was refused for the number of refs it updated (a host's push
+/// policy, a pre-receive hook): every ref of it was declined by the remote, none for being
+/// behind, and the remote's message speaks of a limit. `Some(n)` with the number the message
+/// names as the most refs allowed (`more than 5`, `at most 5`), `Some(None)` when it names
+/// none; `None` when the push failed for anything else.
+pub fn refused_for_ref_count(attempt: &PushAttempt) -> Option<Option<usize>> {
+    let updates: Vec<&RefStatus> = attempt.refs.iter().filter(|r| r.flag != '=').collect();
+    if attempt.success || updates.len() < 2 {
+        return None;
+    }
+    let declined = updates.iter().all(|r| {
+        r.rejected() && !r.moved_on() && (r.collateral() || r.summary.contains("remote rejected"))
+    });
+    let text = attempt.stderr.to_ascii_lowercase();
+    let about_count = ["too many", "more than", "at most", "limit", "exceed"]
+        .iter()
+        .any(|w| text.contains(w));
+    if !declined || !about_count {
+        return None;
+    }
+    let number_after = |word: &str| {
+        text.split(word).nth(1).and_then(|rest| {
+            let digits: String = rest
+                .trim_start()
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse::<usize>().ok().filter(|n| *n > 0)
+        })
+    };
+    Some(
+        ["more than", "at most", "limit of", "maximum of", "max"]
+            .iter()
+            .find_map(|w| number_after(w)),
+    )
 }
 
 /// Parse the per-ref lines of `git push --porcelain`: `<flag>\t<src>:<dst>\t<summary>`.
@@ -176,9 +390,12 @@ pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>
     let mut fetched_notes: Vec<&RunId> = vec![];
     let mut local: Option<LocalRemote> = None;
     match runs {
-        None => refspecs.extend(layout::fetch_refspecs(&remote.name)),
+        None => {
+            refspecs.extend(layout::fetch_refspecs(&remote.name));
+            refspecs.push(layout::fetch_tombstones_refspec(&remote.name));
+        }
         Some(runs) => {
-            let split = store.remote().remote_never_prompts(remote.name.as_str());
+            let split = !remote.is_url() && store.remote().remote_never_prompts(&remote.target);
             let mut tried = false;
             for r in runs {
                 let [run, notes] = layout::fetch_run_refspecs(&remote.name, r);
@@ -207,10 +424,10 @@ pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>
     store
         .refs()
         .remove_stale_locks_under(&layout::remote_notes_prefix(&remote.name));
-    let shown = remote.name.to_string();
+    let shown = remote.target.clone();
     let Some(source) = local.filter(|_| !copies.is_empty()) else {
         let (out, second) = store.remote().fetch_refspecs_and_unrelated(
-            remote.name.as_str(),
+            &remote.target,
             &refspecs,
             &unrelated,
             progress(),
@@ -245,16 +462,14 @@ pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>
         (
             store
                 .remote()
-                .fetch_refspecs(remote.name.as_str(), &refspecs, progress())?,
+                .fetch_refspecs(&remote.target, &refspecs, progress())?,
             fallbacks,
         )
     } else {
-        let (out, copied) = store.remote().fetch_refspecs_while(
-            remote.name.as_str(),
-            &refspecs,
-            progress(),
-            copy,
-        )?;
+        let (out, copied) =
+            store
+                .remote()
+                .fetch_refspecs_while(&remote.target, &refspecs, progress(), copy)?;
         (out, copied?)
     };
     check_fetch(&shown, &out)?;
@@ -263,7 +478,7 @@ pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>
     }
     // Notes the copy left to git (a history too large, a tip that is not a commit): rare
     // enough for a plain second fetch after the first.
-    fetch(store, remote.name.as_str(), &shown, &fallbacks)
+    fetch(store, &remote.target, &shown, &fallbacks)
 }
 
 /// git's progress, on a terminal only (as git decides for itself when not captured).

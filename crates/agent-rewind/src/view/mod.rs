@@ -186,6 +186,9 @@ fn page_data(model: &ViewModel, title: &str) -> Value {
                 }
             }
         }
+        if let Some(signed) = &c.signed {
+            x.insert("signed".into(), signed.as_str().into());
+        }
         if l.status != status {
             x.insert(
                 "recorded_status".into(),

@@ -1,0 +1,336 @@
+//! Signatures of our commits through git's own signing configuration (issue 33 item 1):
+//! whether to sign (`agentRewind.sign`), with which program and key (`gpg.format`,
+//! `gpg.program`, `gpg.<format>.program`, `user.signingKey`), the signature made the way
+//! git makes it (`gpg --status-fd=2 -bsau KEY` / `gpgsm` on stdin, `ssh-keygen -Y sign -n
+//! git -f KEY FILE`), and reading signatures back with git's own checks (`git log
+//! --format=%G?…`, which uses `gpg.ssh.allowedSignersFile` and the gpg keyring).
+//!
+//! It must never choose a program on its own: the program and key come only from the
+//! user's git config (and `git -c`), never from a fetched object, note or workflow; with
+//! nothing configured, nothing is signed and no program starts. It never writes config.
+
+#![allow(clippy::disallowed_methods)] // the store starts its own processes
+
+use crate::Store;
+use crate::error::{Error, Result};
+use gix::ObjectId;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+/// git's `gpg.format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignFormat {
+    OpenPgp,
+    X509,
+    Ssh,
+}
+
+/// How our commits are signed: the program, the key, and the format.
+#[derive(Debug, Clone)]
+pub struct Signer {
+    pub format: SignFormat,
+    pub program: String,
+    pub key: String,
+}
+
+/// What `agentRewind.sign` says: `true`, `false`, or follow git's `commit.gpgSign`.
+const FOLLOW_GIT: &str = "commit.gpgsign";
+
+impl Store {
+    /// Whether our commits are signed: `agentRewind.sign` is `true`, or is
+    /// `commit.gpgSign` and git's `commit.gpgSign` is true. Unset: not signed.
+    pub fn signing_enabled(&self) -> Result<bool> {
+        match self.config_string("agentRewind.sign") {
+            Some(v) if v.trim().eq_ignore_ascii_case(FOLLOW_GIT) => {
+                Ok(self.config_bool("commit.gpgSign")?.unwrap_or(false))
+            }
+            _ => Ok(self.config_bool("agentRewind.sign")?.unwrap_or(false)),
+        }
+    }
+
+    /// The signer of our commits, or `None` when signing is off. A configuration git could
+    /// not sign with (an unknown `gpg.format`, ssh without `user.signingKey`) is an error
+    /// naming the key to set.
+    pub fn signer(&self) -> Result<Option<Signer>> {
+        if !self.signing_enabled()? {
+            return Ok(None);
+        }
+        let format = match self
+            .config_string("gpg.format")
+            .map(|f| f.to_ascii_lowercase())
+            .as_deref()
+        {
+            None | Some("openpgp") => SignFormat::OpenPgp,
+            Some("x509") => SignFormat::X509,
+            Some("ssh") => SignFormat::Ssh,
+            Some(other) => {
+                return Err(Error::usage(format!(
+                    "gpg.format {other:?} is not a signature format git knows"
+                ))
+                .with_hint("gpg.format is openpgp, x509 or ssh"));
+            }
+        };
+        let program = match format {
+            SignFormat::OpenPgp => self
+                .config_string("gpg.openpgp.program")
+                .or_else(|| self.config_string("gpg.program"))
+                .unwrap_or_else(|| "gpg".into()),
+            SignFormat::X509 => self
+                .config_string("gpg.x509.program")
+                .unwrap_or_else(|| "gpgsm".into()),
+            SignFormat::Ssh => self
+                .config_string("gpg.ssh.program")
+                .unwrap_or_else(|| "ssh-keygen".into()),
+        };
+        let key = match (self.config_string("user.signingKey"), format) {
+            (Some(k), _) if !k.trim().is_empty() => k,
+            (_, SignFormat::Ssh) => {
+                return Err(Error::usage("user.signingKey needs to be set for ssh signing")
+                    .with_hint("agentRewind.sign is on and gpg.format is ssh: set user.signingKey to your key (a file, or `key::ssh-ed25519 …` for a key in ssh-agent)"));
+            }
+            // git signs with the committer's identity when no key is named.
+            _ => {
+                let (name, email) = self.configured_identity("committer");
+                match (name, email) {
+                    (Some(n), Some(e)) => format!("{n} <{e}>"),
+                    _ => {
+                        return Err(Error::usage(
+                            "no key to sign with: user.signingKey is not set and there is no committer identity",
+                        )
+                        .with_hint("set user.signingKey, or user.name and user.email"));
+                    }
+                }
+            }
+        };
+        Ok(Some(Signer {
+            format,
+            program,
+            key,
+        }))
+    }
+}
+
+impl Signer {
+    /// A detached signature of `payload`, as git makes it, without its last newline (the
+    /// form a commit header holds).
+    pub fn sign(&self, payload: &[u8]) -> Result<String> {
+        let sig = match self.format {
+            SignFormat::OpenPgp | SignFormat::X509 => self.sign_gpg(payload)?,
+            SignFormat::Ssh => self.sign_ssh(payload)?,
+        };
+        let sig =
+            String::from_utf8(sig.into_iter().filter(|b| *b != b'\r').collect()).map_err(|_| {
+                Error::other(format!(
+                    "{} wrote a signature that is not text",
+                    self.program
+                ))
+            })?;
+        let sig = sig.trim_end_matches('\n').to_string();
+        if sig.is_empty() {
+            return Err(Error::other(format!("{} wrote no signature", self.program)));
+        }
+        Ok(sig)
+    }
+
+    fn could_not_run(&self, e: std::io::Error) -> Error {
+        Error::other(format!("could not run the signing program {:?}: {e}", self.program))
+            .with_hint("it is git's signing program: gpg.program, gpg.<format>.program (see `git help config`)")
+    }
+
+    fn sign_gpg(&self, payload: &[u8]) -> Result<Vec<u8>> {
+        let mut child = Command::new(&self.program)
+            .args(["--status-fd=2", "-bsau", &self.key])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| self.could_not_run(e))?;
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        // A program that exits without reading (a bad key) closes the pipe: its status
+        // says why, not the failed write.
+        let _ = stdin.write_all(payload);
+        drop(stdin);
+        let out = child
+            .wait_with_output()
+            .map_err(|e| self.could_not_run(e))?;
+        let status = String::from_utf8_lossy(&out.stderr);
+        let created = status
+            .lines()
+            .any(|l| l.starts_with("[GNUPG:] SIG_CREATED "));
+        if !out.status.success() || !created {
+            return Err(Error::other(format!(
+                "{} failed to sign the data: {}",
+                self.program,
+                crate::error::one_line(if status.trim().is_empty() { "(no output)" } else { &status })
+            ))
+            .with_hint("check user.signingKey and that the key is usable without a prompt (`git commit -S` fails the same way)"));
+        }
+        Ok(out.stdout)
+    }
+
+    fn sign_ssh(&self, payload: &[u8]) -> Result<Vec<u8>> {
+        let dir = tempfile::Builder::new()
+            .prefix(".git_signing_tmp")
+            .tempdir()
+            .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+        let literal = self
+            .key
+            .strip_prefix("key::")
+            .or_else(|| self.key.starts_with("ssh-").then_some(self.key.as_str()));
+        let key_file = match literal {
+            Some(k) => {
+                let p = dir.path().join("key");
+                std::fs::write(&p, k).map_err(|e| Error::io(&p, e))?;
+                p
+            }
+            None => expand_home(&self.key),
+        };
+        let buffer = dir.path().join("buffer");
+        std::fs::write(&buffer, payload).map_err(|e| Error::io(&buffer, e))?;
+        let mut cmd = Command::new(&self.program);
+        cmd.args(["-Y", "sign", "-n", "git", "-f"]).arg(&key_file);
+        if literal.is_some() {
+            cmd.arg("-U");
+        }
+        let out = cmd
+            .arg(&buffer)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(|e| self.could_not_run(e))?;
+        if !out.status.success() {
+            return Err(Error::other(format!(
+                "{} failed to sign the data: {}",
+                self.program,
+                crate::error::one_line(&String::from_utf8_lossy(&out.stderr))
+            ))
+            .with_hint("check user.signingKey (`git commit -S` fails the same way); ssh signing needs OpenSSH 8.2 or later"));
+        }
+        let sig = dir.path().join("buffer.sig");
+        std::fs::read(&sig).map_err(|e| Error::io(&sig, e))
+    }
+}
+
+/// `~/…` as git's `interpolate_path` reads it.
+fn expand_home(path: &str) -> std::path::PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => std::path::Path::new(&home).join(rest),
+        _ => std::path::PathBuf::from(path),
+    }
+}
+
+/// The header that holds a commit's signature in a repository of this hash.
+pub(crate) fn signature_header(hash: gix::hash::Kind) -> &'static str {
+    match hash {
+        gix::hash::Kind::Sha1 => "gpgsig",
+        _ => "gpgsig-sha256",
+    }
+}
+
+/// What git says about one commit's signature (`git log --format=%G?…`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignatureCheck {
+    pub commit: ObjectId,
+    /// git's `%G?`: `G` good, `U` good with a key of unknown validity, `X`/`Y` good but
+    /// expired signature/key, `R` revoked key, `B` bad, `E` cannot be checked, `N` none.
+    pub code: char,
+    /// Whether the commit carries a signature at all (git says `N` for a signature it
+    /// cannot check when `gpg.ssh.allowedSignersFile` is not set).
+    pub signed: bool,
+    /// The signer git names (`%GS`: the principal of an ssh key, the user id of a gpg key).
+    pub signer: String,
+    /// The key (`%GK`) and its fingerprint (`%GF`).
+    pub key: String,
+    pub fingerprint: String,
+    /// The trust level (`%GT`: `undefined`, `never`, `marginal`, `fully`, `ultimate`).
+    pub trust: String,
+}
+
+impl crate::facade::Objects<'_> {
+    /// git's check of the signature of each of `commits`, in that order, with one `git log`
+    /// process: `gpg.ssh.allowedSignersFile`, the gpg keyring and `gpg.*.program` of the
+    /// user's config decide, as for `git verify-commit`.
+    pub fn check_signatures(&self, commits: &[ObjectId]) -> Result<Vec<SignatureCheck>> {
+        if commits.is_empty() {
+            return Ok(vec![]);
+        }
+        let header = signature_header(self.repo.object_hash());
+        let mut input = String::with_capacity(commits.len() * 41);
+        for c in commits {
+            input.push_str(&c.to_string());
+            input.push('\n');
+        }
+        let dir = self
+            .repo
+            .workdir()
+            .unwrap_or(self.repo.git_dir())
+            .to_path_buf();
+        let out = self.git_with_input(
+            &dir,
+            &[
+                "-c",
+                "log.showSignature=false",
+                "log",
+                "--no-walk=unsorted",
+                "--stdin",
+                "--format=%H%x1f%G?%x1f%GS%x1f%GK%x1f%GF%x1f%GT%x1e",
+            ],
+            input.as_bytes(),
+        )?;
+        let mut checks = vec![];
+        for rec in out.split('\x1e').map(|r| r.trim_start_matches('\n')) {
+            let f: Vec<&str> = rec.split('\x1f').collect();
+            if f.len() < 6 {
+                continue;
+            }
+            let commit = ObjectId::from_hex(f[0].as_bytes())
+                .map_err(|e| Error::git(format!("git log printed {:?}: {e}", f[0])))?;
+            let signed = self.has_header(commit, header)?;
+            checks.push(SignatureCheck {
+                commit,
+                code: f[1].chars().next().unwrap_or('N'),
+                signed,
+                signer: f[2].to_string(),
+                key: f[3].to_string(),
+                fingerprint: f[4].to_string(),
+                trust: f[5].trim().to_string(),
+            });
+        }
+        Ok(checks)
+    }
+
+    /// Whether the commit `id` carries a signature (read from its headers, no process).
+    pub fn is_signed(&self, id: ObjectId) -> Result<bool> {
+        self.has_header(id, signature_header(self.repo.object_hash()))
+    }
+
+    /// Whether the commit `id` has the header `name`.
+    fn has_header(&self, id: ObjectId, name: &str) -> Result<bool> {
+        let commit = self.repo.find_commit(id)?;
+        let decoded = commit.decode()?;
+        Ok(decoded.extra_headers().find(name).is_some())
+    }
+
+    /// The commits of `tip`'s history that are not in `hidden`'s (`git rev-list tip
+    /// ^hidden`), newest first: the notes commits a fetched notes ref adds.
+    pub fn commits_between(
+        &self,
+        tip: ObjectId,
+        hidden: Option<ObjectId>,
+    ) -> Result<Vec<ObjectId>> {
+        let tip_s = tip.to_string();
+        let hide = hidden.map(|h| format!("^{h}"));
+        let mut args = vec!["rev-list", tip_s.as_str()];
+        if let Some(h) = &hide {
+            args.push(h);
+        }
+        let out = self.git(&args)?;
+        out.lines()
+            .map(|l| {
+                ObjectId::from_hex(l.trim().as_bytes())
+                    .map_err(|e| Error::git(format!("git rev-list printed {l:?}: {e}")))
+            })
+            .collect()
+    }
+}

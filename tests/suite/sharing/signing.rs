@@ -1,0 +1,358 @@
+//! Signed checkpoints (issue 33 item 1): checkpoint and notes commits signed through git's
+//! own signing configuration with real `ssh-keygen` keys and a real gpg key, checked by
+//! `verify` (and by `git verify-commit`), shown by `show`, and required by
+//! `fetch --require-signed` / `agentRewind.requireSigned`. HOME and GNUPGHOME are a
+//! temporary folder of each test.
+
+use super::{Bare, clone, stderr};
+use crate::common::{Repo, git_cmd, refs, tool_cmd};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// A home of its own (HOME and GNUPGHOME) with ssh keys `alice` and `mallory`, and an
+/// allowed-signers file that lists only alice.
+struct Keys {
+    home: tempfile::TempDir,
+}
+
+impl Keys {
+    fn new() -> Keys {
+        let home = tempfile::tempdir().unwrap();
+        let gnupg = home.path().join("gnupg");
+        std::fs::create_dir(&gnupg).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&gnupg, std::fs::Permissions::from_mode(0o700)).unwrap();
+        }
+        let k = Keys { home };
+        for who in ["alice", "mallory"] {
+            let key = k.key(who);
+            let out = std::process::Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-C", who, "-f"])
+                .arg(&key)
+                .env("HOME", k.home.path())
+                .output()
+                .expect("ssh-keygen (openssh-client) is installed");
+            assert!(out.status.success(), "{}", stderr(&out));
+        }
+        let public = std::fs::read_to_string(k.key("alice").with_extension("pub")).unwrap();
+        std::fs::write(k.allowed(), format!("alice@example.com {}", public.trim())).unwrap();
+        k
+    }
+    fn key(&self, who: &str) -> PathBuf {
+        self.home.path().join(format!("{who}_key"))
+    }
+    fn allowed(&self) -> PathBuf {
+        self.home.path().join("allowed_signers")
+    }
+    fn env(&self) -> [(&'static str, PathBuf); 2] {
+        [
+            ("HOME", self.home.path().to_path_buf()),
+            ("GNUPGHOME", self.home.path().join("gnupg")),
+        ]
+    }
+    /// A passphrase-less gpg key for `Bob <bob@example.com>` in this GNUPGHOME.
+    fn gpg_key(&self) {
+        let out = std::process::Command::new("gpg")
+            .args(["--batch", "--passphrase", "", "--quick-gen-key"])
+            .args(["Bob <bob@example.com>", "ed25519", "sign", "never"])
+            .envs(self.env())
+            .output()
+            .expect("gpg (gnupg) is installed");
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    /// The tool in `dir` with this home.
+    fn run(&self, dir: &Path, args: &[&str]) -> Output {
+        tool_cmd(dir).envs(self.env()).args(args).output().unwrap()
+    }
+    fn ok(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self.run(dir, args);
+        assert!(
+            out.status.success(),
+            "{args:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            stderr(&out)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+    fn json(&self, dir: &Path, args: &[&str]) -> Value {
+        let mut a = vec!["--json"];
+        a.extend_from_slice(args);
+        let out = self.run(dir, &a);
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "not JSON ({e}): {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                stderr(&out)
+            )
+        })
+    }
+    /// `git verify-commit` with this home: whether git accepts the signature.
+    fn git_verifies(&self, dir: &Path, commit: &str) -> bool {
+        git_cmd(dir)
+            .envs(self.env())
+            .args(["verify-commit", commit])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    }
+    /// Sign with the ssh key of `who`, checking against the allowed-signers file.
+    fn use_ssh(&self, r: &Path, who: &str) {
+        let key = self.key(who);
+        for (k, v) in [
+            ("agentRewind.sign", "true"),
+            ("gpg.format", "ssh"),
+            ("user.signingKey", key.to_str().unwrap()),
+            (
+                "gpg.ssh.allowedSignersFile",
+                self.allowed().to_str().unwrap(),
+            ),
+        ] {
+            crate::common::git_in(r, &["config", k, v]);
+        }
+    }
+}
+
+/// A run `run` of a few checkpoints.
+fn record(k: &Keys, dir: &Path, run: &str) {
+    k.ok(dir, &["start", "--run", run]);
+    crate::common::write_in(dir, &format!("{run}.txt"), "one\n");
+    k.ok(dir, &["checkpoint", "plan", "--run", run]);
+    crate::common::write_in(dir, &format!("{run}.txt"), "two\n");
+    k.ok(dir, &["checkpoint", "build", "--run", run]);
+}
+
+fn verdicts(v: &Value, kind: &str) -> Vec<(String, String)> {
+    v["runs"][0][kind]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["verdict"].as_str().unwrap().to_string(),
+                c["signer"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn ssh_signed_checkpoints_and_notes_verify_and_show_their_signer() {
+    let k = Keys::new();
+    let r = Repo::new();
+    k.use_ssh(r.path(), "alice");
+    record(&k, r.path(), "r1");
+    // git itself accepts every checkpoint and the notes commit.
+    for c in [
+        "refs/agent-runs/r1/HEAD",
+        "refs/agent-runs/r1/HEAD~1",
+        "refs/notes/agent-runs/r1",
+    ] {
+        assert!(k.git_verifies(r.path(), c), "git verify-commit {c}");
+    }
+    let v = k.json(r.path(), &["verify", "r1"]);
+    assert_eq!(v["ok"], true, "{v:#}");
+    let cps = verdicts(&v, "checkpoints");
+    assert_eq!(cps.len(), 3, "{v:#}");
+    assert!(
+        cps.iter()
+            .all(|(verdict, who)| verdict == "good" && who == "alice@example.com"),
+        "{cps:?}"
+    );
+    assert!(
+        verdicts(&v, "notes")
+            .iter()
+            .all(|(verdict, _)| verdict == "good"),
+        "{v:#}"
+    );
+    let human = k.ok(r.path(), &["verify", "r1"]);
+    assert!(human.contains("run r1: signed"), "{human}");
+    let shown = k.json(r.path(), &["show", "r1"]);
+    assert_eq!(
+        shown["signature"]["signer"], "alice@example.com",
+        "{shown:#}"
+    );
+    assert!(
+        k.ok(r.path(), &["show", "r1"])
+            .contains("signed:       good, by alice@example.com")
+    );
+    // The view page names the signer of each checkpoint.
+    let page = r.path().join(".git/page.html");
+    k.ok(r.path(), &["view", "r1", "-o", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("good, by alice@example.com (key SHA256:"),
+        "no signer in the page"
+    );
+
+    // A key the allowed-signers file does not list: a good signature git does not accept.
+    k.use_ssh(r.path(), "mallory");
+    k.ok(r.path(), &["checkpoint", "test", "--run", "r1"]);
+    assert!(!k.git_verifies(r.path(), "refs/agent-runs/r1/HEAD"));
+    let out = k.run(r.path(), &["--json", "verify", "r1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ok"], false);
+    assert_eq!(verdicts(&v, "checkpoints")[3].0, "untrusted", "{v:#}");
+    // Signing off: an unsigned checkpoint says so.
+    crate::common::git_in(r.path(), &["config", "agentRewind.sign", "false"]);
+    k.ok(r.path(), &["checkpoint", "ship", "--run", "r1"]);
+    let out = k.run(r.path(), &["--json", "verify", "r1"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(verdicts(&v, "checkpoints")[4].0, "unsigned", "{v:#}");
+    assert_eq!(k.json(r.path(), &["show", "r1"])["signature"], Value::Null);
+    r.assert_fsck();
+    assert_eq!(r.git(&["status", "--porcelain"]), "?? r1.txt\n");
+}
+
+#[test]
+fn gpg_signs_when_asked_and_commit_gpgsign_counts_only_when_opted_in() {
+    let k = Keys::new();
+    k.gpg_key();
+    let r = Repo::new();
+    r.git(&["config", "user.signingKey", "bob@example.com"]);
+    // git's commit.gpgSign alone does not sign checkpoints.
+    r.git(&["config", "commit.gpgSign", "true"]);
+    record(&k, r.path(), "plain");
+    let v = k.json(r.path(), &["verify", "plain"]);
+    assert!(
+        verdicts(&v, "checkpoints")
+            .iter()
+            .all(|(v, _)| v == "unsigned"),
+        "{v:#}"
+    );
+    // Opted in: agentRewind.sign = commit.gpgSign follows it.
+    r.git(&["config", "agentRewind.sign", "commit.gpgSign"]);
+    record(&k, r.path(), "r1");
+    assert!(k.git_verifies(r.path(), "refs/agent-runs/r1/HEAD"));
+    let v = k.json(r.path(), &["verify", "r1"]);
+    assert_eq!(v["ok"], true, "{v:#}");
+    assert!(
+        verdicts(&v, "checkpoints")
+            .iter()
+            .all(|(v, who)| v == "good" && who == "Bob <bob@example.com>"),
+        "{v:#}"
+    );
+    r.git(&["config", "commit.gpgSign", "false"]);
+    k.ok(r.path(), &["checkpoint", "more", "--run", "r1"]);
+    let out = k.run(r.path(), &["--json", "verify", "r1"]);
+    assert_eq!(out.status.code(), Some(1));
+    // A key gpg does not have: the checkpoint is not recorded, and nothing changed.
+    r.git(&["config", "agentRewind.sign", "true"]);
+    r.git(&["config", "user.signingKey", "nobody@example.com"]);
+    let before = refs(r.path(), "refs/");
+    let out = k.run(r.path(), &["checkpoint", "fails", "--run", "r1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("failed to sign"), "{}", stderr(&out));
+    assert_eq!(before, refs(r.path(), "refs/"));
+    r.assert_fsck();
+}
+
+#[test]
+fn fetch_require_signed_refuses_unsigned_or_untrusted_runs_and_changes_nothing() {
+    let k = Keys::new();
+    let bare = Bare::new();
+    let a = clone(&bare.url(), "alice");
+    k.use_ssh(a.path(), "alice");
+    record(&k, a.path(), "good");
+    k.use_ssh(a.path(), "mallory");
+    record(&k, a.path(), "forged");
+    crate::common::git_in(a.path(), &["config", "agentRewind.sign", "false"]);
+    record(&k, a.path(), "unsigned");
+    k.ok(a.path(), &["push", "--all"]);
+
+    let b = clone(&bare.url(), "bob");
+    crate::common::git_in(
+        b.path(),
+        &[
+            "config",
+            "gpg.ssh.allowedSignersFile",
+            k.allowed().to_str().unwrap(),
+        ],
+    );
+    let out = k.run(b.path(), &["fetch", "--require-signed"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("run forged") && err.contains("run unsigned"),
+        "{err}"
+    );
+    assert!(!err.contains("run good"), "{err}");
+    assert!(refs(b.path(), "refs/agent-runs/").is_empty());
+    assert!(refs(b.path(), "refs/notes/agent-runs/").is_empty());
+    // The signed run alone is taken.
+    let v = k.json(b.path(), &["fetch", "origin", "good", "--require-signed"]);
+    assert_eq!(v["runs"][0]["result"], "new", "{v:#}");
+    // agentRewind.requireSigned makes it the default.
+    crate::common::git_in(b.path(), &["config", "agentRewind.requireSigned", "true"]);
+    let out = k.run(b.path(), &["fetch"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(refs(b.path(), "refs/agent-runs/forged/").is_empty());
+    crate::common::git_in(b.path(), &["config", "agentRewind.requireSigned", "false"]);
+    let v = k.json(b.path(), &["fetch"]);
+    assert_eq!(v["runs"].as_array().unwrap().len(), 2, "{v:#}");
+    b.assert_fsck();
+}
+
+#[test]
+fn a_checkpoint_whose_signature_does_not_match_is_bad_and_refused() {
+    let k = Keys::new();
+    let bare = Bare::new();
+    let a = clone(&bare.url(), "alice");
+    k.use_ssh(a.path(), "alice");
+    record(&k, a.path(), "t1");
+    // The tip, changed after it was signed (its subject), with the same note.
+    let head = a.rev("refs/agent-runs/t1/HEAD");
+    let raw = a.git(&["cat-file", "commit", &head]);
+    let changed = raw.replacen("\n\nagent-rewind:", "\n\nAgent-rewind:", 1);
+    assert_ne!(raw, changed);
+    let forged = crate::common::git_stdin(
+        a.path(),
+        &["hash-object", "-t", "commit", "-w", "--stdin"],
+        changed.as_bytes(),
+    );
+    let note = a.git(&["notes", "--ref=agent-runs/t1", "show", &head]);
+    a.git(&[
+        "notes",
+        "--ref=agent-runs/t1",
+        "add",
+        "-m",
+        note.trim_end(),
+        &forged,
+    ]);
+    a.git(&["update-ref", "refs/agent-runs/t1/HEAD", &forged, &head]);
+    let out = k.run(a.path(), &["--json", "verify", "t1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let last = v["runs"][0]["checkpoints"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["verdict"], "bad", "{v:#}");
+    assert_eq!(last["code"], "B", "{v:#}");
+    assert!(!k.git_verifies(a.path(), &forged));
+    k.ok(a.path(), &["push", "t1"]);
+
+    let b = clone(&bare.url(), "bob");
+    crate::common::git_in(
+        b.path(),
+        &[
+            "config",
+            "gpg.ssh.allowedSignersFile",
+            k.allowed().to_str().unwrap(),
+        ],
+    );
+    let out = k.run(b.path(), &["fetch", "--require-signed"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("run t1") && stderr(&out).contains("bad"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(refs(b.path(), "refs/agent-runs/").is_empty());
+}
