@@ -242,3 +242,27 @@ fn a_resumed_codex_session_is_given_the_runs_manifest() {
         "{sent}"
     );
 }
+
+/// Codex as an MCP client (issue 35 item 5, in part): `hooks install --agent codex --mcp`
+/// writes `[mcp_servers.git-agent-rewind]` into the project's `.codex/config.toml`, and Codex
+/// starts the server and hands the model its tools (deferred behind Codex's `tool_search`,
+/// as the namespace `mcp__git_agent_rewind`, described by the instructions our server gave in
+/// its `initialize` answer).
+#[test]
+fn codex_loads_the_mcp_server_from_the_project_configuration() {
+    let s = Session::new();
+    s.repo
+        .ok(&["hooks", "install", "--agent", "codex", "--mcp"]);
+    configure(&s);
+    let root = s.repo.path().canonicalize().unwrap();
+    exec(
+        &s,
+        &["--dangerously-bypass-hook-trust"],
+        &format!("WRITE {} one", root.join("one.txt").display()),
+    );
+    let first = s.server.agent_requests()[0].body.to_string();
+    assert!(
+        first.contains("mcp__git_agent_rewind: git agent-rewind: the checkpoints of this worktree"),
+        "{first}"
+    );
+}
