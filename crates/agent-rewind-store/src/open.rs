@@ -52,7 +52,9 @@ pub(super) fn unsupported_format_near(dir: &Path) -> Option<String> {
         let (k, v) = (k.trim(), v.trim().trim_matches('"'));
         match k {
             "objectformat" if v != "sha1" => return Some(format!("{v} object format")),
-            "refstorage" if v != "files" && v != "reftable" => return Some(format!("{v} ref storage")),
+            "refstorage" if v != "files" && v != "reftable" => {
+                return Some(format!("{v} ref storage"));
+            }
             _ => {}
         }
     }
