@@ -61,11 +61,12 @@ pub(super) fn unsupported_format_near(dir: &Path) -> Option<String> {
     None
 }
 
-/// gix 0.90 has no reftable backend (it reads `refs/` and `packed-refs` only), and no
-/// SHA-256 support in the object layer this tool uses: refused before anything is read.
+/// A ref storage other than files and reftable (which `reftable` reads through git), and
+/// SHA-256 objects (no support in the object layer this tool uses): refused before anything
+/// is read.
 pub(super) fn unsupported(format: &str) -> Error {
     let what_to_do = if format.contains("ref storage") {
-        "supported: the files ref backend (git's default); convert this repository with \
+        "supported: the files and reftable ref backends; convert this repository with \
          `git refs migrate --ref-format=files` (git 2.46+; git before 2.48 refuses while reflogs exist)"
     } else {
         "supported: SHA-1 object ids (git's default); git cannot convert a SHA-256 repository, \

@@ -85,7 +85,7 @@ impl Store {
             Some(c) => self
                 .repo
                 .find_commit(c)
-                .and_then(|c| c.tree_id().map_err(Into::into))
+                .and_then(|c| c.tree_id())
                 .map(|t| t.detach())
                 .map_err(|e| {
                     Error::corrupt(format!(
