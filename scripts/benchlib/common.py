@@ -149,13 +149,14 @@ def file_content(i: int, gen: int = 0) -> str:
     return "".join(f"file {i} line {k} generation {gen}\n" for k in range(8))
 
 
-def build_repo(ctx: Context, name: str, nfiles: int, packed: bool = True) -> Path:
+def build_repo(ctx: Context, name: str, nfiles: int, packed: bool = True, ref_format: str = "files") -> Path:
     """A committed repository of `nfiles` small text files, a .gitignore and some ignored
     files, with a fresh (not racily clean) index. `packed`: its objects in one pack, as in a
-    clone; otherwise loose, as right after `git add -A && git commit` in a new project."""
+    clone; otherwise loose, as right after `git add -A && git commit` in a new project.
+    `ref_format`: git's ref storage, `files` or `reftable`."""
     repo = ctx.root / name
     log(f"building {name}: {nfiles} files")
-    ctx.git(ctx.root, "init", "-q", str(repo))
+    ctx.git(ctx.root, "init", "-q", f"--ref-format={ref_format}", str(repo))
     for i in range(nfiles):
         p = repo / file_path(i)
         p.parent.mkdir(parents=True, exist_ok=True)

@@ -305,7 +305,7 @@ def storage_many_runs(ctx: Context, nruns: int) -> tuple[list[list[str]], list[s
             "packed_notes_refs": packed_notes,
         }
         if not shared:
-            # The same refs in git's reftable format (not readable by the tool: see docs/LIMITS.md).
+            # The same refs in git's reftable format.
             rt = ctx.root / "storage-runs-reftable"
             shutil.copytree(repo, rt, symlinks=True)
             # git 2.46–2.47 migrate only a repository without reflogs (a scratch copy here).
@@ -339,8 +339,8 @@ def storage_many_runs(ctx: Context, nruns: int) -> tuple[list[list[str]], list[s
         notes.append(
             f"The same refs in git's reftable format (`git refs migrate --ref-format=reftable`, then "
             f"`git pack-refs --all`): {per['reftable'] / 2**20:.1f} MiB against "
-            f"{per['packed_refs_total'] / 2**20:.1f} MiB of packed-refs. The tool refuses reftable "
-            "repositories (gix 0.90 cannot read them); see docs/LIMITS.md."
+            f"{per['packed_refs_total'] / 2**20:.1f} MiB of packed-refs. Reftable repositories work "
+            "through git's ref commands; their time is in the `reftable` section."
         )
     raw.update(layouts)
     return rows, notes, raw

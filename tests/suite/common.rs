@@ -18,7 +18,17 @@ pub struct Repo {
 impl Repo {
     /// `git init` with one commit (`README.md`).
     pub fn new() -> Repo {
-        let r = Repo::empty();
+        Repo::new_with(&[])
+    }
+
+    /// [`Repo::new`] with its refs in git's reftable format (`--ref-format=reftable`).
+    pub fn new_reftable() -> Repo {
+        Repo::new_with(&["--ref-format=reftable"])
+    }
+
+    /// [`Repo::new`] with more `git init` options.
+    pub fn new_with(init: &[&str]) -> Repo {
+        let r = Repo::empty_with(init);
         r.write("README.md", "hello\n");
         r.git(&["add", "-A"]);
         r.git(&["commit", "-q", "-m", "initial"]);
@@ -27,9 +37,14 @@ impl Repo {
 
     /// `git init` with no commit (an unborn branch).
     pub fn empty() -> Repo {
+        Repo::empty_with(&[])
+    }
+
+    /// [`Repo::empty`] with more `git init` options.
+    pub fn empty_with(init: &[&str]) -> Repo {
         let dir = tempfile::tempdir().expect("tempdir");
         let r = Repo { dir };
-        r.git(&["init", "-q", "-b", "main"]);
+        r.git(&[&["init", "-q", "-b", "main"], init].concat());
         r.git(&["config", "user.name", "Test User"]);
         r.git(&["config", "user.email", "test@example.com"]);
         r.git(&["config", "commit.gpgsign", "false"]);

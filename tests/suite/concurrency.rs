@@ -157,7 +157,22 @@ fn assert_run_consistent(repo: &Repo, run: &str, reported: &[Value], expected_le
 
 #[test]
 fn many_writers_append_to_the_same_run() {
-    let repo = Repo::new();
+    writers_append_to_the_same_run(Repo::new());
+}
+
+/// The same writers on a reftable repository, whose refs go through git's transactions.
+#[test]
+fn many_writers_append_to_the_same_run_reftable() {
+    writers_append_to_the_same_run(Repo::new_reftable());
+    assert_eq!(
+        Repo::new_reftable()
+            .git(&["rev-parse", "--show-ref-format"])
+            .trim(),
+        "reftable"
+    );
+}
+
+fn writers_append_to_the_same_run(repo: Repo) {
     repo.ok(&["start", "--run", "shared"]);
     // Each process writes its own file and records several checkpoints with distinct meta,
     // so none of them is deduplicated.
@@ -237,7 +252,15 @@ fn many_writers_each_with_their_own_run() {
 
 #[test]
 fn many_writers_racing_to_start_the_same_run() {
-    let repo = Repo::new();
+    writers_racing_to_start_the_same_run(Repo::new());
+}
+
+#[test]
+fn many_writers_racing_to_start_the_same_run_reftable() {
+    writers_racing_to_start_the_same_run(Repo::new_reftable());
+}
+
+fn writers_racing_to_start_the_same_run(repo: Repo) {
     // Nobody has started the run: every process's first checkpoint tries to start it.
     let script = r#"
         i=0

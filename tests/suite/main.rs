@@ -37,6 +37,7 @@ mod notes_compat;
 mod object_packs;
 mod private_files;
 mod read_commands;
+mod reftable;
 mod revert;
 mod revert_hostile;
 mod rewind;

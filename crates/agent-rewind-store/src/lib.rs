@@ -50,6 +50,7 @@ mod publish;
 mod rawindex;
 mod reflock;
 mod refs;
+mod reftable;
 mod savedindex;
 mod sign;
 pub mod snapshot;
@@ -493,6 +494,9 @@ impl crate::facade::Objects<'_> {
 
 impl crate::facade::Refs<'_> {
     pub fn user_head(&self) -> Result<UserHead> {
+        if self.reftable() {
+            return self.reftable_user_head();
+        }
         let head = self.repo.head()?;
         let branch = head.referent_name().map(|n| n.as_bstr().to_string());
         // The id HEAD's branch names, read from the ref alone: peeling would read the

@@ -1,19 +1,20 @@
 //! What opening a repository checks beyond gix: formats we cannot read (SHA-256 objects,
-//! reftable refs), refused in one line naming the format, a `GIT_COMMON_DIR` gix does
+//! ref storage other than files and reftable), refused in one line naming the format, a `GIT_COMMON_DIR` gix does
 //! not read, and git's rule for the worktree of a `GIT_DIR` given alone. Read-only; never
 //! writes anything.
 
 use crate::error::{Error, Result};
 use std::path::Path;
 
-/// The repository format this tool cannot read (SHA-256 objects, reftable refs), if any.
+/// The repository format this tool cannot read (SHA-256 objects, a ref storage other than
+/// files and reftable, whose refs `reftable` reads through git), if any.
 pub(super) fn unsupported_format(repo: &gix::Repository) -> Option<String> {
     let config = repo.config_snapshot();
     let value = |k: &str| config.string(k).map(|v| v.to_string().to_ascii_lowercase());
     if let Some(f) = value("extensions.objectFormat").filter(|f| f != "sha1") {
         return Some(format!("{f} object format"));
     }
-    if let Some(r) = value("extensions.refStorage").filter(|r| r != "files") {
+    if let Some(r) = value("extensions.refStorage").filter(|r| r != "files" && r != "reftable") {
         return Some(format!("{r} ref storage"));
     }
     None
@@ -51,18 +52,21 @@ pub(super) fn unsupported_format_near(dir: &Path) -> Option<String> {
         let (k, v) = (k.trim(), v.trim().trim_matches('"'));
         match k {
             "objectformat" if v != "sha1" => return Some(format!("{v} object format")),
-            "refstorage" if v != "files" => return Some(format!("{v} ref storage")),
+            "refstorage" if v != "files" && v != "reftable" => {
+                return Some(format!("{v} ref storage"));
+            }
             _ => {}
         }
     }
     None
 }
 
-/// gix 0.90 has no reftable backend (it reads `refs/` and `packed-refs` only), and no
-/// SHA-256 support in the object layer this tool uses: refused before anything is read.
+/// A ref storage other than files and reftable (which `reftable` reads through git), and
+/// SHA-256 objects (no support in the object layer this tool uses): refused before anything
+/// is read.
 pub(super) fn unsupported(format: &str) -> Error {
     let what_to_do = if format.contains("ref storage") {
-        "supported: the files ref backend (git's default); convert this repository with \
+        "supported: the files and reftable ref backends; convert this repository with \
          `git refs migrate --ref-format=files` (git 2.46+; git before 2.48 refuses while reflogs exist)"
     } else {
         "supported: SHA-1 object ids (git's default); git cannot convert a SHA-256 repository, \

@@ -38,6 +38,10 @@ impl crate::facade::Refs<'_> {
         &self,
         groups: &[Vec<(String, ObjectId)>],
     ) -> Result<Vec<PackedDelete>> {
+        if self.reftable() {
+            // No `packed-refs`: every group goes through `publish` (one git transaction).
+            return Ok(vec![PackedDelete::NotPacked; groups.len()]);
+        }
         let mut edit = PackedRefsEdit::begin(self)?;
         let text = std::mem::take(&mut edit.text);
         let has_loose = |name: &str| edit.has_loose(name);

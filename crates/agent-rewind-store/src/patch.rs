@@ -189,17 +189,22 @@ impl Store {
         {
             return Ok(None);
         }
-        if self
-            .repo
-            .references()
-            .ok()
-            .and_then(|r| {
-                r.prefixed("refs/replace/")
-                    .ok()
-                    .map(|mut i| i.next().is_some())
-            })
-            .unwrap_or(true)
-        {
+        let replaced = if self.reftable() {
+            self.refs()
+                .refs_under("refs/replace/")
+                .map_or(true, |r| !r.is_empty())
+        } else {
+            self.repo
+                .references()
+                .ok()
+                .and_then(|r| {
+                    r.prefixed("refs/replace/")
+                        .ok()
+                        .map(|mut i| i.next().is_some())
+                })
+                .unwrap_or(true)
+        };
+        if replaced {
             return Ok(None);
         }
         if stat {

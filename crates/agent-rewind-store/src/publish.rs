@@ -145,6 +145,9 @@ impl crate::facade::Refs<'_> {
         // fail for that) and resolves the local time zone by walking the zoneinfo database.
         let signature = self.signature();
         crate::crash_point!("publish:before");
+        if self.reftable() {
+            return self.reftable_publish(changes, &msg, &signature);
+        }
         if changes
             .iter()
             .all(|c| c.new.is_some() && Store::is_plain_shared_ref(&c.name))

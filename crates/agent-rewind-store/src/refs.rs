@@ -50,6 +50,9 @@ impl crate::facade::Refs<'_> {
     /// reset, checkout or rebase, which rewrite the worktree or history) chaining `to` back
     /// to `from`. `false` without a reflog or past [`REFLOG_COMMITS_MAX`] entries.
     pub fn head_moved_on_only_by_commits(&self, from: ObjectId, to: ObjectId) -> Result<bool> {
+        if self.reftable() {
+            return self.reftable_head_moved_on_only_by_commits(from, to, REFLOG_COMMITS_MAX);
+        }
         let head = self.repo.head()?;
         let mut platform = head.log_iter();
         let Ok(Some(lines)) = platform.rev() else {
@@ -73,6 +76,9 @@ impl crate::facade::Refs<'_> {
 
     /// The object a ref points at (peeled to its direct target), or `None` when absent.
     pub fn ref_target(&self, name: &str) -> Result<Option<ObjectId>> {
+        if self.reftable() {
+            return self.reftable_ref_target(name);
+        }
         match self.repo.try_find_reference(name)? {
             // A direct ref: its id, without reading the object (our refs never point at tags).
             Some(r) if r.target().try_id().is_some() => {
@@ -104,6 +110,10 @@ impl crate::facade::Refs<'_> {
     /// again until `packed-refs` stayed the same from start to end.
     pub fn refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>> {
         debug_assert!(prefix.ends_with('/'));
+        if self.reftable() {
+            // One snapshot of the tables: no concurrent rewrite to list again for.
+            return self.reftable_refs_under(prefix);
+        }
         const ATTEMPTS: u32 = 10;
         let packed = self.repo.common_dir().join("packed-refs");
         let packed_state = || dirwalk::StatData::of(&packed);

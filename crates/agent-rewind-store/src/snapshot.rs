@@ -98,7 +98,7 @@ pub fn snapshot_for_checkpoint(
 fn snapshot(store: &Store, policy: &Policy, purpose: Purpose) -> Result<Snapshot> {
     let repo = store.repo();
     let workdir = store.workdir()?.to_path_buf();
-    let head_tree = repo.head_tree_id_or_empty()?.detach();
+    let head_tree = store.head_tree_or_empty()?;
 
     // What may have changed: from the last checkpoint, or the full pass.
     let full = match scan::what_may_have_changed(store, policy, purpose, head_tree)? {

@@ -102,6 +102,29 @@ fn install_is_idempotent_and_uninstall_removes_what_it_created() {
     assert_eq!(actions(&none), ["absent", "absent"]);
 }
 
+/// The post-commit hook in a reftable repository: HEAD, its branch and HEAD's reflog are read
+/// through git there; each commit is recorded once, with the user's commit as second parent.
+#[test]
+fn commits_in_a_reftable_repository_record_one_checkpoint_each() {
+    let repo = Repo::new_reftable();
+    let dir = repo.path();
+    repo.ok(&["hooks", "install"]);
+    repo.ok(&["start", "--run", "r1"]);
+    for (i, file) in ["a.txt", "b.txt", "c.txt"].iter().enumerate() {
+        commit(dir, file, "x\n", &format!("commit {i}"));
+        let cps = checkpoints(dir, "r1");
+        assert_eq!(cps.len(), i + 2, "commit {i}: one new checkpoint");
+        let cp = cps.last().unwrap();
+        let head = rev(dir, "HEAD");
+        assert_eq!(cp["event"], "commit");
+        assert_eq!(cp["git_commit_sha"], head.as_str());
+        assert_eq!(cp["head_ref"], "refs/heads/main");
+        assert_eq!(cp["parents"][1], head.as_str());
+    }
+    assert_eq!(common::git_in(dir, &["status", "--porcelain"]), "");
+    repo.assert_fsck();
+}
+
 #[test]
 fn commits_record_one_checkpoint_each_with_the_right_step() {
     let repo = Repo::new();

@@ -31,12 +31,21 @@ struct Bare {
 
 impl Bare {
     fn new() -> Bare {
+        Bare::new_with(&[])
+    }
+    /// [`Bare::new`] with more `git init` options (its seed repository gets them too).
+    fn new_with(init: &[&str]) -> Bare {
         let dir = tempfile::tempdir().unwrap();
         git_in(
             dir.path(),
-            &["init", "-q", "--bare", "-b", "main", "remote.git"],
+            &[
+                &["init", "-q", "--bare", "-b", "main"],
+                init,
+                &["remote.git"],
+            ]
+            .concat(),
         );
-        let seed = Repo::new();
+        let seed = Repo::new_with(init);
         let url = format!("file://{}", dir.path().join("remote.git").display());
         seed.git(&["push", "-q", &url, "main"]);
         Bare { dir }
@@ -54,8 +63,16 @@ impl Bare {
 
 /// A clone of `url` with its own identity, whose runs go to `origin` (agentRewind.remote).
 fn clone(url: &str, who: &str) -> Repo {
+    clone_with(url, who, &[])
+}
+
+/// [`clone`] with more `git clone` options.
+fn clone_with(url: &str, who: &str, options: &[&str]) -> Repo {
     let dir = tempfile::tempdir().unwrap();
-    git_in(dir.path(), &["clone", "-q", url, "."]);
+    git_in(
+        dir.path(),
+        &[&["clone", "-q"], options, &[url, "."]].concat(),
+    );
     let r = Repo { dir };
     r.git(&["config", "user.name", who]);
     r.git(&["config", "user.email", &format!("{who}@example.com")]);

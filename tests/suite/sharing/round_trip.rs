@@ -1,16 +1,22 @@
 //! Push from one clone, fetch into another, work there, fork, push back and fetch again,
 //! through a bare repository and through `git daemon`.
 
-use super::{Bare, clone, js, make_run, result_of, run_refs};
+use super::{Bare, clone_with, js, make_run, result_of, run_refs};
 use crate::common::{Daemon, ok_in};
 
 // ---------------------------------------------------------------------------------------
 // Round trip: push from A, fetch into B, use it there, fork, push back, fetch in A
 // ---------------------------------------------------------------------------------------
 
-fn round_trip(url: &str) {
-    let a = clone(url, "alice");
-    let b = clone(url, "bob");
+fn round_trip(url: &str, clone_options: &[&str]) {
+    let a = clone_with(url, "alice", clone_options);
+    let b = clone_with(url, "bob", clone_options);
+    if let Some(format) = clone_options
+        .iter()
+        .find_map(|o| o.strip_prefix("--ref-format="))
+    {
+        assert_eq!(a.git(&["rev-parse", "--show-ref-format"]).trim(), format);
+    }
     make_run(&a, "r1");
     let pushed = js(a.path(), &["push", "r1"]);
     assert_eq!(result_of(&pushed, "r1")["result"], "pushed", "{pushed:#}");
@@ -110,13 +116,32 @@ fn round_trip(url: &str) {
 #[test]
 fn round_trip_through_a_bare_repository() {
     let bare = Bare::new();
-    round_trip(&bare.url());
+    round_trip(&bare.url(), &[]);
+}
+
+/// The same round trip with every repository in reftable: the remote, and both clones
+/// whose refs go through git's own ref transactions.
+#[test]
+fn round_trip_through_a_bare_repository_all_reftable() {
+    let bare = Bare::new_with(&["--ref-format=reftable"]);
+    round_trip(&bare.url(), &["--ref-format=reftable"]);
+    assert_eq!(
+        bare.git(&["rev-parse", "--show-ref-format"]).trim(),
+        "reftable"
+    );
+}
+
+/// Reftable clones of a remote in the files format (and so the other way round on push).
+#[test]
+fn round_trip_between_reftable_clones_through_a_files_remote() {
+    let bare = Bare::new();
+    round_trip(&bare.url(), &["--ref-format=reftable"]);
 }
 
 #[test]
 fn round_trip_through_git_daemon() {
     let bare = Bare::new();
     let daemon = Daemon::start(bare.dir.path());
-    round_trip(&daemon.url("remote.git"));
+    round_trip(&daemon.url("remote.git"), &[]);
     drop(daemon);
 }
