@@ -26,6 +26,7 @@ pub mod redact;
 pub mod time;
 pub mod trace;
 
+mod blame;
 mod checkoutbytes;
 mod configenv;
 mod diffstat;
@@ -35,6 +36,7 @@ mod fsmonitor;
 mod gitbin;
 mod indexlock;
 pub mod layout;
+pub mod linemap;
 mod localcopy;
 mod lock;
 mod merge;

@@ -25,6 +25,7 @@ pub use agent_rewind_store::{
 };
 
 pub mod agent;
+pub mod attribution;
 pub mod catalog;
 pub mod hooks;
 pub mod journal;

@@ -3,6 +3,7 @@
 
 pub mod address;
 pub mod approve;
+pub mod blame;
 pub mod bundle;
 pub mod checkpoint;
 pub mod delete;
@@ -21,6 +22,7 @@ pub mod run;
 mod runcache;
 pub mod show;
 pub mod start;
+pub mod stats;
 pub mod status;
 pub mod steer;
 pub mod trust;

@@ -1,0 +1,1 @@
+//! The history-rewriting matrix (issue 32 item 2).

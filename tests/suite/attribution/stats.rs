@@ -1,0 +1,1 @@
+//! `stats` (issue 32 item 3).
