@@ -50,7 +50,7 @@ pub struct Index {
     pub turns: Vec<AgentTurn>,
     by_blob: HashMap<ObjectId, Authors>,
     candidates: Vec<Candidate>,
-    inferred: HashMap<ObjectId, Authors>,
+    inferred: HashMap<(ObjectId, Option<i64>), Authors>,
     /// Runs that could not be read, and why (they attribute nothing).
     pub warnings: Vec<String>,
 }
@@ -64,14 +64,28 @@ impl Index {
         replay::build(store)
     }
 
-    /// Who wrote each line of the blob `id` (whose bytes are `content`, read when `None`).
+    /// Who wrote each line of the blob `id` (whose bytes are `content`, read when `None`),
+    /// in a commit made at `until` (seconds; `None`: not committed yet): a turn recorded
+    /// after the commit was made cannot have written its lines (one second of slack, git's
+    /// times are whole seconds).
     pub fn authors(
         &mut self,
         store: &Store,
         id: ObjectId,
         content: Option<&[u8]>,
+        until: Option<i64>,
     ) -> Result<Authors> {
-        if let Some(a) = self.by_blob.get(&id).or_else(|| self.inferred.get(&id)) {
+        if let Some(a) = self.by_blob.get(&id) {
+            if a.iter().flatten().all(|t| self.allowed(*t, until)) {
+                return Ok(a.clone());
+            }
+            let kept = a
+                .iter()
+                .map(|t| t.filter(|t| self.allowed(*t, until)))
+                .collect();
+            return Ok(Rc::new(kept));
+        }
+        if let Some(a) = self.inferred.get(&(id, until)) {
             return Ok(a.clone());
         }
         let read;
@@ -82,16 +96,25 @@ impl Index {
                 &read
             }
         };
-        let authors = Rc::new(self.infer(store, content)?);
-        self.inferred.insert(id, authors.clone());
+        let authors = Rc::new(self.infer(store, content, until)?);
+        self.inferred.insert((id, until), authors.clone());
         Ok(authors)
+    }
+
+    fn allowed(&self, turn: u32, until: Option<i64>) -> bool {
+        until.is_none_or(|u| self.turns[turn as usize].ts.as_second() <= u.saturating_add(1))
     }
 
     /// The authors of a version no checkpoint recorded: its lines aligned with the recorded
     /// versions that share the most agent lines with it (a rebased or cherry-picked commit
     /// holds the agent's lines among others'), a line kept from an agent line is that
     /// agent's; a line that moved keeps its agent when it says enough to be recognised.
-    fn infer(&self, store: &Store, content: &[u8]) -> Result<Vec<Option<u32>>> {
+    pub(super) fn infer(
+        &self,
+        store: &Store,
+        content: &[u8],
+        until: Option<i64>,
+    ) -> Result<Vec<Option<u32>>> {
         let keys: Vec<Vec<u8>> = linemap::lines(content)
             .into_iter()
             .map(linemap::key)
@@ -108,7 +131,12 @@ impl Index {
                     let score = keys
                         .iter()
                         .zip(&out)
-                        .filter(|(k, o)| o.is_none() && c.agent_keys.contains_key(*k))
+                        .filter(|(k, o)| {
+                            o.is_none()
+                                && c.agent_keys
+                                    .get(*k)
+                                    .is_some_and(|t| self.allowed(*t, until))
+                        })
                         .count();
                     (score, i)
                 })
@@ -129,7 +157,8 @@ impl Index {
                 *slot = match kept[n] {
                     Some(o) => old_authors.get(o as usize).copied().flatten(),
                     None => c.agent_keys.get(&keys[n]).copied(),
-                };
+                }
+                .filter(|t| self.allowed(*t, until));
             }
         }
         Ok(out)
@@ -174,7 +203,7 @@ impl Index {
             return match worktree {
                 Some(bytes) => {
                     let id = store.objects().blob_id(bytes)?;
-                    self.authors(store, id, Some(bytes)).map(Some)
+                    self.authors(store, id, Some(bytes), None).map(Some)
                 }
                 None => Ok(None),
             };
@@ -184,7 +213,9 @@ impl Index {
         };
         let tree = store.objects().commit_tree(commit)?;
         match store.objects().path_in_tree(tree, l.orig_path.as_bytes())? {
-            Some(blob) => self.authors(store, blob, None).map(Some),
+            Some(blob) => self
+                .authors(store, blob, None, Some(l.commit.committer_time))
+                .map(Some),
             None => Ok(None),
         }
     }

@@ -15,6 +15,9 @@ pub struct LineCommit {
     pub author_mail: String,
     pub author_time: i64,
     pub author_tz: String,
+    /// When the commit was made (seconds): no turn recorded later can have written its
+    /// lines.
+    pub committer_time: i64,
     pub summary: String,
     /// The commit is the blame's boundary (`^` in git's own output).
     pub boundary: bool,
@@ -109,6 +112,7 @@ pub fn parse_porcelain(out: &[u8]) -> Result<Vec<BlameLine>> {
             "author-mail" => c.author_mail = value.to_string(),
             "author-time" => c.author_time = value.parse().unwrap_or(0),
             "author-tz" => c.author_tz = value.to_string(),
+            "committer-time" => c.committer_time = value.parse().unwrap_or(0),
             "summary" => c.summary = value.to_string(),
             "boundary" => c.boundary = true,
             _ => {}

@@ -109,7 +109,8 @@ fn replay_run(store: &Store, chain: &[Checkpoint], index: &mut Index) -> Result<
                 },
             };
             let by_turn = turn.filter(|_| line.touched.iter().any(|t| t == path));
-            if let Some(state) = step_file(store, old, new, by_turn, index)? {
+            let at = line.ts.as_second();
+            if let Some(state) = step_file(store, old, new, by_turn, at, index)? {
                 files.insert(path.to_string(), state);
             }
         }
@@ -140,13 +141,16 @@ fn start_state(store: &Store, blob: ObjectId, index: &Index) -> Result<Option<Fi
     }))
 }
 
-/// The file after one checkpoint: lines kept keep their author, added lines are `by_turn`'s
-/// (or no agent's); the version is recorded in the index.
+/// The file after one checkpoint (recorded at `at`, seconds): lines kept keep their author,
+/// added lines are `by_turn`'s. Outside a turn an added line is no agent's, unless it is an
+/// agent's line coming back — git putting back a version (a checkout, a rebase, a revert)
+/// — which the recorded versions recognise. The version is recorded in the index.
 fn step_file(
     store: &Store,
     old: Option<FileState>,
     new: ObjectId,
     by_turn: Option<u32>,
+    at: i64,
     index: &mut Index,
 ) -> Result<Option<FileState>> {
     let data = store.objects().read_blob(new)?;
@@ -157,17 +161,25 @@ fn step_file(
         .into_iter()
         .map(linemap::key)
         .collect();
-    let authors: Vec<Option<u32>> = match &old {
-        Some(o) if o.blob == new => o.authors.clone(),
-        Some(o) => linemap::kept_keys(&o.keys, &keys)
-            .into_iter()
-            .map(|k| match k {
-                Some(i) => o.authors[i as usize],
-                None => by_turn,
-            })
-            .collect(),
-        None => vec![by_turn; keys.len()],
+    let kept: Vec<Option<u32>> = match &old {
+        Some(o) if o.blob == new => (0..keys.len() as u32).map(Some).collect(),
+        Some(o) => linemap::kept_keys(&o.keys, &keys),
+        None => vec![None; keys.len()],
     };
+    let back = match by_turn {
+        None if kept.iter().any(Option::is_none) && !index.candidates.is_empty() => {
+            index.infer(store, &data, Some(at))?
+        }
+        _ => vec![],
+    };
+    let authors: Vec<Option<u32>> = kept
+        .iter()
+        .enumerate()
+        .map(|(n, k)| match (k, &old) {
+            (Some(i), Some(o)) => o.authors[*i as usize],
+            _ => by_turn.or_else(|| back.get(n).copied().flatten()),
+        })
+        .collect();
     record(index, new, &keys, &authors);
     Ok(Some(FileState {
         blob: new,

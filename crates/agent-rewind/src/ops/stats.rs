@@ -148,7 +148,7 @@ fn added_lines(
             _ => vec![],
         };
         let data = store.objects().read_blob(new)?;
-        let authors = index.authors(store, new, Some(&data))?;
+        let authors = index.authors(store, new, Some(&data), Some(info.time))?;
         for (n, kept) in linemap::kept_lines(&old, &data).into_iter().enumerate() {
             if kept.is_none() {
                 let who = authors.get(n).copied().flatten();
