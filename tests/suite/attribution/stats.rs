@@ -68,7 +68,12 @@ fn stats_counts_lines_added_and_kept_per_agent_model_and_person() {
     assert!(table.starts_with("1 commit in HEAD, kept at "), "{table}");
     let table = r.ok(&["stats", "main..feature"]);
     assert!(table.contains("model-x"), "{table}");
-    assert!(table.lines().any(|l| l.starts_with("total") && l.contains(" 6") && l.ends_with('5')), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("total") && l.contains(" 6") && l.ends_with('5')),
+        "{table}"
+    );
     r.assert_fsck();
     assert_eq!(r.git(&["status", "--porcelain"]), "");
 }

@@ -19,7 +19,7 @@ use crate::error::Result;
 use crate::store::linemap;
 use crate::store::{ObjectId, Store};
 use crate::time::Timestamp;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
 /// One agent turn that wrote lines: where it is recorded and who the agent was.
@@ -59,9 +59,10 @@ pub struct Index {
 const ROUNDS: usize = 3;
 
 impl Index {
-    /// The index of every run of the repository.
-    pub fn build(store: &Store) -> Result<Index> {
-        replay::build(store)
+    /// The index of every run of the repository, over the paths in `only` (every path a
+    /// turn touched when `None`).
+    pub fn build(store: &Store, only: Option<&BTreeSet<String>>) -> Result<Index> {
+        replay::build(store, only)
     }
 
     /// Who wrote each line of the blob `id` (whose bytes are `content`, read when `None`),

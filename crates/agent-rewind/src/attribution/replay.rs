@@ -16,7 +16,7 @@ use std::rc::Rc;
 /// each version would be read whole).
 const MAX_FILE: usize = 8 << 20;
 
-pub(super) fn build(store: &Store) -> Result<Index> {
+pub(super) fn build(store: &Store, only: Option<&BTreeSet<String>>) -> Result<Index> {
     let mut index = Index {
         turns: vec![],
         by_blob: HashMap::new(),
@@ -40,7 +40,7 @@ pub(super) fn build(store: &Store) -> Result<Index> {
     // Runs that others were forked from first: a fork starts from their authors.
     chains.sort_by(|a, b| (a[0].line().ts, a[0].id()).cmp(&(b[0].line().ts, b[0].id())));
     for chain in &chains {
-        replay_run(store, chain, &mut index)?;
+        replay_run(store, chain, only, &mut index)?;
     }
     Ok(index)
 }
@@ -52,11 +52,17 @@ struct FileState {
     authors: Vec<Option<u32>>,
 }
 
-fn replay_run(store: &Store, chain: &[Checkpoint], index: &mut Index) -> Result<()> {
+fn replay_run(
+    store: &Store,
+    chain: &[Checkpoint],
+    only: Option<&BTreeSet<String>>,
+    index: &mut Index,
+) -> Result<()> {
     let followed: BTreeSet<&str> = chain
         .iter()
         .filter(|c| c.line().event == Event::Turn)
         .flat_map(|c| c.line().touched.iter().map(String::as_str))
+        .filter(|p| only.is_none_or(|o| o.contains(*p)))
         .collect();
     if followed.is_empty() {
         return Ok(());

@@ -5,6 +5,7 @@
 use crate::attribution::{AgentTurn, Index, parse_porcelain};
 use crate::error::{IoResultExt, Result};
 use crate::store::Store;
+use std::collections::BTreeSet;
 use std::path::Path;
 
 /// A person's side of a line: the commit it came from and that commit's author.
@@ -64,7 +65,9 @@ pub fn blame(
         .blame_porcelain(cwd, rev, file.as_ref(), ranges)?;
     crate::trace::mark("blame: git blame done");
     let lines = parse_porcelain(&out)?;
-    let mut index = Index::build(store)?;
+    let mut paths: BTreeSet<String> = lines.iter().map(|l| l.orig_path.clone()).collect();
+    paths.insert(rel.to_string());
+    let mut index = Index::build(store, Some(&paths))?;
     crate::trace::mark("blame: runs replayed");
     let worktree = match rev {
         None if lines.iter().any(|l| !l.commit.committed()) => {

@@ -5,8 +5,8 @@
 use crate::attribution::{Index, parse_porcelain};
 use crate::error::Result;
 use crate::store::linemap;
-use crate::store::{EntryKind, ObjectId, Store};
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use crate::store::{CommitInfo, EntryKind, ObjectId, Store};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// One author's lines: an agent with its model, or a person.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -51,18 +51,23 @@ pub fn stats(store: &Store, range: Option<&str>) -> Result<Stats> {
     };
     let commits = store.objects().rev_list(range)?;
     let tip = store.objects().resolve_commit(tip_spec)?;
-    let mut index = Index::build(store)?;
-    let mut rows: BTreeMap<Key, (u64, u64)> = BTreeMap::new();
-    let mut authors_of: std::collections::HashMap<String, String> = Default::default();
+    // What the range changed, and where its lines are at the tip, before the runs are
+    // replayed over exactly those paths.
+    let mut changed = vec![];
     let mut paths: BTreeSet<String> = BTreeSet::new();
     for (commit, author) in &commits {
-        authors_of.insert(commit.to_string(), author.clone());
-        added_lines(store, &mut index, *commit, author, &mut rows, &mut paths)?;
+        let (info, changes) = text_changes(store, *commit)?;
+        paths.extend(changes.iter().map(|c| c.0.clone()));
+        changed.push((info, author.clone(), changes));
     }
-    let in_range: HashSet<String> = commits.iter().map(|(c, _)| c.to_string()).collect();
+    let in_range: HashMap<String, String> = commits
+        .iter()
+        .map(|(c, a)| (c.to_string(), a.clone()))
+        .collect();
     let tip_tree = store.objects().commit_tree(tip)?;
     let root = store.workdir()?.to_path_buf();
     let tip_hex = tip.to_string();
+    let mut at_tip = vec![];
     for path in &paths {
         if store
             .objects()
@@ -77,16 +82,38 @@ pub fn stats(store: &Store, range: Option<&str>) -> Result<Stats> {
             std::ffi::OsStr::new(path),
             &[],
         )?;
-        let lines = parse_porcelain(&out)?;
-        let lines: Vec<_> = lines
-            .into_iter()
-            .filter(|l| in_range.contains(&l.commit.id))
-            .collect();
-        let who = index.attribute_lines(store, &lines, None)?;
-        for (l, who) in lines.iter().zip(who) {
-            let person = authors_of.get(&l.commit.id).cloned().unwrap_or_default();
-            rows.entry(key_of(&index, who, person)).or_default().1 += 1;
+        at_tip.extend(
+            parse_porcelain(&out)?
+                .into_iter()
+                .filter(|l| in_range.contains_key(&l.commit.id)),
+        );
+    }
+    let mut followed = paths.clone();
+    followed.extend(at_tip.iter().map(|l| l.orig_path.clone()));
+    let mut index = Index::build(store, Some(&followed))?;
+    let mut rows: BTreeMap<Key, (u64, u64)> = BTreeMap::new();
+    for (info, author, changes) in &changed {
+        for (_, old, new) in changes {
+            let old = match old {
+                Some(id) => store.objects().read_blob(*id)?,
+                None => vec![],
+            };
+            let data = store.objects().read_blob(*new)?;
+            let authors = index.authors(store, *new, Some(&data), Some(info.time))?;
+            for (n, kept) in linemap::kept_lines(&old, &data).into_iter().enumerate() {
+                if kept.is_none() {
+                    let who = authors.get(n).copied().flatten();
+                    rows.entry(key_of(&index, who, author.clone()))
+                        .or_default()
+                        .0 += 1;
+                }
+            }
         }
+    }
+    let who = index.attribute_lines(store, &at_tip, None)?;
+    for (l, who) in at_tip.iter().zip(who) {
+        let person = in_range.get(&l.commit.id).cloned().unwrap_or_default();
+        rows.entry(key_of(&index, who, person)).or_default().1 += 1;
     }
     let rows: Vec<StatsRow> = rows
         .into_iter()
@@ -123,41 +150,26 @@ fn key_of(index: &Index, who: Option<u32>, person: String) -> Key {
     }
 }
 
-/// Count the lines `commit` added (against its first parent), by author.
-fn added_lines(
-    store: &Store,
-    index: &mut Index,
-    commit: ObjectId,
-    author: &str,
-    rows: &mut BTreeMap<Key, (u64, u64)>,
-    paths: &mut BTreeSet<String>,
-) -> Result<()> {
+/// A text file a commit changed: its path, its blob before (none when added) and after.
+type TextChange = (String, Option<ObjectId>, ObjectId);
+
+/// The commit and the files it changed against its first parent (files only, not deleted).
+fn text_changes(store: &Store, commit: ObjectId) -> Result<(CommitInfo, Vec<TextChange>)> {
     let info = store.objects().read_commit(commit)?;
     let parent_tree = match info.parents.first() {
         Some(p) => store.objects().commit_tree(*p)?,
         None => store.objects().empty_tree(),
     };
+    let mut out = vec![];
     for change in store.objects().diff_trees(parent_tree, info.tree)? {
         let Some((new, EntryKind::Blob | EntryKind::BlobExecutable)) = change.new else {
             continue;
         };
         let old = match change.old {
-            Some((id, EntryKind::Blob | EntryKind::BlobExecutable)) => {
-                store.objects().read_blob(id)?
-            }
-            _ => vec![],
+            Some((id, EntryKind::Blob | EntryKind::BlobExecutable)) => Some(id),
+            _ => None,
         };
-        let data = store.objects().read_blob(new)?;
-        let authors = index.authors(store, new, Some(&data), Some(info.time))?;
-        for (n, kept) in linemap::kept_lines(&old, &data).into_iter().enumerate() {
-            if kept.is_none() {
-                let who = authors.get(n).copied().flatten();
-                rows.entry(key_of(index, who, author.to_string()))
-                    .or_default()
-                    .0 += 1;
-            }
-        }
-        paths.insert(String::from_utf8_lossy(&change.path).into_owned());
+        out.push((String::from_utf8_lossy(&change.path).into_owned(), old, new));
     }
-    Ok(())
+    Ok((info, out))
 }
