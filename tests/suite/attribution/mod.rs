@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 mod blame;
 mod rewrites;
 mod stats;
+mod trace;
 mod trailers;
 
 /// An agent session in a repository: its id, its transcript (naming its model), its hooks.

@@ -25,6 +25,7 @@ pub mod start;
 pub mod stats;
 pub mod status;
 pub mod steer;
+pub mod trace;
 pub mod trust;
 pub mod undo;
 pub mod view;

@@ -151,10 +151,13 @@ fn key_of(index: &Index, who: Option<u32>, person: String) -> Key {
 }
 
 /// A text file a commit changed: its path, its blob before (none when added) and after.
-type TextChange = (String, Option<ObjectId>, ObjectId);
+pub(crate) type TextChange = (String, Option<ObjectId>, ObjectId);
 
 /// The commit and the files it changed against its first parent (files only, not deleted).
-fn text_changes(store: &Store, commit: ObjectId) -> Result<(CommitInfo, Vec<TextChange>)> {
+pub(crate) fn text_changes(
+    store: &Store,
+    commit: ObjectId,
+) -> Result<(CommitInfo, Vec<TextChange>)> {
     let info = store.objects().read_commit(commit)?;
     let parent_tree = match info.parents.first() {
         Some(p) => store.objects().commit_tree(*p)?,
