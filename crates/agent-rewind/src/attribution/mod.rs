@@ -19,6 +19,7 @@ use crate::error::Result;
 use crate::store::linemap;
 use crate::store::{ObjectId, Store};
 use crate::time::Timestamp;
+use std::cell::OnceCell;
 use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
@@ -41,8 +42,11 @@ pub type Authors = Rc<Vec<Option<u32>>>;
 /// A recorded version holding agent lines, for matching versions no checkpoint saw.
 struct Candidate {
     blob: ObjectId,
-    /// The turn of each non-trivial agent line, by its compared form.
-    agent_keys: HashMap<Vec<u8>, u32>,
+    /// The path it was recorded at.
+    path: String,
+    /// The turn of each non-trivial agent line, by its compared form: made when a match
+    /// first needs it.
+    agent_keys: OnceCell<HashMap<Vec<u8>, u32>>,
 }
 
 /// Every agent line of every run, by the blob that holds it.
@@ -50,13 +54,18 @@ pub struct Index {
     pub turns: Vec<AgentTurn>,
     by_blob: HashMap<ObjectId, Authors>,
     candidates: Vec<Candidate>,
-    inferred: HashMap<(ObjectId, Option<i64>), Authors>,
+    /// Where each blob is in `candidates`.
+    candidate_at: HashMap<ObjectId, usize>,
+    inferred: HashMap<(ObjectId, Option<i64>, String), Authors>,
     /// Runs that could not be read, and why (they attribute nothing).
     pub warnings: Vec<String>,
 }
 
 /// How many recorded versions a version no checkpoint saw is matched against, best first.
 const ROUNDS: usize = 3;
+/// How many recorded versions (the newest, of the same path when there are any) are
+/// considered for such a match.
+const POOL: usize = 64;
 
 impl Index {
     /// The index of every run of the repository, over the paths in `only` (every path a
@@ -75,6 +84,7 @@ impl Index {
         id: ObjectId,
         content: Option<&[u8]>,
         until: Option<i64>,
+        path: &str,
     ) -> Result<Authors> {
         if let Some(a) = self.by_blob.get(&id) {
             if a.iter().flatten().all(|t| self.allowed(*t, until)) {
@@ -86,7 +96,8 @@ impl Index {
                 .collect();
             return Ok(Rc::new(kept));
         }
-        if let Some(a) = self.inferred.get(&(id, until)) {
+        let key = (id, until, path.to_string());
+        if let Some(a) = self.inferred.get(&key) {
             return Ok(a.clone());
         }
         let read;
@@ -97,8 +108,8 @@ impl Index {
                 &read
             }
         };
-        let authors = Rc::new(self.infer(store, content, until)?);
-        self.inferred.insert((id, until), authors.clone());
+        let authors = Rc::new(self.infer(store, content, until, path)?);
+        self.inferred.insert(key, authors.clone());
         Ok(authors)
     }
 
@@ -115,37 +126,41 @@ impl Index {
         store: &Store,
         content: &[u8],
         until: Option<i64>,
+        path: &str,
     ) -> Result<Vec<Option<u32>>> {
         let keys: Vec<Vec<u8>> = linemap::lines(content)
             .into_iter()
             .map(linemap::key)
             .collect();
         let mut out: Vec<Option<u32>> = vec![None; keys.len()];
-        let mut used = vec![false; self.candidates.len()];
+        let mut pool: Vec<&Candidate> = self.candidates.iter().filter(|c| c.path == path).collect();
+        if pool.is_empty() {
+            pool = self.candidates.iter().collect();
+        }
+        let pool = &pool[pool.len().saturating_sub(POOL)..];
+        let mut used = vec![false; pool.len()];
         for _ in 0..ROUNDS {
-            let best = self
-                .candidates
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| !used[*i])
-                .map(|(i, c)| {
-                    let score = keys
-                        .iter()
-                        .zip(&out)
-                        .filter(|(k, o)| {
-                            o.is_none()
-                                && c.agent_keys
-                                    .get(*k)
-                                    .is_some_and(|t| self.allowed(*t, until))
-                        })
-                        .count();
-                    (score, i)
-                })
-                .filter(|(score, _)| *score > 0)
-                .max_by_key(|(score, i)| (*score, *i));
+            let mut best: Option<(usize, usize)> = None;
+            for (i, c) in pool.iter().enumerate() {
+                if used[i] {
+                    continue;
+                }
+                let agent_keys = self.agent_keys(store, c)?;
+                let score = keys
+                    .iter()
+                    .zip(&out)
+                    .filter(|(k, o)| {
+                        o.is_none() && agent_keys.get(*k).is_some_and(|t| self.allowed(*t, until))
+                    })
+                    .count();
+                if score > 0 && best.is_none_or(|(s, _)| score >= s) {
+                    best = Some((score, i));
+                }
+            }
             let Some((_, i)) = best else { break };
             used[i] = true;
-            let c = &self.candidates[i];
+            let c = pool[i];
+            let agent_keys = self.agent_keys(store, c)?;
             let old = store.objects().read_blob(c.blob)?;
             let old_keys: Vec<Vec<u8>> =
                 linemap::lines(&old).into_iter().map(linemap::key).collect();
@@ -157,12 +172,28 @@ impl Index {
                 }
                 *slot = match kept[n] {
                     Some(o) => old_authors.get(o as usize).copied().flatten(),
-                    None => c.agent_keys.get(&keys[n]).copied(),
+                    None => agent_keys.get(&keys[n]).copied(),
                 }
                 .filter(|t| self.allowed(*t, until));
             }
         }
         Ok(out)
+    }
+
+    /// The turn of each non-trivial agent line of a candidate, by its compared form.
+    fn agent_keys<'a>(&self, store: &Store, c: &'a Candidate) -> Result<&'a HashMap<Vec<u8>, u32>> {
+        if let Some(k) = c.agent_keys.get() {
+            return Ok(k);
+        }
+        let data = store.objects().read_blob(c.blob)?;
+        let authors = self.by_blob.get(&c.blob).cloned().unwrap_or_default();
+        let keys: HashMap<Vec<u8>, u32> = linemap::lines(&data)
+            .into_iter()
+            .map(linemap::key)
+            .zip(authors.iter())
+            .filter_map(|(k, a)| a.filter(|_| !linemap::is_trivial(&k)).map(|a| (k, a)))
+            .collect();
+        Ok(c.agent_keys.get_or_init(|| keys))
     }
 }
 
@@ -204,7 +235,8 @@ impl Index {
             return match worktree {
                 Some(bytes) => {
                     let id = store.objects().blob_id(bytes)?;
-                    self.authors(store, id, Some(bytes), None).map(Some)
+                    self.authors(store, id, Some(bytes), None, &l.orig_path)
+                        .map(Some)
                 }
                 None => Ok(None),
             };
@@ -215,7 +247,13 @@ impl Index {
         let tree = store.objects().commit_tree(commit)?;
         match store.objects().path_in_tree(tree, l.orig_path.as_bytes())? {
             Some(blob) => self
-                .authors(store, blob, None, Some(l.commit.committer_time))
+                .authors(
+                    store,
+                    blob,
+                    None,
+                    Some(l.commit.committer_time),
+                    &l.orig_path,
+                )
                 .map(Some),
             None => Ok(None),
         }

@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::model::Event;
 use crate::store::linemap;
 use crate::store::{EntryKind, ObjectId, Store};
+use std::cell::OnceCell;
 use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
@@ -21,6 +22,7 @@ pub(super) fn build(store: &Store, only: Option<&BTreeSet<String>>) -> Result<In
         turns: vec![],
         by_blob: HashMap::new(),
         candidates: vec![],
+        candidate_at: HashMap::new(),
         inferred: HashMap::new(),
         warnings: vec![],
     };
@@ -116,7 +118,7 @@ fn replay_run(
             };
             let by_turn = turn.filter(|_| line.touched.iter().any(|t| t == path));
             let at = line.ts.as_second();
-            if let Some(state) = step_file(store, old, new, by_turn, at, index)? {
+            if let Some(state) = step_file(store, path, old, new, by_turn, at, index)? {
                 files.insert(path.to_string(), state);
             }
         }
@@ -153,6 +155,7 @@ fn start_state(store: &Store, blob: ObjectId, index: &Index) -> Result<Option<Fi
 /// — which the recorded versions recognise. The version is recorded in the index.
 fn step_file(
     store: &Store,
+    path: &str,
     old: Option<FileState>,
     new: ObjectId,
     by_turn: Option<u32>,
@@ -174,7 +177,7 @@ fn step_file(
     };
     let back = match by_turn {
         None if kept.iter().any(Option::is_none) && !index.candidates.is_empty() => {
-            index.infer(store, &data, Some(at))?
+            index.infer(store, &data, Some(at), path)?
         }
         _ => vec![],
     };
@@ -186,7 +189,7 @@ fn step_file(
             _ => by_turn.or_else(|| back.get(n).copied().flatten()),
         })
         .collect();
-    record(index, new, &keys, &authors);
+    record(index, path, new, &authors);
     Ok(Some(FileState {
         blob: new,
         keys,
@@ -196,25 +199,26 @@ fn step_file(
 
 /// Record the authors of a version: merged line by line with what another run recorded
 /// for the same blob (the first agent found for a line wins).
-fn record(index: &mut Index, blob: ObjectId, keys: &[Vec<u8>], authors: &[Option<u32>]) {
+fn record(index: &mut Index, path: &str, blob: ObjectId, authors: &[Option<u32>]) {
     let merged: Vec<Option<u32>> = match index.by_blob.get(&blob) {
         Some(known) if known.len() == authors.len() => {
             known.iter().zip(authors).map(|(k, a)| k.or(*a)).collect()
         }
         _ => authors.to_vec(),
     };
-    let agent_keys: HashMap<Vec<u8>, u32> = keys
-        .iter()
-        .zip(&merged)
-        .filter_map(|(k, a)| {
-            a.filter(|_| !linemap::is_trivial(k))
-                .map(|a| (k.clone(), a))
-        })
-        .collect();
-    if !agent_keys.is_empty() {
-        match index.candidates.iter_mut().find(|c| c.blob == blob) {
-            Some(c) => c.agent_keys = agent_keys,
-            None => index.candidates.push(Candidate { blob, agent_keys }),
+    if merged.iter().any(Option::is_some) {
+        let candidate = Candidate {
+            blob,
+            path: path.to_string(),
+            agent_keys: OnceCell::new(),
+        };
+        match index.candidate_at.get(&blob) {
+            // Its authors may have changed: its keys are made again when needed.
+            Some(&i) => index.candidates[i] = candidate,
+            None => {
+                index.candidate_at.insert(blob, index.candidates.len());
+                index.candidates.push(candidate);
+            }
         }
     }
     let merged: Authors = Rc::new(merged);

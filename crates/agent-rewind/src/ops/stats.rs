@@ -93,13 +93,13 @@ pub fn stats(store: &Store, range: Option<&str>) -> Result<Stats> {
     let mut index = Index::build(store, Some(&followed))?;
     let mut rows: BTreeMap<Key, (u64, u64)> = BTreeMap::new();
     for (info, author, changes) in &changed {
-        for (_, old, new) in changes {
+        for (path, old, new) in changes {
             let old = match old {
                 Some(id) => store.objects().read_blob(*id)?,
                 None => vec![],
             };
             let data = store.objects().read_blob(*new)?;
-            let authors = index.authors(store, *new, Some(&data), Some(info.time))?;
+            let authors = index.authors(store, *new, Some(&data), Some(info.time), path)?;
             for (n, kept) in linemap::kept_lines(&old, &data).into_iter().enumerate() {
                 if kept.is_none() {
                     let who = authors.get(n).copied().flatten();

@@ -39,7 +39,7 @@ pub fn agent_trace(store: &Store, range: Option<&str>) -> Result<Vec<Value>> {
                 None => vec![],
             };
             let data = store.objects().read_blob(*new)?;
-            let authors = index.authors(store, *new, Some(&data), Some(info.time))?;
+            let authors = index.authors(store, *new, Some(&data), Some(info.time), path)?;
             let lines = linemap::lines(&data);
             // Per conversation (session, model): the added lines its turns wrote.
             let mut by_conv: BTreeMap<(String, String), Vec<u32>> = BTreeMap::new();
