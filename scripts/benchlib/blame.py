@@ -5,10 +5,10 @@ import random
 from benchlib.common import *  # noqa: F401,F403  (the shared helpers, Context, section, ...)
 
 
-def claude_event(repo: Path, transcript: Path, event: dict) -> bytes:
+def claude_event(repo: Path, transcript: Path, event: dict) -> str:
     """A Claude Code hook payload of the bench session."""
     base = {"session_id": "bench-blame", "cwd": str(repo), "transcript_path": str(transcript)}
-    return json.dumps({**base, **event}).encode()
+    return json.dumps({**base, **event})
 
 
 @section("blame", "blame: a 2,000-line file with 500 agent turns vs git blame -M -C")
