@@ -7,7 +7,10 @@ use crate::ObjectId;
 use crate::error::{Error, Result};
 use crate::facade::Objects;
 use std::ffi::OsStr;
+use std::io::Read;
 use std::path::Path;
+use std::process::{Child, Stdio};
+use std::thread::JoinHandle;
 
 /// A revision or range as the user typed it, refused when git would read it as an option.
 fn checked_rev(rev: &str) -> Result<&str> {
@@ -19,6 +22,41 @@ fn checked_rev(rev: &str) -> Result<&str> {
         );
     }
     Ok(rev)
+}
+
+/// A `git blame` still running; its output is read as it comes (on threads of their own, so
+/// git never waits on a full pipe).
+pub struct RunningBlame {
+    child: Child,
+    stdout: JoinHandle<std::io::Result<Vec<u8>>>,
+    stderr: JoinHandle<std::io::Result<Vec<u8>>>,
+}
+
+impl RunningBlame {
+    /// Wait for git; its stdout, or its failure as a usage error (a file git does not know
+    /// there, a bad range or revision).
+    pub fn finish(mut self) -> Result<Vec<u8>> {
+        let status = self.child.wait().map_err(could_not_run)?;
+        let joined = |h: JoinHandle<std::io::Result<Vec<u8>>>| {
+            h.join()
+                .map_err(|_| Error::git("reading git blame's output failed"))?
+                .map_err(could_not_run)
+        };
+        let out = joined(self.stdout)?;
+        let err = joined(self.stderr)?;
+        if !status.success() {
+            let why = crate::error::one_line(&String::from_utf8_lossy(&err));
+            let why = why.strip_prefix("fatal: ").unwrap_or(&why).to_string();
+            return Err(Error::usage(format!("git blame: {why}")).with_hint(
+                "name a file git knows at that revision (paths are relative to the current folder)",
+            ));
+        }
+        Ok(out)
+    }
+}
+
+fn could_not_run(e: std::io::Error) -> Error {
+    Error::git(format!("could not run git: {e}")).with_source(e)
 }
 
 /// `git rev-list`'s line after each commit: its author.
@@ -35,6 +73,18 @@ impl Objects<'_> {
         path: &OsStr,
         ranges: &[String],
     ) -> Result<Vec<u8>> {
+        self.blame_porcelain_start(cwd, rev, path, ranges)?.finish()
+    }
+
+    /// [`Self::blame_porcelain`] started: the caller works while git blames, then
+    /// [`RunningBlame::finish`] waits for it.
+    pub fn blame_porcelain_start(
+        &self,
+        cwd: &Path,
+        rev: Option<&str>,
+        path: &OsStr,
+        ranges: &[String],
+    ) -> Result<RunningBlame> {
         let mut args: Vec<std::ffi::OsString> = ["blame", "-w", "-M", "-C", "--porcelain"]
             .iter()
             .map(Into::into)
@@ -52,19 +102,40 @@ impl Objects<'_> {
         }
         args.push("--".into());
         args.push(path.into());
-        let out = self
+        let mut child = self
             .git_command(cwd, &[])
             .args(&args)
-            .output()
-            .map_err(|e| Error::git(format!("could not run git: {e}")).with_source(e))?;
-        if !out.status.success() {
-            let why = crate::error::one_line(&String::from_utf8_lossy(&out.stderr));
-            let why = why.strip_prefix("fatal: ").unwrap_or(&why).to_string();
-            return Err(Error::usage(format!("git blame: {why}")).with_hint(
-                "name a file git knows at that revision (paths are relative to the current folder)",
-            ));
-        }
-        Ok(out.stdout)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(could_not_run)?;
+        let drain = |r: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut buf = vec![];
+                if let Some(mut r) = r {
+                    r.read_to_end(&mut buf)?;
+                }
+                Ok(buf)
+            })
+        };
+        let stdout = drain(
+            child
+                .stdout
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Read + Send>),
+        );
+        let stderr = drain(
+            child
+                .stderr
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Read + Send>),
+        );
+        Ok(RunningBlame {
+            child,
+            stdout,
+            stderr,
+        })
     }
 
     /// The commit `spec` names (`HEAD`, a branch, a tag, an id), as git resolves it.

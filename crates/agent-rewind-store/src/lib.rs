@@ -27,6 +27,7 @@ pub mod time;
 pub mod trace;
 
 mod blame;
+pub use blame::RunningBlame;
 mod checkoutbytes;
 mod configenv;
 mod diffstat;

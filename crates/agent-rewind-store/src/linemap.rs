@@ -15,34 +15,43 @@ pub fn lines(data: &[u8]) -> Vec<&[u8]> {
     body.split(|b| *b == b'\n').collect()
 }
 
-/// A line as `-w` compares it: every ASCII whitespace byte (a CR too) left out.
-pub fn key(line: &[u8]) -> Vec<u8> {
-    line.iter()
-        .copied()
-        .filter(|b| !b.is_ascii_whitespace())
-        .collect()
+/// A line as `-w` compares it, every ASCII whitespace byte (a CR too) left out, as a 64-bit
+/// FNV-1a digest: equal lines have equal keys, and two different lines share one with a
+/// chance of 2^-64 (then they would count as equal; keys never leave the process).
+pub fn key(line: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in line {
+        if !b.is_ascii_whitespace() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
 }
 
-/// Whether a compared line says too little to be recognised away from its place (nothing
-/// but punctuation: `}`, an empty line): such a line is matched only by its position.
-pub fn is_trivial(key: &[u8]) -> bool {
-    !key.iter().any(|b| b.is_ascii_alphanumeric() || *b >= 0x80)
+/// Whether a line says too little to be recognised away from its place (nothing but
+/// punctuation and whitespace: `}`, an empty line): such a line is matched only by its
+/// position.
+pub fn is_trivial(line: &[u8]) -> bool {
+    !line.iter().any(|b| b.is_ascii_alphanumeric() || *b >= 0x80)
+}
+
+/// The [`key`] of every line of `data`.
+pub fn keys(data: &[u8]) -> Vec<u64> {
+    lines(data).into_iter().map(key).collect()
 }
 
 /// For each line of `new`, the index of the line of `old` it is kept from (a line diff,
 /// whitespace ignored), or `None` for a line the change added.
 pub fn kept_lines(old: &[u8], new: &[u8]) -> Vec<Option<u32>> {
-    kept_keys(
-        &lines(old).into_iter().map(key).collect::<Vec<_>>(),
-        &lines(new).into_iter().map(key).collect::<Vec<_>>(),
-    )
+    kept_keys(&keys(old), &keys(new))
 }
 
 /// [`kept_lines`] of lines already turned into keys.
-pub fn kept_keys(old: &[Vec<u8>], new: &[Vec<u8>]) -> Vec<Option<u32>> {
-    let mut input: InternedInput<&[u8]> = InternedInput::default();
-    input.update_before(old.iter().map(Vec::as_slice));
-    input.update_after(new.iter().map(Vec::as_slice));
+pub fn kept_keys(old: &[u64], new: &[u64]) -> Vec<Option<u32>> {
+    let mut input: InternedInput<u64> = InternedInput::default();
+    input.update_before(old.iter().copied());
+    input.update_after(new.iter().copied());
     let diff = Diff::compute(Algorithm::Histogram, &input);
     let mut out = vec![None; new.len()];
     let mut o: u32 = 0;
@@ -74,7 +83,9 @@ mod tests {
         let new = b"fn a() {\n        one();\n    two();\n}\n";
         assert_eq!(kept_lines(old, new), vec![Some(0), Some(1), None, Some(2)]);
         assert_eq!(kept_lines(b"", b"x\n"), vec![None]);
-        assert!(is_trivial(b"});"));
+        assert!(is_trivial(b"  });"));
+        assert_eq!(key(b"a b"), key(b"ab\r"));
+        assert_ne!(key(b"ab"), key(b"ba"));
         assert!(!is_trivial(b"x"));
     }
 }

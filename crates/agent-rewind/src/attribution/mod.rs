@@ -46,7 +46,7 @@ struct Candidate {
     path: String,
     /// The turn of each non-trivial agent line, by its compared form: made when a match
     /// first needs it.
-    agent_keys: OnceCell<HashMap<Vec<u8>, u32>>,
+    agent_keys: OnceCell<HashMap<u64, u32>>,
 }
 
 /// Every agent line of every run, by the blob that holds it.
@@ -128,10 +128,7 @@ impl Index {
         until: Option<i64>,
         path: &str,
     ) -> Result<Vec<Option<u32>>> {
-        let keys: Vec<Vec<u8>> = linemap::lines(content)
-            .into_iter()
-            .map(linemap::key)
-            .collect();
+        let keys = linemap::keys(content);
         let mut out: Vec<Option<u32>> = vec![None; keys.len()];
         let mut pool: Vec<&Candidate> = self.candidates.iter().filter(|c| c.path == path).collect();
         if pool.is_empty() {
@@ -162,8 +159,7 @@ impl Index {
             let c = pool[i];
             let agent_keys = self.agent_keys(store, c)?;
             let old = store.objects().read_blob(c.blob)?;
-            let old_keys: Vec<Vec<u8>> =
-                linemap::lines(&old).into_iter().map(linemap::key).collect();
+            let old_keys = linemap::keys(&old);
             let old_authors = self.by_blob.get(&c.blob).cloned().unwrap_or_default();
             let kept = linemap::kept_keys(&old_keys, &keys);
             for (n, slot) in out.iter_mut().enumerate() {
@@ -181,17 +177,19 @@ impl Index {
     }
 
     /// The turn of each non-trivial agent line of a candidate, by its compared form.
-    fn agent_keys<'a>(&self, store: &Store, c: &'a Candidate) -> Result<&'a HashMap<Vec<u8>, u32>> {
+    fn agent_keys<'a>(&self, store: &Store, c: &'a Candidate) -> Result<&'a HashMap<u64, u32>> {
         if let Some(k) = c.agent_keys.get() {
             return Ok(k);
         }
         let data = store.objects().read_blob(c.blob)?;
         let authors = self.by_blob.get(&c.blob).cloned().unwrap_or_default();
-        let keys: HashMap<Vec<u8>, u32> = linemap::lines(&data)
+        let keys: HashMap<u64, u32> = linemap::lines(&data)
             .into_iter()
-            .map(linemap::key)
             .zip(authors.iter())
-            .filter_map(|(k, a)| a.filter(|_| !linemap::is_trivial(&k)).map(|a| (k, a)))
+            .filter_map(|(l, a)| {
+                a.filter(|_| !linemap::is_trivial(l))
+                    .map(|a| (linemap::key(l), a))
+            })
             .collect();
         Ok(c.agent_keys.get_or_init(|| keys))
     }

@@ -50,7 +50,7 @@ pub(super) fn build(store: &Store, only: Option<&BTreeSet<String>>) -> Result<In
 /// The state of one followed path: its blob, bytes as compared, and authors.
 struct FileState {
     blob: ObjectId,
-    keys: Vec<Vec<u8>>,
+    keys: Vec<u64>,
     authors: Vec<Option<u32>>,
 }
 
@@ -134,10 +134,7 @@ fn start_state(store: &Store, blob: ObjectId, index: &Index) -> Result<Option<Fi
     if data.len() > MAX_FILE {
         return Ok(None);
     }
-    let keys: Vec<Vec<u8>> = linemap::lines(&data)
-        .into_iter()
-        .map(linemap::key)
-        .collect();
+    let keys = linemap::keys(&data);
     let authors = match index.by_blob.get(&blob) {
         Some(a) if a.len() == keys.len() => a.to_vec(),
         _ => vec![None; keys.len()],
@@ -166,10 +163,7 @@ fn step_file(
     if data.len() > MAX_FILE {
         return Ok(None);
     }
-    let keys: Vec<Vec<u8>> = linemap::lines(&data)
-        .into_iter()
-        .map(linemap::key)
-        .collect();
+    let keys = linemap::keys(&data);
     let kept: Vec<Option<u32>> = match &old {
         Some(o) if o.blob == new => (0..keys.len() as u32).map(Some).collect(),
         Some(o) => linemap::kept_keys(&o.keys, &keys),

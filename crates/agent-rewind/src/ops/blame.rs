@@ -60,15 +60,24 @@ pub fn blame(
     rev: Option<&str>,
     ranges: &[String],
 ) -> Result<Blamed> {
-    let out = store
+    // git blames while the runs are replayed over the file's path.
+    let running = store
         .objects()
-        .blame_porcelain(cwd, rev, file.as_ref(), ranges)?;
-    crate::trace::mark("blame: git blame done");
-    let lines = parse_porcelain(&out)?;
-    let mut paths: BTreeSet<String> = lines.iter().map(|l| l.orig_path.clone()).collect();
-    paths.insert(rel.to_string());
-    let mut index = Index::build(store, Some(&paths))?;
+        .blame_porcelain_start(cwd, rev, file.as_ref(), ranges)?;
+    let mut paths: BTreeSet<String> = BTreeSet::from([rel.to_string()]);
+    let index = Index::build(store, Some(&paths));
     crate::trace::mark("blame: runs replayed");
+    let out = running.finish()?;
+    crate::trace::mark("blame: git blame done");
+    let mut index = index?;
+    let lines = parse_porcelain(&out)?;
+    // Lines git found in other files (moved or copied there): those paths too.
+    let before = paths.len();
+    paths.extend(lines.iter().map(|l| l.orig_path.clone()));
+    if paths.len() > before {
+        index = Index::build(store, Some(&paths))?;
+        crate::trace::mark("blame: runs replayed for the other paths");
+    }
     let worktree = match rev {
         None if lines.iter().any(|l| !l.commit.committed()) => {
             let p = store.workdir()?.join(rel);
