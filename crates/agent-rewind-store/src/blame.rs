@@ -138,6 +138,16 @@ impl Objects<'_> {
         })
     }
 
+    /// The [`crate::linemap::key`] of every line of the blob `id`, read in place (no copy of
+    /// its bytes); `None` when it is bigger than `max` bytes.
+    pub fn blob_line_keys(&self, id: ObjectId, max: usize) -> Result<Option<Vec<u64>>> {
+        let blob = self.repo.find_blob(id)?;
+        if blob.data.len() > max {
+            return Ok(None);
+        }
+        Ok(Some(crate::linemap::keys(&blob.data)))
+    }
+
     /// The commit `spec` names (`HEAD`, a branch, a tag, an id), as git resolves it.
     pub fn resolve_commit(&self, spec: &str) -> Result<ObjectId> {
         let spec = checked_rev(spec)?;

@@ -128,7 +128,17 @@ impl Index {
         until: Option<i64>,
         path: &str,
     ) -> Result<Vec<Option<u32>>> {
-        let keys = linemap::keys(content);
+        self.infer_keys(store, &linemap::keys(content), until, path)
+    }
+
+    /// [`Self::infer`] of lines already turned into keys.
+    pub(super) fn infer_keys(
+        &self,
+        store: &Store,
+        keys: &[u64],
+        until: Option<i64>,
+        path: &str,
+    ) -> Result<Vec<Option<u32>>> {
         let mut out: Vec<Option<u32>> = vec![None; keys.len()];
         let mut pool: Vec<&Candidate> = self.candidates.iter().filter(|c| c.path == path).collect();
         if pool.is_empty() {
@@ -161,7 +171,7 @@ impl Index {
             let old = store.objects().read_blob(c.blob)?;
             let old_keys = linemap::keys(&old);
             let old_authors = self.by_blob.get(&c.blob).cloned().unwrap_or_default();
-            let kept = linemap::kept_keys(&old_keys, &keys);
+            let kept = linemap::kept_keys(&old_keys, keys);
             for (n, slot) in out.iter_mut().enumerate() {
                 if slot.is_some() {
                     continue;

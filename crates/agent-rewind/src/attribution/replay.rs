@@ -130,11 +130,9 @@ fn replay_run(
 /// The state of a file as the run found it: its authors as already known (a fork's source,
 /// an earlier run), else no agent's.
 fn start_state(store: &Store, blob: ObjectId, index: &Index) -> Result<Option<FileState>> {
-    let data = store.objects().read_blob(blob)?;
-    if data.len() > MAX_FILE {
+    let Some(keys) = store.objects().blob_line_keys(blob, MAX_FILE)? else {
         return Ok(None);
-    }
-    let keys = linemap::keys(&data);
+    };
     let authors = match index.by_blob.get(&blob) {
         Some(a) if a.len() == keys.len() => a.to_vec(),
         _ => vec![None; keys.len()],
@@ -159,11 +157,9 @@ fn step_file(
     at: i64,
     index: &mut Index,
 ) -> Result<Option<FileState>> {
-    let data = store.objects().read_blob(new)?;
-    if data.len() > MAX_FILE {
+    let Some(keys) = store.objects().blob_line_keys(new, MAX_FILE)? else {
         return Ok(None);
-    }
-    let keys = linemap::keys(&data);
+    };
     let kept: Vec<Option<u32>> = match &old {
         Some(o) if o.blob == new => (0..keys.len() as u32).map(Some).collect(),
         Some(o) => linemap::kept_keys(&o.keys, &keys),
@@ -171,7 +167,7 @@ fn step_file(
     };
     let back = match by_turn {
         None if kept.iter().any(Option::is_none) && !index.candidates.is_empty() => {
-            index.infer(store, &data, Some(at), path)?
+            index.infer_keys(store, &keys, Some(at), path)?
         }
         _ => vec![],
     };
