@@ -4,13 +4,13 @@
 
 use super::commands::*;
 use super::commands::{
-    approve::ApproveArgs, checkpoint::CheckpointArgs, completions::CompleteArgs,
+    approve::ApproveArgs, blame::BlameArgs, checkpoint::CheckpointArgs, completions::CompleteArgs,
     completions::CompletionsArgs, delete::DeleteArgs, diff::DiffArgs, gc::GcArgs, hook::HookArgs,
     hooks::HooksCommand, init::InitArgs, list::ListArgs, log::LogArgs, manpages::ManpagesArgs,
     mcp::McpArgs, restore::RestoreArgs, revert::RevertArgs, rewind::RewindArgs, run::ResumeArgs,
     run::RunArgs, share::ExportArgs, share::FetchArgs, share::ImportArgs, share::PushArgs,
-    show::ShowArgs, start::StartArgs, steer::SteerArgs, step::StepCommand, trust::TrustArgs,
-    undo::UndoArgs, verify::VerifyArgs, view::ViewArgs, watch::WatchArgs,
+    show::ShowArgs, start::StartArgs, stats::StatsArgs, steer::SteerArgs, step::StepCommand,
+    trust::TrustArgs, undo::UndoArgs, verify::VerifyArgs, view::ViewArgs, watch::WatchArgs,
 };
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -71,6 +71,12 @@ pub enum Command {
     /// Unified diff of files and metadata between two checkpoints.
     #[command(after_help = diff::EXAMPLES)]
     Diff(DiffArgs),
+    /// Who wrote each line of a file: an agent's turn (agent, model, run, step) or a person.
+    #[command(after_help = blame::EXAMPLES)]
+    Blame(BlameArgs),
+    /// Lines added and kept per agent, model and person, over a commit or a range.
+    #[command(after_help = stats::EXAMPLES)]
+    Stats(StatsArgs),
     /// Write one self-contained HTML page of the runs (tree, checkpoints, diffs, timelines).
     #[command(after_help = view::EXAMPLES)]
     View(ViewArgs),
@@ -174,7 +180,9 @@ pub const GROUPS: &[(&str, &[&str])] = &[
     ("Record", &["start", "checkpoint", "step"]),
     (
         "Inspect",
-        &["list", "show", "log", "diff", "view", "status"],
+        &[
+            "list", "show", "log", "diff", "blame", "stats", "view", "status",
+        ],
     ),
     ("Travel", &["rewind", "fork", "restore", "revert", "undo"]),
     (

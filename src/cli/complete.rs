@@ -53,6 +53,8 @@ fn kind_of(cmd: &str, id: &str) -> Kind {
             Kind::Nothing
         }
         ("start", "run") => Kind::Nothing,
+        ("blame", "file") => Kind::Files,
+        ("blame", "rev" | "ranges") | ("stats", "range") => Kind::Nothing,
         (_, "run" | "runs" | "words") => Kind::Runs,
         (_, "checkpoint" | "first" | "second" | "target") => Kind::Checkpoints,
         (_, "to" | "retry" | "invalidate" | "step") => Kind::Steps,

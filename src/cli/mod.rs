@@ -3,6 +3,7 @@
 //! only dispatches: each command's arguments and handler live together in `commands/`.
 
 pub mod args;
+mod color;
 mod commands;
 mod complete;
 mod listing;
@@ -101,6 +102,8 @@ pub fn execute(cli: Cli) -> Result<Output> {
         Command::Show(a) => show::run(a, &ctx),
         Command::Log(a) => log::run(a, cli.global.json, &ctx),
         Command::Diff(a) => diff::run(a, &ctx),
+        Command::Blame(a) => blame::run(a, &ctx),
+        Command::Stats(a) => stats::run(a, &ctx),
         Command::View(a) => view::run(a, &ctx),
         Command::Status => status::run(&ctx),
         Command::Rewind(a) => rewind::run(a, false, &ctx),

@@ -1,4 +1,4 @@
-//! git's pager for `diff`, `show` and `log` on a terminal: which one (as git chooses it) and
+//! git's pager for `diff`, `show`, `log` and `blame` on a terminal: which one (as git chooses it) and
 //! starting it (through the store, `Purpose::Pager`). Never pages `--json`, a command whose
 //! output is not a terminal, or with `--no-pager`/`-P`; never fails a command: a pager that
 //! cannot be started leaves the output on stdout.
@@ -17,6 +17,7 @@ pub fn choose(cli: &Cli) -> Option<String> {
         Command::Diff(_) => "diff",
         Command::Show(_) => "show",
         Command::Log(_) => "log",
+        Command::Blame(_) => "blame",
         _ => return None,
     };
     if cli.global.json || cli.global.no_pager || !std::io::stdout().is_terminal() {

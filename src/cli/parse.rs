@@ -10,12 +10,12 @@
 
 use super::args::{Cli, Globals, command};
 use super::commands::{
-    approve::ApproveArgs, checkpoint::CheckpointArgs, completions::CompleteArgs,
+    approve::ApproveArgs, blame::BlameArgs, checkpoint::CheckpointArgs, completions::CompleteArgs,
     delete::DeleteArgs, diff::DiffArgs, gc::GcArgs, hook::HookArgs, list::ListArgs, log::LogArgs,
     mcp::McpArgs, restore::RestoreArgs, revert::RevertArgs, rewind::RewindArgs, run::ResumeArgs,
     run::RunArgs, share::FetchArgs, share::PushArgs, show::ShowArgs, start::StartArgs,
-    steer::SteerArgs, step::StepCommand, trust::TrustArgs, undo::UndoArgs, verify::VerifyArgs,
-    view::ViewArgs, watch::WatchArgs,
+    stats::StatsArgs, steer::SteerArgs, step::StepCommand, trust::TrustArgs, undo::UndoArgs,
+    verify::VerifyArgs, view::ViewArgs, watch::WatchArgs,
 };
 use clap::{Args, FromArgMatches, Subcommand};
 use std::ffi::OsString;
@@ -34,6 +34,8 @@ pub(super) const ONE: &[(&str, Define)] = &[
     ("show", ShowArgs::augment_args),
     ("log", LogArgs::augment_args),
     ("diff", DiffArgs::augment_args),
+    ("blame", BlameArgs::augment_args),
+    ("stats", StatsArgs::augment_args),
     ("view", ViewArgs::augment_args),
     ("status", no_arguments),
     ("rewind", RewindArgs::augment_args),

@@ -16,6 +16,7 @@ const RANKS: &[(&str, u32)] = &[
     ("model", 2),
     ("catalog", 4),
     ("verify", 4),
+    ("attribution", 5),
     ("journal", 5),
     ("materialize", 5),
     ("remote", 5),

@@ -12,6 +12,7 @@ mod support;
 mod addressing;
 mod agent_hooks;
 mod agents_real;
+mod attribution;
 mod bad_input;
 mod checkout_bytes;
 mod claude_hooks;

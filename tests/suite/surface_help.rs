@@ -31,6 +31,8 @@ const COMMANDS: &[&str] = &[
     "show",
     "log",
     "diff",
+    "blame",
+    "stats",
     "view",
     "status",
     "rewind",

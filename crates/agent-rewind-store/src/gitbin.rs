@@ -122,6 +122,30 @@ impl Store {
         self.git_output_in(dir, args)
     }
 
+    /// Add `trailers` (`Key: value` lines) to the commit message in `file`, as `git
+    /// interpret-trailers --in-place` places them (after the message, before git's comment
+    /// lines), each only when the message does not already end with it.
+    pub fn add_trailers(&self, file: &Path, trailers: &[String]) -> Result<()> {
+        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
+        let mut args = vec![
+            "interpret-trailers",
+            "--in-place",
+            "--if-exists",
+            "addIfDifferent",
+        ];
+        for t in trailers {
+            args.push("--trailer");
+            args.push(t);
+        }
+        let out = self
+            .git_command(dir, &args)
+            .arg("--")
+            .arg(absolute(file))
+            .output()
+            .map_err(could_not_run)?;
+        stdout_of(&args, out).map(|_| ())
+    }
+
     /// Add `key = value` to the repository's own config (`git config --local --add`; git
     /// owns config locking). Never touches the user's global config.
     pub fn config_add(&self, key: &str, value: &str) -> Result<()> {

@@ -26,6 +26,8 @@ pub mod redact;
 pub mod time;
 pub mod trace;
 
+mod blame;
+pub use blame::RunningBlame;
 mod checkoutbytes;
 mod configenv;
 mod diffstat;
@@ -35,6 +37,7 @@ mod fsmonitor;
 mod gitbin;
 mod indexlock;
 pub mod layout;
+pub mod linemap;
 mod localcopy;
 mod lock;
 mod merge;

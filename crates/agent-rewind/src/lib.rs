@@ -14,7 +14,7 @@
 //! [`catalog`] (reading checkpoints and runs) and [`verify`] (what a note claims, checked
 //! against the objects); [`journal`] (appending records, the active run), [`materialize`]
 //! (backups and writing a checkpoint into a worktree) and [`remote`] (push, fetch and
-//! bundles, and validation of what was fetched); [`workflow`] (schema, planner, runner);
+//! bundles, and validation of what was fetched) and [`attribution`] (who wrote each line); [`workflow`] (schema, planner, runner);
 //! [`ops`] (one module per operation); [`hooks`] (installing git/agent hooks and the
 //! handlers they call) and [`view`] (the HTML page and text graphs of runs). Nothing in the
 //! library prints to the terminal.
@@ -25,6 +25,7 @@ pub use agent_rewind_store::{
 };
 
 pub mod agent;
+pub mod attribution;
 pub mod catalog;
 pub mod hooks;
 pub mod journal;

@@ -5,7 +5,7 @@
 use crate::cli::paths::worktree_paths;
 use crate::cli::render::{colour_marks, escape};
 use crate::cli::{Ctx, Output};
-use agent_rewind::error::{Error, Result};
+use agent_rewind::error::Result;
 use agent_rewind::ops;
 use agent_rewind::store::Store;
 use clap::Args;
@@ -127,36 +127,12 @@ pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
     Ok(Output::new(json, human.trim_end_matches('\n').to_string()))
 }
 
-/// Git's rules: `--color[=WHEN]`/`--no-color` first, then NO_COLOR, then `color.diff`,
-/// then `color.ui`; `auto` (the default) colours only a terminal that is not `dumb`.
+/// Git's rules for `diff`: the flags, then NO_COLOR, then `color.diff`, then `color.ui`.
 fn use_color(store: &Store, a: &DiffArgs) -> Result<bool> {
-    let when = if a.no_color {
-        "never".to_string()
-    } else if let Some(c) = &a.color {
-        c.clone()
-    } else if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
-        "never".to_string()
-    } else {
-        let configured = store
-            .config_string("color.diff")
-            .or_else(|| store.config_string("color.ui"))
-            .unwrap_or_else(|| "auto".into());
-        match configured.to_ascii_lowercase().as_str() {
-            "always" => "always".into(),
-            "never" | "false" | "no" | "off" | "0" => "never".into(),
-            "auto" | "true" | "yes" | "on" | "1" | "" => "auto".into(),
-            other => {
-                return Err(
-                    Error::usage(format!("bad color value {other:?} in git config")).with_hint(
-                        "color.diff and color.ui take always, never, auto, true or false",
-                    ),
-                );
-            }
-        }
-    };
-    Ok(match when.as_str() {
-        "always" => true,
-        "never" => false,
-        _ => std::io::stdout().is_terminal() && std::env::var("TERM").map_or(true, |t| t != "dumb"),
-    })
+    crate::cli::color::use_color(
+        store,
+        a.color.as_deref(),
+        a.no_color,
+        &["color.diff", "color.ui"],
+    )
 }

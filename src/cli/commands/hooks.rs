@@ -15,10 +15,10 @@ pub const EXAMPLES: &str = "Examples:
       Install the git hooks: a checkpoint of the active run on every commit, and amends and rebases mapped onto it; existing hooks are kept and chained.
   git agent-rewind hooks install --agent claude
       Install Claude Code's hooks into its settings: a checkpoint on every turn, with the session id to resume the conversation.
-  git agent-rewind hooks uninstall
-      Remove exactly what install added, the git hooks and every agent's.
+  git agent-rewind hooks install --assisted-by
+      Also add an `Assisted-by: <agent>:<model>` trailer to each commit holding agent turns (opt-in; never Co-Authored-By).
 
-In a worktree of 20,000 index entries or more without core.fsmonitor, the post-commit hook records its checkpoint in the background and the commit returns at once; later commands wait for it. agentRewind.postCommitInBackground = auto (default), true or false.";
+`git agent-rewind hooks uninstall` removes exactly what install added, the git hooks and every agent's. In a worktree of 20,000 index entries or more without core.fsmonitor, the post-commit hook records its checkpoint in the background and the commit returns at once; later commands wait for it. agentRewind.postCommitInBackground = auto (default), true or false.";
 
 #[derive(Debug, Subcommand)]
 pub enum HooksCommand {
@@ -43,6 +43,10 @@ pub struct HooksArgs {
     /// project MCP configuration (docs/MCP.md).
     #[arg(long, requires = "agents")]
     pub mcp: bool,
+    /// The opt-in prepare-commit-msg hook: an `Assisted-by: <agent>:<model>` trailer in each
+    /// commit message for the agents whose turns the commit holds (never Co-Authored-By).
+    #[arg(long)]
+    pub assisted_by: bool,
 }
 
 /// The `--agent` values (names or `all`), each agent once, in the order first named.
@@ -144,9 +148,10 @@ pub fn run(cmd: HooksCommand, ctx: &Ctx) -> Result<Output> {
             ))
         }
         HooksCommand::Uninstall(a) => {
-            let all = !a.git && a.agents.is_empty();
+            let all = !a.git && a.agents.is_empty() && !a.assisted_by;
             let opts = HooksOptions {
                 git: a.git || all,
+                assisted_by: a.assisted_by,
                 agents: if all {
                     Agent::ALL.to_vec()
                 } else {
@@ -162,8 +167,9 @@ pub fn run(cmd: HooksCommand, ctx: &Ctx) -> Result<Output> {
 
 fn install_options(a: &HooksArgs) -> Result<HooksOptions> {
     Ok(HooksOptions {
-        git: a.git || a.agents.is_empty(),
+        git: a.git || (a.agents.is_empty() && !a.assisted_by),
         agents: agents(&a.agents)?,
+        assisted_by: a.assisted_by,
         binary: None,
         mcp: a.mcp,
     })
@@ -178,6 +184,7 @@ pub fn init_options(a: &InitArgs) -> Result<Option<HooksOptions>> {
     Ok(Some(HooksOptions {
         git: a.hooks,
         agents: agents(&a.agents)?,
+        assisted_by: false,
         binary: None,
         mcp: false,
     }))

@@ -2,6 +2,7 @@
 //! function that runs it. Handlers call the library and render; they decide nothing.
 
 pub mod approve;
+pub mod blame;
 pub mod checkpoint;
 pub mod completions;
 pub mod delete;
@@ -21,6 +22,7 @@ pub mod run;
 pub mod share;
 pub mod show;
 pub mod start;
+pub mod stats;
 pub mod status;
 pub mod steer;
 pub mod step;

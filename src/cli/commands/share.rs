@@ -29,7 +29,9 @@ pub const EXPORT_EXAMPLES: &str = "Examples:
   git agent-rewind export r1 -o r1.bundle
       Write run r1 (its chain, refs and notes) to a git bundle file to hand over without a remote.
   git agent-rewind export r1 r2 -o runs.bundle
-      Write two runs to one bundle.";
+      Write two runs to one bundle.
+  git agent-rewind export --format agent-trace main..HEAD
+      Print Agent Trace 0.1.0 records (JSON Lines) of the agent lines each commit of the range added.";
 pub const IMPORT_EXAMPLES: &str = "Examples:
   git agent-rewind import r1.bundle
       Import the runs of a bundle made by `export`, as fetch imports them.";
@@ -78,12 +80,17 @@ pub struct FetchArgs {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The runs to export.
-    #[arg(required = true)]
+    /// The runs to export (bundle); with `--format agent-trace`, one commit or a range `A..B`
+    /// (default: HEAD).
+    #[arg(value_name = "RUN|RANGE")]
     pub runs: Vec<String>,
     /// The bundle file to write.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: PathBuf,
+    pub output: Option<PathBuf>,
+    /// `bundle` (the default): runs into a git bundle; `agent-trace`: Agent Trace 0.1.0
+    /// records of the agent lines of a range of commits, as JSON Lines on stdout.
+    #[arg(long, value_name = "FORMAT", value_parser = ["bundle", "agent-trace"], default_value = "bundle")]
+    pub format: String,
     /// Overwrite FILE when it already exists.
     #[arg(long)]
     pub force: bool,
@@ -259,18 +266,53 @@ fn fetch_output(out: &FetchOutcome, st: &Style, what: &str) -> Output {
 
 pub fn export(a: ExportArgs, ctx: &Ctx) -> Result<Output> {
     let store = &ctx.store()?;
+    if a.format == "agent-trace" {
+        return export_trace(store, &a);
+    }
+    if a.runs.is_empty() {
+        return Err(Error::usage("name the runs to export")
+            .with_hint("git agent-rewind export <run>… -o FILE"));
+    }
+    let Some(output) = &a.output else {
+        return Err(Error::usage("name the bundle file to write with -o FILE")
+            .with_hint("git agent-rewind export <run>… -o FILE"));
+    };
     let runs = a
         .runs
         .iter()
         .map(|r| ops::address::run(store, r))
         .collect::<Result<Vec<_>>>()?;
-    let out = ops::bundle::export(store, &runs, &ctx.path(&a.output), a.force)?;
+    let out = ops::bundle::export(store, &runs, &ctx.path(output), a.force)?;
     // The file as the user named it: relative to where they stand, so the hint works there.
-    let shown = escape(&a.output.to_string_lossy()).into_owned();
+    let shown = escape(&output.to_string_lossy()).into_owned();
     let s = format!(
         "wrote {shown} ({} run(s), {} refs); `git agent-rewind import {shown}` reads it back",
         out.runs.len(),
         out.refs.len(),
     );
     Ok(Output::new(json(&out), s))
+}
+
+/// `export --format agent-trace [<range>]`: one record per line on stdout (`--json`: an array).
+fn export_trace(store: &agent_rewind::store::Store, a: &ExportArgs) -> Result<Output> {
+    if a.output.is_some() || a.force {
+        return Err(Error::usage("--format agent-trace prints its records on stdout")
+            .with_hint("redirect it: git agent-rewind export --format agent-trace main..HEAD > trace.jsonl"));
+    }
+    if a.runs.len() > 1 {
+        return Err(
+            Error::usage("--format agent-trace takes one commit or one range")
+                .with_hint("e.g. main..HEAD"),
+        );
+    }
+    let records = ops::trace::agent_trace(store, a.runs.first().map(String::as_str))?;
+    let mut lines = String::new();
+    for r in &records {
+        lines.push_str(&serde_json::to_string(r).expect("json"));
+        lines.push('\n');
+    }
+    Ok(Output::raw(
+        serde_json::Value::Array(records),
+        lines.into_bytes(),
+    ))
 }

@@ -22,6 +22,10 @@ impl Style {
     pub fn plain() -> Style {
         Style { color: false }
     }
+    /// Colour as the command decided (`--color`, git config: `crate::cli::color`).
+    pub fn colored(color: bool) -> Style {
+        Style { color }
+    }
     pub fn detect() -> Style {
         Style {
             color: std::io::stdout().is_terminal()
@@ -30,7 +34,7 @@ impl Style {
     }
     /// `s` in colour `code`, as marks that [`terminal_safe`] turns into the escape sequence
     /// (so that only our own colour codes ever reach the terminal).
-    fn paint(&self, code: &str, s: &str) -> String {
+    pub fn paint(&self, code: &str, s: &str) -> String {
         if self.color {
             format!("{OPEN}{code}{CLOSE}{s}{OPEN}0{CLOSE}")
         } else {
@@ -82,7 +86,7 @@ fn opt(s: &Option<String>) -> &str {
 }
 
 /// Left-align columns to their widths (ignoring colour codes).
-fn table(header: &[&str], rows: Vec<Vec<(String, String)>>) -> String {
+pub fn table(header: &[&str], rows: Vec<Vec<(String, String)>>) -> String {
     let n = header.len();
     let mut w: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for r in &rows {

@@ -9,7 +9,7 @@
 //! hook into something else, and never write a hook that can fail the user's operation.
 
 use super::settings::{JsonConfig, SettingsChange};
-use super::{Agent, GIT_HOOKS, GitHook, MARKER_BEGIN, MARKER_END};
+use super::{Agent, GIT_HOOKS, GitHook, MARKER_BEGIN, MARKER_END, OPT_IN_HOOKS};
 use crate::error::IoResultExt;
 use crate::error::{Error, Result};
 use crate::store::Store;
@@ -25,6 +25,8 @@ const BIN_PLACEHOLDER: &str = "@AGENT_REWIND_BIN@";
 pub struct HooksOptions {
     pub git: bool,
     pub agents: Vec<Agent>,
+    /// The opt-in `prepare-commit-msg` hook adding `Assisted-by:` trailers.
+    pub assisted_by: bool,
     /// The binary the hooks fall back to when `git-agent-rewind` is not on `PATH`
     /// (default: the running executable).
     pub binary: Option<PathBuf>,
@@ -106,7 +108,7 @@ pub fn install(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
             out.agents.push(super::mcp_config::install(store, *agent)?);
         }
     }
-    if opts.git {
+    if opts.git || opts.assisted_by {
         let dir = store.hooks_dir()?;
         std::fs::create_dir_all(&dir).at(&dir)?;
         out.warnings.extend(shared_dir_warning(store, &dir));
@@ -114,7 +116,9 @@ pub fn install(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
             Some(b) => Some(b.clone()),
             None => std::env::current_exe().ok(),
         };
-        for hook in GIT_HOOKS {
+        let wanted = GIT_HOOKS.iter().filter(|_| opts.git);
+        let opt_in = OPT_IN_HOOKS.iter().filter(|_| opts.assisted_by);
+        for &hook in wanted.chain(opt_in) {
             let path = dir.join(hook.name());
             let (action, warning) = install_file(&path, hook, binary.as_deref())?;
             out.warnings.extend(warning);
@@ -146,11 +150,16 @@ pub fn uninstall(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
                 .push(super::mcp_config::uninstall(store, *agent)?);
         }
     }
-    if opts.git {
+    if opts.git || opts.assisted_by {
         let dir = store.hooks_dir()?;
-        for hook in GIT_HOOKS {
+        let wanted = GIT_HOOKS.iter().filter(|_| opts.git);
+        for &hook in wanted.chain(OPT_IN_HOOKS.iter()) {
             let path = dir.join(hook.name());
             let action = uninstall_file(&path)?;
+            // An opt-in hook is named only when it was there (or asked for).
+            if OPT_IN_HOOKS.contains(&hook) && action == FileAction::Absent && !opts.assisted_by {
+                continue;
+            }
             out.git.push(HookFileChange {
                 hook: hook.name(),
                 path: path.display().to_string(),

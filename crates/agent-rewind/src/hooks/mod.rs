@@ -13,6 +13,7 @@
 //! or skipped with a reason) or an error, and the CLI turns errors into a warning with exit
 //! status 0. Nothing here prompts or prints.
 
+pub mod assisted;
 pub mod background;
 pub mod conversation;
 pub mod handlers;
@@ -39,10 +40,15 @@ pub const MARKER_END: &str = "# <<< git-agent-rewind <<<";
 /// The git hooks we install.
 pub const GIT_HOOKS: [GitHook; 2] = [GitHook::PostCommit, GitHook::PostRewrite];
 
+/// The git hooks installed only when asked for (`hooks install --assisted-by`).
+pub const OPT_IN_HOOKS: [GitHook; 1] = [GitHook::PrepareCommitMsg];
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GitHook {
     PostCommit,
     PostRewrite,
+    /// `Assisted-by:` trailers ([`assisted`]); opt-in.
+    PrepareCommitMsg,
 }
 
 impl GitHook {
@@ -51,6 +57,7 @@ impl GitHook {
         match self {
             GitHook::PostCommit => "post-commit",
             GitHook::PostRewrite => "post-rewrite",
+            GitHook::PrepareCommitMsg => "prepare-commit-msg",
         }
     }
 
@@ -59,6 +66,7 @@ impl GitHook {
         match self {
             GitHook::PostCommit => include_str!("../../../../hooks/post-commit"),
             GitHook::PostRewrite => include_str!("../../../../hooks/post-rewrite"),
+            GitHook::PrepareCommitMsg => include_str!("../../../../hooks/prepare-commit-msg"),
         }
     }
 }
@@ -197,6 +205,9 @@ pub fn run_hook(
             background::record_in_background(&crate::store::Store::discover(dir)?, &args[1..])
         }
         "post-commit" => after_background(dir, handlers::post_commit),
+        "prepare-commit-msg" => after_background(dir, |store| {
+            assisted::prepare_commit_msg(store, dir, args)
+        }),
         "post-rewrite" => {
             let kind = args.first().map(String::as_str).unwrap_or("");
             after_background(dir, |store| handlers::post_rewrite(store, kind, stdin))
@@ -204,7 +215,7 @@ pub fn run_hook(
         other => match Agent::from_name(other) {
             Some(agent) => Ok(turn::handle(agent, stdin, args, dir)),
             None => Err(Error::usage(format!("unknown hook {other:?}")).with_hint(
-                "hooks: post-commit, post-rewrite, claude, codex, gemini, cursor, opencode",
+                "hooks: post-commit, post-rewrite, prepare-commit-msg, claude, codex, gemini, cursor, opencode",
             )),
         },
     }

@@ -3,6 +3,7 @@
 
 pub mod address;
 pub mod approve;
+pub mod blame;
 pub mod bundle;
 pub mod checkpoint;
 pub mod delete;
@@ -22,9 +23,11 @@ mod runcache;
 pub mod show;
 pub mod signatures;
 pub mod start;
+pub mod stats;
 pub mod status;
 pub mod steer;
 pub mod tombstones;
+pub mod trace;
 pub mod trust;
 pub mod undo;
 pub mod view;

@@ -1,0 +1,217 @@
+//! The git command lines of attribution: `git blame -w -M -C --porcelain` of one file (where
+//! every line came from, as git finds it: moves and copies followed, whitespace ignored)
+//! and `git rev-list` of a range. Each is a named method; what git printed is parsed by the
+//! caller (`agent_rewind::attribution`). It must never decide who wrote a line.
+
+use crate::ObjectId;
+use crate::error::{Error, Result};
+use crate::facade::Objects;
+use std::ffi::OsStr;
+use std::io::Read;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::thread::JoinHandle;
+
+/// A revision or range as the user typed it, refused when git would read it as an option.
+fn checked_rev(rev: &str) -> Result<&str> {
+    if rev.is_empty() || rev.starts_with('-') {
+        return Err(
+            Error::usage(format!("{rev:?} is not a revision")).with_hint(
+                "name a commit (HEAD, a branch, a commit id) or a range such as main..HEAD",
+            ),
+        );
+    }
+    Ok(rev)
+}
+
+/// A `git blame` still running; its output is read as it comes (on threads of their own, so
+/// git never waits on a full pipe).
+pub struct RunningBlame {
+    child: Child,
+    stdout: JoinHandle<std::io::Result<Vec<u8>>>,
+    stderr: JoinHandle<std::io::Result<Vec<u8>>>,
+}
+
+impl RunningBlame {
+    /// Wait for git; its stdout, or its failure as a usage error (a file git does not know
+    /// there, a bad range or revision).
+    pub fn finish(mut self) -> Result<Vec<u8>> {
+        let status = self.child.wait().map_err(could_not_run)?;
+        let joined = |h: JoinHandle<std::io::Result<Vec<u8>>>| {
+            h.join()
+                .map_err(|_| Error::git("reading git blame's output failed"))?
+                .map_err(could_not_run)
+        };
+        let out = joined(self.stdout)?;
+        let err = joined(self.stderr)?;
+        if !status.success() {
+            let why = crate::error::one_line(&String::from_utf8_lossy(&err));
+            let why = why.strip_prefix("fatal: ").unwrap_or(&why).to_string();
+            return Err(Error::usage(format!("git blame: {why}")).with_hint(
+                "name a file git knows at that revision (paths are relative to the current folder)",
+            ));
+        }
+        Ok(out)
+    }
+}
+
+fn could_not_run(e: std::io::Error) -> Error {
+    Error::git(format!("could not run git: {e}")).with_source(e)
+}
+
+/// `git rev-list`'s line after each commit: its author.
+const FORMAT: &str = "--format=%an <%ae>";
+
+impl Objects<'_> {
+    /// `git blame -w -M -C --porcelain [-L <range>]… [<rev>] -- <path>`, run in `cwd` (so a
+    /// relative path and `-L /regex/` are read as git reads them there): the worktree's file
+    /// when `rev` is `None`. Its stdout as git wrote it.
+    pub fn blame_porcelain(
+        &self,
+        cwd: &Path,
+        rev: Option<&str>,
+        path: &OsStr,
+        ranges: &[String],
+    ) -> Result<Vec<u8>> {
+        self.blame_porcelain_start(cwd, rev, path, ranges)?.finish()
+    }
+
+    /// [`Self::blame_porcelain`] started: the caller works while git blames, then
+    /// [`RunningBlame::finish`] waits for it.
+    pub fn blame_porcelain_start(
+        &self,
+        cwd: &Path,
+        rev: Option<&str>,
+        path: &OsStr,
+        ranges: &[String],
+    ) -> Result<RunningBlame> {
+        let mut args: Vec<std::ffi::OsString> = ["blame", "-w", "-M", "-C", "--porcelain"]
+            .iter()
+            .map(Into::into)
+            .collect();
+        for r in ranges {
+            if r.is_empty() {
+                return Err(
+                    Error::usage("-L needs a range").with_hint("e.g. -L 10,20 or -L /fn main/,+5")
+                );
+            }
+            args.push(format!("-L{r}").into());
+        }
+        if let Some(rev) = rev {
+            args.push(checked_rev(rev)?.into());
+        }
+        args.push("--".into());
+        args.push(path.into());
+        let mut child = self
+            .git_command(cwd, &[])
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(could_not_run)?;
+        let drain = |r: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut buf = vec![];
+                if let Some(mut r) = r {
+                    r.read_to_end(&mut buf)?;
+                }
+                Ok(buf)
+            })
+        };
+        let stdout = drain(
+            child
+                .stdout
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Read + Send>),
+        );
+        let stderr = drain(
+            child
+                .stderr
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Read + Send>),
+        );
+        Ok(RunningBlame {
+            child,
+            stdout,
+            stderr,
+        })
+    }
+
+    /// The [`crate::linemap::key`] of every line of the blob `id`, read in place (no copy of
+    /// its bytes); `None` when it is bigger than `max` bytes.
+    pub fn blob_line_keys(&self, id: ObjectId, max: usize) -> Result<Option<Vec<u64>>> {
+        let blob = self.repo.find_blob(id)?;
+        if blob.data.len() > max {
+            return Ok(None);
+        }
+        Ok(Some(crate::linemap::keys(&blob.data)))
+    }
+
+    /// The commit `spec` names (`HEAD`, a branch, a tag, an id), as git resolves it.
+    pub fn resolve_commit(&self, spec: &str) -> Result<ObjectId> {
+        let spec = checked_rev(spec)?;
+        let not_one = |e: String| {
+            Error::usage(format!("{spec}: not a commit ({e})"))
+                .with_hint("name a commit: HEAD, a branch, a tag or a commit id")
+        };
+        let id = self
+            .repo
+            .rev_parse_single(spec)
+            .map_err(|e| not_one(crate::error::one_line(&e.to_string())))?;
+        let object = id
+            .object()
+            .map_err(|e| not_one(crate::error::one_line(&e.to_string())))?;
+        let commit = object
+            .peel_to_kind(gix::object::Kind::Commit)
+            .map_err(|e| not_one(crate::error::one_line(&e.to_string())))?;
+        Ok(commit.id)
+    }
+
+    /// The commits of `range` as `git rev-list --no-merges <range>` lists them (a single
+    /// revision `X` means `X^!`: that commit alone), newest first, each with its author
+    /// (`Name <email>`).
+    pub fn rev_list(&self, range: &str) -> Result<Vec<(ObjectId, String)>> {
+        let range = checked_rev(range)?;
+        let single = !range.contains("..") && !range.contains('^');
+        let spec = if single {
+            format!("{range}^!")
+        } else {
+            range.to_string()
+        };
+        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
+        let out = self
+            .git_command(dir, &["rev-list", "--no-merges", FORMAT, &spec, "--"])
+            .output()
+            .map_err(|e| Error::git(format!("could not run git: {e}")).with_source(e))?;
+        let out = if !out.status.success() && single {
+            // A root commit has no parent for `^!`: the commit alone.
+            self.git_command(
+                dir,
+                &["rev-list", "--no-merges", FORMAT, "-n1", range, "--"],
+            )
+            .output()
+            .map_err(|e| Error::git(format!("could not run git: {e}")).with_source(e))?
+        } else {
+            out
+        };
+        if !out.status.success() {
+            let why = crate::error::one_line(&String::from_utf8_lossy(&out.stderr));
+            return Err(
+                Error::usage(format!("{range}: not a revision or range ({why})"))
+                    .with_hint("name a commit, a branch or a range such as main..HEAD"),
+            );
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut lines = text.lines();
+        let mut commits = vec![];
+        while let Some(l) = lines.next() {
+            let id = l
+                .strip_prefix("commit ")
+                .and_then(|h| ObjectId::from_hex(h.trim().as_bytes()).ok())
+                .ok_or_else(|| Error::git(format!("git rev-list printed {l:?}")))?;
+            commits.push((id, lines.next().unwrap_or_default().to_string()));
+        }
+        Ok(commits)
+    }
+}
