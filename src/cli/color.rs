@@ -5,7 +5,34 @@
 
 use agent_rewind::error::{Error, Result};
 use agent_rewind::store::Store;
+use clap::Args;
 use std::io::IsTerminal;
+
+/// `--color[=WHEN]` and `--no-color`, as git spells them.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ColorArgs {
+    /// Colour: always, never, or auto (on a terminal; the default, as git's `color.*`
+    /// settings say; none with NO_COLOR).
+    #[arg(
+        long,
+        value_name = "WHEN",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "always",
+        value_parser = ["auto", "always", "never"]
+    )]
+    pub color: Option<String>,
+    /// No colour.
+    #[arg(long, conflicts_with = "color")]
+    pub no_color: bool,
+}
+
+impl ColorArgs {
+    /// Whether to colour, these flags first, then git's `keys` in order.
+    pub fn use_color(&self, store: &Store, keys: &[&str]) -> Result<bool> {
+        use_color(store, self.color.as_deref(), self.no_color, keys)
+    }
+}
 
 pub fn use_color(store: &Store, flag: Option<&str>, no_color: bool, keys: &[&str]) -> Result<bool> {
     let when = if no_color {

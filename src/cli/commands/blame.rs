@@ -2,7 +2,6 @@
 //! lays it out (`--porcelain`, `--json`, `-L`, colour by git's rules). Arguments and
 //! rendering only: the attribution is `ops::blame`'s.
 
-use crate::cli::color::use_color;
 use crate::cli::paths::worktree_paths;
 use crate::cli::render::Style;
 use crate::cli::{Ctx, Output};
@@ -38,20 +37,8 @@ pub struct BlameArgs {
     /// lines (`origin`, `author…`, `filename`, `agent…`) and the line after a tab.
     #[arg(long)]
     pub porcelain: bool,
-    /// Colour: always, never, or auto (on a terminal; the default, as git's `color.ui`
-    /// says; none with NO_COLOR).
-    #[arg(
-        long,
-        value_name = "WHEN",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "always",
-        value_parser = ["auto", "always", "never"]
-    )]
-    pub color: Option<String>,
-    /// No colour.
-    #[arg(long, conflicts_with = "color")]
-    pub no_color: bool,
+    #[command(flatten)]
+    pub colors: crate::cli::color::ColorArgs,
 }
 
 pub fn run(a: BlameArgs, ctx: &Ctx) -> Result<Output> {
@@ -63,7 +50,7 @@ pub fn run(a: BlameArgs, ctx: &Ctx) -> Result<Output> {
         return Err(Error::usage(format!("{}: not a file", a.file))
             .with_hint("name one file, relative to the current folder"));
     }
-    let color = use_color(&store, a.color.as_deref(), a.no_color, &["color.ui"])?;
+    let color = a.colors.use_color(&store, &["color.ui"])?;
     let blamed = ops::blame::blame(&store, &ctx.dir, &a.file, &rel, a.rev.as_deref(), &a.ranges)?;
     for w in &blamed.warnings {
         crate::cli::render::warn(w);

@@ -30,20 +30,8 @@ pub struct DiffArgs {
     /// Only a summary of the files changed (git's `--stat`).
     #[arg(long)]
     pub stat: bool,
-    /// Colour: always, never, or auto (on a terminal; the default, as git's `color.diff`
-    /// and `color.ui` say; none with NO_COLOR).
-    #[arg(
-        long,
-        value_name = "WHEN",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "always",
-        value_parser = ["auto", "always", "never"]
-    )]
-    pub color: Option<String>,
-    /// No colour.
-    #[arg(long, conflicts_with = "color")]
-    pub no_color: bool,
+    #[command(flatten)]
+    pub colors: crate::cli::color::ColorArgs,
     /// Only these paths (files or folders, relative to the current folder).
     #[arg(last = true, value_name = "PATH")]
     pub paths: Vec<String>,
@@ -129,10 +117,5 @@ pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
 
 /// Git's rules for `diff`: the flags, then NO_COLOR, then `color.diff`, then `color.ui`.
 fn use_color(store: &Store, a: &DiffArgs) -> Result<bool> {
-    crate::cli::color::use_color(
-        store,
-        a.color.as_deref(),
-        a.no_color,
-        &["color.diff", "color.ui"],
-    )
+    a.colors.use_color(store, &["color.diff", "color.ui"])
 }

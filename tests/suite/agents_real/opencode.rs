@@ -100,18 +100,27 @@ fn two_turns_a_rewind_a_compaction_a_revert_and_an_uninstall() {
     let note = out["conversation"].as_str().unwrap_or_default();
     assert!(note.contains("at its end"), "{out:#}");
     // Run it as a user would (headless): a new session, holding the whole conversation, that
-    // records into the new run.
-    let before = s.server.agent_requests().len();
+    // records into the new run. Its first answer overflows the model's context: OpenCode
+    // compacts the session, and the compaction's request holds the run's manifest.
+    let before = s.server.requests().len();
     let forked = run(
         &s,
         &["--session", &session, "--fork"],
-        &write(&root, "three"),
+        &format!("{} OVERFLOW", write(&root, "three")),
     );
     assert_ne!(forked, session);
-    let sent = s.sent_after(before);
+    let bodies: Vec<String> = s.server.requests()[before..]
+        .iter()
+        .map(|r| r.body.to_string())
+        .collect();
+    let first = bodies.iter().find(|b| b.contains("three.txt")).unwrap();
     assert!(
-        sent.contains("one.txt") && sent.contains("two.txt"),
-        "the fork holds every turn, as the note says: {sent}"
+        first.contains("one.txt") && first.contains("two.txt"),
+        "the fork holds every turn, as the note says: {first}"
+    );
+    assert!(
+        bodies.iter().any(|b| b.contains("records into run back")),
+        "a request after the overflow holds the manifest: {bodies:#?}"
     );
     let back = crate::common::checkpoints(s.repo.path(), "back");
     let three = back.last().unwrap();
@@ -122,29 +131,11 @@ fn two_turns_a_rewind_a_compaction_a_revert_and_an_uninstall() {
     assert_eq!(three_note["touched"], serde_json::json!(["three.txt"]));
     assert_eq!(three_note["sdk_session_id"], forked.as_str());
 
-    // A turn that overflows the model's context: OpenCode compacts the session, and the
-    // compaction's request holds the manifest of the run it records into.
-    let before = s.server.requests().len();
-    run(
-        &s,
-        &["--session", &forked],
-        &format!("{} OVERFLOW", write(&root, "big")),
-    );
-    let manifest = "records into run back";
-    let bodies: Vec<String> = s.server.requests()[before..]
-        .iter()
-        .map(|r| r.body.to_string())
-        .collect();
-    assert!(
-        bodies.iter().any(|b| b.contains(manifest)),
-        "a request after the overflow holds the manifest: {bodies:#?}"
-    );
-
     // Revert the forked session's turn: its file goes, the others stay.
     s.repo
         .ok(&["revert", three["checkpoint"].as_str().unwrap()]);
     assert!(!root.join("three.txt").exists());
-    assert!(root.join("one.txt").exists() && root.join("big.txt").exists());
+    assert!(root.join("one.txt").exists());
     let status = s.repo.git(&["status", "--porcelain"]);
     assert!(!status.contains("three.txt"), "{status}");
 

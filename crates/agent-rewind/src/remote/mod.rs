@@ -552,6 +552,22 @@ pub fn fetch_bundle(store: &Store, file: &Path, staging: &RemoteName) -> Result<
     )
 }
 
+/// A limit on the refs of one push or fetch, from git config `key`: `None` when unset or 0;
+/// a value that is not a number is a usage error with `hint`.
+pub fn refs_limit(store: &Store, key: &str, hint: &str) -> Result<Option<usize>> {
+    match store.config_string(key) {
+        None => Ok(None),
+        Some(v) => match v.trim().parse::<usize>() {
+            Ok(0) => Ok(None),
+            Ok(n) => Ok(Some(n)),
+            Err(_) => Err(
+                Error::usage(format!("config {key} = {v:?} is not a number of refs"))
+                    .with_hint(hint.to_string()),
+            ),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

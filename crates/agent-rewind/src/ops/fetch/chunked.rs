@@ -5,7 +5,7 @@
 //! valid run id.
 
 use super::{FetchOutcome, Select, import_staged};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ids::RunId;
 use crate::remote::{self, Remote};
 use crate::store::Store;
@@ -13,18 +13,11 @@ use crate::store::Store;
 /// `agentRewind.fetchRefsPerFetch`: the most refs one `git fetch` of everything asks for
 /// (unset or 0: one fetch).
 pub fn refs_per_fetch(store: &Store) -> Result<Option<usize>> {
-    let key = "agentRewind.fetchRefsPerFetch";
-    match store.config_string(key) {
-        None => Ok(None),
-        Some(v) => match v.trim().parse::<usize>() {
-            Ok(0) => Ok(None),
-            Ok(n) => Ok(Some(n)),
-            Err(_) => Err(
-                Error::usage(format!("config {key} = {v:?} is not a number of refs"))
-                    .with_hint("a positive number, like 10000 (0 or unset: one fetch)"),
-            ),
-        },
-    }
+    remote::refs_limit(
+        store,
+        "agentRewind.fetchRefsPerFetch",
+        "a positive number, like 10000 (0 or unset: one fetch)",
+    )
 }
 
 /// A fetch of every run in several `git fetch` processes of at most `limit` refs each

@@ -13,7 +13,7 @@
 //! ref is tried again alone.
 
 use super::{RunPush, SINGLE_TRIES, rejected, settle};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ids::RunId;
 use crate::journal::backoff;
 use crate::remote::{self, RefStatus, Remote};
@@ -34,18 +34,11 @@ struct Unit {
 
 /// `agentRewind.pushRefsPerPush`: the most ref updates per `git push` (unset: no limit).
 pub fn refs_per_push(store: &Store) -> Result<Option<usize>> {
-    let key = "agentRewind.pushRefsPerPush";
-    match store.config_string(key) {
-        None => Ok(None),
-        Some(v) => match v.trim().parse::<usize>() {
-            Ok(0) => Ok(None),
-            Ok(n) => Ok(Some(n)),
-            Err(_) => Err(
-                Error::usage(format!("config {key} = {v:?} is not a number of refs"))
-                    .with_hint("a positive number, like 5 (0 or unset: no limit)"),
-            ),
-        },
-    }
+    remote::refs_limit(
+        store,
+        "agentRewind.pushRefsPerPush",
+        "a positive number, like 5 (0 or unset: no limit)",
+    )
 }
 
 /// What each of `batches` (runs and the refspecs that push them) would change on the
