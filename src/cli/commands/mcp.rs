@@ -21,7 +21,7 @@ pub fn run(_: McpArgs, ctx: &Ctx) -> Result<Output> {
     ctx.store()?;
     let server = crate::cli::mcp_server::Server::new(ctx.dir.clone());
     let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
+        .enable_all()
         .build()
         .map_err(|e| Error::other(format!("could not start the MCP server: {e}")))?;
     runtime
