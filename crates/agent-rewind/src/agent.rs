@@ -76,11 +76,7 @@ impl Agent {
     /// The shell command that resumes conversation `session` of this agent, where the agent
     /// offers one (Cursor: its CLI only; a conversation of the editor is reopened there).
     pub fn resume_command(self, session: &str) -> String {
-        let argv = self.resume_argv(session);
-        argv.iter()
-            .map(|w| shell_word(w))
-            .collect::<Vec<_>>()
-            .join(" ")
+        command_line(&self.resume_argv(session))
     }
 
     /// [`Self::resume_command`] as a program and its arguments.
@@ -120,24 +116,28 @@ impl Agent {
             // `--resume-session-at` is the CLI's spelling of the Agent SDK's documented
             // `resumeSessionAt` option; the CLI's --help does not list it. Checked with
             // Claude Code 2.1.197 (docs/HOOKS.md).
-            (Agent::Claude, Some(at)) => Continuation {
-                command: format!(
-                    "claude --resume {} --fork-session --resume-session-at {}",
-                    shell_word(session),
-                    shell_word(at)
-                ),
-                argv: ["claude", "--resume", session, "--fork-session"]
-                    .into_iter()
-                    .chain(["--resume-session-at", at])
-                    .map(str::to_string)
-                    .collect(),
-                forks_at: Some(at.to_string()),
-                note: format!(
-                    "a new Claude Code session forked from {session} at message {at} \
-                     (--resume-session-at: the Agent SDK's resumeSessionAt, not in claude \
-                     --help; checked with 2.1.197)"
-                ),
-            },
+            (Agent::Claude, Some(at)) => {
+                let argv: Vec<String> = [
+                    "claude",
+                    "--resume",
+                    session,
+                    "--fork-session",
+                    "--resume-session-at",
+                    at,
+                ]
+                .map(str::to_string)
+                .to_vec();
+                Continuation {
+                    command: command_line(&argv),
+                    argv,
+                    forks_at: Some(at.to_string()),
+                    note: format!(
+                        "a new Claude Code session forked from {session} at message {at} \
+                         (--resume-session-at: the Agent SDK's resumeSessionAt, not in claude \
+                         --help; checked with 2.1.197)"
+                    ),
+                }
+            }
             // Codex's `fork` and OpenCode's `--fork` copy the whole session: no turn to fork
             // at (checked with Codex CLI 0.171.0 and OpenCode 1.18.33).
             (Agent::Codex | Agent::Opencode, at) => {
@@ -151,11 +151,7 @@ impl Agent {
                 };
                 let argv: Vec<String> = words.iter().map(|w| w.to_string()).collect();
                 Continuation {
-                    command: argv
-                        .iter()
-                        .map(|w| shell_word(w))
-                        .collect::<Vec<_>>()
-                        .join(" "),
+                    command: command_line(&argv),
                     argv,
                     forks_at: None,
                     note: format!(
@@ -190,6 +186,14 @@ impl std::fmt::Display for Agent {
 /// The resume command for what a checkpoint line recorded (`agent`, `sdk_session_id`).
 pub fn resume_command(agent: Option<&str>, session: Option<&str>) -> Option<String> {
     Some(Agent::from_name(agent?)?.resume_command(session?))
+}
+
+/// `argv` as one POSIX shell command line.
+fn command_line(argv: &[String]) -> String {
+    argv.iter()
+        .map(|w| shell_word(w))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `s` as one POSIX shell word: bare when it is plainly safe, else single-quoted.

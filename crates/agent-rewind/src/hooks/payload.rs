@@ -255,6 +255,8 @@ fn codex(input: &[u8]) -> Parsed {
     ev.common(&f)?;
     ev.meta_id(&f, "source", "source")?;
     ev.meta_id(&f, "turn_id", "turn_id")?;
+    // The turn's id is also Codex's pointer to this point of its conversation.
+    ev.meta_id(&f, "turn_id", "conversation_at")?;
     ev.meta_id(&f, "agent_id", "subagent_id")?;
     ev.meta_id(&f, "agent_type", "subagent_type")?;
     ev.transcripts.extend(f.abs_path("agent_transcript_path")?);
@@ -306,6 +308,7 @@ fn codex_notify(input: &[u8]) -> Parsed {
     ev.session_id = f.id("thread-id")?;
     ev.dirs.extend(f.abs_path("cwd")?);
     ev.meta_id(&f, "turn-id", "turn_id")?;
+    ev.meta_id(&f, "turn-id", "conversation_at")?;
     ev.check()
 }
 

@@ -273,12 +273,6 @@ fn turn(store: &Store, ev: &AgentEvent) -> Result<HookOutcome> {
         ));
     }
     let mut meta = ev.meta.clone();
-    // Codex's pointer to this point of its conversation is the turn's id.
-    if ev.agent == Agent::Codex
-        && let Some(turn_id) = meta.get("turn_id").cloned()
-    {
-        meta.insert("conversation_at".into(), turn_id);
-    }
     if ev.agent == Agent::Claude
         && ev.event == "Stop"
         && let Some(at) = ev
