@@ -67,6 +67,7 @@ def bench_mcp(ctx: Context) -> SectionResult:
         ("show_checkpoint", {"checkpoint": f"{run_id}@-1"}, ["show", "--json", f"{run_id}@-1"]),
         ("log", {"run": run_id}, ["list", "--json", run_id]),
         ("diff", {"from": f"{run_id}@1", "to": f"{run_id}@-1"}, ["diff", f"{run_id}@1", f"{run_id}@-1"]),
+        ("blame", {"file": file_path(7)}, ["blame", "--json", file_path(7)]),
     ]
     rows, raw = [], {}
     rows.append(["server start (spawn → `initialize` answered)", f"**{ms(statistics.median(starts))}**", "—", "—",

@@ -22,6 +22,9 @@ use std::path::PathBuf;
 /// The most bytes of unified diff one `diff` call returns.
 pub const MAX_DIFF_BYTES: usize = 64 * 1024;
 
+/// The most lines one `blame` call returns.
+pub const MAX_BLAME_LINES: usize = 2000;
+
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct NoArgs {}
 
@@ -46,6 +49,17 @@ pub struct DiffRequest {
     /// Only these paths (files or folders, relative to the worktree's top).
     #[serde(default)]
     pub paths: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct BlameRequest {
+    /// The file, relative to the worktree's top.
+    pub file: String,
+    /// The commit to blame it at (default: the file in the worktree as it is now).
+    pub rev: Option<String>,
+    /// Only these lines, as git's `-L` reads them (`10,40`, `10,+5`, `/regex/,+3`).
+    #[serde(default)]
+    pub lines: Vec<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -206,6 +220,13 @@ impl Server {
         answer(diff(&self.ctx(), a))
     }
 
+    #[tool(
+        description = "Who wrote each line of a file: an agent's turn (agent, model, run, step, checkpoint, session) or a person (commit and author), as git blame -M -C follows lines; at most 2000 lines per call, narrowed with `lines`."
+    )]
+    fn blame(&self, Parameters(a): Parameters<BlameRequest>) -> CallToolResult {
+        answer(blame(&self.ctx(), a))
+    }
+
     #[tool(description = "Record a checkpoint of the worktree now, as a step of the active run.")]
     fn checkpoint(
         &self,
@@ -298,6 +319,25 @@ fn diff(ctx: &Ctx, a: DiffRequest) -> Result<Value> {
         "patch": String::from_utf8_lossy(&patch),
         "truncated": truncated,
     }))
+}
+
+fn blame(ctx: &Ctx, a: BlameRequest) -> Result<Value> {
+    let store = ctx.store()?;
+    let root = store.workdir()?.to_path_buf();
+    let rel = worktree_paths(&root, &root, std::slice::from_ref(&a.file))?
+        .pop()
+        .unwrap_or_default();
+    if rel == "." {
+        return Err(Error::usage(format!("{}: not a file", a.file))
+            .with_hint("name one file, relative to the worktree's top"));
+    }
+    let mut blamed = ops::blame::blame(&store, &root, &rel, &rel, a.rev.as_deref(), &a.lines)?;
+    let truncated = blamed.lines.len() > MAX_BLAME_LINES;
+    blamed.lines.truncate(MAX_BLAME_LINES);
+    let mut out =
+        serde_json::to_value(&blamed).map_err(|e| Error::other(format!("writing JSON: {e}")))?;
+    out["truncated"] = json!(truncated);
+    Ok(out)
 }
 
 fn revert(ctx: &Ctx, caller: &Caller, a: RevertRequest) -> Result<Value> {

@@ -170,6 +170,7 @@ fn initialize_lists_the_tools_with_their_schemas_and_the_read_tools_answer() {
     assert_eq!(
         names,
         [
+            "blame",
             "checkpoint",
             "diff",
             "list_runs",
@@ -189,6 +190,23 @@ fn initialize_lists_the_tools_with_their_schemas_and_the_read_tools_answer() {
     assert_eq!(c.ok("status", json!({}))["run"], run.as_str());
     let log = c.ok("log", json!({}));
     assert_eq!(log["checkpoints"].as_array().unwrap().len(), 3, "{log:#}");
+
+    // Who wrote each line: Claude's turn wrote claude.txt (a file git does not know yet);
+    // `lines` narrows as git's -L does.
+    let b = c.ok("blame", json!({"file": "claude.txt"}));
+    let line = &b["lines"][0];
+    assert_eq!(line["origin"], "agent", "{b:#}");
+    assert_eq!(line["agent"]["agent"], "claude", "{b:#}");
+    assert_eq!(line["agent"]["run"], run.as_str(), "{b:#}");
+    assert_eq!(b["truncated"], false);
+    let b = c.ok("blame", json!({"file": "claude.txt", "lines": ["1,1"]}));
+    assert_eq!(b["lines"].as_array().unwrap().len(), 1, "{b:#}");
+    let r = c.call("blame", json!({"file": "claude.txt", "lines": ["5,6"]}));
+    assert_eq!(r["isError"], true, "{r:#}");
+    for outside in ["../outside", ".git/config", "."] {
+        let r = c.call("blame", json!({"file": outside}));
+        assert_eq!(r["isError"], true, "{outside}: {r:#}");
+    }
 
     // A diff to the worktree as it is now, then between two checkpoints, one path only.
     repo.write("claude.txt", "edited by hand\n");

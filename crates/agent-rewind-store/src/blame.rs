@@ -4,7 +4,7 @@
 //! caller (`agent_rewind::attribution`). It must never decide who wrote a line.
 
 use crate::ObjectId;
-use crate::error::{Error, Result};
+use crate::error::{Error, IoResultExt, Result};
 use crate::facade::Objects;
 use std::ffi::OsStr;
 use std::io::Read;
@@ -27,6 +27,9 @@ fn checked_rev(rev: &str) -> Result<&str> {
 /// A `git blame` still running; its output is read as it comes (on threads of their own, so
 /// git never waits on a full pipe).
 pub struct RunningBlame {
+    /// The scratch index of a file git does not know yet (see
+    /// [`Objects::blame_porcelain_start`]), removed when the blame is done.
+    _scratch: Option<tempfile::TempDir>,
     child: Child,
     stdout: JoinHandle<std::io::Result<Vec<u8>>>,
     stderr: JoinHandle<std::io::Result<Vec<u8>>>,
@@ -102,8 +105,15 @@ impl Objects<'_> {
         }
         args.push("--".into());
         args.push(path.into());
-        let mut child = self
-            .git_command(cwd, &[])
+        let scratch = match rev {
+            None if !self.known_to_git(cwd, path)? => Some(self.intent_to_add(cwd, path)?),
+            _ => None,
+        };
+        let mut command = self.git_command(cwd, &[]);
+        if let Some(dir) = &scratch {
+            command.env("GIT_INDEX_FILE", dir.path().join("index"));
+        }
+        let mut child = command
             .args(&args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -132,10 +142,67 @@ impl Objects<'_> {
                 .map(|s| Box::new(s) as Box<dyn Read + Send>),
         );
         Ok(RunningBlame {
+            _scratch: scratch,
             child,
             stdout,
             stderr,
         })
+    }
+
+    /// Whether `git blame` of the worktree's file finds `path` (relative to `cwd`): in HEAD's
+    /// tree or in the index. A path outside the worktree counts as known (git says why not).
+    fn known_to_git(&self, cwd: &Path, path: &OsStr) -> Result<bool> {
+        let Some(rel) = self.repo.workdir().and_then(|w| {
+            let (w, file) = (w.canonicalize().ok()?, cwd.join(path));
+            let dir = file.parent()?.canonicalize().ok()?;
+            Some(dir.strip_prefix(&w).ok()?.join(file.file_name()?))
+        }) else {
+            return Ok(true);
+        };
+        let in_head = match self.repo.head_tree() {
+            Ok(tree) => tree
+                .lookup_entry_by_path(&rel)
+                .map_err(|e| Error::git(format!("reading HEAD's tree: {e}")))?
+                .is_some(),
+            Err(_) => false,
+        };
+        if in_head {
+            return Ok(true);
+        }
+        let index = self
+            .repo
+            .index_or_empty()
+            .map_err(|e| Error::git(format!("reading the index: {e}")))?;
+        let Some(rel) = rel.to_str() else {
+            return Ok(true);
+        };
+        Ok(index.entry_by_path(gix::bstr::BStr::new(rel)).is_some())
+    }
+
+    /// A scratch index (a new folder in the store's temporary folder, never named after the
+    /// file) holding only `path` marked intent-to-add (`git add -N -f`), so that `git blame`
+    /// of a file git does not know yet blames every line as not committed, as it does for a
+    /// file added with `-N`. The user's index is never touched.
+    fn intent_to_add(&self, cwd: &Path, path: &OsStr) -> Result<tempfile::TempDir> {
+        let tmp = self.private().tmp_dir();
+        std::fs::create_dir_all(&tmp).at(&tmp)?;
+        let dir = tempfile::Builder::new()
+            .prefix("blame-")
+            .tempdir_in(&tmp)
+            .at(&tmp)?;
+        let out = self
+            .git_command(cwd, &["add", "-N", "-f", "--"])
+            .arg(path)
+            .env("GIT_INDEX_FILE", dir.path().join("index"))
+            .output()
+            .map_err(could_not_run)?;
+        if !out.status.success() {
+            let why = crate::error::one_line(&String::from_utf8_lossy(&out.stderr));
+            let why = why.strip_prefix("fatal: ").unwrap_or(&why).to_string();
+            return Err(Error::usage(format!("git blame: {why}"))
+                .with_hint("name a file in the worktree, relative to the current folder"));
+        }
+        Ok(dir)
     }
 
     /// The [`crate::linemap::key`] of every line of the blob `id`, read in place (no copy of

@@ -159,6 +159,12 @@ pub fn check_plan(given: &str, now: &str) -> Result<()> {
     if given.trim() == now {
         return Ok(());
     }
+    if given.trim().is_empty() {
+        return Err(
+            Error::refused("plan_id is empty: nothing was written".to_string())
+                .with_hint("ask without plan_id for the plan and its id"),
+        );
+    }
     Err(Error::refused(format!(
         "plan {given} is not the plan for the worktree as it is now ({now}): something changed \
          since it was shown; nothing was written"
@@ -176,5 +182,7 @@ mod tests {
         assert_eq!(plan_paths(&plan), ["a.txt", "b/c"]);
         assert!(check_plan("abc", "abc").is_ok());
         assert!(check_plan("abc", "abd").is_err());
+        let empty = check_plan(" ", "abc").unwrap_err().to_string();
+        assert!(empty.contains("plan_id is empty"), "{empty}");
     }
 }

@@ -243,26 +243,74 @@ fn a_resumed_codex_session_is_given_the_runs_manifest() {
     );
 }
 
-/// Codex as an MCP client (issue 35 item 5, in part): `hooks install --agent codex --mcp`
-/// writes `[mcp_servers.git-agent-rewind]` into the project's `.codex/config.toml`, and Codex
-/// starts the server and hands the model its tools (deferred behind Codex's `tool_search`,
-/// as the namespace `mcp__git_agent_rewind`, described by the instructions our server gave in
-/// its `initialize` answer).
+/// Codex as an MCP client (issue 35 item 5): `hooks install --agent codex --mcp` writes
+/// `[mcp_servers.git-agent-rewind]` into the project's `.codex/config.toml`; Codex starts the
+/// server and defers its tools behind its client-side `tool_search` (the namespace
+/// `mcp__git_agent_rewind`, described by our server's `initialize` instructions). A resumed
+/// session searches, then calls `list_runs`, `diff`, and `revert` of its previous turn (a
+/// plan, then the plan applied by its id). Afterwards the worktree and the run's notes prove
+/// it.
 #[test]
-fn codex_loads_the_mcp_server_from_the_project_configuration() {
+fn codex_reverts_its_previous_turn_through_the_mcp_server() {
     let s = Session::new();
     s.repo
         .ok(&["hooks", "install", "--agent", "codex", "--mcp"]);
     configure(&s);
     let root = s.repo.path().canonicalize().unwrap();
-    exec(
+    let bypass = ["--dangerously-bypass-hook-trust"];
+    let thread = exec(
         &s,
-        &["--dangerously-bypass-hook-trust"],
+        &bypass,
         &format!("WRITE {} one", root.join("one.txt").display()),
     );
-    let first = s.server.agent_requests()[0].body.to_string();
-    assert!(
-        first.contains("mcp__git_agent_rewind: git agent-rewind: the checkpoints of this worktree"),
-        "{first}"
+    let run = s.run();
+    let turn = format!("{run}@1");
+    let calls = [
+        "CALL list_runs {}".to_string(),
+        format!(
+            "CALL diff {}",
+            serde_json::json!({"from": format!("{run}@0")})
+        ),
+        format!("CALL revert {}", serde_json::json!({"target": turn})),
+        format!(
+            "CALL revert {}",
+            serde_json::json!({"target": turn, "plan_id": "$plan_id"})
+        ),
+    ];
+    let (_, printed) = exec_output(
+        &s,
+        &[&bypass[..], &["resume", &thread]].concat(),
+        &calls.join(" \n"),
     );
+    let all: Vec<String> = s
+        .server
+        .agent_requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .collect();
+    assert!(
+        all[0]
+            .contains("mcp__git_agent_rewind: git agent-rewind: the checkpoints of this worktree"),
+        "{}",
+        all[0]
+    );
+    let last = all.last().unwrap();
+    assert!(
+        last.contains(&run),
+        "list_runs named the run: {printed}\n{last}"
+    );
+    assert!(last.contains("+one"), "diff showed the first turn: {last}");
+    assert!(last.contains("plan_id"), "{last}");
+    assert!(!root.join("one.txt").exists(), "{printed}");
+    let notes = s.repo.git(&[
+        "log",
+        "--format=%N",
+        &format!("--notes=refs/notes/agent-runs/{run}"),
+        &format!("refs/agent-runs/{run}/turn"),
+    ]);
+    assert!(
+        notes.contains(&format!("codex session {thread} (MCP)")),
+        "{notes}"
+    );
+    s.repo.assert_fsck();
 }

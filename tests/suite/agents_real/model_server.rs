@@ -177,6 +177,8 @@ enum Move {
         name: String,
         input: Value,
     },
+    /// Search the agent's deferred tools (Codex's `tool_search`).
+    Search,
     /// Say this.
     Say(String),
 }
@@ -228,11 +230,11 @@ fn overflows(body: &Value, items: &[Item], overflowed: &AtomicBool) -> bool {
         && !overflowed.swap(true, Ordering::SeqCst)
 }
 
-/// The user's `CALL <tool> <json>` directives (Claude Code): each made in turn as a call of
-/// our MCP server's tool (`mcp__git-agent-rewind__<tool>`, call id `call<i>`), `$plan_id`
-/// in the arguments replaced by the newest `plan_id` a tool answered with; `None` once all
-/// were made (or when there are none).
-fn mcp_call(messages: &[Value], items: &[Item]) -> Option<Move> {
+/// The user's `CALL <tool> <json>` directives: the first not made yet (as call id
+/// `call<i>`), `$plan_id` in its arguments replaced by the newest `plan_id` a tool answered
+/// with (`results` holds the texts of the tool results so far); `None` once all were made
+/// (or when there are none). `name` is the tool's name; the agent names it.
+fn mcp_call(results: &[String], items: &[Item]) -> Option<Move> {
     let calls: Vec<(String, String)> = items
         .iter()
         .filter_map(|i| match i {
@@ -254,7 +256,25 @@ fn mcp_call(messages: &[Value], items: &[Item]) -> Option<Move> {
             .any(|x| matches!(x, Item::Called(w) if *w == format!("call{i}")))
     };
     let i = (0..calls.len()).find(|&i| !made(i))?;
-    let plan_id = messages
+    // Codex puts a header before the tool's JSON ("Wall time: …\nOutput:\n").
+    let plan_id = results
+        .iter()
+        .filter_map(|t| serde_json::from_str::<Value>(&t[t.find('{')?..]).ok())
+        .filter_map(|v| v["plan_id"].as_str().map(str::to_string))
+        .next_back()
+        .unwrap_or_default();
+    let (tool, args) = &calls[i];
+    let input = serde_json::from_str(&args.replace("$plan_id", &plan_id)).unwrap_or(json!({}));
+    Some(Move::Call {
+        id: format!("call{i}"),
+        name: tool.clone(),
+        input,
+    })
+}
+
+/// The texts of Claude Code's `tool_result` blocks.
+fn anthropic_results(messages: &[Value]) -> Vec<String> {
+    messages
         .iter()
         .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
         .filter(|b| b["type"] == "tool_result")
@@ -266,17 +286,7 @@ fn mcp_call(messages: &[Value], items: &[Item]) -> Option<Move> {
                 .collect(),
             _ => vec![],
         })
-        .filter_map(|t| serde_json::from_str::<Value>(&t).ok())
-        .filter_map(|v| v["plan_id"].as_str().map(str::to_string))
-        .next_back()
-        .unwrap_or_default();
-    let (tool, args) = &calls[i];
-    let input = serde_json::from_str(&args.replace("$plan_id", &plan_id)).unwrap_or(json!({}));
-    Some(Move::Call {
-        id: format!("call{i}"),
-        name: format!("mcp__git-agent-rewind__{tool}"),
-        input,
-    })
+        .collect()
 }
 
 /// `WRITE <path> <word>` in `text`.
@@ -330,7 +340,7 @@ fn anthropic(body: &Value) -> Reply {
         }
     }
     let movement = match has_tools(body)
-        .then(|| mcp_call(&messages, &items))
+        .then(|| mcp_call(&anthropic_results(&messages), &items))
         .flatten()
     {
         Some(call) => call,
@@ -343,9 +353,11 @@ fn anthropic(body: &Value) -> Reply {
             "tool_use",
         ),
         Move::Call { id, name, input } => (
-            json!({"type": "tool_use", "id": format!("toolu_{id}"), "name": name, "input": input}),
+            json!({"type": "tool_use", "id": format!("toolu_{id}"),
+                   "name": format!("mcp__git-agent-rewind__{name}"), "input": input}),
             "tool_use",
         ),
+        Move::Search => unreachable!("Claude Code is given its MCP tools"),
         Move::Say(text) => (json!({"type": "text", "text": text}), "end_turn"),
     };
     let model = body["model"].as_str().unwrap_or("claude-test").to_string();
@@ -402,7 +414,7 @@ fn anthropic(body: &Value) -> Reply {
 /// Codex's freeform `apply_patch` tool (a `custom_tool_call` whose input is the patch), its
 /// `call_id` naming the word.
 fn responses(body: &Value) -> Reply {
-    let mut items = Vec::new();
+    let (mut items, mut results) = (Vec::new(), Vec::new());
     for item in body["input"].as_array().into_iter().flatten() {
         match item["type"].as_str() {
             Some("message") if item["role"] == "user" => items.extend(
@@ -412,16 +424,35 @@ fn responses(body: &Value) -> Reply {
                     .flatten()
                     .filter_map(|c| c["text"].as_str().map(|t| Item::Said(t.to_string()))),
             ),
-            Some("custom_tool_call" | "function_call") => items.extend(
+            Some("custom_tool_call" | "function_call" | "tool_search_call") => items.extend(
                 item["call_id"]
                     .as_str()
                     .and_then(|id| id.strip_prefix("call_"))
                     .map(|w| Item::Called(w.to_string())),
             ),
+            Some("function_call_output") => results.extend(match &item["output"] {
+                Value::String(t) => vec![t.clone()],
+                Value::Array(parts) => parts
+                    .iter()
+                    .filter_map(|p| p["text"].as_str().map(str::to_string))
+                    .collect(),
+                _ => vec![],
+            }),
             _ => {}
         }
     }
-    let movement = scripted(body, &items);
+    let searched = items
+        .iter()
+        .any(|i| matches!(i, Item::Called(w) if w == "search"));
+    let movement = match has_tools(body)
+        .then(|| mcp_call(&results, &items))
+        .flatten()
+    {
+        // Codex defers MCP tools behind its client-side `tool_search`: search first.
+        Some(Move::Call { .. }) if !searched => Move::Search,
+        Some(call) => call,
+        None => scripted(body, &items),
+    };
     let (item, delta) = match movement {
         Move::Write { path, word } => (
             json!({"type": "custom_tool_call", "id": format!("ctc_{word}"), "status": "completed",
@@ -429,7 +460,18 @@ fn responses(body: &Value) -> Reply {
                    "input": format!("*** Begin Patch\n*** Add File: {path}\n+{word}\n*** End Patch")}),
             None,
         ),
-        Move::Call { .. } => unreachable!("only Claude Code is scripted to call tools"),
+        Move::Search => (
+            json!({"type": "tool_search_call", "id": "ts_search", "call_id": "call_search",
+                   "execution": "client", "status": "completed",
+                   "arguments": {"query": "git agent-rewind checkpoints revert", "limit": 8}}),
+            None,
+        ),
+        Move::Call { id, name, input } => (
+            json!({"type": "function_call", "id": format!("fc_{id}"), "status": "completed",
+                   "call_id": format!("call_{id}"), "namespace": "mcp__git_agent_rewind",
+                   "name": name, "arguments": input.to_string()}),
+            None,
+        ),
         Move::Say(text) => (
             json!({"type": "message", "id": "msg_test", "role": "assistant", "status": "completed",
                    "content": [{"type": "output_text", "text": text, "annotations": []}]}),
@@ -509,7 +551,7 @@ fn chat(body: &Value, overflowed: &AtomicBool) -> Reply {
                     json!({"filePath": path, "content": format!("{word}\n")}).to_string()}}]}),
             "tool_calls",
         ),
-        Move::Call { .. } => unreachable!("only Claude Code is scripted to call tools"),
+        Move::Call { .. } | Move::Search => unreachable!("only Claude Code and Codex call tools"),
         Move::Say(text) => (json!({"role": "assistant", "content": text}), "stop"),
     };
     let model = body["model"].clone();
@@ -574,7 +616,7 @@ fn gemini(body: &Value, stream: bool) -> Reply {
     let part = match movement {
         Move::Write { path, word } => json!({"functionCall": {"name": "write_file",
             "args": {"file_path": path, "content": format!("{word}\n")}}}),
-        Move::Call { .. } => unreachable!("only Claude Code is scripted to call tools"),
+        Move::Call { .. } | Move::Search => unreachable!("only Claude Code and Codex call tools"),
         Move::Say(text) => json!({"text": text}),
     };
     let reply = json!({

@@ -97,6 +97,57 @@ fn lines_not_committed_yet_are_attributed_in_the_worktree() {
     assert_eq!(doc["lines"][2]["author"]["name"], "Not Committed Yet");
 }
 
+/// A file the agent created and nobody added yet (git's own blame refuses it: "no such path
+/// in HEAD"), and one .gitignore ignores: every line is blamed as not committed, the agent's
+/// lines named (an ignored file is in no checkpoint, so no turn is named). The user's index is untouched and nothing is left in the store's folders.
+#[test]
+fn a_new_file_git_does_not_know_yet_is_blamed_too() {
+    let r = repo_with("one\n");
+    r.write(".gitignore", "*.log\n");
+    commit(&r, "ignore logs");
+    let a = Agent::start(r.path(), "s-3", "model-c");
+    a.write("src/new.rs", "fn new() {}\n");
+    a.write("out.log", "agent log\n");
+    a.turn();
+    r.write("src/new.rs", "fn new() {}\n// person\n");
+    let status = r.git(&["status", "--porcelain", "--ignored"]);
+    assert_eq!(
+        origins(&r, "src/new.rs", None),
+        expect("model-c", &["A:fn new() {}", "P:// person"])
+    );
+    // Checkpoints leave ignored files out, so no turn holds it: blamed, as nobody's turn.
+    assert_eq!(
+        origins(&r, "out.log", None),
+        expect("model-c", &["P:agent log"])
+    );
+    // From a subfolder, relative to it, as git would read it.
+    let doc = crate::common::json_in(&r.path().join("src"), &["blame", "new.rs"]);
+    assert_eq!(doc["lines"][0]["commit"], "0".repeat(40).as_str());
+    assert_eq!(r.git(&["status", "--porcelain", "--ignored"]), status);
+    let git_dir = r.path().join(".git");
+    let leftovers: Vec<_> = walk(&git_dir)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("blame-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    // A file that is not there at all is still a clear error.
+    let out = r.run(&["blame", "src/missing.rs"]);
+    assert!(!out.status.success());
+    r.assert_fsck();
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![];
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        }
+        out.push(p);
+    }
+    out
+}
+
 #[test]
 fn blame_output_is_git_blame_s_layout_with_porcelain_ranges_colour_and_relative_paths() {
     let r = repo_with("one\n");
