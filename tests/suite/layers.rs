@@ -162,6 +162,7 @@ const PROCESS_STARTS: &[(&str, &str)] = &[
     ("src/cli/commands/view.rs", "Browser"),
     ("src/cli/pager.rs", "Pager"),
     ("src/cli/commands/rewind.rs", "AgentResume"),
+    ("crates/agent-rewind/src/ops/retain.rs", "Retention"),
 ];
 
 #[test]

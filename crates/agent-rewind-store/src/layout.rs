@@ -36,6 +36,9 @@ pub const REMOTE_NOTES_PREFIX: &str = "refs/notes/agent-runs-remote/";
 pub const BACKUPS_REF: &str = "refs/agent-rewind/backups";
 /// Where local branches live.
 pub const BRANCHES_PREFIX: &str = "refs/heads/";
+/// Tags and remote-tracking branches: with branches, what the user's history holds.
+pub const TAGS_PREFIX: &str = "refs/tags/";
+pub const REMOTES_PREFIX: &str = "refs/remotes/";
 /// The name of the chain-tip ref inside a run's folder.
 pub const HEAD_LEAF: &str = "HEAD";
 /// Glob for `git log --notes=…` and `notes.displayRef`.

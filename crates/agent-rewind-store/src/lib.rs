@@ -60,7 +60,9 @@ pub mod snapshot;
 mod statcheck;
 mod transport;
 mod unified;
+mod usage;
 pub use unified::text_patch;
+pub use usage::WorktreeUse;
 mod userindex;
 mod worktree;
 

@@ -25,6 +25,9 @@ pub enum Purpose {
     /// The agent CLI continuing its conversation after `rewind`/`fork --agent-resume`, the
     /// command the tool printed (the agent's own program, from the user's `PATH`).
     AgentResume,
+    /// This program again, applying the retention policy (`gc --auto`) in the background
+    /// once a day.
+    Retention,
 }
 
 impl Purpose {
@@ -35,6 +38,7 @@ impl Purpose {
         Purpose::Browser,
         Purpose::Pager,
         Purpose::AgentResume,
+        Purpose::Retention,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -44,6 +48,7 @@ impl Purpose {
             Purpose::Browser => "browser",
             Purpose::Pager => "pager",
             Purpose::AgentResume => "agent resume",
+            Purpose::Retention => "retention",
         }
     }
 }

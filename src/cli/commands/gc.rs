@@ -8,6 +8,8 @@ use clap::Args;
 
 /// The examples ending `-h`.
 pub const EXAMPLES: &str = "Examples:
+  git agent-rewind gc --dry-run
+      List what the retention policy (agentRewind.retain, default 90.days) would delete.
   git agent-rewind gc --older-than 30d --dry-run
       List the runs with no activity for 30 days that gc would delete; nothing is deleted.
   git agent-rewind gc --keep 20
@@ -24,28 +26,60 @@ pub struct GcArgs {
     /// Only list what would be deleted.
     #[arg(long)]
     pub dry_run: bool,
+    /// Automatic maintenance (started in the background once a day): apply the policy,
+    /// print nothing, and keep what it deleted for the next command a person runs.
+    #[arg(long, hide = true, conflicts_with_all = ["older_than", "keep", "dry_run"])]
+    pub auto: bool,
 }
 
 pub fn run(a: GcArgs, ctx: &Ctx) -> Result<Output> {
-    let store = &ctx.store()?;
+    let store = &ctx.store_to_look()?;
     let st = &ctx.style;
     let older_than = a
         .older_than
         .as_deref()
         .map(agent_rewind::time::parse_age)
         .transpose()?;
+    let policy = if older_than.is_none() && a.keep.is_none() {
+        match ops::retain::policy(store)? {
+            Some(p) => Some(p),
+            None => {
+                let s = format!(
+                    "retention is off ({}=never): nothing to delete",
+                    ops::retain::KEY
+                );
+                return Ok(Output::new(
+                    serde_json::json!({"policy": null, "deleted": []}),
+                    s,
+                ));
+            }
+        }
+    } else {
+        None
+    };
     let out = ops::gc::gc(
         store,
         &ops::gc::GcOptions {
             older_than,
             keep: a.keep,
+            policy,
             dry_run: a.dry_run,
         },
     )?;
+    if a.auto {
+        if let Some(p) = &out.policy {
+            ops::retain::report(store, p, &out.deleted)?;
+        }
+        return Ok(Output::new(json(&out), String::new()));
+    }
     for p in &out.problems {
         crate::cli::render::warn(p);
     }
-    let mut s = format!(
+    let mut s = match &out.policy {
+        Some(p) => format!("retention policy {}={}\n", ops::retain::KEY, p.text),
+        None => String::new(),
+    };
+    s.push_str(&format!(
         "{} {} of {} run(s){}\n",
         if out.dry_run {
             "would delete"
@@ -55,7 +89,7 @@ pub fn run(a: GcArgs, ctx: &Ctx) -> Result<Output> {
         out.deleted.len(),
         out.runs_before,
         if out.deleted.is_empty() { "" } else { ":" }
-    );
+    ));
     for d in &out.deleted {
         s.push_str(&format!(
             "  {}  {}{}\n",

@@ -10,6 +10,7 @@ mod divergence;
 mod host_limits;
 mod http_server;
 mod remote_choice;
+mod retain_policy;
 mod retention;
 mod round_trip;
 mod signing;

@@ -92,6 +92,18 @@ pub const RUNNER_LOCK: Format = Format::state(
     1,
     "the runner holding the lock (removed, the lock is free when no runner holds its flock)",
 );
+/// `<common dir>/agent-rewind/retention.state`.
+pub const RETENTION_STATE: Format = Format::state(
+    "retention-state",
+    1,
+    "when the retention policy was last applied (removed, it is applied a day later)",
+);
+/// `<common dir>/agent-rewind/retention.report` (a log).
+pub const RETENTION_REPORT: Format = Format::state(
+    "retention-report",
+    1,
+    "the runs the retention policy deleted, not yet told (removed, they are not told)",
+);
 /// `<git dir>/agent-rewind/cache/dirwalk`.
 pub const DIRWALK_CACHE: Format = Format::cache("dirwalk", 4);
 /// `<git dir>/agent-rewind/cache/fsmonitor`.
@@ -108,6 +120,8 @@ pub const ALL: &[Format] = &[
     ACTIVE_RUN,
     TOUCHED,
     POST_COMMIT_REPORT,
+    RETENTION_STATE,
+    RETENTION_REPORT,
     POST_COMMIT_PENDING,
     DELETED_RUNS,
     TRUSTED_WORKFLOWS,

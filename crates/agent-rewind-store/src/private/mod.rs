@@ -58,7 +58,15 @@ impl Store {
     }
 }
 
-impl PrivatePaths<'_> {
+impl<'a> PrivatePaths<'a> {
+    /// The private paths of another worktree of the same repository (its own git dir).
+    pub fn of(git_dir: &'a Path, common_dir: &'a Path) -> PrivatePaths<'a> {
+        PrivatePaths {
+            git_dir,
+            common_dir,
+        }
+    }
+
     fn worktree(&self) -> PathBuf {
         self.git_dir.join(DIR)
     }
@@ -142,6 +150,14 @@ impl PrivatePaths<'_> {
     /// The flock the background maintenance we start holds (store::gitbin): one at a time.
     pub fn maintenance_lock(&self) -> PathBuf {
         self.shared().join("maintenance.lock")
+    }
+    /// When the retention policy was last applied.
+    pub fn retention_state(&self) -> PathBuf {
+        self.shared().join("retention.state")
+    }
+    /// The runs the retention policy deleted, not yet told.
+    pub fn retention_report(&self) -> PathBuf {
+        self.shared().join("retention.report")
     }
     /// The runner flock of `run`.
     pub fn runner_lock(&self, run: &RunId) -> PathBuf {

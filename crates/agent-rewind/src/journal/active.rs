@@ -24,8 +24,12 @@ pub fn active_run(store: &Store) -> Result<Option<RunId>> {
 /// The active run recorded in this worktree's file, ignoring `AGENT_RUN`: the worktree's own
 /// state, which backups record and `undo` puts back.
 pub fn worktree_active_run(store: &Store) -> Result<Option<RunId>> {
-    let path = store.private().active_run();
-    match ACTIVE_RUN.read_state(&path)? {
+    active_run_in(&store.private().active_run())
+}
+
+/// The active run recorded in the active-run file at `path` (any worktree's).
+pub fn active_run_in(path: &std::path::Path) -> Result<Option<RunId>> {
+    match ACTIVE_RUN.read_state(path)? {
         Some(b) => {
             let s = String::from_utf8_lossy(&b);
             if s.trim().is_empty() {

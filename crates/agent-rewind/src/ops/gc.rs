@@ -14,7 +14,6 @@ use super::delete::{delete_runs, dependents, origins_of};
 use super::list::list_runs;
 use crate::error::{Error, Result};
 use crate::ids::RunId;
-use crate::journal::active_run;
 use crate::remote::staged;
 use crate::store::Store;
 use crate::time::Timestamp;
@@ -27,6 +26,8 @@ pub struct GcOptions {
     pub older_than: Option<i64>,
     /// Never the newest N runs.
     pub keep: Option<usize>,
+    /// The retention policy instead (`agentRewind.retain`): a run past any of its limits.
+    pub policy: Option<super::retain::Policy>,
     pub dry_run: bool,
 }
 
@@ -61,12 +62,17 @@ pub struct GcOutcome {
     /// clones do not bring them back), and expired tombstones dropped.
     pub tombstones_written: usize,
     pub tombstones_expired: usize,
+    /// The retention policy applied, when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy: Option<super::retain::Policy>,
 }
 
 pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
-    if opts.older_than.is_none() && opts.keep.is_none() {
-        return Err(Error::usage("gc needs --older-than DUR and/or --keep N")
-            .with_hint("e.g. `git agent-rewind gc --older-than 30d --keep 20 --dry-run`"));
+    if opts.older_than.is_none() && opts.keep.is_none() && opts.policy.is_none() {
+        return Err(
+            Error::usage("gc needs --older-than DUR and/or --keep N, or a policy")
+                .with_hint("e.g. `git agent-rewind gc --older-than 30d --keep 20 --dry-run`"),
+        );
     }
     // Read before anything is deleted: a bad value changes nothing.
     let lifetime = super::tombstones::lifetime(store)?;
@@ -79,6 +85,9 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
         .map(|p| format!("{p} (left alone)"))
         .collect();
     let origins = origins_of(&list.runs);
+    // Never what is in use (the active run of any worktree, a checked-out checkpoint's run,
+    // a pending gate), nor what a kept run's lineage passes through.
+    let in_use = super::retain::in_use(store, &list.runs)?;
     let mut runs: Vec<(RunId, Timestamp, Option<String>)> = list
         .runs
         .into_iter()
@@ -86,26 +95,12 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
         .collect();
     runs.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let runs_before = runs.len();
-    let cutoff = opts
-        .older_than
-        .map(|secs| Timestamp::now().minus_seconds(secs));
-    let selected: Vec<usize> = (0..runs.len())
-        .filter(|i| opts.keep.is_none_or(|k| *i >= k))
-        .filter(|i| cutoff.is_none_or(|c| runs[*i].1 <= c))
-        .collect();
-
-    // Keep what a kept run's lineage passes through, and the active run.
-    let active = active_run(store).ok().flatten();
-    let mut kept = vec![];
-    let mut gone: BTreeSet<String> = selected.iter().map(|i| runs[*i].0.to_string()).collect();
-    if let Some(a) = &active
-        && gone.remove(a.as_str())
-    {
-        kept.push(KeptRun {
-            run: a.to_string(),
-            reason: "the active run of this worktree".into(),
-        });
-    }
+    let Selection {
+        selected,
+        mut gone,
+        mut kept,
+        cutoff,
+    } = select(store, &runs, opts, &in_use)?;
     loop {
         let needed = needed_by(&origins, &gone);
         if needed.is_empty() {
@@ -196,6 +191,81 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
         backups,
         tombstones_written,
         tombstones_expired,
+        policy: opts.policy.clone(),
+    })
+}
+
+/// Runs (newest first) with their last activity and label.
+type Listed = (RunId, Timestamp, Option<String>);
+
+/// What the filters (or the policy) select.
+struct Selection {
+    /// Indexes into the runs.
+    selected: Vec<usize>,
+    /// The selected runs to delete: not in use, plus the oldest runs a size limit takes.
+    gone: BTreeSet<String>,
+    /// Selected but kept, and why.
+    kept: Vec<KeptRun>,
+    /// The age cutoff.
+    cutoff: Option<Timestamp>,
+}
+
+fn select(
+    store: &Store,
+    runs: &[Listed],
+    opts: &GcOptions,
+    in_use: &std::collections::BTreeMap<String, String>,
+) -> Result<Selection> {
+    let age = opts
+        .older_than
+        .or(opts.policy.as_ref().and_then(|p| p.max_age));
+    let cutoff = age.map(|secs| Timestamp::now().minus_seconds(secs));
+    let mut selected: Vec<usize> = match &opts.policy {
+        // Past any limit of the policy.
+        Some(p) => (0..runs.len())
+            .filter(|i| {
+                p.max_runs.is_some_and(|k| *i >= k) || cutoff.is_some_and(|c| runs[*i].1 <= c)
+            })
+            .collect(),
+        // Every filter given.
+        None => (0..runs.len())
+            .filter(|i| opts.keep.is_none_or(|k| *i >= k))
+            .filter(|i| cutoff.is_none_or(|c| runs[*i].1 <= c))
+            .collect(),
+    };
+
+    let mut kept = vec![];
+    let mut gone: BTreeSet<String> = BTreeSet::new();
+    for i in &selected {
+        let run = runs[*i].0.as_str();
+        match in_use.get(run) {
+            Some(why) => kept.push(KeptRun {
+                run: run.to_string(),
+                reason: why.clone(),
+            }),
+            None => {
+                gone.insert(run.to_string());
+            }
+        }
+    }
+    if let Some(max) = opts.policy.as_ref().and_then(|p| p.max_bytes) {
+        let (candidates, staying): (Vec<usize>, Vec<usize>) = (0..runs.len())
+            .rev()
+            .filter(|i| !gone.contains(runs[*i].0.as_str()))
+            .partition(|i| !in_use.contains_key(runs[*i].0.as_str()));
+        let ids = |v: &[usize]| v.iter().map(|i| runs[*i].0.clone()).collect::<Vec<_>>();
+        let k = super::retain::past_size(store, &ids(&candidates), &ids(&staying), max)?;
+        for i in &candidates[..k] {
+            gone.insert(runs[*i].0.to_string());
+            selected.push(*i);
+        }
+        selected.sort_unstable();
+    }
+    Ok(Selection {
+        selected,
+        gone,
+        kept,
+        cutoff,
     })
 }
 

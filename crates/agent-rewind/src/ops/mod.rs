@@ -16,6 +16,7 @@ pub mod list;
 pub mod log;
 pub mod push;
 pub mod restore;
+pub mod retain;
 pub mod revert;
 pub mod rewind;
 pub mod run;
