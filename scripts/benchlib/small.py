@@ -10,6 +10,10 @@ from benchlib.common import *  # noqa: F401,F403  (the shared helpers, Context, 
 # --------------------------------------------------------------------------------------
 
 SMALL_CHECKPOINTS = 20  # checkpoints in the measured run (list <run> shows them all)
+# A realistic attributes file (issue 34 item 1): text/eol rules, `binary`, a `diff=` driver
+# without textconv (the generated files are `.txt`), `export-ignore`.
+ATTRIBUTES = ("* text=auto eol=lf\n*.sh text eol=crlf\n*.png binary\n*.jar -diff\n"
+              "*.txt diff=plaintext\n/docs/** export-ignore\n")
 
 
 def edit_files(repo: Path, nfiles: int, count: int, gen: int) -> None:
@@ -49,9 +53,13 @@ def bench_small(ctx: Context) -> SectionResult:
     a = ctx.args
     n = a.small_iterations
     rows, raw = [], {}
-    for nfiles in (1000, 30000):
-        label = size_label(nfiles)
-        repo = build_repo(ctx, f"small-{label}", nfiles)
+    for nfiles, attributes in ((1000, False), (30000, False), (30000, True)):
+        label = size_label(nfiles) + (" + .gitattributes" if attributes else "")
+        repo = build_repo(ctx, f"small-{size_label(nfiles)}{'-attrs' if attributes else ''}", nfiles)
+        if attributes and not (repo / ".gitattributes").exists():
+            (repo / ".gitattributes").write_text(ATTRIBUTES)
+            ctx.git(repo, "add", ".gitattributes")
+            ctx.git(repo, "commit", "-q", "-m", "attributes")
         log(f"{label}: a run of {SMALL_CHECKPOINTS} checkpoints")
         run = "smallrun"
         ctx.tool(repo, "start", "--run", run)
@@ -107,6 +115,8 @@ def bench_small(ctx: Context) -> SectionResult:
             "medians. The run holds "
             f"{SMALL_CHECKPOINTS} checkpoints; A, B, C are the commits of its last three (B changes 5 "
             "files against A, C 150 against B), which the tool's side names as `<run>/<step>`. "
+            "The `+ .gitattributes` repository also carries `" + ATTRIBUTES.replace("\n", "; ").strip("; ")
+            + "` (committed). "
             "Before timing, the script checks that `diff` printed exactly what `git diff` prints.",
             "Both sides are a process each, so start-up is in every figure. The script also checks "
             "that each `diff` row renders its files in-process (no child `git diff`), see below.",

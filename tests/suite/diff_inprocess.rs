@@ -341,7 +341,7 @@ fn every_uncertain_case_falls_back_to_git_diff() {
     assert!(!fast && colored.contains("\x1b["));
 
     // Attributes files: untracked in the worktree (git reads those, not the trees'),
-    // in a folder on the path, and the repository's info/attributes.
+    // in a folder on the path, and the repository's info/attributes (read by git only).
     let mut prev = "s1".to_string();
     for (i, file) in [
         ".gitattributes",
@@ -360,13 +360,14 @@ fn every_uncertain_case_falls_back_to_git_diff() {
         let step = format!("attr{i}");
         r.ok(&["checkpoint", &step, "--run", "r1"]);
         assert!(same_as_git(&r, &prev, &step, &[]), "{file} absent");
-        r.write(file, "*.txt -diff\n");
+        // A builtin driver's function names are git's to find.
+        r.write(file, "*.txt diff=cpp\n");
         assert!(!same_as_git(&r, &prev, &step, &[]), "{file}");
         std::fs::remove_file(r.path().join(file)).unwrap();
         prev = step;
     }
 
-    // Content and tree changes: a rename candidate, binary content, a mode change, a
+    // Content and tree changes: a rename candidate, a late NUL, a mode change, a
     // symlink, a path git quotes or pads, a big file.
     let cases: Vec<(&str, Change)> = vec![
         (
@@ -375,7 +376,11 @@ fn every_uncertain_case_falls_back_to_git_diff() {
                 r.git(&["mv", "a.txt", "moved.txt"]);
             }),
         ),
-        ("binary", Box::new(|r: &Repo| r.write("bin.dat", "a\0b\n"))),
+        // A NUL after git's first 8000 bytes: text to git, with a NUL the hunks cannot hold.
+        (
+            "late-nul",
+            Box::new(|r: &Repo| r.write("bin.dat", &format!("{}\0b\n", "a".repeat(9000)))),
+        ),
         (
             "mode",
             Box::new(|r: &Repo| {
@@ -468,4 +473,93 @@ fn piped_output_is_git_diffs_bytes_and_applies() {
         .unwrap();
     assert!(same.status.success());
     assert_eq!(same.stdout, b"");
+}
+
+/// The worktree's `.gitattributes` (issue 34 item 1): with text/eol rules, `binary`, `-diff`,
+/// a `diff=` driver without configuration and `export-ignore`, the patch is rendered in
+/// process and equals git's byte for byte, binary files as `Binary files … differ`; `--stat`
+/// of a binary file and a builtin driver go to git, whose output it is.
+#[test]
+fn worktree_attributes_are_followed_byte_for_byte() {
+    let r = Repo::new();
+    let text: String = (0..40)
+        .map(|i| format!("int f{i}(void)\n{{\n  x;\n}}\n"))
+        .collect();
+    r.write(
+        ".gitattributes",
+        "* text=auto eol=lf\n*.png binary\n*.lock -diff\n*.cfg diff=settings\n\
+         docs/** export-ignore\n*.sh eol=crlf\n*.md diff=markdown\n",
+    );
+    r.write("sub/.gitattributes", "*.txt -text\n");
+    for f in [
+        "a.c",
+        "sub/b.txt",
+        "s.cfg",
+        "docs/d.c",
+        "run.sh",
+        "deps.lock",
+        "m.md",
+    ] {
+        r.write(f, &text);
+    }
+    r.write("img.png", "\u{89}PNG\r\n\0\0data\n");
+    r.write("blob.bin", &format!("{}\0tail\n", "x".repeat(100)));
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-q", "-m", "base"]);
+    r.ok(&["checkpoint", "s0", "--run", "r1"]);
+    let edit = |f: &str, n: usize| {
+        let t = text.replace(&format!("int f{n}(void)"), &format!("int g{n}(long)"));
+        r.write(f, &t.replace("  x;\n}\nint f30", "  y;\n}\nint f30"));
+    };
+    for (i, f) in ["a.c", "sub/b.txt", "s.cfg", "docs/d.c", "run.sh"]
+        .iter()
+        .enumerate()
+    {
+        edit(f, 10 + i);
+    }
+    r.ok(&["checkpoint", "text", "--run", "r1"]);
+    assert!(
+        same_as_git(&r, "s0", "text", &[]),
+        "text files under attributes"
+    );
+
+    // Binary: by attribute (-diff on text, binary), by content (a NUL early), added.
+    edit("deps.lock", 3);
+    r.write("img.png", "\u{89}PNG\r\n\0\0other\n");
+    r.write("blob.bin", &format!("{}\0tail2\n", "x".repeat(100)));
+    r.write("new.png", "\0\0");
+    r.ok(&["checkpoint", "binary", "--run", "r1"]);
+    let steps = ["r1/text", "r1/binary"];
+    let (patch, fast) = ours(&r, &steps, &[]);
+    assert!(fast, "binary files are rendered in-process");
+    assert_eq!(patch, theirs(&r, "text", "binary", &[], &[]));
+    assert!(
+        patch.contains("Binary files a/deps.lock and b/deps.lock differ"),
+        "{patch}"
+    );
+    assert!(
+        patch.contains("Binary files /dev/null and b/new.png differ"),
+        "{patch}"
+    );
+    let (stat, fast) = ours(&r, &["--stat", steps[0], steps[1]], &[]);
+    assert!(!fast, "--stat of a binary file is git's");
+    assert_eq!(stat, theirs(&r, "text", "binary", &["--stat"], &[]));
+
+    // A builtin driver (markdown) goes to git.
+    edit("m.md", 5);
+    r.ok(&["checkpoint", "md", "--run", "r1"]);
+    assert!(
+        !same_as_git(&r, "binary", "md", &[]),
+        "diff=markdown is git's"
+    );
+
+    // An attributes file deleted in the worktree only no longer applies (git reads neither
+    // the trees' nor the index's): `deps.lock` is a text patch again, in process.
+    edit("deps.lock", 21);
+    r.ok(&["checkpoint", "c3", "--run", "r1"]);
+    std::fs::remove_file(r.path().join(".gitattributes")).unwrap();
+    assert!(
+        same_as_git(&r, "md", "c3", &[]),
+        "a .gitattributes the worktree lacks"
+    );
 }

@@ -30,6 +30,7 @@ mod blame;
 pub use blame::RunningBlame;
 mod checkoutbytes;
 mod configenv;
+mod diffattr;
 mod diffstat;
 mod dirwalk;
 pub mod facade;

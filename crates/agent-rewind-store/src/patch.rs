@@ -1,16 +1,18 @@
 //! `git diff <tree> <tree>` rendered in-process, for the common case only: this module
-//! decides when its text is certain to equal git's (no diff or attribute config, no
-//! attributes files, regular text files, no pair git could call a rename, paths git prints
-//! unquoted) and says `None` for anything else, so the caller runs git.
+//! decides when its text is certain to equal git's (no diff or attribute config, no global
+//! attributes files, worktree `.gitattributes` whose `diff` attribute it can follow
+//! (`diffattr`), regular files, binary ones as `Binary files … differ` in a patch, no pair git
+//! could call a rename, paths git prints unquoted) and says `None` for anything else, so the
+//! caller runs git.
 //!
 //! It must never print something git would not: when in doubt, it answers `None`.
 
 use super::Store;
+use super::diffattr::DiffAttr;
 use super::objects::{ChangeKind, TreeChange};
 use crate::error::Result;
 use gix::ObjectId;
 use gix::objs::tree::EntryKind;
-use std::collections::HashSet;
 use std::path::Path;
 
 /// Larger blobs go to git (its heuristics are reproduced, but a big file's diff is where a
@@ -56,9 +58,12 @@ impl Store {
             return Ok(None);
         };
         let changes = self.objects().diff_trees(from, to)?;
-        if !changes_are_plain(&changes) || self.attributes_near(workdir, &changes) {
+        if !changes_are_plain(&changes) {
             return Ok(None);
         }
+        let Some(attributes) = self.diff_attributes(workdir, &changes)? else {
+            return Ok(None);
+        };
         // `--stat`'s width: git's `term_columns()` with its output a pipe.
         let columns = match std::env::var("COLUMNS") {
             Err(std::env::VarError::NotPresent) => 80,
@@ -77,7 +82,7 @@ impl Store {
         let mut out = Vec::new();
         let mut stats = Vec::new();
         let mut total = 0;
-        for c in &changes {
+        for (c, attribute) in changes.iter().zip(attributes) {
             let old = match c.old {
                 Some((id, _)) => self.repo.find_blob(id)?.data.clone(),
                 None => vec![],
@@ -87,12 +92,13 @@ impl Store {
                 None => vec![],
             };
             total += old.len() + new.len();
-            if old.len() > MAX_BLOB
-                || new.len() > MAX_BLOB
-                || total > MAX_TOTAL
-                || old.contains(&0)
-                || new.contains(&0)
-            {
+            if old.len() > MAX_BLOB || new.len() > MAX_BLOB || total > MAX_TOTAL {
+                return Ok(None);
+            }
+            // git's `buffer_is_binary`: a NUL in the first 8000 bytes.
+            let looks_binary = |b: &[u8]| b[..b.len().min(8000)].contains(&0);
+            let binary = attribute == DiffAttr::Binary || looks_binary(&old) || looks_binary(&new);
+            if (!binary && (old.contains(&0) || new.contains(&0))) || (binary && stat) {
                 return Ok(None);
             }
             if stat {
@@ -127,6 +133,17 @@ impl Store {
                     line(&mut out, &[b"index ", &a, b"..", &b, b" ", mode(kind)]);
                 }
                 _ => line(&mut out, &[b"index ", &a, b"..", &b]),
+            }
+            if binary {
+                let side = |present: bool, prefix: &[u8]| -> Vec<u8> {
+                    match present {
+                        true => [prefix, path].concat(),
+                        false => b"/dev/null".to_vec(),
+                    }
+                };
+                let (a, b) = (side(c.old.is_some(), b"a/"), side(c.new.is_some(), b"b/"));
+                line(&mut out, &[b"Binary files ", &a, b" and ", &b, b" differ"]);
+                continue;
             }
             let mut hunks = Vec::new();
             super::unified::hunks(&mut hunks, &old, &new);
@@ -223,40 +240,6 @@ impl Store {
             },
         };
         Ok(Some(hex_len))
-    }
-
-    /// Whether a `.gitattributes` file in the worktree could apply to a changed path: git
-    /// reads them (not the trees' ones) for `git diff <tree> <tree>` in a repository with a
-    /// worktree, in every folder from the root down to the path's.
-    fn attributes_near(&self, workdir: &Path, changes: &[TreeChange]) -> bool {
-        let mut seen = HashSet::new();
-        for c in changes {
-            let path = c.path.as_slice();
-            let folders = std::iter::once(0).chain(
-                path.iter()
-                    .enumerate()
-                    .filter(|&(_, &b)| b == b'/')
-                    .map(|(i, _)| i),
-            );
-            for end in folders {
-                let dir = &path[..end];
-                if !seen.insert(dir) {
-                    continue;
-                }
-                let Ok(dir) = std::str::from_utf8(dir) else {
-                    return true;
-                };
-                if workdir
-                    .join(dir)
-                    .join(".gitattributes")
-                    .symlink_metadata()
-                    .is_ok()
-                {
-                    return true;
-                }
-            }
-        }
-        false
     }
 }
 
