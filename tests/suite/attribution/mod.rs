@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 mod blame;
+mod gitai;
 mod rewrites;
 mod stats;
 mod trace;
