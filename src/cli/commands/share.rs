@@ -28,8 +28,6 @@ pub const FETCH_EXAMPLES: &str = "Examples:
 pub const EXPORT_EXAMPLES: &str = "Examples:
   git agent-rewind export r1 -o r1.bundle
       Write run r1 (its chain, refs and notes) to a git bundle file to hand over without a remote.
-  git agent-rewind export r1 r2 -o runs.bundle
-      Write two runs to one bundle.
   git agent-rewind export --format agent-trace main..HEAD
       Print Agent Trace 0.1.0 records (JSON Lines) of the agent lines each commit of the range added.
   git agent-rewind export --format git-ai main..HEAD
