@@ -374,6 +374,17 @@ fn git_ai_hostile_notes_are_skipped_by_name_and_errors_change_nothing() {
         add_note(d, "HEAD", note);
         commits.push(r.rev("HEAD"));
     }
+    // Ranges naming the same lines over and over (a small note, hours of work): refused.
+    r.write("big.txt", &numbered("big", 100_000));
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-q", "-m", "big"]);
+    let many = vec!["1-100000"; 200].join(",");
+    add_note(
+        d,
+        "HEAD",
+        format!("big.txt\n  abcdabcdabcdabcd {many}\n---\n{meta}").as_bytes(),
+    );
+    let big = r.rev("HEAD");
     // A note on a blob, not a commit.
     let blob = git_stdin(d, &["hash-object", "-w", "--stdin"], b"blob\n");
     add_note(
@@ -393,11 +404,19 @@ fn git_ai_hostile_notes_are_skipped_by_name_and_errors_change_nothing() {
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["run"], Value::Null);
     let skipped = doc["skipped"].as_array().unwrap();
-    assert_eq!(skipped.len(), bad.len() + 1, "{doc}");
+    assert_eq!(skipped.len(), bad.len() + 2, "{doc}");
     for (c, (_, why)) in commits.iter().zip(&bad) {
         let s = skipped.iter().find(|s| s["commit"] == c.as_str()).unwrap();
         assert!(s["reason"].as_str().unwrap().contains(why), "{s} vs {why}");
     }
+    let s = skipped
+        .iter()
+        .find(|s| s["commit"] == big.as_str())
+        .unwrap();
+    assert!(
+        s["reason"].as_str().unwrap().contains("name more lines"),
+        "{s}"
+    );
     let s = skipped.iter().find(|s| s["commit"] == blob.trim()).unwrap();
     assert!(
         s["reason"].as_str().unwrap().contains("not on a commit"),
@@ -406,7 +425,7 @@ fn git_ai_hostile_notes_are_skipped_by_name_and_errors_change_nothing() {
     // Each skip is named on stderr too; nothing was recorded, git-ai's notes are as they were.
     let human = r.run(&["import", "--format", "git-ai"]);
     let err = String::from_utf8_lossy(&human.stderr);
-    assert_eq!(err.matches("skipped:").count(), bad.len() + 1, "{err}");
+    assert_eq!(err.matches("skipped:").count(), bad.len() + 2, "{err}");
     assert!(refs(d, "refs/agent-runs/").is_empty());
     assert!(refs(d, "refs/notes/agent-runs/").is_empty());
     assert_eq!(r.rev("refs/notes/ai"), notes_before);

@@ -21,6 +21,10 @@ use crate::store::{BString, EntryKind, ObjectId, Store, UserHead};
 use crate::time::Timestamp;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
+/// How many line slots the ranges of one note may name in all (a file of a million lines
+/// named a few times over).
+const MAX_COVERED: u64 = 1 << 24;
+
 /// A commit whose note was imported.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ImportedCommit {
@@ -177,6 +181,7 @@ fn plan(
     let log = gitai::parse(&bytes)?;
     let mut groups: Vec<Group> = vec![];
     let mut files = vec![];
+    let mut budget = MAX_COVERED;
     for f in &log.files {
         if !safe_path(&f.path) {
             return Err(format!(
@@ -226,6 +231,11 @@ fn plan(
                         lines.len()
                     ));
                 }
+                // Overlapping ranges repeated over and over would make a small note cost
+                // hours: a note names each line a few times at most.
+                budget = budget
+                    .checked_sub((b - a + 1) as u64)
+                    .ok_or("its ranges name more lines than a git-ai note does")?;
                 // A later entry wins, as in git-ai's own lookup.
                 for slot in &mut owner[a as usize - 1..b as usize] {
                     *slot = group;
