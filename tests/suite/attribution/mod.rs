@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 mod blame;
 mod gitai;
+mod gitai_notes;
 mod rewrites;
 mod stats;
 mod trace;
