@@ -1,7 +1,7 @@
 //! git-ai's notes both ways (issue 32 item 4): `import --format git-ai` records the lines
 //! git-ai's `refs/notes/ai` attribute so `blame`/`stats` show them, and `export --format
 //! git-ai` writes ours as git-ai notes. The example notes are git-ai's own, written out
-//! inline: the three complete examples of its standard
+//! inline in `gitai_notes.rs`: the three complete examples of its standard
 //! (git-ai-project/git-ai `specs/git_ai_standard_v3.0.0.md` §1.2.5-1.2.7) and the expected
 //! output of its serializer test `test_file_names_with_spaces`
 //! (`src/authorship/snapshots/…__file_names_with_spaces.snap`).
