@@ -14,6 +14,7 @@ mod parse;
 mod paths;
 mod record;
 pub mod render;
+mod view_server;
 
 use agent_rewind::error::{Error, Result};
 use agent_rewind::store::Store;

@@ -55,6 +55,7 @@ mod surface_help;
 mod surface_paths;
 mod untracked_cache;
 mod view;
+mod view_serve;
 mod watch;
 mod workflow;
 mod workflow_trust;

@@ -101,7 +101,7 @@ fn chromium() -> PathBuf {
 }
 
 /// Headless Chromium with no network, no sync, a throw-away profile.
-fn browser(profile: &Path) -> Command {
+pub(crate) fn browser(profile: &Path) -> Command {
     let mut c = Command::new(chromium());
     c.args([
         "--headless",

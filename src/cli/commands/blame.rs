@@ -79,7 +79,12 @@ fn who(l: &AttributedLine) -> String {
                 .as_deref()
                 .map(|s| format!("/{s}"))
                 .unwrap_or_default();
-            format!("{agent} {}{step}@{}", t.run, t.seq)
+            let via = t
+                .source
+                .as_deref()
+                .map(|s| format!(" via {s}"))
+                .unwrap_or_default();
+            format!("{agent}{via} {}{step}@{}", t.run, t.seq)
         }
         None => l.author.name.clone(),
     }
@@ -154,6 +159,7 @@ fn porcelain(b: &Blamed) -> String {
             out.push_str(&format!("agent-seq {}\n", t.seq));
             out.push_str(&field("agent-checkpoint", Some(&t.checkpoint)));
             out.push_str(&field("agent-session", t.session.as_deref()));
+            out.push_str(&field("agent-source", t.source.as_deref()));
             out.push_str(&format!("agent-time {}\n", t.ts));
         }
         out.push('\t');

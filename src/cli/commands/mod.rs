@@ -8,6 +8,7 @@ pub mod completions;
 pub mod delete;
 pub mod diff;
 pub mod gc;
+pub mod gitai;
 pub mod hook;
 pub mod hooks;
 pub mod init;

@@ -28,13 +28,15 @@ pub const FETCH_EXAMPLES: &str = "Examples:
 pub const EXPORT_EXAMPLES: &str = "Examples:
   git agent-rewind export r1 -o r1.bundle
       Write run r1 (its chain, refs and notes) to a git bundle file to hand over without a remote.
-  git agent-rewind export r1 r2 -o runs.bundle
-      Write two runs to one bundle.
   git agent-rewind export --format agent-trace main..HEAD
-      Print Agent Trace 0.1.0 records (JSON Lines) of the agent lines each commit of the range added.";
+      Print Agent Trace 0.1.0 records (JSON Lines) of the agent lines each commit of the range added.
+  git agent-rewind export --format git-ai main..HEAD
+      Write a git-ai note (authorship/3.0.0) under refs/notes/ai on each commit of the range that added agent lines, for git-ai's tools.";
 pub const IMPORT_EXAMPLES: &str = "Examples:
   git agent-rewind import r1.bundle
-      Import the runs of a bundle made by `export`, as fetch imports them.";
+      Import the runs of a bundle made by `export`, as fetch imports them.
+  git fetch origin refs/notes/ai:refs/notes/ai && git agent-rewind import --format git-ai
+      Record the lines git-ai's notes attribute to agents, so blame and stats show them.";
 
 #[derive(Debug, Args)]
 pub struct PushArgs {
@@ -80,26 +82,38 @@ pub struct FetchArgs {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The runs to export (bundle); with `--format agent-trace`, one commit or a range `A..B`
-    /// (default: HEAD).
+    /// The runs to export (bundle); with `--format agent-trace` or `git-ai`, one commit or a
+    /// range `A..B` (default: HEAD).
     #[arg(value_name = "RUN|RANGE")]
     pub runs: Vec<String>,
     /// The bundle file to write.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// `bundle` (the default): runs into a git bundle; `agent-trace`: Agent Trace 0.1.0
-    /// records of the agent lines of a range of commits, as JSON Lines on stdout.
-    #[arg(long, value_name = "FORMAT", value_parser = ["bundle", "agent-trace"], default_value = "bundle")]
+    /// records of the agent lines of a range of commits, as JSON Lines on stdout; `git-ai`:
+    /// git-ai notes (authorship/3.0.0) on the commits of a range that added agent lines.
+    #[arg(long, value_name = "FORMAT", value_parser = ["bundle", "agent-trace", "git-ai"], default_value = "bundle")]
     pub format: String,
-    /// Overwrite FILE when it already exists.
+    /// With `--format git-ai`: the notes ref to write (default: refs/notes/ai, where git-ai
+    /// reads them; `ai` means refs/notes/ai).
+    #[arg(long = "notes-ref", value_name = "REF")]
+    pub notes_ref: Option<String>,
+    /// Overwrite FILE when it already exists; with `--format git-ai`, replace a note a
+    /// commit already has.
     #[arg(long)]
     pub force: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// A bundle file written by `export`.
-    pub file: PathBuf,
+    /// A bundle file written by `export`; with `--format git-ai`, the notes ref to read
+    /// (default: refs/notes/ai; `ai` means refs/notes/ai).
+    #[arg(value_name = "FILE|NOTES-REF")]
+    pub file: Option<PathBuf>,
+    /// `bundle` (the default): runs from a git bundle; `git-ai`: the lines git-ai's notes
+    /// attribute to agents, recorded as a run (docs/FORMAT.md).
+    #[arg(long, value_name = "FORMAT", value_parser = ["bundle", "git-ai"], default_value = "bundle")]
+    pub format: String,
 }
 
 pub fn push(a: PushArgs, ctx: &Ctx) -> Result<Output> {
@@ -207,12 +221,20 @@ fn with_status(mut o: Output, out: &FetchOutcome) -> Output {
 pub fn import(a: ImportArgs, ctx: &Ctx) -> Result<Output> {
     let store = &ctx.store()?;
     let st = &ctx.style;
-    let file = ctx.path(&a.file);
+    if a.format == "git-ai" {
+        let notes_ref = a.file.as_ref().map(|f| f.to_string_lossy().into_owned());
+        return super::gitai::import(store, notes_ref.as_deref(), st);
+    }
+    let Some(name) = &a.file else {
+        return Err(Error::usage("name the bundle file to import")
+            .with_hint("git agent-rewind import FILE"));
+    };
+    let file = ctx.path(name);
     let out = ops::bundle::import(store, &file)?;
     Ok(fetch_output(
         &out,
         st,
-        &format!("imported {}", a.file.display()),
+        &format!("imported {}", name.display()),
     ))
 }
 
@@ -268,6 +290,23 @@ pub fn export(a: ExportArgs, ctx: &Ctx) -> Result<Output> {
     let store = &ctx.store()?;
     if a.format == "agent-trace" {
         return export_trace(store, &a);
+    }
+    if a.notes_ref.is_some() && a.format != "git-ai" {
+        return Err(Error::usage("--notes-ref goes with --format git-ai"));
+    }
+    if a.format == "git-ai" {
+        if a.output.is_some() {
+            return Err(Error::usage("--format git-ai writes notes, not a file")
+                .with_hint("choose the notes ref with --notes-ref REF"));
+        }
+        if a.runs.len() > 1 {
+            return Err(
+                Error::usage("--format git-ai takes one commit or one range")
+                    .with_hint("e.g. main..HEAD"),
+            );
+        }
+        let range = a.runs.first().map(String::as_str);
+        return super::gitai::export(store, range, a.notes_ref.as_deref(), a.force, &ctx.style);
     }
     if a.runs.is_empty() {
         return Err(Error::usage("name the runs to export")

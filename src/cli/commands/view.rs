@@ -16,8 +16,8 @@ pub const EXAMPLES: &str = "Examples:
       Write one self-contained HTML page of all runs (tree, checkpoints, diffs, timelines) and open it in your browser.
   git agent-rewind view r1 -o runs.html
       Write the page of run r1 and the runs its rewinds and forks link it to, to runs.html.
-  git agent-rewind view --diffs none
-      Leave the diffs out, for a small page of many runs.";
+  git agent-rewind view --serve --open
+      Serve the page on 127.0.0.1 (until Ctrl-C), where each changed file of a checkpoint has a \"who wrote each line\" button.";
 
 #[derive(Debug, Args)]
 pub struct ViewArgs {
@@ -36,6 +36,14 @@ pub struct ViewArgs {
     /// Which checkpoints carry their changed files: all, none, or the newest N.
     #[arg(long, value_name = "all|none|N", default_value = "100")]
     pub diffs: String,
+    /// Serve the page on 127.0.0.1 instead of writing it, until stopped (Ctrl-C): its
+    /// address is printed; a checkpoint's changed files then show, on request, who wrote
+    /// each line (agent, model, run/step@seq, or the person).
+    #[arg(long, conflicts_with_all = ["output", "force"])]
+    pub serve: bool,
+    /// The port `--serve` listens on (default 0: any free port).
+    #[arg(long, value_name = "N", requires = "serve", default_value = "0")]
+    pub port: u16,
 }
 
 pub fn run(a: ViewArgs, ctx: &Ctx) -> Result<Output> {
@@ -60,6 +68,9 @@ pub fn run(a: ViewArgs, ctx: &Ctx) -> Result<Output> {
     for p in &model.problems {
         crate::cli::render::warn(p);
     }
+    if a.serve {
+        return serve(store, &model, a.port, a.open);
+    }
     let html = agent_rewind::view::page(&model, &repo_name(store));
     let path = match a.output {
         Some(p) => cwd.join(p),
@@ -72,7 +83,7 @@ pub fn run(a: ViewArgs, ctx: &Ctx) -> Result<Output> {
         )));
     }
     write_atomic(&path, html.as_bytes(), None)?;
-    let opened = a.open && open_in_browser(&path);
+    let opened = a.open && open_in_browser(path.as_os_str());
     let embedded = model
         .checkpoints
         .iter()
@@ -100,9 +111,28 @@ fn repo_name(store: &Store) -> String {
         .unwrap_or_else(|| dir.display().to_string())
 }
 
+/// `view --serve`: bind, print the address (at once: the command runs until stopped), serve.
+fn serve(store: &Store, model: &ops::view::ViewModel, port: u16, open: bool) -> Result<Output> {
+    let server = crate::cli::view_server::Server::bind(port)?;
+    let html = agent_rewind::view::page_with(model, &repo_name(store), true);
+    let url = server.url();
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{url}");
+        let _ = out.flush();
+    }
+    eprintln!("serving the runs of this repository on {url} (Ctrl-C stops)");
+    if open {
+        open_in_browser(std::ffi::OsStr::new(&url));
+    }
+    server.serve(store, &html)?;
+    Ok(Output::new(serde_json::json!({"url": url}), String::new()))
+}
+
 /// Best effort: `$BROWSER`, else the platform's opener. A missing browser is a warning.
-fn open_in_browser(path: &Path) -> bool {
-    let url = PathBuf::from(path);
+fn open_in_browser(path: &std::ffi::OsStr) -> bool {
+    let url = path;
     let (program, wait) = match std::env::var_os("BROWSER").filter(|b| !b.is_empty()) {
         Some(b) => (b, false),
         None if cfg!(target_os = "macos") => ("open".into(), true),
@@ -110,7 +140,7 @@ fn open_in_browser(path: &Path) -> bool {
         None => ("xdg-open".into(), true),
     };
     let child = agent_rewind::store::process::command(Purpose::Browser, &program)
-        .arg(&url)
+        .arg(url)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -124,7 +154,7 @@ fn open_in_browser(path: &Path) -> bool {
         eprintln!(
             "warning: could not open a browser ({}); open {} yourself",
             program.to_string_lossy(),
-            path.display()
+            path.to_string_lossy()
         );
     }
     ok

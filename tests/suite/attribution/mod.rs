@@ -9,6 +9,8 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 mod blame;
+mod gitai;
+mod gitai_notes;
 mod rewrites;
 mod stats;
 mod trace;

@@ -10,6 +10,7 @@
 //! or a cherry-pick carried keeps its origin). It must never write objects, refs or files,
 //! and never start a process but through the store.
 
+pub mod gitai;
 mod porcelain;
 mod replay;
 
@@ -23,6 +24,9 @@ use std::cell::OnceCell;
 use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
+/// The `meta` key naming the tool an imported turn came from (`git-ai`).
+pub const IMPORTED_FROM: &str = "imported_from";
+
 /// One agent turn that wrote lines: where it is recorded and who the agent was.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct AgentTurn {
@@ -34,6 +38,10 @@ pub struct AgentTurn {
     pub checkpoint: String,
     pub session: Option<String>,
     pub ts: Timestamp,
+    /// The tool that recorded the turn when it was imported (`git-ai`: from its notes,
+    /// `import --format git-ai`); `None` for our own turns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 /// Per line of a blob, the turn (an index into [`Index::turns`]) that wrote it, or `None`.

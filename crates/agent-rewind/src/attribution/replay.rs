@@ -3,7 +3,7 @@
 //! to a path it touched is that turn's, any other added line is no agent's, a kept line
 //! keeps its author. Only paths some turn of the run touched are followed. Read-only.
 
-use super::{AgentTurn, Authors, Candidate, Index};
+use super::{AgentTurn, Authors, Candidate, IMPORTED_FROM, Index};
 use crate::catalog::{Catalog, Checkpoint};
 use crate::error::Result;
 use crate::model::Event;
@@ -90,6 +90,7 @@ fn replay_run(
                 checkpoint: cp.id().to_string(),
                 session: line.sdk_session_id.clone(),
                 ts: line.ts,
+                source: line.meta.get(IMPORTED_FROM).cloned(),
             });
             (index.turns.len() - 1) as u32
         });

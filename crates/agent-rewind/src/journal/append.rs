@@ -73,7 +73,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
                 rec.run
             )));
         }
-        let now = crate::time::Timestamp::now();
+        let now = rec.at.unwrap_or_else(crate::time::Timestamp::now);
         let line = line::checkpoint_line(
             &rec,
             &ctx,

@@ -72,6 +72,9 @@ pub struct Record {
     /// snapshotted (a post-commit checkpoint taken after the commit returned); otherwise
     /// fail with a conflict, nothing written.
     pub expect_user_head: Option<ObjectId>,
+    /// The line's `ts` instead of now (an imported record says when its facts happened:
+    /// the commit whose lines another tool attributed).
+    pub at: Option<crate::time::Timestamp>,
 }
 
 impl Record {
@@ -103,6 +106,7 @@ impl Record {
             extra_lines: vec![],
             expect_step_tip: None,
             expect_user_head: None,
+            at: None,
         }
     }
 }

@@ -118,3 +118,33 @@ pub fn blame(
         warnings: index.warnings,
     })
 }
+
+/// Blame `path` (relative to the worktree root, `/`-separated) as the checkpoint `checkpoint`
+/// (full hex id) recorded it: for the view page, which asks by checkpoint and path. Only a
+/// checkpoint commit of a run, and only a file of its tree, is blamed; anything else is
+/// `not found`, nothing is run.
+pub fn blame_at_checkpoint(store: &Store, checkpoint: &str, path: &str) -> Result<Blamed> {
+    let not_found =
+        || crate::error::Error::not_found(format!("no file {path:?} in checkpoint {checkpoint:?}"));
+    let full =
+        matches!(checkpoint.len(), 40 | 64) && checkpoint.bytes().all(|b| b.is_ascii_hexdigit());
+    let safe = !path.is_empty()
+        && !path.starts_with('-')
+        && path
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != ".." && !c.eq_ignore_ascii_case(".git"));
+    if !full || !safe {
+        return Err(not_found());
+    }
+    let id = crate::store::ObjectId::from_hex(checkpoint.as_bytes()).map_err(|_| not_found())?;
+    let info = store.objects().read_commit(id).map_err(|_| not_found())?;
+    if info.trailers.run.is_none() {
+        return Err(not_found());
+    }
+    match store.objects().entry_in_tree(info.tree, path.as_bytes())? {
+        Some((_, crate::store::EntryKind::Blob | crate::store::EntryKind::BlobExecutable)) => {}
+        _ => return Err(not_found()),
+    }
+    let root = store.workdir()?.to_path_buf();
+    blame(store, &root, path, path, Some(checkpoint), &[])
+}

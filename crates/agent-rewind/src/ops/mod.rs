@@ -11,6 +11,7 @@ pub mod diff;
 pub mod external;
 pub mod fetch;
 pub mod gc;
+pub mod gitai;
 pub mod init;
 pub mod list;
 pub mod log;

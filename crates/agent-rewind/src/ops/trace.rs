@@ -8,7 +8,7 @@ use super::stats::text_changes;
 use crate::attribution::Index;
 use crate::error::Result;
 use crate::store::linemap;
-use crate::store::{ObjectId, Store};
+use crate::store::{CommitInfo, ObjectId, Store};
 use crate::time::Timestamp;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -16,8 +16,22 @@ use std::collections::{BTreeMap, BTreeSet};
 /// The specification version the records follow.
 pub const AGENT_TRACE_VERSION: &str = "0.1.0";
 
-/// The records of `range` (`A..B` or one commit; default `HEAD`), oldest commit first.
-pub fn agent_trace(store: &Store, range: Option<&str>) -> Result<Vec<Value>> {
+/// The added lines of one file of a commit that agents wrote: `(0-based line, turn)`.
+pub(crate) struct AgentFile {
+    pub path: String,
+    pub data: Vec<u8>,
+    pub lines: Vec<(u32, u32)>,
+}
+
+/// A commit, its facts, and the files where it added agent lines.
+pub(crate) type CommitAgentLines = (ObjectId, CommitInfo, Vec<AgentFile>);
+
+/// Per commit of `range` (`A..B` or one commit; default `HEAD`), oldest first, the files
+/// where it added agent lines, with the index naming the turns.
+pub(crate) fn added_agent_lines(
+    store: &Store,
+    range: Option<&str>,
+) -> Result<(Index, Vec<CommitAgentLines>)> {
     let range = range.unwrap_or("HEAD");
     let mut commits = store.objects().rev_list(range)?;
     commits.reverse();
@@ -32,31 +46,47 @@ pub fn agent_trace(store: &Store, range: Option<&str>) -> Result<Vec<Value>> {
     let mut out = vec![];
     for (commit, info, changes) in changed {
         let mut files = vec![];
-        let mut turns_used = BTreeSet::new();
-        for (path, old, new) in &changes {
+        for (path, old, new) in changes {
             let old = match old {
-                Some(id) => store.objects().read_blob(*id)?,
+                Some(id) => store.objects().read_blob(id)?,
                 None => vec![],
             };
-            let data = store.objects().read_blob(*new)?;
-            let authors = index.authors(store, *new, Some(&data), Some(info.time), path)?;
-            let lines = linemap::lines(&data);
+            let data = store.objects().read_blob(new)?;
+            let authors = index.authors(store, new, Some(&data), Some(info.time), &path)?;
+            let lines: Vec<(u32, u32)> = linemap::kept_lines(&old, &data)
+                .into_iter()
+                .enumerate()
+                .filter(|(_, kept)| kept.is_none())
+                .filter_map(|(n, _)| authors.get(n).copied().flatten().map(|t| (n as u32, t)))
+                .collect();
+            if !lines.is_empty() {
+                files.push(AgentFile { path, data, lines });
+            }
+        }
+        out.push((commit, info, files));
+    }
+    Ok((index, out))
+}
+
+/// The records of `range` (`A..B` or one commit; default `HEAD`), oldest commit first.
+pub fn agent_trace(store: &Store, range: Option<&str>) -> Result<Vec<Value>> {
+    let (index, commits) = added_agent_lines(store, range)?;
+    let mut out = vec![];
+    for (commit, info, changed) in commits {
+        let mut files = vec![];
+        let mut turns_used = BTreeSet::new();
+        for f in &changed {
+            let lines = linemap::lines(&f.data);
             // Per conversation (session, model): the added lines its turns wrote.
             let mut by_conv: BTreeMap<(String, String), Vec<u32>> = BTreeMap::new();
-            for (n, kept) in linemap::kept_lines(&old, &data).into_iter().enumerate() {
-                let Some(t) = authors.get(n).copied().flatten().filter(|_| kept.is_none()) else {
-                    continue;
-                };
+            for &(n, t) in &f.lines {
                 turns_used.insert(t);
                 let turn = &index.turns[t as usize];
                 let key = (
                     turn.session.clone().unwrap_or_default(),
                     model_id(turn.agent.as_deref(), turn.model.as_deref()),
                 );
-                by_conv.entry(key).or_default().push(n as u32);
-            }
-            if by_conv.is_empty() {
-                continue;
+                by_conv.entry(key).or_default().push(n);
             }
             let mut conversations = vec![];
             for ((_, model), lns) in by_conv {
@@ -75,7 +105,7 @@ pub fn agent_trace(store: &Store, range: Option<&str>) -> Result<Vec<Value>> {
                 }
                 conversations.push(json!({"contributor": contributor, "ranges": ranges}));
             }
-            files.push(json!({"path": path, "conversations": conversations}));
+            files.push(json!({"path": f.path, "conversations": conversations}));
         }
         if files.is_empty() {
             continue;

@@ -6,7 +6,8 @@
 //! `<script type="application/json">` (every `<`, `>` and `&` escaped, so neither `</script>`
 //! nor `<!--` can appear), its own script (`page.js`) builds the DOM with `textContent` only,
 //! and a Content-Security-Policy admits exactly that script and stylesheet (by hash) and
-//! nothing else — no network, no other code.
+//! nothing else — no network, no other code. The page `view --serve` serves may also ask
+//! the server that served it (`connect-src 'self'`) for a file's attribution.
 
 pub mod text;
 
@@ -38,6 +39,12 @@ pub fn content_security_policy() -> String {
     )
 }
 
+/// The policy of the page `view --serve` serves: the same, and requests to the server that
+/// served it (the blame of a file, asked for by a click), nowhere else.
+pub fn served_content_security_policy() -> String {
+    format!("{}; connect-src 'self'", content_security_policy())
+}
+
 /// JSON that is safe inside a `<script>` element: no `<`, `>` or `&` at all (escaped as
 /// `\u003c` …, which JSON.parse reads back), so no `</script>` and no `<!--`.
 pub fn script_json(v: &Value) -> String {
@@ -58,13 +65,26 @@ pub fn script_json(v: &Value) -> String {
 
 /// The whole page. `title` names the repository.
 pub fn page(model: &ViewModel, title: &str) -> String {
-    let data = script_json(&page_data(model, title));
+    page_with(model, title, false)
+}
+
+/// The page; `served`: by `view --serve`, whose server answers the page's requests for the
+/// attribution of a checkpoint's file (`blame?c=<checkpoint>&p=<path>`, relative to the page).
+pub fn page_with(model: &ViewModel, title: &str, served: bool) -> String {
+    let mut data = page_data(model, title);
+    data["blame"] = served.into();
+    let data = script_json(&data);
+    let csp = if served {
+        served_content_security_policy()
+    } else {
+        content_security_policy()
+    };
     html! {
         (DOCTYPE)
         html lang="en" {
             head {
                 meta charset="utf-8";
-                meta http-equiv="Content-Security-Policy" content=(content_security_policy());
+                meta http-equiv="Content-Security-Policy" content=(csp);
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 meta name="referrer" content="no-referrer";
                 title { "agent runs — " (title) }

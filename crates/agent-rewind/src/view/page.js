@@ -1,7 +1,8 @@
 // The script of the `git agent-rewind view` page. It reads the JSON embedded in the
 // application/json script element #data and builds the page with DOM calls only
 // (createElement / textContent / setAttribute): nothing read from the data is ever parsed
-// as HTML. No network, no dependencies.
+// as HTML. No dependencies; no network, except (when `view --serve` served the page, D.blame)
+// asking that server for the attribution of a file a person clicked.
 (function () {
   'use strict';
   var D = JSON.parse(document.getElementById('data').textContent);
@@ -233,6 +234,7 @@
 
   function files(box, i) {
     var f = D.files[i];
+    blamers = {};
     box.appendChild(el('h3', null, 'Files changed against its predecessor' + (f ? ' (' + f.files.length + ')' : '')));
     if (!f) {
       box.appendChild(el('p', 'note', 'Not embedded in this page (only the newest ' + D.diffs +
@@ -252,6 +254,14 @@
       sum.appendChild(document.createTextNode(' ' + file.path + ' '));
       sum.appendChild(el('span', 'count', file.binary ? 'binary' : '+' + add + ' −' + del + (file.truncated ? ' (truncated)' : '')));
       d.appendChild(sum);
+      if (D.blame && file.change !== 'deleted' && !file.binary) {
+        var btn = el('button', 'blame-btn', 'who wrote each line');
+        btn.setAttribute('data-path', file.path);
+        var ask = function () { d.open = true; blame(d, btn, cps[i][ID], file.path); };
+        btn.addEventListener('click', function (ev) { ev.preventDefault(); ev.stopPropagation(); ask(); });
+        sum.appendChild(btn);
+        blamers[file.path] = ask;
+      }
       var built = false;
       function build() {
         if (built) return;
@@ -271,6 +281,48 @@
       box.appendChild(d);
     });
     if (f.omitted) box.appendChild(el('p', 'note', f.omitted + ' more changed file(s) not embedded.'));
+  }
+
+  // ---- attribution of a checkpoint's file, asked of the server that served the page
+  // (`view --serve`: blame?c=<checkpoint>&p=<path>); shown as a table built with textContent.
+  var blamers = {};
+  function who(l) {
+    var a = l.agent;
+    if (!a) return l.author && l.author.name ? l.author.name : 'person';
+    return (a.agent || 'agent') + (a.model ? ':' + a.model : '') + (a.source ? ' via ' + a.source : '') +
+      ' ' + a.run + (a.step ? '/' + a.step : '') + '@' + a.seq;
+  }
+  function blame(d, btn, id, path) {
+    var old = d.querySelector('.blame');
+    if (old) old.remove();
+    var box = el('div', 'blame');
+    box.appendChild(el('p', 'note', 'asking who wrote each line of ' + path + '…'));
+    d.insertBefore(box, btn.parentNode.nextSibling);
+    try { history.replaceState(null, '', '#' + id + ':' + encodeURIComponent(path)); } catch (e) { /* ignore */ }
+    fetch('blame?c=' + encodeURIComponent(id) + '&p=' + encodeURIComponent(path), { credentials: 'same-origin' })
+      .then(function (r) {
+        return r.json().then(function (j) { if (!r.ok) throw new Error(j.error || ('HTTP ' + r.status)); return j; });
+      })
+      .then(function (b) {
+        box.replaceChildren();
+        var t = el('table', 'blame-lines'), tb = el('tbody');
+        t.appendChild(tb);
+        b.lines.forEach(function (l) {
+          var tr = el('tr', 'bl-' + l.origin);
+          tr.appendChild(el('td', 'ln', l.line));
+          tr.appendChild(el('td', 'who', who(l)));
+          tr.appendChild(el('td', 'src', l.content));
+          tb.appendChild(tr);
+        });
+        var agents = b.lines.filter(function (l) { return l.origin === 'agent'; }).length;
+        box.appendChild(el('p', 'note', agents + ' of ' + b.lines.length + ' line(s) by an agent'));
+        box.appendChild(t);
+        box.setAttribute('data-blamed', path);
+      })
+      .catch(function (e) {
+        box.replaceChildren(el('p', 'note error', 'could not get the attribution: ' + e.message));
+        box.setAttribute('data-blamed', path);
+      });
   }
 
   // [step, attempt, kind, status, begin, end, first, last, wait_since, wait_until, decision]
@@ -368,7 +420,10 @@
 
   // ---- first selection: the checkpoint named in the address (#<id prefix>), else the newest
   // checkpoint of a run that is not folded away.
-  var want = decodeURIComponent(location.hash.slice(1)), first = -1;
+  // `#<id prefix>:<path>` (a file's attribution asked for, as the blame button leaves it).
+  var hash = location.hash.slice(1), colon = hash.indexOf(':');
+  var wantPath = colon >= 0 ? decodeURIComponent(hash.slice(colon + 1)) : null;
+  var want = decodeURIComponent(colon >= 0 ? hash.slice(0, colon) : hash), first = -1;
   if (want.length >= 4) for (var j = 0; j < ncp; j++) if (cps[j][ID].indexOf(want) === 0) { first = j; break; }
   if (first < 0) {
     for (var m = 0; m < ncp; m++) {
@@ -378,8 +433,10 @@
   }
   if (first < 0 && ncp) first = ncp - 1;
   draw();
-  if (first >= 0) select(first);
-  else $('detail').appendChild(el('p', 'note', 'No runs in this repository yet.'));
+  if (first >= 0) {
+    select(first);
+    if (wantPath && blamers[wantPath]) blamers[wantPath]();
+  } else $('detail').appendChild(el('p', 'note', 'No runs in this repository yet.'));
   document.body.setAttribute('data-ready', 'true');
   document.body.setAttribute('data-ms', String(Math.round(performance.now())));
 })();
