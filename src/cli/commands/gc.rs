@@ -9,7 +9,7 @@ use clap::Args;
 /// The examples ending `-h`.
 pub const EXAMPLES: &str = "Examples:
   git agent-rewind gc --dry-run
-      List what the retention policy (agentRewind.retain, default 90.days) would delete.
+      List what the retention policy (agentRewind.retain, default 5GiB) would delete.
   git agent-rewind gc --older-than 30d --dry-run
       List the runs with no activity for 30 days that gc would delete; nothing is deleted.
   git agent-rewind gc --keep 20

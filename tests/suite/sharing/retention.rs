@@ -102,10 +102,10 @@ fn gc_dry_run_changes_nothing_and_gc_removes_exactly_what_it_listed() {
     let packed = std::fs::read_to_string(r.path().join(".git/packed-refs")).unwrap();
     assert!(packed.contains("refs/agent-runs/new3/HEAD"));
     r.assert_fsck();
-    // Without a selection, gc applies the retention policy: by default 90.days, which
-    // none of these runs is past.
+    // Without a selection, gc applies the retention policy: by default 5GiB, which these
+    // runs are far from.
     let by_policy = js(r.path(), &["gc", "--dry-run"]);
-    assert_eq!(by_policy["policy"]["text"], "90.days", "{by_policy:#}");
+    assert_eq!(by_policy["policy"]["text"], "5GiB", "{by_policy:#}");
     assert_eq!(by_policy["deleted"], serde_json::json!([]));
 }
 

@@ -19,7 +19,7 @@ use std::path::Path;
 /// The configuration key.
 pub const KEY: &str = "agentRewind.retain";
 /// The policy when nothing is configured (docs/DECISIONS.md, "Retention").
-pub const DEFAULT: &str = "90.days";
+pub const DEFAULT: &str = "5GiB";
 /// How often automatic maintenance applies the policy.
 pub const EVERY_SECONDS: i64 = 86_400;
 
@@ -287,7 +287,7 @@ mod tests {
         assert_eq!(p.max_age, Some(12 * 3600));
         assert_eq!(p.max_bytes, Some(800 << 20));
         assert_eq!(parse("never").unwrap(), None);
-        assert_eq!(parse(DEFAULT).unwrap().unwrap().max_age, Some(90 * 86_400));
+        assert_eq!(parse(DEFAULT).unwrap().unwrap().max_bytes, Some(5 << 30));
         for bad in [
             "",
             "never 30.days",
