@@ -33,7 +33,12 @@ pub struct GcArgs {
 }
 
 pub fn run(a: GcArgs, ctx: &Ctx) -> Result<Output> {
-    let store = &ctx.store_to_look()?;
+    // A person's gc tells what background work left to tell; the background one keeps it.
+    let store = &if a.auto {
+        ctx.store()?
+    } else {
+        ctx.store_to_look()?
+    };
     let st = &ctx.style;
     let older_than = a
         .older_than

@@ -63,8 +63,15 @@ pub fn run(a: ListArgs, json: bool, ctx: &Ctx) -> Result<Output> {
         Some(run) => {
             let run = ops::address::run(&store, &run)?;
             let cps = ops::list::list_checkpoints(&store, &run)?;
+            // Only the document that will be printed is made.
+            if json {
+                return Ok(Output::new(
+                    cps.iter().map(|c| c.to_json()).collect(),
+                    String::new(),
+                ));
+            }
             Ok(Output::new(
-                cps.iter().map(|c| c.to_json()).collect(),
+                serde_json::Value::Null,
                 render::checkpoints_table(&cps, &ctx.style),
             ))
         }
