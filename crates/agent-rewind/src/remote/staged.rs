@@ -178,6 +178,27 @@ pub fn local_run(store: &Store, run: &RunId) -> Result<LocalRun> {
     })
 }
 
+/// Whether the staged copy of `run` shows a push caught half-way: its `HEAD` is there but
+/// its notes ref does not annotate it yet. git updates the refs of one atomic push one after
+/// the other (`refs/agent-runs/…` before `refs/notes/…`), so a fetch whose ref
+/// advertisement fell between the two sees exactly that; fetching again a moment later sees
+/// the push whole. Read-only; an unreadable copy is not caught mid-push (it stays invalid).
+pub fn caught_mid_push(store: &Store, remote: &RemoteName, run: &RunId) -> Result<bool> {
+    let staged = staged_runs_named(store, remote, std::slice::from_ref(run))?;
+    let Some((Some(head), Some(notes))) = staged.get(run.as_str()).map(|s| (s.head, s.notes))
+    else {
+        return Ok(false);
+    };
+    let mut reader = match store
+        .notes()
+        .notes_reader_at(Some(notes), layout::remote_notes_ref(remote, run))
+    {
+        Ok(r) => r,
+        Err(_) => return Ok(false),
+    };
+    Ok(matches!(reader.body(head), Ok(None)))
+}
+
 /// Check a staged run before import. `local` is the local run of the same name (its notes
 /// are already trusted, so only notes that differ from it are read). The error is one line
 /// saying what is wrong.
@@ -342,7 +363,10 @@ fn validate_notes(
         None => HashMap::new(),
     };
     if !all.contains_key(&head) {
-        return Err(format!("HEAD {} has no note", short(head)));
+        return Err(format!(
+            "HEAD {} has no note (the remote may be in the middle of a push of this run: fetch again)",
+            short(head)
+        ));
     }
     for (obj, blob) in &all {
         if known.get(obj) == Some(blob) && *obj != head {
