@@ -257,3 +257,40 @@ fn a_fetch_that_reads_the_remote_half_way_through_a_push_fetches_that_run_again(
     assert_eq!(fetched["refetches"], 0, "{fetched:#}");
     assert_eq!(run_refs(b.path(), "r1"), run_refs(&bare.path(), "r1"));
 }
+
+#[test]
+fn a_fetch_that_reads_a_run_s_first_push_half_way_fetches_it_again() {
+    let bare = Bare::new();
+    let a = clone(&bare.url(), "alice");
+    let b = clone(&bare.url(), "bob");
+    super::make_run(&a, "r2");
+    ok_in(a.path(), &["push", "r2"]);
+    // The run's refs are there, its notes ref not yet; it lands once bob's read is over.
+    let notes = bare.git(&["rev-parse", "refs/notes/agent-runs/r2"]);
+    let notes = notes.trim();
+    bare.git(&["update-ref", "-d", "refs/notes/agent-runs/r2", notes]);
+    let bin = tempfile::tempdir().unwrap();
+    let script = bin.path().join("upload-pack-then-finish-push");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ngit upload-pack \"$@\"; status=$?\n\
+             git --git-dir='{}' update-ref refs/notes/agent-runs/r2 {notes} '' 2>/dev/null\n\
+             exit $status\n",
+            bare.path().display()
+        ),
+    )
+    .unwrap();
+    executable(&script);
+    b.git(&[
+        "config",
+        "remote.origin.uploadpack",
+        script.to_str().unwrap(),
+    ]);
+    let fetched = js(b.path(), &["fetch"]);
+    assert_eq!(result_of(&fetched, "r2")["result"], "new", "{fetched:#}");
+    assert_eq!(fetched["refetches"], 1, "{fetched:#}");
+    assert_eq!(fetched["warnings"], Value::Array(vec![]), "{fetched:#}");
+    assert_eq!(run_refs(b.path(), "r2"), run_refs(&bare.path(), "r2"));
+    b.assert_fsck();
+}

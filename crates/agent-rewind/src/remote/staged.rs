@@ -179,15 +179,18 @@ pub fn local_run(store: &Store, run: &RunId) -> Result<LocalRun> {
 }
 
 /// Whether the staged copy of `run` shows a push caught half-way: its `HEAD` is there but
-/// its notes ref does not annotate it yet. git updates the refs of one atomic push one after
-/// the other (`refs/agent-runs/…` before `refs/notes/…`), so a fetch whose ref
-/// advertisement fell between the two sees exactly that; fetching again a moment later sees
-/// the push whole. Read-only; an unreadable copy is not caught mid-push (it stays invalid).
+/// its notes ref does not annotate it yet (or does not exist yet: the run's first push).
+/// git updates the refs of one atomic push one after the other (`refs/agent-runs/…` before
+/// `refs/notes/…`), so a fetch whose ref advertisement fell between the two sees exactly
+/// that; fetching again a moment later sees the push whole. Read-only; an unreadable copy
+/// is not caught mid-push (it stays invalid).
 pub fn caught_mid_push(store: &Store, remote: &RemoteName, run: &RunId) -> Result<bool> {
     let staged = staged_runs_named(store, remote, std::slice::from_ref(run))?;
-    let Some((Some(head), Some(notes))) = staged.get(run.as_str()).map(|s| (s.head, s.notes))
-    else {
+    let Some((Some(head), notes)) = staged.get(run.as_str()).map(|s| (s.head, s.notes)) else {
         return Ok(false);
+    };
+    let Some(notes) = notes else {
+        return Ok(true);
     };
     let mut reader = match store
         .notes()
@@ -212,7 +215,9 @@ pub fn validate(
         return Err(format!("unexpected nested ref {stray}"));
     }
     let head = staged.head.ok_or("it has no HEAD ref")?;
-    let notes = staged.notes.ok_or("it has no notes ref")?;
+    let notes = staged.notes.ok_or(
+        "it has no notes ref (the remote may be in the middle of a push of this run: fetch again)",
+    )?;
     if staged.steps.len() > MAX_STEPS {
         return Err(format!(
             "it has {} step refs (at most {MAX_STEPS})",
