@@ -202,6 +202,8 @@ def bench_writers(ctx: Context) -> SectionResult:
             ("file", f"file://{served / 'file.git'}", served / "file.git"),
             ("http", f"http://127.0.0.1:{port}/git/http.git", served / "http.git"),
         ):
+            if label not in a.writer_remotes.split(","):
+                continue
             r = scenario(ctx, label, url, bare, seed)
             raw[label] = r
             log(f"{label}: {r}")

@@ -294,3 +294,49 @@ fn a_fetch_that_reads_a_run_s_first_push_half_way_fetches_it_again() {
     assert_eq!(run_refs(b.path(), "r2"), run_refs(&bare.path(), "r2"));
     b.assert_fsck();
 }
+
+#[test]
+fn a_fetch_that_reads_a_step_ref_already_moved_but_not_yet_head_fetches_the_run_again() {
+    let bare = Bare::new();
+    let a = clone(&bare.url(), "alice");
+    super::make_run(&a, "r3");
+    ok_in(a.path(), &["push", "r3"]);
+    let b = clone(&bare.url(), "bob");
+    ok_in(b.path(), &["fetch"]);
+    ok_in(a.path(), &["checkpoint", "implement", "--run", "r3"]);
+    ok_in(a.path(), &["push", "r3"]);
+    // HEAD read before the push moved it, the step ref after: the step is ahead of HEAD.
+    let head = "refs/agent-runs/r3/HEAD";
+    let new = bare.git(&["rev-parse", head]);
+    let new = new.trim();
+    let old = bare.git(&["rev-parse", &format!("{new}^")]);
+    let old = old.trim();
+    bare.git(&["update-ref", head, old, new]);
+    let bin = tempfile::tempdir().unwrap();
+    let script = bin.path().join("upload-pack-then-finish-push");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ngit upload-pack \"$@\"; status=$?\n\
+             git --git-dir='{}' update-ref {head} {new} {old} 2>/dev/null\n\
+             exit $status\n",
+            bare.path().display()
+        ),
+    )
+    .unwrap();
+    executable(&script);
+    b.git(&[
+        "config",
+        "remote.origin.uploadpack",
+        script.to_str().unwrap(),
+    ]);
+    let fetched = js(b.path(), &["fetch"]);
+    assert_eq!(
+        result_of(&fetched, "r3")["result"],
+        "fast-forwarded",
+        "{fetched:#}"
+    );
+    assert_eq!(fetched["refetches"], 1, "{fetched:#}");
+    assert_eq!(run_refs(b.path(), "r3"), run_refs(&bare.path(), "r3"));
+    b.assert_fsck();
+}

@@ -179,16 +179,28 @@ pub fn local_run(store: &Store, run: &RunId) -> Result<LocalRun> {
 }
 
 /// Whether the staged copy of `run` shows a push caught half-way: its `HEAD` is there but
-/// its notes ref does not annotate it yet (or does not exist yet: the run's first push).
-/// git updates the refs of one atomic push one after the other (`refs/agent-runs/…` before
-/// `refs/notes/…`), so a fetch whose ref advertisement fell between the two sees exactly
-/// that; fetching again a moment later sees the push whole. Read-only; an unreadable copy
+/// its notes ref does not annotate it yet (or does not exist yet: the run's first push), or
+/// a step ref is ahead of it. git updates the refs of one atomic push one after the other
+/// (`HEAD`, the step refs, then `refs/notes/…`), and reads them one after the other for a
+/// ref advertisement, so a fetch that reads while a push lands can see any mix of old and
+/// new values; fetching again a moment later sees the push whole. Read-only; an unreadable copy
 /// is not caught mid-push (it stays invalid).
 pub fn caught_mid_push(store: &Store, remote: &RemoteName, run: &RunId) -> Result<bool> {
     let staged = staged_runs_named(store, remote, std::slice::from_ref(run))?;
     let Some((Some(head), notes)) = staged.get(run.as_str()).map(|s| (s.head, s.notes)) else {
         return Ok(false);
     };
+    // A step ref ahead of HEAD: HEAD was read before the push moved it, the step after.
+    for step in staged
+        .get(run.as_str())
+        .map(|s| s.steps.values())
+        .into_iter()
+        .flatten()
+    {
+        if *step != head && store.objects().is_ancestor(head, *step).unwrap_or(false) {
+            return Ok(true);
+        }
+    }
     let Some(notes) = notes else {
         return Ok(true);
     };
@@ -263,7 +275,7 @@ pub fn validate(
             .map_err(|e| e.message)?
         {
             return Err(format!(
-                "step {step} points at {}, which is not in the run's chain",
+                "step {step} points at {}, which is not in the run's chain (the remote may be in the middle of a push of this run: fetch again)",
                 short(*id)
             ));
         }
