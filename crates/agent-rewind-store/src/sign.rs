@@ -1,6 +1,7 @@
 //! Signatures of our commits through git's own signing configuration (issue 33 item 1):
 //! whether to sign (`agentRewind.sign`), with which program and key (`gpg.format`,
-//! `gpg.program`, `gpg.<format>.program`, `user.signingKey`), the signature made the way
+//! `gpg.program`, `gpg.<format>.program`, `user.signingKey`, for ssh without it the key
+//! `gpg.ssh.defaultKeyCommand` prints), the signature made the way
 //! git makes it (`gpg --status-fd=2 -bsau KEY` / `gpgsm` on stdin, `ssh-keygen -Y sign -n
 //! git -f KEY FILE`), and reading signatures back with git's own checks (`git log
 //! --format=%G?…`, which uses `gpg.ssh.allowedSignersFile` and the gpg keyring).
@@ -49,8 +50,8 @@ impl Store {
     }
 
     /// The signer of our commits, or `None` when signing is off. A configuration git could
-    /// not sign with (an unknown `gpg.format`, ssh without `user.signingKey`) is an error
-    /// naming the key to set.
+    /// not sign with (an unknown `gpg.format`, ssh with neither `user.signingKey` nor a
+    /// `gpg.ssh.defaultKeyCommand` that prints a key) is an error naming the key to set.
     pub fn signer(&self) -> Result<Option<Signer>> {
         if !self.signing_enabled()? {
             return Ok(None);
@@ -84,10 +85,16 @@ impl Store {
         };
         let key = match (self.config_string("user.signingKey"), format) {
             (Some(k), _) if !k.trim().is_empty() => k,
-            (_, SignFormat::Ssh) => {
-                return Err(Error::usage("user.signingKey needs to be set for ssh signing")
-                    .with_hint("agentRewind.sign is on and gpg.format is ssh: set user.signingKey to your key (a file, or `key::ssh-ed25519 …` for a key in ssh-agent)"));
-            }
+            // As git: the first key `gpg.ssh.defaultKeyCommand` prints (`ssh-add -L`).
+            (_, SignFormat::Ssh) => match self.config_string("gpg.ssh.defaultKeyCommand") {
+                Some(command) => default_ssh_key(&command)?,
+                None => {
+                    return Err(Error::usage(
+                        "either user.signingKey or gpg.ssh.defaultKeyCommand needs to be configured for ssh signing",
+                    )
+                    .with_hint("agentRewind.sign is on and gpg.format is ssh: set user.signingKey to your key (a file, or `key::ssh-ed25519 …` for a key in ssh-agent), or gpg.ssh.defaultKeyCommand to a command printing it (`ssh-add -L`)"));
+                }
+            },
             // git signs with the committer's identity when no key is named.
             _ => {
                 let (name, email) = self.configured_identity("committer");
@@ -212,6 +219,85 @@ impl Signer {
     }
 }
 
+/// The key git signs with when `gpg.format` is ssh and `user.signingKey` is not set: the
+/// first line `command` prints (split into words as git splits it, started without a
+/// shell), when that line is a literal key (`key::…` or `ssh-…`). A command that fails or
+/// prints no key is an error saying so, with what it printed.
+fn default_ssh_key(command: &str) -> Result<String> {
+    let hint = "gpg.ssh.defaultKeyCommand must print a public key (`ssh-add -L` prints those of your ssh-agent); or set user.signingKey";
+    let words = split_cmdline(command)
+        .filter(|w| w.first().is_some_and(|p| !p.is_empty()))
+        .ok_or_else(|| {
+            Error::usage(format!(
+                "gpg.ssh.defaultKeyCommand {command:?} is not a command"
+            ))
+            .with_hint(hint)
+        })?;
+    let out = Command::new(&words[0])
+        .args(&words[1..])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| {
+            Error::other(format!(
+                "could not run gpg.ssh.defaultKeyCommand {command:?}: {e}"
+            ))
+            .with_hint(hint)
+        })?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let said = || {
+        crate::error::one_line(&format!(
+            "{} {}",
+            String::from_utf8_lossy(&out.stderr),
+            stdout
+        ))
+    };
+    if !out.status.success() {
+        return Err(
+            Error::other(format!("gpg.ssh.defaultKeyCommand failed: {}", said())).with_hint(hint),
+        );
+    }
+    let first = stdout
+        .split('\n')
+        .next()
+        .unwrap_or("")
+        .trim_end_matches('\r');
+    if first.starts_with("key::") || first.starts_with("ssh-") {
+        return Ok(first.to_string());
+    }
+    Err(Error::other(format!(
+        "gpg.ssh.defaultKeyCommand succeeded but returned no keys: {}",
+        said()
+    ))
+    .with_hint(hint))
+}
+
+/// A command line split into words as git's `split_cmdline` does: at whitespace outside
+/// quotes; `'…'` taken as is, `"…"` and bare words with `\` escaping the next character.
+/// `None` when a quote is left open or the line ends in a lone `\`.
+fn split_cmdline(line: &str) -> Option<Vec<String>> {
+    let mut words = vec![];
+    let mut word = String::new();
+    let mut quoted: Option<char> = None;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            c if quoted.is_none() && c.is_ascii_whitespace() => {
+                words.push(std::mem::take(&mut word));
+                while chars.next_if(char::is_ascii_whitespace).is_some() {}
+            }
+            '\'' | '"' if quoted.is_none() => quoted = Some(c),
+            c if Some(c) == quoted => quoted = None,
+            '\\' if quoted != Some('\'') => word.push(chars.next()?),
+            c => word.push(c),
+        }
+    }
+    if quoted.is_some() {
+        return None;
+    }
+    words.push(word);
+    Some(words)
+}
+
 /// `~/…` as git's `interpolate_path` reads it.
 fn expand_home(path: &str) -> std::path::PathBuf {
     match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
@@ -332,5 +418,24 @@ impl crate::facade::Objects<'_> {
                     .map_err(|e| Error::git(format!("git rev-list printed {l:?}: {e}")))
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_cmdline;
+
+    #[test]
+    fn splits_a_command_line_as_git_does() {
+        let w = |s: &str| split_cmdline(s).map(|v| v.join("|"));
+        assert_eq!(w("ssh-add -L").as_deref(), Some("ssh-add|-L"));
+        assert_eq!(w("ssh-add   -L").as_deref(), Some("ssh-add|-L"));
+        assert_eq!(
+            w("'my tool' \"a b\" c\\ d").as_deref(),
+            Some("my tool|a b|c d")
+        );
+        assert_eq!(w("'a\\b' \"x\\\"y\"").as_deref(), Some("a\\b|x\"y"));
+        assert_eq!(w("sh -c 'echo hi"), None);
+        assert_eq!(w("tool \\"), None);
     }
 }

@@ -1,6 +1,7 @@
 //! Sharing and retention against real git (DESIGN.md §6): push/fetch through a bare
 //! repository over `file://` and through `git daemon` on 127.0.0.1, the five import cases,
-//! notes merged by union, concurrent pushes, validation of fetched data, delete, gc, and
+//! notes merged by union, concurrent pushes (twenty writers at once over `file://` and smart
+//! HTTP), validation of fetched data, delete, gc, and
 //! export/import as a git bundle.
 
 use crate::common;
@@ -16,6 +17,7 @@ mod round_trip;
 mod signing;
 mod tombstones;
 mod validation;
+mod writers;
 
 use common::{Repo, git_in, ok_in, refs};
 use serde_json::Value;

@@ -356,3 +356,146 @@ fn a_checkpoint_whose_signature_does_not_match_is_bad_and_refused() {
     );
     assert!(refs(b.path(), "refs/agent-runs/").is_empty());
 }
+
+/// A real `ssh-agent` on a socket of its own, holding the keys added with [`Agent::add`];
+/// stopped when dropped.
+struct Agent {
+    child: std::process::Child,
+    sock: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Agent {
+    fn start() -> Agent {
+        let dir = tempfile::tempdir().unwrap();
+        let sock = dir.path().join("agent.sock");
+        let mut child = std::process::Command::new("ssh-agent")
+            .arg("-D")
+            .arg("-a")
+            .arg(&sock)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("ssh-agent (openssh-client) is installed");
+        // Ready when its socket exists (or gone: it could not start).
+        for _ in 0..200 {
+            if sock.exists() {
+                return Agent {
+                    child,
+                    sock,
+                    _dir: dir,
+                };
+            }
+            assert!(child.try_wait().unwrap().is_none(), "ssh-agent exited");
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        let _ = child.kill();
+        panic!("ssh-agent did not start");
+    }
+    fn ssh_add(&self, args: &[&std::ffi::OsStr]) {
+        let out = std::process::Command::new("ssh-add")
+            .args(args)
+            .env("SSH_AUTH_SOCK", &self.sock)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "ssh-add: {}", stderr(&out));
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn ssh_signing_without_a_signing_key_uses_the_key_gpg_ssh_default_key_command_prints() {
+    let k = Keys::new();
+    let agent = Agent::start();
+    agent.ssh_add(&[k.key("alice").as_os_str()]);
+    let r = Repo::new();
+    for (key, v) in [
+        ("agentRewind.sign", "true"),
+        ("gpg.format", "ssh"),
+        ("gpg.ssh.defaultKeyCommand", "ssh-add -L"),
+        ("gpg.ssh.allowedSignersFile", k.allowed().to_str().unwrap()),
+    ] {
+        r.git(&["config", key, v]);
+    }
+    let run = |args: &[&str]| {
+        tool_cmd(r.path())
+            .envs(k.env())
+            .env("SSH_AUTH_SOCK", &agent.sock)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["start", "--run", "r1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    r.write("a.txt", "one\n");
+    let out = run(&["checkpoint", "plan", "--run", "r1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Signed by the agent's key, which git accepts too.
+    let out = run(&["--json", "verify", "r1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let fingerprint = String::from_utf8(
+        std::process::Command::new("ssh-keygen")
+            .arg("-lf")
+            .arg(k.key("alice").with_extension("pub"))
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .split_whitespace()
+    .nth(1)
+    .unwrap()
+    .to_string();
+    for c in v["runs"][0]["checkpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(v["runs"][0]["notes"].as_array().unwrap())
+    {
+        assert_eq!(c["verdict"], "good", "{v:#}");
+        assert_eq!(c["signer"], "alice@example.com", "{v:#}");
+        assert_eq!(c["key"], fingerprint.as_str(), "{v:#}");
+    }
+    assert_eq!(v["runs"][0]["checkpoints"].as_array().unwrap().len(), 2);
+    let git_verifies = git_cmd(r.path())
+        .envs(k.env())
+        .args(["verify-commit", "refs/agent-runs/r1/HEAD"])
+        .output()
+        .unwrap();
+    assert!(git_verifies.status.success(), "{}", stderr(&git_verifies));
+
+    // user.signingKey wins, as in git: mallory's key is not an allowed signer.
+    let mallory = k.key("mallory");
+    r.git(&["config", "user.signingKey", mallory.to_str().unwrap()]);
+    let out = run(&["checkpoint", "build", "--run", "r1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&run(&["--json", "verify", "r1"]).stdout).unwrap();
+    assert_eq!(
+        v["runs"][0]["checkpoints"][2]["verdict"], "untrusted",
+        "{v:#}"
+    );
+    r.git(&["config", "--unset", "user.signingKey"]);
+
+    // An agent without keys: `ssh-add -L` fails, so nothing is recorded, and the error says
+    // why.
+    agent.ssh_add(&["-D".as_ref()]);
+    let before = refs(r.path(), "refs/");
+    r.write("a.txt", "two\n");
+    let out = run(&["checkpoint", "ship", "--run", "r1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("gpg.ssh.defaultKeyCommand failed"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(refs(r.path(), "refs/"), before);
+    r.assert_fsck();
+}

@@ -30,9 +30,11 @@ use crate::store::{PublishError, RefChange, Store, UserHead, layout};
 use serde::Serialize;
 
 mod chunked;
+mod midpush;
 mod signed;
 use chunked::fetch_in_chunks;
 pub use chunked::refs_per_fetch;
+pub use midpush::REFETCHES;
 use signed::refuse_unsigned;
 pub use signed::require_signed_config;
 
@@ -85,6 +87,8 @@ pub struct FetchOutcome {
     pub deleted_elsewhere: usize,
     /// One line per skipped run (invalid name, refs or notes) and per failed import.
     pub warnings: Vec<String>,
+    /// Times runs caught in the middle of a push were fetched again (at most [`REFETCHES`]).
+    pub refetches: u32,
 }
 
 impl FetchOutcome {
@@ -135,6 +139,7 @@ pub fn fetch(
     let mut out = import_staged(store, &remote.name, Select::from(only), require_signed)?;
     out.remote = remote.target.clone();
     out.warnings.extend(skipped);
+    midpush::refetch_caught_mid_push(store, remote, &mut out, require_signed)?;
     Ok(out)
 }
 
@@ -193,6 +198,7 @@ pub fn import_staged(
         deleted_here: 0,
         deleted_elsewhere: 0,
         warnings: vec![],
+        refetches: 0,
     };
     let none = LocalRun::default();
     let mut selected: Vec<&StagedRun> = vec![];

@@ -31,6 +31,8 @@ pub use secrets::SecretFinding;
 const BATCH_ROUNDS: u32 = 4;
 /// Tries of one run's push when the remote reports a passing failure (a held lock).
 const SINGLE_TRIES: u32 = 5;
+/// The most `git push` processes that carry one run in one `push` (docs/SHARING.md).
+pub const MAX_ATTEMPTS: u32 = BATCH_ROUNDS + SINGLE_TRIES;
 /// Runs per `git push` when they are named one by one (bounds the command line).
 const RUNS_PER_PUSH: usize = 300;
 /// Most runs left out of an `--all` push by negative refspecs before naming runs instead.
@@ -74,6 +76,10 @@ pub struct PushOutcome {
     pub deleted_elsewhere: usize,
     /// Tombstones the remote did not have and now has.
     pub tombstones_pushed: usize,
+    /// The most `git push` processes one run needed: 1, more when the remote was busy (a
+    /// concurrent push held a lock) or the run was only collateral of another's rejection;
+    /// at most [`MAX_ATTEMPTS`]. 0 when nothing was sent (or sent in chunks).
+    pub attempts: u32,
 }
 
 impl PushOutcome {
@@ -137,6 +143,7 @@ pub fn push(
         specs.insert(run.clone(), s);
     }
     let mut done: BTreeMap<RunId, RunPush> = BTreeMap::new();
+    let mut sends: BTreeMap<RunId, u32> = BTreeMap::new();
     let (rules, skipped_rules) = secrets::rules(store)?;
     let configured = store.config_strings("agentRewind.allowSecret");
     let mut pending: Vec<RunId> = vec![];
@@ -165,7 +172,7 @@ pub fn push(
         let before = pending.len();
         let mut next = vec![];
         for (runs, refspecs) in batches(&pending, all.as_ref(), &specs) {
-            match push_batch(store, remote, &runs, &refspecs, &mut done)? {
+            match push_batch(store, remote, &runs, &refspecs, &mut done, &mut sends)? {
                 Batch::Pending(p) => next.extend(p),
                 // The host refused the push for its number of refs: every run still to
                 // push goes in chunks the remote takes.
@@ -199,7 +206,8 @@ pub fn push(
         let one = std::slice::from_ref(&run);
         let mut settled = false;
         for attempt in 0..SINGLE_TRIES {
-            if let Batch::TooMany(found) = push_batch(store, remote, one, &specs[&run], &mut done)?
+            if let Batch::TooMany(found) =
+                push_batch(store, remote, one, &specs[&run], &mut done, &mut sends)?
             {
                 limit_detected = true;
                 let b = batches(one, None, &specs);
@@ -231,6 +239,7 @@ pub fn push(
         limit_detected,
         deleted_elsewhere,
         tombstones_pushed: push_tombstones(store, remote)?,
+        attempts: sends.values().copied().max().unwrap_or(0),
     };
     for mut r in selected.iter().filter_map(|r| done.remove(r)) {
         if r.result == "rejected" && r.reason.as_deref() == Some(MOVED_ON) {
@@ -369,7 +378,11 @@ fn push_batch(
     runs: &[RunId],
     refspecs: &[String],
     done: &mut BTreeMap<RunId, RunPush>,
+    sends: &mut BTreeMap<RunId, u32>,
 ) -> Result<Batch> {
+    for run in runs {
+        *sends.entry(run.clone()).or_default() += 1;
+    }
     let attempt = remote::push_atomic(store, remote, refspecs)?;
     if let Some(found) = remote::refused_for_ref_count(&attempt) {
         let updates = attempt.refs.iter().filter(|r| r.flag != '=').count();

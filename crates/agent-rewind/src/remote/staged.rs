@@ -178,6 +178,42 @@ pub fn local_run(store: &Store, run: &RunId) -> Result<LocalRun> {
     })
 }
 
+/// Whether the staged copy of `run` shows a push caught half-way: its `HEAD` is there but
+/// its notes ref does not annotate it yet (or does not exist yet: the run's first push), or
+/// a step ref is ahead of it. git updates the refs of one atomic push one after the other
+/// (`HEAD`, the step refs, then `refs/notes/…`), and reads them one after the other for a
+/// ref advertisement, so a fetch that reads while a push lands can see any mix of old and
+/// new values; fetching again a moment later sees the push whole. Read-only; an unreadable copy
+/// is not caught mid-push (it stays invalid).
+pub fn caught_mid_push(store: &Store, remote: &RemoteName, run: &RunId) -> Result<bool> {
+    let staged = staged_runs_named(store, remote, std::slice::from_ref(run))?;
+    let Some((Some(head), notes)) = staged.get(run.as_str()).map(|s| (s.head, s.notes)) else {
+        return Ok(false);
+    };
+    // A step ref ahead of HEAD: HEAD was read before the push moved it, the step after.
+    for step in staged
+        .get(run.as_str())
+        .map(|s| s.steps.values())
+        .into_iter()
+        .flatten()
+    {
+        if *step != head && store.objects().is_ancestor(head, *step).unwrap_or(false) {
+            return Ok(true);
+        }
+    }
+    let Some(notes) = notes else {
+        return Ok(true);
+    };
+    let mut reader = match store
+        .notes()
+        .notes_reader_at(Some(notes), layout::remote_notes_ref(remote, run))
+    {
+        Ok(r) => r,
+        Err(_) => return Ok(false),
+    };
+    Ok(matches!(reader.body(head), Ok(None)))
+}
+
 /// Check a staged run before import. `local` is the local run of the same name (its notes
 /// are already trusted, so only notes that differ from it are read). The error is one line
 /// saying what is wrong.
@@ -191,7 +227,9 @@ pub fn validate(
         return Err(format!("unexpected nested ref {stray}"));
     }
     let head = staged.head.ok_or("it has no HEAD ref")?;
-    let notes = staged.notes.ok_or("it has no notes ref")?;
+    let notes = staged.notes.ok_or(
+        "it has no notes ref (the remote may be in the middle of a push of this run: fetch again)",
+    )?;
     if staged.steps.len() > MAX_STEPS {
         return Err(format!(
             "it has {} step refs (at most {MAX_STEPS})",
@@ -237,7 +275,7 @@ pub fn validate(
             .map_err(|e| e.message)?
         {
             return Err(format!(
-                "step {step} points at {}, which is not in the run's chain",
+                "step {step} points at {}, which is not in the run's chain (the remote may be in the middle of a push of this run: fetch again)",
                 short(*id)
             ));
         }
@@ -342,7 +380,10 @@ fn validate_notes(
         None => HashMap::new(),
     };
     if !all.contains_key(&head) {
-        return Err(format!("HEAD {} has no note", short(head)));
+        return Err(format!(
+            "HEAD {} has no note (the remote may be in the middle of a push of this run: fetch again)",
+            short(head)
+        ));
     }
     for (obj, blob) in &all {
         if known.get(obj) == Some(blob) && *obj != head {

@@ -58,5 +58,6 @@ pub(super) fn fetch_in_chunks(
             remote.target
         ));
     }
+    super::midpush::refetch_caught_mid_push(store, remote, &mut out, require_signed)?;
     Ok(out)
 }
