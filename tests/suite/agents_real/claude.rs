@@ -291,21 +291,9 @@ fn claude_code_reverts_its_previous_turn_through_the_mcp_server() {
         .iter()
         .map(|r| r.body["messages"].to_string())
         .collect();
-    let last = answers.last().unwrap();
-    assert!(last.contains(&run), "list_runs named the run: {last}");
-    assert!(last.contains("+one"), "diff showed the first turn: {last}");
-    assert!(last.contains("plan_id"), "{last}");
-    // The first turn's file is gone, and the run's notes say who reverted it.
-    assert!(!root.join("one.txt").exists(), "{result:#}");
-    let notes = s.repo.git(&[
-        "log",
-        "--format=%N",
-        &format!("--notes=refs/notes/agent-runs/{run}"),
-        &format!("refs/agent-runs/{run}/turn"),
-    ]);
-    assert!(
-        notes.contains(&format!("claude session {session} (MCP)")),
-        "{notes}"
+    s.assert_reverted_through_mcp(
+        &run,
+        answers.last().unwrap(),
+        &format!("claude session {session}"),
     );
-    s.repo.assert_fsck();
 }

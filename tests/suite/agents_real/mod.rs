@@ -151,6 +151,30 @@ impl Session {
     }
 
     /// `hooks status --json` as seen with this session's HOME: `agent`'s entry.
+    /// After an agent called `list_runs`, `diff` from `@0` and `revert` of `@1` (plan, then
+    /// apply) through the MCP server, whose answers are in `last_request`: the first turn's
+    /// `one.txt` is gone, and the run's notes name `reverter` (`<agent> session <id>`).
+    pub fn assert_reverted_through_mcp(&self, run: &str, last_request: &str, reverter: &str) {
+        assert!(
+            last_request.contains(run),
+            "list_runs named the run: {last_request}"
+        );
+        assert!(
+            last_request.contains("+one"),
+            "diff showed the first turn: {last_request}"
+        );
+        assert!(last_request.contains("plan_id"), "{last_request}");
+        assert!(!self.repo.path().join("one.txt").exists());
+        let notes = self.repo.git(&[
+            "log",
+            "--format=%N",
+            &format!("--notes=refs/notes/agent-runs/{run}"),
+            &format!("refs/agent-runs/{run}/turn"),
+        ]);
+        assert!(notes.contains(&format!("{reverter} (MCP)")), "{notes}");
+        self.repo.assert_fsck();
+    }
+
     pub fn hooks_status(&self, agent: &str) -> serde_json::Value {
         let mut c = self.command(&crate::common::bin());
         c.args(["--json", "hooks", "status"]);

@@ -278,15 +278,20 @@ fn anthropic_results(messages: &[Value]) -> Vec<String> {
         .iter()
         .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
         .filter(|b| b["type"] == "tool_result")
-        .flat_map(|b| match &b["content"] {
-            Value::String(t) => vec![t.clone()],
-            Value::Array(parts) => parts
-                .iter()
-                .filter_map(|p| p["text"].as_str().map(str::to_string))
-                .collect(),
-            _ => vec![],
-        })
+        .flat_map(|b| texts(&b["content"]))
         .collect()
+}
+
+/// A tool result's text: a string, or the `text` of each part.
+fn texts(content: &Value) -> Vec<String> {
+    match content {
+        Value::String(t) => vec![t.clone()],
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str().map(str::to_string))
+            .collect(),
+        _ => vec![],
+    }
 }
 
 /// `WRITE <path> <word>` in `text`.
@@ -430,14 +435,7 @@ fn responses(body: &Value) -> Reply {
                     .and_then(|id| id.strip_prefix("call_"))
                     .map(|w| Item::Called(w.to_string())),
             ),
-            Some("function_call_output") => results.extend(match &item["output"] {
-                Value::String(t) => vec![t.clone()],
-                Value::Array(parts) => parts
-                    .iter()
-                    .filter_map(|p| p["text"].as_str().map(str::to_string))
-                    .collect(),
-                _ => vec![],
-            }),
+            Some("function_call_output") => results.extend(texts(&item["output"])),
             _ => {}
         }
     }

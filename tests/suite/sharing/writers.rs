@@ -163,6 +163,31 @@ fn twenty_writers_record_push_and_fetch_at_once_through_one_smart_http_remote() 
     drop(server);
 }
 
+/// Make `b`'s fetches run `git upload-pack`, then `git <finish>` in the bare remote: the rest
+/// of a push that was half done when the fetch read the refs. The script lives in the
+/// returned folder.
+fn finish_push_after_read(b: &Repo, bare: &Bare, finish: &str) -> tempfile::TempDir {
+    let bin = tempfile::tempdir().unwrap();
+    let script = bin.path().join("upload-pack-then-finish-push");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ngit upload-pack \"$@\"; status=$?\n\
+             git --git-dir='{}' {finish} 2>/dev/null\n\
+             exit $status\n",
+            bare.path().display()
+        ),
+    )
+    .unwrap();
+    executable(&script);
+    b.git(&[
+        "config",
+        "remote.origin.uploadpack",
+        script.to_str().unwrap(),
+    ]);
+    bin
+}
+
 /// The remote as a fetch sees it between the two halves of a push of `run`: its `HEAD`
 /// already moved, its notes ref still one notes commit behind. Returns (notes before, notes
 /// after).
@@ -191,24 +216,11 @@ fn a_fetch_that_reads_the_remote_half_way_through_a_push_fetches_that_run_again(
     // bob's fetch reads the refs while alice's push is half done; the push completes as
     // soon as that read is over (git's upload-pack, then the rest of the push).
     let (before, after) = half_pushed(&bare, "r1");
-    let bin = tempfile::tempdir().unwrap();
-    let script = bin.path().join("upload-pack-then-finish-push");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\ngit upload-pack \"$@\"; status=$?\n\
-             git --git-dir='{}' update-ref refs/notes/agent-runs/r1 {after} {before} 2>/dev/null\n\
-             exit $status\n",
-            bare.path().display()
-        ),
-    )
-    .unwrap();
-    executable(&script);
-    b.git(&[
-        "config",
-        "remote.origin.uploadpack",
-        script.to_str().unwrap(),
-    ]);
+    let _script = finish_push_after_read(
+        &b,
+        &bare,
+        &format!("update-ref refs/notes/agent-runs/r1 {after} {before}"),
+    );
     let fetched = js(b.path(), &["fetch"]);
     assert_eq!(
         result_of(&fetched, "r1")["result"],
@@ -269,24 +281,11 @@ fn a_fetch_that_reads_a_run_s_first_push_half_way_fetches_it_again() {
     let notes = bare.git(&["rev-parse", "refs/notes/agent-runs/r2"]);
     let notes = notes.trim();
     bare.git(&["update-ref", "-d", "refs/notes/agent-runs/r2", notes]);
-    let bin = tempfile::tempdir().unwrap();
-    let script = bin.path().join("upload-pack-then-finish-push");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\ngit upload-pack \"$@\"; status=$?\n\
-             git --git-dir='{}' update-ref refs/notes/agent-runs/r2 {notes} '' 2>/dev/null\n\
-             exit $status\n",
-            bare.path().display()
-        ),
-    )
-    .unwrap();
-    executable(&script);
-    b.git(&[
-        "config",
-        "remote.origin.uploadpack",
-        script.to_str().unwrap(),
-    ]);
+    let _script = finish_push_after_read(
+        &b,
+        &bare,
+        &format!("update-ref refs/notes/agent-runs/r2 {notes} ''"),
+    );
     let fetched = js(b.path(), &["fetch"]);
     assert_eq!(result_of(&fetched, "r2")["result"], "new", "{fetched:#}");
     assert_eq!(fetched["refetches"], 1, "{fetched:#}");
@@ -312,24 +311,7 @@ fn a_fetch_that_reads_a_step_ref_already_moved_but_not_yet_head_fetches_the_run_
     let old = bare.git(&["rev-parse", &format!("{new}^")]);
     let old = old.trim();
     bare.git(&["update-ref", head, old, new]);
-    let bin = tempfile::tempdir().unwrap();
-    let script = bin.path().join("upload-pack-then-finish-push");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\ngit upload-pack \"$@\"; status=$?\n\
-             git --git-dir='{}' update-ref {head} {new} {old} 2>/dev/null\n\
-             exit $status\n",
-            bare.path().display()
-        ),
-    )
-    .unwrap();
-    executable(&script);
-    b.git(&[
-        "config",
-        "remote.origin.uploadpack",
-        script.to_str().unwrap(),
-    ]);
+    let _script = finish_push_after_read(&b, &bare, &format!("update-ref {head} {new} {old}"));
     let fetched = js(b.path(), &["fetch"]);
     assert_eq!(
         result_of(&fetched, "r3")["result"],

@@ -193,13 +193,15 @@ pub fn past_size(
 }
 
 /// Start the policy in the background (`git-agent-rewind gc --auto`, this program again)
-/// when it was last applied a day ago or more. The first call only starts the clock. Never
-/// fails the caller: what cannot be read or started is skipped until the next call.
+/// when it was last applied a day ago or more. The first call only starts the clock, and
+/// only in a repository where the tool keeps state already (a hook that ignored its payload
+/// writes nothing). Never fails the caller: what cannot be read or started is skipped until
+/// the next call.
 pub fn start_if_due(store: &Store, exe: &Path) -> bool {
-    if !matches!(policy(store), Ok(Some(_))) {
+    let path = store.private().retention_state();
+    if !path.parent().is_some_and(Path::exists) || !matches!(policy(store), Ok(Some(_))) {
         return false;
     }
-    let path = store.private().retention_state();
     let now = Timestamp::now().as_second();
     let last = RETENTION_STATE
         .read_state(&path)

@@ -91,7 +91,7 @@ pub fn agent_trace(store: &Store, range: Option<&str>) -> Result<Vec<Value>> {
             let mut conversations = vec![];
             for ((_, model), lns) in by_conv {
                 let mut ranges = vec![];
-                for (start, end) in runs_of(&lns) {
+                for (start, end) in crate::attribution::gitai::ranges_of(&lns) {
                     let text: Vec<u8> = lines[start as usize..=end as usize].join(&b"\n"[..]);
                     ranges.push(json!({
                         "start_line": start + 1,
@@ -125,18 +125,6 @@ pub fn agent_trace(store: &Store, range: Option<&str>) -> Result<Vec<Value>> {
         }));
     }
     Ok(out)
-}
-
-/// Consecutive line numbers as `(first, last)` pairs.
-fn runs_of(lines: &[u32]) -> Vec<(u32, u32)> {
-    let mut out: Vec<(u32, u32)> = vec![];
-    for &n in lines {
-        match out.last_mut() {
-            Some((_, end)) if *end + 1 == n => *end = n,
-            _ => out.push((n, n)),
-        }
-    }
-    out
 }
 
 /// The model as models.dev names it (`provider/model`) when the agent says the provider.
@@ -182,8 +170,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ranges_models_and_ids() {
-        assert_eq!(runs_of(&[1, 2, 3, 7, 9, 10]), vec![(1, 3), (7, 7), (9, 10)]);
+    fn models_and_ids() {
         assert_eq!(
             model_id(Some("claude"), Some("claude-x")),
             "anthropic/claude-x"
