@@ -97,67 +97,43 @@ pub fn execute(cli: Cli) -> Result<Output> {
         style: render::Style::detect(),
         json: cli.global.json,
     };
-    // Commands that record checkpoints are where automatic retention is started.
-    let records = matches!(
-        cli.command,
-        Command::Start(_)
-            | Command::Checkpoint(_)
-            | Command::Step(_)
-            | Command::Hook(_)
-            | Command::Rewind(_)
-            | Command::Fork(_)
-            | Command::Run(_)
-            | Command::Resume(_)
-    );
-    let out = dispatch(cli.command, cli.global.json, &ctx);
-    if records
-        && out.is_ok()
-        && let Ok(store) = Store::discover(&ctx.dir)
-        && let Ok(exe) = std::env::current_exe()
-    {
-        agent_rewind::ops::retain::start_if_due(&store, &exe);
-    }
-    out
-}
-
-fn dispatch(command: Command, json: bool, ctx: &Ctx) -> Result<Output> {
-    match command {
-        Command::Init(a) => init::run(a, ctx),
-        Command::Start(a) => start::run(a, ctx),
-        Command::Checkpoint(a) => checkpoint::run(a, ctx),
-        Command::Step(a) => step::run(a, ctx),
-        Command::List(a) => list::run(a, json, ctx),
-        Command::Show(a) => show::run(a, ctx),
-        Command::Log(a) => log::run(a, json, ctx),
-        Command::Diff(a) => diff::run(a, ctx),
-        Command::Blame(a) => blame::run(a, ctx),
-        Command::Stats(a) => stats::run(a, ctx),
-        Command::View(a) => view::run(a, ctx),
-        Command::Status => status::run(ctx),
-        Command::Rewind(a) => rewind::run(a, false, ctx),
-        Command::Fork(a) => rewind::run(a, true, ctx),
-        Command::Restore(a) => restore::run(a, ctx),
-        Command::Revert(a) => revert::run(a, ctx),
-        Command::Undo(a) => undo::run(a, ctx),
-        Command::Completions(a) => completions::run(a, ctx),
-        Command::Run(a) => run::run(a, ctx),
-        Command::Resume(a) => run::resume(a, ctx),
-        Command::Watch(a) => watch::run(a, json, ctx),
-        Command::Approve(a) => approve::run(a, true, ctx),
-        Command::Reject(a) => approve::run(a, false, ctx),
-        Command::Steer(a) => steer::run(a, ctx),
-        Command::Trust(a) => trust::run(a, ctx),
-        Command::Hooks(a) => hooks::run(a, ctx),
-        Command::Hook(a) => Ok(hook::run(a, ctx)),
-        Command::Mcp(a) => mcp::run(a, ctx),
-        Command::Push(a) => share::push(a, ctx),
-        Command::Fetch(a) => share::fetch(a, ctx),
-        Command::Verify(a) => verify::run(a, ctx),
-        Command::Delete(a) => delete::run(a, ctx),
-        Command::Gc(a) => gc::run(a, ctx),
-        Command::Export(a) => share::export(a, ctx),
-        Command::Import(a) => share::import(a, ctx),
-        Command::Manpages(a) => manpages::run(a, ctx),
-        Command::Complete(a) => Ok(completions::complete(a, ctx)),
+    match cli.command {
+        Command::Init(a) => init::run(a, &ctx),
+        Command::Start(a) => start::run(a, &ctx),
+        Command::Checkpoint(a) => checkpoint::run(a, &ctx),
+        Command::Step(a) => step::run(a, &ctx),
+        Command::List(a) => list::run(a, cli.global.json, &ctx),
+        Command::Show(a) => show::run(a, &ctx),
+        Command::Log(a) => log::run(a, cli.global.json, &ctx),
+        Command::Diff(a) => diff::run(a, &ctx),
+        Command::Blame(a) => blame::run(a, &ctx),
+        Command::Stats(a) => stats::run(a, &ctx),
+        Command::View(a) => view::run(a, &ctx),
+        Command::Status => status::run(&ctx),
+        Command::Rewind(a) => rewind::run(a, false, &ctx),
+        Command::Fork(a) => rewind::run(a, true, &ctx),
+        Command::Restore(a) => restore::run(a, &ctx),
+        Command::Revert(a) => revert::run(a, &ctx),
+        Command::Undo(a) => undo::run(a, &ctx),
+        Command::Completions(a) => completions::run(a, &ctx),
+        Command::Run(a) => run::run(a, &ctx),
+        Command::Resume(a) => run::resume(a, &ctx),
+        Command::Watch(a) => watch::run(a, cli.global.json, &ctx),
+        Command::Approve(a) => approve::run(a, true, &ctx),
+        Command::Reject(a) => approve::run(a, false, &ctx),
+        Command::Steer(a) => steer::run(a, &ctx),
+        Command::Trust(a) => trust::run(a, &ctx),
+        Command::Hooks(a) => hooks::run(a, &ctx),
+        Command::Hook(a) => Ok(hook::run(a, &ctx)),
+        Command::Mcp(a) => mcp::run(a, &ctx),
+        Command::Push(a) => share::push(a, &ctx),
+        Command::Fetch(a) => share::fetch(a, &ctx),
+        Command::Verify(a) => verify::run(a, &ctx),
+        Command::Delete(a) => delete::run(a, &ctx),
+        Command::Gc(a) => gc::run(a, &ctx),
+        Command::Export(a) => share::export(a, &ctx),
+        Command::Import(a) => share::import(a, &ctx),
+        Command::Manpages(a) => manpages::run(a, &ctx),
+        Command::Complete(a) => Ok(completions::complete(a, &ctx)),
     }
 }

@@ -46,12 +46,12 @@ pub fn run(a: GcArgs, ctx: &Ctx) -> Result<Output> {
         .map(agent_rewind::time::parse_age)
         .transpose()?;
     let policy = if older_than.is_none() && a.keep.is_none() {
-        match ops::retain::policy(store)? {
+        match agent_rewind::retention::policy(store)? {
             Some(p) => Some(p),
             None => {
                 let s = format!(
                     "retention is off ({}=never): nothing to delete",
-                    ops::retain::KEY
+                    agent_rewind::retention::KEY
                 );
                 return Ok(Output::new(
                     serde_json::json!({"policy": null, "deleted": []}),
@@ -81,7 +81,11 @@ pub fn run(a: GcArgs, ctx: &Ctx) -> Result<Output> {
         crate::cli::render::warn(p);
     }
     let mut s = match &out.policy {
-        Some(p) => format!("retention policy {}={}\n", ops::retain::KEY, p.text),
+        Some(p) => format!(
+            "retention policy {}={}\n",
+            agent_rewind::retention::KEY,
+            p.text
+        ),
         None => String::new(),
     };
     s.push_str(&format!(

@@ -133,6 +133,8 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
                 } else if commit.as_bytes()[0] < 4 {
                     store.maintenance().spawn_auto_gc();
                 }
+                // Once a day, the retention policy (a config read and a small file's).
+                crate::retention::start_if_due(store);
                 return Ok(Recorded {
                     checkpoint: commit,
                     line,

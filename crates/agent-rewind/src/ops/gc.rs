@@ -27,7 +27,7 @@ pub struct GcOptions {
     /// Never the newest N runs.
     pub keep: Option<usize>,
     /// The retention policy instead (`agentRewind.retain`): a run past any of its limits.
-    pub policy: Option<super::retain::Policy>,
+    pub policy: Option<crate::retention::Policy>,
     pub dry_run: bool,
 }
 
@@ -64,7 +64,7 @@ pub struct GcOutcome {
     pub tombstones_expired: usize,
     /// The retention policy applied, when it was.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub policy: Option<super::retain::Policy>,
+    pub policy: Option<crate::retention::Policy>,
 }
 
 pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {

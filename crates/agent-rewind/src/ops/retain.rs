@@ -1,131 +1,17 @@
-//! Retention policy (`agentRewind.retain`, issue 34 item 3): the limits a person set (an
-//! age, a number of runs, a size), the runs that are in use and so never deleted, which runs
-//! are past the limits (oldest first), when automatic maintenance is due, and the report of
-//! what it deleted, kept for the next command a person runs.
+//! What the retention policy (`crate::retention`, issue 34 item 3) selects: the runs that
+//! are in use and so never deleted, how many of the oldest runs a size limit takes, and the
+//! report of what the background policy deleted, kept for the next command a person runs.
 //!
-//! Owns the policy's syntax, its state file and its report. Deleting is `gc`'s; this module
-//! never deletes a run, and never selects one that is in use.
+//! Owns the report. Deleting is `gc`'s; this module never deletes a run, and never selects
+//! one that is in use.
 
 use crate::catalog::RunSummary;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ids::RunId;
-use crate::store::private::envelope::{RETENTION_REPORT, RETENTION_STATE};
-use crate::store::process::Purpose;
+use crate::retention::{KEY, Policy};
+use crate::store::private::envelope::RETENTION_REPORT;
 use crate::store::{Store, Trailers, read_if_exists};
-use crate::time::Timestamp;
 use std::collections::BTreeMap;
-use std::path::Path;
-
-/// The configuration key.
-pub const KEY: &str = "agentRewind.retain";
-/// The policy when nothing is configured (docs/DECISIONS.md, "Retention").
-pub const DEFAULT: &str = "5GiB";
-/// How often automatic maintenance applies the policy.
-pub const EVERY_SECONDS: i64 = 86_400;
-
-/// The limits; a run past any of them is deleted (unless it is in use).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct Policy {
-    /// The policy as configured.
-    pub text: String,
-    /// Runs whose last activity is older than this many seconds.
-    pub max_age: Option<i64>,
-    /// Runs beyond the newest N.
-    pub max_runs: Option<usize>,
-    /// Oldest runs first until what the runs alone hold on disk is at most this.
-    pub max_bytes: Option<u64>,
-}
-
-/// `agentRewind.retain` (every value; each may list several limits separated by commas or
-/// spaces), else [`DEFAULT`]. `None`: `never`.
-pub fn policy(store: &Store) -> Result<Option<Policy>> {
-    let values = store.config_strings(KEY);
-    let text = if values.is_empty() {
-        DEFAULT.to_string()
-    } else {
-        values.join(", ")
-    };
-    parse(&text).map_err(|e| e.context(KEY))
-}
-
-/// A policy's text: `never`, or limits such as `30.days`, `500.runs`, `2GiB`.
-pub fn parse(text: &str) -> Result<Option<Policy>> {
-    let bad = |t: &str| {
-        Error::usage(format!("{t:?} is not a retention limit")).with_hint(
-            "use an age (30.days, 2.weeks, 12h), a number of runs (500.runs) or a size \
-             (2GiB, 500MiB, 800m), or never",
-        )
-    };
-    let tokens: Vec<&str> = text
-        .split(|c: char| c == ',' || c.is_whitespace())
-        .filter(|t| !t.is_empty())
-        .collect();
-    if tokens.is_empty() {
-        return Err(bad(text));
-    }
-    if tokens
-        .iter()
-        .any(|t| matches!(t.to_ascii_lowercase().as_str(), "never" | "off" | "false"))
-    {
-        if tokens.len() > 1 {
-            return Err(bad(text));
-        }
-        return Ok(None);
-    }
-    let mut p = Policy {
-        text: tokens.join(", "),
-        ..Policy::default()
-    };
-    for t in tokens {
-        if let Some(n) = t.strip_suffix(".runs").or_else(|| t.strip_suffix(".run")) {
-            let n: usize = n.parse().map_err(|_| bad(t))?;
-            p.max_runs = Some(p.max_runs.map_or(n, |m| m.min(n)));
-        } else if let Some(b) = size(t) {
-            p.max_bytes = Some(p.max_bytes.map_or(b, |m| m.min(b)));
-        } else {
-            let secs = age(t).ok_or_else(|| bad(t))?;
-            p.max_age = Some(p.max_age.map_or(secs, |m| m.min(secs)));
-        }
-    }
-    Ok(Some(p))
-}
-
-/// `30.days` (git's approxidate style: a number, a dot, a unit) or `30d`/`1d12h`.
-fn age(t: &str) -> Option<i64> {
-    if let Some((n, unit)) = t.split_once('.') {
-        let n: i64 = n.parse().ok()?;
-        let unit = unit.trim_end_matches('s');
-        let secs = match unit {
-            "second" => 1,
-            "minute" => 60,
-            "hour" => 3600,
-            "day" => 86_400,
-            "week" => 7 * 86_400,
-            "month" => 30 * 86_400,
-            "year" => 365 * 86_400,
-            _ => return None,
-        };
-        return n.checked_mul(secs).filter(|s| *s >= 0);
-    }
-    crate::time::parse_age(t).ok()
-}
-
-/// `2GiB`, `500MiB`, `64KiB`, `100B`, or git's `k`/`m`/`g` suffixes (`800m`).
-fn size(t: &str) -> Option<u64> {
-    let lower = t.to_ascii_lowercase();
-    let (n, mult) = [
-        ("gib", 1u64 << 30),
-        ("mib", 1 << 20),
-        ("kib", 1 << 10),
-        ("g", 1 << 30),
-        ("m", 1 << 20),
-        ("k", 1 << 10),
-        ("b", 1),
-    ]
-    .into_iter()
-    .find_map(|(suffix, mult)| Some((lower.strip_suffix(suffix)?, mult)))?;
-    n.parse::<u64>().ok()?.checked_mul(mult)
-}
 
 /// The runs no policy deletes, with why: the active run of every worktree, a run a
 /// worktree's HEAD is a checkpoint of, and a run waiting at a gate or running a step.
@@ -192,50 +78,6 @@ pub fn past_size(
     Ok(hi)
 }
 
-/// Start the policy in the background (`git-agent-rewind gc --auto`, this program again)
-/// when it was last applied a day ago or more. The first call only starts the clock, and
-/// only in a repository where the tool keeps state already (a hook that ignored its payload
-/// writes nothing). Never fails the caller: what cannot be read or started is skipped until
-/// the next call.
-pub fn start_if_due(store: &Store, exe: &Path) -> bool {
-    let path = store.private().retention_state();
-    if !path.parent().is_some_and(Path::exists) || !matches!(policy(store), Ok(Some(_))) {
-        return false;
-    }
-    let now = Timestamp::now().as_second();
-    let last = RETENTION_STATE
-        .read_state(&path)
-        .ok()
-        .flatten()
-        .and_then(|b| String::from_utf8_lossy(&b).trim().parse::<i64>().ok());
-    let write_now = || RETENTION_STATE.write(&path, format!("{now}\n").as_bytes());
-    match last {
-        None => {
-            let _ = write_now();
-            false
-        }
-        Some(t) if now - t < EVERY_SECONDS => false,
-        Some(_) => {
-            if write_now().is_err() {
-                return false;
-            }
-            let Ok(dir) = store.workdir().map(Path::to_path_buf) else {
-                return false;
-            };
-            let mut command = crate::store::process::command(Purpose::Retention, exe);
-            command
-                .args(["gc", "--auto"])
-                .current_dir(dir)
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null());
-            #[cfg(unix)]
-            std::os::unix::process::CommandExt::process_group(&mut command, 0);
-            command.spawn().is_ok()
-        }
-    }
-}
-
 /// Keep, for the next command a person runs, what the policy deleted.
 pub fn report(store: &Store, policy: &Policy, deleted: &[super::gc::GcRun]) -> Result<()> {
     let lines: Vec<String> = deleted
@@ -272,34 +114,4 @@ pub fn take_report(store: &Store) -> Vec<String> {
     };
     let _ = crate::store::remove_if_exists(&path);
     lines
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn policies_parse_and_bad_ones_are_refused() {
-        let p = parse("30.days, 500.runs 2GiB").unwrap().unwrap();
-        assert_eq!(p.max_age, Some(30 * 86_400));
-        assert_eq!(p.max_runs, Some(500));
-        assert_eq!(p.max_bytes, Some(2 << 30));
-        assert_eq!(p.text, "30.days, 500.runs, 2GiB");
-        let p = parse("2.weeks,1.week,800m,12h").unwrap().unwrap();
-        assert_eq!(p.max_age, Some(12 * 3600));
-        assert_eq!(p.max_bytes, Some(800 << 20));
-        assert_eq!(parse("never").unwrap(), None);
-        assert_eq!(parse(DEFAULT).unwrap().unwrap().max_bytes, Some(5 << 30));
-        for bad in [
-            "",
-            "never 30.days",
-            "x.runs",
-            "-1.days",
-            "30.fortnights",
-            "GiB",
-            "lots",
-        ] {
-            assert!(parse(bad).is_err(), "{bad}");
-        }
-    }
 }
