@@ -257,23 +257,10 @@ fn claude_code_reverts_its_previous_turn_through_the_mcp_server() {
             .any(|a| a["path"].as_str().unwrap().ends_with(".mcp.json")),
         "{out:#}"
     );
-    let turn = format!("{run}@1");
-    let calls = [
-        "CALL list_runs {}".to_string(),
-        format!(
-            "CALL diff {}",
-            serde_json::json!({"from": format!("{run}@0")})
-        ),
-        format!("CALL revert {}", serde_json::json!({"target": turn})),
-        format!(
-            "CALL revert {}",
-            serde_json::json!({"target": turn, "plan_id": "$plan_id"})
-        ),
-    ];
     let config = root.join(".mcp.json");
     let result = claude(
         &s,
-        &calls.join(" \n"),
+        &super::mcp_revert_script(&run),
         &[
             "--resume",
             &session,

@@ -35,6 +35,21 @@ trust_level = "trusted"
     .unwrap();
 }
 
+/// `hooks install --agent codex <install>`, the configuration, and a first turn (hook trust
+/// bypassed) writing `one.txt`: the repository's root and the thread id.
+fn first_turn(s: &Session, install: &[&str]) -> (std::path::PathBuf, String) {
+    s.repo
+        .ok(&[&["hooks", "install", "--agent", "codex"][..], install].concat());
+    configure(s);
+    let root = s.repo.path().canonicalize().unwrap();
+    let thread = exec(
+        s,
+        &["--dangerously-bypass-hook-trust"],
+        &format!("WRITE {} one", root.join("one.txt").display()),
+    );
+    (root, thread)
+}
+
 /// `codex exec --json -s danger-full-access <args> <prompt>`; returns the thread id it
 /// announced.
 fn exec(s: &Session, args: &[&str], prompt: &str) -> String {
@@ -185,15 +200,8 @@ fn install_says_codex_needs_the_user_to_trust_the_hooks() {
 #[test]
 fn a_resumed_codex_session_is_given_the_runs_manifest() {
     let s = Session::new();
-    s.repo.ok(&["hooks", "install", "--agent", "codex"]);
-    configure(&s);
-    let root = s.repo.path().canonicalize().unwrap();
+    let (root, thread) = first_turn(&s, &[]);
     let bypass = ["--dangerously-bypass-hook-trust"];
-    let thread = exec(
-        &s,
-        &bypass,
-        &format!("WRITE {} one", root.join("one.txt").display()),
-    );
     let run = s.run();
     let first = s.server.agent_requests()[0].body.to_string();
     assert!(
@@ -253,34 +261,13 @@ fn a_resumed_codex_session_is_given_the_runs_manifest() {
 #[test]
 fn codex_reverts_its_previous_turn_through_the_mcp_server() {
     let s = Session::new();
-    s.repo
-        .ok(&["hooks", "install", "--agent", "codex", "--mcp"]);
-    configure(&s);
-    let root = s.repo.path().canonicalize().unwrap();
+    let (root, thread) = first_turn(&s, &["--mcp"]);
     let bypass = ["--dangerously-bypass-hook-trust"];
-    let thread = exec(
-        &s,
-        &bypass,
-        &format!("WRITE {} one", root.join("one.txt").display()),
-    );
     let run = s.run();
-    let turn = format!("{run}@1");
-    let calls = [
-        "CALL list_runs {}".to_string(),
-        format!(
-            "CALL diff {}",
-            serde_json::json!({"from": format!("{run}@0")})
-        ),
-        format!("CALL revert {}", serde_json::json!({"target": turn})),
-        format!(
-            "CALL revert {}",
-            serde_json::json!({"target": turn, "plan_id": "$plan_id"})
-        ),
-    ];
     let (_, printed) = exec_output(
         &s,
         &[&bypass[..], &["resume", &thread]].concat(),
-        &calls.join(" \n"),
+        &super::mcp_revert_script(&run),
     );
     let all: Vec<String> = s
         .server

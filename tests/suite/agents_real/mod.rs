@@ -35,6 +35,26 @@ pub fn agent_cli_at(path: &str) -> PathBuf {
 }
 
 /// A repository, an isolated HOME and a model server for one agent session.
+/// The prompt that scripts the model server's MCP calls (`CALL <tool> <json>`): `list_runs`,
+/// `diff` from `<run>@0`, then `revert` of `<run>@1` as a plan, then that plan applied by
+/// its id (`$plan_id`, the newest a tool answered with).
+pub fn mcp_revert_script(run: &str) -> String {
+    let turn = format!("{run}@1");
+    [
+        "CALL list_runs {}".to_string(),
+        format!(
+            "CALL diff {}",
+            serde_json::json!({"from": format!("{run}@0")})
+        ),
+        format!("CALL revert {}", serde_json::json!({"target": turn})),
+        format!(
+            "CALL revert {}",
+            serde_json::json!({"target": turn, "plan_id": "$plan_id"})
+        ),
+    ]
+    .join(" \n")
+}
+
 pub struct Session {
     pub repo: Repo,
     pub home: tempfile::TempDir,

@@ -186,16 +186,7 @@ fn blame_output_is_git_blame_s_layout_with_porcelain_ranges_colour_and_relative_
     assert!(p.contains("\n\talpha\n"), "{p}");
     // Relative to the current folder, as git.
     let sub = r.path().join("src");
-    let out = tool_cmd(&sub)
-        .args(["--json", "blame", "lib.txt"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = crate::common::json_in(&sub, &["blame", "lib.txt"]);
     assert_eq!(doc["path"], "src/lib.txt");
     assert_eq!(doc["lines"][0]["origin"], "agent");
     // `git -c color.ui=always` (as git passes it on) colours a pipe too.

@@ -106,13 +106,22 @@ impl Keys {
             ("agentRewind.sign", "true"),
             ("gpg.format", "ssh"),
             ("user.signingKey", key.to_str().unwrap()),
-            (
-                "gpg.ssh.allowedSignersFile",
-                self.allowed().to_str().unwrap(),
-            ),
         ] {
             crate::common::git_in(r, &["config", k, v]);
         }
+        self.trust_signers(r);
+    }
+    /// Check ssh signatures in `r` against the allowed-signers file.
+    fn trust_signers(&self, r: &Path) {
+        let allowed = self.allowed();
+        crate::common::git_in(
+            r,
+            &[
+                "config",
+                "gpg.ssh.allowedSignersFile",
+                allowed.to_str().unwrap(),
+            ],
+        );
     }
 }
 
@@ -265,14 +274,7 @@ fn fetch_require_signed_refuses_unsigned_or_untrusted_runs_and_changes_nothing()
     k.ok(a.path(), &["push", "--all"]);
 
     let b = clone(&bare.url(), "bob");
-    crate::common::git_in(
-        b.path(),
-        &[
-            "config",
-            "gpg.ssh.allowedSignersFile",
-            k.allowed().to_str().unwrap(),
-        ],
-    );
+    k.trust_signers(b.path());
     let out = k.run(b.path(), &["fetch", "--require-signed"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
@@ -339,14 +341,7 @@ fn a_checkpoint_whose_signature_does_not_match_is_bad_and_refused() {
     k.ok(a.path(), &["push", "t1"]);
 
     let b = clone(&bare.url(), "bob");
-    crate::common::git_in(
-        b.path(),
-        &[
-            "config",
-            "gpg.ssh.allowedSignersFile",
-            k.allowed().to_str().unwrap(),
-        ],
-    );
+    k.trust_signers(b.path());
     let out = k.run(b.path(), &["fetch", "--require-signed"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
