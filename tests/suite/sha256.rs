@@ -208,9 +208,21 @@ fn every_command_works_in_a_sha256_repository() {
     let left = repo.json(&["list"]);
     assert_eq!(left.as_array().unwrap().len(), 1, "{left:#}");
     assert_eq!(left[0]["run"], run.as_str(), "{left:#}");
-    for line in refs_under(dir, "refs/agent-runs-tombstones/").lines() {
+    let tombstones = refs_under(dir, "refs/agent-runs-tombstones/");
+    assert!(!tombstones.is_empty());
+    for line in tombstones.lines() {
         let tip = line.rsplit('/').next().unwrap();
         assert!(is_sha256_hex(tip), "{line}");
+    }
+    // A workflow: its input hash and an effect's idempotency key name the hash that made them.
+    let wf = dir.join(".git/wf.toml");
+    let steps = "[[steps]]\nname = \"ship\"\nkind = \"effect\"\nrun = \"true\"\n";
+    std::fs::write(&wf, format!("[workflow]\nname = \"wf\"\n\n{steps}")).unwrap();
+    repo.ok(&["run", wf.to_str().unwrap(), "--run", "w1"]);
+    let ship = repo.json(&["show", "w1/ship"]);
+    for key in ["inputs_hash", "idempotency_key"] {
+        let hash = ship[key].as_str().and_then(|v| v.strip_prefix("sha256:"));
+        assert!(hash.is_some_and(is_sha256_hex), "{key}: {ship:#}");
     }
     assert_eq!(
         repo.git(&["status", "--porcelain"]),
