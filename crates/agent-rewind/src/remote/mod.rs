@@ -8,6 +8,7 @@
 //! `FETCH_HEAD`, never executes anything it fetched, and never moves a run's own refs:
 //! deciding what a staged run means for the local one is `ops::fetch`'s job.
 
+pub mod objectformat;
 pub mod progress;
 pub mod staged;
 
@@ -207,36 +208,6 @@ impl RefStatus {
     }
 }
 
-/// Runs cannot move between a SHA-1 and a SHA-256 repository (git has no conversion):
-/// `what` (a remote, a bundle) has the other object format.
-pub fn other_object_format(store: &Store, what: &str) -> Error {
-    let ours = store.objects().object_hash();
-    Error::refused(format!(
-        "{what} has another object format than this repository ({ours} here): \
-         git cannot move runs between SHA-1 and SHA-256 repositories"
-    ))
-    .with_hint(
-        "share runs only between repositories of the same object format \
-         (`git rev-parse --show-object-format`)",
-    )
-}
-
-/// git's own words for a remote of the other object format, on a push ("the receiving end
-/// does not support this repository's hash algorithm") or a fetch ("mismatched algorithms:
-/// client sha1; server sha256" over protocol v2, "does not support this repository's object
-/// format" over v0): that refusal, named as such, instead of a failure to reach the remote.
-fn object_format_refused(store: &Store, what: &str, stderr: &str) -> Result<()> {
-    const WORDS: [&str; 3] = [
-        "does not support this repository's hash algorithm",
-        "mismatched algorithms",
-        "does not support this repository's object format",
-    ];
-    if WORDS.iter().any(|w| stderr.contains(w)) {
-        return Err(other_object_format(store, what));
-    }
-    Ok(())
-}
-
 /// The result of one `git push` process.
 #[derive(Debug, Clone)]
 pub struct PushAttempt {
@@ -249,7 +220,7 @@ pub struct PushAttempt {
 /// `git push --atomic --porcelain <remote> <refspecs…>`: never forced, all or nothing.
 pub fn push_atomic(store: &Store, remote: &Remote, refspecs: &[String]) -> Result<PushAttempt> {
     let out = store.remote().push_atomic(&remote.target, refspecs)?;
-    object_format_refused(store, &format!("remote {}", remote.target), &out.stderr)?;
+    objectformat::refused_by_git(store, &format!("remote {}", remote.target), &out.stderr)?;
     // git's own words: the server lacks the capability (no typed signal exists for it).
     if out.stderr.contains("does not support --atomic") {
         return Err(Error::refused(format!(
@@ -286,18 +257,16 @@ pub fn remote_runs(store: &Store, remote: &Remote) -> Result<RemoteRuns> {
         ))
         .with_hint("check that the remote is reachable with `git ls-remote`"));
     }
+    let ids = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_once('\t').map(|(id, _)| id));
+    objectformat::check_ids(store, &format!("remote {}", remote.target), ids)?;
     let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
-    let hex_len = store.objects().object_hash().len_in_hex();
     for line in out.stdout.lines() {
-        let Some((id, name)) = line.split_once('\t') else {
+        let Some((_, name)) = line.split_once('\t') else {
             continue;
         };
-        if id.len() != hex_len {
-            return Err(other_object_format(
-                store,
-                &format!("remote {}", remote.target),
-            ));
-        }
         if let Some((run, _)) = run_of_ref(name) {
             *counts.entry(run).or_default() += 1;
         }
@@ -327,7 +296,7 @@ pub fn fetch_tombstones(store: &Store, remote: &Remote) -> Result<()> {
 /// own), never forced; what git said per ref.
 pub fn push_each(store: &Store, remote: &Remote, refspecs: &[String]) -> Result<PushAttempt> {
     let out = store.remote().push_each(&remote.target, refspecs)?;
-    object_format_refused(store, &format!("remote {}", remote.target), &out.stderr)?;
+    objectformat::refused_by_git(store, &format!("remote {}", remote.target), &out.stderr)?;
     Ok(PushAttempt {
         success: out.success,
         refs: parse_porcelain(&out.stdout),
@@ -338,7 +307,7 @@ pub fn push_each(store: &Store, remote: &Remote, refspecs: &[String]) -> Result<
 /// What a push of `refspecs` would do, per ref (`git push --dry-run`): nothing is sent.
 pub fn push_dry_run(store: &Store, remote: &Remote, refspecs: &[String]) -> Result<PushAttempt> {
     let out = store.remote().push_dry_run(&remote.target, refspecs)?;
-    object_format_refused(store, &format!("remote {}", remote.target), &out.stderr)?;
+    objectformat::refused_by_git(store, &format!("remote {}", remote.target), &out.stderr)?;
     Ok(PushAttempt {
         success: out.success,
         refs: parse_porcelain(&out.stdout),
@@ -528,7 +497,7 @@ fn progress() -> bool {
 
 fn check_fetch(store: &Store, shown: &str, out: &crate::store::GitOutput) -> Result<()> {
     if !out.success {
-        object_format_refused(store, shown, &out.stderr)?;
+        objectformat::refused_by_git(store, shown, &out.stderr)?;
         return Err(
             Error::git(format!("`git fetch` from {shown} failed: {}", out.stderr))
                 .with_hint("check that the remote is reachable with `git ls-remote`"),
@@ -575,15 +544,9 @@ pub fn bundle_verify(store: &Store, file: &Path) -> Result<Vec<String>> {
         .with_hint("create it with `git agent-rewind export RUN -o FILE`"));
     }
     let heads = store.remote().bundle_list_heads(file)?;
-    let hex_len = store.objects().object_hash().len_in_hex();
-    let mut refs = vec![];
-    for (id, name) in heads.stdout.lines().filter_map(|l| l.split_once(' ')) {
-        if id.len() != hex_len {
-            return Err(other_object_format(store, &format!("bundle {path}")));
-        }
-        refs.push(name.to_string());
-    }
-    Ok(refs)
+    let lines = || heads.stdout.lines().filter_map(|l| l.split_once(' '));
+    objectformat::check_ids(store, &format!("bundle {path}"), lines().map(|(id, _)| id))?;
+    Ok(lines().map(|(_, r)| r.to_string()).collect())
 }
 
 /// Fetch the runs of a bundle file into the staging namespace of `staging`.
