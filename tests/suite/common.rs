@@ -26,6 +26,11 @@ impl Repo {
         Repo::new_with(&["--ref-format=reftable"])
     }
 
+    /// [`Repo::new`] with SHA-256 object ids (`--object-format=sha256`).
+    pub fn new_sha256() -> Repo {
+        Repo::new_with(&["--object-format=sha256"])
+    }
+
     /// [`Repo::new`] with more `git init` options.
     pub fn new_with(init: &[&str]) -> Repo {
         let r = Repo::empty_with(init);

@@ -180,16 +180,6 @@ fn a_git_common_dir_that_is_not_the_repositorys_is_refused() {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
-/// Whether the installed git can create a repository with `flag`.
-fn init_with(flag: &str) -> Option<tempfile::TempDir> {
-    let d = tempfile::tempdir().unwrap();
-    let out = git_cmd(d.path())
-        .args(["init", "-q", flag, "."])
-        .output()
-        .unwrap();
-    out.status.success().then_some(d)
-}
-
 /// Every file under `.git` with its size and modification time: "nothing was written".
 fn git_dir_state(dir: &Path) -> Vec<(std::path::PathBuf, u64, std::time::SystemTime)> {
     let mut out = vec![];
@@ -209,21 +199,20 @@ fn git_dir_state(dir: &Path) -> Vec<(std::path::PathBuf, u64, std::time::SystemT
     out
 }
 
-/// This tool has no SHA-256 support: every command that opens such a repository refuses it
-/// up front, in one line naming the format, with a hint that says what to do, `--json` kind
-/// `refused`, exit 1, nothing written (not a failure deep inside a read). (Reftable
-/// repositories work: tests/suite/reftable.rs.)
+/// An object format other than SHA-1 and SHA-256 (none exists yet; a later git's would be
+/// named in `extensions.objectFormat`): every command that opens such a repository refuses
+/// it up front, in one line naming the format, with a hint that says what to do, `--json`
+/// kind `refused`, exit 1, nothing written (not a failure deep inside a read). (SHA-256
+/// repositories work: tests/suite/sha256.rs; reftable ones: tests/suite/reftable.rs.)
 #[test]
-fn sha256_repositories_get_a_one_line_error_naming_the_format() {
-    for (flag, word, what_to_do) in [(
-        "--object-format=sha256",
-        "sha256 object format",
-        "supported: SHA-1",
+fn an_unknown_object_format_gets_a_one_line_error_naming_the_format() {
+    for (format, word, what_to_do) in [(
+        "sha512",
+        "sha512 object format",
+        "supported: SHA-1 (git's default) and SHA-256",
     )] {
-        let Some(d) = init_with(flag) else {
-            eprintln!("the installed git cannot `git init {flag}`: skipped");
-            continue;
-        };
+        let d = tempfile::tempdir().unwrap();
+        ok(git_cmd(d.path()).args(["init", "-q"]).output().unwrap());
         std::fs::write(d.path().join("a.txt"), "a\n").unwrap();
         ok(git_cmd(d.path()).args(["add", "a.txt"]).output().unwrap());
         ok(git_cmd(d.path())
@@ -231,6 +220,15 @@ fn sha256_repositories_get_a_one_line_error_naming_the_format() {
             .args(["commit", "-q", "-m", "one"])
             .output()
             .unwrap());
+        let config = d.path().join(".git/config");
+        let text = std::fs::read_to_string(&config).unwrap();
+        let text = text.replace("repositoryformatversion = 0", "repositoryformatversion = 1");
+        std::fs::write(
+            &config,
+            format!("{text}[extensions]\n\tobjectFormat = {format}\n"),
+        )
+        .unwrap();
+        let flag = format;
         let before = git_dir_state(d.path());
         let commands: &[&[&str]] = &[
             &["list"],

@@ -44,6 +44,7 @@ mod revert_hostile;
 mod rewind;
 mod rewind_index;
 mod secrets;
+mod sha256;
 mod sharing;
 mod small_commands;
 mod snapshot_stat;

@@ -194,7 +194,7 @@ pub enum CheckpointSpec {
     /// `<run>@<seq>`, `<run>@-<n>`, or `@<seq>` / `@-<n>` for the active run: a position in
     /// the run's own chain.
     Seq(Option<RunId>, SeqPos),
-    /// A full or abbreviated commit id (4 to 40 hex digits). Also tried as a run id (or run
+    /// A full or abbreviated commit id (4 to 40 hex digits, 64 in a SHA-256 repository). Also tried as a run id (or run
     /// id prefix) when it is both, by the resolver.
     Commit(String),
 }
@@ -254,7 +254,7 @@ impl CheckpointSpec {
             };
             return Ok(CheckpointSpec::Seq(run, pos));
         }
-        if s.len() >= 4 && s.len() <= 40 && s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        if s.len() >= 4 && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Ok(CheckpointSpec::Commit(s.to_ascii_lowercase()));
         }
         Ok(CheckpointSpec::RunHead(RunId::new(s).map_err(|e| {

@@ -139,7 +139,8 @@ impl Store {
     /// so `git --git-dir=… --work-tree=… agent-rewind` works on that repository — else walking
     /// up from `dir`, stopping at `GIT_CEILING_DIRECTORIES`. `GIT_COMMON_DIR` is accepted when
     /// it names the common directory the git dir itself records. Repositories in a format
-    /// we cannot read (SHA-256 objects, reftable refs) are refused in one line.
+    /// we cannot read or write (an object format other than SHA-1 and SHA-256, a compatibility
+    /// object format, a ref storage other than files and reftable) are refused in one line.
     pub fn discover(dir: &Path) -> Result<Store> {
         // Room for the indexes of many small packs (a checkpoint writes one, and packs
         // other processes add after we opened still need a slot): gix's default is at least
@@ -464,9 +465,18 @@ impl crate::facade::Objects<'_> {
 
     /// Expand an abbreviated commit id (at least 4 hex digits) to a full one. Objects of
     /// other kinds sharing the prefix do not count (as git's `<prefix>^{commit}`); two
-    /// commits do: an error listing them.
+    /// commits do: an error listing them. The prefix is of the repository's object format
+    /// (up to 40 hex digits, 64 in a SHA-256 repository; 40 there is still a prefix).
     pub fn resolve_commit_prefix(&self, hex: &str) -> Result<Option<ObjectId>> {
-        let Ok(prefix) = gix::hash::Prefix::from_hex(hex) else {
+        let kind = self.repo.object_hash();
+        let Some(zeros) = kind.len_in_hex().checked_sub(hex.len()) else {
+            return Ok(None);
+        };
+        let padded = format!("{hex}{}", "0".repeat(zeros));
+        let Ok(id) = ObjectId::from_hex(padded.as_bytes()) else {
+            return Ok(None);
+        };
+        let Ok(prefix) = gix::hash::Prefix::new(&id, hex.len()) else {
             return Ok(None);
         };
         let mut candidates = std::collections::HashSet::new();

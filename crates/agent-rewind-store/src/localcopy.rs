@@ -218,6 +218,8 @@ impl crate::facade::Remote<'_> {
                 return Err(format!("{key} is set there"));
             }
         }
+        // Ours and the remote's object format, checked equal above (`sha1`, `sha256`).
+        let format = self.repo.object_hash().to_string();
         if let Some(sections) = config.plumbing().sections_by_name("extensions") {
             for section in sections {
                 for key in section.value_names() {
@@ -226,7 +228,7 @@ impl crate::facade::Remote<'_> {
                         .value(&key)
                         .map(|v| v.to_string().to_ascii_lowercase());
                     let known = match key.as_str() {
-                        "objectformat" => value.as_deref() == Some("sha1"),
+                        "objectformat" => value.as_deref() == Some(format.as_str()),
                         "refstorage" => value.as_deref() == Some("files"),
                         "worktreeconfig" | "preciousobjects" | "noop" => true,
                         _ => false,

@@ -1,23 +1,40 @@
-//! What opening a repository checks beyond gix: formats we cannot read (SHA-256 objects,
-//! ref storage other than files and reftable), refused in one line naming the format, a `GIT_COMMON_DIR` gix does
+//! What opening a repository checks beyond gix: formats we cannot read or write (an object
+//! format other than SHA-1 and SHA-256, a compatibility object format, ref storage other
+//! than files and reftable), refused in one line naming the format, a `GIT_COMMON_DIR` gix does
 //! not read, and git's rule for the worktree of a `GIT_DIR` given alone. Read-only; never
 //! writes anything.
 
 use crate::error::{Error, Result};
 use std::path::Path;
 
-/// The repository format this tool cannot read (SHA-256 objects, a ref storage other than
-/// files and reftable, whose refs `reftable` reads through git), if any.
+/// The repository format this tool cannot read or write (an object format other than SHA-1
+/// and SHA-256, a compatibility object format, a ref storage other than files and reftable,
+/// whose refs `reftable` reads through git), if any.
 pub(super) fn unsupported_format(repo: &gix::Repository) -> Option<String> {
     let config = repo.config_snapshot();
     let value = |k: &str| config.string(k).map(|v| v.to_string().to_ascii_lowercase());
-    if let Some(f) = value("extensions.objectFormat").filter(|f| f != "sha1") {
+    if let Some(f) = value("extensions.objectFormat").filter(|f| !known_object_format(f)) {
         return Some(format!("{f} object format"));
+    }
+    if let Some(c) = value("extensions.compatObjectFormat") {
+        return Some(compat(&c));
     }
     if let Some(r) = value("extensions.refStorage").filter(|r| r != "files" && r != "reftable") {
         return Some(format!("{r} ref storage"));
     }
     None
+}
+
+/// git's `extensions.compatObjectFormat` (a second name, in the other hash, for every object
+/// written, kept in `objects/loose-object-idx`): gix 0.90 writes objects without it, so
+/// objects we wrote would have no name in that format.
+fn compat(format: &str) -> String {
+    format!("{format} compatibility object format (extensions.compatObjectFormat)")
+}
+
+/// The object formats whose ids and objects this tool reads and writes.
+fn known_object_format(f: &str) -> bool {
+    f == "sha1" || f == "sha256"
 }
 
 /// When opening failed: the unsupported format of the repository `dir` (or `GIT_DIR`) is
@@ -51,7 +68,8 @@ pub(super) fn unsupported_format_near(dir: &Path) -> Option<String> {
         };
         let (k, v) = (k.trim(), v.trim().trim_matches('"'));
         match k {
-            "objectformat" if v != "sha1" => return Some(format!("{v} object format")),
+            "objectformat" if !known_object_format(v) => return Some(format!("{v} object format")),
+            "compatobjectformat" => return Some(compat(v)),
             "refstorage" if v != "files" && v != "reftable" => {
                 return Some(format!("{v} ref storage"));
             }
@@ -61,16 +79,18 @@ pub(super) fn unsupported_format_near(dir: &Path) -> Option<String> {
     None
 }
 
-/// A ref storage other than files and reftable (which `reftable` reads through git), and
-/// SHA-256 objects (no support in the object layer this tool uses): refused before anything
-/// is read.
+/// A ref storage other than files and reftable (which `reftable` reads through git), an
+/// object format other than SHA-1 and SHA-256, and a compatibility object format: refused
+/// before anything is read.
 pub(super) fn unsupported(format: &str) -> Error {
-    let what_to_do = if format.contains("ref storage") {
+    let what_to_do = if format.contains("compatibility") {
+        "supported: SHA-1 and SHA-256 repositories without extensions.compatObjectFormat; \
+         gix 0.90, which writes our objects, cannot add them to git's compatibility object map"
+    } else if format.contains("ref storage") {
         "supported: the files and reftable ref backends; convert this repository with \
          `git refs migrate --ref-format=files` (git 2.46+; git before 2.48 refuses while reflogs exist)"
     } else {
-        "supported: SHA-1 object ids (git's default); git cannot convert a SHA-256 repository, \
-         so runs can be recorded only in SHA-1 repositories"
+        "supported: SHA-1 (git's default) and SHA-256 object ids"
     };
     Error::refused(format!(
         "this repository uses the {format}, which git agent-rewind does not support yet"

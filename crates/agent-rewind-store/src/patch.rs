@@ -235,7 +235,7 @@ impl Store {
             // git: `msb(count) + 1` bits, half of them rounded up, at least 7.
             None => ((64 - count.leading_zeros()).div_ceil(2) as usize).max(7),
             Some(v) => match v.to_string().trim().parse::<usize>() {
-                Ok(n) if (4..=40).contains(&n) => n,
+                Ok(n) if (4..=self.repo.object_hash().len_in_hex()).contains(&n) => n,
                 _ => return Ok(None),
             },
         };

@@ -195,7 +195,7 @@ impl Store {
         for h in &mut held {
             let log = self.common_dir().join("logs").join(&h.name);
             let mut line = Vec::with_capacity(200);
-            let zero = ObjectId::null(gix::hash::Kind::Sha1);
+            let zero = ObjectId::null(h.new.kind());
             write!(line, "{} {} ", h.old.unwrap_or(zero), h.new).expect("in memory");
             line.extend_from_slice(reflog_line_tail);
             // The folder may be pruned by a concurrent `git gc` between making it and

@@ -243,12 +243,15 @@ impl crate::facade::Remote<'_> {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             return !matches!(std::fs::metadata(&dir), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
         };
+        // A loose object's file name: its id's hex digits after the folder's two.
+        let name_len = self.repo.object_hash().len_in_hex() - 2;
         let loose = entries
             .filter_map(|e| e.ok())
             .filter(|e| {
                 let name = e.file_name();
                 let name = name.as_encoded_bytes();
-                name.len() == 38 && name.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+                name.len() == name_len
+                    && name.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
             })
             .count();
         loose as i64 > loose_limit

@@ -18,9 +18,11 @@ fn short(id: ObjectId) -> String {
     id.to_hex_with_len(12).to_string()
 }
 
-/// A hex object id read from a note.
-pub fn object_id(field: &str, hex: &str) -> std::result::Result<ObjectId, String> {
-    if hex.len() != 40 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+/// A hex object id read from a note: a full id of the repository's object format (40 hex
+/// digits, 64 in a SHA-256 repository).
+pub fn object_id(store: &Store, field: &str, hex: &str) -> std::result::Result<ObjectId, String> {
+    let hex_len = store.objects().object_hash().len_in_hex();
+    if hex.len() != hex_len || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(format!(
             "{field} {:?} is not a full object id",
             hex.chars().take(50).collect::<String>()
@@ -49,7 +51,7 @@ pub fn git_commit(
     let Some(hex) = line.git_commit_sha.as_deref() else {
         return Ok(None);
     };
-    let id = object_id("git_commit_sha", hex)?;
+    let id = object_id(store, "git_commit_sha", hex)?;
     let not_held = || {
         format!(
             "git_commit_sha {} of checkpoint {} is not a parent of that checkpoint",
@@ -120,7 +122,7 @@ pub fn checkpoint(
         if let Some(s) = &link.step {
             StepName::new(s.as_str()).map_err(|e| format!("checkpoint {at}: {}", e.message))?;
         }
-        let from = object_id("lineage checkpoint", &link.checkpoint)?;
+        let from = object_id(store, "lineage checkpoint", &link.checkpoint)?;
         let source = store.objects().read_commit(from).map_err(|_| {
             format!(
                 "checkpoint {at}: it comes from {}, which is not a commit here",

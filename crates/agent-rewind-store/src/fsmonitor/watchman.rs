@@ -60,6 +60,8 @@ pub fn is_git_sample(path: &Path) -> bool {
     if !first.starts_with(b"#!") || !first.contains_str("perl") {
         return false;
     }
+    // The hook file's SHA-1 blob id whatever the repository's object format: a fingerprint
+    // compared with the list above, never an id looked up in the repository.
     let Ok(id) = gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, body) else {
         return false;
     };

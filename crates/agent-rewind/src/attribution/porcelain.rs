@@ -85,7 +85,8 @@ pub fn parse_porcelain(out: &[u8]) -> Result<Vec<BlameLine>> {
         }
         let text = String::from_utf8_lossy(raw);
         let (key, value) = text.split_once(' ').unwrap_or((&text, ""));
-        if key.len() == 40 && key.bytes().all(|b| b.is_ascii_hexdigit()) {
+        // A commit's full id: 40 hex digits, 64 in a SHA-256 repository.
+        if matches!(key.len(), 40 | 64) && key.bytes().all(|b| b.is_ascii_hexdigit()) {
             let mut n = value.split(' ').map(|v| v.parse::<u32>());
             let (Some(Ok(orig)), Some(Ok(fin))) = (n.next(), n.next()) else {
                 return Err(bad(&text));

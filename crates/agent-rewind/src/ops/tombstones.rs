@@ -119,7 +119,8 @@ pub fn write(store: &Store, deleted: &[(RunId, ObjectId)], lifetime: i64) -> Res
 fn read(store: &Store, name: &str, blob: ObjectId) -> std::result::Result<Tombstone, String> {
     let (run, tip) = name.split_once('/').ok_or("not <run>/<tip>")?;
     RunId::new(run.to_string()).map_err(|e| e.message)?;
-    if tip.len() != 40 || !tip.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+    let hex_len = store.objects().object_hash().len_in_hex();
+    if tip.len() != hex_len || !tip.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
         return Err(format!("{tip:?} is not a full commit id"));
     }
     let size = store.objects().object_size(blob).map_err(|e| e.message)?;

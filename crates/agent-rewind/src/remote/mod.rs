@@ -8,6 +8,7 @@
 //! `FETCH_HEAD`, never executes anything it fetched, and never moves a run's own refs:
 //! deciding what a staged run means for the local one is `ops::fetch`'s job.
 
+pub mod objectformat;
 pub mod progress;
 pub mod staged;
 
@@ -219,6 +220,7 @@ pub struct PushAttempt {
 /// `git push --atomic --porcelain <remote> <refspecs…>`: never forced, all or nothing.
 pub fn push_atomic(store: &Store, remote: &Remote, refspecs: &[String]) -> Result<PushAttempt> {
     let out = store.remote().push_atomic(&remote.target, refspecs)?;
+    objectformat::refused_by_git(store, &format!("remote {}", remote.target), &out.stderr)?;
     // git's own words: the server lacks the capability (no typed signal exists for it).
     if out.stderr.contains("does not support --atomic") {
         return Err(Error::refused(format!(
@@ -255,6 +257,11 @@ pub fn remote_runs(store: &Store, remote: &Remote) -> Result<RemoteRuns> {
         ))
         .with_hint("check that the remote is reachable with `git ls-remote`"));
     }
+    let ids = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_once('\t').map(|(id, _)| id));
+    objectformat::check_ids(store, &format!("remote {}", remote.target), ids)?;
     let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
     for line in out.stdout.lines() {
         let Some((_, name)) = line.split_once('\t') else {
@@ -289,6 +296,7 @@ pub fn fetch_tombstones(store: &Store, remote: &Remote) -> Result<()> {
 /// own), never forced; what git said per ref.
 pub fn push_each(store: &Store, remote: &Remote, refspecs: &[String]) -> Result<PushAttempt> {
     let out = store.remote().push_each(&remote.target, refspecs)?;
+    objectformat::refused_by_git(store, &format!("remote {}", remote.target), &out.stderr)?;
     Ok(PushAttempt {
         success: out.success,
         refs: parse_porcelain(&out.stdout),
@@ -299,6 +307,7 @@ pub fn push_each(store: &Store, remote: &Remote, refspecs: &[String]) -> Result<
 /// What a push of `refspecs` would do, per ref (`git push --dry-run`): nothing is sent.
 pub fn push_dry_run(store: &Store, remote: &Remote, refspecs: &[String]) -> Result<PushAttempt> {
     let out = store.remote().push_dry_run(&remote.target, refspecs)?;
+    objectformat::refused_by_git(store, &format!("remote {}", remote.target), &out.stderr)?;
     Ok(PushAttempt {
         success: out.success,
         refs: parse_porcelain(&out.stdout),
@@ -432,8 +441,8 @@ pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>
             &unrelated,
             progress(),
         )?;
-        check_fetch(&shown, &out)?;
-        return second.map_or(Ok(()), |o| check_fetch(&shown, &o));
+        check_fetch(store, &shown, &out)?;
+        return second.map_or(Ok(()), |o| check_fetch(store, &shown, &o));
     };
     let copy = || -> Result<Vec<String>> {
         let mut fallbacks = vec![];
@@ -472,7 +481,7 @@ pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>
                 .fetch_refspecs_while(&remote.target, &refspecs, progress(), copy)?;
         (out, copied?)
     };
-    check_fetch(&shown, &out)?;
+    check_fetch(store, &shown, &out)?;
     if fallbacks.is_empty() {
         return Ok(());
     }
@@ -486,8 +495,9 @@ fn progress() -> bool {
     std::io::IsTerminal::is_terminal(&std::io::stderr())
 }
 
-fn check_fetch(shown: &str, out: &crate::store::GitOutput) -> Result<()> {
+fn check_fetch(store: &Store, shown: &str, out: &crate::store::GitOutput) -> Result<()> {
     if !out.success {
+        objectformat::refused_by_git(store, shown, &out.stderr)?;
         return Err(
             Error::git(format!("`git fetch` from {shown} failed: {}", out.stderr))
                 .with_hint("check that the remote is reachable with `git ls-remote`"),
@@ -498,6 +508,7 @@ fn check_fetch(shown: &str, out: &crate::store::GitOutput) -> Result<()> {
 
 fn fetch(store: &Store, source: &str, shown: &str, refspecs: &[String]) -> Result<()> {
     check_fetch(
+        store,
         shown,
         &store
             .remote()
@@ -533,11 +544,9 @@ pub fn bundle_verify(store: &Store, file: &Path) -> Result<Vec<String>> {
         .with_hint("create it with `git agent-rewind export RUN -o FILE`"));
     }
     let heads = store.remote().bundle_list_heads(file)?;
-    Ok(heads
-        .stdout
-        .lines()
-        .filter_map(|l| l.split_once(' ').map(|(_, r)| r.to_string()))
-        .collect())
+    let lines = || heads.stdout.lines().filter_map(|l| l.split_once(' '));
+    objectformat::check_ids(store, &format!("bundle {path}"), lines().map(|(id, _)| id))?;
+    Ok(lines().map(|(_, r)| r.to_string()).collect())
 }
 
 /// Fetch the runs of a bundle file into the staging namespace of `staging`.

@@ -90,9 +90,12 @@ pub fn inputs_hash(cx: &mut Context, step: &StepDef, tree: ObjectId) -> Result<S
             .unwrap_or_else(|| "none".into());
         text.push_str(&format!("upstream {need} {out}\n"));
     }
+    // Labelled with the hash that made it: `sha1:` or `sha256:`, the repository's.
+    let objects = cx.store.objects();
     Ok(format!(
-        "sha1:{}",
-        cx.store.objects().blob_id(text.as_bytes())?
+        "{}:{}",
+        objects.object_hash(),
+        objects.blob_id(text.as_bytes())?
     ))
 }
 
@@ -102,11 +105,11 @@ pub fn idempotency_key(cx: &mut Context, step: &StepDef) -> Result<String> {
         .last()
         .cloned()
         .unwrap_or_else(|| cx.run.clone());
+    let objects = cx.store.objects();
     Ok(format!(
-        "sha1:{}",
-        cx.store
-            .objects()
-            .blob_id(format!("effect {first} {}", step.name).as_bytes())?
+        "{}:{}",
+        objects.object_hash(),
+        objects.blob_id(format!("effect {first} {}", step.name).as_bytes())?
     ))
 }
 
