@@ -9,6 +9,10 @@ use std::io::Write;
 
 fn main() {
     agent_rewind::trace::mark("start");
+    if let Some(line) = cli::version_request() {
+        let _ = std::io::stdout().lock().write_all(line.as_bytes());
+        return;
+    }
     let parsed = match cli::parse() {
         Ok(p) => p,
         Err(e) => usage_error(e),

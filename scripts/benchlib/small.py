@@ -48,7 +48,7 @@ def interleaved(ctx: Context, repo: Path, ours: list[str], theirs: list[str], n:
     return a, b
 
 
-@section("small", "small commands: diff, show, status, list <run> vs git")
+@section("small", "small commands: diff, show, status, list <run>, log <run> vs git")
 def bench_small(ctx: Context) -> SectionResult:
     a = ctx.args
     n = a.small_iterations
@@ -88,6 +88,10 @@ def bench_small(ctx: Context) -> SectionResult:
                 raise SystemExit(f"{label}: `diff {' '.join(ours_args)}` printed something else than `git diff`")
             if "diff: files rendered in-process" not in p.stderr:
                 raise SystemExit(f"{label}: `diff {' '.join(ours_args)}` did not render in-process")
+        # `list <run>` and `log <run>` print the run's checkpoints, newest first (`log` as
+        # the lineage); git's nearest is its log of the run's first parents with their notes.
+        git_log = ["log", "--first-parent", f"--notes=agent-runs/{run}", "-n", str(SMALL_CHECKPOINTS),
+                   f"refs/agent-runs/{run}/HEAD"]
         cases = [
             ("diff, 5 files", ["diff", f"{run}/s{last - 2}", f"{run}/s{last - 1}"], ["diff", c5a, c5b]),
             ("diff, 150 files", ["diff", f"{run}/s{last - 1}", f"{run}/s{last}"], ["diff", c5b, c150]),
@@ -95,9 +99,8 @@ def bench_small(ctx: Context) -> SectionResult:
              ["diff", "--stat", c5a, c5b]),
             ("show (5 files)", ["show", f"{run}/s{last - 1}"], ["show", "--stat", c5b]),
             ("status", ["status"], ["status"]),
-            (f"list <run> ({SMALL_CHECKPOINTS} checkpoints)", ["list", run],
-             ["log", "--first-parent", f"--notes=agent-runs/{run}", "-n", str(SMALL_CHECKPOINTS),
-              f"refs/agent-runs/{run}/HEAD"]),
+            (f"list <run> ({SMALL_CHECKPOINTS} checkpoints)", ["list", run], git_log),
+            (f"log <run> ({SMALL_CHECKPOINTS} checkpoints)", ["log", run], git_log),
         ]
         for name, ours, theirs in cases:
             t_ours, t_git = interleaved(ctx, repo, [*ctx.tool_cmd, *ours], ["git", *theirs], n)

@@ -76,6 +76,18 @@ pub fn parse() -> Result<Cli, clap::Error> {
         .and_then(|m| Cli::from_arg_matches(&m))
 }
 
+/// What `--version` (or `-V`) alone prints, when that is the whole command line: the same
+/// line clap prints for it (a test compares them), without building any definition.
+pub fn version_request() -> Option<String> {
+    let mut args = std::env::args_os().skip(1);
+    let only = args.next().filter(|a| a == "--version" || a == "-V");
+    (only.is_some() && args.next().is_none()).then(version_line)
+}
+
+fn version_line() -> String {
+    format!("git-agent-rewind {}\n", env!("CARGO_PKG_VERSION"))
+}
+
 /// `args` parsed by the definition of the one command it names, when that accepts it.
 pub(super) fn parse_one(args: &[OsString]) -> Option<Cli> {
     let name = command_name(args)?;
@@ -157,6 +169,12 @@ mod tests {
                 "command {n} is neither covered nor listed as left out"
             );
         }
+    }
+
+    /// `--version` alone prints what clap prints for it.
+    #[test]
+    fn version_line_is_clap_s() {
+        assert_eq!(version_line(), command().render_version());
     }
 
     /// Lines the one-command definition accepts are read exactly as the whole one reads

@@ -91,6 +91,25 @@ fn the_command_list_is_grouped_and_the_hook_entry_point_hidden() {
     assert!(help(&["hook", "-h"]).contains("post-commit"));
 }
 
+/// `--version` alone is answered before any argument definition is built (start-up,
+/// docs/PERFORMANCE.md "small commands"); it prints what clap prints for it, as do the
+/// lines that still go through clap.
+#[test]
+fn version_is_one_line_with_or_without_the_whole_definition() {
+    let expected = format!("git-agent-rewind {}\n", env!("CARGO_PKG_VERSION"));
+    for args in [
+        &["--version"][..],
+        &["-V"],
+        &["--json", "--version"],
+        &["-V", "-P"],
+    ] {
+        let out = Command::new(bin()).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert_eq!(text(&out.stdout), expected, "{args:?}");
+        assert!(out.stderr.is_empty(), "{args:?}: {}", text(&out.stderr));
+    }
+}
+
 #[test]
 fn every_command_help_ends_with_real_examples() {
     for c in COMMANDS {

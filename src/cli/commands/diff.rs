@@ -38,7 +38,7 @@ pub struct DiffArgs {
 }
 
 pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
-    let store = ctx.store()?;
+    let store = ctx.store_once()?;
     let first = ops::address::spec(&store, a.first.as_deref())?;
     let second = a
         .second
