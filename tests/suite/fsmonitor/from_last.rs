@@ -127,7 +127,11 @@ fn from_the_last_checkpoint_every_doubt_means_the_full_pass() {
     for i in 0..2001 {
         infos.push_str(&format!("100644 {}\tmany/f{i}.txt\n", empty_blob.trim()));
     }
-    common::git_stdin(dir, &["update-index", "--index-info"], infos.as_bytes());
+    common::git_stdin(
+        dir,
+        &["-c", "core.fsmonitor=false", "update-index", "--index-info"],
+        infos.as_bytes(),
+    );
     plain_git(&w, dir, &["commit", "-qm", "many"]);
     full("a commit of 2001 paths", "too many paths changed by git");
     plain_git(&w, dir, &["rm", "-q", "-r", "--cached", "many"]);

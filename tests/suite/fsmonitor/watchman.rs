@@ -50,6 +50,35 @@ impl Watchman {
         c
     }
 
+    /// Shuts the server down and waits until its process is gone, as a restart would: a
+    /// server started while the old one still holds its pid file cannot run, and Watchman
+    /// 4.9's CLI then retries for two minutes.
+    pub fn shutdown(&self) {
+        let pid = self.server_pid();
+        let out = self.cmd().arg("shutdown-server").output().unwrap();
+        assert!(out.status.success());
+        let proc_dir = Path::new("/proc").join(pid.to_string());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while proc_dir.exists() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "watchman {pid} still runs a minute after shutdown-server"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    /// The server's process id, from its pid file (`<TMPDIR>/<user>-state/pid`).
+    fn server_pid(&self) -> u32 {
+        let state = std::fs::read_dir(self.dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().ends_with("-state"))
+            .expect("watchman's state folder");
+        let text = std::fs::read_to_string(state.join("pid")).unwrap();
+        text.trim().parse().unwrap()
+    }
+
     pub fn watch_del(&self, root: &Path) -> std::process::Output {
         self.cmd().arg("watch-del").arg(root).output().unwrap()
     }

@@ -242,21 +242,51 @@ fn cached_sockname(cache: &Path, key: &str) -> Option<PathBuf> {
     Some(PathBuf::from(path.to_os_str().ok()?))
 }
 
-/// `watchman --no-pretty get-sockname`, run in the worktree as the hook runs it.
+/// How long `watchman get-sockname` may take. It answers in milliseconds from a running
+/// server and starts one in well under a second; but Watchman 4.9's CLI, when the server it
+/// starts cannot take the pid file (the one before it is still shutting down), retries for
+/// about two minutes before it gives up. Past this bound the caller runs the hook instead.
+const SOCKNAME_BOUND: Duration = Duration::from_secs(5);
+
+/// `watchman --no-pretty get-sockname`, run in the worktree as the hook runs it, for at most
+/// [`SOCKNAME_BOUND`].
 fn resolve_sockname(workdir: &Path) -> Result<PathBuf, Unreachable> {
-    let out = std::process::Command::new("watchman")
+    let mut child = std::process::Command::new("watchman")
         .args(["--no-pretty", "get-sockname"])
         .current_dir(workdir)
         .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
-        .output()
+        .spawn()
         .map_err(|e| Unreachable(format!("watchman get-sockname: {e}")))?;
-    let reply: Value = serde_json::from_slice(&out.stdout)
+    // A thread reads the reply (one short line, then end of file when the CLI exits), so that
+    // the wait for it can be bounded.
+    let Some(mut stdout) = child.stdout.take() else {
+        return Err(Unreachable("watchman get-sockname: no pipe".into()));
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stdout, &mut bytes);
+        let _ = tx.send(bytes);
+    });
+    let Ok(stdout) = rx.recv_timeout(SOCKNAME_BOUND) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(Unreachable(format!(
+            "watchman get-sockname gave no answer in {} s",
+            SOCKNAME_BOUND.as_secs()
+        )));
+    };
+    let status = child
+        .wait()
+        .map_err(|e| Unreachable(format!("watchman get-sockname: {e}")))?;
+    let reply: Value = serde_json::from_slice(&stdout)
         .map_err(|_| Unreachable("watchman get-sockname gave no socket".into()))?;
     reply
         .get("sockname")
         .and_then(Value::as_str)
-        .filter(|s| out.status.success() && !s.is_empty())
+        .filter(|s| status.success() && !s.is_empty())
         .map(PathBuf::from)
         .ok_or_else(|| Unreachable("watchman get-sockname gave no socket".into()))
 }
