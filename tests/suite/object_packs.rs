@@ -245,3 +245,48 @@ fn auto_gc_off_is_read_as_git_reads_a_boolean() {
         assert_eq!(started, folds, "agentRewind.autoGc = {value:?}");
     }
 }
+
+#[test]
+fn a_repository_of_hundreds_of_packs_is_opened_with_a_slot_for_each() {
+    // The store opens with 512 index slots unless `objects/pack` names more than 256
+    // indexes, and then counts them (crates/agent-rewind-store/src/lib.rs, `discover`).
+    let repo = Repo::new();
+    repo.ok(&["start", "--run", "r1"]);
+    for i in 0..300 {
+        std::fs::create_dir_all(repo.path().join(format!("d{}", i / 50))).unwrap();
+        std::fs::write(
+            repo.path().join(format!("d{}/f{i}.txt", i / 50)),
+            format!("{i}\n"),
+        )
+        .unwrap();
+    }
+    repo.git(&["add", "-A"]);
+    // One pack per blob, and no loose copy left: every read goes through a pack index.
+    for line in repo.git(&["ls-files", "-s"]).lines() {
+        let id = line.split_whitespace().nth(1).unwrap();
+        common::git_stdin(
+            repo.path(),
+            &["pack-objects", "-q", ".git/objects/pack/pack"],
+            format!("{id}\n").as_bytes(),
+        );
+    }
+    repo.git(&["prune-packed"]);
+    assert!(packs(&repo) > 300, "{} packs", packs(&repo));
+    let out = common::tool_cmd(repo.path())
+        .env("AGENT_REWIND_TRACE", "1")
+        .args(["checkpoint", "work", "--run", "r1"])
+        .output()
+        .unwrap();
+    let trace = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{trace}");
+    assert!(
+        trace.contains("many pack indexes (or alternates): slots counted"),
+        "{trace}"
+    );
+    let stat = repo.ok(&["diff", "--stat", "r1"]);
+    assert!(
+        stat.contains("300 files changed, 300 insertions(+)"),
+        "{stat}"
+    );
+    repo.assert_fsck();
+}

@@ -124,6 +124,43 @@ impl std::fmt::Display for Operation {
     }
 }
 
+/// The pack index slots a repository is opened with (at least; twice its packs when more).
+const PACK_SLOTS: u16 = 512;
+
+/// gix's discovery as git finds a repository (see [`Store::discover`]), with `slots`.
+fn discover_with_slots(dir: &Path, slots: gix::odb::store::init::Slots) -> Result<gix::Repository> {
+    // `git -c key=value agent-rewind …`: the values git passes on, as git's own commands
+    // see them (gix does not read GIT_CONFIG_PARAMETERS).
+    let overrides = configenv::git_config_parameters()?;
+    let mut trust = gix::sec::trust::Mapping::<gix::open::Options>::default();
+    trust.full = trust
+        .full
+        .object_store_slots(slots)
+        .cli_overrides(overrides.clone());
+    trust.reduced = trust
+        .reduced
+        .object_store_slots(slots)
+        .cli_overrides(overrides);
+    // git ignores ceiling directories that are not above `dir`; so do we.
+    let options = gix::discover::upwards::Options {
+        match_ceiling_dir_or_error: false,
+        ..Default::default()
+    };
+    gix::ThreadSafeRepository::discover_with_environment_overrides_opts(dir, options, trust)
+        .map(gix::Repository::from)
+        .map_err(|e| {
+            if let Some(format) = open::unsupported_format_near(dir) {
+                return open::unsupported(&format);
+            }
+            Error::refused(format!(
+                "not a git repository: {} ({})",
+                dir.display(),
+                crate::error::one_line(&e.to_string())
+            ))
+            .with_hint("run this inside a git repository, or `git init` one first")
+        })
+}
+
 /// What the user's HEAD is right now.
 #[derive(Debug, Clone)]
 pub struct UserHead {
@@ -144,43 +181,22 @@ impl Store {
     pub fn discover(dir: &Path) -> Result<Store> {
         // Room for the indexes of many small packs (a checkpoint writes one, and packs
         // other processes add after we opened still need a slot): gix's default is at least
-        // 32 and fails past that.
-        let slots = gix::odb::store::init::Slots::AsNeededByDiskState {
-            multiplier: 2.0,
-            minimum: 512,
+        // 32 and fails past that. Counting them is gix stating every file of `objects/pack`
+        // at open (and again at the first object read); a repository whose pack folder
+        // names few enough indexes gets the minimum without that (`open::few_packs`).
+        let repo = discover_with_slots(dir, gix::odb::store::init::Slots::Given(PACK_SLOTS))?;
+        let repo = if open::few_packs(&repo, usize::from(PACK_SLOTS) / 2) {
+            repo
+        } else {
+            crate::trace::mark("open: many pack indexes (or alternates): slots counted");
+            discover_with_slots(
+                dir,
+                gix::odb::store::init::Slots::AsNeededByDiskState {
+                    multiplier: 2.0,
+                    minimum: usize::from(PACK_SLOTS),
+                },
+            )?
         };
-        // `git -c key=value agent-rewind …`: the values git passes on, as git's own commands
-        // see them (gix does not read GIT_CONFIG_PARAMETERS).
-        let overrides = configenv::git_config_parameters()?;
-        let mut trust = gix::sec::trust::Mapping::<gix::open::Options>::default();
-        trust.full = trust
-            .full
-            .object_store_slots(slots)
-            .cli_overrides(overrides.clone());
-        trust.reduced = trust
-            .reduced
-            .object_store_slots(slots)
-            .cli_overrides(overrides);
-        // git ignores ceiling directories that are not above `dir`; so do we.
-        let options = gix::discover::upwards::Options {
-            match_ceiling_dir_or_error: false,
-            ..Default::default()
-        };
-        let repo = gix::ThreadSafeRepository::discover_with_environment_overrides_opts(
-            dir, options, trust,
-        )
-        .map(gix::Repository::from)
-        .map_err(|e| {
-            if let Some(format) = open::unsupported_format_near(dir) {
-                return open::unsupported(&format);
-            }
-            Error::refused(format!(
-                "not a git repository: {} ({})",
-                dir.display(),
-                crate::error::one_line(&e.to_string())
-            ))
-            .with_hint("run this inside a git repository, or `git init` one first")
-        })?;
         if let Some(format) = open::unsupported_format(&repo) {
             return Err(open::unsupported(&format));
         }

@@ -7,6 +7,36 @@
 use crate::error::{Error, Result};
 use std::path::Path;
 
+/// Whether the repository's object database holds at most `most` pack indexes, counted by
+/// name in `objects/pack` (no file is stated): an `.idx` whose pack is missing still counts,
+/// so the answer errs towards "more". Alternates (`objects/info/alternates`,
+/// `GIT_ALTERNATE_OBJECT_DIRECTORIES`) and a folder that cannot be read mean "more".
+pub(super) fn few_packs(repo: &gix::Repository, most: usize) -> bool {
+    let objects = repo.objects.store_ref().path();
+    if std::env::var_os("GIT_ALTERNATE_OBJECT_DIRECTORIES").is_some()
+        || objects.join("info/alternates").exists()
+    {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir(objects.join("pack")) else {
+        // No pack folder at all: no packs.
+        return !objects.join("pack").exists();
+    };
+    let mut indexes = 0;
+    for entry in entries {
+        let Ok(entry) = entry else {
+            return false;
+        };
+        if entry.file_name().as_encoded_bytes().ends_with(b".idx") {
+            indexes += 1;
+            if indexes > most {
+                return false;
+            }
+        }
+    }
+    true
+}
+
 /// The repository format this tool cannot read or write (an object format other than SHA-1
 /// and SHA-256, a compatibility object format, a ref storage other than files and reftable,
 /// whose refs `reftable` reads through git), if any.
