@@ -1,8 +1,8 @@
 //! What opening a repository checks beyond gix: formats we cannot read or write (an object
 //! format other than SHA-1 and SHA-256, a compatibility object format, ref storage other
 //! than files and reftable), refused in one line naming the format, a `GIT_COMMON_DIR` gix does
-//! not read, and git's rule for the worktree of a `GIT_DIR` given alone. Read-only; never
-//! writes anything.
+//! not read, git's rule for the worktree of a `GIT_DIR` given alone, and whether the pack
+//! folder names few enough indexes for the default slots. Read-only; never writes anything.
 
 use crate::error::{Error, Result};
 use std::path::Path;
