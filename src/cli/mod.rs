@@ -48,25 +48,40 @@ impl Ctx {
     /// recorded there in the background is written. What it could not record is kept for a
     /// command a person runs ([`Self::store_to_look`]); only "still running" is told here.
     pub fn store(&self) -> Result<Store> {
-        self.store_telling(agent_rewind::hooks::background::Tell::Kept)
+        let store = Store::discover(&self.dir)?;
+        Ok(self.settle(store, agent_rewind::hooks::background::Tell::Kept))
     }
 
-    /// [`Self::store`] for `status`, `list`, `show` and `log`, the commands a person runs to
-    /// look: what background checkpoints could not record is told here, once. Kept open
+    /// [`Self::store`] for a command a person runs that may write (`gc`): what background
+    /// checkpoints could not record is told here, once.
+    pub fn store_for_person(&self) -> Result<Store> {
+        let store = Store::discover(&self.dir)?;
+        Ok(self.settle(store, agent_rewind::hooks::background::Tell::Person))
+    }
+
+    /// [`Self::store_for_person`] for `status`, `list`, `show` and `log`, the commands a
+    /// person runs to look: opened for a brief read ([`Store::discover_brief`]) and kept open
     /// until the process ends ([`Kept`]).
     pub fn store_to_look(&self) -> Result<Kept> {
-        self.store_telling(agent_rewind::hooks::background::Tell::Person)
-            .map(Kept::new)
+        let store = Store::discover_brief(&self.dir)?;
+        let store = self.settle(store, agent_rewind::hooks::background::Tell::Person);
+        Ok(Kept::new(store))
     }
 
-    /// [`Self::store`] for a command that opens its repository once and ends with it
-    /// (`diff`): kept open until the process ends ([`Kept`]).
+    /// [`Self::store`] for a command that opens its repository once, only reads, and ends
+    /// with it (`diff`): opened for a brief read ([`Store::discover_brief`]) and kept open
+    /// until the process ends ([`Kept`]).
     pub fn store_once(&self) -> Result<Kept> {
-        self.store().map(Kept::new)
+        let store = Store::discover_brief(&self.dir)?;
+        Ok(Kept::new(self.settle(
+            store,
+            agent_rewind::hooks::background::Tell::Kept,
+        )))
     }
 
-    fn store_telling(&self, tell: agent_rewind::hooks::background::Tell) -> Result<Store> {
-        let store = Store::discover(&self.dir)?;
+    /// A post-commit checkpoint still being recorded in the background is waited for;
+    /// what background work could not record is told as `tell` says.
+    fn settle(&self, store: Store, tell: agent_rewind::hooks::background::Tell) -> Store {
         let mut warnings = agent_rewind::hooks::background::settle(&store, tell);
         if tell == agent_rewind::hooks::background::Tell::Person {
             warnings.extend(agent_rewind::ops::retain::take_report(&store));
@@ -79,7 +94,7 @@ impl Ctx {
                 render::warn(&w);
             }
         }
-        Ok(store)
+        store
     }
 
     /// A path argument as the user meant it, made absolute (relative to where the command

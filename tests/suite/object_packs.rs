@@ -246,13 +246,15 @@ fn auto_gc_off_is_read_as_git_reads_a_boolean() {
     }
 }
 
-#[test]
-fn a_repository_of_hundreds_of_packs_is_opened_with_a_slot_for_each() {
-    // The store opens with 512 index slots unless `objects/pack` names more than 256
-    // indexes, and then counts them (crates/agent-rewind-store/src/lib.rs, `discover`).
+/// A repository with a run `r1` and `blobs` new files, each blob in a pack of its own and no
+/// loose copy left: every read goes through a pack index. Automatic gc is off, so no
+/// background fold removes packs while the test reads them (or `git fsck` does).
+fn repo_of_one_blob_packs(blobs: usize) -> Repo {
     let repo = Repo::new();
+    repo.git(&["config", "gc.auto", "0"]);
+    repo.git(&["config", "agentRewind.autoGc", "false"]);
     repo.ok(&["start", "--run", "r1"]);
-    for i in 0..300 {
+    for i in 0..blobs {
         std::fs::create_dir_all(repo.path().join(format!("d{}", i / 50))).unwrap();
         std::fs::write(
             repo.path().join(format!("d{}/f{i}.txt", i / 50)),
@@ -261,7 +263,6 @@ fn a_repository_of_hundreds_of_packs_is_opened_with_a_slot_for_each() {
         .unwrap();
     }
     repo.git(&["add", "-A"]);
-    // One pack per blob, and no loose copy left: every read goes through a pack index.
     for line in repo.git(&["ls-files", "-s"]).lines() {
         let id = line.split_whitespace().nth(1).unwrap();
         common::git_stdin(
@@ -271,21 +272,60 @@ fn a_repository_of_hundreds_of_packs_is_opened_with_a_slot_for_each() {
         );
     }
     repo.git(&["prune-packed"]);
-    assert!(packs(&repo) > 300, "{} packs", packs(&repo));
+    assert!(packs(&repo) > blobs, "{} packs", packs(&repo));
+    repo
+}
+
+/// The trace of `args` run with `AGENT_REWIND_TRACE`, after asserting success.
+fn traced(repo: &Repo, args: &[&str]) -> String {
     let out = common::tool_cmd(repo.path())
         .env("AGENT_REWIND_TRACE", "1")
-        .args(["checkpoint", "work", "--run", "r1"])
+        .args(args)
         .output()
         .unwrap();
-    let trace = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{trace}");
-    assert!(
-        trace.contains("many pack indexes (or alternates): slots counted"),
-        "{trace}"
-    );
+    let trace = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{args:?}: {trace}");
+    trace
+}
+
+const SLOTS_COUNTED: &str = "many pack indexes (or alternates): slots counted";
+
+#[test]
+fn a_repository_of_hundreds_of_packs_is_opened_with_a_slot_for_each() {
+    // The store opens with 512 index slots unless `objects/pack` names more than 256
+    // indexes, and then counts them (crates/agent-rewind-store/src/lib.rs, `discover`).
+    let repo = repo_of_one_blob_packs(300);
+    let trace = traced(&repo, &["checkpoint", "work", "--run", "r1"]);
+    assert!(trace.contains(SLOTS_COUNTED), "{trace}");
+    assert!(packs(&repo) > 300, "{} packs", packs(&repo));
     let stat = repo.ok(&["diff", "--stat", "r1"]);
     assert!(
         stat.contains("300 files changed, 300 insertions(+)"),
+        "{stat}"
+    );
+    repo.assert_fsck();
+}
+
+#[test]
+fn a_brief_read_counts_slots_past_64_packs_where_a_checkpoint_does_not() {
+    // A command that only reads for milliseconds (`diff`, `show`, `list`, `log`, `status`)
+    // opens with 128 slots, so past 64 indexes it counts them; a checkpoint has 512
+    // (`Store::discover_brief`).
+    let repo = repo_of_one_blob_packs(100);
+    let trace = traced(&repo, &["checkpoint", "work", "--run", "r1"]);
+    assert!(!trace.contains(SLOTS_COUNTED), "{trace}");
+    for args in [
+        &["diff", "--stat", "r1"][..],
+        &["show", "r1"],
+        &["list", "r1"],
+    ] {
+        let trace = traced(&repo, args);
+        assert!(trace.contains(SLOTS_COUNTED), "{args:?}: {trace}");
+    }
+    assert!(packs(&repo) > 100, "{} packs", packs(&repo));
+    let stat = repo.ok(&["diff", "--stat", "r1"]);
+    assert!(
+        stat.contains("100 files changed, 100 insertions(+)"),
         "{stat}"
     );
     repo.assert_fsck();

@@ -127,6 +127,12 @@ impl std::fmt::Display for Operation {
 /// The pack index slots a repository is opened with (at least; twice its packs when more).
 const PACK_SLOTS: u16 = 512;
 
+/// The pack index slots of a repository opened by a read-only command that exits within
+/// milliseconds ([`Store::discover_brief`]): each slot is an allocation at open, and 512 of
+/// them were a sixth of a small `diff`'s allocations. Twice the indexes of a repository that
+/// gc folds at `gc.autoPackLimit` (50), with room for as many again to appear meanwhile.
+const BRIEF_PACK_SLOTS: u16 = 128;
+
 /// gix's discovery as git finds a repository (see [`Store::discover`]), with `slots`.
 fn discover_with_slots(dir: &Path, slots: gix::odb::store::init::Slots) -> Result<gix::Repository> {
     // `git -c key=value agent-rewind …`: the values git passes on, as git's own commands
@@ -179,13 +185,27 @@ impl Store {
     /// we cannot read or write (an object format other than SHA-1 and SHA-256, a compatibility
     /// object format, a ref storage other than files and reftable) are refused in one line.
     pub fn discover(dir: &Path) -> Result<Store> {
+        Self::discover_with_room(dir, PACK_SLOTS)
+    }
+
+    /// [`Store::discover`] for a command that only reads and exits within milliseconds
+    /// (`diff`, `show`, `list`, `log`, `status`): room for fewer pack indexes to appear
+    /// while it runs (128 slots, or twice the indexes past 64), which is fewer allocations
+    /// at open. Never for a store that lives on (`mcp`, `watch`) or writes packs.
+    pub fn discover_brief(dir: &Path) -> Result<Store> {
+        Self::discover_with_room(dir, BRIEF_PACK_SLOTS)
+    }
+
+    /// Open with `slots` pack index slots, or twice the indexes (at least [`PACK_SLOTS`])
+    /// when the pack folder names more than half as many.
+    fn discover_with_room(dir: &Path, slots: u16) -> Result<Store> {
         // Room for the indexes of many small packs (a checkpoint writes one, and packs
         // other processes add after we opened still need a slot): gix's default is at least
         // 32 and fails past that. Counting them is gix stating every file of `objects/pack`
         // at open (and again at the first object read); a repository whose pack folder
-        // names few enough indexes gets the minimum without that (`open::few_packs`).
-        let repo = discover_with_slots(dir, gix::odb::store::init::Slots::Given(PACK_SLOTS))?;
-        let repo = if open::few_packs(&repo, usize::from(PACK_SLOTS) / 2) {
+        // names few enough indexes gets `slots` without that (`open::few_packs`).
+        let repo = discover_with_slots(dir, gix::odb::store::init::Slots::Given(slots))?;
+        let repo = if open::few_packs(&repo, usize::from(slots) / 2) {
             repo
         } else {
             crate::trace::mark("open: many pack indexes (or alternates): slots counted");

@@ -37,7 +37,7 @@ pub fn run(a: GcArgs, ctx: &Ctx) -> Result<Output> {
     let store = &if a.auto {
         ctx.store()?
     } else {
-        crate::cli::Kept::into_inner(ctx.store_to_look()?)
+        ctx.store_for_person()?
     };
     let st = &ctx.style;
     let older_than = a
