@@ -11,6 +11,7 @@
 //! Detection by content comes from the rule set of [`rules`] (gitleaks' format and
 //! semantics; `push` scans what it shares with the same rules), plus the key-name rules here.
 
+mod entropy;
 mod pattern;
 pub mod rules;
 
@@ -111,22 +112,7 @@ pub fn looks_random(value: &str) -> bool {
     .iter()
     .filter(|x| **x)
     .count();
-    classes >= 2 && entropy(v) >= 3.0
-}
-
-fn entropy(s: &str) -> f64 {
-    let mut counts = std::collections::HashMap::new();
-    for c in s.chars() {
-        *counts.entry(c).or_insert(0usize) += 1;
-    }
-    let n = s.chars().count() as f64;
-    counts
-        .values()
-        .map(|&c| {
-            let p = c as f64 / n;
-            -p * p.log2()
-        })
-        .sum()
+    classes >= 2 && entropy::per_char(v) >= 3.0
 }
 
 /// Whether `value` contains something that looks like a credential: a known token format,

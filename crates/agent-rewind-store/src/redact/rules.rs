@@ -219,21 +219,7 @@ impl Allowlist {
 /// Shannon entropy of `s` in bits per character, as gitleaks computes it (over characters,
 /// divided by the length in bytes).
 pub fn shannon_entropy(s: &str) -> f64 {
-    if s.is_empty() {
-        return 0.0;
-    }
-    let mut counts = std::collections::HashMap::new();
-    for c in s.chars() {
-        *counts.entry(c).or_insert(0usize) += 1;
-    }
-    let n = s.len() as f64;
-    counts
-        .values()
-        .map(|&c| {
-            let p = c as f64 / n;
-            -p * p.log2()
-        })
-        .sum()
+    super::entropy::per_byte_length(s)
 }
 
 impl RuleSet {
