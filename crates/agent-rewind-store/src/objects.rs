@@ -51,13 +51,15 @@ impl Trailers {
             return t;
         };
         for trailer in body.trailers() {
-            let v = trailer.value.to_string();
-            match trailer.token.to_string().as_str() {
-                "Agent-Run" => t.run = Some(v),
-                "Agent-Step" => t.step = Some(v),
-                "Agent-Attempt" => t.attempt = v.parse().ok(),
-                "Agent-Event" => t.event = Some(v),
-                "Agent-Schema" => t.schema = v.parse().ok(),
+            // Tokens compared as bytes: only our five trailers' values become strings.
+            let value = || trailer.value.to_string();
+            let token: &[u8] = trailer.token.as_ref();
+            match token {
+                b"Agent-Run" => t.run = Some(value()),
+                b"Agent-Step" => t.step = Some(value()),
+                b"Agent-Attempt" => t.attempt = value().parse().ok(),
+                b"Agent-Event" => t.event = Some(value()),
+                b"Agent-Schema" => t.schema = value().parse().ok(),
                 _ => {}
             }
         }

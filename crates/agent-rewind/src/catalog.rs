@@ -85,6 +85,9 @@ pub struct Catalog<'s> {
     pub store: &'s Store,
     readers: HashMap<String, NotesReader<'s>>,
     notes_tips: Option<HashMap<String, ObjectId>>,
+    /// Run `HEAD` commits read to resolve step names (`diff <run>/<a> <run>/<b>` reads the
+    /// same one twice); a commit never changes, so this is never stale.
+    heads_read: HashMap<ObjectId, CommitInfo>,
 }
 
 impl<'s> Catalog<'s> {
@@ -93,6 +96,7 @@ impl<'s> Catalog<'s> {
             store,
             readers: HashMap::new(),
             notes_tips: None,
+            heads_read: HashMap::new(),
         }
     }
 
@@ -368,13 +372,23 @@ impl<'s> Catalog<'s> {
     }
 
     pub fn step_commit(&mut self, run: &RunId, step: &StepName) -> Result<ObjectId> {
-        if self.store.refs().run_head(run)?.is_none() {
+        let Some(head) = self.store.refs().run_head(run)? else {
             return Err(self.unknown_run_error(run, "unknown run")?);
+        };
+        let tip = self.store.refs().step_tip(run, step)?;
+        let heads_read = &mut self.heads_read;
+        let found = step_tip_at(self.store, run, step, tip, head, |id| {
+            if let Some(c) = heads_read.get(&id) {
+                return Ok(c.clone());
+            }
+            let c = self.store.objects().read_commit(id)?;
+            heads_read.insert(id, c.clone());
+            Ok(c)
+        })?;
+        match found {
+            Some(id) => Ok(id),
+            None => Err(self.unknown_step_error(run, step.as_str())?),
         }
-        if let Some(id) = step_tip(self.store, run, step)? {
-            return Ok(id);
-        }
-        Err(self.unknown_step_error(run, step.as_str())?)
     }
 
     /// "run R has no step S; did you mean …" with the run's steps in the hint.
@@ -435,10 +449,23 @@ pub fn step_tip(store: &Store, run: &RunId, step: &StepName) -> Result<Option<Ob
     let Some(head) = store.refs().run_head(run)? else {
         return Ok(tip);
     };
+    step_tip_at(store, run, step, tip, head, |id| store.objects().read_commit(id))
+}
+
+/// [`step_tip`] with the step's ref (`tip`) and the run's `HEAD` already looked up, and the
+/// `HEAD` commit read by `read_head` only when the two differ.
+fn step_tip_at(
+    store: &Store,
+    run: &RunId,
+    step: &StepName,
+    tip: Option<ObjectId>,
+    head: ObjectId,
+    read_head: impl FnOnce(ObjectId) -> Result<CommitInfo>,
+) -> Result<Option<ObjectId>> {
     if tip == Some(head) {
         return Ok(tip);
     }
-    let head_commit = store.objects().read_commit(head)?;
+    let head_commit = read_head(head)?;
     Ok(if step_ref_lags(store, run, step, &head_commit, tip)? {
         Some(head)
     } else {
