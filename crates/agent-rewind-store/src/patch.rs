@@ -76,9 +76,13 @@ impl Store {
             _ => return Ok(None),
         };
         // Every pack index is loaded by now (the object count read them all): a prefix
-        // lookup need not look for new packs on disk each time, as git does not.
-        let mut odb = self.repo.objects.clone();
-        odb.refresh_never();
+        // lookup need not look for new packs on disk each time, as git does not. `--stat`
+        // prints no ids, so it makes no handle (each has a decompressor of ~47 KB).
+        let odb = (!stat).then(|| {
+            let mut odb = self.repo.objects.clone();
+            odb.refresh_never();
+            odb
+        });
         let mut out = Vec::new();
         let mut stats = Vec::new();
         let mut total = 0;
@@ -110,9 +114,12 @@ impl Store {
                 });
                 continue;
             }
+            let Some(odb) = odb.as_ref() else {
+                return Ok(None); // not reached: only `--stat` has no handle
+            };
             let abbrev = |side: Option<(ObjectId, EntryKind)>| match side {
-                Some((id, _)) => abbrev(&odb, id, hex_len),
-                None => abbrev(&odb, ObjectId::null(id_kind(c)), hex_len),
+                Some((id, _)) => abbrev(odb, id, hex_len),
+                None => abbrev(odb, ObjectId::null(id_kind(c)), hex_len),
             };
             let (Some(a), Some(b)) = (abbrev(c.old)?, abbrev(c.new)?) else {
                 return Ok(None);
