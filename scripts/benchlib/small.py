@@ -123,9 +123,31 @@ def bench_small(ctx: Context) -> SectionResult:
             "Before timing, the script checks that `diff` printed exactly what `git diff` prints.",
             "Both sides are a process each, so start-up is in every figure. The script also checks "
             "that each `diff` row renders its files in-process (no child `git diff`), see below.",
+            hot_text_note(ctx.tool_cmd),
         ],
         raw=raw,
     )
+
+
+def hot_text_note(tool_cmd: list[str]) -> str:
+    """How much of the binary's code `link/hot-text.ld` laid out first (DECISIONS.md, "Start-up
+    cost"): a list that no longer matches the build lays out little or nothing."""
+    found = tool_cmd[0] if len(tool_cmd) == 1 else shutil.which("git-agent-rewind")
+    if found is None:
+        return "Code layout: not known (no `git-agent-rewind` on PATH)."
+    binary = Path(found)
+    try:
+        out = subprocess.run(["readelf", "-SW", str(binary)], capture_output=True, text=True).stdout
+    except OSError:
+        return "Code layout: not known (no `readelf`)."
+    for line in out.splitlines():
+        parts = line.replace("[ ", "[").split()
+        if len(parts) > 5 and parts[1] == ".text.hot_start":
+            return (f"Code layout: {int(parts[5], 16) / 1024:.0f} KiB of the short commands' functions laid "
+                    "out first (`link/hot-text.ld`; `scripts/hot-text` rewrites it after a toolchain or "
+                    "Cargo.lock change).")
+    return ("Code layout: no `.text.hot_start` section, so `link/hot-text.ld` was not linked in "
+            "(not a release build, or not Linux).")
 
 
 # --------------------------------------------------------------------------------------
