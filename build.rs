@@ -13,7 +13,8 @@
 //! side at the start of the code: a 5-file `diff` then takes ~75 fewer code page faults.
 //! It is a linker script that only adds an output section (`INSERT BEFORE .text`), accepted
 //! by GNU ld and LLD alike, and a pattern that matches nothing changes nothing; it too is
-//! used only when the C toolchain links a probe with it cleanly.
+//! used only when the C toolchain links a probe with it cleanly, and not when the build
+//! names a linker of its own.
 
 // A build script runs the C compiler; it is not part of any crate the rule is about.
 #![allow(clippy::disallowed_methods)]
@@ -37,12 +38,27 @@ fn main() {
     // binary the tests run has other symbol names and is left as the linker lays it out.
     let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default();
     let hot_text = std::path::Path::new(&manifest_dir).join("link/hot-text.ld");
-    if std::env::var("PROFILE").as_deref() == Ok("release") && hot_text.is_file() {
+    if std::env::var("PROFILE").as_deref() == Ok("release")
+        && hot_text.is_file()
+        && !linker_chosen()
+    {
         let arg = format!("-Wl,-T,{}", hot_text.display());
         if links_cleanly(&[&arg]) {
             println!("cargo:rustc-link-arg-bins={arg}");
         }
     }
+}
+
+/// Whether the build names its own linker (`target.<triple>.linker`, `-C linker=…`,
+/// `-fuse-ld=…`): the probe links with `cc`'s default, and a linker such as mold reads only
+/// part of the linker script language, so the layout is then left out.
+fn linker_chosen() -> bool {
+    println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
+    let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    std::env::var_os("RUSTC_LINKER").is_some()
+        || flags
+            .split('\x1f')
+            .any(|f| f.contains("linker") || f.contains("fuse-ld"))
 }
 
 /// Whether `cc` links a program with `flags` cleanly: success and nothing on stderr (an

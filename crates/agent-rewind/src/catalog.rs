@@ -449,7 +449,9 @@ pub fn step_tip(store: &Store, run: &RunId, step: &StepName) -> Result<Option<Ob
     let Some(head) = store.refs().run_head(run)? else {
         return Ok(tip);
     };
-    step_tip_at(store, run, step, tip, head, |id| store.objects().read_commit(id))
+    step_tip_at(store, run, step, tip, head, |id| {
+        store.objects().read_commit(id)
+    })
 }
 
 /// [`step_tip`] with the step's ref (`tip`) and the run's `HEAD` already looked up, and the
