@@ -158,17 +158,10 @@ fn writers_and_git_gc_running_at_once_lose_nothing() {
     assert_eq!(listed.as_array().unwrap().len(), 80);
 }
 
-/// A checkpoint as `tool_cmd` runs it, with its trace on; returns the trace.
+/// A checkpoint of a new edit of `a.txt`, with its trace on; returns the trace.
 fn traced_checkpoint(repo: &Repo, i: usize) -> String {
     edit(&repo.path().join("a.txt"), i);
-    let out = common::tool_cmd(repo.path())
-        .env("AGENT_REWIND_TRACE", "1")
-        .args(["checkpoint", "work", "--run", "r1"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "checkpoint {i}: {stderr}");
-    stderr
+    traced(repo, &["checkpoint", "work", "--run", "r1"])
 }
 
 #[test]
@@ -290,6 +283,18 @@ fn traced(repo: &Repo, args: &[&str]) -> String {
 
 const SLOTS_COUNTED: &str = "many pack indexes (or alternates): slots counted";
 
+/// The `blobs` one-blob packs of [`repo_of_one_blob_packs`] are all still there and read
+/// back: `diff --stat` of run `r1` shows every file, and `git fsck` is clean.
+fn assert_every_pack_read(repo: &Repo, blobs: usize) {
+    assert!(packs(repo) > blobs, "{} packs", packs(repo));
+    let stat = repo.ok(&["diff", "--stat", "r1"]);
+    assert!(
+        stat.contains(&format!("{blobs} files changed, {blobs} insertions(+)")),
+        "{stat}"
+    );
+    repo.assert_fsck();
+}
+
 #[test]
 fn a_repository_of_hundreds_of_packs_is_opened_with_a_slot_for_each() {
     // The store opens with 512 index slots unless `objects/pack` names more than 256
@@ -297,13 +302,7 @@ fn a_repository_of_hundreds_of_packs_is_opened_with_a_slot_for_each() {
     let repo = repo_of_one_blob_packs(300);
     let trace = traced(&repo, &["checkpoint", "work", "--run", "r1"]);
     assert!(trace.contains(SLOTS_COUNTED), "{trace}");
-    assert!(packs(&repo) > 300, "{} packs", packs(&repo));
-    let stat = repo.ok(&["diff", "--stat", "r1"]);
-    assert!(
-        stat.contains("300 files changed, 300 insertions(+)"),
-        "{stat}"
-    );
-    repo.assert_fsck();
+    assert_every_pack_read(&repo, 300);
 }
 
 #[test]
@@ -322,11 +321,5 @@ fn a_brief_read_counts_slots_past_64_packs_where_a_checkpoint_does_not() {
         let trace = traced(&repo, args);
         assert!(trace.contains(SLOTS_COUNTED), "{args:?}: {trace}");
     }
-    assert!(packs(&repo) > 100, "{} packs", packs(&repo));
-    let stat = repo.ok(&["diff", "--stat", "r1"]);
-    assert!(
-        stat.contains("100 files changed, 100 insertions(+)"),
-        "{stat}"
-    );
-    repo.assert_fsck();
+    assert_every_pack_read(&repo, 100);
 }
