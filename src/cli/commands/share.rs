@@ -142,7 +142,11 @@ pub fn push(a: PushArgs, ctx: &Ctx) -> Result<Output> {
         s.push_str(&format!(
             "warning: {} rule(s) of agentRewind.secretRules did not compile and were not used: {}\n",
             out.skipped_rules.len(),
-            out.skipped_rules.join(", ")
+            out.skipped_rules
+                .iter()
+                .map(|(id, why)| format!("{id} ({why})"))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     if let (true, Some(n)) = (out.limit_detected, out.refs_per_push) {

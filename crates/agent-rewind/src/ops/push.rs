@@ -60,9 +60,10 @@ pub struct PushOutcome {
     pub runs: Vec<RunPush>,
     /// With `--all`: how many runs were already up to date (not listed in `runs`).
     pub up_to_date: usize,
-    /// Rules of `agentRewind.secretRules` that did not compile (not used).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub skipped_rules: Vec<String>,
+    /// Rules of `agentRewind.secretRules` that did not compile (not used), each with the
+    /// parser's reason; `--json` lists their ids.
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "rule_ids")]
+    pub skipped_rules: Vec<secrets::SkippedRule>,
     /// The most ref updates one `git push` carried, when pushes were chunked
     /// (`agentRewind.pushRefsPerPush`, or learned from the remote's refusal).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -80,6 +81,10 @@ pub struct PushOutcome {
     /// concurrent push held a lock) or the run was only collateral of another's rejection;
     /// at most [`MAX_ATTEMPTS`]. 0 when nothing was sent (or sent in chunks).
     pub attempts: u32,
+}
+
+fn rule_ids<S: serde::Serializer>(rules: &[secrets::SkippedRule], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(rules.iter().map(|(id, _)| id))
 }
 
 impl PushOutcome {

@@ -52,10 +52,13 @@ impl SecretFinding {
     }
 }
 
+/// A rule of `agentRewind.secretRules` that did not compile: its id and the parser's reason.
+pub type SkippedRule = (String, String);
+
 /// The rules of this repository: the built-in ones plus every file named by
 /// `agentRewind.secretRules` (gitleaks' format; relative paths are from the worktree's top).
-/// Also returns the ids of rules that did not compile.
-pub fn rules(store: &Store) -> Result<(std::borrow::Cow<'static, RuleSet>, Vec<String>)> {
+/// Also returns the rules that did not compile.
+pub fn rules(store: &Store) -> Result<(std::borrow::Cow<'static, RuleSet>, Vec<SkippedRule>)> {
     let files = store.config_strings("agentRewind.secretRules");
     if files.is_empty() {
         return Ok((std::borrow::Cow::Borrowed(RuleSet::builtin()), vec![]));
@@ -76,7 +79,7 @@ pub fn rules(store: &Store) -> Result<(std::borrow::Cow<'static, RuleSet>, Vec<S
         Error::usage(format!("agentRewind.secretRules: {e}"))
             .with_hint("the files must be in gitleaks' configuration format")
     })?;
-    let skipped = set.skipped().iter().map(|(id, _)| id.clone()).collect();
+    let skipped = set.skipped().to_vec();
     Ok((std::borrow::Cow::Owned(set), skipped))
 }
 
