@@ -3,8 +3,13 @@
 //! prefilter, and compiling every rule up front cost more than the rest of a session-start
 //! hook (docs/PERFORMANCE.md, "agent hooks").
 //!
-//! Owns the translation of a Go RE2 pattern to Rust's regex (ASCII classes first, literal
-//! braces escaped); never scans (the rules do).
+//! Owns the translation of a Go RE2 pattern to Rust's regex (ASCII classes, literal braces
+//! escaped); never scans (the rules do).
+//!
+//! Patterns are read without Unicode classes: regex is built without its Unicode tables,
+//! whose pointers the loader would relocate at every start of every command (about 110 KB;
+//! docs/DECISIONS.md, "Start-up cost"). No rule of gitleaks' set needs them; a rule with
+//! `\p{…}` is skipped with that reason.
 
 use regex::bytes::{Regex, RegexBuilder};
 use std::sync::OnceLock;
@@ -16,7 +21,6 @@ const REGEX_SIZE_LIMIT: usize = 64 << 20;
 #[derive(Debug, Clone)]
 pub(super) struct Pattern {
     source: String,
-    unicode: bool,
     /// Groups, the whole match included.
     captures: usize,
     /// `None` when it parsed but did not compile (its compiled size is over the limit): it
@@ -25,26 +29,19 @@ pub(super) struct Pattern {
 }
 
 impl Pattern {
-    /// Parse a Go RE2 pattern: ASCII classes first, as RE2 has them (`\d`, `\w`, `\b`),
-    /// Unicode when the pattern needs it (`\p{…}`). The error is the parser's last line.
+    /// Parse a Go RE2 pattern with RE2's ASCII classes (`\d`, `\w`, `\b`). The error is
+    /// the parser's last line.
     pub(super) fn new(pattern: &str) -> Result<Pattern, String> {
         let source = literal_braces(pattern);
-        let parse = |unicode: bool| {
-            regex_syntax::ParserBuilder::new()
-                .unicode(unicode)
-                .utf8(false)
-                .build()
-                .parse(&source)
-                .map_err(|e| last_line(&e.to_string()))
-        };
-        let (hir, unicode) = match parse(false) {
-            Ok(hir) => (hir, false),
-            Err(_) => (parse(true)?, true),
-        };
+        let hir = regex_syntax::ParserBuilder::new()
+            .unicode(false)
+            .utf8(false)
+            .build()
+            .parse(&source)
+            .map_err(|e| unicode_named(&source, last_line(&e.to_string())))?;
         Ok(Pattern {
             captures: hir.properties().explicit_captures_len() + 1,
             source,
-            unicode,
             compiled: OnceLock::new(),
         })
     }
@@ -59,7 +56,7 @@ impl Pattern {
         self.compiled
             .get_or_init(|| {
                 RegexBuilder::new(&self.source)
-                    .unicode(self.unicode)
+                    .unicode(false)
                     .size_limit(REGEX_SIZE_LIMIT)
                     .build()
                     .ok()
@@ -74,6 +71,15 @@ impl Pattern {
 
 fn last_line(s: &str) -> String {
     s.lines().last().unwrap_or("").trim().to_string()
+}
+
+/// The parser's error, or what it means when the pattern asks for a Unicode class.
+fn unicode_named(source: &str, error: String) -> String {
+    if source.contains("\\p") || source.contains("\\P") {
+        format!("Unicode classes (\\p{{…}}) are not supported ({error})")
+    } else {
+        error
+    }
 }
 
 /// RE2 reads a `{` that does not start a repetition (`{2}`, `{2,}`, `{2,5}` after something

@@ -115,3 +115,23 @@ fn every_builtin_pattern_compiles() {
         );
     }
 }
+
+/// Patterns are read without Unicode tables: a Unicode class makes its rule skipped, with
+/// that reason; a non-ASCII literal still matches its UTF-8 bytes.
+#[test]
+fn a_unicode_class_skips_its_rule_and_a_non_ascii_literal_matches() {
+    let cfg = r#"
+[[rules]]
+id = "greek"
+regex = '''\p{Greek}{3}'''
+[[rules]]
+id = "euro"
+regex = '''€[0-9]{4}'''
+"#;
+    let set = RuleSet::parse(&[cfg]).unwrap();
+    assert_eq!(set.len(), 1);
+    let (id, why) = &set.skipped()[0];
+    assert_eq!(id, "greek");
+    assert!(why.contains("Unicode classes"), "{why}");
+    assert_eq!(ids(&set, "price €1234", None), [("euro".into(), 1)]);
+}
