@@ -282,6 +282,17 @@ fn findings(entry: &Value) -> (Vec<(String, u64, String)>, Vec<String>) {
     (found, fps)
 }
 
+/// `push origin RUN` is refused (exit 1, the run `rejected`): the findings, as [`findings`].
+fn refused(r: &Repo, run: &str) -> (Vec<(String, u64, String)>, Vec<String>) {
+    let (code, entry) = push_json(r, run, &[]);
+    assert_eq!(
+        (code, entry["result"].as_str()),
+        (1, Some("rejected")),
+        "{entry:#}"
+    );
+    findings(&entry)
+}
+
 /// Push again with every fingerprint allowed: it goes through and the remote has the run.
 fn push_allowing(r: &Repo, bare: &tempfile::TempDir, run: &str, fps: &[String]) {
     let mut extra = vec![];
@@ -327,13 +338,7 @@ fn push_refuses_new_files_holding_a_jwt_an_aws_secret_key_or_a_yaml_password_by_
     r.ok(&["checkpoint", "work", "--run", "r1"]);
     let status_before = r.git(&["status", "--porcelain"]);
 
-    let (code, entry) = push_json(&r, "r1", &[]);
-    assert_eq!(
-        (code, entry["result"].as_str()),
-        (1, Some("rejected")),
-        "{entry:#}"
-    );
-    let (found, fps) = findings(&entry);
+    let (found, fps) = refused(&r, "r1");
     assert_eq!(
         found,
         [
@@ -349,7 +354,6 @@ fn push_refuses_new_files_holding_a_jwt_an_aws_secret_key_or_a_yaml_password_by_
             ),
             ("notes/session.txt".to_string(), 2, "jwt".to_string()),
         ],
-        "{entry:#}"
     );
     assert_eq!(remote_refs(&bare), "", "nothing was pushed");
     // The text names file and line, and the fingerprint to allow.
@@ -554,13 +558,7 @@ fn a_teams_rule_file_adds_rules_and_a_unicode_class_skips_only_its_rule() {
     r.write("deploy/settings.txt", "token: acme_0123456789abcdef\n");
     r.ok(&["checkpoint", "work", "--run", "r1"]);
 
-    let (code, entry) = push_json(&r, "r1", &[]);
-    assert_eq!(
-        (code, entry["result"].as_str()),
-        (1, Some("rejected")),
-        "{entry:#}"
-    );
-    let (found, _) = findings(&entry);
+    let (found, _) = refused(&r, "r1");
     assert_eq!(
         found,
         [(
