@@ -144,8 +144,8 @@ def hot_text_note(tool_cmd: list[str]) -> str:
         parts = line.replace("[ ", "[").split()
         if len(parts) > 5 and parts[1] == ".text.hot_start":
             return (f"Code layout: {int(parts[5], 16) / 1024:.0f} KiB of the short commands' functions laid "
-                    "out first (`link/hot-text.ld`; `scripts/hot-text` rewrites it after a toolchain or "
-                    "Cargo.lock change).")
+                    "out first (`link/hot-text.ld`; `scripts/hot-text` rewrites it after a change of toolchain, "
+                    "Cargo.lock or features).")
     return ("Code layout: no `.text.hot_start` section, so `link/hot-text.ld` was not linked in "
             "(not a release build, or not Linux).")
 
