@@ -83,6 +83,7 @@ pub struct PushOutcome {
     pub attempts: u32,
 }
 
+/// `skipped_rules` in `--json`: the rules' ids, as before reasons were kept.
 fn rule_ids<S: serde::Serializer>(rules: &[secrets::SkippedRule], s: S) -> Result<S::Ok, S::Error> {
     s.collect_seq(rules.iter().map(|(id, _)| id))
 }
