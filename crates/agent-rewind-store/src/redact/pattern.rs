@@ -38,7 +38,7 @@ impl Pattern {
             .utf8(false)
             .build()
             .parse(&source)
-            .map_err(|e| unicode_named(&source, last_line(&e.to_string())))?;
+            .map_err(|e| unicode_named(&e))?;
         Ok(Pattern {
             captures: hir.properties().explicit_captures_len() + 1,
             source,
@@ -73,12 +73,17 @@ fn last_line(s: &str) -> String {
     s.lines().last().unwrap_or("").trim().to_string()
 }
 
-/// The parser's error, or what it means when the pattern asks for a Unicode class.
-fn unicode_named(source: &str, error: String) -> String {
-    if source.contains("\\p") || source.contains("\\P") {
-        format!("Unicode classes (\\p{{…}}) are not supported ({error})")
-    } else {
-        error
+/// The parser's error (its last line), saying what it means when the pattern asks for
+/// Unicode (`\p{…}`, `(?u)`), which the ASCII-only parser refuses.
+fn unicode_named(e: &regex_syntax::Error) -> String {
+    let error = last_line(&e.to_string());
+    match e {
+        regex_syntax::Error::Translate(t)
+            if *t.kind() == regex_syntax::hir::ErrorKind::UnicodeNotAllowed =>
+        {
+            format!("Unicode classes (\\p{{…}}) are not supported ({error})")
+        }
+        _ => error,
     }
 }
 

@@ -127,11 +127,18 @@ regex = '''\p{Greek}{3}'''
 [[rules]]
 id = "euro"
 regex = '''€[0-9]{4}'''
+[[rules]]
+id = "look-behind"
+regex = '''(?<=\\p)y'''
 "#;
     let set = RuleSet::parse(&[cfg]).unwrap();
     assert_eq!(set.len(), 1);
     let (id, why) = &set.skipped()[0];
     assert_eq!(id, "greek");
     assert!(why.contains("Unicode classes"), "{why}");
+    // Another parse error is told as the parser tells it, whatever the pattern holds.
+    let (id, why) = &set.skipped()[1];
+    assert_eq!(id, "look-behind");
+    assert!(!why.contains("Unicode"), "{why}");
     assert_eq!(ids(&set, "price €1234", None), [("euro".into(), 1)]);
 }
