@@ -75,14 +75,9 @@ impl Store {
             }
             _ => return Ok(None),
         };
-        // Every pack index is loaded by now (the object count read them all): a prefix
-        // lookup need not look for new packs on disk each time, as git does not. `--stat`
-        // prints no ids, so it makes no handle (each has a decompressor of ~47 KB).
-        let odb = (!stat).then(|| {
-            let mut odb = self.repo.objects.clone();
-            odb.refresh_never();
-            odb
-        });
+        // The handle for abbreviated ids, made at the first patch: `--stat` prints no ids,
+        // so it makes none (each has a decompressor of ~47 KB).
+        let mut odb = None;
         let mut out = Vec::new();
         let mut stats = Vec::new();
         let mut total = 0;
@@ -114,9 +109,13 @@ impl Store {
                 });
                 continue;
             }
-            let Some(odb) = odb.as_ref() else {
-                return Ok(None); // not reached: only `--stat` has no handle
-            };
+            // Every pack index is loaded by now (the object count read them all): a prefix
+            // lookup need not look for new packs on disk each time, as git does not.
+            let odb = &*odb.get_or_insert_with(|| {
+                let mut odb = self.repo.objects.clone();
+                odb.refresh_never();
+                odb
+            });
             let abbrev = |side: Option<(ObjectId, EntryKind)>| match side {
                 Some((id, _)) => abbrev(odb, id, hex_len),
                 None => abbrev(odb, ObjectId::null(id_kind(c)), hex_len),
