@@ -257,13 +257,16 @@ fn files_snapshots_leave_out_are_left_in_place_and_listed_by_every_overwrite() {
     assert_eq!(listed(&out["left_in_place"]), all);
     repo.json(&["undo"]);
 
-    // A path restore: the same rule (it used to delete dir/.env).
-    let out = repo.json(&["restore", "r1@0", "--", "dir/"]);
-    assert!(!repo.path().join("dir/a.txt").exists());
+    // A path restore: the same rule (it used to delete dir/.env), and only what lies under
+    // the named folder is listed.
+    repo.write("dir/b.txt", "b\n");
+    let out = repo.json(&["restore", &cp, "--", "dir/"]);
+    assert!(!repo.path().join("dir/b.txt").exists());
     assert_eq!(repo.read("dir/.env"), "TOKEN=2\n");
-    assert_eq!(listed(&out["left_in_place"]), vec!["big.bin", "dir/.env"]);
+    assert_eq!(listed(&out["left_in_place"]), vec!["dir/.env"]);
     repo.json(&["undo"]);
-    assert_eq!(repo.read("dir/a.txt"), "a\n");
+    assert_eq!(repo.read("dir/b.txt"), "b\n");
+    std::fs::remove_file(repo.path().join("dir/b.txt")).unwrap();
 
     // The human output names each one.
     let human = repo.ok(&["rewind", "r1", "--to", "r1@0", "--run", "r3"]);
@@ -273,7 +276,6 @@ fn files_snapshots_leave_out_are_left_in_place_and_listed_by_every_overwrite() {
             "{f} in:\n{human}"
         );
     }
-    let _ = cp;
 }
 
 #[test]

@@ -84,7 +84,7 @@ pub use savedindex::IndexFile;
 pub use sign::{SignFormat, SignatureCheck, Signer};
 pub use transport::GitOutput;
 pub use userindex::WrittenFile;
-pub use worktree::{OnDisk, rel_path};
+pub use worktree::{AsBackedUp, OnDisk, rel_path};
 
 use crate::error::{Error, Result};
 pub use gix::ObjectId;

@@ -17,8 +17,17 @@ use crate::quote::quote_path;
 use gix::ObjectId;
 use gix::bstr::{BString, ByteSlice};
 use gix::objs::tree::EntryKind;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
+
+/// What an undo writes back as a backup held it: the paths whose blobs are the exact bytes
+/// that were on disk (no filter applied), and the permission bits each file had then, which
+/// no git mode can hold (a file of mode 600 must not come back as 644).
+#[derive(Debug, Clone, Default)]
+pub struct AsBackedUp {
+    pub raw: HashSet<BString>,
+    pub modes: BTreeMap<BString, u32>,
+}
 
 /// A worktree-relative path (bytes, `/`-separated) as a filesystem path: the bytes as they
 /// are (paths are bytes on unix).
@@ -69,7 +78,7 @@ impl Store {
         &self,
         root: &Path,
         changes: &[TreeChange],
-        raw: &HashSet<BString>,
+        backed_up: &AsBackedUp,
         changed: &mut Vec<BString>,
     ) -> Result<Vec<WrittenFile>> {
         let mut checkout = super::checkoutbytes::CheckoutBytes::new(self)?;
@@ -126,15 +135,20 @@ impl Store {
                 }
                 EntryKind::Blob | EntryKind::BlobExecutable => {
                     let data = self.objects().read_blob(id)?;
-                    let bytes = if raw.contains(&c.path) {
+                    let bytes = if backed_up.raw.contains(&c.path) {
                         data
                     } else {
                         checkout.for_worktree(id, &data, c.path.as_bstr())?
                     };
-                    let exec = kind == EntryKind::BlobExecutable;
+                    let mode = match backed_up.modes.get(&c.path) {
+                        Some(bits) => FileMode::Exactly(*bits),
+                        None => FileMode::Git {
+                            exec: kind == EntryKind::BlobExecutable,
+                        },
+                    };
                     crate::fail_point!("worktree:write");
                     note_folder_in_the_way(&full, &c.path, changed);
-                    atomic_replace(&full, &tmp_dir, |tmp| write_file(tmp, &bytes, exec))?;
+                    atomic_replace(&full, &tmp_dir, |tmp| write_file(tmp, &bytes, mode))?;
                     if changed.last() != Some(&c.path) {
                         changed.push(c.path.clone());
                     }
@@ -237,16 +251,17 @@ impl crate::facade::Worktree<'_> {
     /// Make `root` (a worktree directory) go from the state described by `changes`' `old`
     /// side to their `new` side: delete removed paths, write added and modified ones.
     /// Returns the files and symlinks written, with a digest of what was put on disk. Blobs
-    /// at the paths in `raw` hold the exact bytes to put on disk: no filter is applied.
+    /// at the paths in `backed_up.raw` hold the exact bytes to put on disk: no filter is
+    /// applied; a file in `backed_up.modes` gets exactly those permission bits.
     pub fn apply_changes(
         &self,
         root: &Path,
         changes: &[TreeChange],
-        raw: &HashSet<BString>,
+        backed_up: &AsBackedUp,
     ) -> Result<Vec<WrittenFile>> {
         self.check_checkout_paths(changes)?;
         let mut changed = Vec::new();
-        self.write_all(root, changes, raw, &mut changed)
+        self.write_all(root, changes, backed_up, &mut changed)
             .map_err(|e| partial_failure(e, &changed))
     }
 }
@@ -287,17 +302,36 @@ fn partial_failure(e: Error, changed: &[BString]) -> Error {
     e
 }
 
-/// Create `path` (which must not exist) with `bytes`, with git's modes: 0o666 or 0o777
-/// (executable) less the umask.
-fn write_file(path: &Path, bytes: &[u8], exec: bool) -> Result<()> {
+/// The permission bits a written file gets.
+#[derive(Debug, Clone, Copy)]
+enum FileMode {
+    /// git's: 0o666 or 0o777 (executable) less the umask.
+    Git { exec: bool },
+    /// These bits, whatever the umask: a file a backup recorded.
+    Exactly(u32),
+}
+
+/// Create `path` (which must not exist) with `bytes` and `mode`.
+fn write_file(path: &Path, bytes: &[u8], mode: FileMode) -> Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let create = match mode {
+        FileMode::Git { exec: true } => 0o777,
+        FileMode::Git { exec: false } => 0o666,
+        // Never more open than it will be, not even while it is written.
+        FileMode::Exactly(bits) => bits,
+    };
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .mode(if exec { 0o777 } else { 0o666 })
+        .mode(create)
         .open(path)
         .at(path)?;
+    if let FileMode::Exactly(bits) = mode {
+        // The umask narrowed the bits at creation; the backup recorded them exactly.
+        f.set_permissions(std::fs::Permissions::from_mode(bits))
+            .at(path)?;
+    }
     f.write_all(bytes).at(path)
 }
 
@@ -459,6 +493,34 @@ impl crate::facade::Worktree<'_> {
             EntryKind::Blob
         };
         Ok(OnDisk::Entry(self.objects().write_blob(&bytes)?, kind))
+    }
+
+    /// The permission bits (`st_mode & 0o777`) of each of `paths` that is a regular file on
+    /// disk, reached through real folders only: what a backup records so that undo gives
+    /// them back exactly.
+    pub fn file_modes(&self, paths: &[BString]) -> Result<BTreeMap<BString, u32>> {
+        use std::os::unix::fs::PermissionsExt;
+        let root = self.workdir()?;
+        let mut modes = BTreeMap::new();
+        for rel in paths {
+            if !parents_are_folders(root, rel) {
+                continue;
+            }
+            let full = root.join(rel_path(rel));
+            match std::fs::symlink_metadata(&full) {
+                Ok(md) if md.is_file() => {
+                    modes.insert(rel.clone(), md.permissions().mode() & 0o777);
+                }
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                    ) => {}
+                Err(e) => return Err(Error::io(&full, e)),
+            }
+        }
+        Ok(modes)
     }
 
     /// The blob of the file at `rel` as its bytes are on disk, when that is not `id` (what

@@ -8,6 +8,7 @@ use crate::common;
 mod adversity;
 mod crash;
 mod dry_run;
+mod exact;
 mod fork;
 mod lineage;
 mod long_names;

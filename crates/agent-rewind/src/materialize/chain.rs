@@ -93,6 +93,9 @@ pub struct BackupDetails {
     /// The index file, when it held entries a tree cannot (intent-to-add, skip-worktree,
     /// assume-unchanged).
     pub index_file: Option<IndexFile>,
+    /// The permission bits of each touched path that was a regular file, which a tree
+    /// cannot hold (it knows 644 and 755 only): undo gives each file exactly its bits.
+    pub modes: std::collections::BTreeMap<BString, u32>,
 }
 
 /// This worktree's name in backups: `main`, or `worktrees/<name>` for a linked worktree.
@@ -236,8 +239,9 @@ pub fn withdraw_backup(store: &Store, backup: &Backup) -> Result<bool> {
     }
 }
 
-/// The details commit of a backup: a tree with `touched` (the paths, each ended by a NUL)
-/// and, when kept, `index` (the index file) and `index-mtime` (`<seconds>.<nanoseconds>`).
+/// The details commit of a backup: a tree with `touched` (the paths, each ended by a NUL),
+/// `modes` (`<octal bits> <path>`, each ended by a NUL) when a file was among them, and,
+/// when kept, `index` (the index file) and `index-mtime` (`<seconds>.<nanoseconds>`).
 /// `None` when there is nothing to keep.
 fn write_details(store: &Store, d: &BackupDetails) -> Result<Option<ObjectId>> {
     if d.touched.is_empty() && d.index_file.is_none() {
@@ -252,6 +256,18 @@ fn write_details(store: &Store, d: &BackupDetails) -> Result<Option<ObjectId>> {
         BString::from("touched"),
         Some((store.objects().write_blob(&list)?, EntryKind::Blob)),
     )];
+    if !d.modes.is_empty() {
+        let mut modes = Vec::new();
+        for (p, bits) in &d.modes {
+            modes.extend_from_slice(format!("{bits:o} ").as_bytes());
+            modes.extend_from_slice(p);
+            modes.push(0);
+        }
+        entries.push((
+            "modes".into(),
+            Some((store.objects().write_blob(&modes)?, EntryKind::Blob)),
+        ));
+    }
     if let Some(f) = &d.index_file {
         entries.push((
             "index".into(),
@@ -299,10 +315,26 @@ fn read_details(store: &Store, commit: ObjectId) -> Result<BackupDetails> {
         (Some(bytes), Some(mtime)) => Some(IndexFile { bytes, mtime }),
         _ => None,
     };
+    let modes = parse_modes(&blob("modes")?.unwrap_or_default());
     Ok(BackupDetails {
         touched,
         index_file,
+        modes,
     })
+}
+
+/// The records of a details tree's `modes` (`<octal bits> <path>` NUL …). A record that
+/// does not parse is passed over: that file then gets git's mode, as before modes were kept.
+fn parse_modes(blob: &[u8]) -> std::collections::BTreeMap<BString, u32> {
+    blob.split(|b| *b == 0)
+        .filter_map(|record| {
+            let space = record.iter().position(|b| *b == b' ')?;
+            let bits = std::str::from_utf8(&record[..space]).ok()?;
+            let bits = u32::from_str_radix(bits, 8).ok().filter(|b| *b <= 0o777)?;
+            let path = &record[space + 1..];
+            (!path.is_empty()).then(|| (BString::from(path), bits))
+        })
+        .collect()
 }
 
 fn one_line(s: &str) -> String {

@@ -20,7 +20,8 @@ use crate::quote::{quote_path, text_path};
 use crate::snapshot::{Policy, snapshot_worktree};
 use crate::store::ObjectId;
 use crate::store::{
-    BString, ByteSlice, EntryKind, OnDisk, Store, TreeChange, UserHead, WrittenFile, rel_path,
+    AsBackedUp, BString, ByteSlice, EntryKind, OnDisk, Store, TreeChange, UserHead, WrittenFile,
+    rel_path,
 };
 use std::collections::HashSet;
 
@@ -91,6 +92,7 @@ pub fn capture(store: &Store) -> Result<Capture> {
         details: BackupDetails {
             touched: vec![],
             index_file,
+            modes: Default::default(),
         },
     })
 }
@@ -139,6 +141,9 @@ pub fn cover_paths(store: &Store, cap: &mut Capture, paths: &[BString]) -> Resul
     }
     cap.tree = store.edit_tree(cap.tree, &edits)?;
     cap.details.touched.extend(paths.iter().cloned());
+    cap.details
+        .modes
+        .extend(store.worktree().file_modes(paths)?);
     Ok(())
 }
 
@@ -155,8 +160,8 @@ fn too_big_in_the_way(p: &[u8], size: u64) -> Error {
 pub struct PreparedOverwrite {
     pub capture: Capture,
     pub changes: Vec<TreeChange>,
-    /// Paths whose target blobs are bytes to write as they are (an undo's backup entries).
-    pub raw: HashSet<BString>,
+    /// An undo's backup entries: bytes to write as they are, with the bits each file had.
+    pub backed_up: AsBackedUp,
 }
 
 /// Capture this worktree and plan the changes that turn it into `target` (only under
@@ -237,6 +242,12 @@ pub fn prepare_overwrite(
     // Skip-worktree entries exist only when the capture kept the index file for its flags.
     let flags = capture.details.index_file.is_some();
     leave_in_place(store, flags, &mut capture.excluded, &mut changes)?;
+    // Only what lies under the named paths is reported as left alone.
+    if let Some(paths) = paths {
+        capture
+            .excluded
+            .retain(|e| paths.iter().any(|p| text_path_is_under(&e.path, p)));
+    }
     capture.excluded.sort_by(|a, b| a.path.cmp(&b.path));
     // The backup holds each path about to change as its bytes are on disk.
     let mut raw_edits = vec![];
@@ -249,19 +260,28 @@ pub fn prepare_overwrite(
     }
     capture.tree = store.edit_tree(capture.tree, &raw_edits)?;
     capture.details.touched = changes.iter().map(|c| c.path.clone()).collect();
-    let raw = undoing
-        .map(|b| b.details.touched.iter().cloned().collect())
+    capture.details.modes = store.worktree().file_modes(&capture.details.touched)?;
+    let backed_up = undoing
+        .map(|b| AsBackedUp {
+            raw: b.details.touched.iter().cloned().collect(),
+            modes: b.details.modes.clone(),
+        })
         .unwrap_or_default();
     Ok(PreparedOverwrite {
         capture,
         changes,
-        raw,
+        backed_up,
     })
 }
 
+/// Why a submodule whose checked-out commit is not the target's stays as it is.
+pub const SUBMODULE_LEFT_ALONE: &str = "a submodule: its worktree stays as it is, as git \
+     leaves it (`git submodule update` checks out the commit the target records)";
+
 /// What a checkout leaves as it is, as git's does, listed in `excluded`: a nested git
 /// repository (a gitlink, as `git add -A` records an untracked one) the target lacks — its
-/// files are in no backup, so it is never removed — and a skip-worktree file with local
+/// files are in no backup, so it is never removed — a submodule whose checked-out commit
+/// is not the target's, and a skip-worktree file with local
 /// edits that the changes do not touch (looked for only when `index_flags`: the index has
 /// entries with flags a tree cannot hold). Refuses when the target needs the path of a
 /// nested repository for something else.
@@ -286,7 +306,14 @@ fn leave_in_place(
                 });
                 false
             }
-            Some((_, EntryKind::Commit)) => true,
+            Some((_, EntryKind::Commit)) => {
+                // git checks a submodule's commit out only through `git submodule update`.
+                excluded.push(Excluded {
+                    path: text_path(&c.path),
+                    reason: SUBMODULE_LEFT_ALONE.into(),
+                });
+                false
+            }
             Some(_) => {
                 kept = Err(Error::refused(format!(
                     "{} is a nested git repository, and the target needs that path for a file",
@@ -324,6 +351,27 @@ fn leave_in_place(
         }
     }
     Ok(())
+}
+
+/// Whether `path` (as [`text_path`] shows it: git's quoted form for a name that is not
+/// UTF-8) is `under` (a worktree path, a file or a folder; `.` or empty for everything).
+/// Quoting escapes byte by byte, so a quoted name starts with the quoted form of its folder.
+fn text_path_is_under(path: &str, under: &str) -> bool {
+    let under = under.trim_start_matches("./").trim_end_matches('/');
+    if under.is_empty() || under == "." {
+        return true;
+    }
+    let unquoted = |s: &str| -> String {
+        s.strip_prefix('"')
+            .and_then(|s| s.strip_suffix('"'))
+            .map_or_else(|| s.to_string(), str::to_string)
+    };
+    let path = unquoted(path);
+    let under = unquoted(&crate::quote::quote_path(under.as_bytes()));
+    path == under
+        || path
+            .strip_prefix(&under)
+            .is_some_and(|r| r.starts_with('/'))
 }
 
 /// The changes that turn the worktree captured in `from` (a backup tree) into `to`,
@@ -472,18 +520,19 @@ pub fn path_changes(changes: &[TreeChange]) -> Vec<PathChange> {
         .collect()
 }
 
-/// Write the planned changes into this worktree (the blobs at `raw` paths as they are, the
-/// others through the checkout filters); returns the files written. The caller has taken a
+/// Write the planned changes into this worktree (the blobs at `backed_up.raw` paths as they
+/// are, with the bits `backed_up.modes` holds; the others through the checkout filters,
+/// with git's modes); returns the files written. The caller has taken a
 /// backup, so a failure part-way (its message names the files already changed) says that
 /// `undo` brings the worktree back.
 pub fn write_changes(
     store: &Store,
     changes: &[TreeChange],
-    raw: &HashSet<BString>,
+    backed_up: &AsBackedUp,
 ) -> Result<Vec<WrittenFile>> {
     store
         .worktree()
-        .apply_changes(store.workdir()?, changes, raw)
+        .apply_changes(store.workdir()?, changes, backed_up)
         .map_err(|e| {
             if e.kind == crate::error::ErrorKind::Refused {
                 return e; // refused before anything was written
@@ -533,7 +582,7 @@ pub fn files_were_changed(e: Error, changes: &[TreeChange]) -> Error {
 /// the changes planned by [`prepare_overwrite`]. The current state (`prepared.capture`) must
 /// already be backed up by the caller.
 pub fn restore_backup(store: &Store, prepared: &PreparedOverwrite, backup: &Backup) -> Result<()> {
-    let written = write_changes(store, &prepared.changes, &prepared.raw)?;
+    let written = write_changes(store, &prepared.changes, &prepared.backed_up)?;
     crate::crash_point!("undo:files-written");
     restore_head_and_index(store, prepared, backup, &written)
         .map_err(|e| files_were_changed(e, &prepared.changes))

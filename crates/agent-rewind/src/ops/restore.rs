@@ -41,7 +41,7 @@ pub fn restore(store: &Store, spec: &CheckpointSpec, paths: &[String]) -> Result
     crate::crash_point!("restore:backed-up");
     let changes = prepared.changes;
     // The index is left as it was: restore only puts files back.
-    materialize::write_changes(store, &changes, &prepared.raw)?;
+    materialize::write_changes(store, &changes, &prepared.backed_up)?;
     crate::crash_point!("restore:files-written");
     Ok(RestoreOutcome {
         files: materialize::path_changes(&changes),
@@ -63,8 +63,8 @@ fn prepare(
 ) -> Result<(crate::catalog::Checkpoint, materialize::PreparedOverwrite)> {
     materialize::ensure_safe_to_overwrite(store)?;
     let cp = Catalog::new(store).resolve(spec)?;
-    let root = store.workdir()?.to_path_buf();
-    // A named path must exist in the checkpoint or in the worktree.
+    // A named path must be one the checkpoint holds, a file or a folder, as `git restore
+    // --source` requires: restoring a path to "never existed" would delete it.
     if !paths.is_empty() {
         let entries = store.objects().tree_entries(cp.commit.tree)?;
         for p in paths {
@@ -75,11 +75,15 @@ fn prepare(
                     e == p.as_bytes()
                         || (e.starts_with(p.as_bytes()) && e.get(p.len()) == Some(&b'/'))
                 });
-            if !in_checkpoint && std::fs::symlink_metadata(root.join(p)).is_err() {
+            if !in_checkpoint {
                 return Err(Error::not_found(format!(
-                    "{p} is neither in checkpoint {} nor in the worktree",
+                    "{p} did not exist at checkpoint {}: there is nothing to restore it to",
                     crate::catalog::short(cp.id())
-                )));
+                ))
+                .with_hint(
+                    "name paths the checkpoint holds (`git agent-rewind show <checkpoint>`); \
+                     restoring their folder removes the files it lacks",
+                ));
             }
         }
     }

@@ -84,6 +84,9 @@ pub struct RevertOutcome {
     pub dry_run: bool,
     /// The backup taken before writing (none for a dry run or when nothing changed).
     pub backup: Option<Backup>,
+    /// Paths the run changed that stay as they are whatever happened since: submodules,
+    /// whose worktrees git leaves alone.
+    pub left_in_place: Vec<crate::model::Excluded>,
 }
 
 /// The two checkpoints a revert goes between, and the ones whose `touched` paths count.
@@ -145,7 +148,16 @@ pub fn revert(store: &Store, spec: &CheckpointSpec, opts: &RevertOptions) -> Res
         files,
         dry_run: opts.dry_run,
         backup: None,
+        left_in_place: vec![],
     };
+    for f in &outcome.files {
+        if f.reason.as_deref() == Some(materialize::SUBMODULE_LEFT_ALONE) {
+            outcome.left_in_place.push(crate::model::Excluded {
+                path: f.path.clone(),
+                reason: materialize::SUBMODULE_LEFT_ALONE.into(),
+            });
+        }
+    }
     let conflicts: Vec<&str> = outcome
         .files
         .iter()
@@ -219,6 +231,14 @@ fn plan_path(
             new,
         })
     };
+    let submodule =
+        |side: Option<(ObjectId, EntryKind)>| side.is_some_and(|s| s.1 == EntryKind::Commit);
+    if submodule(ours) || submodule(base) || submodule(theirs) {
+        return Ok((
+            plan(Action::Keep, Some(materialize::SUBMODULE_LEFT_ALONE)),
+            None,
+        ));
+    }
     if ours == base {
         return Ok((plan(Action::Revert, None), write(theirs)));
     }

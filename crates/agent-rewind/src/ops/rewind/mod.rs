@@ -485,7 +485,7 @@ fn check_out_in_place(
 ) -> Result<()> {
     crate::trace::mark("rewind: source archived");
     crate::crash_point!("rewind:source-archived");
-    let written = materialize::write_changes(store, &prepared.changes, &prepared.raw)?;
+    let written = materialize::write_changes(store, &prepared.changes, &prepared.backed_up)?;
     crate::trace::mark("rewind: files written");
     crate::crash_point!("rewind:files-written");
     let after_files = || -> Result<()> {
