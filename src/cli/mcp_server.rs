@@ -306,8 +306,16 @@ fn diff(ctx: &Ctx, a: DiffRequest) -> Result<Value> {
             ("worktree".to_string(), snap.tree.to_string())
         }
     };
-    let stat = store.diff_text(&from_tree, &to_tree, true, false, &paths)?;
-    let mut patch = store.diff_text(&from_tree, &to_tree, false, false, &paths)?;
+    let how = agent_rewind::store::DiffText {
+        paths: &paths,
+        ..Default::default()
+    };
+    let stat = store.diff_text(
+        &from_tree,
+        &to_tree,
+        &agent_rewind::store::DiffText { stat: true, ..how },
+    )?;
+    let mut patch = store.diff_text(&from_tree, &to_tree, &how)?;
     let truncated = patch.len() > MAX_DIFF_BYTES;
     if truncated {
         patch.truncate(MAX_DIFF_BYTES);

@@ -563,3 +563,118 @@ fn worktree_attributes_are_followed_byte_for_byte() {
         "a .gitattributes the worktree lacks"
     );
 }
+
+/// `git diff` under the user's prefix and relative-path settings, run in `dir`; `config` as
+/// `git -c` options.
+fn git_diff_in(dir: &std::path::Path, config: &[&str], args: &[&str]) -> Vec<u8> {
+    let mut c = git_cmd(dir);
+    for kv in config {
+        c.args(["-c", kv]);
+    }
+    let out = c.arg("diff").args(args).output().unwrap();
+    assert!(out.status.success());
+    out.stdout
+}
+
+/// The tool's `diff` in `dir`, the files part only (after the metadata lines).
+fn ours_in(dir: &std::path::Path, config: &[&str], args: &[&str]) -> Vec<u8> {
+    let mut c = git_cmd(dir);
+    for kv in config {
+        c.args(["-c", kv]);
+    }
+    c.env("PATH", path_with_tool());
+    let out = c
+        .arg("agent-rewind")
+        .arg("diff")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Metadata lines first, then a blank line, then the files.
+    if !out.stdout.starts_with(b"metadata ") {
+        return out.stdout;
+    }
+    match out.stdout.windows(2).position(|w| w == b"\n\n") {
+        Some(i) => out.stdout[i + 2..].to_vec(),
+        None => vec![],
+    }
+}
+
+/// PATH with the binary under test first, so that `git agent-rewind` runs it.
+fn path_with_tool() -> std::ffi::OsString {
+    let dir = common::bin().parent().unwrap().to_path_buf();
+    let mut paths = vec![dir];
+    paths.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(paths).unwrap()
+}
+
+/// `diff.noprefix`, `diff.srcPrefix`/`diff.dstPrefix` and `diff.relative` (in a subfolder)
+/// change `diff`'s bytes exactly as they change `git diff`'s, whether set with `git -c` or in
+/// the repository's config, for the patch and `--stat`.
+#[test]
+fn prefix_and_relative_settings_are_git_diffs_bytes() {
+    let r = Repo::new();
+    r.ok(&["start", "--run", "r1"]);
+    r.write("top.txt", "one\n");
+    r.write("sub/in.txt", "a\nb\n");
+    r.write("sub/deep/x.txt", "x\n");
+    r.ok(&["checkpoint", "a"]);
+    r.write("top.txt", "one\ntwo\n");
+    r.write("sub/in.txt", "a\nB\n");
+    r.write("sub/deep/x.txt", "x\ny\n");
+    r.ok(&["checkpoint", "b"]);
+    let (a, b) = (r.rev("refs/agent-runs/r1/a"), r.rev("refs/agent-runs/r1/b"));
+    let sub = r.path().join("sub");
+    let settings: [&[&str]; 5] = [
+        &["diff.noprefix=true"],
+        &["diff.srcPrefix=left/", "diff.dstPrefix=right/"],
+        &["diff.relative=true"],
+        &["diff.relative=true", "diff.noprefix=true"],
+        &["diff.mnemonicPrefix=true"],
+    ];
+    for config in settings {
+        for dir in [r.path(), sub.as_path()] {
+            for stat in [false, true] {
+                let extra: &[&str] = if stat { &["--stat"] } else { &[] };
+                let git = git_diff_in(dir, config, &[extra, &[&a, &b]].concat());
+                let ours = ours_in(dir, config, &[extra, &["r1/a", "r1/b"]].concat());
+                assert!(!git.is_empty() || dir == sub.as_path());
+                assert_eq!(
+                    String::from_utf8_lossy(&ours),
+                    String::from_utf8_lossy(&git),
+                    "git -c {config:?} in {dir:?}, --stat: {stat}"
+                );
+                // The same from the repository's config.
+                for kv in config {
+                    let (k, v) = kv.split_once('=').unwrap();
+                    r.git(&["config", k, v]);
+                }
+                let ours = ours_in(dir, &[], &[extra, &["r1/a", "r1/b"]].concat());
+                assert_eq!(
+                    String::from_utf8_lossy(&ours),
+                    String::from_utf8_lossy(&git),
+                    "{config:?} in the repository's config, in {dir:?}, --stat: {stat}"
+                );
+                for kv in config {
+                    r.git(&["config", "--unset", kv.split_once('=').unwrap().0]);
+                }
+            }
+        }
+    }
+    // The relative view narrows to the folder, as git's does, and so does a path given
+    // relative to it.
+    let git = git_diff_in(&sub, &["diff.relative=true"], &[&a, &b, "--", "deep"]);
+    let ours = ours_in(
+        &sub,
+        &["diff.relative=true"],
+        &["r1/a", "r1/b", "--", "deep"],
+    );
+    assert!(String::from_utf8_lossy(&git).contains("a/deep/x.txt"));
+    assert_eq!(ours, git);
+}

@@ -213,35 +213,59 @@ impl Store {
     }
 
     /// `git diff` between two trees as git prints it (`diff --git a/… b/…`, index and mode
-    /// lines, the user's diff drivers), or its `--stat`; only `paths` (literal, relative to
-    /// the worktree root) when given; coloured only when `color`.
-    pub fn diff_text(
-        &self,
-        from: &str,
-        to: &str,
-        stat: bool,
-        color: bool,
-        paths: &[String],
-    ) -> Result<Vec<u8>> {
+    /// lines, the user's diff drivers), or its `--stat`, as `how` asks.
+    pub fn diff_text(&self, from: &str, to: &str, how: &DiffText<'_>) -> Result<Vec<u8>> {
         let mut args = vec![
-            "--literal-pathspecs",
             "diff",
             "--no-ext-diff",
-            "--src-prefix=a/",
-            "--dst-prefix=b/",
-            if color {
+            if how.color {
                 "--color=always"
             } else {
                 "--no-color"
             },
         ];
-        if stat {
+        if how.as_user_in.is_none() {
+            args.extend(["--src-prefix=a/", "--dst-prefix=b/"]);
+        }
+        if how.stat {
             args.push("--stat");
         }
         args.extend([from, to, "--"]);
+        // Paths are the worktree's (from its top) whatever folder git runs in, and never
+        // patterns.
+        let paths: Vec<String> = how
+            .paths
+            .iter()
+            .map(|p| match p.as_str() {
+                "." | "" => ":(top)".to_string(),
+                p => format!(":(top,literal){p}"),
+            })
+            .collect();
         args.extend(paths.iter().map(String::as_str));
-        stdout_bytes_of(&args, self.git_unchecked(&args)?)
+        let top = self.repo.workdir().unwrap_or(self.repo.git_dir());
+        // In the user's folder, git applies `diff.relative` itself, as their `git diff` would.
+        let dir = match how.as_user_in {
+            Some(d) if d.starts_with(top) => d,
+            _ => top,
+        };
+        stdout_bytes_of(&args, self.git_output_in(dir, &args)?)
     }
+}
+
+/// What [`Store::diff_text`] prints.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DiffText<'a> {
+    /// git's `--stat` instead of the patch.
+    pub stat: bool,
+    /// git's colour codes.
+    pub color: bool,
+    /// Only these paths (files or folders, relative to the worktree's top).
+    pub paths: &'a [String],
+    /// Print what the user's own `git diff` prints when run in this folder: their prefix
+    /// settings (`diff.noprefix`, `diff.srcPrefix`, `diff.dstPrefix`) and `diff.relative`
+    /// apply. `None`: `a/` and `b/` and paths from the top whatever the configuration, for a
+    /// program that reads the patch.
+    pub as_user_in: Option<&'a Path>,
 }
 
 impl crate::facade::Refs<'_> {

@@ -67,6 +67,7 @@ pub use usage::WorktreeUse;
 mod userindex;
 mod worktree;
 
+pub use gitbin::DiffText;
 pub use gix::objs::tree::EntryKind;
 pub use localcopy::{LocalRemote, NotesCopy};
 pub use lock::{PostCommitWait, RunLock, hold_post_commit_lock, open_lock_file, set_writer_wait};

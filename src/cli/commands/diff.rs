@@ -7,7 +7,7 @@ use crate::cli::render::{colour_marks, escape};
 use crate::cli::{Ctx, Output};
 use agent_rewind::error::Result;
 use agent_rewind::ops;
-use agent_rewind::store::Store;
+use agent_rewind::store::{DiffText, Store};
 use clap::Args;
 use std::io::IsTerminal;
 
@@ -85,7 +85,13 @@ pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
             bytes
         }
         None => {
-            let bytes = store.diff_text(&d.from_tree, &d.to_tree, a.stat, color, &paths)?;
+            let how = DiffText {
+                stat: a.stat,
+                color,
+                paths: &paths,
+                as_user_in: Some(&ctx.dir),
+            };
+            let bytes = store.diff_text(&d.from_tree, &d.to_tree, &how)?;
             agent_rewind::trace::mark("diff: git diff printed the files");
             bytes
         }
