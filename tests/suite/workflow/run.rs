@@ -4,6 +4,7 @@
 use super::{FEATURE, FEATURE_STEPS, Wf, action, assert_all_skipped, stderr, step_of};
 use crate::common::refs;
 use serde_json::Value;
+use std::path::Path;
 
 // ---------------------------------------------------------------------------------------
 // 1. End to end, then an idle resume.
@@ -268,4 +269,66 @@ fn steps_appear_in_workflow_order() {
         serde_json::json!(["zeta", "alpha", "mid"]),
         "{status:#}"
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// An agent's session after the workflow completed.
+
+/// A Claude session that starts after a workflow run completed, while that run is still the
+/// worktree's active run, never files its turn under the run's last step: its turn goes into
+/// a new run whose lineage points at the finished one, the finished run stays complete, and
+/// blame credits the new lines to the turn that wrote them.
+#[test]
+fn an_agents_turn_after_a_completed_run_starts_a_run_after_it() {
+    use crate::agent_hooks::{hook, payload};
+    let wf = Wf::feature();
+    let report = wf.json(&["run", FEATURE, "--run", "r1"]);
+    assert_eq!(report["finished"], true, "{report:#}");
+    let tip = wf.repo.rev("refs/agent-runs/r1/HEAD");
+    let d = wf.path();
+    let transcript = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/claude/transcript.jsonl");
+
+    let started = hook(
+        "claude",
+        &payload("claude", "session-start.json", d, &transcript),
+        &[],
+    );
+    let new_run = started["run"].as_str().expect("a run").to_string();
+    assert_ne!(new_run, "r1", "{started}");
+    wf.repo.write("src/cart.rs", "let mut total = 0;\n");
+    hook(
+        "claude",
+        &payload("claude", "post-tool-use-edit.json", d, &transcript),
+        &[],
+    );
+    let turn = hook(
+        "claude",
+        &payload("claude", "stop.json", d, &transcript),
+        &[],
+    );
+    assert_eq!(turn["run"], new_run.as_str(), "{turn}");
+
+    // The finished run is untouched and still complete.
+    assert_eq!(wf.repo.rev("refs/agent-runs/r1/HEAD"), tip);
+    let runs = wf.json(&["list"]);
+    let r1 = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["run"] == "r1")
+        .unwrap_or_else(|| panic!("r1 in {runs:#}"));
+    assert_eq!(r1["status"], "completed", "{r1:#}");
+    // The new run's lineage points at the finished run's last checkpoint.
+    let root = wf.repo.rev(&format!("refs/agent-runs/{new_run}/HEAD~1"));
+    assert_eq!(wf.repo.rev(&format!("{root}^1")), tip);
+    let checkpoints = wf.list(&new_run);
+    let first = &checkpoints[0];
+    assert_eq!(first["forked_from"]["run"], "r1", "{first:#}");
+    // Blame credits the new line to the claude turn of the new run.
+    let blame = wf.json(&["blame", "src/cart.rs"]);
+    let turn = &blame["lines"][0]["agent"];
+    assert_eq!(turn["agent"], "claude", "{blame:#}");
+    assert_eq!(turn["run"], new_run.as_str(), "{blame:#}");
+    assert_eq!(turn["step"], "turn", "{blame:#}");
+    wf.repo.assert_fsck();
 }

@@ -1,7 +1,8 @@
 //! `hook <agent>` (claude, codex, gemini, cursor, opencode): one pipeline from an agent's
 //! event ([`super::payload`]) to what it records.
 //!
-//! - session start: start or join the worktree's active run;
+//! - session start: start or join the worktree's active run (a run a workflow completed is
+//!   not joined: the session starts a run after it);
 //! - end of a turn: a `turn` checkpoint with the agent's name, its session id, pointers to
 //!   its transcripts (a `file://` URI and its git blob digest — never the transcript
 //!   itself), the model when given, and the paths the agent edited since its last turn
@@ -18,10 +19,12 @@ use super::payload::{self, AgentEvent, Kind, Unusable};
 use super::touched;
 use super::{HookAction, HookOutcome};
 use crate::agent::Agent;
+use crate::catalog::{Catalog, Checkpoint};
 use crate::error::Result;
 use crate::ids::{RunId, StepName};
-use crate::journal::{Record, append, set_active_run};
-use crate::model::Event;
+use crate::journal::runstatus::COMPLETED;
+use crate::journal::{Origin, Record, append, set_active_run};
+use crate::model::{Event, LineageLink};
 use crate::ops::checkpoint::{CheckpointOptions, checkpoint};
 use crate::store::Store;
 use std::path::{Component, Path, PathBuf};
@@ -81,6 +84,17 @@ fn session_start(store: &Store, ev: &AgentEvent) -> Result<HookOutcome> {
     let hook = ev.agent.name();
     let env_run = std::env::var("AGENT_RUN").ok().filter(|v| !v.is_empty());
     let run = match hook_run(store)? {
+        Ok(run) if let Some(tip) = completed(store, &run)? => {
+            let new = start_after(store, ev, &tip)?;
+            return Ok(HookOutcome {
+                run: Some(new.to_string()),
+                reason: Some(format!(
+                    "run {run} is complete; session {} starts run {new} after it",
+                    session(ev)
+                )),
+                ..HookOutcome::new(hook, HookAction::Started)
+            });
+        }
         Ok(run) if store.refs().run_head(&run)?.is_some() => {
             let source = ev.meta.get("source").map(String::as_str).unwrap_or("");
             let context = (super::manifest::SOURCES.contains(&source)
@@ -115,6 +129,51 @@ fn session_start(store: &Store, ev: &AgentEvent) -> Result<HookOutcome> {
         checkpoint: Some(recorded.checkpoint.to_string()),
         ..HookOutcome::new(hook, HookAction::Started)
     })
+}
+
+/// The tip of `run` when a workflow completed it and nothing was recorded after: an agent's
+/// turn then belongs to a run of its own, never to the finished run's last step.
+fn completed(store: &Store, run: &RunId) -> Result<Option<Checkpoint>> {
+    let mut catalog = Catalog::new(store);
+    let Some(tip) = catalog.run_tip(run)? else {
+        return Ok(None);
+    };
+    let root = catalog.root_of(&tip)?;
+    let done = matches!(root.note.run_status(), Some((ts, COMPLETED)) if ts >= tip.line().ts);
+    Ok(done.then_some(tip))
+}
+
+/// Start, and make active, the run an agent's session continues in after the completed run
+/// whose tip is `finished`: its root's first parent is that tip, so lineage shows where it
+/// came from.
+fn start_after(store: &Store, ev: &AgentEvent, finished: &Checkpoint) -> Result<RunId> {
+    let run = RunId::generate();
+    let line = finished.line();
+    let mut rec = Record::new(run.clone(), Event::Start);
+    rec.origin = Some(Origin {
+        link: LineageLink {
+            run: line.run.clone(),
+            step: line.step.clone(),
+            checkpoint: finished.id().to_string(),
+        },
+        rewound: false,
+        checkpoint: finished.id(),
+        inherited_steps: vec![],
+    });
+    rec.new_run = true;
+    rec.session_id = ev.session_id.clone();
+    rec.agent = Some(ev.agent.name().to_string());
+    rec.label = Some(format!(
+        "{} session {}, after run {}",
+        ev.agent.display(),
+        session(ev),
+        line.run
+    ));
+    rec.meta = ev.meta.clone();
+    rec.next_action = Some("let the agent work; each turn is recorded".into());
+    append(store, rec)?;
+    set_active_run(store, &run)?;
+    Ok(run)
 }
 
 /// File edit: the edited paths that are in this worktree, appended to the pending list of
@@ -252,7 +311,16 @@ fn turn(store: &Store, ev: &AgentEvent) -> Result<HookOutcome> {
     let hook = ev.agent.name();
     let mut warnings = vec![];
     // Without a usable active run, a new one is started (and made active) by the checkpoint.
+    // Edits noted while the finished run was still the active one are this turn's too.
+    let mut finished = None;
     let (run, step) = match hook_run(store)? {
+        Ok(r) if let Some(tip) = completed(store, &r)? => {
+            finished = Some(r);
+            (
+                start_after(store, ev, &tip)?,
+                StepName::new(DEFAULT_TURN_STEP)?,
+            )
+        }
         Ok(r) => {
             let step = super::handlers::hook_step(store, &r, None, DEFAULT_TURN_STEP)?.0;
             (r, step)
@@ -264,7 +332,9 @@ fn turn(store: &Store, ev: &AgentEvent) -> Result<HookOutcome> {
         .iter()
         .filter_map(|t| transcript_artifact(store, t, &mut warnings))
         .collect();
-    let taken = touched::take(store, &[run.as_str(), touched::NO_RUN])?;
+    let mut pending = vec![run.as_str(), touched::NO_RUN];
+    pending.extend(finished.as_ref().map(RunId::as_str));
+    let taken = touched::take(store, &pending)?;
     if taken.dropped > 0 {
         warnings.push(format!(
             "{} more edited paths than {} were not recorded",
