@@ -20,7 +20,7 @@ use agent_rewind::error::{Error, Result};
 use agent_rewind::store::Store;
 use args::{Cli, Command};
 use commands::*;
-pub use output::Output;
+pub use output::{Output, stderr_line, stderr_text};
 pub use parse::{parse, version_request};
 use std::path::{Path, PathBuf};
 

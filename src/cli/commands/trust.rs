@@ -55,7 +55,7 @@ pub fn run(a: TrustArgs, ctx: &Ctx) -> Result<Output> {
                 "read its steps' commands (`git agent-rewind trust {run}` on a terminal shows them)"
             )
         } else {
-            eprint!("{shown}");
+            crate::cli::stderr_text(&shown);
             "read its steps' commands (above)".to_string()
         };
         return Err(Error::refused(format!(
