@@ -1,4 +1,4 @@
-//! The MCP server's tools (`git agent-rewind mcp`, issue 35): their names, their arguments
+//! The MCP server's tools (`git agent-rewind mcp`): their names, their arguments
 //! as JSON schemas, and each call answered with the JSON the same command prints with
 //! `--json` (wrapped in an object where that is an array). Reads go through the command
 //! handlers; writes are planned first and applied only with the plan's id, after the
@@ -8,12 +8,17 @@
 //! touches a repository other than the one of the worktree it started in.
 
 use crate::cli::commands::{checkpoint, list, log, show, status};
+use crate::cli::mcp_input::{MAX_MESSAGE_BYTES, TOO_LARGE_METHOD};
 use crate::cli::{Ctx, Output, paths::worktree_paths, record::RecordArgs};
 use agent_rewind::error::{Error, Result};
 use agent_rewind::mcp::{Caller, check_plan, guard_write, plan_id};
 use agent_rewind::ops;
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
-use rmcp::model::{CallToolResult, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolResult, CustomRequest, CustomResult, ErrorCode, ErrorData, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -285,6 +290,33 @@ impl ServerHandler for Server {
              revert and restore return a plan first and apply it only with its plan_id.",
         )
     }
+
+    /// The stand-in for a message over the size limit (cli/mcp_input.rs) is answered with
+    /// the error that names the limit; any other method we do not know is not found.
+    fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _: RequestContext<RoleServer>,
+    ) -> impl Future<Output = std::result::Result<CustomResult, ErrorData>> + Send + '_ {
+        std::future::ready(Err(if request.method == TOO_LARGE_METHOD {
+            too_large(request.params.as_ref())
+        } else {
+            ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None)
+        }))
+    }
+}
+
+/// The error for a message of `params.bytes` bytes, over [`MAX_MESSAGE_BYTES`].
+fn too_large(params: Option<&Value>) -> ErrorData {
+    let bytes = params.and_then(|p| p["bytes"].as_u64());
+    let size = bytes.map_or_else(String::new, |b| format!(" ({b} bytes)"));
+    ErrorData::invalid_request(
+        format!(
+            "the message{size} is larger than the {MAX_MESSAGE_BYTES} bytes (16 MiB, its \
+             newline included) one MCP message may have; it was not read"
+        ),
+        Some(json!({ "limit": MAX_MESSAGE_BYTES, "bytes": bytes })),
+    )
 }
 
 fn diff(ctx: &Ctx, a: DiffRequest) -> Result<Value> {

@@ -7,6 +7,7 @@ mod color;
 mod commands;
 mod complete;
 mod listing;
+mod mcp_input;
 mod mcp_server;
 mod output;
 pub mod pager;

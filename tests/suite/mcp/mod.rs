@@ -1,6 +1,9 @@
-//! `git agent-rewind mcp` (issue 35) driven by a client written here against the protocol
-//! (JSON-RPC lines on stdio): initialize, the tool list with its schemas, each read tool,
-//! the plan-then-apply writes with their guard, and the protocol's errors.
+//! `git agent-rewind mcp` driven by a client written here against the protocol (JSON-RPC
+//! lines on stdio): initialize, the tool list with its schemas, each read tool, the
+//! plan-then-apply writes with their guard, and the protocol's errors; the size limit of
+//! one message in `limits`.
+
+mod limits;
 
 use crate::common::{Repo, bin, tool_stdin};
 use serde_json::{Value, json};
@@ -49,6 +52,15 @@ impl Client {
     fn send(&mut self, msg: &Value) {
         writeln!(self.stdin, "{msg}").unwrap();
         self.stdin.flush().unwrap();
+    }
+
+    /// The next message the server writes.
+    fn receive(&mut self) -> Value {
+        let mut line = String::new();
+        let n = self.stdout.read_line(&mut line).unwrap();
+        assert!(n > 0, "the server closed its output");
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("not JSON-RPC on stdout ({e}): {line:?}"))
     }
 
     fn notify(&mut self, method: &str, params: Value) {
