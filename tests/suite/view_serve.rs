@@ -1,7 +1,7 @@
-//! `view --serve`: a checkpoint's changed files show, when a person
-//! asks (a "who wrote each line" button, or the `#<checkpoint>:<path>` address it leaves),
-//! the attribution of each line, fetched from the server on 127.0.0.1. Checked over plain
-//! HTTP (the endpoint and the server's safety rules) and in headless Chromium.
+//! `view --serve`: a checkpoint's changed files show, when a person asks (a "who wrote each
+//! line" button, or the `#<checkpoint>:<path>` address it leaves), the attribution of each
+//! line, fetched from the server on 127.0.0.1. Checked over plain HTTP (the endpoint, the
+//! server's safety rules, a stalled client) and in headless Chromium.
 
 use crate::attribution::{Agent, repo_with};
 use crate::common::{Repo, tool_cmd};
