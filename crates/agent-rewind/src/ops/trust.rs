@@ -78,7 +78,11 @@ pub fn inspect(store: &Store, run: &RunId) -> Result<TrustPlan> {
         digest: found.digest,
         steps: found.workflow.steps,
         shell: STEP_SHELL.join(" "),
-        folder: store.workdir()?.display().to_string(),
+        // A repository without a worktree runs no step; its trust still says where they run.
+        folder: store
+            .workdir()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "the top of the worktree `resume` runs in".to_string()),
         changes_what_runs,
         already_trusted: found.trusted,
         trusted: false,
