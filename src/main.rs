@@ -3,6 +3,10 @@
 //! and `resume` also 1 when the run failed and 3 when it waits for a person). With `--json`
 //! a failure also prints `{"error": {"kind", "message", "hint"}}` on stdout.
 
+// `print!`/`eprintln!` panic when the stream is a closed pipe (exit 101): output goes through
+// `cli::stderr_line` and writes whose errors are dropped.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod cli;
 
 use std::io::Write;
@@ -66,9 +70,12 @@ fn main() {
             }
         }
         Err(e) => {
-            eprintln!("error: {}", cli::render::terminal_safe(&e.message));
+            cli::stderr_line(&format!(
+                "error: {}",
+                cli::render::terminal_safe(&e.message)
+            ));
             if let Some(h) = &e.hint {
-                eprintln!("hint: {}", cli::render::terminal_safe(h));
+                cli::stderr_line(&format!("hint: {}", cli::render::terminal_safe(h)));
             }
             if json {
                 print_json_error(e.kind.as_str(), &e.message, e.hint.as_deref());

@@ -1,19 +1,25 @@
-//! The MCP server's tools (`git agent-rewind mcp`, issue 35): their names, their arguments
+//! The MCP server's tools (`git agent-rewind mcp`): their names, their arguments
 //! as JSON schemas, and each call answered with the JSON the same command prints with
 //! `--json` (wrapped in an object where that is an array). Reads go through the command
 //! handlers; writes are planned first and applied only with the plan's id, after the
-//! library's guard ([`agent_rewind::mcp`]) let the caller reach the target.
+//! library's guard ([`agent_rewind::mcp`]) let the caller reach the target and every path
+//! the plan writes.
 //!
 //! Owns the protocol side (rmcp); decides nothing about what a caller may do, and never
 //! touches a repository other than the one of the worktree it started in.
 
 use crate::cli::commands::{checkpoint, list, log, show, status};
+use crate::cli::mcp_input::{MAX_MESSAGE_BYTES, TOO_LARGE_METHOD};
 use crate::cli::{Ctx, Output, paths::worktree_paths, record::RecordArgs};
 use agent_rewind::error::{Error, Result};
-use agent_rewind::mcp::{Caller, check_plan, guard_write, plan_id};
+use agent_rewind::mcp::{Caller, check_plan, check_restore, check_revert, plan_id};
 use agent_rewind::ops;
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
-use rmcp::model::{CallToolResult, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolResult, CustomRequest, CustomResult, ErrorCode, ErrorData, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -255,7 +261,7 @@ impl Server {
     }
 
     #[tool(
-        description = "Take back what one of your own turns (a checkpoint), steps or runs changed, keeping everyone else's work. Without plan_id: the plan and its id, nothing written. With plan_id: applies that plan (refused if anything changed since), after a backup; returns what changed and the undo that takes it back."
+        description = "Take back what one of your own turns (a checkpoint), steps or runs changed, keeping everyone else's work: refused when the range holds another agent's or a person's checkpoint, or a file your turns did not report editing. Without plan_id: the plan and its id, nothing written. With plan_id: applies that plan (refused if anything changed since), after a backup; returns what changed and the undo that takes it back."
     )]
     fn revert(
         &self,
@@ -266,7 +272,7 @@ impl Server {
     }
 
     #[tool(
-        description = "Put paths back from a checkpoint of the active run. Without plan_id: the plan and its id, nothing written. With plan_id: applies that plan (refused if anything changed since), after a backup; returns what changed and the undo that takes it back."
+        description = "Put paths back from one of your own checkpoints of the active run: refused for a path another agent or a person changed since (or that changed since the newest checkpoint). Without plan_id: the plan and its id, nothing written. With plan_id: applies that plan (refused if anything changed since), after a backup; returns what changed and the undo that takes it back."
     )]
     fn restore(
         &self,
@@ -285,6 +291,33 @@ impl ServerHandler for Server {
              revert and restore return a plan first and apply it only with its plan_id.",
         )
     }
+
+    /// The stand-in for a message over the size limit (cli/mcp_input.rs) is answered with
+    /// the error that names the limit; any other method we do not know is not found.
+    fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _: RequestContext<RoleServer>,
+    ) -> impl Future<Output = std::result::Result<CustomResult, ErrorData>> + Send + '_ {
+        std::future::ready(Err(if request.method == TOO_LARGE_METHOD {
+            too_large(request.params.as_ref())
+        } else {
+            ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None)
+        }))
+    }
+}
+
+/// The error for a message of `params.bytes` bytes, over [`MAX_MESSAGE_BYTES`].
+fn too_large(params: Option<&Value>) -> ErrorData {
+    let bytes = params.and_then(|p| p["bytes"].as_u64());
+    let size = bytes.map_or_else(String::new, |b| format!(" ({b} bytes)"));
+    ErrorData::invalid_request(
+        format!(
+            "the message{size} is larger than the {MAX_MESSAGE_BYTES} bytes (16 MiB, its \
+             newline included) one MCP message may have; it was not read"
+        ),
+        Some(json!({ "limit": MAX_MESSAGE_BYTES, "bytes": bytes })),
+    )
 }
 
 fn diff(ctx: &Ctx, a: DiffRequest) -> Result<Value> {
@@ -351,17 +384,18 @@ fn blame(ctx: &Ctx, a: BlameRequest) -> Result<Value> {
 fn revert(ctx: &Ctx, caller: &Caller, a: RevertRequest) -> Result<Value> {
     let store = ctx.store()?;
     let spec = ops::address::spec(&store, Some(&a.target))?;
-    guard_write(&store, caller, &spec)?;
+    let reach = check_revert(&store, caller, &spec)?;
     let request = json!({"tool": "revert", "target": a.target});
-    let plan = serde_json::to_value(ops::revert::revert(
+    let planned = ops::revert::revert(
         &store,
         &spec,
         &ops::revert::RevertOptions {
             dry_run: true,
             ..Default::default()
         },
-    )?)
-    .expect("json");
+    )?;
+    reach.check_plan(&store, &planned)?;
+    let plan = crate::cli::output::json(&planned);
     let id = plan_id(&store, &request, &plan)?;
     let Some(given) = a.plan_id else {
         return Ok(json!({ "plan": plan, "plan_id": id, "applied": false }));
@@ -390,9 +424,9 @@ fn restore(ctx: &Ctx, caller: &Caller, a: RestoreRequest) -> Result<Value> {
     }
     let paths = worktree_paths(&root, &root, &a.paths)?;
     let spec = ops::address::spec(&store, Some(&a.checkpoint))?;
-    guard_write(&store, caller, &spec)?;
     let request = json!({"tool": "restore", "checkpoint": a.checkpoint, "paths": paths});
     let files = ops::restore::restore_plan(&store, &spec, &paths)?;
+    check_restore(&store, caller, &spec, &files)?;
     let plan = json!({ "checkpoint": a.checkpoint, "files": files });
     let id = plan_id(&store, &request, &plan)?;
     let Some(given) = a.plan_id else {

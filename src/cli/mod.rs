@@ -7,6 +7,7 @@ mod color;
 mod commands;
 mod complete;
 mod listing;
+mod mcp_input;
 mod mcp_server;
 mod output;
 pub mod pager;
@@ -20,7 +21,7 @@ use agent_rewind::error::{Error, Result};
 use agent_rewind::store::Store;
 use args::{Cli, Command};
 use commands::*;
-pub use output::Output;
+pub use output::{Output, stderr_line, stderr_text};
 pub use parse::{parse, version_request};
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,6 @@
-//! What a command produced: one JSON document and the human rendering of the same thing.
+//! What a command produced: one JSON document and the human rendering of the same thing;
+//! and the one way the CLI writes a line to stderr ([`stderr_line`]). It never panics on a
+//! stream nobody reads any more (`print!`/`eprintln!` would).
 
 /// What a command produced: the JSON document and the human rendering of the same thing.
 pub struct Output {
@@ -51,4 +53,20 @@ impl Output {
 /// Any serializable outcome as its JSON document.
 pub fn json<T: serde::Serialize>(v: &T) -> serde_json::Value {
     serde_json::to_value(v).expect("json")
+}
+
+/// Write `text` and a newline to stderr. A stderr nobody reads any more (a closed pipe:
+/// `2>&1 | head` that has exited) is not an error worth a panic: the line is dropped and
+/// the command goes on to its own exit code, as git does.
+pub fn stderr_line(text: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+    let _ = err.write_all(b"\n");
+}
+
+/// [`stderr_line`] without the newline.
+pub fn stderr_text(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }

@@ -5,7 +5,9 @@
 //! Safety rules: it listens on 127.0.0.1 only; every path is under a random 128-bit token
 //! (`http://127.0.0.1:<port>/<token>/`), anything else is 404; the `Host` header must name
 //! 127.0.0.1 or localhost and the port (no DNS rebinding); GET only; a request head is at
-//! most 16 KiB and must arrive within 5 seconds; no CORS headers, so no other origin reads an
+//! most 16 KiB and must arrive, all of it, within 5 seconds, and a reply is written within
+//! 30 (each connection on its own thread, so a slow one holds up no other; at most 64 at
+//! once); no CORS headers, so no other origin reads an
 //! answer; the page's Content-Security-Policy admits requests to this server only. It only
 //! reads: nothing it serves writes a ref, an object or a file. It never renders HTML itself
 //! (the page is `agent_rewind::view`'s; attribution goes out as JSON the page shows with
@@ -16,10 +18,18 @@ use agent_rewind::ops;
 use agent_rewind::store::Store;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
 
 /// Biggest request head read.
 const MAX_HEAD: usize = 16 << 10;
+
+/// The longest a whole request head may take to arrive.
+const HEAD_TIME: Duration = Duration::from_secs(5);
+
+/// The longest writing one reply may take.
+const REPLY_TIME: Duration = Duration::from_secs(30);
 
 /// A bound server, not serving yet.
 pub struct Server {
@@ -54,17 +64,23 @@ impl Server {
         format!("http://127.0.0.1:{}/{}/", self.port, self.token)
     }
 
-    /// Answer requests one at a time, until the process is stopped.
+    /// Serve until the process is stopped. Each connection has its own thread that reads
+    /// its request head (at most [`HEAD_TIME`] for the whole head, however slowly it
+    /// trickles in) and writes its reply, so a slow client holds only itself up; the
+    /// answers are made here, one at a time, as only this thread reads the repository.
     pub fn serve(&self, store: &Store, page: &str) -> Result<()> {
-        for conn in self.listener.incoming() {
-            let Ok(mut conn) = conn else { continue };
-            let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
-            let _ = conn.set_write_timeout(Some(Duration::from_secs(5)));
-            let reply = match read_head(&mut conn) {
-                Some(head) => self.answer(store, page, &head),
-                None => Reply::status(400, "bad request"),
-            };
-            let _ = reply.send(&mut conn);
+        let listener = self
+            .listener
+            .try_clone()
+            .map_err(|e| Error::other(format!("could not serve: {e}")))?;
+        let (jobs, requests) = mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("view-accept".into())
+            .spawn(move || accept(listener, jobs))
+            .map_err(|e| Error::other(format!("could not serve: {e}")))?;
+        for job in requests {
+            let reply = self.answer(store, page, &job.head);
+            let _ = job.reply.send(reply);
         }
         Ok(())
     }
@@ -156,22 +172,101 @@ fn percent_decode(s: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-/// The request head (up to the blank line), or `None` when it is too big, too slow or not
-/// text.
-fn read_head(conn: &mut TcpStream) -> Option<String> {
+/// A request head read, and where its reply goes.
+struct Job {
+    head: String,
+    reply: mpsc::Sender<Reply>,
+}
+
+/// How many connections are served at once; one more is told to come back (503).
+const MAX_CONNECTIONS: usize = 64;
+
+/// Accept connections, each on its own thread, until the listener fails for good.
+fn accept(listener: TcpListener, jobs: mpsc::Sender<Job>) {
+    let open = Arc::new(AtomicUsize::new(0));
+    for conn in listener.incoming() {
+        let Ok(mut conn) = conn else { continue };
+        if open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+            open.fetch_sub(1, Ordering::SeqCst);
+            let _ = conn.set_write_timeout(Some(HEAD_TIME));
+            let _ = Reply::status(503, "busy: too many connections")
+                .send(&mut conn, Instant::now() + HEAD_TIME);
+            continue;
+        }
+        let (jobs, open_now) = (jobs.clone(), open.clone());
+        let spawned = std::thread::Builder::new()
+            .name("view-conn".into())
+            .spawn(move || {
+                connection(conn, &jobs);
+                open_now.fetch_sub(1, Ordering::SeqCst);
+            });
+        if spawned.is_err() {
+            open.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// One connection: its head within [`HEAD_TIME`], the answer from the serving thread, the
+/// reply within [`REPLY_TIME`]; then it is closed.
+fn connection(mut conn: TcpStream, jobs: &mpsc::Sender<Job>) {
+    let reply = match read_head(&mut conn, Instant::now() + HEAD_TIME) {
+        Ok(head) => {
+            let (reply, answer) = mpsc::channel();
+            if jobs.send(Job { head, reply }).is_err() {
+                return;
+            }
+            match answer.recv() {
+                Ok(r) => r,
+                Err(_) => return,
+            }
+        }
+        Err(HeadError::TooSlow) => Reply::status(408, "request head too slow"),
+        Err(HeadError::Bad) => Reply::status(400, "bad request"),
+    };
+    let _ = reply.send(&mut conn, Instant::now() + REPLY_TIME);
+}
+
+/// Why no request head was read.
+enum HeadError {
+    /// Not all of it within [`HEAD_TIME`].
+    TooSlow,
+    /// Too big, not text, or the connection ended or failed.
+    Bad,
+}
+
+/// The request head (up to the blank line), all of it before `deadline`.
+fn read_head(conn: &mut TcpStream, deadline: Instant) -> std::result::Result<String, HeadError> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 2048];
     while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
         if buf.len() > MAX_HEAD {
-            return None;
+            return Err(HeadError::Bad);
         }
-        let n = conn.read(&mut chunk).ok()?;
+        let left = deadline
+            .checked_duration_since(Instant::now())
+            .filter(|d| !d.is_zero())
+            .ok_or(HeadError::TooSlow)?;
+        conn.set_read_timeout(Some(left))
+            .map_err(|_| HeadError::Bad)?;
+        let n = match conn.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(HeadError::TooSlow);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return Err(HeadError::Bad),
+        };
         if n == 0 {
-            return None;
+            return Err(HeadError::Bad);
         }
         buf.extend_from_slice(&chunk[..n]);
     }
-    String::from_utf8(buf).ok()
+    String::from_utf8(buf).map_err(|_| HeadError::Bad)
 }
 
 struct Reply {
@@ -200,13 +295,17 @@ impl Reply {
         }
     }
 
-    fn send(&self, conn: &mut TcpStream) -> std::io::Result<()> {
+    /// Write the reply, all of it before `deadline` (a client that reads slowly holds only
+    /// its own connection, and not for longer).
+    fn send(&self, conn: &mut TcpStream, deadline: Instant) -> std::io::Result<()> {
         let reason = match self.status {
             200 => "OK",
             400 => "Bad Request",
             403 => "Forbidden",
             404 => "Not Found",
             405 => "Method Not Allowed",
+            408 => "Request Timeout",
+            503 => "Service Unavailable",
             _ => "Internal Server Error",
         };
         let head = format!(
@@ -216,10 +315,27 @@ impl Reply {
             self.body.len(),
             self.csp
         );
-        conn.write_all(head.as_bytes())?;
-        conn.write_all(&self.body)?;
-        conn.flush()
+        write_before(conn, head.as_bytes(), deadline)?;
+        write_before(conn, &self.body, deadline)
     }
+}
+
+/// Write all of `bytes` before `deadline`.
+fn write_before(conn: &mut TcpStream, mut bytes: &[u8], deadline: Instant) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        let left = deadline
+            .checked_duration_since(Instant::now())
+            .filter(|d| !d.is_zero())
+            .ok_or(std::io::ErrorKind::TimedOut)?;
+        conn.set_write_timeout(Some(left))?;
+        match conn.write(bytes) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

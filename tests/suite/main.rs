@@ -16,6 +16,7 @@ mod attribution;
 mod bad_input;
 mod checkout_bytes;
 mod claude_hooks;
+mod closed_pipes;
 mod concurrency;
 mod crash;
 mod crash_points;

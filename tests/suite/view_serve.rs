@@ -1,7 +1,7 @@
-//! `view --serve` (issue 32, the view page): a checkpoint's changed files show, when a person
-//! asks (a "who wrote each line" button, or the `#<checkpoint>:<path>` address it leaves),
-//! the attribution of each line, fetched from the server on 127.0.0.1. Checked over plain
-//! HTTP (the endpoint and the server's safety rules) and in headless Chromium.
+//! `view --serve`: a checkpoint's changed files show, when a person asks (a "who wrote each
+//! line" button, or the `#<checkpoint>:<path>` address it leaves), the attribution of each
+//! line, fetched from the server on 127.0.0.1. Checked over plain HTTP (the endpoint, the
+//! server's safety rules, a stalled client) and in headless Chromium.
 
 use crate::attribution::{Agent, repo_with};
 use crate::common::{Repo, tool_cmd};
@@ -163,6 +163,41 @@ fn served_blame_endpoint_answers_per_line_and_keeps_the_rules() {
     assert_eq!(r.git(&["status", "--porcelain"]), status_before);
     assert_eq!(r.index_bytes(), index_before);
     r.assert_fsck();
+}
+
+/// A client that sends one byte of its request and then stalls holds up no one else: a
+/// second client is answered while the first is still open, and the stalled one is closed
+/// in time (408) without ever being answered.
+#[test]
+fn a_stalled_client_holds_up_no_other_and_is_closed_in_time() {
+    let (r, _) = fixture();
+    let sv = serve(&r);
+    let mut stalled = TcpStream::connect(("127.0.0.1", sv.port)).unwrap();
+    stalled.write_all(b"G").unwrap();
+    let (status, _, page) = get(&sv, "");
+    assert_eq!(status, 200);
+    assert!(page.contains("<html"), "the page");
+    // The stalled connection is still open: nothing to read from it, and no end.
+    stalled.set_nonblocking(true).unwrap();
+    let mut byte = [0u8; 1];
+    let still_open = stalled.read(&mut byte);
+    assert!(
+        still_open
+            .as_ref()
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock),
+        "the stalled connection was answered or closed before the second client was: {still_open:?}"
+    );
+    // Then it is closed: its head did not arrive in time. The wait is bounded only so that
+    // a server that never closes it fails the test instead of hanging it.
+    stalled.set_nonblocking(false).unwrap();
+    stalled
+        .set_read_timeout(Some(crate::common::HANG_TIMEOUT))
+        .unwrap();
+    let mut reply = String::new();
+    stalled
+        .read_to_string(&mut reply)
+        .expect("the stalled connection is closed by the server");
+    assert!(reply.starts_with("HTTP/1.1 408 "), "{reply}");
 }
 
 #[test]

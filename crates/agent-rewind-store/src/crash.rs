@@ -149,7 +149,8 @@ pub fn hit(name: &str) {
         } else {
             " (unlisted)"
         };
-        eprintln!("crash-point: {name}#{n}{known}");
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "crash-point: {name}#{n}{known}");
     }
     if let Ok(at) = std::env::var("AGENT_REWIND_CRASH_AT") {
         let (want, nth) = match at.split_once('#') {

@@ -14,6 +14,9 @@
 //! it to (after that operation's backup: `worktree`, `userindex`, `gitbin`), and never
 //! prints.
 
+// `print!`/`eprintln!` panic when the stream is a closed pipe; nothing here prints but
+// through a write whose error is dropped.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 // The store is the one crate that starts processes (clippy.toml forbids it elsewhere).
 #![allow(clippy::disallowed_methods)]
 

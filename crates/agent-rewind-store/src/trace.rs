@@ -13,7 +13,10 @@ pub fn mark(label: &str) {
         std::env::var_os("AGENT_REWIND_TRACE").map(|v| (Instant::now(), v == "rss"))
     }) {
         let memory = if *rss { memory() } else { String::new() };
-        eprintln!(
+        // A stderr nobody reads (a closed pipe) drops the line: tracing never fails.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
             "agent-rewind trace: {:>8.2} ms  {label}{memory}",
             start.elapsed().as_secs_f64() * 1000.0
         );

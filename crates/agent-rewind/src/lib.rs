@@ -19,6 +19,10 @@
 //! handlers they call) and [`view`] (the HTML page and text graphs of runs). Nothing in the
 //! library prints to the terminal.
 
+// `print!`/`eprintln!` panic when the stream is a closed pipe; nothing here prints but
+// through a write whose error is dropped.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub use agent_rewind_store as store;
 pub use agent_rewind_store::{
     crash, crash_point, error, ids, quote, redact, snapshot, time, trace,

@@ -64,7 +64,7 @@ pub fn run(a: HookArgs, ctx: &Ctx) -> Output {
         Ok(Err(e)) => {
             warn(&format!("{prefix}: nothing recorded: {}", e.message));
             if let Some(h) = &e.hint {
-                eprintln!("hint: {}", terminal_safe(h));
+                crate::cli::stderr_line(&format!("hint: {}", terminal_safe(h)));
             }
             Output::new(
                 serde_json::json!({"hook": a.name, "action": "failed", "error": e.message}),

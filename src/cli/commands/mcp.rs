@@ -1,6 +1,7 @@
-//! `mcp`: an MCP server on standard input and output for the worktree it starts in (issue
-//! 35). The tools are in `cli/mcp_server.rs`; this file only starts the runtime and serves until
-//! the client closes the connection. Nothing but the protocol is written to stdout.
+//! `mcp`: an MCP server on standard input and output for the worktree it starts in. The
+//! tools are in `cli/mcp_server.rs`, the reading of stdin in `cli/mcp_input.rs`; this file
+//! only starts the runtime and serves until the client closes the connection. Nothing but
+//! the protocol is written to stdout.
 
 use crate::cli::{Ctx, Output};
 use agent_rewind::error::{Error, Result};
@@ -26,7 +27,9 @@ pub fn run(_: McpArgs, ctx: &Ctx) -> Result<Output> {
         .map_err(|e| Error::other(format!("could not start the MCP server: {e}")))?;
     runtime
         .block_on(async move {
-            let service = server.serve(rmcp::transport::stdio()).await?;
+            // A message over the size limit is answered, not dropped (cli/mcp_input.rs).
+            let input = crate::cli::mcp_input::BoundedLines::new(tokio::io::stdin());
+            let service = server.serve((input, tokio::io::stdout())).await?;
             service.waiting().await?;
             Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
         })

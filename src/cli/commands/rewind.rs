@@ -145,11 +145,11 @@ fn resume_agent(
         Some(w) => std::path::PathBuf::from(w),
         None => ctx.store()?.workdir()?.to_path_buf(),
     };
-    eprintln!(
+    crate::cli::stderr_line(&format!(
         "running: {program} {}{}",
         args.join(" "),
         extra.iter().map(|a| format!(" {a}")).collect::<String>()
-    );
+    ));
     // Ctrl-C is the agent's: like git waiting for an editor, we outlive it and report its
     // status.
     agent_rewind::store::process::interrupt::catch();

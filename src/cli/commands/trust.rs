@@ -1,7 +1,8 @@
-//! `trust [<run>]`: show the commands of the workflow a run would execute and, once the
-//! person says yes (on a terminal, or `--yes`), let it run here. Owns the question and the
-//! terminal; the decision of what is trusted is the library's (`ops::trust`). Never trusts
-//! without a yes: with no terminal and no `--yes` it refuses.
+//! `trust [<run>]`: show what the workflow a run would execute runs (each step's command,
+//! shell, folder, `env` and `inputs`) and, once the person says yes (on a terminal, or
+//! `--yes`), let it run here. Owns the question and the terminal; the decision of what is
+//! trusted is the library's (`ops::trust`). Never trusts without a yes: with no terminal
+//! and no `--yes` it refuses.
 
 use crate::cli::{Ctx, Output, render};
 use agent_rewind::error::{Error, IoResultExt, Result};
@@ -12,7 +13,7 @@ use std::io::{BufRead, IsTerminal, Write};
 /// The examples ending `-h`.
 pub const EXAMPLES: &str = "Examples:
   git agent-rewind trust w1
-      Show where run w1's workflow comes from and every step's command, and ask whether it may run here.
+      Show where run w1's workflow comes from and what every step runs (command, env, inputs), and ask whether it may run here.
   git agent-rewind trust w1 --yes && git agent-rewind resume w1
       Trust it without asking (you read its commands already), then continue the run.
 
@@ -52,11 +53,11 @@ pub fn run(a: TrustArgs, ctx: &Ctx) -> Result<Output> {
     } else {
         let read = if ctx.json {
             format!(
-                "read its steps' commands (`git agent-rewind trust {run}` on a terminal shows them)"
+                "read what its steps run (`git agent-rewind trust {run}` on a terminal shows it)"
             )
         } else {
-            eprint!("{shown}");
-            "read its steps' commands (above)".to_string()
+            crate::cli::stderr_text(&shown);
+            "read what its steps run (above: command, env, inputs)".to_string()
         };
         return Err(Error::refused(format!(
             "the workflow of run {run} was not trusted: there is no terminal to ask on and --yes was not given"

@@ -122,7 +122,9 @@ fn serve(store: &Store, model: &ops::view::ViewModel, port: u16, open: bool) -> 
         let _ = writeln!(out, "{url}");
         let _ = out.flush();
     }
-    eprintln!("serving the runs of this repository on {url} (Ctrl-C stops)");
+    crate::cli::stderr_line(&format!(
+        "serving the runs of this repository on {url} (Ctrl-C stops)"
+    ));
     if open {
         open_in_browser(std::ffi::OsStr::new(&url));
     }
@@ -151,11 +153,11 @@ fn open_in_browser(path: &std::ffi::OsStr) -> bool {
         Err(_) => false,
     };
     if !ok {
-        eprintln!(
+        crate::cli::stderr_line(&format!(
             "warning: could not open a browser ({}); open {} yourself",
             program.to_string_lossy(),
             path.to_string_lossy()
-        );
+        ));
     }
     ok
 }

@@ -111,7 +111,7 @@ pub fn colour_marks(s: &str) -> String {
 
 /// A warning on stderr, terminal-safe.
 pub fn warn(msg: &str) {
-    eprintln!("warning: {}", terminal_safe(msg));
+    crate::cli::stderr_line(&format!("warning: {}", terminal_safe(msg)));
 }
 
 fn push_escaped(out: &mut String, c: char) {

@@ -281,8 +281,10 @@ pub fn backups(list: &[agent_rewind::materialize::Backup]) -> String {
     s
 }
 
-/// What `trust <run>` would let run: the workflow, where its text is stored, and every
-/// step's command (escaped: a command is someone else's text).
+/// What `trust <run>` would let run: the workflow, where its text is stored, how and where
+/// each step runs, and every step's command, `env` (a variable that changes which program
+/// runs marked `(!)`, with what it changes) and `inputs` (escaped: all of it is someone
+/// else's text).
 pub fn trust_plan(p: &ops::trust::TrustPlan, st: &Style) -> String {
     let mut s = format!(
         "workflow {} of run {} ({}, {})\n",
@@ -291,6 +293,11 @@ pub fn trust_plan(p: &ops::trust::TrustPlan, st: &Style) -> String {
         escape(&p.from),
         p.digest
     );
+    s.push_str(&format!(
+        "each step runs as `{} <command>` in {}, with your environment and the step's env\n",
+        p.shell,
+        escape(&p.folder)
+    ));
     for step in &p.steps {
         let what = match (&step.run, step.external) {
             (Some(cmd), _) => format!("$ {}", escape(cmd)),
@@ -298,6 +305,33 @@ pub fn trust_plan(p: &ops::trust::TrustPlan, st: &Style) -> String {
             (None, false) => "(no command)".to_string(),
         };
         s.push_str(&format!("  {:<14} {what}\n", step.name.as_str()));
+        for (key, value) in &step.env {
+            let risky = p
+                .changes_what_runs
+                .iter()
+                .find(|r| r.step == step.name.as_str() && r.key == *key);
+            let mark = match risky {
+                Some(r) => format!("  {} changes {}", st.bold("(!)"), r.why),
+                None => String::new(),
+            };
+            s.push_str(&format!(
+                "  {:<14} env {}={}{mark}\n",
+                "",
+                escape(key),
+                escape(value)
+            ));
+        }
+        if !step.inputs.is_empty() {
+            let inputs: Vec<String> = step.inputs.iter().map(|i| escape(i).into_owned()).collect();
+            s.push_str(&format!("  {:<14} inputs {}\n", "", inputs.join(", ")));
+        }
+    }
+    if !p.changes_what_runs.is_empty() {
+        s.push_str(&format!(
+            "{} {} env variable(s) above change which programs run or what they load: trust only if you expect that\n",
+            st.bold("(!)"),
+            p.changes_what_runs.len()
+        ));
     }
     s
 }

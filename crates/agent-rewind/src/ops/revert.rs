@@ -96,6 +96,33 @@ struct Range {
     from: Checkpoint,
     to: Checkpoint,
     within: Vec<Checkpoint>,
+    /// Every checkpoint after `from` up to `to`, oldest first: the changes the revert's
+    /// diff holds (a step's range also holds other steps' checkpoints between its own).
+    span: Vec<Checkpoint>,
+}
+
+/// What a revert of a spec would take back, for a guard to look at before it is planned.
+#[derive(Debug, Clone)]
+pub struct RevertSpan {
+    pub run: RunId,
+    /// `run`, `step <name>` or `checkpoint @<seq>`.
+    pub scope: String,
+    /// The checkpoint before the changes.
+    pub from: Checkpoint,
+    /// Every checkpoint after `from` up to the last one reverted, oldest first.
+    pub checkpoints: Vec<Checkpoint>,
+}
+
+/// The checkpoints a revert of `spec` takes the changes of, resolved as the revert itself
+/// resolves them. Reads only.
+pub fn span(store: &Store, spec: &CheckpointSpec) -> Result<RevertSpan> {
+    let range = resolve_range(store, spec)?;
+    Ok(RevertSpan {
+        run: range.run,
+        scope: range.scope,
+        from: range.from,
+        checkpoints: range.span,
+    })
 }
 
 pub fn revert(store: &Store, spec: &CheckpointSpec, opts: &RevertOptions) -> Result<RevertOutcome> {
@@ -300,6 +327,7 @@ fn resolve_range(store: &Store, spec: &CheckpointSpec) -> Result<Range> {
                 from: first.clone(),
                 to: last.clone(),
                 within: chain[1..].to_vec(),
+                span: chain[1..].to_vec(),
             })
         }
         CheckpointSpec::Step(run, step) => step_range(&mut catalog, run, step),
@@ -326,7 +354,8 @@ fn resolve_range(store: &Store, spec: &CheckpointSpec) -> Result<Range> {
                 scope: format!("checkpoint @{seq}"),
                 from,
                 to: cp.clone(),
-                within: vec![cp],
+                within: vec![cp.clone()],
+                span: vec![cp],
             })
         }
     }
@@ -375,6 +404,7 @@ fn step_range(catalog: &mut Catalog, run: &RunId, step: &StepName) -> Result<Ran
             .filter(|c| in_attempt(c))
             .cloned()
             .collect(),
+        span: chain[begin..=end].to_vec(),
     })
 }
 

@@ -150,7 +150,7 @@ impl Found {
             self.from
         ))
         .with_hint(format!(
-            "`git agent-rewind trust {run}` shows its steps' commands and asks before trusting it; `resume --workflow FILE` runs a file of yours instead"
+            "`git agent-rewind trust {run}` shows what its steps run (command, env, inputs) and asks before trusting it; `resume --workflow FILE` runs a file of yours instead"
         )))
     }
 }

@@ -285,6 +285,10 @@ fn report(
     }
 }
 
+/// The shell a step's command runs under, and its flag: `sh -c <command>`. `sh` is found on
+/// the `PATH` the step runs with (its own `env` may set it).
+pub const STEP_SHELL: [&str; 2] = ["sh", "-c"];
+
 /// Run the step's command; returns its exit code (None when killed by a signal).
 fn run_command(
     store: &Store,
@@ -304,8 +308,8 @@ fn run_command(
             |e| Error::other(format!("could not pass stderr to the step: {e}")).with_source(e),
         )?))
     };
-    let status = process::command(Purpose::WorkflowStep, "sh")
-        .arg("-c")
+    let status = process::command(Purpose::WorkflowStep, STEP_SHELL[0])
+        .arg(STEP_SHELL[1])
         .arg(cmd)
         .current_dir(store.workdir()?)
         .envs(&step.env)

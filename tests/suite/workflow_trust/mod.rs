@@ -6,6 +6,8 @@
 //! commands and asks, or `--yes`), runs a file of theirs (`run FILE`, `resume --workflow
 //! FILE`). Workflows run here stay trusted when their file is gone.
 
+mod environment;
+
 use crate::common;
 
 use common::{Repo, git_in, refs, tool_cmd};
@@ -205,6 +207,12 @@ struct Hostile {
 impl Hostile {
     /// `workflow`: where they keep the file, relative to their worktree or absolute.
     fn new(workflow: Option<&Path>) -> Hostile {
+        Hostile::with_text(workflow, EVIL)
+    }
+
+    /// [`Hostile::new`] for a workflow `text` whose run leaves `pwned` in `$TRUST_LOG`
+    /// there and fails without go.txt.
+    fn with_text(workflow: Option<&Path>, text: &str) -> Hostile {
         let tmp = tempfile::tempdir().unwrap();
         git_in(
             tmp.path(),
@@ -218,7 +226,7 @@ impl Hostile {
             Some(p) => p.to_path_buf(),
             None => theirs.path().join("evil.toml"),
         };
-        std::fs::write(&file, EVIL).unwrap();
+        std::fs::write(&file, text).unwrap();
         let their_log = tmp.path().join("theirs.log");
         let o = tool(
             theirs.path(),

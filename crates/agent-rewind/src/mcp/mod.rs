@@ -1,14 +1,17 @@
-//! What an agent may do through the MCP server (`git agent-rewind mcp`, issue 35): who the
-//! caller is, which writes `agentRewind.mcpAllow` permits beyond the caller's own turns in
-//! the active run, and the plan ids that make a write apply exactly what its dry run showed.
+//! What an agent may do through the MCP server (`git agent-rewind mcp`): who the caller is,
+//! what `agentRewind.mcpAllow` widens, the guard of its writes ([`guard`]: only what the
+//! caller's own turns wrote, in the active run), and the plan ids that make a write apply
+//! exactly what its dry run showed.
 //!
 //! Owns those rules; never speaks the protocol (the CLI's `mcp` command does) and never
 //! writes a file or a ref (the operations it guards do).
 
+mod guard;
+
+pub use guard::{RevertReach, check_restore, check_revert};
+
 use crate::agent::Agent;
-use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::ids::CheckpointSpec;
 use crate::store::Store;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -72,39 +75,6 @@ pub fn allowed(store: &Store) -> Vec<String> {
         .map(|v| v.trim().to_ascii_lowercase())
         .filter(|v| !v.is_empty())
         .collect()
-}
-
-/// Refuse a write to `target` unless it is the caller's own work in the active run, or
-/// `agentRewind.mcpAllow` lets it reach further. Checked before anything is planned.
-pub fn guard_write(store: &Store, caller: &Caller, target: &CheckpointSpec) -> Result<()> {
-    let allow = allowed(store);
-    let cp = Catalog::new(store).resolve(target)?;
-    let line = cp.line();
-    let active = crate::journal::active_run(store)?;
-    if active.as_ref().map(|r| r.as_str()) != Some(line.run.as_str())
-        && !allow.iter().any(|a| a == "other-runs")
-    {
-        return Err(Error::refused(format!(
-            "checkpoint {} is in run {}, not in this worktree's active run{}",
-            crate::catalog::short(cp.id()),
-            line.run,
-            active.map(|r| format!(" ({r})")).unwrap_or_default()
-        ))
-        .with_hint("a person can allow it: git config agentRewind.mcpAllow other-runs"));
-    }
-    let theirs = line.agent.as_deref();
-    if theirs.is_some_and(|a| Some(a) != caller.agent.as_deref())
-        && !allow.iter().any(|a| a == "other-agents")
-    {
-        return Err(Error::refused(format!(
-            "checkpoint {} was recorded by {}, not by the caller ({})",
-            crate::catalog::short(cp.id()),
-            theirs.unwrap_or("?"),
-            caller.by()
-        ))
-        .with_hint("a person can allow it: git config agentRewind.mcpAllow other-agents"));
-    }
-    Ok(())
 }
 
 /// The id of a plan: a digest of what the tool was asked, the plan it made, and the bytes

@@ -1,6 +1,10 @@
-//! `git agent-rewind mcp` (issue 35) driven by a client written here against the protocol
-//! (JSON-RPC lines on stdio): initialize, the tool list with its schemas, each read tool,
-//! the plan-then-apply writes with their guard, and the protocol's errors.
+//! `git agent-rewind mcp` driven by a client written here against the protocol (JSON-RPC
+//! lines on stdio): initialize, the tool list with its schemas, each read tool, the
+//! plan-then-apply writes with their guard, and the protocol's errors; the size limit of
+//! one message in `limits`.
+
+mod guard;
+mod limits;
 
 use crate::common::{Repo, bin, tool_stdin};
 use serde_json::{Value, json};
@@ -49,6 +53,15 @@ impl Client {
     fn send(&mut self, msg: &Value) {
         writeln!(self.stdin, "{msg}").unwrap();
         self.stdin.flush().unwrap();
+    }
+
+    /// The next message the server writes.
+    fn receive(&mut self) -> Value {
+        let mut line = String::new();
+        let n = self.stdout.read_line(&mut line).unwrap();
+        assert!(n > 0, "the server closed its output");
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("not JSON-RPC on stdout ({e}): {line:?}"))
     }
 
     fn notify(&mut self, method: &str, params: Value) {
@@ -108,6 +121,44 @@ fn hook(repo: &Repo, agent: &str, payload: Value) {
     assert!(out.status.success());
 }
 
+/// A turn of `agent` (`claude` or `codex`) in session `session`: each of `files` written
+/// and reported by the agent's file-edit hook (unless `reported` is false), then the end of
+/// the turn, in step `step` when given (`AGENT_STEP`).
+fn agent_turn(
+    repo: &Repo,
+    agent: &str,
+    session: &str,
+    step: Option<&str>,
+    files: &[(&str, &str)],
+    reported: bool,
+) {
+    let root = repo.path().canonicalize().unwrap();
+    let cwd = root.to_str().unwrap();
+    let env: Vec<(&str, &str)> = step.map(|s| ("AGENT_STEP", s)).into_iter().collect();
+    let send = |payload: Value| {
+        let out = tool_stdin(
+            repo.path(),
+            &["--json", "hook", agent],
+            payload.to_string().as_bytes(),
+            &env,
+        );
+        assert!(out.status.success());
+    };
+    for (path, content) in files {
+        repo.write(path, content);
+        if reported {
+            send(
+                json!({"session_id": session, "cwd": cwd, "hook_event_name": "PostToolUse",
+                        "tool_name": "Write", "tool_input": {"file_path": root.join(path)}}),
+            );
+        }
+    }
+    send(
+        json!({"session_id": session, "cwd": cwd, "hook_event_name": "Stop",
+                "turn_id": format!("t-{}", files.len()), "model": "m-test"}),
+    );
+}
+
 /// A run with a start, a turn of Claude Code's (writing `claude.txt`) and a turn of
 /// Codex's (writing `codex.txt`), recorded by their hooks.
 fn two_agents() -> Repo {
@@ -119,24 +170,21 @@ fn two_agents() -> Repo {
         "claude",
         json!({"session_id": "s-claude", "cwd": cwd, "hook_event_name": "SessionStart", "source": "startup"}),
     );
-    repo.write("claude.txt", "from claude\n");
-    hook(
+    agent_turn(
         &repo,
         "claude",
-        json!({"session_id": "s-claude", "cwd": cwd, "hook_event_name": "PostToolUse",
-               "tool_name": "Write", "tool_input": {"file_path": root.join("claude.txt")}}),
+        "s-claude",
+        None,
+        &[("claude.txt", "from claude\n")],
+        true,
     );
-    hook(
-        &repo,
-        "claude",
-        json!({"session_id": "s-claude", "cwd": cwd, "hook_event_name": "Stop"}),
-    );
-    repo.write("codex.txt", "from codex\n");
-    hook(
+    agent_turn(
         &repo,
         "codex",
-        json!({"session_id": "s-codex", "cwd": cwd, "hook_event_name": "Stop",
-               "turn_id": "t1", "model": "gpt-test"}),
+        "s-codex",
+        None,
+        &[("codex.txt", "from codex\n")],
+        true,
     );
     repo
 }
@@ -315,7 +363,28 @@ fn restore_and_checkpoint_through_mcp() {
     let repo = two_agents();
     let run = run_of(&repo);
     let (mut c, _) = Client::start(&repo, "claude-code");
-    repo.write("claude.txt", "broken\n");
+    // A hand edit no turn recorded is no one's to take back.
+    repo.write("claude.txt", "edited by hand\n");
+    let r = c.call(
+        "restore",
+        json!({"checkpoint": format!("{run}@1"), "paths": ["claude.txt"]}),
+    );
+    assert_eq!(r["isError"], true, "{r:#}");
+    let why = r["structuredContent"]["error"].as_str().unwrap();
+    assert!(
+        why.contains("claude.txt changed since the newest checkpoint"),
+        "{why}"
+    );
+    assert_eq!(repo.read("claude.txt"), "edited by hand\n");
+    // Claude's own later turn broke it: that Claude may take back.
+    agent_turn(
+        &repo,
+        "claude",
+        "s-claude",
+        None,
+        &[("claude.txt", "broken\n")],
+        true,
+    );
     let planned = c.ok(
         "restore",
         json!({"checkpoint": format!("{run}@1"), "paths": ["claude.txt"]}),
