@@ -12,7 +12,9 @@ use crate::cli::commands::{checkpoint, list, log, show, status};
 use crate::cli::mcp_input::{MAX_MESSAGE_BYTES, TOO_LARGE_METHOD};
 use crate::cli::{Ctx, Output, paths::worktree_paths, record::RecordArgs};
 use agent_rewind::error::{Error, Result};
-use agent_rewind::mcp::{Caller, check_plan, check_restore, check_revert, plan_id};
+use agent_rewind::mcp::{
+    Caller, check_plan, check_restore, check_restore_source, check_revert, plan_id,
+};
 use agent_rewind::ops;
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{
@@ -424,6 +426,7 @@ fn restore(ctx: &Ctx, caller: &Caller, a: RestoreRequest) -> Result<Value> {
     }
     let paths = worktree_paths(&root, &root, &a.paths)?;
     let spec = ops::address::spec(&store, Some(&a.checkpoint))?;
+    check_restore_source(&store, caller, &spec)?;
     let request = json!({"tool": "restore", "checkpoint": a.checkpoint, "paths": paths});
     let files = ops::restore::restore_plan(&store, &spec, &paths)?;
     check_restore(&store, caller, &spec, &files)?;

@@ -262,8 +262,10 @@ fn restore_through_mcp_brings_back_only_over_the_callers_own_changes() {
     // From its own checkpoint, over a path only its own turns changed since: planned.
     planned(&mut claude, "restore", restore("r@4", "s.txt"));
     planned(&mut claude, "restore", restore("r/split", "s.txt"));
-    // Over what Codex changed since (y.txt at @5), what a person added (p.txt at @3), or
-    // what its own turn changed without reporting it (n.txt at @7): refused, naming them.
+    // Over what Codex changed since (y.txt at @5), or what its own turn changed without
+    // reporting it (n.txt at @7): refused, naming them. A path the checkpoint never held
+    // (p.txt, a person's since @3) has nothing to be restored to: refused as the command
+    // line refuses it, and never deleted.
     refused(
         &mut claude,
         "restore",
@@ -274,13 +276,13 @@ fn restore_through_mcp_brings_back_only_over_the_callers_own_changes() {
         &mut claude,
         "restore",
         restore("r@2", "p.txt"),
-        &["p.txt by a person at r@3"],
+        &["p.txt did not exist at checkpoint"],
     );
     refused(
         &mut claude,
         "restore",
         restore("r@6", "n.txt"),
-        &["n.txt by a person (the turn of claude there did not report editing it) at r@7"],
+        &["n.txt did not exist at checkpoint"],
     );
     // From Codex's checkpoint, or the run's newest (a turn of Claude's) over Codex's file.
     refused(
@@ -307,8 +309,14 @@ fn restore_through_mcp_brings_back_only_over_the_callers_own_changes() {
     refused(
         &mut codex,
         "restore",
+        restore("r@2", "c.txt"),
+        &["recorded by claude"],
+    );
+    refused(
+        &mut codex,
+        "restore",
         restore("r@1", "c.txt"),
-        &["c.txt by claude at r@2"],
+        &["c.txt did not exist at checkpoint"],
     );
 
     // A change no turn recorded yet is no one's to take back.
@@ -323,15 +331,9 @@ fn restore_through_mcp_brings_back_only_over_the_callers_own_changes() {
     assert_eq!(files(&repo), before, "a refusal or a plan wrote something");
 
     // Widened to other agents: Claude may restore from Codex's checkpoint over Codex's
-    // changes, never over a person's.
+    // changes.
     repo.git(&["config", "agentRewind.mcpAllow", "other-agents"]);
     planned(&mut claude, "restore", restore("r@1", "y.txt"));
-    refused(
-        &mut claude,
-        "restore",
-        restore("r@2", "p.txt"),
-        &["p.txt by a person"],
-    );
     repo.git(&["config", "--unset", "agentRewind.mcpAllow"]);
 
     // Applied: each takes back its own change.
@@ -347,5 +349,33 @@ fn restore_through_mcp_brings_back_only_over_the_callers_own_changes() {
     assert_eq!(repo.read("y.txt"), "from codex\n");
     assert_eq!(repo.read("p.txt"), "by hand\n");
     assert_eq!(repo.read("o.txt"), "o\n");
+
+    // A person's change since the checkpoint is never reachable, not even widened.
+    repo.write("c.txt", "claude's, then a person's\n");
+    repo.ok(&["checkpoint", "by-hand"]);
+    repo.git(&["config", "agentRewind.mcpAllow", "other-agents"]);
+    refused(
+        &mut claude,
+        "restore",
+        restore("r@2", "c.txt"),
+        &["c.txt by a person at r@8"],
+    );
+    assert_eq!(repo.read("c.txt"), "claude's, then a person's\n");
+    // Nor is its own turn's change that the turn did not report.
+    agent_turn(
+        &repo,
+        "claude",
+        "s-claude",
+        Some("split"),
+        &[("s.txt", "s3\n")],
+        false,
+    );
+    refused(
+        &mut claude,
+        "restore",
+        restore("r@4", "s.txt"),
+        &["s.txt by a person (the turn of claude there did not report editing it) at r@9"],
+    );
+    assert_eq!(repo.read("s.txt"), "s3\n");
     repo.assert_fsck();
 }

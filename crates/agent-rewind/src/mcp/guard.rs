@@ -247,6 +247,13 @@ impl RevertReach {
     }
 }
 
+/// Refuse a restore from `spec` through MCP unless the checkpoint is the caller's, in a run
+/// the caller may reach: checked before anything is planned, so a caller learns nothing of
+/// a checkpoint that is not theirs.
+pub fn check_restore_source(store: &Store, caller: &Caller, spec: &CheckpointSpec) -> Result<()> {
+    check_restore(store, caller, spec, &[])
+}
+
 /// Refuse a restore from `spec` through MCP of the paths `plan` writes, unless the
 /// checkpoint is the caller's and every change to those paths since it is the caller's
 /// turns' (see the module's rules).

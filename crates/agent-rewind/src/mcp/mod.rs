@@ -8,7 +8,7 @@
 
 mod guard;
 
-pub use guard::{RevertReach, check_restore, check_revert};
+pub use guard::{RevertReach, check_restore, check_restore_source, check_revert};
 
 use crate::agent::Agent;
 use crate::error::{Error, Result};
