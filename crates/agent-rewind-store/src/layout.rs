@@ -34,6 +34,29 @@ pub fn push_tombstones_refspec() -> String {
 }
 pub const REMOTE_NOTES_PREFIX: &str = "refs/notes/agent-runs-remote/";
 pub const BACKUPS_REF: &str = "refs/agent-rewind/backups";
+/// Every folder of refs this tool owns (docs/FORMAT.md, "Refs"), without its last `/`.
+const OWNED_FOLDERS: [&str; 8] = [
+    "refs/agent-runs",
+    "refs/notes/agent-runs",
+    "refs/agent-runs-remote",
+    "refs/notes/agent-runs-remote",
+    "refs/agent-runs-tombstones",
+    "refs/agent-runs-tombstones-remote",
+    "refs/agent-rewind",
+    "refs/heads/agent-runs",
+];
+
+/// Whether the full ref name `name` is one of ours, or the folder of ours itself: a ref that
+/// another writer (git-ai's notes, say) must never be given. Compared without regard to
+/// case, as a case-insensitive file system would store it.
+pub fn is_owned_ref(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    OWNED_FOLDERS.iter().any(|folder| {
+        lower
+            .strip_prefix(folder)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    })
+}
 /// Where local branches live.
 pub const BRANCHES_PREFIX: &str = "refs/heads/";
 /// Tags and remote-tracking branches: with branches, what the user's history holds.
@@ -233,6 +256,26 @@ mod tests {
             Some("r1".into())
         );
         assert_eq!(parse_notes_ref("refs/notes/agent-runs/a/b"), None);
+    }
+
+    #[test]
+    fn owned_refs_are_recognised_in_any_case() {
+        let run = RunId::new("r1").unwrap();
+        let o = RemoteName::new("origin").unwrap();
+        for ours in [
+            notes_ref(&run),
+            run_head(&run),
+            remote_notes_ref(&o, &run),
+            BACKUPS_REF.to_string(),
+            "refs/notes/agent-runs".to_string(),
+            "refs/notes/Agent-Runs/r1".to_string(),
+            format!("{TOMBSTONES_PREFIX}r1/00"),
+        ] {
+            assert!(is_owned_ref(&ours), "{ours}");
+        }
+        for theirs in ["refs/notes/ai", "refs/notes/agent-runsX/r1", "refs/heads/main"] {
+            assert!(!is_owned_ref(theirs), "{theirs}");
+        }
     }
 
     #[test]
