@@ -273,7 +273,11 @@ mod tests {
         ] {
             assert!(is_owned_ref(&ours), "{ours}");
         }
-        for theirs in ["refs/notes/ai", "refs/notes/agent-runsX/r1", "refs/heads/main"] {
+        for theirs in [
+            "refs/notes/ai",
+            "refs/notes/agent-runsX/r1",
+            "refs/heads/main",
+        ] {
             assert!(!is_owned_ref(theirs), "{theirs}");
         }
     }

@@ -236,14 +236,11 @@ fn a_last_application_dated_in_the_future_counts_as_due() {
     r.ok(&["checkpoint", "work"]);
     // The clock starts again from now (written before the background gc starts) ...
     let body = std::fs::read(&state).unwrap();
-    let stored: u64 = String::from_utf8_lossy(crate::common::envelope_body(
-        &body,
-        "retention-state",
-        1,
-    ))
-    .trim()
-    .parse()
-    .unwrap();
+    let stored: u64 =
+        String::from_utf8_lossy(crate::common::envelope_body(&body, "retention-state", 1))
+            .trim()
+            .parse()
+            .unwrap();
     assert!(stored >= now && stored < ahead, "{stored} (now {now})");
     // ... and the policy is applied.
     let report = r.path().join(".git/agent-rewind/retention.report");

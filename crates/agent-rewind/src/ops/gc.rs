@@ -76,6 +76,11 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
     }
     // Read before anything is deleted: a bad value changes nothing.
     let lifetime = super::tombstones::lifetime(store)?;
+    // Locks a killed command of ours left on refs nothing may write to again soon (a gc
+    // killed while it deleted runs): the next one removes them, and never anyone else's.
+    if !opts.dry_run {
+        store.refs().sweep_stale_locks();
+    }
     // One pass over the refs, two note reads per run (like `list`); newest first.
     let list = list_runs(store, true)?;
     crate::trace::mark("gc: listed");
