@@ -45,8 +45,8 @@ const MAX_ATTEMPTS: u32 = 20;
 pub struct ImportReport {
     pub run: String,
     /// `new`, `up to date`, `fast-forwarded`, `local is ahead`, `diverged`, `skipped`
-    /// (invalid: not imported), `failed` (could not be imported here), `not on remote`,
-    /// `deleted here`.
+    /// (invalid: not imported), `refused` (not signed as `--require-signed` requires: not
+    /// imported), `failed` (could not be imported here), `not on remote`, `deleted here`.
     pub result: &'static str,
     /// For `diverged`: the new run holding the remote continuation.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -114,8 +114,9 @@ impl FetchOutcome {
 }
 
 /// Fetch `runs` (all runs when empty) from `remote` and import them. With
-/// `require_signed` (or `agentRewind.requireSigned`), nothing is imported when a run to
-/// import holds a checkpoint or notes commit git does not accept as signed.
+/// `require_signed` (or `agentRewind.requireSigned`), a run to import that holds a new
+/// checkpoint or notes commit git does not accept as signed is refused (`refused`, with
+/// why); the others are imported.
 pub fn fetch(
     store: &Store,
     remote: &Remote,
@@ -230,8 +231,16 @@ pub fn import_staged(
             });
         }
     }
+    // Runs not signed as required are refused one by one; the others are still taken.
     if require_signed {
-        refuse_unsigned(store, staging, &selected, &locals)?;
+        for report in refuse_unsigned(store, staging, &mut selected, &locals)? {
+            out.warnings.push(format!(
+                "run {:?} from {staging} refused: {}",
+                report.run,
+                report.detail.as_deref().unwrap_or("not signed as required")
+            ));
+            out.runs.push(report);
+        }
     }
     // Fetching everything: the runs new here are created together in one rewrite of
     // `packed-refs`; the others (and any the batch could not create) one by one.
