@@ -133,9 +133,9 @@ pub fn fetch(
     crate::trace::mark("fetch: git fetch done");
     crate::crash_point!("import:objects-fetched");
     // A fetch of everything brings the remote's tombstones too (fetch_into_staging).
-    let (_, skipped) = match only {
-        None => super::tombstones::import_staged(store, &remote.name)?,
-        Some(_) => (0, vec![]),
+    let skipped = match only {
+        None => super::tombstones::take_staged(store, &remote.name, require_signed)?,
+        Some(_) => vec![],
     };
     let mut out = import_staged(store, &remote.name, Select::from(only), require_signed)?;
     out.remote = remote.target.clone();
@@ -218,14 +218,13 @@ pub fn import_staged(
             }
         }
     }
-    // A run a tombstone covers stays out (fetching everything; naming it brings it).
+    // A run a tombstone covers stays out (fetching everything; naming it brings it): one of
+    // this repository's, or one taken from this remote, never another remote's.
     if everything {
-        let tombs = super::tombstones::local(store)?;
+        let tombs = super::tombstones::for_remote(store, staging)?;
         if !tombs.is_empty() {
             selected.retain(|s| {
-                let covered = s
-                    .head
-                    .is_some_and(|h| super::tombstones::covers(store, &tombs, &s.name, h));
+                let covered = s.head.is_some_and(|h| tombs.covers(store, &s.name, h));
                 out.deleted_elsewhere += usize::from(covered);
                 !covered
             });

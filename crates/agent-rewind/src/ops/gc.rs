@@ -144,6 +144,13 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
                 Some((run, locals.get(r.as_str())?.clone()))
             })
             .collect();
+        // Written (and signed) before anything is deleted: a key that cannot sign changes
+        // nothing. Only the refs of the runs deleted are created after.
+        let heads: Vec<(RunId, crate::store::ObjectId)> = batch
+            .iter()
+            .filter_map(|(r, l)| Some((r.clone(), l.head?)))
+            .collect();
+        let tombstones = super::tombstones::prepare(store, &heads, lifetime)?;
         let done: BTreeSet<String> = delete_runs(store, &batch)?
             .into_iter()
             .map(|(r, _)| r.to_string())
@@ -163,7 +170,7 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
             .filter(|(r, _)| done.contains(r.as_str()))
             .filter_map(|(r, l)| Some((r.clone(), l.head?)))
             .collect();
-        tombstones_written = super::tombstones::write(store, &tips, lifetime)?;
+        tombstones_written = tombstones.publish(store, &tips)?;
         tombstones_expired = super::tombstones::prune_expired(store)?;
         crate::crash_point!("gc:runs-deleted");
         crate::trace::mark("gc: runs deleted");
