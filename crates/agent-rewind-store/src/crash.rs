@@ -21,7 +21,6 @@ pub const POINTS: &[&str] = &[
     "publish:before",
     "publish:ref-locked",
     "publish:reflog-written",
-    "publish:locked",
     // store::indexlock: git's index.lock held, before the rename.
     "index:locked",
     // store::worktree: after each file written into a worktree.
@@ -49,6 +48,9 @@ pub const POINTS: &[&str] = &[
     "revert:files-written",
     // store::localcopy: a run's notes copied from a local remote, the staging ref not set.
     "fetch:notes-packed",
+    // store::reflock: every lock of a transaction that deletes refs held (theirs and
+    // packed-refs.lock), nothing changed yet.
+    "delete:refs-locked",
     // ops::gc, ops::delete, ops::steer, ops::fetch (import).
     "gc:runs-deleted",
     "gc:refs-packed",

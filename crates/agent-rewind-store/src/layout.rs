@@ -7,6 +7,8 @@
 //! refs/agent-runs-remote/<remote>/<run>/…, refs/notes/agent-runs-remote/<remote>/<run>
 //! refs/agent-rewind/backups       safety snapshots taken before a worktree is overwritten
 //! refs/heads/agent-runs/<run>     the branch a rewind/fork checks out (only on request)
+//! refs/agent-runs-tombstones/<run>/<tip>, …-remote/<remote>/<run>/<tip>,
+//! …-from/<remote>/<run>/<tip>     tombstones: our gc's, a remote's staged, a remote's taken
 //! ```
 //!
 //! Names passed in are already validated ([`crate::ids`]); this module must never accept a
@@ -17,10 +19,14 @@ use crate::ids::{RemoteName, RunId, StepName};
 pub const RUNS_PREFIX: &str = "refs/agent-runs/";
 pub const NOTES_PREFIX: &str = "refs/notes/agent-runs/";
 pub const REMOTE_RUNS_PREFIX: &str = "refs/agent-runs-remote/";
-/// Tombstones of runs `gc` deleted: `<prefix><run>/<tip>` → a JSON blob (issue 33 item 5).
+/// Tombstones of runs this repository's `gc` deleted: `<prefix><run>/<tip>` → a JSON blob,
+/// or a signed commit holding it as the note of `<tip>`. The only ones `push` carries.
 pub const TOMBSTONES_PREFIX: &str = "refs/agent-runs-tombstones/";
 /// Where a fetch stages a remote's tombstones: `<prefix><remote>/<run>/<tip>`.
 pub const REMOTE_TOMBSTONES_PREFIX: &str = "refs/agent-runs-tombstones-remote/";
+/// A remote's tombstones taken here: `<prefix><remote>/<run>/<tip>`. Each counts only for
+/// the runs of that remote (fetched from it, pushed with `--all` to it).
+pub const TAKEN_TOMBSTONES_PREFIX: &str = "refs/agent-runs-tombstones-from/";
 
 /// The refspec that fetches a remote's tombstones into its staging namespace (forced:
 /// staging is ours; `ops::tombstones` checks each before taking it).
@@ -34,6 +40,30 @@ pub fn push_tombstones_refspec() -> String {
 }
 pub const REMOTE_NOTES_PREFIX: &str = "refs/notes/agent-runs-remote/";
 pub const BACKUPS_REF: &str = "refs/agent-rewind/backups";
+/// Every folder of refs this tool owns (docs/FORMAT.md, "Refs"), without its last `/`.
+const OWNED_FOLDERS: [&str; 9] = [
+    "refs/agent-runs",
+    "refs/notes/agent-runs",
+    "refs/agent-runs-remote",
+    "refs/notes/agent-runs-remote",
+    "refs/agent-runs-tombstones",
+    "refs/agent-runs-tombstones-remote",
+    "refs/agent-runs-tombstones-from",
+    "refs/agent-rewind",
+    "refs/heads/agent-runs",
+];
+
+/// Whether the full ref name `name` is one of ours, or the folder of ours itself: a ref that
+/// another writer (git-ai's notes, say) must never be given. Compared without regard to
+/// case, as a case-insensitive file system would store it.
+pub fn is_owned_ref(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    OWNED_FOLDERS.iter().any(|folder| {
+        lower
+            .strip_prefix(folder)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    })
+}
 /// Where local branches live.
 pub const BRANCHES_PREFIX: &str = "refs/heads/";
 /// Tags and remote-tracking branches: with branches, what the user's history holds.
@@ -81,6 +111,16 @@ pub fn remote_run_prefix(remote: &RemoteName) -> String {
 /// The staging folder of the notes refs fetched from `remote`.
 pub fn remote_notes_prefix(remote: &RemoteName) -> String {
     format!("{REMOTE_NOTES_PREFIX}{remote}/")
+}
+
+/// The staging folder of the tombstones fetched from `remote`.
+pub fn remote_tombstones_prefix(remote: &RemoteName) -> String {
+    format!("{REMOTE_TOMBSTONES_PREFIX}{remote}/")
+}
+
+/// The folder of the tombstones taken from `remote`.
+pub fn taken_tombstones_prefix(remote: &RemoteName) -> String {
+    format!("{TAKEN_TOMBSTONES_PREFIX}{remote}/")
 }
 
 /// The staging folder of one run fetched from `remote`.
@@ -233,6 +273,30 @@ mod tests {
             Some("r1".into())
         );
         assert_eq!(parse_notes_ref("refs/notes/agent-runs/a/b"), None);
+    }
+
+    #[test]
+    fn owned_refs_are_recognised_in_any_case() {
+        let run = RunId::new("r1").unwrap();
+        let o = RemoteName::new("origin").unwrap();
+        for ours in [
+            notes_ref(&run),
+            run_head(&run),
+            remote_notes_ref(&o, &run),
+            BACKUPS_REF.to_string(),
+            "refs/notes/agent-runs".to_string(),
+            "refs/notes/Agent-Runs/r1".to_string(),
+            format!("{TOMBSTONES_PREFIX}r1/00"),
+        ] {
+            assert!(is_owned_ref(&ours), "{ours}");
+        }
+        for theirs in [
+            "refs/notes/ai",
+            "refs/notes/agent-runsX/r1",
+            "refs/heads/main",
+        ] {
+            assert!(!is_owned_ref(theirs), "{theirs}");
+        }
     }
 
     #[test]

@@ -22,21 +22,25 @@ pub struct NotesReader<'s> {
 impl<'s> NotesReader<'s> {
     /// The raw note body for `commit`, if any.
     pub fn body(&mut self, commit: ObjectId) -> Result<Option<Vec<u8>>> {
+        match self.blob(commit)? {
+            Some(b) => Ok(Some(self.store.objects().read_blob(b)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The blob of the note for `commit`, if any (not read: its size can be checked first).
+    pub fn blob(&mut self, commit: ObjectId) -> Result<Option<ObjectId>> {
         let Some(state) = self.state.as_mut() else {
             return Ok(None);
         };
-        let blob = state.get(&commit, self.store.repo()).map_err(|e| {
+        state.get(&commit, self.store.repo()).map_err(|e| {
             Error::corrupt(format!(
                 "could not read notes in {}: {}",
                 self.origin,
                 crate::error::one_line(&e.to_string())
             ))
             .with_hint(CORRUPT_HINT)
-        })?;
-        match blob {
-            Some(b) => Ok(Some(self.store.objects().read_blob(b)?)),
-            None => Ok(None),
-        }
+        })
     }
 
     /// The note for `commit` parsed by `parse` (the note format is the library's), if any.

@@ -17,7 +17,7 @@ use super::Store;
 use super::reflock::{Claim, lock_path};
 use crate::error::{Error, IoResultExt, Result};
 use gix::ObjectId;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 
@@ -58,7 +58,7 @@ impl crate::facade::Refs<'_> {
                 }
             })
             .collect();
-        let gone: std::collections::HashSet<&[u8]> = groups
+        let gone: HashSet<&[u8]> = groups
             .iter()
             .zip(&out)
             .filter(|(_, r)| **r == PackedDelete::Deleted)
@@ -67,21 +67,7 @@ impl crate::facade::Refs<'_> {
         if gone.is_empty() {
             return Ok(out);
         }
-        let mut body = Vec::with_capacity(text.len());
-        let mut skipping = false;
-        for line in text.split_inclusive(|b| *b == b'\n') {
-            if line.starts_with(b"^") {
-                if !skipping {
-                    body.extend_from_slice(line);
-                }
-                continue;
-            }
-            skipping = !line.starts_with(b"#")
-                && ref_line(line).is_some_and(|(name, _)| gone.contains(name));
-            if !skipping {
-                body.extend_from_slice(line);
-            }
-        }
+        let body = without_refs(&text, &gone);
         let common = edit.commit(&body, || {})?;
         // A writer that read the old packed value may have written a loose file meanwhile:
         // its value stands, and the group was not deleted.
@@ -191,6 +177,26 @@ fn loose_or_locked(common: &Path, name: &str) -> bool {
     f.symlink_metadata().is_ok() || lock_path(&f).symlink_metadata().is_ok()
 }
 
+/// A `packed-refs` text without the refs named in `gone` (nor their peeled `^` lines).
+pub(super) fn without_refs(text: &[u8], gone: &HashSet<&[u8]>) -> Vec<u8> {
+    let mut body = Vec::with_capacity(text.len());
+    let mut skipping = false;
+    for line in text.split_inclusive(|b| *b == b'\n') {
+        if line.starts_with(b"^") {
+            if !skipping {
+                body.extend_from_slice(line);
+            }
+            continue;
+        }
+        skipping =
+            !line.starts_with(b"#") && ref_line(line).is_some_and(|(name, _)| gone.contains(name));
+        if !skipping {
+            body.extend_from_slice(line);
+        }
+    }
+    body
+}
+
 /// `<hex> SP <name>` of one packed-refs line.
 pub(super) fn ref_line(line: &[u8]) -> Option<(&[u8], ObjectId)> {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
@@ -207,7 +213,7 @@ fn packed_values(text: &[u8]) -> HashMap<&[u8], ObjectId> {
 }
 
 /// Remove `logs/<name>` and the folders it leaves empty (up to `logs/refs/`).
-fn remove_reflog(common: &Path, name: &str) {
+pub(super) fn remove_reflog(common: &Path, name: &str) {
     let log = common.join("logs").join(name);
     if std::fs::remove_file(&log).is_err() {
         return;

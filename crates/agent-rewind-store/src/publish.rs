@@ -1,16 +1,18 @@
 //! The publish transaction (DESIGN.md §3.4): every ref change of one logical write goes into
-//! one gix ref transaction, each with compare-and-swap on the value the writer read, with a
-//! forced reflog. Objects must already be written.
+//! one ref transaction, each with compare-and-swap on the value the writer read, with a
+//! forced reflog: git's loose-ref protocol as `store::reflock` implements it, each lock
+//! claimed before it exists (in a reftable repository, `git update-ref --stdin`). Objects
+//! must already be written. It must never move a ref whose value is not the expected one,
+//! and never writes `HEAD` or a worktree's own refs.
 //!
-//! gix commits loose refs one by one, in the order given, so callers order changes so that a
-//! crash between two renames is harmless: notes before `HEAD`, `HEAD` before step refs (a
+//! Loose refs are committed one by one, in the order given, so callers order changes so that
+//! a crash between two renames is harmless: notes before `HEAD`, `HEAD` before step refs (a
 //! step ref may lag behind `HEAD` after a crash, never run ahead of it).
 
 use super::Store;
 use crate::error::{Error, Result};
 use gix::ObjectId;
-use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
-use gix::refs::{FullName, Target};
+use gix::refs::FullName;
 
 /// One ref change: `new = None` deletes; `expected = None` means "must not exist".
 #[derive(Debug, Clone)]
@@ -56,48 +58,8 @@ impl From<PublishError> for Error {
 }
 
 impl Store {
-    /// The lock files a gix transaction over `changes` may take.
-    fn transaction_locks(&self, changes: &[RefChange]) -> Vec<std::path::PathBuf> {
-        let mut locks: Vec<_> = changes
-            .iter()
-            .map(|c| super::reflock::lock_path(&self.ref_file(&c.name)))
-            .collect();
-        locks.push(super::reflock::lock_path(
-            &self.common_dir().join("packed-refs"),
-        ));
-        locks
-    }
-
-    /// Where the loose file of ref `name` lives.
-    fn ref_file(&self, name: &str) -> std::path::PathBuf {
-        if Self::is_plain_shared_ref(name) {
-            self.common_dir().join(name)
-        } else {
-            self.git_dir().join(name)
-        }
-    }
-
-    /// One gix transaction; each lock it takes is claimed (store::reflock) between
-    /// prepare and commit, so a kill in between leaves locks the next writer recognises.
-    fn gix_transaction(
-        &self,
-        edits: Vec<RefEdit>,
-        changes: &[RefChange],
-        committer: Option<gix::actor::SignatureRef<'_>>,
-    ) -> std::result::Result<(), gix::Error> {
-        let fail = gix::lock::acquire::Fail::AfterDurationWithBackoff(super::reflock::LOCK_WAIT);
-        let prepared = self.repo.refs.transaction().prepare(edits, fail, fail)?;
-        let _claims: Vec<_> = self
-            .transaction_locks(changes)
-            .iter()
-            .filter_map(|l| self.claim_existing_lock(l))
-            .collect();
-        crate::crash_point!("publish:locked");
-        prepared.commit(committer)?;
-        Ok(())
-    }
-
-    /// Creations and updates only: loose refs under their own locks, never `packed-refs`.
+    /// Shared refs only: each under its own lock, claimed before it exists; `packed-refs`
+    /// only when something is deleted ([`Store::apply_loose_refs`]).
     fn publish_loose(
         &self,
         changes: &[RefChange],
@@ -113,9 +75,9 @@ impl Store {
         tail.push(b'\n');
         let plan: Vec<_> = changes
             .iter()
-            .map(|c| (c.name.clone(), c.new.expect("updates only"), c.expected))
+            .map(|c| (c.name.clone(), c.new, c.expected))
             .collect();
-        match self.update_loose_refs(&plan, &tail) {
+        match self.apply_loose_refs(&plan, &tail) {
             Ok(Ok(())) => Ok(()),
             Ok(Err(name)) => Err(PublishError::Conflict(format!(
                 "{name} changed while this write was prepared"
@@ -128,114 +90,38 @@ impl Store {
 impl crate::facade::Refs<'_> {
     /// Apply all changes in one transaction, or none of them.
     ///
-    /// Creations and updates of shared refs go through [`Store::update_loose_refs`] (git's
-    /// protocol: `packed-refs` is never locked); a transaction with a deletion (which must
-    /// edit `packed-refs`) goes through gix. A lock file someone else holds fails the call
-    /// within about a second with an error naming it; one a killed process of ours left is
-    /// removed.
+    /// Refs go through [`Store::apply_loose_refs`]: git's protocol, every lock claimed before
+    /// it is created, so a kill at any moment leaves only locks the next writer removes;
+    /// `packed-refs` is locked only by a transaction that deletes. In a reftable repository,
+    /// one `git update-ref --stdin`. A lock file someone else holds fails the call within
+    /// about a second with an error naming it; one a killed process of ours left is removed.
+    /// Only shared refs are written (never `HEAD` nor a worktree's own refs).
     pub fn publish(&self, changes: &[RefChange], reflog_message: &str) -> Result<(), PublishError> {
         let msg = reflog_message.replace('\n', " ");
-        let edits = changes
-            .iter()
-            .map(|c| to_edit(c, &msg))
-            .collect::<Result<Vec<_>>>()
-            .map_err(PublishError::Failed)?;
-        // Reflog entries are signed like our commits. `edit_references` would ask
-        // `repo.committer()`, which fails when no identity is configured (DESIGN §3.2: never
-        // fail for that) and resolves the local time zone by walking the zoneinfo database.
+        for c in changes {
+            check_name(&c.name).map_err(PublishError::Failed)?;
+        }
+        // Reflog entries are signed like our commits. `repo.committer()` would fail when no
+        // identity is configured (DESIGN §3.2: never fail for that) and resolves the local
+        // time zone by walking the zoneinfo database.
         let signature = self.signature();
         crate::crash_point!("publish:before");
         if self.reftable() {
             return self.reftable_publish(changes, &msg, &signature);
         }
-        if changes
-            .iter()
-            .all(|c| c.new.is_some() && Store::is_plain_shared_ref(&c.name))
-        {
-            return self.publish_loose(changes, &msg, &signature);
-        }
-        let mut time = gix::date::parse::TimeBuf::default();
-        let committer = Some(signature.to_ref(&mut time));
-        // A failure that is neither a conflict nor a held lock (e.g. `git pack-refs` replacing
-        // packed-refs while the transaction read it) is tried again, but only when every ref
-        // still has its expected value: a transaction that failed half-way is reported.
-        let mut attempt = 0;
-        let mut swept = false;
-        loop {
-            match self.gix_transaction(edits.clone(), changes, committer) {
-                Ok(()) => return Ok(()),
-                Err(e) if e.is_conflict() => {
-                    return Err(PublishError::Conflict(crate::error::one_line(
-                        &e.to_string(),
-                    )));
-                }
-                Err(e) if e.is_retryable() => {
-                    // A lock is held. One a killed process of ours left is removed and the
-                    // transaction tried once more; anyone else's is reported by name.
-                    let locks = self.transaction_locks(changes);
-                    if !swept && self.remove_stale_locks(&locks) > 0 {
-                        swept = true;
-                        continue;
-                    }
-                    return Err(PublishError::Failed(
-                        match locks.iter().find(|l| l.exists()) {
-                            Some(l) => super::reflock::lock_held(l),
-                            None => e.into(),
-                        },
-                    ));
-                }
-                Err(_) if attempt < 3 && self.refs_as_expected(changes) => {
-                    attempt += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(5 << attempt));
-                }
-                Err(e) => return Err(PublishError::Failed(e.into())),
-            }
-        }
+        self.publish_loose(changes, &msg, &signature)
     }
 }
 
-impl Store {
-    /// Whether every ref of `changes` still has the value the change expects.
-    fn refs_as_expected(&self, changes: &[RefChange]) -> bool {
-        changes.iter().all(|c| {
-            self.refs()
-                .ref_target(&c.name)
-                .is_ok_and(|now| now == c.expected)
-        })
-    }
-}
-
-fn to_edit(c: &RefChange, msg: &str) -> Result<RefEdit> {
-    let name: FullName = c
-        .name
-        .as_str()
+/// A full ref name git accepts that names a shared ref.
+fn check_name(name: &str) -> Result<()> {
+    let _: FullName = name
         .try_into()
-        .map_err(|e| Error::usage(format!("invalid ref name {:?}: {e}", c.name)))?;
-    let expected = match c.expected {
-        Some(id) => PreviousValue::MustExistAndMatch(Target::Object(id)),
-        None => PreviousValue::MustNotExist,
-    };
-    Ok(match c.new {
-        Some(new) => RefEdit {
-            change: Change::Update {
-                log: LogChange {
-                    mode: RefLog::AndReference,
-                    force_create_reflog: true,
-                    message: msg.into(),
-                },
-                expected,
-                new: Target::Object(new),
-            },
-            name,
-            deref: false,
-        },
-        None => RefEdit {
-            change: Change::Delete {
-                expected,
-                log: RefLog::AndReference,
-            },
-            name,
-            deref: false,
-        },
-    })
+        .map_err(|e| Error::usage(format!("invalid ref name {name:?}: {e}")))?;
+    if !Store::is_plain_shared_ref(name) {
+        return Err(Error::usage(format!(
+            "{name} is not a ref shared by all worktrees: this tool never writes it"
+        )));
+    }
+    Ok(())
 }

@@ -1,16 +1,20 @@
 //! git's lock files in the ref store as we take them: `<ref>.lock` and `packed-refs.lock`.
 //!
-//! Owns three things. (1) Claims: every such lock a process of ours holds has a hard link in
-//! `agent-rewind/lock-claims/<pid>@<host>#<n>` (the same inode), so a lock left by a killed
+//! Owns three things. (1) Claims: every such lock a process of ours takes is created by
+//! hard-linking a claim, `agent-rewind/lock-claims/<pid>@<host>#<n>`, that exists first (the
+//! same inode), so no lock of ours ever exists unclaimed, and a lock left by a killed
 //! process of ours is recognised exactly — same inode as a claim whose process is gone on
-//! this host — and removed. (2) The loose-ref update transaction, git's own protocol: a
-//! transaction that only creates or updates refs locks each loose ref (the lock is created
-//! already holding the new value, by linking the claim) and never `packed-refs.lock`, so a
-//! lock left on `packed-refs` by anything cannot block a checkpoint or a hook. (3) The error
-//! for a lock someone else holds: it names the file and how to remove it.
+//! this host — and removed. (2) The loose-ref transaction, git's own protocol: each ref is
+//! locked (an update's lock is created already holding the new value) and checked under its
+//! lock; a transaction that only creates or updates refs never takes `packed-refs.lock`, so
+//! a lock left on `packed-refs` by anything cannot block a checkpoint or a hook; one that
+//! deletes takes it after the refs' locks, drops the refs from `packed-refs`, then removes
+//! their loose files and reflogs. (3) The error for a lock someone else holds: it names the
+//! file and how to remove it.
 //!
-//! Must never remove a lock it cannot prove is a dead process's of ours, and never leave a
-//! lock or a claim of a live transaction behind when it returns.
+//! Must never remove a lock it cannot prove is a dead process's of ours, never create a
+//! lock before its claim, and never leave a lock or a claim of a live transaction behind
+//! when it returns.
 
 use super::Store;
 use crate::error::{Error, Result};
@@ -34,16 +38,22 @@ impl Drop for Claim {
     }
 }
 
-/// A loose-ref lock of ours: until committed, dropping it removes the lock (a rollback).
+/// A loose-ref lock of ours: until committed, dropping it removes the lock (a rollback; for
+/// a deletion, the end of the transaction).
 struct HeldRef {
     lock: PathBuf,
     target: PathBuf,
     name: String,
     old: Option<ObjectId>,
-    new: ObjectId,
+    /// `None`: the ref is deleted.
+    new: Option<ObjectId>,
     _claim: Claim,
     committed: bool,
 }
+
+/// One change of a loose-ref transaction: the ref, its new value (`None` deletes it) and
+/// the value it must have (`None`: it must not exist).
+pub(crate) type LooseChange = (String, Option<ObjectId>, Option<ObjectId>);
 
 impl Drop for HeldRef {
     fn drop(&mut self) {
@@ -85,13 +95,6 @@ impl Store {
             std::process::id(),
             crate::time::host_name()
         ))
-    }
-
-    /// Record that `lock`, which this process just took (through gix), is ours.
-    pub(crate) fn claim_existing_lock(&self, lock: &Path) -> Option<Claim> {
-        let claim = self.claim_path();
-        let _ = std::fs::create_dir_all(self.claims_dir());
-        std::fs::hard_link(lock, &claim).ok().map(|()| Claim(claim))
     }
 
     /// Remove every lock among `locks` that a dead process of ours left, and the claims of
@@ -156,71 +159,153 @@ impl Store {
                 .any(|p| name.starts_with(p))
     }
 
-    /// Create or update loose refs with compare-and-swap, git's way: lock each ref in order,
-    /// check its value under the lock, then write each reflog entry and rename each lock in
-    /// order. `packed-refs` is read, never locked. `Ok(Err(name))` is a compare-and-swap
-    /// that failed on `name`.
-    pub(crate) fn update_loose_refs(
+    /// Create, update or delete refs with compare-and-swap, git's way: lock each ref in
+    /// order (its lock created by linking a claim) and check its value under the lock. Then
+    /// write each update's reflog entry and rename its lock in order. Deletions take
+    /// `packed-refs.lock` too (after the refs' locks, as git does), drop the refs from
+    /// `packed-refs`, then remove their loose files, reflogs and locks. `packed-refs` is never
+    /// locked by a transaction without deletions. `Ok(Err(name))` is a compare-and-swap that
+    /// failed on `name`; nothing changed then.
+    pub(crate) fn apply_loose_refs(
         &self,
-        changes: &[(String, ObjectId, Option<ObjectId>)],
+        changes: &[LooseChange],
         reflog_line_tail: &[u8],
     ) -> Result<std::result::Result<(), String>> {
-        use std::io::Write;
         let mut held: Vec<HeldRef> = Vec::with_capacity(changes.len());
         for (name, new, expected) in changes {
-            let target = self.common_dir().join(name);
-            let lock = lock_path(&target);
-            super::create_parent(&lock)?;
-            let claim = self.claim_path();
-            super::create_parent(&claim)?;
-            std::fs::write(&claim, format!("{new}\n")).map_err(|e| Error::io(&claim, e))?;
-            let claim = Claim(claim);
-            self.take_lock_by_link(&claim.0, &lock)?;
-            let h = HeldRef {
-                lock,
-                target,
-                name: name.clone(),
-                old: *expected,
-                new: *new,
-                _claim: claim,
-                committed: false,
-            };
-            held.push(h);
+            held.push(self.lock_loose_ref(name, *new, *expected)?);
             crate::crash_point!("publish:ref-locked");
             let now = self.direct_ref_target(name)?;
             if now != *expected {
                 return Ok(Err(name.clone()));
             }
         }
-        for h in &mut held {
-            let log = self.common_dir().join("logs").join(&h.name);
-            let mut line = Vec::with_capacity(200);
-            let zero = ObjectId::null(h.new.kind());
-            write!(line, "{} {} ", h.old.unwrap_or(zero), h.new).expect("in memory");
-            line.extend_from_slice(reflog_line_tail);
-            // The folder may be pruned by a concurrent `git gc` between making it and
-            // opening the log: make it again then.
-            let mut tries = 0;
-            loop {
-                super::create_parent(&log)?;
-                match std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&log)
-                {
-                    Ok(mut f) => {
-                        f.write_all(&line).map_err(|e| Error::io(&log, e))?;
-                        break;
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 8 => tries += 1,
-                    Err(e) => return Err(Error::io(&log, e)),
-                }
-            }
+        let packed = match held.iter().any(|h| h.new.is_none()) {
+            true => Some(super::packdelete::PackedRefsEdit::begin(self)?),
+            false => None,
+        };
+        if packed.is_some() {
+            crate::crash_point!("delete:refs-locked");
+        }
+        for h in held.iter_mut().filter(|h| h.new.is_some()) {
+            self.append_reflog(h, reflog_line_tail)?;
             crate::crash_point!("publish:reflog-written");
             std::fs::rename(&h.lock, &h.target).map_err(|e| Error::io(&h.target, e))?;
             h.committed = true;
         }
+        if let Some(edit) = packed {
+            self.finish_deletions(edit, &held)?;
+        }
+        let deleted: Vec<PathBuf> = held
+            .iter()
+            .filter(|h| h.new.is_none())
+            .map(|h| h.target.clone())
+            .collect();
+        // Dropped: the deleted refs' locks and every claim go.
+        drop(held);
+        for target in &deleted {
+            self.remove_empty_ref_folders(target);
+        }
         Ok(Ok(()))
+    }
+
+    /// Take the lock of ref `name` for a change to `new` (`None`: a deletion): a claim is
+    /// written first (holding the new value, which the lock then holds too) and the lock is
+    /// created as a hard link to it.
+    fn lock_loose_ref(
+        &self,
+        name: &str,
+        new: Option<ObjectId>,
+        old: Option<ObjectId>,
+    ) -> Result<HeldRef> {
+        let target = self.common_dir().join(name);
+        let lock = lock_path(&target);
+        super::create_parent(&lock)?;
+        let claim = self.claim_path();
+        super::create_parent(&claim)?;
+        let body = new.map(|n| format!("{n}\n")).unwrap_or_default();
+        std::fs::write(&claim, body).map_err(|e| Error::io(&claim, e))?;
+        let claim = Claim(claim);
+        self.take_lock_by_link(&claim.0, &lock)?;
+        Ok(HeldRef {
+            lock,
+            target,
+            name: name.to_string(),
+            old,
+            new,
+            _claim: claim,
+            committed: false,
+        })
+    }
+
+    /// Append the reflog entry of an update.
+    fn append_reflog(&self, h: &HeldRef, reflog_line_tail: &[u8]) -> Result<()> {
+        use std::io::Write;
+        let new = h.new.expect("an update");
+        let log = self.common_dir().join("logs").join(&h.name);
+        let mut line = Vec::with_capacity(200);
+        let zero = ObjectId::null(new.kind());
+        write!(line, "{} {} ", h.old.unwrap_or(zero), new).expect("in memory");
+        line.extend_from_slice(reflog_line_tail);
+        // The folder may be pruned by a concurrent `git gc` between making it and opening
+        // the log: make it again then.
+        let mut tries = 0;
+        loop {
+            super::create_parent(&log)?;
+            match std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&log)
+            {
+                Ok(mut f) => return f.write_all(&line).map_err(|e| Error::io(&log, e)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 8 => tries += 1,
+                Err(e) => return Err(Error::io(&log, e)),
+            }
+        }
+    }
+
+    /// The deletions of a transaction, every lock held: the refs leave `packed-refs` (one
+    /// rewrite, only when one of them is there), then their loose files and reflogs go.
+    fn finish_deletions(
+        &self,
+        edit: super::packdelete::PackedRefsEdit,
+        held: &[HeldRef],
+    ) -> Result<()> {
+        let gone: std::collections::HashSet<&[u8]> = held
+            .iter()
+            .filter(|h| h.new.is_none())
+            .map(|h| h.name.as_bytes())
+            .collect();
+        let body = super::packdelete::without_refs(&edit.text, &gone);
+        if body.len() != edit.text.len() {
+            edit.commit(&body, || {})?;
+        } // else dropped: the lock goes, packed-refs stays as it is
+        for h in held.iter().filter(|h| h.new.is_none()) {
+            super::packdelete::remove_reflog(self.common_dir(), &h.name);
+            match std::fs::remove_file(&h.target) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(&h.target, e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Remove the folders a deleted ref leaves empty, as git does: never `refs/` nor the
+    /// folder right under it (`refs/agent-runs/`).
+    fn remove_empty_ref_folders(&self, target: &Path) {
+        let Ok(rel) = target.strip_prefix(self.common_dir()) else {
+            return;
+        };
+        let mut dir = rel.parent();
+        while let Some(d) = dir {
+            if d.components().count() <= 2
+                || std::fs::remove_dir(self.common_dir().join(d)).is_err()
+            {
+                break;
+            }
+            dir = d.parent();
+        }
     }
 
     /// Link `claim` to `lock` (taking the lock only if it is free), waiting up to
@@ -300,6 +385,46 @@ impl crate::facade::Refs<'_> {
 }
 
 impl crate::facade::Refs<'_> {
+    /// Remove every lock a dead process of ours left anywhere under `refs/` and on
+    /// `packed-refs`, and the folders that leaves empty: for `gc`, so that a lock on a ref
+    /// nothing writes to soon (a step of a run killed while it was being deleted) does not
+    /// stay forever. Walks `refs/` only when the claims folder holds a claim whose lock is
+    /// still there; cheap otherwise. Returns how many locks were removed.
+    pub fn sweep_stale_locks(&self) -> usize {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(claims) = std::fs::read_dir(self.claims_dir()) else {
+            return 0;
+        };
+        let linked = claims
+            .flatten()
+            .any(|e| std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.nlink() > 1));
+        if !linked {
+            return 0;
+        }
+        fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return;
+            };
+            for e in entries.flatten() {
+                let p = e.path();
+                match e.file_type() {
+                    Ok(t) if t.is_dir() => walk(&p, out),
+                    Ok(_) if p.extension().is_some_and(|x| x == "lock") => out.push(p),
+                    _ => {}
+                }
+            }
+        }
+        let mut locks = vec![lock_path(&self.common_dir().join("packed-refs"))];
+        walk(&self.common_dir().join("refs"), &mut locks);
+        let removed = self.remove_stale_locks(&locks);
+        if removed > 0 {
+            for lock in locks.iter().filter(|l| !l.exists()) {
+                self.remove_empty_ref_folders(lock);
+            }
+        }
+        removed
+    }
+
     /// Refuse, as taking it would, when the lock of ref `name` (`HEAD`: this worktree's; else
     /// a shared ref such as `refs/heads/<branch>`) is held: wait up to [`LOCK_WAIT`] for its
     /// holder and remove one a killed process of ours left, then give the error naming the

@@ -171,7 +171,6 @@ impl Store {
         let mut cmd = self.git_command(self.repo.git_dir(), &args);
         cmd.env("GIT_COMMITTER_NAME", signature.name.to_string())
             .env("GIT_COMMITTER_EMAIL", signature.email.to_string());
-        crate::crash_point!("publish:locked");
         match self.run_with_input(cmd, input.as_bytes()) {
             Ok(out) if out.status.success() => Ok(()),
             Ok(out) => {

@@ -1,5 +1,5 @@
-//! The retention policy's setting and its clock (`agentRewind.retain`, issue 34 item 3): the
-//! limits a person set (an age, a number of runs, a size), and — each time a checkpoint is
+//! The retention policy's setting and its clock (`agentRewind.retain`): the limits
+//! a person set (an age, a number of runs, a size), and — each time a checkpoint is
 //! recorded (`journal::append`) — whether a day has passed since the policy was last
 //! applied, in which case this program is started again in the background to apply it
 //! (`gc --auto`).
@@ -126,7 +126,7 @@ fn size(t: &str) -> Option<u64> {
 }
 
 /// Start the policy in the background (`git-agent-rewind gc --auto`, this program again)
-/// when it was last applied a day ago or more. The first call only starts the clock, and
+/// when it was last applied a day ago or more, or at a time still to come. The first call only starts the clock, and
 /// only in a repository where the tool keeps state already (a hook that ignored its payload
 /// writes nothing). Never fails the caller: what cannot be read or started is skipped until
 /// the next call.
@@ -147,7 +147,9 @@ pub fn start_if_due(store: &Store) -> bool {
             let _ = write_now();
             false
         }
-        Some(t) if now - t < EVERY_SECONDS => false,
+        // A time in the future (a clock that ran ahead, then was set right) counts as due:
+        // waiting for the clock to catch up could stop retention for years.
+        Some(t) if t <= now && now - t < EVERY_SECONDS => false,
         Some(_) => {
             if write_now().is_err() {
                 return false;

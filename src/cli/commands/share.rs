@@ -73,9 +73,9 @@ pub struct FetchArgs {
     /// Every run of the remote (the default when no run is named).
     #[arg(long)]
     pub all: bool,
-    /// Import nothing when a run to import holds a checkpoint or notes commit that is not
-    /// signed as git accepts (`verify`); `agentRewind.requireSigned=true` makes it the
-    /// default.
+    /// Refuse each run to import that holds a new checkpoint or notes commit not signed as
+    /// git accepts (`verify`), naming it and why, and take the others; exit 1 when one was
+    /// refused. `agentRewind.requireSigned=true` makes it the default.
     #[arg(long = "require-signed")]
     pub require_signed: bool,
 }
@@ -214,9 +214,10 @@ pub fn fetch(a: FetchArgs, ctx: &Ctx) -> Result<Output> {
     ))
 }
 
-/// Exit status 1 when a run could not be imported (invalid remote runs only warn).
+/// Exit status 1 when a run could not be imported, or was refused for its signatures, so
+/// that a script notices (invalid remote runs only warn).
 fn with_status(mut o: Output, out: &FetchOutcome) -> Output {
-    if out.count("failed") > 0 {
+    if out.count("failed") > 0 || out.count("refused") > 0 {
         o.exit_code = 1;
     }
     o
@@ -248,8 +249,8 @@ fn fetch_output(out: &FetchOutcome, st: &Style, what: &str) -> Output {
     }
     let mut s = String::new();
     for r in &out.runs {
-        // Skipped and failed runs are reported as warnings on stderr.
-        if matches!(r.result, "skipped" | "failed") {
+        // Skipped, refused and failed runs are reported as warnings on stderr.
+        if matches!(r.result, "skipped" | "refused" | "failed") {
             continue;
         }
         s.push_str(&format!("  {} {}", st.id(&r.run), r.result));
@@ -274,6 +275,7 @@ fn fetch_output(out: &FetchOutcome, st: &Style, what: &str) -> Output {
         "deleted elsewhere",
         "not on remote",
         "skipped",
+        "refused",
         "failed",
     ]
     .into_iter()

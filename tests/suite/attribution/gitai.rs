@@ -486,3 +486,53 @@ fn git_ai_export_round_trips_through_import_and_travels_with_the_run() {
         crate::common::assert_fsck_in(dir, "after the round trip");
     }
 }
+
+#[test]
+fn git_ai_export_refuses_every_notes_ref_of_ours_and_writes_nothing() {
+    let r = repo_with("one\n");
+    r.git(&["checkout", "-q", "-b", "feature"]);
+    let a = Agent::start(r.path(), "s-gitai-own", "claude-sonnet-4-5");
+    a.write("app.txt", "one\nagent a\n");
+    a.turn();
+    commit(&r, "agent lines");
+    let run = r.json(&["list"])[0]["run"].as_str().unwrap().to_string();
+    let before = refs(r.path(), "refs/");
+    let objects = r.git(&["count-objects", "-v"]);
+    for notes_ref in [
+        format!("refs/notes/agent-runs/{run}"),
+        format!("agent-runs/{run}"),
+        "refs/notes/agent-runs/other".to_string(),
+        "refs/notes/agent-runs".to_string(),
+        "refs/notes/agent-runs-remote/origin/r1".to_string(),
+        format!("refs/notes/Agent-Runs/{run}"),
+    ] {
+        let out = r.run(&[
+            "export",
+            "--format",
+            "git-ai",
+            "--notes-ref",
+            &notes_ref,
+            "main..feature",
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{notes_ref}: {err}");
+        assert!(
+            err.contains("git agent-rewind") && err.contains("refs/notes/ai"),
+            "{notes_ref}: {err}"
+        );
+        assert_eq!(refs(r.path(), "refs/"), before, "{notes_ref}");
+        assert_eq!(r.git(&["count-objects", "-v"]), objects, "{notes_ref}");
+    }
+    // The run's own notes still read as ours; a notes ref of git-ai's own still takes them.
+    assert_eq!(r.json(&["show", &run])["run"], run.as_str());
+    let out = r.json(&[
+        "export",
+        "--format",
+        "git-ai",
+        "--notes-ref",
+        "refs/notes/ai-team",
+        "main..feature",
+    ]);
+    assert_eq!(out["notes"][0]["result"], "written", "{out}");
+    r.assert_fsck();
+}

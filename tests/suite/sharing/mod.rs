@@ -14,6 +14,7 @@ mod remote_choice;
 mod retain_policy;
 mod retention;
 mod round_trip;
+mod signed_fetch;
 mod signing;
 mod tombstones;
 mod validation;

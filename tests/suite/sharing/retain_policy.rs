@@ -209,3 +209,50 @@ fn never_turns_it_off_and_a_bad_policy_is_refused_by_gc_only() {
     r.ok(&["checkpoint", "work"]);
     assert_eq!(git_in(r.path(), &["status", "--porcelain"]), "?? x.txt\n");
 }
+
+#[test]
+fn a_last_application_dated_in_the_future_counts_as_due() {
+    let r = Repo::new();
+    for run in ["f1", "f2", "f3"] {
+        r.ok(&["start", "--run", run]);
+    }
+    r.git(&["config", "agentRewind.retain", "1.runs"]);
+    let state = r.path().join(".git/agent-rewind/retention.state");
+    r.write("x.txt", "x\n");
+    r.ok(&["checkpoint", "work"]);
+    assert!(state.exists());
+    // A clock that ran ten years ahead when the policy was last applied.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let ahead = now + 10 * 365 * 86_400;
+    std::fs::write(
+        &state,
+        envelope("retention-state", 1, format!("{ahead}\n").as_bytes()),
+    )
+    .unwrap();
+    r.write("x.txt", "y\n");
+    r.ok(&["checkpoint", "work"]);
+    // The clock starts again from now (written before the background gc starts) ...
+    let body = std::fs::read(&state).unwrap();
+    let stored: u64 =
+        String::from_utf8_lossy(crate::common::envelope_body(&body, "retention-state", 1))
+            .trim()
+            .parse()
+            .unwrap();
+    assert!(stored >= now && stored < ahead, "{stored} (now {now})");
+    // ... and the policy is applied.
+    let report = r.path().join(".git/agent-rewind/retention.report");
+    wait_for("the background retention's report", || {
+        report.exists().then_some(())
+    });
+    let out = run_in(r.path(), &["status"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("deleted run f1"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(runs(&r), ["f3"]);
+    r.assert_fsck();
+}

@@ -1,10 +1,13 @@
-//! Retention that travels (issue 33 item 5): `gc` leaves a tombstone for each run it
-//! deletes; `push` carries it; a fetch of everything does not bring a covered run back,
-//! `push --all` of a clone that knows the tombstone does not send it again, a copy that
-//! moved on is new work, naming a run still fetches it, and tombstones expire.
+//! Retention that travels: `gc` leaves a tombstone for each run it deletes; `push` carries
+//! it; a fetch of everything does not bring a covered run back, `push --all` of a clone that
+//! knows the tombstone does not send it again, a copy that moved on is new work, naming a
+//! run still fetches it, and tombstones expire. A tombstone counts only for the runs of the
+//! remote that sent it, and only when that remote held the run; pushes never carry one taken
+//! from a remote; with `agentRewind.requireSigned`, an unsigned one is refused.
 
-use super::{Bare, clone, js, make_run, result_of};
-use crate::common::{git_in, ok_in, refs};
+use super::signing::{Keys, record};
+use super::{Bare, clone, js, make_run, result_of, stderr};
+use crate::common::{git_in, ok_in, refs, run_in};
 
 #[test]
 fn a_run_gc_deleted_in_one_clone_does_not_come_back_through_others() {
@@ -59,7 +62,10 @@ fn a_run_gc_deleted_in_one_clone_does_not_come_back_through_others() {
     assert_eq!(fetched["deleted_elsewhere"], 1, "{fetched:#}");
     assert_eq!(result_of(&fetched, "keep1")["result"], "new", "{fetched:#}");
     assert!(refs(c.path(), "refs/agent-runs/old1/").is_empty());
-    assert_eq!(c.rev(&tombstone), a.rev(&tombstone));
+    // Taken as origin's, never as carol's own (which her pushes would carry).
+    let taken = format!("refs/agent-runs-tombstones-from/origin/old1/{tip}");
+    assert_eq!(c.rev(&taken), a.rev(&tombstone));
+    assert!(refs(c.path(), "refs/agent-runs-tombstones/").is_empty());
     // Alice's own fetch does not bring it back either.
     let again = js(a.path(), &["fetch"]);
     assert!(
@@ -109,4 +115,122 @@ fn tombstones_expire_after_their_lifetime() {
     let out = crate::common::run_in(a.path(), &["gc", "--older-than", "0s", "--keep", "1"]);
     assert_eq!(out.status.code(), Some(2), "{}", super::stderr(&out));
     assert_eq!(refs(a.path(), "refs/"), before, "nothing deleted");
+}
+
+#[test]
+fn a_tombstone_from_another_remote_hides_nothing_and_never_travels() {
+    let bare = Bare::new();
+    let a = clone(&bare.url(), "alice");
+    make_run(&a, "r1");
+    ok_in(a.path(), &["push", "--all"]);
+    let tip = a.rev("refs/agent-runs/r1/HEAD");
+    // Mallory deletes her copy of r1 and puts only its tombstone on a remote of hers.
+    let evil = Bare::new();
+    let m = clone(&bare.url(), "mallory");
+    ok_in(m.path(), &["fetch"]);
+    let gc = js(m.path(), &["gc", "--older-than", "0s"]);
+    assert_eq!(gc["tombstones_written"], 1, "{gc:#}");
+    let tombstones = "refs/agent-runs-tombstones/*:refs/agent-runs-tombstones/*";
+    git_in(m.path(), &["push", "-q", &evil.url(), tombstones]);
+    assert!(refs(&evil.path(), "refs/agent-runs/").is_empty());
+
+    let c = clone(&bare.url(), "carol");
+    git_in(c.path(), &["remote", "add", "evil", &evil.url()]);
+    let from_evil = js(c.path(), &["fetch", "evil"]);
+    assert_eq!(from_evil["deleted_elsewhere"], 0, "{from_evil:#}");
+    // evil never held r1: its tombstone is not taken, and hides r1 from no fetch.
+    assert!(refs(c.path(), "refs/agent-runs-tombstones-from/").is_empty());
+    assert!(refs(c.path(), "refs/agent-runs-tombstones/").is_empty());
+    let fetched = js(c.path(), &["fetch", "origin"]);
+    assert_eq!(result_of(&fetched, "r1")["result"], "new", "{fetched:#}");
+    assert_eq!(fetched["deleted_elsewhere"], 0, "{fetched:#}");
+    assert_eq!(c.rev("refs/agent-runs/r1/HEAD"), tip);
+    // Nor from a push --all, to any remote; and no push carries it.
+    let backup = Bare::new();
+    let pushed = js(c.path(), &["push", "--remote", &backup.url(), "--all"]);
+    assert_eq!(result_of(&pushed, "r1")["result"], "pushed", "{pushed:#}");
+    assert_eq!(pushed["deleted_elsewhere"], 0, "{pushed:#}");
+    assert_eq!(pushed["tombstones_pushed"], 0, "{pushed:#}");
+    let to_evil = js(c.path(), &["push", "evil", "--all"]);
+    assert_eq!(result_of(&to_evil, "r1")["result"], "pushed", "{to_evil:#}");
+    let to_origin = js(c.path(), &["push", "origin", "--all"]);
+    assert_eq!(to_origin["deleted_elsewhere"], 0, "{to_origin:#}");
+    assert_eq!(to_origin["tombstones_pushed"], 0, "{to_origin:#}");
+    for remote in [&bare, &backup] {
+        assert!(refs(&remote.path(), "refs/agent-runs-tombstones/").is_empty());
+        assert_eq!(
+            git_in(&remote.path(), &["rev-parse", "refs/agent-runs/r1/HEAD"]).trim(),
+            tip
+        );
+        crate::common::assert_fsck_in(&remote.path(), "a remote");
+    }
+    c.assert_fsck();
+}
+
+#[test]
+fn with_require_signed_an_unsigned_tombstone_is_refused_and_a_signed_one_taken() {
+    let k = Keys::new();
+    let bare = Bare::new();
+    let a = clone(&bare.url(), "alice");
+    k.use_ssh(a.path(), "alice");
+    for run in ["s1", "s2", "keep1"] {
+        record(&k, a.path(), run);
+    }
+    k.ok(a.path(), &["push", "--all"]);
+    let tip = |run: &str| a.rev(&format!("refs/agent-runs/{run}/HEAD"));
+    let (s1, s2) = (tip("s1"), tip("s2"));
+    // s1's tombstone is left with signing off (a plain blob), s2's with it on.
+    git_in(a.path(), &["config", "agentRewind.sign", "false"]);
+    k.ok(a.path(), &["gc", "--keep", "2"]);
+    git_in(a.path(), &["config", "agentRewind.sign", "true"]);
+    k.ok(a.path(), &["gc", "--keep", "1"]);
+    let signed = format!("refs/agent-runs-tombstones/s2/{s2}");
+    assert_eq!(a.git(&["cat-file", "-t", &signed]).trim(), "commit");
+    assert!(
+        k.git_verifies(a.path(), &signed),
+        "git verify-commit {signed}"
+    );
+    assert_eq!(
+        a.git(&[
+            "cat-file",
+            "-t",
+            &format!("refs/agent-runs-tombstones/s1/{s1}")
+        ])
+        .trim(),
+        "blob"
+    );
+    let pushed = k.json(a.path(), &["push", "--all"]);
+    assert_eq!(pushed["tombstones_pushed"], 2, "{pushed:#}");
+
+    let b = clone(&bare.url(), "bob");
+    k.trust_signers(b.path());
+    git_in(b.path(), &["config", "agentRewind.requireSigned", "true"]);
+    let out = k.run(b.path(), &["--json", "fetch"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The unsigned tombstone is refused, so s1 comes; the signed one is taken, so s2 stays out.
+    assert_eq!(result_of(&v, "s1")["result"], "new", "{v:#}");
+    assert_eq!(v["deleted_elsewhere"], 1, "{v:#}");
+    assert!(refs(b.path(), "refs/agent-runs/s2/").is_empty());
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "tombstone \"s1/{s1}\" from origin refused: unsigned"
+        )),
+        "{err}"
+    );
+    let taken = refs(b.path(), "refs/agent-runs-tombstones-from/origin/");
+    assert_eq!(
+        taken.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+        [format!("refs/agent-runs-tombstones-from/origin/s2/{s2}")],
+    );
+    // Without requireSigned both are taken.
+    let c = clone(&bare.url(), "carol");
+    let v = js(c.path(), &["fetch"]);
+    assert_eq!(v["deleted_elsewhere"], 2, "{v:#}");
+    let out = run_in(c.path(), &["show", "s1"]);
+    assert!(!out.status.success());
+    for r in [&a, &b, &c] {
+        r.assert_fsck();
+    }
 }

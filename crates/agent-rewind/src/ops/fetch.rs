@@ -18,22 +18,23 @@
 //! only if none of them exists (`store::packcreate`).
 
 use super::delete;
-use crate::catalog::{Catalog, short};
 use crate::error::{Error, Result};
 use crate::ids::{RemoteName, RunId};
-use crate::journal::{Origin, Record, TreeSource, append, backoff};
-use crate::model::{Event, LineageLink};
+use crate::journal::backoff;
 use crate::remote::staged::{self, LocalRun, StagedRun, ValidRun};
 use crate::remote::{self, Remote};
 use crate::store::ObjectId;
-use crate::store::{PublishError, RefChange, Store, UserHead, layout};
+use crate::store::{PublishError, RefChange, Store, layout};
 use serde::Serialize;
 
 mod chunked;
+mod fork;
 mod midpush;
 mod signed;
 use chunked::fetch_in_chunks;
 pub use chunked::refs_per_fetch;
+pub use fork::fork_name;
+use fork::import_fork;
 pub use midpush::REFETCHES;
 use signed::refuse_unsigned;
 pub use signed::require_signed_config;
@@ -45,8 +46,8 @@ const MAX_ATTEMPTS: u32 = 20;
 pub struct ImportReport {
     pub run: String,
     /// `new`, `up to date`, `fast-forwarded`, `local is ahead`, `diverged`, `skipped`
-    /// (invalid: not imported), `failed` (could not be imported here), `not on remote`,
-    /// `deleted here`.
+    /// (invalid: not imported), `refused` (not signed as `--require-signed` requires: not
+    /// imported), `failed` (could not be imported here), `not on remote`, `deleted here`.
     pub result: &'static str,
     /// For `diverged`: the new run holding the remote continuation.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -114,8 +115,9 @@ impl FetchOutcome {
 }
 
 /// Fetch `runs` (all runs when empty) from `remote` and import them. With
-/// `require_signed` (or `agentRewind.requireSigned`), nothing is imported when a run to
-/// import holds a checkpoint or notes commit git does not accept as signed.
+/// `require_signed` (or `agentRewind.requireSigned`), a run to import that holds a new
+/// checkpoint or notes commit git does not accept as signed is refused (`refused`, with
+/// why); the others are imported.
 pub fn fetch(
     store: &Store,
     remote: &Remote,
@@ -132,9 +134,9 @@ pub fn fetch(
     crate::trace::mark("fetch: git fetch done");
     crate::crash_point!("import:objects-fetched");
     // A fetch of everything brings the remote's tombstones too (fetch_into_staging).
-    let (_, skipped) = match only {
-        None => super::tombstones::import_staged(store, &remote.name)?,
-        Some(_) => (0, vec![]),
+    let skipped = match only {
+        None => super::tombstones::take_staged(store, &remote.name, require_signed)?,
+        Some(_) => vec![],
     };
     let mut out = import_staged(store, &remote.name, Select::from(only), require_signed)?;
     out.remote = remote.target.clone();
@@ -217,21 +219,28 @@ pub fn import_staged(
             }
         }
     }
-    // A run a tombstone covers stays out (fetching everything; naming it brings it).
+    // A run a tombstone covers stays out (fetching everything; naming it brings it): one of
+    // this repository's, or one taken from this remote, never another remote's.
     if everything {
-        let tombs = super::tombstones::local(store)?;
+        let tombs = super::tombstones::for_remote(store, staging)?;
         if !tombs.is_empty() {
             selected.retain(|s| {
-                let covered = s
-                    .head
-                    .is_some_and(|h| super::tombstones::covers(store, &tombs, &s.name, h));
+                let covered = s.head.is_some_and(|h| tombs.covers(store, &s.name, h));
                 out.deleted_elsewhere += usize::from(covered);
                 !covered
             });
         }
     }
+    // Runs not signed as required are refused one by one; the others are still taken.
     if require_signed {
-        refuse_unsigned(store, staging, &selected, &locals)?;
+        for report in refuse_unsigned(store, staging, &mut selected, &locals)? {
+            out.warnings.push(format!(
+                "run {:?} from {staging} refused: {}",
+                report.run,
+                report.detail.as_deref().unwrap_or("not signed as required")
+            ));
+            out.runs.push(report);
+        }
     }
     // Fetching everything: the runs new here are created together in one rewrite of
     // `packed-refs`; the others (and any the batch could not create) one by one.
@@ -465,137 +474,4 @@ fn notes_target(
             "merged",
         )),
     })
-}
-
-/// The new run for the remote continuation of a diverged run: its root checkpoint has the
-/// remote tip as first parent (so the remote's checkpoints are in its first-parent chain),
-/// inherits the remote's step refs, and is `forked_from` the last common checkpoint.
-/// Returns the run, and whether it had been imported by an earlier fetch.
-fn import_fork(
-    store: &Store,
-    staging: &RemoteName,
-    v: &ValidRun,
-    local_head: ObjectId,
-) -> Result<(RunId, bool)> {
-    let mut catalog = Catalog::new(store);
-    let tip = catalog.checkpoint(v.head)?;
-    let base = store.objects().merge_base(local_head, v.head)?;
-    let base_cp = match base {
-        Some(b) => catalog.try_checkpoint(b)?,
-        None => None,
-    };
-    let link = match &base_cp {
-        Some(cp) => LineageLink {
-            run: cp.line().run.clone(),
-            step: cp.line().step.clone(),
-            checkpoint: cp.id().to_string(),
-        },
-        // No common checkpoint (two machines created runs of the same name).
-        None => LineageLink {
-            run: v.run.to_string(),
-            step: tip.line().step.clone(),
-            checkpoint: v.head.to_string(),
-        },
-    };
-    let mut name = None;
-    for n in 1..=20 {
-        let candidate = fork_name(&v.run, staging, v.head, n)?;
-        match catalog.run_tip(&candidate)? {
-            None => {
-                name = Some(candidate);
-                break;
-            }
-            Some(existing) => {
-                let root = catalog.root_of(&existing)?;
-                if root.commit.parents.first() == Some(&v.head) && root.line().event == Event::Root
-                {
-                    return Ok((candidate, true));
-                }
-            }
-        }
-    }
-    let name = name.ok_or_else(|| {
-        Error::conflict(format!(
-            "no free run id for the remote continuation of {}",
-            v.run
-        ))
-    })?;
-    let line = tip.line().clone();
-    let session = catalog
-        .lineage_chain(v.head, 10_000)?
-        .into_iter()
-        .find_map(|c| c.line().sdk_session_id.clone());
-    let label = catalog.root_of(&tip)?.note.label().map(str::to_string);
-    let mut rec = Record::new(name.clone(), Event::Root);
-    rec.tree = TreeSource::Given {
-        tree: tip.commit.tree,
-        excluded: line.excluded.clone(),
-    };
-    rec.origin = Some(Origin {
-        link,
-        rewound: false,
-        checkpoint: v.head,
-        inherited_steps: v.steps.clone(),
-    });
-    rec.new_run = true;
-    rec.session_id = session;
-    rec.label = label;
-    rec.user_head = Some(UserHead {
-        commit: line
-            .git_commit_sha
-            .as_deref()
-            .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok()),
-        branch: line.head_ref.clone(),
-    });
-    rec.message = Some(format!(
-        "run {} diverged: this is its continuation fetched from {staging} (tip {}); the local run was left untouched",
-        v.run,
-        short(v.head)
-    ));
-    rec.next_action = Some(format!(
-        "continue the run as recorded on {staging} (`git agent-rewind resume {name}`)"
-    ));
-    append(store, rec)?;
-    Ok((name, false))
-}
-
-/// `<run>-<remote>-<8 hex of the remote tip>` (`-<n>` appended for n > 1), cut to 64
-/// characters by shortening the run part.
-pub fn fork_name(run: &RunId, staging: &RemoteName, tip: ObjectId, n: u32) -> Result<RunId> {
-    let hex = tip.to_hex_with_len(8).to_string();
-    let n = if n > 1 {
-        format!("-{n}")
-    } else {
-        String::new()
-    };
-    let mut suffix = format!("-{staging}-{hex}{n}");
-    if suffix.len() > 48 {
-        suffix = format!("-{hex}{n}"); // a very long remote name
-    }
-    let head: String = run.as_str().chars().take(64 - suffix.len()).collect();
-    RunId::new(format!("{head}{suffix}"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fork_names_are_valid_and_bounded() {
-        let tip = ObjectId::from_hex(b"0123456789abcdef0123456789abcdef01234567").unwrap();
-        let o = RemoteName::new("origin").unwrap();
-        let r = RunId::new("r1").unwrap();
-        assert_eq!(
-            fork_name(&r, &o, tip, 1).unwrap().as_str(),
-            "r1-origin-01234567"
-        );
-        assert_eq!(
-            fork_name(&r, &o, tip, 2).unwrap().as_str(),
-            "r1-origin-01234567-2"
-        );
-        let long = RunId::new("a".repeat(64)).unwrap();
-        let n = fork_name(&long, &o, tip, 1).unwrap();
-        assert_eq!(n.as_str().len(), 64);
-        assert!(n.as_str().ends_with("-origin-01234567"));
-    }
 }

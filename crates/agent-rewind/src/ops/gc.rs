@@ -76,6 +76,11 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
     }
     // Read before anything is deleted: a bad value changes nothing.
     let lifetime = super::tombstones::lifetime(store)?;
+    // Locks a killed command of ours left on refs nothing may write to again soon (a gc
+    // killed while it deleted runs): the next one removes them, and never anyone else's.
+    if !opts.dry_run {
+        store.refs().sweep_stale_locks();
+    }
     // One pass over the refs, two note reads per run (like `list`); newest first.
     let list = list_runs(store, true)?;
     crate::trace::mark("gc: listed");
@@ -139,6 +144,13 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
                 Some((run, locals.get(r.as_str())?.clone()))
             })
             .collect();
+        // Written (and signed) before anything is deleted: a key that cannot sign changes
+        // nothing. Only the refs of the runs deleted are created after.
+        let heads: Vec<(RunId, crate::store::ObjectId)> = batch
+            .iter()
+            .filter_map(|(r, l)| Some((r.clone(), l.head?)))
+            .collect();
+        let tombstones = super::tombstones::prepare(store, &heads, lifetime)?;
         let done: BTreeSet<String> = delete_runs(store, &batch)?
             .into_iter()
             .map(|(r, _)| r.to_string())
@@ -158,7 +170,7 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
             .filter(|(r, _)| done.contains(r.as_str()))
             .filter_map(|(r, l)| Some((r.clone(), l.head?)))
             .collect();
-        tombstones_written = super::tombstones::write(store, &tips, lifetime)?;
+        tombstones_written = tombstones.publish(store, &tips)?;
         tombstones_expired = super::tombstones::prune_expired(store)?;
         crate::crash_point!("gc:runs-deleted");
         crate::trace::mark("gc: runs deleted");

@@ -6,8 +6,9 @@
 //! the way out, and it does not fail `push --all` (issue 30 item 14).
 //!
 //! With `agentRewind.pushRefsPerPush`, or once the remote refused a push for its number of
-//! refs, runs go in chunks (`chunks`). `--all` leaves out runs a tombstone covers, and every
-//! push carries this repository's tombstones (`ops::tombstones`, issue 33 item 5).
+//! refs, runs go in chunks (`chunks`). `--all` leaves out runs a tombstone of this repository
+//! or of that remote covers, and every push carries the tombstones this repository's `gc`
+//! left, never one taken from a remote (`ops::tombstones`).
 //!
 //! It never pushes anything but the refs of the runs asked for and tombstones (never
 //! branches, tags or staged copies), and never fetches or changes local refs. A run in which a secret rule
@@ -72,8 +73,8 @@ pub struct PushOutcome {
     /// the runs were then pushed in chunks of `refs_per_push`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub limit_detected: bool,
-    /// With `--all`: runs not pushed because a tombstone covers them (deleted by `gc` in a
-    /// clone; issue 33 item 5).
+    /// With `--all`: runs not pushed because a tombstone covers them (deleted by `gc` here,
+    /// or in a clone that pushed the tombstone to this remote).
     pub deleted_elsewhere: usize,
     /// Tombstones the remote did not have and now has.
     pub tombstones_pushed: usize,
@@ -121,7 +122,7 @@ pub fn push(
 ) -> Result<PushOutcome> {
     let (all, deleted_elsewhere) = match all {
         true => {
-            let (a, covered) = all_runs(store)?;
+            let (a, covered) = all_runs(store, remote)?;
             (Some(a), covered)
         }
         false => (None, 0),
@@ -260,14 +261,15 @@ pub fn push(
 }
 
 /// Every local run for `--all`, and how many a tombstone covers (those stay here, unless
-/// named: they are left out of the globs).
-fn all_runs(store: &Store) -> Result<(AllRuns, usize)> {
+/// named: they are left out of the globs): one of this repository's, or one taken from
+/// `remote` (its own copy of the run was deleted), never another remote's.
+fn all_runs(store: &Store, remote: &Remote) -> Result<(AllRuns, usize)> {
     let (runs, mut invalid) = store.refs().list_runs()?;
-    let tombs = super::tombstones::local(store)?;
+    let tombs = super::tombstones::for_remote(store, &remote.name)?;
     let mut valid: Vec<RunId> = vec![];
     let mut covered = 0;
     for (r, head) in runs {
-        if !tombs.is_empty() && super::tombstones::covers(store, &tombs, r.as_str(), head) {
+        if !tombs.is_empty() && tombs.covers(store, r.as_str(), head) {
             covered += 1;
             invalid.push(r.to_string());
         } else {
@@ -278,8 +280,9 @@ fn all_runs(store: &Store) -> Result<(AllRuns, usize)> {
     Ok((AllRuns { valid, invalid }, covered))
 }
 
-/// Push this repository's tombstones that the remote lacks (one `git push`, only when
-/// there are any; one the remote already has stays as it is). Returns how many landed.
+/// Push the tombstones this repository's `gc` left that the remote lacks (one `git push`,
+/// only when there are any; one the remote already has stays as it is): never one taken
+/// from a remote, which live in their own folder. Returns how many landed.
 fn push_tombstones(store: &Store, remote: &Remote) -> Result<usize> {
     if store
         .refs()

@@ -1,5 +1,5 @@
-//! `verify`: who signed each checkpoint of a run, and whether git accepts the signature
-//! (issue 33 item 1); and the check `fetch --require-signed` makes of fetched runs. git
+//! `verify`: who signed each checkpoint of a run, and whether git accepts the signature;
+//! and the check `fetch --require-signed` makes of fetched runs. git
 //! decides (`git log --format=%G?`, with the user's `gpg.ssh.allowedSignersFile`, gpg
 //! keyring and `gpg.*.program`); the verdict follows `git verify-commit`: a good signature
 //! (`G`), or for gpg a good one from a key of unknown validity (`U`) unless
@@ -191,9 +191,12 @@ pub fn verify(store: &Store, runs: &[RunId]) -> Result<VerifyOutcome> {
     Ok(out)
 }
 
-/// The commits among `commits` whose signature git does not accept, with why: for
-/// `fetch --require-signed`.
-pub fn unaccepted(store: &Store, commits: &[ObjectId]) -> Result<Vec<(ObjectId, String)>> {
+/// A commit git does not accept as signed: its id, the verdict and why.
+type Verdict = (ObjectId, &'static str, Option<String>);
+
+/// The commits among `commits` whose signature git does not accept, with the verdict and
+/// why: for `fetch --require-signed`.
+pub fn unaccepted(store: &Store, commits: &[ObjectId]) -> Result<Vec<Verdict>> {
     let checks = store.objects().check_signatures(commits)?;
     let mut bad = vec![];
     let mut seen = std::collections::HashSet::new();
@@ -201,14 +204,15 @@ pub fn unaccepted(store: &Store, commits: &[ObjectId]) -> Result<Vec<(ObjectId, 
         seen.insert(c.commit);
         let (v, detail) = verdict(store, c)?;
         if v != "good" {
-            bad.push((
-                c.commit,
-                detail.map_or(v.to_string(), |d| format!("{v}: {d}")),
-            ));
+            bad.push((c.commit, v, detail));
         }
     }
     for c in commits.iter().filter(|c| !seen.contains(*c)) {
-        bad.push((*c, "git did not report its signature".into()));
+        bad.push((
+            *c,
+            "unchecked",
+            Some("git did not report its signature".into()),
+        ));
     }
     Ok(bad)
 }
@@ -228,9 +232,46 @@ pub fn describe_all(store: &Store, commits: &[ObjectId]) -> Result<Vec<Signed>> 
         .collect()
 }
 
-/// A run holding commits whose signature git does not accept: the run, and each commit
-/// with why.
-pub type Unaccepted = (String, Vec<(ObjectId, String)>);
+/// A commit of a fetched run whose signature git does not accept.
+#[derive(Debug, Clone)]
+pub struct Unaccepted {
+    pub commit: ObjectId,
+    /// A commit of the run's notes ref (else a checkpoint).
+    pub notes: bool,
+    /// `unsigned`, `bad`, `untrusted`, `unchecked`, `expired`, `revoked` ([`verdict`]).
+    pub verdict: &'static str,
+    pub detail: Option<String>,
+}
+
+impl Unaccepted {
+    /// `<short id> <verdict>[: detail]`.
+    pub fn describe(&self) -> String {
+        let kind = if self.notes { "notes" } else { "checkpoint" };
+        let short = crate::catalog::short(self.commit);
+        match &self.detail {
+            Some(d) => format!("{kind} {short} {}: {d}", self.verdict),
+            None => format!("{kind} {short} {}", self.verdict),
+        }
+    }
+}
+
+/// Why a fetched run is refused, in a few words: `unsigned`, `unknown key`, `bad
+/// signature`, `expired key`, `revoked key` (from its first refused checkpoint), or `notes
+/// changed after signing` when every new checkpoint is signed as required and only notes
+/// commits are not.
+pub fn refusal_reason(refused: &[Unaccepted]) -> &'static str {
+    let Some(first) = refused.iter().find(|u| !u.notes) else {
+        return "notes changed after signing";
+    };
+    match first.verdict {
+        "unsigned" => "unsigned",
+        "bad" => "bad signature",
+        "untrusted" | "unchecked" => "unknown key",
+        "expired" => "expired key",
+        "revoked" => "revoked key",
+        _ => "not signed as required",
+    }
+}
 
 /// The most commits of one fetched chain walked for their signatures (as validation).
 const MAX_WALK: usize = crate::remote::staged::MAX_CHAIN;
@@ -238,15 +279,16 @@ const MAX_WALK: usize = crate::remote::staged::MAX_CHAIN;
 /// For `fetch --require-signed`: each staged run (with the local run of that name) whose
 /// new checkpoints (its own chain from the staged `HEAD` down to its first checkpoint or to
 /// the local tip) or new notes commits are not all signed as git accepts, with those
-/// commits and why. One `git log` process for all of them.
+/// commits. One `git log` process for all of them.
 pub fn unsigned_staged(
     store: &Store,
     runs: &[(
         &crate::remote::staged::StagedRun,
         &crate::remote::staged::LocalRun,
     )],
-) -> Result<Vec<Unaccepted>> {
+) -> Result<Vec<(String, Vec<Unaccepted>)>> {
     let mut owner: std::collections::HashMap<ObjectId, Vec<usize>> = Default::default();
+    let mut notes_commits = std::collections::HashSet::new();
     let mut all = vec![];
     for (i, (staged, local)) in runs.iter().enumerate() {
         let mut ids = vec![];
@@ -265,7 +307,9 @@ pub fn unsigned_staged(
         if let Some(tip) = staged.notes
             && Some(tip) != local.notes
         {
-            ids.extend(store.objects().commits_between(tip, local.notes)?);
+            let notes = store.objects().commits_between(tip, local.notes)?;
+            notes_commits.extend(notes.iter().copied());
+            ids.extend(notes);
         }
         for id in ids {
             let o = owner.entry(id).or_default();
@@ -275,10 +319,15 @@ pub fn unsigned_staged(
             o.push(i);
         }
     }
-    let mut bad: Vec<Vec<(ObjectId, String)>> = vec![vec![]; runs.len()];
-    for (id, why) in unaccepted(store, &all)? {
-        for i in owner.get(&id).into_iter().flatten() {
-            bad[*i].push((id, why.clone()));
+    let mut bad: Vec<Vec<Unaccepted>> = vec![vec![]; runs.len()];
+    for (commit, verdict, detail) in unaccepted(store, &all)? {
+        for i in owner.get(&commit).into_iter().flatten() {
+            bad[*i].push(Unaccepted {
+                commit,
+                notes: notes_commits.contains(&commit),
+                verdict,
+                detail: detail.clone(),
+            });
         }
     }
     Ok(runs

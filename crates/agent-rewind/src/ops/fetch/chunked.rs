@@ -47,7 +47,7 @@ pub(super) fn fetch_in_chunks(
         all.append(&mut chunk);
     }
     remote::fetch_tombstones(store, remote)?;
-    let (_, skipped) = crate::ops::tombstones::import_staged(store, &remote.name)?;
+    let skipped = crate::ops::tombstones::take_staged(store, &remote.name, require_signed)?;
     crate::trace::mark("fetch: chunked git fetches done");
     let mut out = import_staged(store, &remote.name, Select::Listed(&all), require_signed)?;
     out.remote = remote.target.clone();

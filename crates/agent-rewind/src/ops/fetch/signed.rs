@@ -1,10 +1,12 @@
-//! `fetch --require-signed` / `agentRewind.requireSigned` (issue 33 item 1): before any
-//! staged run is imported, every checkpoint and notes commit it adds must be signed as git
-//! accepts (`ops::signatures`), or the whole import is refused. Read-only.
+//! `fetch --require-signed` / `agentRewind.requireSigned`: before any staged run is
+//! imported, every checkpoint and notes commit it adds must be signed as git accepts
+//! (`ops::signatures`). A run that holds one that is not is refused by name, with why; the
+//! others are imported. Read-only: it never imports, and never lets a refused run through.
 
-use crate::catalog::short;
-use crate::error::{Error, Result};
+use super::ImportReport;
+use crate::error::Result;
 use crate::ids::RemoteName;
+use crate::ops::signatures::{Unaccepted, refusal_reason};
 use crate::remote::staged::{LocalRun, StagedRun};
 use crate::store::Store;
 
@@ -15,38 +17,40 @@ pub fn require_signed_config(store: &Store) -> Result<bool> {
         .unwrap_or(false))
 }
 
-/// With `require_signed`: refuse (an error, nothing imported) when a run of `selected`
-/// that would change here holds a commit git does not accept as signed.
+/// Take out of `selected` each run that would change here and holds a commit git does not
+/// accept as signed; returns the report (`refused`, with why) of each, in `selected`'s
+/// order. One `git log` process for all of them.
 pub(super) fn refuse_unsigned(
     store: &Store,
     staging: &RemoteName,
-    selected: &[&StagedRun],
+    selected: &mut Vec<&StagedRun>,
     locals: &std::collections::HashMap<String, LocalRun>,
-) -> Result<()> {
+) -> Result<Vec<ImportReport>> {
     let none = LocalRun::default();
     let pairs: Vec<(&StagedRun, &LocalRun)> = selected
         .iter()
         .map(|s| (*s, locals.get(&s.name).unwrap_or(&none)))
         .filter(|(s, l)| !l.same_as(s))
         .collect();
-    let bad = crate::ops::signatures::unsigned_staged(store, &pairs)?;
+    let bad: std::collections::HashMap<String, Vec<Unaccepted>> =
+        crate::ops::signatures::unsigned_staged(store, &pairs)?
+            .into_iter()
+            .collect();
     if bad.is_empty() {
-        return Ok(());
+        return Ok(vec![]);
     }
-    let described: Vec<String> = bad
-        .iter()
-        .map(|(run, commits)| {
-            let list: Vec<String> = commits
-                .iter()
-                .map(|(id, why)| format!("{} {why}", short(*id)))
-                .collect();
-            format!("run {run}: {}", list.join("; "))
-        })
-        .collect();
-    Err(Error::refused(format!(
-        "fetch from {staging} refused: {} run(s) hold commits that are not signed as required: {}",
-        bad.len(),
-        described.join(" | ")
-    ))
-    .with_hint("nothing was imported (agentRewind.requireSigned / --require-signed); `git agent-rewind verify` after a fetch without it shows every signer, and the staged copies are under refs/agent-runs-remote/"))
+    let mut refused = vec![];
+    selected.retain(|s| {
+        let Some(commits) = bad.get(&s.name) else {
+            return true;
+        };
+        let list: Vec<String> = commits.iter().map(Unaccepted::describe).collect();
+        refused.push(ImportReport::new(&s.name, "refused").detail(format!(
+            "{} ({}); nothing of it imported from {staging} (agentRewind.requireSigned / --require-signed)",
+            refusal_reason(commits),
+            list.join("; ")
+        )));
+        false
+    });
+    Ok(refused)
 }

@@ -7,8 +7,9 @@
 //! Keys follow git-ai's rules: the session is `s_` + the first 14 hex digits of
 //! SHA-256(`<agent>:<session id>`) (the run id when the turn has no session), the trace is
 //! `t_` + the first 14 hex digits of the turn's checkpoint. A commit that already has a
-//! different note keeps it unless `force`. It never writes another ref, never touches the
-//! user's HEAD, index or files.
+//! different note keeps it unless `force`. It never writes another ref, never a ref of
+//! ours (a run's notes, staged copies: `layout::is_owned_ref`), never touches the user's
+//! HEAD, index or files.
 
 use super::notes_ref_name;
 use crate::attribution::gitai::{
@@ -60,6 +61,14 @@ pub fn export(
     force: bool,
 ) -> Result<ExportOutcome> {
     let name = notes_ref_name(notes_ref)?;
+    // A run's own notes ref holding git-ai notes would make every fetcher skip the run as
+    // corrupt: no ref of ours is ever written here, checked before anything is.
+    if crate::store::layout::is_owned_ref(&name) {
+        return Err(Error::usage(format!(
+            "{name} belongs to git agent-rewind: git-ai notes cannot be written there"
+        ))
+        .with_hint("write them under refs/notes/ai (the default, where git-ai reads them) or another notes ref of your own"));
+    }
     let (index, commits) = added_agent_lines(store, range)?;
     let mut skipped_paths = vec![];
     let mut built: Vec<(ObjectId, Log, usize)> = vec![];
