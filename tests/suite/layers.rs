@@ -1,4 +1,4 @@
-//! The layering of docs/DECISIONS.md ("Layers"). Between crates the compiler keeps it: the
+//! The layering of docs/ARCHITECTURE.md (docs/design/layers.md says why). Between crates the compiler keeps it: the
 //! library does not depend on gix, and the store does not depend on the library; this
 //! checks the manifests keep it so. Inside the library, a module may name (`crate::x`)
 //! only modules of a lower rank, so there is no cycle between top-level modules. A process

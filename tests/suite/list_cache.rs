@@ -74,7 +74,7 @@ fn list_reflects_every_change_and_survives_a_corrupt_cache() {
     // A cache entry that lies (same refs, edited summary) is what the key prevents: a cache
     // built for other refs is not used.
     // The cache is one line per run: `<run> TAB <head> TAB <notes> TAB <sort key> TAB
-    // <archived> TAB`, three pieces of the run's JSON (docs/DECISIONS.md "Many runs") and
+    // <archived> TAB`, three pieces of the run's JSON (docs/design/many-runs.md) and
     // the workflow's step order.
     let text = std::fs::read_to_string(&cache).unwrap();
     let edited: String = text

@@ -1,6 +1,5 @@
 //! Copying one run's notes history from a remote that is a repository on this machine, in
-//! this process, instead of a second `git fetch` (docs/DECISIONS.md, "fetch RUN from a local
-//! remote"). Like `git clone --local`, it bypasses the transport: the remote is opened
+//! this process, instead of a second `git fetch` (docs/design/fetch.md). Like `git clone --local`, it bypasses the transport: the remote is opened
 //! read-only with gix, `refs/notes/agent-runs/<run>` is resolved there, its commits, trees
 //! and blobs are read (each checked against its id), the ones this repository lacks are
 //! written as one pack (`Store::write_objects_as_pack`), and then the staging ref is set (or pruned)

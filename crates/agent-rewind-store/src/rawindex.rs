@@ -9,7 +9,7 @@
 //! no assume-unchanged, skip-worktree or intent-to-add flag, only regular files, executables
 //! and symlinks (no submodule, no sparse directory), and no split index. Anything this does
 //! not understand is `None`: the caller then takes the full pass. It never writes anything.
-//! The file is mapped, not read (the one `unsafe` block; docs/DECISIONS.md says why).
+//! The file is mapped, not read (the one `unsafe` block; docs/design/from-last-checkpoint.md says why).
 //!
 //! One of the scanner's sources (`store::snapshot::scan`). Fallback: the full pass (gix decodes the
 //! index) and no state saved for the next checkpoint. Kill switch: none of its own; only a

@@ -1,5 +1,4 @@
-//! Refs of a reftable repository (`extensions.refStorage = reftable`, DECISIONS.md "reftable
-//! through git"): gix 0.90 has no reftable backend, so every read and write of a ref goes
+//! Refs of a reftable repository (`extensions.refStorage = reftable`, docs/design/git-compatibility.md): gix 0.90 has no reftable backend, so every read and write of a ref goes
 //! through git's own commands here. Reads: `git for-each-ref`, `git rev-parse`,
 //! `git symbolic-ref`, `git log -g`. Writes: one `git update-ref --stdin` transaction
 //! (`start`/`prepare`/`commit`) with the same compare-and-swap as the files backend:

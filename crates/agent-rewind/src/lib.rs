@@ -5,7 +5,7 @@
 //! (the root package's `src/`) only parses arguments and renders results; an orchestrator
 //! can call [`ops`] directly instead.
 //!
-//! Layering, from the bottom (docs/DECISIONS.md "Layers"). The crate `agent-rewind-store`,
+//! Layering, from the bottom (docs/ARCHITECTURE.md). The crate `agent-rewind-store`,
 //! re-exported here as [`store`], is the only crate that depends on gix or starts a
 //! process, and it carries the pure types every layer shares, re-exported under their old
 //! names ([`error`], [`ids`], [`time`], [`quote`], [`redact`], [`trace`], [`crash`]); the

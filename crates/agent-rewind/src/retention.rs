@@ -16,7 +16,7 @@ use std::path::Path;
 
 /// The configuration key.
 pub const KEY: &str = "agentRewind.retain";
-/// The policy when nothing is configured (docs/DECISIONS.md, "Retention").
+/// The policy when nothing is configured (docs/design/retention.md).
 pub const DEFAULT: &str = "5GiB";
 /// How often automatic maintenance applies the policy.
 pub const EVERY_SECONDS: i64 = 86_400;

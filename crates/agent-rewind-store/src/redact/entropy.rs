@@ -3,7 +3,7 @@
 //! (divided by the number of characters). Computed from the counts `c` of the characters
 //! as `(Σ c · log2(n) - Σ c · log2(c)) / n`, with a base-2 logarithm of whole numbers of its
 //! own: the standard library's `f64::log2` is the C math library's, and it was the one
-//! function that made every start of the binary load `libm.so` (docs/DECISIONS.md,
+//! function that made every start of the binary load `libm.so` (docs/design/small-commands.md,
 //! "Start-up cost"). Pure; no I/O.
 
 use std::collections::HashMap;

@@ -8,7 +8,7 @@
 //!
 //! Patterns are read without Unicode classes: regex is built without its Unicode tables,
 //! whose pointers the loader would relocate at every start of every command (about 110 KB;
-//! docs/DECISIONS.md, "Start-up cost"). No rule of gitleaks' set needs them; a rule with
+//! docs/design/startup.md). No rule of gitleaks' set needs them; a rule with
 //! `\p{…}` is skipped with that reason.
 
 use regex::bytes::{Regex, RegexBuilder};

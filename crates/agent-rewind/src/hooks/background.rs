@@ -34,7 +34,7 @@ use crate::store::{ObjectId, PostCommitWait, Store};
 pub const BACKGROUND_FLAG: &str = "--background";
 /// With `auto`, checkpoints of indexes of at least this many entries are recorded in the
 /// background when no filesystem monitor is configured: about where a checkpoint that stats
-/// every file stops fitting the hook's budget (docs/DECISIONS.md).
+/// every file stops fitting the hook's budget (docs/design/hooks.md).
 pub const AUTO_MIN_ENTRIES: u32 = 20_000;
 const HOOK: &str = "post-commit";
 const KEY: &str = "agentRewind.postCommitInBackground";

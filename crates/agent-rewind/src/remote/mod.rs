@@ -385,7 +385,7 @@ pub fn run_of_ref(dst: &str) -> Option<(String, bool)> {
 /// history with this repository, so in the same request as the run's refs it costs a second
 /// negotiation round (upload-pack cannot say `ready`). From a remote that is a repository on
 /// this machine, such notes are copied in this process while git fetches the runs' refs
-/// ([`Store::copy_notes_from`], like `git clone --local`: docs/DECISIONS.md). From any other
+/// ([`Store::copy_notes_from`], like `git clone --local`: docs/design/fetch.md). From any other
 /// remote that never asks for credentials (`git://`, or a local one the copy does not take),
 /// they are fetched by a second `git fetch` running at the same time that sends no `have`s
 /// and so says `done` in its first request ([`Store::fetch_refspecs_and_unrelated`]);
