@@ -1,4 +1,4 @@
-"""Section `month`: a month of agent turns on disk (issue 34 item 2). Turn checkpoints of
+"""Section `month`: a month of agent turns on disk. Turn checkpoints of
 5-file edits on a large repository, with default maintenance, the post-commit hook
 installed, a real commit every 20 turns and runs rewound or forked along the way, against
 a plain clone that commits every turn's edits. Reports `.git` growth against the plain

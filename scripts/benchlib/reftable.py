@@ -1,5 +1,5 @@
 """Section `reftable`: checkpoint and `list` in a reftable repository against the same
-repository in the files format (issue 34 item 4). In reftable the tool reads and writes refs
+repository in the files format. In reftable the tool reads and writes refs
 through git's own commands (`for-each-ref`, `show-ref`, `update-ref --stdin`)."""
 
 from benchlib.common import *  # noqa: F401,F403  (the shared helpers, Context, section, ...)

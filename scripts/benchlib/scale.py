@@ -1,4 +1,4 @@
-"""Sections `runs100k` and `remote100k`: 100,000 runs (issue 17, items 3 and 4), written
+"""Sections `runs100k` and `remote100k`: 100,000 runs, written
 with `git fast-import` in the real format (one checkpoint each, a valid checkpoint note) by
 common.py `seed_runs`, with 90% of them old enough for `gc`."""
 

@@ -10,7 +10,7 @@ from benchlib.common import *  # noqa: F401,F403  (the shared helpers, Context, 
 # --------------------------------------------------------------------------------------
 
 SMALL_CHECKPOINTS = 20  # checkpoints in the measured run (list <run> shows them all)
-# A realistic attributes file (issue 34 item 1): text/eol rules, `binary`, a `diff=` driver
+# A realistic attributes file: text/eol rules, `binary`, a `diff=` driver
 # without textconv (the generated files are `.txt`), `export-ignore`.
 ATTRIBUTES = ("* text=auto eol=lf\n*.sh text eol=crlf\n*.png binary\n*.jar -diff\n"
               "*.txt diff=plaintext\n/docs/** export-ignore\n")

@@ -1,4 +1,4 @@
-//! Addressing (issue 12 item 4): run ids by unique prefix, `<run>@-N` and `@-N`, the active
+//! Addressing: run ids by unique prefix, `<run>@-N` and `@-N`, the active
 //! run as the default of `show`/`log`/`diff`/`rewind`, and "did you mean" for unknown runs
 //! and steps.
 
@@ -221,7 +221,7 @@ fn run_slash_head_names_the_runs_tip_like_its_ref() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
-/// Issue 30 item 12: every command resolves a run id the same way. `checkpoint --run` and
+/// Every command resolves a run id the same way. `checkpoint --run` and
 /// `step begin --run` with a unique prefix append to that run (no new run named after the
 /// prefix); `export`, `view`, `push` and `delete` take a unique prefix; an ambiguous prefix
 /// is refused with nothing written; a name that is no prefix of a run starts a new one.

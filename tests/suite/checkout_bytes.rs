@@ -1,5 +1,5 @@
 //! Rewind and restore write the bytes `git checkout` writes, for every attribute git applies
-//! on checkout (issue 30 item 7): `text`, `eol`, `crlf`, `-text`, `ident`, `filter` (smudge)
+//! on checkout: `text`, `eol`, `crlf`, `-text`, `ident`, `filter` (smudge)
 //! and `working-tree-encoding` (UTF-16 with and without a byte order mark, UTF-16LE, a
 //! legacy encoding). Each file the tool writes is compared, byte for byte, with the same
 //! file in a linked worktree that git checked out.

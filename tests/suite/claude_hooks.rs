@@ -1,4 +1,4 @@
-//! Claude Code hooks (DESIGN.md §7): the payloads of fixtures/claude recording turns with the
+//! Claude Code hooks (docs/HOOKS.md): the payloads of fixtures/claude recording turns with the
 //! session id and a transcript pointer, malformed payloads ignored with exit 0, and the
 //! `.claude/settings.json` merge that keeps everything of the user's.
 
@@ -294,7 +294,7 @@ fn init_installs_git_and_agent_hooks() {
 #[test]
 fn a_turn_is_recorded_without_a_configured_identity() {
     // A fresh repository where the agent works before anyone set user.name/user.email:
-    // recording falls back to a fixed identity instead of failing (DESIGN §3.2).
+    // recording falls back to a fixed identity instead of failing (docs/FORMAT.md).
     let repo = Repo::new();
     let dir = repo.path();
     repo.git(&["config", "--unset", "user.name"]);

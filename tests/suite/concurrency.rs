@@ -1,6 +1,6 @@
-//! Many writers at once (DESIGN.md §3.4): N agents checkpointing into the same repository —
-//! same run or different runs — lose nothing, keep every chain linear with contiguous
-//! sequence numbers, and never leave a checkpoint without its note.
+//! Many writers at once (docs/FORMAT.md "Writing"): N agents checkpointing into the same
+//! repository — same run or different runs — lose nothing, keep every chain linear with
+//! contiguous sequence numbers, and never leave a checkpoint without its note.
 
 use crate::common;
 

@@ -1,6 +1,7 @@
-//! Crash safety (DESIGN.md §3.4): a checkpoint process killed at any instant leaves either
-//! the old state or the new state — never a ref pointing at a missing object, a step ref
-//! ahead of its run's HEAD, or a checkpoint without its note — and the next checkpoint works.
+//! Crash safety (docs/FORMAT.md "Writing"): a checkpoint process killed at any instant leaves
+//! either the old state or the new state — never a ref pointing at a missing object, a step
+//! ref ahead of its run's HEAD, or a checkpoint without its note — and the next checkpoint
+//! works.
 
 use crate::common;
 

@@ -1,4 +1,4 @@
-//! `diff` renders the common case in-process (issue 17, item 6): proven byte for byte
+//! `diff` renders the common case in-process: proven byte for byte
 //! against `git diff` on a random corpus (insertions, deletions, moved blocks, repeated and
 //! blank lines, indentation changes, form feeds, files without a final newline, new and
 //! deleted files, long files), for the patch and `--stat`; and every condition under which
@@ -475,7 +475,7 @@ fn piped_output_is_git_diffs_bytes_and_applies() {
     assert_eq!(same.stdout, b"");
 }
 
-/// The worktree's `.gitattributes` (issue 34 item 1): with text/eol rules, `binary`, `-diff`,
+/// The worktree's `.gitattributes`: with text/eol rules, `binary`, `-diff`,
 /// a `diff=` driver without configuration and `export-ignore`, the patch is rendered in
 /// process and equals git's byte for byte, binary files as `Binary files … differ`; `--stat`
 /// of a binary file and a builtin driver go to git, whose output it is.

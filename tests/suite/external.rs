@@ -1,4 +1,4 @@
-//! External steps (issue 19): the runner begins an `external = true` step and waits for a
+//! External steps: the runner begins an `external = true` step and waits for a
 //! worker; the worker reports the outcome of exactly its attempt (`step end --attempt N`),
 //! may record that its process exited (`step exit`), and under `require_commit` completes
 //! only with its work committed. Everything through the binary, checked with real git.

@@ -1,4 +1,4 @@
-//! "Nothing is lost" at the edges (issues 13 and 18): backups and undo exact under clean/smudge
+//! "Nothing is lost" at the edges: backups and undo exact under clean/smudge
 //! filters and line-ending attributes, index flags brought back, ignored files the rewind
 //! wrote, files left in place, submodules, byte file names, a moved repository, unreadable
 //! directories. Every test drives the binary against real git.

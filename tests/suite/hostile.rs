@@ -1,4 +1,4 @@
-//! Hostile notes and refs (issue 18, items 3 and 7): everything read from a note or a
+//! Hostile notes and refs: everything read from a note or a
 //! fetched ref is checked against the objects before use. A rewind validates its whole plan
 //! before it writes the first byte; a fetch validates every checkpoint of a chain, not only
 //! the tip; cyclic lineage never makes `log --graph` loop.

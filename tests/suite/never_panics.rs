@@ -1,8 +1,8 @@
-//! Every parser of foreign input returns an error or a value, never a panic (issue 13,
-//! item 5): note lines and whole notes (arbitrary bytes, arbitrary JSON values, valid
-//! lines with one field replaced), the name grammar, checkpoint addresses, timestamps and
-//! ages, globs, the TOML workflow schema, Claude Code's hook payload, the post-rewrite
-//! mapping, and the secret detectors. Kept fast: a few hundred cases per property.
+//! Every parser of foreign input returns an error or a value, never a panic: note lines and
+//! whole notes (arbitrary bytes, arbitrary JSON values, valid lines with one field replaced),
+//! the name grammar, checkpoint addresses, timestamps and ages, globs, the TOML workflow
+//! schema, Claude Code's hook payload, the post-rewrite mapping, and the secret detectors.
+//! Kept fast: a few hundred cases per property.
 
 use agent_rewind::agent::Agent;
 use agent_rewind::hooks::{handlers, payload};

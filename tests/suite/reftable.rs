@@ -1,8 +1,8 @@
-//! Repositories whose refs are in git's reftable format (`git init --ref-format=reftable`,
-//! issue 34 item 4): every command reads and writes their refs through git's own commands,
-//! with the same results as in the files format. Checked with git itself: `for-each-ref`,
-//! `reflog`, `notes`, `fsck --strict`, `status --porcelain`. (Concurrent writers and
-//! push/fetch run on reftable in `concurrency` and `sharing::round_trip`.)
+//! Repositories whose refs are in git's reftable format (`git init --ref-format=reftable`):
+//! every command reads and writes their refs through git's own commands, with the same results
+//! as in the files format. Checked with git itself: `for-each-ref`, `reflog`, `notes`, `fsck
+//! --strict`, `status --porcelain`. (Concurrent writers and push/fetch run on reftable in
+//! `concurrency` and `sharing::round_trip`.)
 
 use crate::common::Repo;
 use serde_json::Value;

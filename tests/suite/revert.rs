@@ -1,4 +1,4 @@
-//! `revert` (issue 15): take back what one run did and keep everyone else's work, through
+//! `revert`: take back what one run did and keep everyone else's work, through
 //! the binary against real git: per-file three-way merges, conflicts refused with nothing
 //! written, creations/deletions/renames/modes/symlinks, step and checkpoint scopes, after a
 //! rewind, and on a run fetched from a remote; every write undoable byte for byte.

@@ -1,8 +1,8 @@
-//! `revert` and `undo` against crafted runs and awkward worktrees (issue 30, second pass,
-//! items 3, 4, 17 and 18): a run whose tree holds `.git/…` is refused before any backup is
-//! taken, a backup never holds a path inside `.git` and `undo` can reach every older backup;
-//! decisions never read through a symlink leading out of the repository; `list` stops
-//! saying "reverted" once the revert is undone; a dry run with a conflict exits 1.
+//! `revert` and `undo` against crafted runs and awkward worktrees: a run whose tree holds
+//! `.git/…` is refused before any backup is taken, a backup never holds a path inside `.git`
+//! and `undo` can reach every older backup; decisions never read through a symlink leading out
+//! of the repository; `list` stops saying "reverted" once the revert is undone; a dry run with
+//! a conflict exits 1.
 
 use crate::common;
 

@@ -1,4 +1,4 @@
-//! Secrets stay on this machine (issue 18, item 8; issue 12, item 8): secret-looking files
+//! Secrets stay on this machine: secret-looking files
 //! and files whose content holds a private key or an access key are left out of checkpoints
 //! and listed; labels, approvers, messages and metadata pass through one redaction that
 //! targets credentials, not words.
@@ -218,7 +218,7 @@ fn labels_approvers_messages_and_metadata_are_redacted_as_secrets_not_words() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Issue 30 item 6: `push` scans what it would share with the secret rules and refuses a run
+// `push` scans what it would share with the secret rules and refuses a run
 // in which one fires, naming the file and line (or the note's field), unless each finding's
 // fingerprint is given with `--allow-secret`.
 

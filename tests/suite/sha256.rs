@@ -1,7 +1,7 @@
-//! Repositories with SHA-256 object ids (`git init --object-format=sha256`, issue 34 item
-//! 5): every command works there as in a SHA-1 repository, with 64-hex ids in refs, notes and
-//! output. Checked with git itself: `rev-parse`, `notes show`, `fsck --strict`,
-//! `status --porcelain`. Few repositories, many assertions each (test time).
+//! Repositories with SHA-256 object ids (`git init --object-format=sha256`): every command
+//! works there as in a SHA-1 repository, with 64-hex ids in refs, notes and output. Checked
+//! with git itself: `rev-parse`, `notes show`, `fsck --strict`, `status --porcelain`. Few
+//! repositories, many assertions each (test time).
 
 use crate::attribution::{Agent, origins};
 use crate::common::{Repo, git_cmd, git_in, json_in, ok_in, run_in, tool_cmd};

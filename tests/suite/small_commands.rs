@@ -1,4 +1,4 @@
-//! The read-only commands after their speed-ups (issue 17, item 6): `show` lists exactly the
+//! The read-only commands after their speed-ups: `show` lists exactly the
 //! files `git diff-tree` lists between a checkpoint and its predecessor (tree diffs no longer
 //! go through gix's blob-diff resource cache), and `diff` prints git's patch text after its
 //! metadata lines while `--json` still carries every file with its patch.

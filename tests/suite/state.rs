@@ -1,4 +1,4 @@
-//! State is honest (issue 12 item 6): `undo` of a rewind puts back the active run and the
+//! State is honest: `undo` of a rewind puts back the active run and the
 //! source's status and says what it did with the new run and its branch; gate decisions show
 //! in `list` and `status`; approvals of the wrong checkpoint are refused; `status`'s next
 //! action follows the state.

@@ -1,4 +1,4 @@
-//! What a checkpoint stores (issue 17, item 5): its structure, not its size in bytes. A
+//! What a checkpoint stores: its structure, not its size in bytes. A
 //! checkpoint of a change adds exactly what a commit of that change adds (one commit, one
 //! tree per folder on the path of a changed file, the changed blobs) plus its note (one
 //! notes commit, its notes tree, one note blob), moves exactly the run's refs, and writes

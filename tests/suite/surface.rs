@@ -1,4 +1,4 @@
-//! The everyday surface (issue 12), driven through the binary against real git: exit codes
+//! The everyday surface, driven through the binary against real git: exit codes
 //! scripts can trust, `--json` errors, the writer's identity, paths resolved where the
 //! command was started, help and man pages, completion, readable list/diff output, and
 //! terminal-safe rendering of fields that came from a user or a remote.
@@ -285,7 +285,7 @@ fn on_a_terminal(r: &Repo, args: &str, env: &[(&str, &str)]) -> String {
     text(&out.stdout)
 }
 
-/// Issue 30 item 19: `diff`, `show` and `log` page through git's pager on a terminal
+/// `diff`, `show` and `log` page through git's pager on a terminal
 /// (`GIT_PAGER`, `pager.<cmd>`, `core.pager`), not with `--no-pager`/`-P`, `--json`, or
 /// when stdout is not a terminal. The pager here is `cat > FILE`, so what it got is read.
 #[test]
@@ -334,7 +334,7 @@ fn diff_show_and_log_use_the_pager_on_a_terminal() {
     assert!(shown.contains("implement"));
 }
 
-/// Issue 30 item 19: `list <run>`, `log`, `show` and `status` give times relative to now,
+/// `list <run>`, `log`, `show` and `status` give times relative to now,
 /// as `list` does; `--json` keeps the instant.
 #[test]
 fn times_are_relative_for_people_and_instants_in_json() {
@@ -376,7 +376,7 @@ fn times_are_relative_for_people_and_instants_in_json() {
     );
 }
 
-/// Issue 30 item 19: at 100 columns, with generated run ids and long labels, the runs table
+/// At 100 columns, with generated run ids and long labels, the runs table
 /// keeps its LINEAGE column, shortened rather than dropped.
 #[test]
 fn list_keeps_the_lineage_column_at_100_columns() {
@@ -518,7 +518,7 @@ fn rewind_and_restore_list_the_files_they_removed_or_replaced() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Issue 18, item 7: fields from a user or a remote never reach the terminal raw.
+// Fields from a user or a remote never reach the terminal raw.
 
 const HOSTILE_LABEL: &str = "\x1b]0;pwned\x07\x1b[2J\x1b[Hfake\rX\u{202e}gnp.exe";
 const HOSTILE_MESSAGE: &str =

@@ -1,4 +1,4 @@
-//! Help, manual and completion (issue 12, items 3 and 5), driven through the binary: the
+//! Help, manual and completion, driven through the binary: the
 //! grouped command list, examples at the end of every `-h`, manual pages that `man` (and so
 //! `git agent-rewind --help`) finds beside the installed binary, and bash completion that
 //! works for `git-agent-rewind <TAB>` and through git's own completion.
@@ -437,7 +437,7 @@ fn zsh_and_fish_scripts_use_the_same_candidates() {
     assert_eq!(out.trim(), "plan");
 }
 
-/// Issue 30 item 19: completion offers the values of `--agent`, `--format`, `--color` and
+/// Completion offers the values of `--agent`, `--format`, `--color` and
 /// `--diffs`.
 #[test]
 fn bash_completes_the_values_of_agent_format_color_and_diffs() {

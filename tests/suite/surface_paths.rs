@@ -1,4 +1,4 @@
-//! Paths are the user's paths (issue 12, item 2): every path argument is resolved against
+//! Paths are the user's paths: every path argument is resolved against
 //! the folder the command was started in (after `-C`), as git resolves them; pathspecs
 //! outside the worktree are refused; a fork that fails part-way leaves nothing behind.
 

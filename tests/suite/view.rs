@@ -144,7 +144,7 @@ fn write_page(repo: &Repo, extra: &[&str]) -> (PathBuf, String) {
     (path, html)
 }
 
-/// Issue 30 item 10: like `export`, `view -o FILE` never overwrites an existing file unless
+/// Like `export`, `view -o FILE` never overwrites an existing file unless
 /// told to with `--force`; the default page (in the git directory) is ours to replace.
 #[test]
 fn view_output_refuses_an_existing_file_without_force() {
@@ -401,7 +401,7 @@ fn log_graph_as_mermaid_dot_and_json(f: &Fixture) {
 
 /// A checkpoint that adds a nested repository, moves a submodule, or holds a linked worktree
 /// `fork --worktree ../x` made inside the repository (from a subfolder): `view`, `diff` and
-/// `diff --json` show each as git does, `Subproject commit <id>` (issue 30 item 11).
+/// `diff --json` show each as git does, `Subproject commit <id>`.
 #[test]
 fn view_and_diff_show_submodules_and_nested_repositories() {
     let repo = Repo::new();

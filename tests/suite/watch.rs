@@ -1,4 +1,4 @@
-//! `watch` (issue 19): a long-running driver that launches every step that became ready,
+//! `watch`: a long-running driver that launches every step that became ready,
 //! exactly once — with the watcher already running when the worker reports, after a restart,
 //! with two watchers — and never progresses on an invalid report. The watcher runs as a child
 //! process; every wait polls a condition under a bound, and it is killed at the end.

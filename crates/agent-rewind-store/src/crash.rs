@@ -1,4 +1,4 @@
-//! Named crash points for the crash tests (issue 13 item 8): `crash_point!("rewind:backed-up")`
+//! Named crash points for the crash tests: `crash_point!("rewind:backed-up")`
 //! marks a place where a write path may die. In a build with the `crash-points` feature
 //! (`cargo test` turns it on through the root package's dev-dependency on this crate), the environment variable
 //! `AGENT_REWIND_CRASH_AT=<name>` (or `<name>#<n>` for its n-th time) aborts the process there

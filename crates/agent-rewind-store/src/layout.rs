@@ -1,4 +1,4 @@
-//! The ref layout of DESIGN.md §3.1: the only place in the code base that spells ref names.
+//! The ref layout of docs/FORMAT.md "Refs": the only place in the code base that spells ref names.
 //!
 //! ```text
 //! refs/agent-runs/<run>/HEAD      newest checkpoint of the run (the chain tip)

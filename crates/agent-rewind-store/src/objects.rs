@@ -100,7 +100,7 @@ impl Store {
     }
 
     /// The committer identity of our commits and reflog entries, with a fixed fallback for
-    /// a repository without one (DESIGN §3.2: recording never fails for want of a name).
+    /// a repository without one (docs/FORMAT.md: recording never fails for want of a name).
     pub(super) fn signature(&self) -> gix::actor::Signature {
         let (name, email) = self.configured_identity("committer");
         gix::actor::Signature {

@@ -1,9 +1,9 @@
-//! The publish transaction (DESIGN.md §3.4): every ref change of one logical write goes into
-//! one ref transaction, each with compare-and-swap on the value the writer read, with a
-//! forced reflog: git's loose-ref protocol as `store::reflock` implements it, each lock
-//! claimed before it exists (in a reftable repository, `git update-ref --stdin`). Objects
-//! must already be written. It must never move a ref whose value is not the expected one,
-//! and never writes `HEAD` or a worktree's own refs.
+//! The publish transaction (docs/FORMAT.md "Writing"): every ref change of one logical write
+//! goes into one ref transaction, each with compare-and-swap on the value the writer read,
+//! with a forced reflog: git's loose-ref protocol as `store::reflock` implements it, each lock
+//! claimed before it exists (in a reftable repository, `git update-ref --stdin`). Objects must
+//! already be written. It must never move a ref whose value is not the expected one, and never
+//! writes `HEAD` or a worktree's own refs.
 //!
 //! Loose refs are committed one by one, in the order given, so callers order changes so that
 //! a crash between two renames is harmless: notes before `HEAD`, `HEAD` before step refs (a
@@ -102,7 +102,7 @@ impl crate::facade::Refs<'_> {
             check_name(&c.name).map_err(PublishError::Failed)?;
         }
         // Reflog entries are signed like our commits. `repo.committer()` would fail when no
-        // identity is configured (DESIGN §3.2: never fail for that) and resolves the local
+        // identity is configured (docs/FORMAT.md: never fail for that) and resolves the local
         // time zone by walking the zoneinfo database.
         let signature = self.signature();
         crate::crash_point!("publish:before");

@@ -1,4 +1,4 @@
-//! Signatures of our commits through git's own signing configuration (issue 33 item 1):
+//! Signatures of our commits through git's own signing configuration:
 //! whether to sign (`agentRewind.sign`), with which program and key (`gpg.format`,
 //! `gpg.program`, `gpg.<format>.program`, `user.signingKey`, for ssh without it the key
 //! `gpg.ssh.defaultKeyCommand` prints), the signature made the way

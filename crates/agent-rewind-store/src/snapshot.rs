@@ -1,5 +1,6 @@
-//! Worktree → tree (DESIGN.md §3.5): tracked files with their current content (staged or
-//! not) plus untracked files that are not ignored, minus the exclusion policy.
+//! Worktree → tree (docs/FORMAT.md "Snapshot policy"): tracked files with their current
+//! content (staged or not) plus untracked files that are not ignored, minus the exclusion
+//! policy.
 //!
 //! A snapshot first asks the scanner (`scan`) what may have changed. When it is the
 //! paths since the run's last checkpoint, `monitored` builds the tree from that checkpoint's.

@@ -39,7 +39,7 @@ impl Checkpoint {
     pub fn decision(&self) -> Option<(bool, String)> {
         self.note.decision()
     }
-    /// The JSON shape of DESIGN.md §4: the checkpoint line's fields plus `"checkpoint"`.
+    /// The JSON shape docs/COMMANDS.md documents: the checkpoint line's fields plus `"checkpoint"`.
     pub fn to_json(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(self.line()).expect("serializable");
         let o = v.as_object_mut().expect("object");

@@ -175,7 +175,7 @@ fn install_creates_and_uninstall_deletes_what_it_created_and_refuses_what_it_can
 
 /// `hooks status` tells, per agent, whether our hooks are installed and will run, reading
 /// each agent's own gate from an isolated HOME: Claude's `disableAllHooks`, Codex's project
-/// and hook trust, Gemini's folder trust (issue 31 item 3). It writes nothing.
+/// and hook trust, Gemini's folder trust. It writes nothing.
 #[test]
 fn hooks_status_reads_each_agents_own_gate() {
     let repo = crate::common::Repo::new();

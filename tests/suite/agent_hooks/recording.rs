@@ -264,8 +264,8 @@ fn concurrent_edit_hooks_lose_no_path() {
 }
 
 /// After a compaction (and a resume or clear), `hook claude` prints the run's manifest as
-/// Claude Code's `hookSpecificOutput.additionalContext`; at a fresh start it prints nothing
-/// (issue 31 item 2). The real CLI's resume is in `agents_real::claude`; its compaction could
+/// Claude Code's `hookSpecificOutput.additionalContext`; at a fresh start it prints nothing.
+/// The real CLI's resume is in `agents_real::claude`; its compaction could
 /// not be triggered headless, so the `compact` source is driven here.
 #[test]
 fn a_compacted_claude_session_is_handed_the_runs_manifest() {
@@ -312,7 +312,7 @@ fn a_compacted_claude_session_is_handed_the_runs_manifest() {
 
 /// `--agent-resume` uses Claude Code's fork at a message (an option its `--help` does not
 /// list) only from the version it was checked with: an older `claude` is started without
-/// it, resuming at the conversation's end, with a warning (issue 31 item 1). The `claude`
+/// it, resuming at the conversation's end, with a warning. The `claude`
 /// here is a script that reports an old version and records its arguments.
 #[test]
 fn an_older_claude_resumes_at_the_end_and_says_so() {

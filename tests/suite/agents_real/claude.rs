@@ -81,7 +81,7 @@ fn two_turns_are_two_turn_checkpoints_with_agent_session_and_touched_files() {
 
 /// Two turns, then `rewind --to <run>@1`: the printed command continues a fork of the
 /// conversation as of the first turn. Its next model request holds the first turn and not
-/// the second, the one that was rewound (issue 31 item 1).
+/// the second, the one that was rewound.
 #[test]
 fn rewind_continues_a_fork_of_the_conversation_as_of_the_turn() {
     let s = Session::new();
@@ -194,7 +194,7 @@ fn rewind_continues_a_fork_of_the_conversation_as_of_the_turn() {
 
 /// A resumed session is told where its run stands: the next model request after
 /// `claude --resume` holds the run's manifest (run, steps, the last checkpoint and how to
-/// rewind to it), and with `agentRewind.agentContext=false` it does not (issue 31 item 2).
+/// rewind to it), and with `agentRewind.agentContext=false` it does not.
 #[test]
 fn a_resumed_session_is_given_the_runs_manifest() {
     let s = Session::new();
@@ -237,7 +237,7 @@ fn a_resumed_session_is_given_the_runs_manifest() {
     );
 }
 
-/// Claude Code as an MCP client (issue 35 item 5): `hooks install --agent claude --mcp`
+/// Claude Code as an MCP client: `hooks install --agent claude --mcp`
 /// writes `.mcp.json`; a headless turn loads it (`--mcp-config`) and calls `list_runs`,
 /// `diff`, and `revert` of its previous turn (a plan, then the plan applied by its id).
 /// Afterwards the worktree and the run's notes prove it.

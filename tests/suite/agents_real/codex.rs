@@ -76,8 +76,7 @@ fn exec_output(s: &Session, args: &[&str], prompt: &str) -> (String, String) {
 }
 
 /// Untrusted hooks record nothing; with hook trust bypassed (tests only) two turns are a
-/// start and two `turn` checkpoints with agent, session and touched files (issue 31 item 3,
-/// Codex).
+/// start and two `turn` checkpoints with agent, session and touched files (Codex).
 #[test]
 fn untrusted_hooks_record_nothing_and_two_turns_are_two_turn_checkpoints() {
     let s = Session::new();
@@ -147,7 +146,7 @@ fn untrusted_hooks_record_nothing_and_two_turns_are_two_turn_checkpoints() {
 
 /// `hooks install --agent codex` says, on stderr and in `--json` `warnings`, that Codex runs
 /// the hooks only once the project and each hook definition are trusted; a re-install that changes our hook definition says Codex will ask again; one that
-/// changes nothing does not (issue 31 item 3, Codex).
+/// changes nothing does not (Codex).
 #[test]
 fn install_says_codex_needs_the_user_to_trust_the_hooks() {
     let s = Session::new();
@@ -195,8 +194,7 @@ fn install_says_codex_needs_the_user_to_trust_the_hooks() {
 }
 
 /// A resumed Codex session is handed the run's manifest: the first model request after
-/// `codex exec resume` holds it, as `SessionStart`'s `hookSpecificOutput.additionalContext`
-/// (issue 31 item 2, Codex).
+/// `codex exec resume` holds it, as `SessionStart`'s `hookSpecificOutput.additionalContext`.
 #[test]
 fn a_resumed_codex_session_is_given_the_runs_manifest() {
     let s = Session::new();
@@ -251,7 +249,7 @@ fn a_resumed_codex_session_is_given_the_runs_manifest() {
     );
 }
 
-/// Codex as an MCP client (issue 35 item 5): `hooks install --agent codex --mcp` writes
+/// Codex as an MCP client: `hooks install --agent codex --mcp` writes
 /// `[mcp_servers.git-agent-rewind]` into the project's `.codex/config.toml`; Codex starts the
 /// server and defers its tools behind its client-side `tool_search` (the namespace
 /// `mcp__git_agent_rewind`, described by our server's `initialize` instructions). A resumed

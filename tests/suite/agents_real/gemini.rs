@@ -92,7 +92,7 @@ fn two_turns_are_two_turn_checkpoints_and_an_untrusted_folder_is_refused() {
     );
 
     s.assert_turns("gemini", &session, &["one.txt", "two.txt"]);
-    // The resumed session was handed the run's manifest (issue 31 item 2).
+    // The resumed session was handed the run's manifest.
     let run = s.run();
     let resumed = s
         .server

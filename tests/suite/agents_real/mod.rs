@@ -1,4 +1,4 @@
-//! The real agent CLIs (issue 31), at the versions pinned in `tests/agents/package-lock.json`,
+//! The real agent CLIs, at the versions pinned in `tests/agents/package-lock.json`,
 //! driven headless against [`model_server`] on 127.0.0.1 with HOME isolated: their hooks
 //! record what they should into real repositories. `npm ci --prefix tests/agents` installs
 //! them (`.ci/run` does it); without them these tests fail and say so.

@@ -59,8 +59,7 @@ fn write(root: &Path, word: &str) -> String {
 
 /// Install → two turns (agent, touched, session and the turn's message recorded) → a rewind
 /// that names the fork OpenCode can make, run as printed → a compaction that is handed the
-/// run's manifest → revert of one turn → uninstall, which leaves only OpenCode's own files
-/// (issue 31 items 1, 2, 5 and 6 for OpenCode).
+/// run's manifest → revert of one turn → uninstall, which leaves only OpenCode's own files.
 #[test]
 fn two_turns_a_rewind_a_compaction_a_revert_and_an_uninstall() {
     let s = Session::new();

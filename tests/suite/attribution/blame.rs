@@ -1,4 +1,4 @@
-//! `blame` (issue 32 item 1): agent lines are what a turn changed in the paths it touched,
+//! `blame`: agent lines are what a turn changed in the paths it touched,
 //! a person's edits between turns are the person's, moved and re-indented lines keep their
 //! origin, lines not committed yet are attributed too; git's layout, `--porcelain`,
 //! `--json`, `-L`, colour by git's rules, paths relative to the current folder.

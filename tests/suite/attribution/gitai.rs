@@ -1,4 +1,4 @@
-//! git-ai's notes both ways (issue 32 item 4): `import --format git-ai` records the lines
+//! git-ai's notes both ways: `import --format git-ai` records the lines
 //! git-ai's `refs/notes/ai` attribute so `blame`/`stats` show them, and `export --format
 //! git-ai` writes ours as git-ai notes. The example notes are git-ai's own, written out
 //! inline in `gitai_notes.rs`: the three complete examples of its standard

@@ -1,4 +1,4 @@
-//! Who wrote this line (issue 32): `blame`, `stats` and the history-rewriting matrix, on
+//! Who wrote this line: `blame`, `stats` and the history-rewriting matrix, on
 //! repositories whose agent turns are recorded the way a real session records them — the
 //! Claude Code hook payloads (session start, one file edit per write, the turn's `Stop`)
 //! fed through `git agent-rewind hook claude`, and commits through the installed git hooks.

@@ -1,9 +1,9 @@
-//! The history-rewriting matrix (issue 32 item 2): every operation that rewrites commits
+//! The history-rewriting matrix: every operation that rewrites commits
 //! keeps every line's origin — the agent turn or the person that wrote it. The same
 //! feature branch (agent turn, person commit, agent turn over two files) is rewritten by
 //! each operation, then every line of both files is checked at the new commit and in the
-//! worktree. Includes the cases git-ai's users reported lost (git-ai-project/git-ai
-//! #1079, #1214, #1473, #2079).
+//! worktree. Includes the cases git-ai's users reported lost: a squash rebase, a fresh branch
+//! squash-merged, authorship copied to earlier commits, a forge's squash with an outer merge.
 
 use super::{Agent, commit, expect, origins, repo_with};
 use crate::common::{Repo, git_cmd};
@@ -183,7 +183,7 @@ fn interactive_rebase_fixup_keeps_every_origin() {
 
 #[test]
 fn interactive_rebase_squash_of_two_agent_and_one_person_commit_git_ai_1214() {
-    // git-ai #1214: a squash rebase of 3 commits (2 AI + 1 human) lost data.
+    // A case git-ai was seen to get wrong: a squash rebase of 3 commits (2 AI + 1 human) lost data.
     let (r, _a) = feature();
     rebase_todo(&r, "main", "pick {c1}\nsquash {c2}\nsquash {c3}\n");
     assert_eq!(r.git(&["rev-list", "--count", "main..HEAD"]).trim(), "1");
@@ -270,8 +270,9 @@ fn a_rebase_onto_a_main_that_changed_the_same_file_keeps_every_origin() {
 
 #[test]
 fn a_rebase_of_an_agent_addition_and_an_agent_deletion_git_ai_1079() {
-    // git-ai #1079: a branch fresh from main with two agent commits, one adding lines and
-    // one only deleting, lost its authorship when rebased onto a main that moved on.
+    // A case git-ai lost authorship in: a branch fresh from main with two agent commits, one
+    // adding lines and one only deleting, lost its authorship when rebased onto a main that
+    // moved on.
     let r = repo_with(&base());
     r.git(&["checkout", "-q", "-b", "feature"]);
     let a = Agent::start(r.path(), "s-1079", MODEL);
@@ -299,9 +300,9 @@ fn a_rebase_of_an_agent_addition_and_an_agent_deletion_git_ai_1079() {
 
 #[test]
 fn a_squash_merge_never_gives_the_agent_s_lines_to_earlier_commits_on_main_git_ai_1473() {
-    // git-ai #1473: on a squash merge, authorship was copied to unrelated earlier commits
-    // of the target branch. Here main's earlier person commits even hold a line equal to
-    // one the agent later wrote: it stays the person's.
+    // git-ai was seen to get this wrong: on a squash merge, authorship was copied to unrelated
+    // earlier commits of the target branch. Here main's earlier person commits even hold a
+    // line equal to one the agent later wrote: it stays the person's.
     let (r, _a) = feature();
     earlier_main_commit(
         &r,
@@ -320,8 +321,9 @@ fn a_squash_merge_never_gives_the_agent_s_lines_to_earlier_commits_on_main_git_a
 
 #[test]
 fn a_gitlab_squash_then_merge_commit_with_the_same_tree_git_ai_2079() {
-    // git-ai #2079: GitLab makes a squash commit S on the target B and an outer merge M of
-    // B and S with tree(M) == tree(S); taking M for a plain merge lost the attribution.
+    // A case git-ai lost authorship in: GitLab makes a squash commit S on the target B and an
+    // outer merge M of B and S with tree(M) == tree(S); taking M for a plain merge lost the
+    // attribution.
     let (r, _a) = feature();
     let tree = r.rev("feature^{tree}");
     let b = r.rev("main");

@@ -1,4 +1,4 @@
-//! `stats` (issue 32 item 3): lines added and kept per agent, model and person, for one
+//! `stats`: lines added and kept per agent, model and person, for one
 //! commit or a range, as a table and as `--json`.
 
 use super::{Agent, commit, repo_with};

@@ -1,4 +1,4 @@
-//! `export --format agent-trace` (issue 32 item 4): Agent Trace 0.1.0 records
+//! `export --format agent-trace`: Agent Trace 0.1.0 records
 //! (cursor/agent-trace) of the agent lines each commit of a range added, checked against the
 //! specification's schema rules (required members, their types and formats) and against
 //! `blame`.

@@ -1,4 +1,4 @@
-//! The opt-in `prepare-commit-msg` hook (issue 32 item 4): `Assisted-by: <agent>:<model>`
+//! The opt-in `prepare-commit-msg` hook: `Assisted-by: <agent>:<model>`
 //! trailers for the agents whose turns a commit holds, never `Co-Authored-By`; installed
 //! only when asked for, removed by `hooks uninstall`.
 

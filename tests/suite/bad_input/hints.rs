@@ -4,7 +4,7 @@ use super::{assert_error, outside, repo_with_garbage_note, repo_with_run};
 use crate::common::{self, run_in};
 use std::process::Output;
 
-/// DESIGN.md §4: "1 failure with a one-line cause on stderr plus a hint".
+/// docs/COMMANDS.md: "1 failure with a one-line cause on stderr plus a hint".
 #[test]
 fn failures_carry_a_hint() {
     let repo = repo_with_run();

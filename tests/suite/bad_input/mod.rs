@@ -1,6 +1,7 @@
-//! Bad input (DESIGN.md §3.1, §4): every invalid name, unknown address, unusable repository
-//! or malformed value is refused with one clear `error:` line on stderr (plus a `hint:`),
-//! exit 2 for usage errors and 1 for failures — and nothing at all is written.
+//! Bad input (docs/FORMAT.md "Refs", docs/COMMANDS.md): every invalid name, unknown address,
+//! unusable repository or malformed value is refused with one clear `error:` line on stderr
+//! (plus a `hint:`), exit 2 for usage errors and 1 for failures — and nothing at all is
+//! written.
 
 use crate::common;
 

@@ -136,7 +136,7 @@ fn malformed_addresses_are_usage_errors() {
     }
 }
 
-/// Issue 30 item 18: names git gives a meaning to (`HEAD`, `FETCH_HEAD`…) are no run ids,
+/// Names git gives a meaning to (`HEAD`, `FETCH_HEAD`…) are no run ids,
 /// so `show HEAD` can never mean a run; and a `step end` refused for a run that does not
 /// exist leaves nothing behind, not even a lock file.
 #[test]

@@ -73,7 +73,7 @@ fn a_directory_outside_any_repository_is_refused() {
     }
 }
 
-/// An I/O failure names the file it concerns (errors keep their path, issue 11): our private
+/// An I/O failure names the file it concerns (errors keep their path): our private
 /// folder is a file, so the writer lock under it cannot be made.
 #[test]
 fn io_errors_name_their_path() {

@@ -86,7 +86,7 @@ fn bad_artifacts_are_refused_before_anything_is_written() {
     }
 }
 
-/// DESIGN.md §3.3: secret-looking values are never written; an error message that repeats a
+/// docs/FORMAT.md "Notes": secret-looking values are never written; an error message that repeats a
 /// password would put it in terminal scrollback and CI logs all the same.
 #[test]
 fn a_credential_in_an_artifact_uri_is_not_echoed_back() {

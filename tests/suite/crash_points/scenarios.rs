@@ -207,7 +207,7 @@ pub fn scenarios() -> Vec<Scenario> {
             fresh_setup: false,
             overwrites: false,
             // The same fork again, into the same folder: what the killed one left there is
-            // taken back (issue 30 item 9).
+            // taken back.
             next: |_| vec![&["fork", "r1", "--to", "s2", "--worktree", "../fw"]],
         },
         Scenario {

@@ -392,7 +392,7 @@ fn auto_records_in_the_background_only_for_a_large_index_without_a_monitor() {
     repo.assert_fsck();
 }
 
-/// Issue 30 item 8: a background checkpoint that died is reported to a person even when
+/// A background checkpoint that died is reported to a person even when
 /// the next event is another commit (whose hook's stderr agents and IDEs throw away) and
 /// commands an agent runs came between: kept until `status`, `list`, `show` or `log` has
 /// shown it, then told no more.
@@ -441,7 +441,7 @@ fn a_killed_background_checkpoint_is_kept_until_a_person_looks() {
     repo.assert_fsck();
 }
 
-/// Issue 30 item 8: a background checkpoint whose commit HEAD has since left only through
+/// A background checkpoint whose commit HEAD has since left only through
 /// plain commits on top of it (HEAD's reflog says `commit:`; the worktree was not
 /// rewritten) is recorded anyway, with that commit as its user commit, instead of skipped.
 #[test]

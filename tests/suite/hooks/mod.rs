@@ -1,4 +1,4 @@
-//! Git hooks against real git (DESIGN.md §7): installing and removing them without clobbering
+//! Git hooks against real git (docs/HOOKS.md): installing and removing them without clobbering
 //! existing hooks, `git commit` / `git rebase` / `git commit --amend` recording into the
 //! worktree's active run, and failures that never fail the user's commit. The post-commit
 //! checkpoint recorded after the commit returns is in `background.rs`; Claude Code's hooks
@@ -499,7 +499,7 @@ fn a_rebase_is_recorded_once_and_keeps_the_original_commits_reachable() {
     }
 }
 
-/// Issue 30 item 15: a commit goes to the step of the run's newest checkpoint, not to the
+/// A commit goes to the step of the run's newest checkpoint, not to the
 /// step begun last: here plan was begun and ended, then a manual checkpoint of implement
 /// came after, so the commit is implement's.
 #[test]

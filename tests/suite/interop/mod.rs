@@ -1,6 +1,6 @@
 //! Interoperability with plain git: everything `git agent-rewind` writes must be readable,
-//! checkable and walkable by the `git` binary itself (DESIGN.md §1, §3), and recording must
-//! never touch the user's index, HEAD or files.
+//! checkable and walkable by the `git` binary itself (docs/ARCHITECTURE.md, docs/FORMAT.md),
+//! and recording must never touch the user's index, HEAD or files.
 
 use crate::common;
 

@@ -1,7 +1,7 @@
-//! Issue 30, second pass: every lock a rewind or undo needs is checked before the first file
-//! changes (item 5); a restore that fails part-way names the files it changed and says that
-//! `undo` helps (item 10); files left in place — an untracked nested repository, a
-//! skip-worktree file with local edits — are listed in `left_in_place` (items 20 and 21).
+//! Every lock a rewind or undo needs is checked before the first file
+//! changes; a restore that fails part-way names the files it changed and says that
+//! `undo` helps; files left in place — an untracked nested repository, a
+//! skip-worktree file with local edits — are listed in `left_in_place`.
 
 use super::{assert_refused, git_view, put, start, worktree_files};
 use crate::common::{Repo, tool_cmd};

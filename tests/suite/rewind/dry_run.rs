@@ -1,6 +1,6 @@
 //! `rewind --dry-run` and `fork --dry-run` say what would happen (the files that would
 //! change, what stays in place, the new run and branch) and write nothing: no ref, no note,
-//! no file, no worktree (issue 31 item 1).
+//! no file, no worktree.
 
 use crate::common::{Repo, refs};
 use std::collections::BTreeMap;

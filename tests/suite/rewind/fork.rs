@@ -192,7 +192,7 @@ fn fork_into_a_linked_worktree_and_checkpoint_concurrently_in_both() {
 
 /// A `fork --worktree` killed after git made the worktree leaves it and its branch behind;
 /// the same fork again, into the same folder and with the same id, takes them back and
-/// succeeds. A leftover someone has since edited is refused and kept (issue 30 item 9).
+/// succeeds. A leftover someone has since edited is refused and kept.
 #[test]
 fn a_killed_fork_into_a_worktree_can_be_retried() {
     let repo = Repo::new();

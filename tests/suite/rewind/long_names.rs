@@ -1,4 +1,4 @@
-//! Issue 30 item 2: a file whose name is near the 255-byte limit survives a rewind and its
+//! A file whose name is near the 255-byte limit survives a rewind and its
 //! undo (no temp name is derived from a user's file name), and a checkout that fails
 //! part-way names every file it had already changed and says that `undo` brings them back —
 //! which it then does, exactly.

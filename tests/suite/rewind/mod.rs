@@ -1,7 +1,7 @@
-//! Rewind, fork, restore and undo against real git in temporary repositories
-//! (DESIGN.md §3–§4, "Rewind and fork, precisely"): what they put into the worktree, index
-//! and HEAD, the refs and lineage they write, what they refuse, and that a rewind killed at
-//! any instant never leaves a half-written file and can always be undone.
+//! Rewind, fork, restore and undo against real git in temporary repositories (docs/FORMAT.md,
+//! and docs/COMMANDS.md "`rewind` and `fork`"): what they put into the worktree, index and
+//! HEAD, the refs and lineage they write, what they refuse, and that a rewind killed at any
+//! instant never leaves a half-written file and can always be undone.
 
 use crate::common;
 

@@ -224,7 +224,7 @@ fn remote_ahead_fast_forwards_and_local_ahead_is_left_alone() {
     assert_eq!(result_of(&fetched, "nosuchrun")["result"], "not on remote");
 }
 
-/// Issue 30 item 14: once `fetch` imported the remote side of a diverged run, `push --all`
+/// Once `fetch` imported the remote side of a diverged run, `push --all`
 /// pushes every other run and exits 0, reporting the diverged one with a hint that names
 /// the way out (no "fetch first" that fetch answers with "already imported"); following
 /// the hint shares the local continuation.

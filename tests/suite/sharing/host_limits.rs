@@ -1,4 +1,4 @@
-//! Pushes hosts accept (issue 33 item 3): a remote whose pre-receive hook refuses a push
+//! Pushes hosts accept: a remote whose pre-receive hook refuses a push
 //! updating more than N refs (as GitHub's push policy does) still takes every run, through
 //! `agentRewind.pushRefsPerPush` or by detecting the refusal, over a file remote,
 //! `git daemon` and smart HTTP (`git http-backend` behind lighttpd); nothing is ever

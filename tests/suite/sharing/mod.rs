@@ -1,4 +1,4 @@
-//! Sharing and retention against real git (DESIGN.md §6): push/fetch through a bare
+//! Sharing and retention against real git (docs/SHARING.md): push/fetch through a bare
 //! repository over `file://` and through `git daemon` on 127.0.0.1, the five import cases,
 //! notes merged by union, concurrent pushes (twenty writers at once over `file://` and smart
 //! HTTP), validation of fetched data, delete, gc, and

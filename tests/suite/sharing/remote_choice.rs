@@ -1,4 +1,4 @@
-//! Where runs go (issue 33 item 2): `agentRewind.remote` (a remote's name or a URL) is the
+//! Where runs go: `agentRewind.remote` (a remote's name or a URL) is the
 //! remote of `push` and `fetch` without one; with nothing configured, `push` names the
 //! remote it would use and asks for `--remote`, which it then remembers.
 

@@ -1,4 +1,4 @@
-//! The retention policy (issue 34 item 3): `agentRewind.retain` limits (an age, a number of
+//! The retention policy: `agentRewind.retain` limits (an age, a number of
 //! runs, a size) applied by `gc` and by automatic maintenance once a day; what is in use is
 //! never deleted (the active run of every worktree, a run with a checkout of one of its
 //! checkpoints, a pending gate); each deletion is told by the next command a person runs.

@@ -1,4 +1,4 @@
-//! Twenty writers, one remote (issue 33 item 4): clones recording and pushing runs at the
+//! Twenty writers, one remote: clones recording and pushing runs at the
 //! same time, with fetches in between, against one bare remote over `file://` and over
 //! smart HTTP (lighttpd + `git http-backend`). Every checkpoint and note arrives, nothing is
 //! forced (the remote's `update` hook refuses and logs any non-fast-forward), retries stay

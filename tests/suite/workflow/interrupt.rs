@@ -1,4 +1,4 @@
-//! Issue 30 item 16: what `status` and `list` say about a run whose runner is gone, what
+//! What `status` and `list` say about a run whose runner is gone, what
 //! Ctrl-C during `run` does, and what `status` advises after a fork of a run recorded by
 //! hand (no workflow for `resume` to run).
 

@@ -1,7 +1,7 @@
-//! Workflows, resume and steer (DESIGN.md §5), end to end against real git repositories:
-//! the scripted fake agent (fixtures/agents/fake-agent.sh) counts its invocations per step in
-//! `$COUNT_DIR/<step>` (a folder outside the repository), so every test can check how often
-//! each step really ran.
+//! Workflows, resume and steer (docs/COMMANDS.md "Workflows"), end to end against real git
+//! repositories: the scripted fake agent (fixtures/agents/fake-agent.sh) counts its
+//! invocations per step in `$COUNT_DIR/<step>` (a folder outside the repository), so every
+//! test can check how often each step really ran.
 
 use crate::common;
 

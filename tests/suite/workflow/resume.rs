@@ -39,7 +39,7 @@ fn changed_input_reruns_what_depends_on_it() {
         "{report:#}"
     );
     // The effect downstream is reconsidered, but its idempotency key already completed in
-    // this run, so it is not repeated (DESIGN.md §5).
+    // this run, so it is not repeated (docs/COMMANDS.md "Workflows").
     let effect = step_of(&report, "open-pr");
     assert_eq!(effect["action"], "skipped-effect", "{effect}");
     assert_eq!(

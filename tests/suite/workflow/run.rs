@@ -242,7 +242,7 @@ fn a_second_runner_on_the_same_run_is_refused() {
 }
 
 /// `list` and `status` show a run's steps in its workflow's order, not by name, whether the
-/// summary is computed or read from the list cache (issue 30 item 19).
+/// summary is computed or read from the list cache.
 #[test]
 fn steps_appear_in_workflow_order() {
     let repo = crate::common::Repo::new();

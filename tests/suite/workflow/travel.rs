@@ -1,11 +1,11 @@
-//! Workflows that travel with their run (issue 13 item 6) and what a rewind inherits (item 7).
+//! Workflows that travel with their run and what a rewind inherits.
 
 use super::{FEATURE, FEATURE_STEPS, Wf, action, feature_text, with_action};
 use crate::common::{self, Repo, tool_cmd};
 use serde_json::Value;
 
 // ---------------------------------------------------------------------------------------
-// 9. Workflows that travel (issue 13 item 6) and what a rewind inherits (item 7).
+// 9. Workflows that travel and what a rewind inherits.
 
 impl Wf {
     /// `--json` report of run/resume, whatever the exit status (a stopped run may exit

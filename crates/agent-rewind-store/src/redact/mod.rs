@@ -363,7 +363,7 @@ mod tests {
             false,
         ),
         ("x_auth", "letmein", true),
-        // Issue 30 item 6: an Authorization scheme closed by a quote, a comma or a paren.
+        // An Authorization scheme closed by a quote, a comma or a paren.
         (
             "message",
             "curl -H 'Authorization: Bearer abcdef0123456789'",

@@ -14,8 +14,7 @@
 //! it leaves in a report, and a child that died leaves the pending marker the hook wrote,
 //! which the next command turns into a line of that report. The report is kept until a
 //! command a person runs (`status`, `list`, `show`, `log`: [`Tell::Person`]) has shown it:
-//! a hook's stderr, or that of a command an agent runs, is often thrown away (issue 30
-//! item 8).
+//! a hook's stderr, or that of a command an agent runs, is often thrown away.
 //!
 //! `agentRewind.postCommitInBackground`: `auto` (the default: no monitor and at least
 //! [`AUTO_MIN_ENTRIES`] index entries), `true` or `false`. This module decides, starts the
@@ -156,7 +155,7 @@ pub fn record_in_background(store: &Store, args: &[String]) -> Result<HookOutcom
         if head.commit != Some(commit) {
             // Only commits on top of it since (HEAD's reflog says `commit:` all the way):
             // the worktree was not rewritten, so the checkpoint of this commit is still
-            // worth having (issue 30 item 8). Anything else is skipped and told.
+            // worth having. Anything else is skipped and told.
             match head.commit {
                 Some(now) if store.refs().head_moved_on_only_by_commits(commit, now)? => {
                     what.expect_head = Some(now);

@@ -41,8 +41,8 @@ impl StepSource {
     /// The source [`StepSource::as_str`] names.
     pub fn parse(s: &str) -> Option<StepSource> {
         if s == "begun" {
-            // The name of the rule before issue 30 item 15 (a background job of an older
-            // binary may still hand it over).
+            // The name of the rule before a commit went to the step of the run's newest
+            // checkpoint (a background job of an older binary may still hand it over).
             return Some(Self::Newest);
         }
         [Self::Env, Self::Trailer, Self::Newest, Self::Default]
@@ -116,7 +116,7 @@ pub fn hook_step(
 }
 
 /// The step of the run's newest checkpoint (its `HEAD`), whatever recorded it: a manual
-/// checkpoint of another step after a step ended moves the work there (issue 30 item 15).
+/// checkpoint of another step after a step ended moves the work there.
 /// `None` when the newest checkpoint has no step (`start`, a fork's root). One read,
 /// however long the run.
 pub fn newest_step(store: &Store, run: &RunId) -> Result<Option<StepName>> {

@@ -1,4 +1,4 @@
-//! Hooks (DESIGN.md §7): installing and removing them, and the handlers they call.
+//! Hooks (docs/HOOKS.md): installing and removing them, and the handlers they call.
 //!
 //! - [`install`]: the git hook files (`post-commit`, `post-rewrite`) as marker-delimited
 //!   blocks in the hooks folder git actually uses, and each agent's project configuration

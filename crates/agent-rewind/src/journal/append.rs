@@ -1,7 +1,8 @@
-//! The publish loop of DESIGN.md §3.4: snapshot, write the commit and the new notes commit,
-//! publish notes + `HEAD` + step ref in one compare-and-swap transaction, and on conflict
-//! re-read, re-parent onto the new tip and retry with jittered backoff. Also appending later
-//! facts (a run status, an approval) to an existing checkpoint's note, under the same rules.
+//! The publish loop of docs/FORMAT.md "Writing": snapshot, write the commit and the new notes
+//! commit, publish notes + `HEAD` + step ref in one compare-and-swap transaction, and on
+//! conflict re-read, re-parent onto the new tip and retry with jittered backoff. Also
+//! appending later facts (a run status, an approval) to an existing checkpoint's note, under
+//! the same rules.
 //!
 //! Every record (start, checkpoint, step begin/end, the root of a rewind, a hook's turn)
 //! goes through [`append`]. It never touches the user's index, HEAD or files.

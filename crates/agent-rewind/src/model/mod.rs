@@ -1,7 +1,7 @@
 //! The data of the format: checkpoint lines and the other JSON Lines record types, step kinds,
 //! statuses, events, and the fold of a note's lines into the current state of a checkpoint.
 //!
-//! Pure data and pure functions: serialization shape is the contract of DESIGN.md §3.3, so
+//! Pure data and pure functions: serialization shape is the contract of docs/FORMAT.md, so
 //! field names here must not change without a schema bump. Nothing here touches git.
 //! A note's lines and their fold live in `note`.
 
@@ -133,8 +133,8 @@ pub use agent_rewind_store::snapshot::Excluded;
 
 /// The `checkpoint` line of a note (schema `agent-rewind/checkpoint/v1`).
 ///
-/// Fields beyond DESIGN.md §3.3 (documented in docs/FORMAT.md): `run_root` (commit of the
-/// run's seq-0 checkpoint, so run-level facts are found in one read), `label`,
+/// Fields added after the first version of the line (documented in docs/FORMAT.md): `run_root`
+/// (commit of the run's seq-0 checkpoint, so run-level facts are found in one read), `label`,
 /// `workflow_digest`, `message`, `exit_code`, `tree`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckpointLine {

@@ -1,4 +1,4 @@
-//! `fetch`: bring runs from a remote (DESIGN.md §6). `git fetch` stages them under
+//! `fetch`: bring runs from a remote (docs/SHARING.md). `git fetch` stages them under
 //! `refs/agent-runs-remote/<remote>/…`; each staged run is then validated and imported:
 //!
 //! | local run | result |

@@ -1,9 +1,9 @@
-//! `push`: share runs (DESIGN.md §6): the runs' ref folders and notes refs with one
+//! `push`: share runs (docs/SHARING.md): the runs' ref folders and notes refs with one
 //! `git push --atomic`, never forced, as the user's own git process. Pushing again is a
 //! no-op. A run whose remote copy moved on is reported, never overwritten: the atomic push
 //! then failed as a whole, so the other runs are pushed again without it and still land.
 //! Once `fetch` imported the remote side as a run, such a run is `diverged`: the hint names
-//! the way out, and it does not fail `push --all` (issue 30 item 14).
+//! the way out, and it does not fail `push --all`.
 //!
 //! With `agentRewind.pushRefsPerPush`, or once the remote refused a push for its number of
 //! refs, runs go in chunks (`chunks`). `--all` leaves out runs a tombstone of this repository

@@ -1,4 +1,4 @@
-//! What the retention policy (`crate::retention`, issue 34 item 3) selects: the runs that
+//! What the retention policy (`crate::retention`) selects: the runs that
 //! are in use and so never deleted, how many of the oldest runs a size limit takes, and the
 //! report of what the background policy deleted, kept for the next command a person runs.
 //!

@@ -1,4 +1,4 @@
-//! Sharing runs through the git binary (DESIGN.md §6): which remote, `git push --atomic` of
+//! Sharing runs through the git binary (docs/SHARING.md): which remote, `git push --atomic` of
 //! runs' refs with its per-ref results, `git fetch` into the staging namespace
 //! (`refs/agent-runs-remote/<remote>/…`), bundles, and reading and validating what was
 //! staged ([`staged`]). The user's own git does all network work, as its own process, so

@@ -1,7 +1,7 @@
-//! Runs between repositories of different object formats (SHA-1 and SHA-256, issue 34 item
-//! 5): git cannot convert objects between them, so a remote or bundle of the other format is
-//! refused in one line saying so, from the ids it lists or from git's own refusal. Reads
-//! what it is given; never runs git and never writes anything.
+//! Runs between repositories of different object formats (SHA-1 and SHA-256): git cannot
+//! convert objects between them, so a remote or bundle of the other format is refused in one
+//! line saying so, from the ids it lists or from git's own refusal. Reads what it is given;
+//! never runs git and never writes anything.
 
 use crate::error::{Error, Result};
 use crate::store::Store;

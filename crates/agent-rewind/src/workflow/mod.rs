@@ -1,6 +1,7 @@
-//! Workflows (DESIGN.md §5): the TOML schema, the planner that decides what a run still has
-//! to do (input hashes, cascade, reconciliation of interrupted steps, gates, effects), and the
-//! runner that executes steps under a run lock and records `begin`/`finish` around each.
+//! Workflows (docs/COMMANDS.md "Workflows"): the TOML schema, the planner that decides what a
+//! run still has to do (input hashes, cascade, reconciliation of interrupted steps, gates,
+//! effects), and the runner that executes steps under a run lock and records `begin`/`finish`
+//! around each.
 
 pub mod external;
 pub mod lock;

@@ -1,5 +1,5 @@
-//! Workflow files (TOML, DESIGN.md §5): parsing and validation. Every error names the file,
-//! the line and the field. Pure: reads the file's text, touches nothing else.
+//! Workflow files (TOML, docs/COMMANDS.md "Workflows"): parsing and validation. Every error
+//! names the file, the line and the field. Pure: reads the file's text, touches nothing else.
 
 use crate::error::{Error, Result};
 use crate::ids::StepName;

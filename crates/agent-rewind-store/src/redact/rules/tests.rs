@@ -1,4 +1,5 @@
-//! The rule engine's semantics, and the built-in rules on the cases of issue 30 item 6.
+//! The rule engine's semantics, and the built-in rules on the hard cases a review of the
+//! secret scan collected.
 
 use super::*;
 use crate::redact::pattern::literal_braces;

@@ -1,8 +1,7 @@
-//! A fetch of every run in chunks of at most `agentRewind.fetchRefsPerFetch` refs (issue 33
-//! item 3): `git ls-remote` lists the remote's runs, several `git fetch` processes stage
-//! them, then one import takes them all, as a fetch of everything does. It never imports
-//! anything itself before every chunk is staged, and never fetches a name that is not a
-//! valid run id.
+//! A fetch of every run in chunks of at most `agentRewind.fetchRefsPerFetch` refs: `git
+//! ls-remote` lists the remote's runs, several `git fetch` processes stage them, then one
+//! import takes them all, as a fetch of everything does. It never imports anything itself
+//! before every chunk is staged, and never fetches a name that is not a valid run id.
 
 use super::{FetchOutcome, Select, import_staged};
 use crate::error::Result;

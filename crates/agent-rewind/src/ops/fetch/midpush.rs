@@ -1,4 +1,4 @@
-//! Runs a fetch caught in the middle of someone's push (issue 33 item 4): git updates the
+//! Runs a fetch caught in the middle of someone's push: git updates the
 //! refs of one atomic push one after the other, a run's `HEAD` before its notes ref, so a
 //! fetch whose ref advertisement fell between the two stages a `HEAD` without its note.
 //! Such runs (and only those) are fetched again by name, at most [`REFETCHES`] times, a

@@ -1,4 +1,4 @@
-//! `push` in chunks of at most N ref updates per `git push` (issue 33 item 3), for hosts
+//! `push` in chunks of at most N ref updates per `git push`, for hosts
 //! that limit how many refs one push may update (GitHub's push policy, a pre-receive hook):
 //! `agentRewind.pushRefsPerPush = N`, or N learned from the remote's refusal of a larger
 //! push. A dry run (`git push --dry-run`, one advertisement) says which refs would change;

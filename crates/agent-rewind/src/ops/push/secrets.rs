@@ -1,4 +1,4 @@
-//! The secret scan `push` runs before it shares a run (issue 30 item 6): the rule set
+//! The secret scan `push` runs before it shares a run: the rule set
 //! (built-in, plus gitleaks-format files named by `agentRewind.secretRules`) over what the
 //! run would share that the user's own history does not hold: the lines each checkpoint
 //! adds to a file (new untracked files included), the checkpoints' commit messages, and

@@ -1,4 +1,4 @@
-//! `rewind` and `fork` (DESIGN.md §4 "Rewind and fork, precisely"): a new run whose root
+//! `rewind` and `fork` (docs/COMMANDS.md): a new run whose root
 //! checkpoint has the chosen checkpoint as first parent, carries `rewound_from`/`forked_from`,
 //! and inherits the step refs of the steps completed before that point. Rewind archives the
 //! source run; fork leaves it active. The state is then checked out into this worktree (after
