@@ -13,7 +13,6 @@ use std::path::Path;
 /// reaching up, since it does not depend on this crate.)
 const RANKS: &[(&str, u32)] = &[
     ("agent", 1),
-    ("retention", 1),
     ("model", 2),
     ("catalog", 4),
     ("verify", 4),
@@ -163,7 +162,7 @@ const PROCESS_STARTS: &[(&str, &str)] = &[
     ("src/cli/commands/view.rs", "Browser"),
     ("src/cli/pager.rs", "Pager"),
     ("src/cli/commands/rewind.rs", "AgentResume"),
-    ("crates/agent-rewind/src/retention.rs", "Retention"),
+    ("src/cli/maintenance.rs", "Retention"),
 ];
 
 #[test]

@@ -47,6 +47,11 @@ pub fn run(a: HookArgs, ctx: &Ctx) -> Output {
     let prefix = format!("git agent-rewind hook {}", a.name);
     match result {
         Ok(Ok(out)) => {
+            if out.wrote()
+                && let Ok(store) = agent_rewind::store::Store::discover(dir)
+            {
+                crate::cli::maintenance::after_recording(&store);
+            }
             for w in &out.warnings {
                 warn(&format!("{prefix}: {w}"));
             }
