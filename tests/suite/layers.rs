@@ -154,10 +154,7 @@ fn only_the_store_crate_depends_on_gix() {
 /// Where a process may be started outside the store crate, by purpose: a new caller or a
 /// new purpose fails here until it is listed (and reviewed: nothing fetched may run).
 const PROCESS_STARTS: &[(&str, &str)] = &[
-    (
-        "crates/agent-rewind/src/hooks/background.rs",
-        "BackgroundCheckpoint",
-    ),
+    ("src/cli/commands/hook.rs", "BackgroundCheckpoint"),
     ("crates/agent-rewind/src/workflow/runner.rs", "WorkflowStep"),
     ("src/cli/commands/view.rs", "Browser"),
     ("src/cli/pager.rs", "Pager"),
