@@ -227,3 +227,30 @@ fn processes_start_in_one_named_place() {
         "every Purpose has a listed caller, and no other"
     );
 }
+
+/// The write path does no maintenance and starts no process: what a write makes due is
+/// `ops::maintenance`'s, asked by the command after it recorded (docs/design/maintenance.md).
+#[test]
+fn the_write_path_does_no_maintenance() {
+    let root = workspace().join("crates/agent-rewind/src/journal");
+    let mut files = vec![];
+    sources(&root, &mut files);
+    assert!(files.iter().any(|f| f.ends_with("append.rs")), "{files:?}");
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for side_effect in [
+            "maintenance()",
+            "process::",
+            "current_exe",
+            "spawn",
+            "retention",
+            "ops::",
+        ] {
+            assert!(
+                !text.contains(side_effect),
+                "{}: {side_effect}",
+                f.display()
+            );
+        }
+    }
+}

@@ -4,9 +4,9 @@
 //! facts (a run status, an approval) to an existing checkpoint's note, under the same rules.
 //!
 //! Every record (start, checkpoint, step begin/end, the root of a rewind, a hook's turn)
-//! goes through [`append`]. It never touches the user's index, HEAD or files, and does no
-//! maintenance and starts no process: what a write makes due is `ops::maintenance`'s, asked
-//! by the command after it recorded.
+//! goes through [`append`]. It never touches the user's index, HEAD or files, does no
+//! maintenance and starts no process: the command that recorded asks afterwards what is due
+//! (the operations' `maintenance` module, docs/design/maintenance.md).
 
 use super::line::{self, Captured};
 use super::{artifacts, context};
