@@ -7,6 +7,7 @@ mod color;
 mod commands;
 mod complete;
 mod listing;
+mod maintenance;
 mod mcp_input;
 mod mcp_server;
 mod output;
@@ -85,7 +86,7 @@ impl Ctx {
     fn settle(&self, store: Store, tell: agent_rewind::hooks::background::Tell) -> Store {
         let mut warnings = agent_rewind::hooks::background::settle(&store, tell);
         if tell == agent_rewind::hooks::background::Tell::Person {
-            warnings.extend(agent_rewind::ops::retain::take_report(&store));
+            warnings.extend(agent_rewind::ops::retention::take_report(&store));
         }
         for w in warnings {
             // Kept for later: only what cannot wait (a checkpoint still being recorded).

@@ -13,7 +13,6 @@ use std::path::Path;
 /// reaching up, since it does not depend on this crate.)
 const RANKS: &[(&str, u32)] = &[
     ("agent", 1),
-    ("retention", 1),
     ("model", 2),
     ("catalog", 4),
     ("verify", 4),
@@ -155,15 +154,12 @@ fn only_the_store_crate_depends_on_gix() {
 /// Where a process may be started outside the store crate, by purpose: a new caller or a
 /// new purpose fails here until it is listed (and reviewed: nothing fetched may run).
 const PROCESS_STARTS: &[(&str, &str)] = &[
-    (
-        "crates/agent-rewind/src/hooks/background.rs",
-        "BackgroundCheckpoint",
-    ),
+    ("src/cli/commands/hook.rs", "BackgroundCheckpoint"),
     ("crates/agent-rewind/src/workflow/runner.rs", "WorkflowStep"),
     ("src/cli/commands/view.rs", "Browser"),
     ("src/cli/pager.rs", "Pager"),
     ("src/cli/commands/rewind.rs", "AgentResume"),
-    ("crates/agent-rewind/src/retention.rs", "Retention"),
+    ("src/cli/maintenance.rs", "Retention"),
 ];
 
 #[test]
@@ -230,4 +226,31 @@ fn processes_start_in_one_named_place() {
         variants, purposes,
         "every Purpose has a listed caller, and no other"
     );
+}
+
+/// The write path does no maintenance and starts no process: what a write makes due is
+/// `ops::maintenance`'s, asked by the command after it recorded (docs/design/maintenance.md).
+#[test]
+fn the_write_path_does_no_maintenance() {
+    let root = workspace().join("crates/agent-rewind/src/journal");
+    let mut files = vec![];
+    sources(&root, &mut files);
+    assert!(files.iter().any(|f| f.ends_with("append.rs")), "{files:?}");
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for side_effect in [
+            "maintenance()",
+            "process::",
+            "current_exe",
+            "spawn",
+            "retention",
+            "ops::",
+        ] {
+            assert!(
+                !text.contains(side_effect),
+                "{}: {side_effect}",
+                f.display()
+            );
+        }
+    }
 }

@@ -32,6 +32,7 @@ mod interop;
 mod layers;
 mod list_cache;
 mod locks;
+mod maintenance;
 mod many_runs;
 mod mcp;
 mod never_panics;

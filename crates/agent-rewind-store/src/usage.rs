@@ -1,7 +1,7 @@
 //! What the runs hold and who is using them, for retention (`agentRewind.retain`): the bytes
 //! on disk of the objects only runs reach (`git rev-list --objects --disk-usage`), and every
 //! worktree of the repository with its HEAD and its active-run file. Read-only; it never
-//! decides which run to delete (`agent_rewind::ops::retain` does).
+//! decides which run to delete (`agent_rewind::ops::retention` does).
 
 use crate::error::{Error, Result};
 use crate::ids::RunId;

@@ -38,7 +38,6 @@ pub mod mcp;
 pub mod model;
 pub mod ops;
 pub mod remote;
-pub mod retention;
 pub mod verify;
 pub mod view;
 pub mod workflow;

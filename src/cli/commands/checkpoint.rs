@@ -32,5 +32,8 @@ pub fn run(a: CheckpointArgs, ctx: &Ctx) -> Result<Output> {
     let mut opts = record_options(&a.record, &store, ctx)?;
     opts.event = a.event.as_deref().map(Event::parse).transpose()?;
     let out = ops::checkpoint::checkpoint(&store, &step, opts)?;
+    if !out.recorded.unchanged || out.started.is_some() {
+        crate::cli::maintenance::after_recording(&store);
+    }
     Ok(recorded_output(&out, &ctx.style))
 }

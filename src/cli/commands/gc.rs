@@ -33,12 +33,17 @@ pub struct GcArgs {
 }
 
 pub fn run(a: GcArgs, ctx: &Ctx) -> Result<Output> {
-    // A person's gc tells what background work left to tell; the background one keeps it.
-    let store = &if a.auto {
-        ctx.store()?
-    } else {
-        ctx.store_for_person()?
-    };
+    if a.auto {
+        // Background work: what it deleted is kept for the next command a person runs.
+        let out = ops::maintenance::apply_retention(&ctx.store()?)?;
+        return Ok(Output::new(
+            out.as_ref()
+                .map_or_else(|| serde_json::json!({"policy": null, "deleted": []}), json),
+            String::new(),
+        ));
+    }
+    // A person's gc tells what background work left to tell.
+    let store = &ctx.store_for_person()?;
     let st = &ctx.style;
     let older_than = a
         .older_than
@@ -46,12 +51,12 @@ pub fn run(a: GcArgs, ctx: &Ctx) -> Result<Output> {
         .map(agent_rewind::time::parse_age)
         .transpose()?;
     let policy = if older_than.is_none() && a.keep.is_none() {
-        match agent_rewind::retention::policy(store)? {
+        match ops::retention::policy(store)? {
             Some(p) => Some(p),
             None => {
                 let s = format!(
                     "retention is off ({}=never): nothing to delete",
-                    agent_rewind::retention::KEY
+                    ops::retention::KEY
                 );
                 return Ok(Output::new(
                     serde_json::json!({"policy": null, "deleted": []}),
@@ -71,21 +76,11 @@ pub fn run(a: GcArgs, ctx: &Ctx) -> Result<Output> {
             dry_run: a.dry_run,
         },
     )?;
-    if a.auto {
-        if let Some(p) = &out.policy {
-            ops::retain::report(store, p, &out.deleted)?;
-        }
-        return Ok(Output::new(json(&out), String::new()));
-    }
     for p in &out.problems {
         crate::cli::render::warn(p);
     }
     let mut s = match &out.policy {
-        Some(p) => format!(
-            "retention policy {}={}\n",
-            agent_rewind::retention::KEY,
-            p.text
-        ),
+        Some(p) => format!("retention policy {}={}\n", ops::retention::KEY, p.text),
         None => String::new(),
     };
     s.push_str(&format!(

@@ -11,6 +11,9 @@ use agent_rewind::store::Store;
 /// `import --format git-ai [<notes-ref>]`. Exit status 1 when a note was skipped whole.
 pub fn import(store: &Store, notes_ref: Option<&str>, st: &Style) -> Result<Output> {
     let out = gitai::import::import(store, notes_ref)?;
+    if out.run.is_some() {
+        crate::cli::maintenance::after_recording(store);
+    }
     for s in &out.skipped {
         warn(&format!(
             "note on {} skipped: {}",

@@ -4,12 +4,21 @@
 //! in the library) it reports on stderr and returns a successful output, and it prints
 //! nothing on stdout unless `--json` is given (Claude Code and Codex add a SessionStart hook's
 //! stdout to the model's context).
+//!
+//! A post-commit checkpoint the library hands to the background is recorded by this program
+//! started again as `hook post-commit --background <commit> <run> <step> <source>`: this
+//! module owns that spelling, on both sides.
 
 use crate::cli::render::{terminal_safe, warn};
 use crate::cli::{Ctx, Output};
 use agent_rewind::hooks;
+use agent_rewind::store::process::Purpose;
 use clap::Args;
 use std::io::{IsTerminal, Read};
+use std::path::Path;
+
+/// The post-commit hook's first argument that marks the child (git passes post-commit none).
+const BACKGROUND_FLAG: &str = "--background";
 
 /// Most bytes a hook reads from its standard input.
 const MAX_STDIN: u64 = 64 * 1024 * 1024;
@@ -21,6 +30,26 @@ pub struct HookArgs {
     /// The arguments git passes to the hook (post-rewrite: amend or rebase).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub args: Vec<String>,
+}
+
+/// Start this program again in `dir` to record `job`'s post-commit checkpoint, in a process group of its own (a ^C at the
+/// prompt right after the commit must not stop it), with the post-commit lock as its
+/// standard input so that it holds the lock for as long as it runs.
+fn start_background(dir: &Path, job: &hooks::background::Job, lock: std::fs::File) -> bool {
+    let Ok(exe) = std::env::current_exe() else {
+        return false;
+    };
+    let mut child = agent_rewind::store::process::command(Purpose::BackgroundCheckpoint, exe);
+    child
+        .args(["hook", "post-commit", BACKGROUND_FLAG])
+        .args(job.to_args())
+        .current_dir(dir)
+        .stdin(lock)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut child, 0);
+    child.spawn().is_ok()
 }
 
 /// Standard input for hooks that take some; nothing when it is a terminal (never wait for a
@@ -42,11 +71,24 @@ pub fn run(a: HookArgs, ctx: &Ctx) -> Output {
     let dir = &ctx.dir;
     let stdin = read_stdin(&a.name);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        hooks::run_hook(&a.name, &a.args, dir, &stdin)
+        match a.args.split_first() {
+            Some((flag, job)) if a.name == "post-commit" && flag == BACKGROUND_FLAG => {
+                hooks::run_background_checkpoint(dir, job)
+            }
+            _ => {
+                let start = |job: &_, lock| start_background(dir, job, lock);
+                hooks::run_hook(&a.name, &a.args, dir, &stdin, Some(&start))
+            }
+        }
     }));
     let prefix = format!("git agent-rewind hook {}", a.name);
     match result {
         Ok(Ok(out)) => {
+            if out.wrote()
+                && let Ok(store) = agent_rewind::store::Store::discover(dir)
+            {
+                crate::cli::maintenance::after_recording(&store);
+            }
             for w in &out.warnings {
                 warn(&format!("{prefix}: {w}"));
             }

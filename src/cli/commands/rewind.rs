@@ -114,6 +114,9 @@ pub fn run(a: RewindArgs, fork: bool, ctx: &Ctx) -> Result<Output> {
         None
     };
     let out = ops::rewind::rewind(&store, &run, opts)?;
+    if !out.dry_run {
+        crate::cli::maintenance::after_recording(&store);
+    }
     let json = serde_json::to_value(&out).expect("json");
     let human = render::rewound(&out, &ctx.style);
     let Some(agent) = agent else {

@@ -61,6 +61,7 @@ pub fn run(a: RunArgs, ctx: &Ctx) -> Result<Output> {
         a.run.map(RunId::new).transpose()?,
         a.label,
     )?;
+    crate::cli::maintenance::after_recording(&store);
     Ok(report_output(report, ctx))
 }
 
@@ -80,6 +81,7 @@ pub fn resume(a: ResumeArgs, ctx: &Ctx) -> Result<Output> {
             workflow_file: workflow.as_deref(),
         },
     )?;
+    crate::cli::maintenance::after_recording(&store);
     Ok(report_output(report, ctx))
 }
 

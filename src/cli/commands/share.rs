@@ -207,11 +207,20 @@ pub fn fetch(a: FetchArgs, ctx: &Ctx) -> Result<Output> {
         return Err(Error::usage("name runs or use --all, not both"));
     }
     let out = ops::fetch::fetch(store, &remote, &runs, a.require_signed)?;
+    after_import(store, &out);
     Ok(fetch_output(
         &out,
         st,
         &format!("fetched from {}", out.remote),
     ))
+}
+
+/// A diverged run's continuation is imported as a new run whose root is recorded here:
+/// maintenance follows, as after any other record.
+fn after_import(store: &agent_rewind::store::Store, out: &FetchOutcome) {
+    if out.runs.iter().any(|r| r.imported_as.is_some()) {
+        crate::cli::maintenance::after_recording(store);
+    }
 }
 
 /// Exit status 1 when a run could not be imported, or was refused for its signatures, so
@@ -236,6 +245,7 @@ pub fn import(a: ImportArgs, ctx: &Ctx) -> Result<Output> {
     };
     let file = ctx.path(name);
     let out = ops::bundle::import(store, &file)?;
+    after_import(store, &out);
     Ok(fetch_output(
         &out,
         st,

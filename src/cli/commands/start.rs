@@ -52,6 +52,7 @@ pub fn run(a: StartArgs, ctx: &Ctx) -> Result<Output> {
             ..Default::default()
         },
     )?;
+    crate::cli::maintenance::after_recording(&store);
     let human = format!(
         "started run {}\n  checkpoint {}",
         rec.line.run,

@@ -50,6 +50,9 @@ pub fn run(a: SteerArgs, ctx: &Ctx) -> Result<Output> {
         .map(StepName::new)
         .collect::<Result<Vec<_>>>()?;
     let out = ops::steer::steer(&store, &run, &edits, &invalidate, a.yes && !a.dry_run)?;
+    if out.checkpoint.is_some() {
+        crate::cli::maintenance::after_recording(&store);
+    }
     Ok(Output::new(
         serde_json::to_value(&out).expect("json"),
         render::steer(&out, &ctx.style),

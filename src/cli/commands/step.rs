@@ -97,6 +97,9 @@ pub fn run(cmd: StepCommand, ctx: &Ctx) -> Result<Output> {
                         record: opts,
                     },
                 )?;
+                if !end.already {
+                    crate::cli::maintenance::after_recording(&store);
+                }
                 if end.already {
                     let status = end
                         .recorded
@@ -154,6 +157,9 @@ pub fn run(cmd: StepCommand, ctx: &Ctx) -> Result<Output> {
             return Ok(Output::new(crate::cli::output::json(&o), human));
         }
     };
+    if !out.recorded.unchanged || out.started.is_some() {
+        crate::cli::maintenance::after_recording(&store);
+    }
     Ok(recorded_output(&out, &ctx.style))
 }
 

@@ -44,6 +44,10 @@ pub fn run(a: WatchArgs, json: bool, ctx: &Ctx) -> Result<Output> {
     };
     let style = &ctx.style;
     let mut print = |e: &WatchEvent| {
+        // A launch recorded its step's begin.
+        if matches!(e, WatchEvent::Launched(_)) {
+            crate::cli::maintenance::after_recording(&store);
+        }
         if json {
             return;
         }
@@ -60,6 +64,7 @@ pub fn run(a: WatchArgs, json: bool, ctx: &Ctx) -> Result<Output> {
         let _ = out.flush();
     };
     let report = ops::watch::watch(&store, &runs, a.once, &mut print)?;
+    crate::cli::maintenance::after_recording(&store);
     let mut human = String::new();
     for r in &report.runs {
         let how = match (&r.stopped, r.outcome) {

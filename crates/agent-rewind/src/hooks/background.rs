@@ -3,10 +3,11 @@
 //! monitor: ~100 ms at 100,000 files, docs/PERFORMANCE.md).
 //!
 //! The hook resolves the run, the step and the commit (cheap), takes the worktree's
-//! post-commit lock (a `flock`), starts `git-agent-rewind hook post-commit --background
-//! <commit> <run> <step> <source>` in a process group of its own with the lock file as its
-//! standard input, and returns. The child holds the lock until it exits; the kernel drops it
-//! however the child ends, so no stale lock is possible. Every writer waits for the lock
+//! post-commit lock (a `flock`), and hands the [`Job`] and the lock to the program running
+//! the hook, which starts the child its own way ([`StartInBackground`]; the CLI starts
+//! itself again in a process group of its own with the lock file as its standard input),
+//! and returns. The child holds the lock until it exits; the kernel drops it however the
+//! child ends, so no stale lock is possible. Every writer waits for the lock
 //! before it records (`journal::append`) and so does every command of the CLI ([`settle`]):
 //! a command run after `git commit` returned sees the checkpoint. The child records only
 //! while HEAD is still the commit, before and after its snapshot (or HEAD moved on from it
@@ -17,8 +18,9 @@
 //! a hook's stderr, or that of a command an agent runs, is often thrown away.
 //!
 //! `agentRewind.postCommitInBackground`: `auto` (the default: no monitor and at least
-//! [`AUTO_MIN_ENTRIES`] index entries), `true` or `false`. This module decides, starts the
-//! child and is the child; it never records anything but through `handlers::record`.
+//! [`AUTO_MIN_ENTRIES`] index entries), `true` or `false`. This module decides and is the
+//! child; it never starts a process itself, and never records anything but through
+//! `handlers::record`.
 
 use super::HookOutcome;
 use super::handlers::{HookRecord, StepSource, record};
@@ -26,11 +28,8 @@ use crate::catalog::short;
 use crate::error::{Error, Result};
 use crate::ids::{RunId, StepName};
 use crate::store::private::envelope::{POST_COMMIT_PENDING, POST_COMMIT_REPORT};
-use crate::store::process::Purpose;
 use crate::store::{ObjectId, PostCommitWait, Store};
 
-/// The hook's first argument that marks the child (git passes post-commit none).
-pub const BACKGROUND_FLAG: &str = "--background";
 /// With `auto`, checkpoints of indexes of at least this many entries are recorded in the
 /// background when no filesystem monitor is configured: about where a checkpoint that stats
 /// every file stops fitting the hook's budget (docs/design/hooks.md).
@@ -79,73 +78,94 @@ pub fn reason(store: &Store) -> Result<Option<String>> {
     })
 }
 
-/// Start the child that records the checkpoint of `commit` into `run`. The caller has waited
-/// for the one before ([`settle`]); `None` when it (or another) still holds the lock, or the
+/// A post-commit checkpoint to record in the background: what the child records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    pub commit: ObjectId,
+    pub run: RunId,
+    pub step: StepName,
+    pub source: StepSource,
+}
+
+impl Job {
+    /// The job as four words (commit, run, step, source) for a child's command line.
+    pub fn to_args(&self) -> [String; 4] {
+        [
+            self.commit.to_string(),
+            self.run.to_string(),
+            self.step.to_string(),
+            self.source.as_str().to_string(),
+        ]
+    }
+
+    /// The job from the four words of [`Job::to_args`].
+    pub fn from_args(args: &[String]) -> Result<Job> {
+        let [commit, run, step, source] = args else {
+            return Err(Error::usage(
+                "a background post-commit checkpoint takes a commit, a run, a step and a source",
+            ));
+        };
+        Ok(Job {
+            commit: ObjectId::from_hex(commit.as_bytes())
+                .map_err(|_| Error::usage(format!("{commit:?} is not a commit id")))?,
+            run: RunId::new(run.clone())?,
+            step: StepName::new(step.clone())?,
+            source: StepSource::parse(source)
+                .ok_or_else(|| Error::usage(format!("{source:?} is not a step source")))?,
+        })
+    }
+}
+
+/// How the program running the hook starts a [`Job`] in the background: given the job and
+/// the worktree's post-commit lock, which the child must hold until it has recorded (the
+/// CLI hands it over as the child's standard input), it returns whether the child started.
+/// Dropping the lock without starting one releases it.
+pub type StartInBackground<'a> = &'a dyn Fn(&Job, std::fs::File) -> bool;
+
+/// Hand the checkpoint of `commit` into `run` to `start_child`. The caller has waited for
+/// the one before ([`settle`]); `None` when it (or another) still holds the lock, or the
 /// child could not be started or marked pending: the caller records now.
-pub fn start(
+pub(super) fn start(
     store: &Store,
-    commit: ObjectId,
-    run: &RunId,
-    step: &StepName,
-    source: StepSource,
+    job: Job,
     why: String,
+    start_child: StartInBackground,
 ) -> Result<Option<HookOutcome>> {
-    let Ok(exe) = std::env::current_exe() else {
-        return Ok(None);
-    };
-    let workdir = store.workdir()?;
     let Some(lock) = store.locks().lock_post_commit()? else {
         return Ok(None);
     };
     // Removed by the child when it is done: left behind, the next command says it died.
     let pending = store.private().post_commit_pending();
     if POST_COMMIT_PENDING
-        .write(&pending, format!("{commit}\n").as_bytes())
+        .write(&pending, format!("{}\n", job.commit).as_bytes())
         .is_err()
     {
         return Ok(None);
     }
-    let mut command = crate::store::process::command(Purpose::BackgroundCheckpoint, exe);
-    command
-        .args(["hook", HOOK, BACKGROUND_FLAG, &commit.to_string()])
-        .args([run.as_str(), step.as_str(), source.as_str()])
-        .current_dir(workdir)
-        .stdin(lock)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    // Its own process group: a ^C at the prompt right after the commit must not kill it.
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    if command.spawn().is_err() {
-        // The lock went with the command: dropped here, released.
+    if !start_child(&job, lock) {
+        // The lock went with the call: dropped there, released.
         let _ = crate::store::remove_if_exists(&pending);
         return Ok(None);
     }
     Ok(Some(HookOutcome {
-        run: Some(run.to_string()),
-        step: Some(step.to_string()),
+        run: Some(job.run.to_string()),
+        step: Some(job.step.to_string()),
         reason: Some(format!("recorded in the background ({why})")),
         ..HookOutcome::new(HOOK, super::HookAction::Background)
     }))
 }
 
-/// The child: record the checkpoint of the commit named in `args` (after
-/// [`BACKGROUND_FLAG`]) while HEAD is still that commit, or moved on from it only by
-/// commits on top of it. What it could not record goes to
-/// the report the next command prints.
-pub fn record_in_background(store: &Store, args: &[String]) -> Result<HookOutcome> {
+/// The child: record the checkpoint of `job` while HEAD is still its commit, or moved on
+/// from it only by commits on top of it. What it could not record goes to the report the
+/// next command prints. The caller holds the post-commit lock its parent handed over.
+pub fn record_in_background(store: &Store, job: Job) -> Result<HookOutcome> {
     crate::store::hold_post_commit_lock();
-    let [commit, run, step, source] = args else {
-        return Err(Error::usage(format!(
-            "hook post-commit {BACKGROUND_FLAG} takes a commit, a run, a step and a source"
-        )));
-    };
-    let commit = ObjectId::from_hex(commit.as_bytes())
-        .map_err(|_| Error::usage(format!("{commit:?} is not a commit id")))?;
-    let run = RunId::new(run.clone())?;
-    let step = StepName::new(step.clone())?;
-    let source = StepSource::parse(source)
-        .ok_or_else(|| Error::usage(format!("{source:?} is not a step source")))?;
+    let Job {
+        commit,
+        run,
+        step,
+        source,
+    } = job;
     let outcome = (|| {
         let mut head = store.refs().user_head()?;
         let mut what = HookRecord {

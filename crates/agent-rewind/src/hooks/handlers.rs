@@ -159,8 +159,13 @@ fn run_to_record_into(
     Ok(hook_run(store)?.map_err(|why| HookOutcome::skipped(hook, why)))
 }
 
-/// `hook post-commit`: a `commit` checkpoint in the active run, or nothing.
-pub fn post_commit(store: &Store) -> Result<HookOutcome> {
+/// `hook post-commit`: a `commit` checkpoint in the active run, or nothing. Recorded in the
+/// background by `start_child` when the worktree calls for it ([`background::reason`]);
+/// without one, or when it cannot start, recorded now.
+pub fn post_commit(
+    store: &Store,
+    start_child: Option<background::StartInBackground>,
+) -> Result<HookOutcome> {
     const HOOK: &str = "post-commit";
     let run = match run_to_record_into(store, HOOK, true)? {
         Ok(r) => r,
@@ -169,8 +174,19 @@ pub fn post_commit(store: &Store) -> Result<HookOutcome> {
     let head = store.refs().user_head()?;
     let (step, source) = hook_step(store, &run, head.commit, DEFAULT_COMMIT_STEP)?;
     if let Some(commit) = head.commit
+        && let Some(start_child) = start_child
         && let Some(why) = background::reason(store)?
-        && let Some(started) = background::start(store, commit, &run, &step, source, why)?
+        && let Some(started) = background::start(
+            store,
+            background::Job {
+                commit,
+                run: run.clone(),
+                step: step.clone(),
+                source,
+            },
+            why,
+            start_child,
+        )?
     {
         return Ok(started);
     }

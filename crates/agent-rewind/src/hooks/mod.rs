@@ -190,21 +190,31 @@ fn after_background(
     Ok(out)
 }
 
+/// The child a post-commit hook started through [`background::StartInBackground`]: record
+/// the checkpoint of the job given as the words of [`background::Job::to_args`], in `dir`.
+pub fn run_background_checkpoint(dir: &std::path::Path, job: &[String]) -> Result<HookOutcome> {
+    crate::store::set_writer_wait(std::time::Duration::from_secs(HOOK_WRITER_WAIT_SECS));
+    let job = background::Job::from_args(job)?;
+    background::record_in_background(&crate::store::Store::discover(dir)?, job)
+}
+
 /// Run the handler `name` (`post-commit`, `post-rewrite`, or an agent) from `dir` with the hook's
 /// arguments and standard input. Errors are for the caller to report; it must still exit 0.
+/// `start_background` is how the caller starts a post-commit checkpoint in the background
+/// (`None`: always recorded now).
 pub fn run_hook(
     name: &str,
     args: &[String],
     dir: &std::path::Path,
     stdin: &[u8],
+    start_background: Option<background::StartInBackground>,
 ) -> Result<HookOutcome> {
     // A hook gives up on a busy run quickly (a held lock file fails within a second anyway).
     crate::store::set_writer_wait(std::time::Duration::from_secs(HOOK_WRITER_WAIT_SECS));
     match name {
-        "post-commit" if args.first().map(String::as_str) == Some(background::BACKGROUND_FLAG) => {
-            background::record_in_background(&crate::store::Store::discover(dir)?, &args[1..])
-        }
-        "post-commit" => after_background(dir, handlers::post_commit),
+        "post-commit" => after_background(dir, |store| {
+            handlers::post_commit(store, start_background)
+        }),
         "prepare-commit-msg" => after_background(dir, |store| {
             assisted::prepare_commit_msg(store, dir, args)
         }),

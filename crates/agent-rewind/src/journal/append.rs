@@ -5,7 +5,9 @@
 //! the same rules.
 //!
 //! Every record (start, checkpoint, step begin/end, the root of a rewind, a hook's turn)
-//! goes through [`append`]. It never touches the user's index, HEAD or files.
+//! goes through [`append`]. It never touches the user's index, HEAD or files, does no
+//! maintenance and starts no process: the command that recorded asks afterwards what is due
+//! (the operations' `maintenance` module, docs/design/maintenance.md).
 
 use super::line::{self, Captured};
 use super::{artifacts, context};
@@ -126,16 +128,6 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         ) {
             Ok(()) => {
                 crate::trace::mark("checkpoint: refs published");
-                // Each checkpoint adds a small pack: past a few dozen, fold the small ones
-                // together. About one write in 64 (decided by the commit id) lets
-                // `git gc --auto` pack loose objects and refs when its thresholds say so.
-                if store.maintenance().many_small_packs() {
-                    store.maintenance().spawn_small_pack_repack();
-                } else if commit.as_bytes()[0] < 4 {
-                    store.maintenance().spawn_auto_gc();
-                }
-                // Once a day, the retention policy (a config read and a small file's).
-                crate::retention::start_if_due(store);
                 return Ok(Recorded {
                     checkpoint: commit,
                     line,

@@ -27,7 +27,7 @@ pub struct GcOptions {
     /// Never the newest N runs.
     pub keep: Option<usize>,
     /// The retention policy instead (`agentRewind.retain`): a run past any of its limits.
-    pub policy: Option<crate::retention::Policy>,
+    pub policy: Option<super::retention::Policy>,
     pub dry_run: bool,
 }
 
@@ -64,7 +64,7 @@ pub struct GcOutcome {
     pub tombstones_expired: usize,
     /// The retention policy applied, when it was.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub policy: Option<crate::retention::Policy>,
+    pub policy: Option<super::retention::Policy>,
 }
 
 pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
@@ -92,7 +92,7 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
     let origins = origins_of(&list.runs);
     // Never what is in use (the active run of any worktree, a checked-out checkpoint's run,
     // a pending gate), nor what a kept run's lineage passes through.
-    let in_use = super::retain::in_use(store, &list.runs)?;
+    let in_use = super::retention::in_use(store, &list.runs)?;
     let mut runs: Vec<(RunId, Timestamp, Option<String>)> = list
         .runs
         .into_iter()
@@ -266,7 +266,7 @@ fn select(
             .filter(|i| !gone.contains(runs[*i].0.as_str()))
             .partition(|i| !in_use.contains_key(runs[*i].0.as_str()));
         let ids = |v: &[usize]| v.iter().map(|i| runs[*i].0.clone()).collect::<Vec<_>>();
-        let k = super::retain::past_size(store, &ids(&candidates), &ids(&staying), max)?;
+        let k = super::retention::past_size(store, &ids(&candidates), &ids(&staying), max)?;
         for i in &candidates[..k] {
             gone.insert(runs[*i].0.to_string());
             selected.push(*i);

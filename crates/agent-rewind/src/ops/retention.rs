@@ -1,17 +1,19 @@
-//! The retention policy's setting and its clock (`agentRewind.retain`): the limits
-//! a person set (an age, a number of runs, a size), and — each time a checkpoint is
-//! recorded (`journal::append`) — whether a day has passed since the policy was last
-//! applied, in which case this program is started again in the background to apply it
-//! (`gc --auto`).
+//! Retention (`agentRewind.retain`): the policy's syntax, its clock, what it selects and
+//! the report of what it deleted. The limits a person set (an age, a number of runs, a
+//! size); whether a day has passed since the policy was last applied; the runs that are in
+//! use and so never deleted; how many of the oldest runs a size limit takes; and what the
+//! policy deleted, kept for the next command a person runs.
 //!
-//! Owns the policy's syntax and its state file. Which runs go is `ops::retain`'s and
-//! deleting them `gc`'s; this module never deletes anything.
+//! Deleting is `gc`'s, and applying the policy after a write is `maintenance`'s: this module
+//! never deletes a run, never selects one that is in use, and never starts a process.
 
+use crate::catalog::RunSummary;
 use crate::error::{Error, Result};
-use crate::store::Store;
-use crate::store::private::envelope::RETENTION_STATE;
-use crate::store::process::Purpose;
+use crate::ids::RunId;
+use crate::store::private::envelope::{RETENTION_REPORT, RETENTION_STATE};
+use crate::store::{Store, Trailers, read_if_exists};
 use crate::time::Timestamp;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The configuration key.
@@ -125,12 +127,12 @@ fn size(t: &str) -> Option<u64> {
     n.parse::<u64>().ok()?.checked_mul(mult)
 }
 
-/// Start the policy in the background (`git-agent-rewind gc --auto`, this program again)
-/// when it was last applied a day ago or more, or at a time still to come. The first call only starts the clock, and
-/// only in a repository where the tool keeps state already (a hook that ignored its payload
-/// writes nothing). Never fails the caller: what cannot be read or started is skipped until
-/// the next call.
-pub fn start_if_due(store: &Store) -> bool {
+/// Whether the policy is due: it was last applied a day ago or more, or at a time still to
+/// come. When it is, the clock restarts now, so that of the writers that ask at once only
+/// one is told to apply it. The first call only starts the clock, and only in a repository
+/// where the tool keeps state already (a hook that ignored its payload writes nothing).
+/// Never fails the caller: what cannot be read or written is skipped until the next call.
+pub fn take_due(store: &Store) -> bool {
     let path = store.private().retention_state();
     if !path.parent().is_some_and(Path::exists) || !matches!(policy(store), Ok(Some(_))) {
         return false;
@@ -150,28 +152,119 @@ pub fn start_if_due(store: &Store) -> bool {
         // A time in the future (a clock that ran ahead, then was set right) counts as due:
         // waiting for the clock to catch up could stop retention for years.
         Some(t) if t <= now && now - t < EVERY_SECONDS => false,
-        Some(_) => {
-            if write_now().is_err() {
-                return false;
-            }
-            let (Ok(dir), Ok(exe)) = (
-                store.workdir().map(Path::to_path_buf),
-                std::env::current_exe(),
-            ) else {
-                return false;
-            };
-            let mut command = crate::store::process::command(Purpose::Retention, exe);
-            command
-                .args(["gc", "--auto"])
-                .current_dir(dir)
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null());
-            #[cfg(unix)]
-            std::os::unix::process::CommandExt::process_group(&mut command, 0);
-            command.spawn().is_ok()
+        Some(_) => write_now().is_ok(),
+    }
+}
+
+/// The runs no policy deletes, with why: the active run of every worktree, a run a
+/// worktree's HEAD is a checkpoint of, and a run waiting at a gate or running a step.
+pub fn in_use(store: &Store, runs: &[RunSummary]) -> Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    if let Some(run) = crate::journal::active_run(store)? {
+        out.insert(run.to_string(), "the active run of this worktree".into());
+    }
+    for w in store.worktree_uses()? {
+        if let Ok(Some(run)) = crate::journal::active_run_in(&w.active_run_file) {
+            out.entry(run.to_string())
+                .or_insert_with(|| "the active run of a worktree".into());
+        }
+        if let Some(head) = w.head
+            && let Ok(commit) = store.objects().read_commit(head)
+            && let Some(run) = Trailers::parse(&commit.message).run
+        {
+            out.entry(run)
+                .or_insert_with(|| "a worktree has one of its checkpoints checked out".into());
         }
     }
+    for r in runs {
+        let why = match r.status.as_str() {
+            "awaiting_approval" | "approved" => "a gate is pending",
+            "running" => "a step is running",
+            _ => continue,
+        };
+        out.entry(r.run.clone()).or_insert_with(|| why.into());
+    }
+    Ok(out)
+}
+
+/// How many of `oldest_first` (deletable runs, oldest first) must go so that what the runs
+/// left hold on disk (`kept` are staying anyway) is at most `max_bytes`: the fewest that do,
+/// or all of them when even that is not enough. Binary search: each probe is one `git
+/// rev-list --disk-usage` of the runs that would be left.
+pub fn past_size(
+    store: &Store,
+    oldest_first: &[RunId],
+    kept: &[RunId],
+    max_bytes: u64,
+) -> Result<usize> {
+    let usage = |k: usize| -> Result<u64> {
+        let left: Vec<RunId> = kept
+            .iter()
+            .chain(oldest_first[k..].iter())
+            .cloned()
+            .collect();
+        store.objects().runs_disk_usage(&left)
+    };
+    let (mut lo, mut hi) = (0, oldest_first.len());
+    if usage(0)? <= max_bytes {
+        return Ok(0);
+    }
+    // usage(lo) > max_bytes; find the smallest hi with usage(hi) <= max_bytes (or the end).
+    while lo + 1 < hi {
+        let mid = lo + (hi - lo) / 2;
+        if usage(mid)? <= max_bytes {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(hi)
+}
+
+/// One run the policy deleted, as the report tells it.
+pub struct DeletedRun<'a> {
+    pub run: &'a str,
+    pub last_activity: Timestamp,
+    pub label: Option<&'a str>,
+}
+
+/// Keep, for the next command a person runs, what the policy deleted.
+pub fn report<'a>(
+    store: &Store,
+    policy: &Policy,
+    deleted: impl IntoIterator<Item = DeletedRun<'a>>,
+) -> Result<()> {
+    let lines: Vec<String> = deleted
+        .into_iter()
+        .map(|d| {
+            format!(
+                "retention ({KEY}={}) deleted run {} (last active {}{})",
+                policy.text,
+                d.run,
+                d.last_activity,
+                d.label.map(|l| format!(", {l:?}")).unwrap_or_default()
+            )
+        })
+        .collect();
+    if lines.is_empty() {
+        return Ok(());
+    }
+    RETENTION_REPORT.append(&store.private().retention_report(), &lines)
+}
+
+/// What the policy deleted since it was last told, told once: the report is removed. A
+/// damaged report is told by name and removed (it held only what was to be told).
+pub fn take_report(store: &Store) -> Vec<String> {
+    let path = store.private().retention_report();
+    let Ok(Some(bytes)) = read_if_exists(&path) else {
+        return vec![];
+    };
+    let lines = match RETENTION_REPORT.records(&path, &bytes) {
+        Ok(lines) => lines.into_iter().filter(|l| !l.is_empty()).collect(),
+        Err(e) => vec![e.to_string()],
+    };
+    let _ = crate::store::remove_if_exists(&path);
+    lines
 }
 
 #[cfg(test)]
