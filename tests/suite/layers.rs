@@ -164,6 +164,10 @@ const PROCESS_STARTS: &[(&str, &str)] = &[
     ("src/cli/pager.rs", "Pager"),
     ("src/cli/commands/rewind.rs", "AgentResume"),
     ("crates/agent-rewind/src/retention.rs", "Retention"),
+    (
+        "crates/agent-rewind/src/ops/push/scanner.rs",
+        "SecretScanner",
+    ),
 ];
 
 #[test]

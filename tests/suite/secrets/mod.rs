@@ -8,6 +8,7 @@ use crate::common;
 mod corpus;
 mod providers;
 mod recall;
+mod scanner;
 
 use common::{Repo, git_in};
 use serde_json::Value;
