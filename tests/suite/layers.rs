@@ -160,6 +160,10 @@ const PROCESS_STARTS: &[(&str, &str)] = &[
     ("src/cli/pager.rs", "Pager"),
     ("src/cli/commands/rewind.rs", "AgentResume"),
     ("src/cli/maintenance.rs", "Retention"),
+    (
+        "crates/agent-rewind/src/ops/push/scanner.rs",
+        "SecretScanner",
+    ),
 ];
 
 #[test]

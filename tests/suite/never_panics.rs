@@ -169,8 +169,8 @@ proptest! {
         }
         let _ = redact::looks_secret(&value);
         let _ = redact::looks_random(&value);
-        let _ = redact::content_holds_secret(&bytes, 100);
-        let _ = redact::content_holds_secret(value.as_bytes(), 7);
+        let _ = redact::content_holds_secret(&bytes, 100, &key);
+        let _ = redact::content_holds_secret(value.as_bytes(), 7, "a.yaml");
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub enum Purpose {
     /// This program again, applying the retention policy (`gc --auto`) in the background
     /// once a day.
     Retention,
+    /// The secret scanner `agentRewind.secretScanner` names (gitleaks or trufflehog, from
+    /// the user's `PATH`), over a private folder holding what a `push` would share.
+    SecretScanner,
 }
 
 impl Purpose {
@@ -39,6 +42,7 @@ impl Purpose {
         Purpose::Pager,
         Purpose::AgentResume,
         Purpose::Retention,
+        Purpose::SecretScanner,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -49,6 +53,7 @@ impl Purpose {
             Purpose::Pager => "pager",
             Purpose::AgentResume => "agent resume",
             Purpose::Retention => "retention",
+            Purpose::SecretScanner => "secret scanner",
         }
     }
 }

@@ -62,7 +62,7 @@ fn bad_artifacts_are_refused_before_anything_is_written() {
     let repo = repo_with_run();
     let cases: &[(&str, &str)] = &[
         ("missing.txt", "missing.txt"),
-        ("https://user:hunter2@example.com/log.txt", "credential"),
+        ("https://user:hunter2@example.com/log.txt", "credential"), // gitleaks:allow
     ];
     for (i, (artifact, needle)) in cases.iter().enumerate() {
         // New content, so a snapshot taken before validating would have to write objects.
@@ -98,7 +98,7 @@ fn a_credential_in_an_artifact_uri_is_not_echoed_back() {
         "--run",
         "r1",
         "--artifact",
-        "https://user:hunter2@example.com/log.txt",
+        "https://user:hunter2@example.com/log.txt", // gitleaks:allow
     ]);
     let line = assert_error(&out, 2, "--artifact with a credential");
     assert!(line.contains("credential"), "{line}");

@@ -99,7 +99,7 @@ fn secret_looking_meta_is_redacted_and_the_redaction_recorded() {
     let repo = Repo::new();
     let token = format!("ghp_{}", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A");
     assert_eq!(token.len(), 40);
-    let pw_url = "https://bob:hunter2secret@example.com/repo.git";
+    let pw_url = "https://bob:hunter2secret@example.com/repo.git"; // gitleaks:allow
     let cp = repo.json(&[
         "checkpoint",
         "plan",

@@ -206,7 +206,7 @@ fn workflow_files_with_credentials_are_not_stored() {
     let wf = Wf::feature();
     let leaky = feature_text().replace(
         "inputs = [\"TASK.md\"]",
-        "inputs = [\"TASK.md\"]\nenv = { GH = \"ghp_0123456789abcdefghijABCDEFGHIJ\" }",
+        "inputs = [\"TASK.md\"]\nenv = { GH = \"ghp_0123456789abcdefghijABCDEFGHIJ\" }", // gitleaks:allow
     );
     wf.repo.write("leaky.toml", &leaky);
     let before = wf.all_refs();

@@ -56,6 +56,18 @@ impl Store {
             common_dir: self.common_dir(),
         }
     }
+
+    /// A new empty folder in our temporary folder (`tmp/`, inside the git dir, never the
+    /// worktree), readable by the user only, removed with what it holds when dropped: for
+    /// handing texts to another program, a secret scanner.
+    pub fn scratch_dir(&self, prefix: &str) -> Result<tempfile::TempDir> {
+        let tmp = self.private().tmp_dir();
+        std::fs::create_dir_all(&tmp).at(&tmp)?;
+        tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir_in(&tmp)
+            .at(&tmp)
+    }
 }
 
 impl<'a> PrivatePaths<'a> {

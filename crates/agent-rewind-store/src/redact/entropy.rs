@@ -105,7 +105,7 @@ mod tests {
             "a",
             "aaaa",
             "abcdefgh",
-            "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+            "ghp_16C7e42F292c6912E7710c838347Ae178B4a", // gitleaks:allow
             "é€x€",
         ] {
             let by_bytes = per_byte_length(s);

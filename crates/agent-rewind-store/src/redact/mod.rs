@@ -36,34 +36,6 @@ const SECRET_KEY_WORDS: &[&str] = &[
 /// `github_token=…` is, `max_tokens=4096` is not.
 const TOKEN_KEY_WORDS: &[&str] = &["token", "key", "sig"];
 
-/// Token prefixes of well-known credential formats, with the minimum length of what follows.
-const TOKEN_PREFIXES: &[(&str, usize)] = &[
-    ("ghp_", 20),
-    ("gho_", 20),
-    ("ghu_", 20),
-    ("ghs_", 20),
-    ("ghr_", 20),
-    ("github_pat_", 20),
-    ("glpat-", 16),
-    ("sk-ant-", 16),
-    ("sk-proj-", 16),
-    ("sk-", 20),
-    ("xoxb-", 10),
-    ("xoxp-", 10),
-    ("xoxa-", 10),
-    ("xoxs-", 10),
-    ("xapp-", 10),
-    ("AKIA", 16),
-    ("ASIA", 16),
-    ("AIza", 30),
-    ("npm_", 30),
-    ("hf_", 30),
-    ("pypi-", 50),
-    ("dop_v1_", 40),
-    ("shpat_", 30),
-    ("sq0atp-", 20),
-];
-
 fn normalized_key(key: &str) -> String {
     key.to_ascii_lowercase().replace('-', "_")
 }
@@ -115,30 +87,18 @@ pub fn looks_random(value: &str) -> bool {
     classes >= 2 && entropy::per_char(v) >= 3.0
 }
 
-/// Whether `value` contains something that looks like a credential: a known token format,
-/// a JWT, an `Authorization` scheme with its token, a private key block, or a password
-/// inside a URL (`scheme://user:pass@host`).
+/// Whether `value` contains something that looks like a credential: anything a built-in
+/// [secret rule](rules) finds (a provider's token format, a JWT, a private key block, a
+/// password in a URL or a pasted configuration line …), or an `Authorization` scheme with
+/// its token (`token …` and `Digest …` as well as the rules' `Bearer`/`Basic`).
 pub fn looks_secret(value: &str) -> bool {
-    if has_private_key_block(value)
+    has_private_key_block(value)
         || url_has_password(value)
         || has_auth_scheme(value)
-        || rules::RuleSet::builtin().finds(value)
-    {
-        return true;
-    }
-    value
-        .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '=' | ',' | ';' | ':'))
-        .any(is_jwt)
+        || rules::builtin_finds(value)
         || value
-            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'))
-            .flat_map(|w| w.split('.'))
-            .any(|word| {
-                TOKEN_PREFIXES.iter().any(|(p, min)| {
-                    word.starts_with(p)
-                        && word.len() >= p.len() + min
-                        && word[p.len()..].bytes().any(|b| b.is_ascii_digit())
-                })
-            })
+            .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '=' | ',' | ';' | ':'))
+            .any(is_jwt)
 }
 
 /// `-----BEGIN … PRIVATE KEY-----` (RSA, EC, OPENSSH, DSA, ENCRYPTED, PGP … blocks).
@@ -220,33 +180,27 @@ pub fn redact_value(key: &str, value: &str) -> (String, bool) {
     }
 }
 
-/// Whether the content of a file holds a credential that must not leave this machine: a
-/// private key block or a cloud access key (AWS `AKIA…`/`ASIA…`, a Google API key, a
-/// GitHub/GitLab/Slack/OpenAI/Anthropic token). Only text up to `limit` bytes is scanned.
-pub fn content_holds_secret(content: &[u8], limit: usize) -> Option<&'static str> {
+/// The first secret the built-in [rules](rules) find in a new file's content (only its
+/// first `limit` bytes are read), named by its rule and line: the snapshot leaves such a
+/// file out of checkpoints, with the same rules `push` checks and redaction applies.
+/// `path` (relative to the worktree's top) is what path-bound rules (YAML passwords) and
+/// path allowlists see.
+pub fn content_holds_secret(content: &[u8], limit: usize, path: &str) -> Option<String> {
     let head = &content[..content.len().min(limit)];
     if head.contains(&0) {
         // Binary: key stores (*.p12, *.jks) are left out by name instead.
         return None;
     }
-    let text = String::from_utf8_lossy(head);
-    if has_private_key_block(&text) {
-        return Some("private key");
-    }
-    let cloud = |w: &str| {
-        TOKEN_PREFIXES.iter().any(|(p, min)| {
-            w.starts_with(p)
-                && w.len() >= p.len() + min
-                && w[p.len()..].bytes().any(|b| b.is_ascii_digit())
-        })
+    let origin = rules::Origin {
+        path: Some(path),
+        commit: None,
     };
-    if text
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-        .any(cloud)
-    {
-        return Some("access key");
-    }
-    None
+    let found = rules::RuleSet::builtin().scan(head, origin);
+    let first = found.iter().min_by_key(|f| f.line)?;
+    Some(match first.line {
+        0 => format!("secret ({})", first.rule),
+        n => format!("secret ({}, line {n})", first.rule),
+    })
 }
 
 /// The built-in secret file patterns (git wildmatch, matched against the file name when
@@ -309,37 +263,52 @@ mod tests {
         // Redacted: known formats anywhere.
         (
             "note",
-            "token ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            concat!("token ghp_", "abcdefghijklmnopqrstuvwxyz0123456789"),
             true,
         ),
         (
             "x",
-            "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+            concat!(
+                "github_pat_",
+                "11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz"
+            ),
             true,
         ),
-        ("x", "glpat-abcdefghij0123456789", true),
-        ("x", "sk-ant-api03-abcdefghijklmnop0123456789", true),
-        ("x", "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789", true),
-        ("x", "xoxb-1234567890-abcdefghij", true),
-        ("x", "AKIAABCDEFGHIJ123456", true),
-        ("x", "AIzaSyA1234567890abcdefghijklmnopqrstuv", true),
-        ("x", "https://user:hunter2@example.com/repo.git", true),
+        ("x", concat!("glpat-", "abcdefghij0123456789"), true),
+        (
+            "x",
+            concat!("sk-ant-api03-", "abcdefghijklmnop0123456789"),
+            true,
+        ),
+        (
+            "x",
+            concat!("sk-proj-", "abcdefghijklmnopqrstuvwxyz0123456789"),
+            true,
+        ),
+        ("x", concat!("xoxb-", "1234567890-abcdefghij"), true),
+        ("x", concat!("AKIA", "ABCDEFGHIJ234567"), true),
+        (
+            "x",
+            concat!("AIza", "SyA1234567890abcdefghijklmnopqrstuv"),
+            true,
+        ),
+        ("x", "https://user:hunter2@example.com/repo.git", true), // gitleaks:allow
         ("x", "-----BEGIN OPENSSH PRIVATE KEY-----\nabc", true),
         ("x", "-----BEGIN RSA PRIVATE KEY-----", true),
         (
             "Authorization",
-            "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abc123",
+            "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abc123", // gitleaks:allow
             true,
         ),
-        ("header", "Bearer abcdef0123456789", true),
+        ("header", "Bearer abcdef0123456789", true), // gitleaks:allow
         (
             "x",
-            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.sflKxwRJSMeKKF2QT4fwpM",
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.sflKxwRJSMeKKF2QT4fwpM", // gitleaks:allow
             true,
         ),
         (
             "header",
-            "Authorization: Basic dXNlcjpwYXNzd29yZDEyMw==",
+            "Authorization: Basic dXNlcjpwYXNzd29yZDEyMw==", // gitleaks:allow
             true,
         ),
         // Redacted: secret-named keys.
@@ -366,16 +335,16 @@ mod tests {
         // An Authorization scheme closed by a quote, a comma or a paren.
         (
             "message",
-            "curl -H 'Authorization: Bearer abcdef0123456789'",
+            "curl -H 'Authorization: Bearer abcdef0123456789'", // gitleaks:allow
             true,
         ),
         (
             "message",
-            "h = {\"Authorization\": \"Basic dXNlcjpwYXNzd29yZA==\"}",
+            "h = {\"Authorization\": \"Basic dXNlcjpwYXNzd29yZA==\"}", // gitleaks:allow
             true,
         ),
-        ("label", "fetch(url, Bearer a1b2c3d4e5f6g7h8, x)", true),
-        ("message", "call(Bearer a1b2c3d4e5f6g7h8)", true),
+        ("label", "fetch(url, Bearer a1b2c3d4e5f6g7h8, x)", true), // gitleaks:allow
+        ("message", "call(Bearer a1b2c3d4e5f6g7h8)", true),        // gitleaks:allow
         (
             "message",
             "explain basic authentication to bearer tokens",
@@ -395,27 +364,31 @@ mod tests {
 
     #[test]
     fn file_content_with_credentials() {
-        assert_eq!(
-            content_holds_secret(
-                b"{\"private_key\": \"-----BEGIN PRIVATE KEY-----\\nMIIE\"}",
-                1 << 20
-            ),
-            Some("private key")
+        let key = concat!(
+            "{\"private_key\": \"-----BEGIN ",
+            "PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\"}"
         );
         assert_eq!(
-            content_holds_secret(
-                b"[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE1\n",
-                1 << 20
-            ),
-            Some("access key")
+            content_holds_secret(key.as_bytes(), 1 << 20, "sa.json").as_deref(),
+            Some("secret (private-key, line 1)")
+        );
+        let aws = concat!(
+            "[default]\nregion = x\naws_access_key_id = AKIA",
+            "2OGYBAH6TQM7X4LB\n"
         );
         assert_eq!(
-            content_holds_secret(b"just text\nAKIA is a prefix\n", 1 << 20),
+            content_holds_secret(aws.as_bytes(), 1 << 20, "config.ini").as_deref(),
+            Some("secret (aws-access-key-id, line 3)")
+        );
+        // A path-bound rule needs its path.
+        let yaml = b"db:\n  password: hunter2-prod\n";
+        assert!(content_holds_secret(yaml, 1 << 20, "app.yaml").is_some());
+        assert_eq!(content_holds_secret(yaml, 1 << 20, "app.rs"), None);
+        assert_eq!(
+            content_holds_secret(b"just text\nAKIA is a prefix\n", 1 << 20, "a.txt"),
             None
         );
-        assert_eq!(
-            content_holds_secret(b"\0binary -----BEGIN PRIVATE KEY-----", 1 << 20),
-            None
-        );
+        let binary = concat!("\0binary -----BEGIN ", "PRIVATE KEY-----");
+        assert_eq!(content_holds_secret(binary.as_bytes(), 1 << 20, "k"), None);
     }
 }

@@ -15,8 +15,61 @@ use aho_corasick::AhoCorasick;
 use regex::bytes::Regex;
 use serde::Deserialize;
 
-/// The built-in rules, in gitleaks' format (docs/SECRETS.md says where they come from).
-pub const BUILTIN_RULES: &str = include_str!("builtin.toml");
+/// The built-in rules, in gitleaks' format (docs/SECRETS.md says where they come from): one
+/// file per kind of provider, read as one text (the first holds the title and the global
+/// allowlist).
+pub const BUILTIN_RULES: &str = concat!(
+    include_str!("builtin/general.toml"),
+    include_str!("builtin/cloud.toml"),
+    include_str!("builtin/hosting.toml"),
+    include_str!("builtin/payment.toml"),
+    include_str!("builtin/messaging.toml"),
+    include_str!("builtin/ai.toml"),
+    include_str!("builtin/data.toml"),
+    include_str!("builtin/observability.toml"),
+    include_str!("builtin/tools.toml"),
+);
+
+/// Texts up to this long are first checked against the built-in keywords one by one (a
+/// few microseconds for a metadata value) before the built-in rules are read at all.
+const QUICK_CHECK_LIMIT: usize = 1024;
+
+/// The built-in rules' keywords, lowercased, taken from the `keywords = [...]` lines of
+/// their text without reading it as TOML (a unit test checks they are the rules' keywords).
+fn builtin_keywords() -> &'static [String] {
+    static KEYWORDS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    KEYWORDS.get_or_init(|| {
+        let mut out: Vec<String> = BUILTIN_RULES
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("keywords = ["))
+            .flat_map(|l| l.trim_end().trim_end_matches(']').split(','))
+            .map(|k| k.trim().trim_matches('"').to_ascii_lowercase())
+            .filter(|k| !k.is_empty())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    })
+}
+
+/// Whether a built-in rule finds a secret in `text`. Most values redaction checks (session
+/// ids, counts, paths) hold none of the rules' keywords: a short one is answered without
+/// reading the rules (every built-in rule has keywords).
+pub fn builtin_finds(text: &str) -> bool {
+    if text.len() <= QUICK_CHECK_LIMIT
+        && !builtin_keywords()
+            .iter()
+            .any(|k| contains_ignore_ascii_case(text.as_bytes(), k.as_bytes()))
+    {
+        return false;
+    }
+    RuleSet::builtin().finds(text)
+}
+
+fn contains_ignore_ascii_case(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle))
+}
 
 #[derive(Debug, Default, Deserialize)]
 struct RawConfig {
@@ -137,12 +190,30 @@ impl std::fmt::Display for RulesError {
 
 impl std::error::Error for RulesError {}
 
-fn compile_all(patterns: &[String]) -> Result<Vec<Pattern>, String> {
-    patterns.iter().map(|p| Pattern::new(p)).collect()
+/// How patterns are read: a rule file's are parsed when read, so that a bad one is named;
+/// the built-in ones are trusted (their unit tests parse each) and parsed when first
+/// compiled.
+#[derive(Debug, Clone, Copy)]
+enum Reading {
+    Checked,
+    Trusted,
+}
+
+impl Reading {
+    fn pattern(self, pattern: &str) -> Result<Pattern, String> {
+        match self {
+            Reading::Checked => Pattern::new(pattern),
+            Reading::Trusted => Ok(Pattern::trusted(pattern)),
+        }
+    }
+}
+
+fn compile_all(patterns: &[String], reading: Reading) -> Result<Vec<Pattern>, String> {
+    patterns.iter().map(|p| reading.pattern(p)).collect()
 }
 
 impl Allowlist {
-    fn new(raw: &RawAllowlist) -> Result<Allowlist, String> {
+    fn new(raw: &RawAllowlist, reading: Reading) -> Result<Allowlist, String> {
         Ok(Allowlist {
             and: raw
                 .condition
@@ -153,9 +224,9 @@ impl Allowlist {
                 Some("line") => Target::Line,
                 _ => Target::Secret,
             },
-            regexes: compile_all(&raw.regexes)?,
+            regexes: compile_all(&raw.regexes, reading)?,
             stopwords: raw.stopwords.iter().map(|s| s.to_lowercase()).collect(),
-            paths: compile_all(&raw.paths)?,
+            paths: compile_all(&raw.paths, reading)?,
             commits: raw
                 .commits
                 .iter()
@@ -226,6 +297,10 @@ impl RuleSet {
     /// Parse and compile gitleaks-format rule files; later files add rules (a rule with the
     /// id of an earlier one replaces it) and global allowlists.
     pub fn parse(files: &[&str]) -> Result<RuleSet, RulesError> {
+        Self::read(files, Reading::Checked)
+    }
+
+    fn read(files: &[&str], reading: Reading) -> Result<RuleSet, RulesError> {
         let mut raw = RawConfig::default();
         for (i, text) in files.iter().enumerate() {
             let mut c: RawConfig = toml::from_str(text)
@@ -246,14 +321,14 @@ impl RuleSet {
             skipped: vec![],
         };
         for a in &raw.allowlists {
-            match Allowlist::new(a) {
+            match Allowlist::new(a, reading) {
                 Ok(a) => set.global.push(a),
                 Err(e) => set.skipped.push(("global allowlist".into(), e)),
             }
         }
         let mut keywords: Vec<String> = vec![];
         for r in raw.rules.into_iter().filter(|r| !r.skip_report) {
-            let rule = match Self::rule(&r) {
+            let rule = match Self::rule(&r, reading) {
                 Ok(rule) => rule,
                 Err(e) => {
                     set.skipped.push((r.id.clone(), e));
@@ -289,9 +364,9 @@ impl RuleSet {
         Ok(set)
     }
 
-    fn rule(r: &RawRule) -> Result<Rule, String> {
-        let regex = r.regex.as_deref().map(Pattern::new).transpose()?;
-        let path = r.path.as_deref().map(Pattern::new).transpose()?;
+    fn rule(r: &RawRule, reading: Reading) -> Result<Rule, String> {
+        let regex = r.regex.as_deref().map(|p| reading.pattern(p)).transpose()?;
+        let path = r.path.as_deref().map(|p| reading.pattern(p)).transpose()?;
         if regex.is_none() && path.is_none() {
             return Err("neither a regex nor a path".into());
         }
@@ -299,11 +374,11 @@ impl RuleSet {
             .allowlist
             .iter()
             .chain(&r.allowlists)
-            .map(Allowlist::new)
+            .map(|a| Allowlist::new(a, reading))
             .collect::<Result<Vec<_>, _>>()?;
         let secret_group = r.secret_group.unwrap_or(0);
-        if let Some(re) = &regex
-            && secret_group >= re.captures_len()
+        if let Some(groups) = regex.as_ref().and_then(Pattern::captures_len)
+            && secret_group >= groups
         {
             return Err(format!("secretGroup {secret_group} is not a group"));
         }
@@ -317,10 +392,13 @@ impl RuleSet {
         })
     }
 
-    /// The built-in rules, compiled once.
+    /// The built-in rules, read once (their patterns parsed and compiled as scans reach
+    /// them).
     pub fn builtin() -> &'static RuleSet {
         static SET: std::sync::OnceLock<RuleSet> = std::sync::OnceLock::new();
-        SET.get_or_init(|| RuleSet::parse(&[BUILTIN_RULES]).expect("the built-in rules parse"))
+        SET.get_or_init(|| {
+            RuleSet::read(&[BUILTIN_RULES], Reading::Trusted).expect("the built-in rules parse")
+        })
     }
 
     /// How many rules compiled.
@@ -354,7 +432,9 @@ impl RuleSet {
         (0..self.rules.len()).filter(|&i| hit[i]).collect()
     }
 
-    /// Every finding in `text`.
+    /// Every finding in `text`. As in gitleaks, a finding of a rule whose id holds
+    /// `generic` gives way to another rule's finding on the same line whose secret holds its
+    /// secret: the provider's rule names the secret better.
     pub fn scan(&self, text: &[u8], origin: Origin) -> Vec<Finding> {
         if self.global.iter().any(|a| !a.and && a.path_allowed(origin)) {
             return vec![];
@@ -363,6 +443,18 @@ impl RuleSet {
         for i in self.candidates(text) {
             self.scan_rule(&self.rules[i], text, origin, &mut out);
         }
+        let generic = |f: &Finding| f.rule.to_ascii_lowercase().contains("generic");
+        let covered = |f: &Finding| {
+            out.iter().any(|o| {
+                o.line == f.line
+                    && o.rule != f.rule
+                    && !generic(o)
+                    && o.secret.contains(f.secret.as_str())
+            })
+        };
+        let keep: Vec<bool> = out.iter().map(|f| !(generic(f) && covered(f))).collect();
+        let mut keep = keep.into_iter();
+        out.retain(|_| keep.next().unwrap_or(true));
         out
     }
 

@@ -1,5 +1,6 @@
 //! What a snapshot takes of one untracked, not ignored file: its blob, or why the policy
-//! leaves it out (a secret pattern, a name git refuses, too big, a credential inside). Shared
+//! leaves it out (a secret pattern, a name git refuses, too big, a secret rule fires on its
+//! content). Shared
 //! by the full pass and the monitored start from the last checkpoint; it writes only the
 //! blob.
 
@@ -53,7 +54,7 @@ pub(super) fn new_file(
         )));
     }
     if policy.scan_content
-        && let Some(what) = secret_in_content(&full)
+        && let Some(what) = secret_in_content(&full, &rela.to_str_lossy())
     {
         return Ok(NewFile::Excluded(format!("its content holds a {what}")));
     }
@@ -68,12 +69,12 @@ pub(super) fn new_file(
 /// How much of a new untracked file is scanned for credentials.
 const SCAN_LIMIT: usize = 1024 * 1024;
 
-/// What credential the regular file `full` holds in its first [`SCAN_LIMIT`] bytes (a
-/// private key block, a cloud access key), if any (`crate::redact::content_holds_secret`).
-/// Only called for new untracked files, which the snapshot reads right after anyway (so the
-/// second read comes from the page cache). Unreadable files are left to the snapshot to
-/// report.
-pub(super) fn secret_in_content(full: &std::path::Path) -> Option<&'static str> {
+/// The secret the regular file `full` (at `rela` in the worktree) holds in its first
+/// [`SCAN_LIMIT`] bytes, named by its rule and line, if any: the built-in secret rules, as
+/// `push` and redaction use them (`crate::redact::content_holds_secret`). Only called for
+/// new untracked files, which the snapshot reads right after anyway (so the second read
+/// comes from the page cache). Unreadable files are left to the snapshot to report.
+pub(super) fn secret_in_content(full: &std::path::Path, rela: &str) -> Option<String> {
     use std::io::Read;
     let md = std::fs::symlink_metadata(full).ok()?;
     if !md.is_file() {
@@ -85,5 +86,5 @@ pub(super) fn secret_in_content(full: &std::path::Path) -> Option<&'static str> 
         .take(SCAN_LIMIT as u64)
         .read_to_end(&mut buf)
         .ok()?;
-    crate::redact::content_holds_secret(&buf, SCAN_LIMIT)
+    crate::redact::content_holds_secret(&buf, SCAN_LIMIT, rela)
 }

@@ -19,7 +19,7 @@ pub struct Policy {
     pub exclude: Vec<String>,
     /// Also write the index's tree (HEAD + staged changes): backups need it, checkpoints not.
     pub record_index: bool,
-    /// Leave out new untracked files whose content holds a private key or an access key
+    /// Leave out new untracked files in whose content a built-in secret rule fires
     /// (checkpoints; backups stay local and keep them).
     pub scan_content: bool,
 }
@@ -60,7 +60,7 @@ impl Policy {
     /// pattern, or (with [`Policy::scan_content`]) content holding a credential.
     pub fn is_excluded_file(&self, workdir: &std::path::Path, path: &str) -> bool {
         self.is_excluded_path(path)
-            || (self.scan_content && secret_in_content(&workdir.join(path)).is_some())
+            || (self.scan_content && secret_in_content(&workdir.join(path), path).is_some())
     }
 
     pub(super) fn excluded_pattern(&self, path: &str) -> Option<&str> {

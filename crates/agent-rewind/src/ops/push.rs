@@ -12,7 +12,8 @@
 //!
 //! It never pushes anything but the refs of the runs asked for and tombstones (never
 //! branches, tags or staged copies), and never fetches or changes local refs. A run in which a secret rule
-//! fires is not pushed (`secrets`), unless each finding's fingerprint is allowed.
+//! fires is not pushed (`secrets`; and the installed scanners `agentRewind.secretScanner`
+//! names, `scanner`), unless each finding's fingerprint is allowed.
 
 use crate::error::{Error, Result};
 use crate::ids::RunId;
@@ -24,6 +25,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 mod chunks;
+pub mod scanner;
 pub mod secrets;
 pub use chunks::refs_per_push;
 pub use secrets::SecretFinding;
@@ -153,10 +155,14 @@ pub fn push(
     let mut sends: BTreeMap<RunId, u32> = BTreeMap::new();
     let (rules, skipped_rules) = secrets::rules(store)?;
     let configured = store.config_strings("agentRewind.allowSecret");
+    // The installed scanners `agentRewind.secretScanner` names: once over every run.
+    let scanners = scanner::Scanner::configured(store)?;
+    let mut scanned = scanner::scan_runs(store, &selected, &scanners)?;
     let mut pending: Vec<RunId> = vec![];
     for run in &selected {
         let found: Vec<SecretFinding> = secrets::scan_run(store, run, &rules)?
             .into_iter()
+            .chain(scanned.remove(run).unwrap_or_default())
             .filter(|f| !allowed.contains(&f.fingerprint) && !configured.contains(&f.fingerprint))
             .collect();
         if found.is_empty() {

@@ -12,23 +12,26 @@ fn ids(set: &RuleSet, text: &str, path: Option<&str>) -> Vec<(String, usize)> {
         .collect()
 }
 
+/// The built-in rules as a rule file is read (each pattern parsed, each `secretGroup`
+/// checked): `RuleSet::builtin` trusts them and parses a pattern only when it compiles it.
 #[test]
 fn the_builtin_rules_all_compile() {
-    let set = RuleSet::builtin();
+    let set = RuleSet::parse(&[BUILTIN_RULES]).unwrap();
     assert!(set.skipped().is_empty(), "{:?}", set.skipped());
-    assert!(set.len() >= 20);
+    assert_eq!(set.len(), RuleSet::builtin().len());
+    assert!(set.len() >= 100);
 }
 
 #[test]
 fn the_four_cases_of_issue_30_item_6() {
     let set = RuleSet::builtin();
     for end in ["'", "\"", ",", ")"] {
-        let text = format!("x('Authorization: Bearer abcdef0123456789{end} y");
+        let text = format!("x('Authorization: Bearer abcdef0123456789{end} y"); // gitleaks:allow
         assert_eq!(ids(set, &text, None), [("authorization-header".into(), 1)]);
     }
-    let jwt = "a\nt = eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U\n";
+    let jwt = "a\nt = eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U\n"; // gitleaks:allow
     assert_eq!(ids(set, jwt, Some("new.txt")), [("jwt".into(), 2)]);
-    let aws = "export AWS_SECRET_ACCESS_KEY=Zq3xR8vT1mB6nP0sK4wY7cH2jL5dF9gA3eU8iO1r\n";
+    let aws = "export AWS_SECRET_ACCESS_KEY=Zq3xR8vT1mB6nP0sK4wY7cH2jL5dF9gA3eU8iO1r\n"; // gitleaks:allow
     assert_eq!(
         ids(set, aws, Some("env.sh")),
         [("aws-secret-access-key".into(), 1)]
@@ -93,9 +96,36 @@ regex = '''(?<=x)y'''
 }
 
 /// Patterns are parsed when read and compiled on first use: every built-in one compiles.
+/// Every built-in rule has keywords, and the quick check reads exactly those.
+#[test]
+fn the_quick_check_reads_every_builtin_keyword() {
+    let set = RuleSet::parse(&[BUILTIN_RULES]).unwrap();
+    assert!(set.always.is_empty(), "a built-in rule without keywords");
+    let raw: RawConfig = toml::from_str(BUILTIN_RULES).unwrap();
+    let mut keywords: Vec<String> = raw
+        .rules
+        .iter()
+        .flat_map(|r| r.keywords.iter().map(|k| k.to_ascii_lowercase()))
+        .collect();
+    keywords.sort();
+    keywords.dedup();
+    assert_eq!(builtin_keywords(), keywords.as_slice());
+    assert!(!builtin_finds("3f2b8c1e-9a7d-4e2f-b1c3-5d6e7f8a9b0c"));
+    assert!(builtin_finds(concat!(
+        "ghp_",
+        "abcdefghijklmnopqrstuvwxyz0123456789"
+    )));
+    let long = format!(
+        "{}{}",
+        "x".repeat(QUICK_CHECK_LIMIT),
+        concat!(" dapi", "0123456789abcdef0123456789abcdef")
+    );
+    assert!(builtin_finds(&long));
+}
+
 #[test]
 fn every_builtin_pattern_compiles() {
-    let set = RuleSet::builtin();
+    let set = &RuleSet::parse(&[BUILTIN_RULES]).unwrap();
     assert!(set.skipped().is_empty(), "{:?}", set.skipped());
     for rule in &set.rules {
         for p in rule.regex.iter().chain(&rule.path) {

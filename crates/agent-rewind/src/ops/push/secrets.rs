@@ -1,9 +1,9 @@
-//! The secret scan `push` runs before it shares a run: the rule set
-//! (built-in, plus gitleaks-format files named by `agentRewind.secretRules`) over what the
-//! run would share that the user's own history does not hold: the lines each checkpoint
-//! adds to a file (new untracked files included), the checkpoints' commit messages, and
-//! every field of the run's notes (messages, metadata, labels, approvals, the workflow's
-//! text with its commands).
+//! The secret scan `push` runs before it shares a run: the rule set (built-in, plus
+//! gitleaks-format files named by `agentRewind.secretRules`) over what the run would share
+//! that the user's own history does not hold: the lines each checkpoint adds to a file (new
+//! untracked files included), the checkpoints' commit messages, and every field of the
+//! run's notes (messages, metadata, labels, approvals, the workflow's text with its
+//! commands). The same texts go to the installed scanners of `scanner`.
 //!
 //! Read-only: it never changes a ref, an object or a file. It never scans the user's own
 //! commits (those without an `Agent-Run:` trailer): a run shares them only when they are
@@ -32,14 +32,15 @@ pub struct SecretFinding {
 }
 
 impl SecretFinding {
-    fn new(commit: ObjectId, place: String, f: Finding) -> Self {
+    /// The finding of `rule` on 1-based `line` (0: the path) of `place`, added by `commit`.
+    pub fn new(commit: ObjectId, place: String, rule: String, line: usize) -> Self {
         let commit = commit.to_string();
         SecretFinding {
-            fingerprint: format!("{commit}:{place}:{}:{}", f.rule, f.line),
+            fingerprint: format!("{commit}:{place}:{rule}:{line}"),
             commit,
             place,
-            line: f.line,
-            rule: f.rule,
+            line,
+            rule,
         }
     }
 
@@ -83,11 +84,67 @@ pub fn rules(store: &Store) -> Result<(std::borrow::Cow<'static, RuleSet>, Vec<S
     Ok((std::borrow::Cow::Owned(set), skipped))
 }
 
+/// One text pushing a run would share: a checkpoint's file (new or changed), its commit
+/// message, or a field of a note, with where it is.
+pub struct SharedText {
+    /// The checkpoint that adds it (or the note is on).
+    pub commit: ObjectId,
+    /// The file path, `commit message`, `note: <field>` or `note`.
+    pub place: String,
+    /// The file path, for path-bound rules (files only).
+    pub path: Option<String>,
+    /// Whether commit allowlists apply (files and commit messages; notes are not commits).
+    pub in_commit: bool,
+    pub text: Vec<u8>,
+    /// The lines the checkpoint's first parent already had in that file: a finding on one
+    /// of them is the history the run starts from, not the run's.
+    pub old_lines: HashSet<Vec<u8>>,
+}
+
+impl SharedText {
+    /// Whether 1-based `line` (0: the path itself) is one this checkpoint added.
+    pub fn added(&self, line: usize) -> bool {
+        line == 0
+            || self
+                .text
+                .split(|&b| b == b'\n')
+                .nth(line - 1)
+                .is_none_or(|l| !self.old_lines.contains(l))
+    }
+}
+
 /// Every secret that pushing `run` would share.
 pub fn scan_run(store: &Store, run: &RunId, rules: &RuleSet) -> Result<Vec<SecretFinding>> {
     let mut out = vec![];
+    for_each_shared(store, run, &mut |shared| {
+        let hex = shared.commit.to_string();
+        let origin = Origin {
+            path: shared.path.as_deref(),
+            commit: shared.in_commit.then_some(hex.as_str()),
+        };
+        for f in rules.scan(&shared.text, origin) {
+            if shared.added(f.line) {
+                out.push(finding(&shared, f));
+            }
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+fn finding(shared: &SharedText, f: Finding) -> SecretFinding {
+    SecretFinding::new(shared.commit, shared.place.clone(), f.rule, f.line)
+}
+
+/// Hand every text pushing `run` would share to `visit`: the lines each of its checkpoints
+/// adds to files, their commit messages, and every field of its notes.
+pub fn for_each_shared(
+    store: &Store,
+    run: &RunId,
+    visit: &mut dyn FnMut(SharedText) -> Result<()>,
+) -> Result<()> {
     for id in checkpoint_commits(store, run)? {
-        scan_commit(store, id, rules, &mut out)?;
+        commit_texts(store, id, visit)?;
     }
     if let Some(tip) = store.refs().notes_tip(run)? {
         let mut notes: Vec<(ObjectId, ObjectId)> =
@@ -95,10 +152,10 @@ pub fn scan_run(store: &Store, run: &RunId, rules: &RuleSet) -> Result<Vec<Secre
         notes.sort();
         for (commit, blob) in notes {
             let body = store.objects().read_blob(blob)?;
-            scan_note(commit, &body, rules, &mut out);
+            note_texts(commit, &body, visit)?;
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The checkpoint commits the run's refs reach (its own and those it was forked from),
@@ -127,22 +184,22 @@ fn checkpoint_commits(store: &Store, run: &RunId) -> Result<Vec<ObjectId>> {
     Ok(out.into_iter().collect())
 }
 
-/// The lines `commit` adds to files (compared with its first parent) and its message.
-fn scan_commit(
+/// The message of `commit` and the files it adds or changes (compared with its first
+/// parent; text files up to [`MAX_SCANNED`]).
+fn commit_texts(
     store: &Store,
     id: ObjectId,
-    rules: &RuleSet,
-    out: &mut Vec<SecretFinding>,
+    visit: &mut dyn FnMut(SharedText) -> Result<()>,
 ) -> Result<()> {
     let info = store.objects().read_commit(id)?;
-    let hex = id.to_string();
-    let commit_origin = Origin {
+    visit(SharedText {
+        commit: id,
+        place: "commit message".into(),
         path: None,
-        commit: Some(&hex),
-    };
-    for f in rules.scan(info.message.as_bytes(), commit_origin) {
-        out.push(SecretFinding::new(id, "commit message".into(), f));
-    }
+        in_commit: true,
+        text: info.message.as_bytes().to_vec(),
+        old_lines: HashSet::new(),
+    })?;
     let changed: Vec<(String, Option<ObjectId>, ObjectId)> = match info.parents.first() {
         Some(&p) => {
             let from = store.objects().commit_tree(p)?;
@@ -182,35 +239,37 @@ fn scan_commit(
                 .collect(),
             _ => HashSet::new(),
         };
-        let lines: Vec<&[u8]> = content.split(|&b| b == b'\n').collect();
-        let origin = Origin {
-            path: Some(&path),
-            commit: Some(&hex),
-        };
-        for f in rules.scan(&content, origin) {
-            // Only what this checkpoint added: a line the parent already had is the user's.
-            let added = f.line == 0
-                || lines
-                    .get(f.line - 1)
-                    .is_none_or(|l| !old_lines.contains(*l));
-            if added {
-                out.push(SecretFinding::new(id, path.clone(), f));
-            }
-        }
+        visit(SharedText {
+            commit: id,
+            place: path.clone(),
+            path: Some(path),
+            in_commit: true,
+            text: content,
+            old_lines,
+        })?;
     }
     Ok(())
 }
 
 /// Every string field of every line of a note, named `meta.KEY`, `message`, `label`,
-/// `approval.by`, `workflow.text` …
-fn scan_note(commit: ObjectId, body: &[u8], rules: &RuleSet, out: &mut Vec<SecretFinding>) {
+/// `approval.by`, `workflow.text` …; a line that is not JSON as it is, named `note`.
+fn note_texts(
+    commit: ObjectId,
+    body: &[u8],
+    visit: &mut dyn FnMut(SharedText) -> Result<()>,
+) -> Result<()> {
     let text = String::from_utf8_lossy(body);
+    let shared = |place: String, text: &str| SharedText {
+        commit,
+        place,
+        path: None,
+        in_commit: false,
+        text: text.as_bytes().to_vec(),
+        old_lines: HashSet::new(),
+    };
     for line in text.lines() {
         let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
-            // Not JSON: scan the line as it is.
-            for f in rules.scan(line.as_bytes(), Origin::default()) {
-                out.push(SecretFinding::new(commit, "note".into(), f));
-            }
+            visit(shared("note".into(), line))?;
             continue;
         };
         let ty = value.get("type").and_then(|t| t.as_str()).unwrap_or("");
@@ -226,11 +285,10 @@ fn scan_note(commit: ObjectId, body: &[u8], rules: &RuleSet, out: &mut Vec<Secre
                 Some((a, b)) if a == b => a.to_string(),
                 _ => name,
             };
-            for f in rules.scan(s.as_bytes(), Origin::default()) {
-                out.push(SecretFinding::new(commit, format!("note: {name}"), f));
-            }
+            visit(shared(format!("note: {name}"), s))?;
         }
     }
+    Ok(())
 }
 
 fn flatten<'v>(v: &'v serde_json::Value, name: &str, out: &mut Vec<(String, &'v str)>) {

@@ -5,6 +5,12 @@
 
 use crate::common;
 
+mod corpus;
+mod providers;
+mod recall;
+mod rule_files;
+mod scanner;
+
 use common::{Repo, git_in};
 use serde_json::Value;
 
@@ -43,11 +49,12 @@ fn everything_shared(r: &Repo, run: &str) -> String {
     all
 }
 
-const KEY_BLOCK: &str = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n-----END RSA PRIVATE KEY-----\n";
-const AWS_ID: &str = "AKIAIOSFODNN7EXAMPLE";
-const GH_TOKEN: &str = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+const KEY_BLOCK: &str = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n-----END RSA PRIVATE KEY-----\n"; // gitleaks:allow
+/// An access key id of AWS's shape (not its documented example, which the rules allow).
+const AWS_ID: &str = concat!("AKIA", "2OGYBAH6TQM7X4LB");
+const GH_TOKEN: &str = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"; // gitleaks:allow
 const JWT: &str =
-    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"; // gitleaks:allow
 
 #[test]
 fn secret_files_by_name_and_by_content_are_left_out_and_listed() {
@@ -111,8 +118,14 @@ fn secret_files_by_name_and_by_content_are_left_out_and_listed() {
         assert!(!paths.contains(&p.to_string()), "{p} in the tree");
     }
     let reason = |p: &str| excluded.iter().find(|(e, _)| e == p).unwrap().1.clone();
-    assert!(reason("deploy/settings.yaml").contains("private key"));
-    assert!(reason("config.ini").contains("access key"));
+    assert!(
+        reason("deploy/settings.yaml").contains("secret (private-key, line 2)"),
+        "{excluded:?}"
+    );
+    assert!(
+        reason("config.ini").contains("secret (aws-access-key-id, line 2)"),
+        "{excluded:?}"
+    );
     assert!(reason("mine.tecret").contains("secret pattern"));
     for kept in ["docs/keys.md", "src/main.rs", "README.md"] {
         assert!(
@@ -164,7 +177,7 @@ fn labels_approvers_messages_and_metadata_are_redacted_as_secrets_not_words() {
         "--meta",
         "github_token=a8Fk29dKq0Zx71LmPq4T",
         "-m",
-        &format!("pushed with https://bob:s3cret@example.com/x.git and {JWT}"),
+        &format!("pushed with https://bob:s3cret@example.com/x.git and {JWT}"), // gitleaks:allow
     ]);
     r.ok(&[
         "approve",
@@ -311,12 +324,18 @@ fn push_allowing(r: &Repo, bare: &tempfile::TempDir, run: &str, fps: &[String]) 
 }
 
 #[test]
-fn push_refuses_new_files_holding_a_jwt_an_aws_secret_key_or_a_yaml_password_by_file_and_line() {
+fn push_refuses_files_a_run_changed_holding_a_jwt_an_aws_secret_key_or_a_yaml_password_by_file_and_line()
+ {
     let r = Repo::new();
     let bare = bare_origin(&r);
+    // Committed files the run changes: the snapshot keeps them (a new file holding a secret
+    // would be left out of the checkpoint), so `push` is what stops them.
+    for f in ["notes/session.txt", "deploy/env.sh", "config/app.yaml"] {
+        r.write(f, "\n");
+    }
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-q", "-m", "files"]);
     r.ok(&["start", "--run", "r1"]);
-    // New untracked files: none is left out of the checkpoint by name or by the snapshot's
-    // own content rules, so each would be pushed.
     r.write("notes/session.txt", &format!("session:\n{JWT}\n"));
     r.write(
         "deploy/env.sh",
@@ -515,10 +534,12 @@ fn a_run_without_secrets_pushes() {
     assert!(entry.get("secrets").is_none(), "{entry:#}");
     assert!(remote_refs(&bare).contains("refs/agent-runs/r1/HEAD"));
     // With --all, a run holding a secret stays behind and the others go.
+    // (A committed file it changed: a new file holding one would be left out of the
+    // checkpoint.)
     r.ok(&["start", "--run", "r2"]);
-    r.write("notes/session.txt", &format!("{JWT}\n"));
+    r.write("README.md", &format!("hello\n{JWT}\n"));
     r.ok(&["checkpoint", "work", "--run", "r2"]);
-    std::fs::remove_file(r.path().join("notes/session.txt")).unwrap();
+    r.write("README.md", "hello\n");
     r.ok(&["start", "--run", "r3"]);
     r.write("src/more.rs", "pub fn more() {}\n");
     r.ok(&["checkpoint", "work", "--run", "r3"]);
@@ -539,49 +560,4 @@ fn a_run_without_secrets_pushes() {
     assert!(refs.contains("refs/agent-runs/r3/HEAD"), "{refs}");
     assert!(!refs.contains("agent-runs/r2"), "{refs}");
     git_in(bare.path(), &["fsck", "--strict"]);
-}
-
-/// `agentRewind.secretRules` adds a team's rules (gitleaks' format) to the built-in ones; a
-/// rule with a Unicode class does not compile and is named, with its reason, in the push's
-/// warning and under `skipped_rules` with `--json`; the other rules of the file still fire.
-#[test]
-fn a_teams_rule_file_adds_rules_and_a_unicode_class_skips_only_its_rule() {
-    let r = Repo::new();
-    let bare = bare_origin(&r);
-    r.write(
-        ".gitleaks.toml",
-        "[[rules]]\nid = \"greek\"\nregex = '''\\p{Greek}{3}'''\n\
-         [[rules]]\nid = \"acme-token\"\nregex = '''acme_[a-z0-9]{16}'''\nkeywords = [\"acme_\"]\n",
-    );
-    r.git(&["config", "agentRewind.secretRules", ".gitleaks.toml"]);
-    r.ok(&["start", "--run", "r1"]);
-    r.write("deploy/settings.txt", "token: acme_0123456789abcdef\n");
-    r.ok(&["checkpoint", "work", "--run", "r1"]);
-
-    let (found, _) = refused(&r, "r1");
-    assert_eq!(
-        found,
-        [(
-            "deploy/settings.txt".to_string(),
-            1,
-            "acme-token".to_string()
-        )]
-    );
-    let out = r.run(&["--json", "push", "origin", "r1"]);
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(
-        doc["skipped_rules"],
-        serde_json::json!(["greek"]),
-        "{doc:#}"
-    );
-
-    let out = r.run(&["push", "origin", "r1"]);
-    assert_eq!(out.status.code(), Some(1));
-    let text =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert!(
-        text.contains("did not compile and were not used: greek (Unicode classes"),
-        "{text}"
-    );
-    assert!(!remote_refs(&bare).contains("agent-runs/r1"));
 }
