@@ -360,7 +360,7 @@ fn shown_newest_first(
         shown.push((found.key, entry));
     }
     // Newest first, then by run: `shown` is in run order and the sort is stable.
-    shown.sort_by(|a, b| b.0.cmp(&a.0));
+    shown.sort_by_key(|e| std::cmp::Reverse(e.0));
     let entries = shown.into_iter().map(|(_, e)| e).collect();
     (entries, archived_hidden)
 }
