@@ -1,6 +1,6 @@
 """Shared by every bench section: process helpers, statistics, the Context with the
 binary and environment, the standard repository and workload, the section registry, and
-the output (machine description, markdown, docs/PERFORMANCE.md blocks) and release build."""
+the output (machine description, markdown) and release build."""
 
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Callable
 
 PROJECT = Path(__file__).resolve().parent.parent.parent
-DOC = PROJECT / "docs" / "PERFORMANCE.md"
 
 # --------------------------------------------------------------------------------------
 # Helpers
@@ -301,21 +300,6 @@ def render(sec: Section, res: SectionResult, info: dict[str, str], command: str)
     if res.notes:
         lines += [""] + [f"- {n}" for n in res.notes]
     return "\n".join(lines)
-
-
-def write_doc(blocks: dict[str, str]) -> None:
-    text = DOC.read_text() if DOC.exists() else "# Performance\n"
-    for name, body in blocks.items():
-        start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
-        block = f"{start}\n{body}\n{end}"
-        pat = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
-        if pat.search(text):
-            text = pat.sub(lambda _m: block, text, count=1)
-        else:
-            text = text.rstrip("\n") + f"\n\n## {SECTIONS[name].title}\n\n{block}\n"
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    DOC.write_text(text if text.endswith("\n") else text + "\n")
-    log(f"updated {DOC.relative_to(PROJECT)}")
 
 
 # --------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 //! and steps.
 
 use crate::common;
+use crate::common::stderr;
 
 use common::Repo;
 
@@ -20,10 +21,6 @@ fn setup() -> Repo {
     repo.ok(&["start", "--run", "beta"]);
     repo.ok(&["checkpoint", "plan", "-m", "beta plan"]);
     repo
-}
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 #[test]

@@ -3,13 +3,9 @@
 //! may record that its process exited (`step exit`), and under `require_commit` completes
 //! only with its work committed. Everything through the binary, checked with real git.
 
-use crate::support;
+use crate::common::stderr;
 
-use support::{Ext, workflow};
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use crate::common::external_workflow::{Ext, workflow};
 
 #[test]
 fn the_runner_begins_an_external_step_and_waits_for_its_worker() {

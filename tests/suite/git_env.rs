@@ -4,6 +4,7 @@
 //! `GIT_COMMON_DIR`. Also the one-line refusal of repository formats we cannot read.
 
 use crate::common;
+use crate::common::stderr;
 
 use common::{Repo, bin, git_cmd, refs};
 use std::path::Path;
@@ -40,10 +41,6 @@ fn ok(out: Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// Everything about a repository a rewind could change: refs, HEAD, index, status, files.

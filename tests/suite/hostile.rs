@@ -4,6 +4,7 @@
 //! the tip; cyclic lineage never makes `log --graph` loop.
 
 use crate::common;
+use crate::common::stderr;
 
 use common::{Repo, git_in, ok_in, refs, run_in};
 use serde_json::Value;
@@ -95,10 +96,6 @@ fn everything(r: &Repo) -> Vec<String> {
                 .unwrap_or_default()
         ),
     ]
-}
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// A commit on top of `main` whose tree holds `.git/hooks/post-checkout`.

@@ -6,6 +6,7 @@
 //! (Every other crash point is driven by tests/suite/crash_points/.)
 
 use crate::common;
+use crate::common::stderr;
 
 use common::{Repo, bin, bounded, checkpoints, git_cmd};
 use std::os::unix::process::ExitStatusExt;
@@ -31,10 +32,6 @@ fn git_hooked(dir: &Path, args: &[&str]) -> Output {
         .env_remove("AGENT_RUN")
         .env_remove("AGENT_STEP");
     bounded(c, &format!("git {args:?}"))
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 #[test]

@@ -7,15 +7,12 @@
 #![allow(clippy::disallowed_methods)]
 
 mod common;
-mod support;
 
 mod addressing;
-mod agent_hooks;
 mod agents_real;
 mod attribution;
 mod bad_input;
 mod checkout_bytes;
-mod claude_hooks;
 mod closed_pipes;
 mod concurrency;
 mod crash;
@@ -42,9 +39,7 @@ mod private_files;
 mod read_commands;
 mod reftable;
 mod revert;
-mod revert_hostile;
 mod rewind;
-mod rewind_index;
 mod secrets;
 mod sha256;
 mod sharing;
@@ -54,11 +49,7 @@ mod state;
 mod step_ref_lag;
 mod storage;
 mod surface;
-mod surface_help;
-mod surface_paths;
 mod untracked_cache;
 mod view;
-mod view_serve;
 mod watch;
 mod workflow;
-mod workflow_trust;

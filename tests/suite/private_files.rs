@@ -4,8 +4,8 @@
 //! of the previous version (no header) is read, and written in the envelope next time. A
 //! damaged cache is rebuilt, and what is recorded still equals what git says.
 
-use crate::agent_hooks::{fixture, hook, payload, retarget};
 use crate::common;
+use crate::common::agent_fixtures::{fixture, hook, payload, retarget};
 use common::{Repo, checkpoints, tool_stdin};
 use serde_json::json;
 

@@ -59,45 +59,21 @@ fn sha256_repo_with_run() -> (Repo, Agent) {
 
 /// Checkpoints, the read commands, the post-commit hook, rewind and undo in place, fork,
 /// revert, delete and gc in one SHA-256 repository.
-#[test]
-fn every_command_works_in_a_sha256_repository() {
-    let (repo, _agent) = sha256_repo_with_run();
-    let dir = repo.path();
-    let run = repo.json(&["status"])["run"].as_str().unwrap().to_string();
-    let head = repo.rev(&format!("refs/agent-runs/{run}/HEAD"));
-    assert!(is_sha256_hex(&head), "{head}");
-    assert_eq!(head, repo.rev(&format!("refs/agent-runs/{run}/implement")));
-    // The note git shows names 64-hex ids: the user's commit and the run's root.
-    let lines = note_lines(dir, &run, &head);
-    let cp = &lines[0];
-    assert_eq!(cp["step"], "implement", "{cp}");
-    assert_eq!(cp["git_commit_sha"], repo.rev("HEAD").as_str(), "{cp}");
-    assert!(is_sha256_hex(cp["run_root"].as_str().unwrap()), "{cp}");
-    // The reflog of the run's HEAD starts from git's null id of this format (64 zeros).
-    let log = std::fs::read_to_string(dir.join(format!(".git/logs/refs/agent-runs/{run}/HEAD")));
-    let first = log.unwrap().lines().next().unwrap().to_string();
-    assert!(
-        first.starts_with(&format!("{} ", "0".repeat(64))),
-        "{first}"
-    );
-    let reflog = repo.git(&[
-        "reflog",
-        "show",
-        "--format=%H",
-        &format!("refs/agent-runs/{run}/HEAD"),
-    ]);
-    assert!(reflog.lines().all(is_sha256_hex), "{reflog}");
+/// The read commands of `run` (HEAD `head`) in a SHA-256 repository: by name, by a full and
+/// an abbreviated 64-hex id; `diff` byte for byte as git's, also with ids abbreviated beyond
+/// SHA-1's 40 digits; `blame` with 64-hex ids.
+fn reads_name_sha256_ids(repo: &Repo, run: &str, head: &str) {
     // The read commands: by name, by a full and an abbreviated 64-hex id.
-    let list = repo.json(&["list", &run]);
+    let list = repo.json(&["list", run]);
     assert_eq!(list.as_array().unwrap().len(), 4, "{list:#}");
     assert_eq!(
         repo.json(&["show", &format!("{run}/implement")])["checkpoint"],
         head
     );
-    assert_eq!(repo.json(&["show", &head])["step"], "implement");
+    assert_eq!(repo.json(&["show", head])["step"], "implement");
     assert_eq!(repo.json(&["show", &head[..12]])["checkpoint"], head);
     assert_eq!(repo.json(&["show", &head[..40]])["checkpoint"], head);
-    assert_eq!(repo.json(&["log", &run]).as_array().unwrap().len(), 4);
+    assert_eq!(repo.json(&["log", run]).as_array().unwrap().len(), 4);
     let diff = repo.ok(&["diff", &format!("{run}/plan"), &format!("{run}/implement")]);
     assert!(
         diff.contains("+implemented") && diff.contains("new.txt"),
@@ -129,7 +105,7 @@ fn every_command_works_in_a_sha256_repository() {
     repo.git(&["config", "--unset", "core.abbrev"]);
     // blame: the agent's line and the person's, with 64-hex checkpoint and commit ids.
     assert_eq!(
-        origins(&repo, "app.txt", None),
+        origins(repo, "app.txt", None),
         [
             ("one".to_string(), "person".to_string()),
             ("agent line".to_string(), "agent:model-a".to_string())
@@ -139,6 +115,37 @@ fn every_command_works_in_a_sha256_repository() {
     assert!(is_sha256_hex(
         blame["lines"][1]["agent"]["checkpoint"].as_str().unwrap()
     ));
+}
+
+#[test]
+fn every_command_works_in_a_sha256_repository() {
+    let (repo, _agent) = sha256_repo_with_run();
+    let dir = repo.path();
+    let run = repo.json(&["status"])["run"].as_str().unwrap().to_string();
+    let head = repo.rev(&format!("refs/agent-runs/{run}/HEAD"));
+    assert!(is_sha256_hex(&head), "{head}");
+    assert_eq!(head, repo.rev(&format!("refs/agent-runs/{run}/implement")));
+    // The note git shows names 64-hex ids: the user's commit and the run's root.
+    let lines = note_lines(dir, &run, &head);
+    let cp = &lines[0];
+    assert_eq!(cp["step"], "implement", "{cp}");
+    assert_eq!(cp["git_commit_sha"], repo.rev("HEAD").as_str(), "{cp}");
+    assert!(is_sha256_hex(cp["run_root"].as_str().unwrap()), "{cp}");
+    // The reflog of the run's HEAD starts from git's null id of this format (64 zeros).
+    let log = std::fs::read_to_string(dir.join(format!(".git/logs/refs/agent-runs/{run}/HEAD")));
+    let first = log.unwrap().lines().next().unwrap().to_string();
+    assert!(
+        first.starts_with(&format!("{} ", "0".repeat(64))),
+        "{first}"
+    );
+    let reflog = repo.git(&[
+        "reflog",
+        "show",
+        "--format=%H",
+        &format!("refs/agent-runs/{run}/HEAD"),
+    ]);
+    assert!(reflog.lines().all(is_sha256_hex), "{reflog}");
+    reads_name_sha256_ids(&repo, &run, &head);
     // Checkpoints touched neither the user's files nor the index.
     let status = " M README.md\n M app.txt\n?? PLAN.md\n?? new.txt\n";
     assert_eq!(repo.git(&["status", "--porcelain"]), status);

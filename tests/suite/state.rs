@@ -4,13 +4,10 @@
 //! action follows the state.
 
 use crate::common;
+use crate::common::stderr;
 
 use common::Repo;
 use serde_json::Value;
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 fn run_status(repo: &Repo, run: &str) -> String {
     let all = repo.json(&["list", "--all"]);

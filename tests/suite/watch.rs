@@ -4,9 +4,9 @@
 //! process; every wait polls a condition under a bound, and it is killed at the end.
 
 use crate::common;
-use crate::support;
+use crate::common::external_workflow;
 
-use support::{Ext, wait_for, workflow};
+use crate::common::external_workflow::{Ext, wait_for, workflow};
 
 #[test]
 fn a_running_watcher_launches_the_dependent_once_after_the_worker_reports() {
@@ -88,7 +88,7 @@ fn a_watcher_killed_and_restarted_does_not_launch_again() {
     e.start("r1");
     assert!(e.report("r1", 1, "completed").status.success());
     // The watcher launches test, which holds until a file exists; kill it meanwhile.
-    let hold = support::hold_file(&e.counts);
+    let hold = external_workflow::hold_file(&e.counts);
     let mut w = e.spawn_watch(&["r1"], &[("HOLD", hold.to_str().unwrap())]);
     wait_for("test to start", || {
         (!e.starts("test").is_empty()).then_some(())
@@ -117,7 +117,7 @@ fn a_deterministic_step_interrupted_under_the_watcher_is_not_started_twice() {
     let e = Ext::new(&workflow("deterministic", ""));
     e.start("r1");
     assert!(e.report("r1", 1, "completed").status.success());
-    let hold = support::hold_file(&e.counts);
+    let hold = external_workflow::hold_file(&e.counts);
     let mut w = e.spawn_watch(&["r1"], &[("HOLD", hold.to_str().unwrap())]);
     wait_for("test to start", || {
         (!e.starts("test").is_empty()).then_some(())

@@ -177,26 +177,10 @@ fn git_ai_example_notes_import_into_blame_and_stats() {
     r.assert_fsck();
 }
 
-#[test]
-fn git_ai_hostile_notes_are_skipped_by_name_and_errors_change_nothing() {
-    let r = Repo::new();
-    let d = r.path();
-    // Before any note: a clear error naming the ref and how to get it.
-    let none = r.run(&["import", "--format", "git-ai"]);
-    assert_eq!(none.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&none.stderr);
-    assert!(
-        err.contains("no notes at refs/notes/ai") && err.contains("git fetch"),
-        "{err}"
-    );
-    let bad_ref = r.run(&["import", "--format", "git-ai", "bad..ref"]);
-    assert_eq!(bad_ref.status.code(), Some(2));
-
-    r.write("a.txt", "x\ny\nz\n");
-    r.git(&["add", "-A"]);
-    r.git(&["commit", "-q", "-m", "a"]);
-    let meta = r#"{"schema_version":"authorship/3.0.0","base_commit_sha":"","prompts":{"abcdabcdabcdabcd":{"agent_id":{"tool":"t","id":"i","model":"m"}}}}"#;
-    let bad: Vec<(Vec<u8>, &str)> = vec![
+/// git-ai notes that must each be skipped, with the words its reason says; `meta` is a
+/// valid metadata part for the notes whose fault lies elsewhere.
+fn hostile_notes(meta: &str) -> Vec<(Vec<u8>, &'static str)> {
+    vec![
         (b"a.txt\n  abcdabcdabcdabcd 1\n".to_vec(), "no `---` line"),
         (
             b"a.txt\n  abcdabcdabcdabcd 1\n---\n{not json".to_vec(),
@@ -242,7 +226,29 @@ fn git_ai_hostile_notes_are_skipped_by_name_and_errors_change_nothing() {
             format!("  abcdabcdabcdabcd 1\n---\n{meta}").into_bytes(),
             "before any file",
         ),
-    ];
+    ]
+}
+
+#[test]
+fn git_ai_hostile_notes_are_skipped_by_name_and_errors_change_nothing() {
+    let r = Repo::new();
+    let d = r.path();
+    // Before any note: a clear error naming the ref and how to get it.
+    let none = r.run(&["import", "--format", "git-ai"]);
+    assert_eq!(none.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&none.stderr);
+    assert!(
+        err.contains("no notes at refs/notes/ai") && err.contains("git fetch"),
+        "{err}"
+    );
+    let bad_ref = r.run(&["import", "--format", "git-ai", "bad..ref"]);
+    assert_eq!(bad_ref.status.code(), Some(2));
+
+    r.write("a.txt", "x\ny\nz\n");
+    r.git(&["add", "-A"]);
+    r.git(&["commit", "-q", "-m", "a"]);
+    let meta = r#"{"schema_version":"authorship/3.0.0","base_commit_sha":"","prompts":{"abcdabcdabcdabcd":{"agent_id":{"tool":"t","id":"i","model":"m"}}}}"#;
+    let bad = hostile_notes(meta);
     let mut commits = vec![];
     for (i, (note, _)) in bad.iter().enumerate() {
         r.git(&["commit", "-q", "--allow-empty", "-m", &format!("n{i}")]);

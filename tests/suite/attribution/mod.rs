@@ -3,8 +3,8 @@
 //! Claude Code hook payloads (session start, one file edit per write, the turn's `Stop`)
 //! fed through `git agent-rewind hook claude`, and commits through the installed git hooks.
 
-use crate::agent_hooks::hook;
 use crate::common::Repo;
+use crate::common::agent_fixtures::hook;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 

@@ -1,9 +1,10 @@
 //! Git hooks against real git (docs/HOOKS.md): installing and removing them without clobbering
 //! existing hooks, `git commit` / `git rebase` / `git commit --amend` recording into the
 //! worktree's active run, and failures that never fail the user's commit. The post-commit
-//! checkpoint recorded after the commit returns is in `background.rs`; Claude Code's hooks
-//! are in `tests/suite/claude_hooks.rs`.
+//! checkpoint recorded after the commit returns is in `background.rs`; every agent's hooks
+//! (Claude Code's among them) are in `agents/`.
 
+mod agents;
 mod background;
 use crate::common;
 

@@ -4,6 +4,7 @@
 //! skip-worktree file with local edits — are listed in `left_in_place`.
 
 use super::{assert_refused, git_view, put, start, worktree_files};
+use crate::common::stderr;
 use crate::common::{Repo, tool_cmd};
 use serde_json::Value;
 use std::path::Path;
@@ -58,10 +59,6 @@ fn a_held_head_or_branch_lock_refuses_a_rewind_before_any_file_changes() {
     repo.ok(&["undo"]);
     assert!(d.join("new.txt").exists());
     repo.assert_fsck();
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 #[test]

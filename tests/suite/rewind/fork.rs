@@ -23,6 +23,79 @@ fn checkpoints_of(dir: &Path, run: &str) -> Vec<String> {
 // 5. A fork into a linked worktree and concurrent work in both.
 // ---------------------------------------------------------------------------------------
 
+/// `rounds` rounds of a checkpoint in the main worktree of `repo` (run r1) and one in the
+/// linked worktree `wt` (run f1) started at once, each after a new file of its own: neither
+/// changes a worktree's files or git's view of it, and each holds its own worktree's file
+/// only. The checkpoints made, in the main worktree and in the linked one.
+fn checkpoint_concurrently(repo: &Repo, wt: &Path, rounds: usize) -> (Vec<String>, Vec<String>) {
+    let d = repo.path();
+    let mut made_main = vec![];
+    let mut made_wt = vec![];
+    for round in 0..rounds {
+        put(
+            d,
+            &format!("main-{round}.txt"),
+            format!("main {round}\n"),
+            0o644,
+        );
+        put(
+            wt,
+            &format!("wt-{round}.txt"),
+            format!("wt {round}\n"),
+            0o644,
+        );
+        let main_now = worktree_files(d);
+        let wt_now = worktree_files(wt);
+        let main_view_now = git_view(d);
+        let wt_view_now = git_view(wt);
+        let spawn = |dir: &Path| {
+            tool_cmd(dir)
+                .args([
+                    "--json",
+                    "checkpoint",
+                    "work",
+                    "-m",
+                    &format!("round {round}"),
+                ])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let a = spawn(d);
+        let b = spawn(wt);
+        for (child, dir, made, run) in [(a, d, &mut made_main, "r1"), (b, wt, &mut made_wt, "f1")] {
+            let o = child.wait_with_output().unwrap();
+            assert!(
+                o.status.success(),
+                "checkpoint in {} failed: {}",
+                dir.display(),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+            assert_eq!(v["run"], run);
+            made.push(field(&v, "checkpoint"));
+        }
+        assert_files_eq(&worktree_files(d), &main_now, "main worktree after a round");
+        assert_files_eq(
+            &worktree_files(wt),
+            &wt_now,
+            "linked worktree after a round",
+        );
+        assert_eq!(git_view(d), main_view_now);
+        assert_eq!(git_view(wt), wt_view_now);
+        // Each checkpoint holds its own worktree's files only.
+        let main_cp = made_main.last().unwrap();
+        let wt_cp = made_wt.last().unwrap();
+        let has = |cp: &str, p: &str| !repo.git(&["ls-tree", cp, p]).trim().is_empty();
+        assert!(has(main_cp, &format!("main-{round}.txt")));
+        assert!(!has(main_cp, &format!("wt-{round}.txt")));
+        assert!(has(wt_cp, &format!("wt-{round}.txt")));
+        assert!(!has(wt_cp, &format!("main-{round}.txt")));
+    }
+    (made_main, made_wt)
+}
+
 #[test]
 fn fork_into_a_linked_worktree_and_checkpoint_concurrently_in_both() {
     let repo = Repo::new();
@@ -87,74 +160,8 @@ fn fork_into_a_linked_worktree_and_checkpoint_concurrently_in_both() {
 
     let r1_before = checkpoints_of(d, "r1");
     let f1_before = checkpoints_of(d, "f1");
-    let mut made_main = vec![];
-    let mut made_wt = vec![];
     const ROUNDS: usize = 4;
-    for round in 0..ROUNDS {
-        put(
-            d,
-            &format!("main-{round}.txt"),
-            format!("main {round}\n"),
-            0o644,
-        );
-        put(
-            &wt,
-            &format!("wt-{round}.txt"),
-            format!("wt {round}\n"),
-            0o644,
-        );
-        let main_now = worktree_files(d);
-        let wt_now = worktree_files(&wt);
-        let main_view_now = git_view(d);
-        let wt_view_now = git_view(&wt);
-        let spawn = |dir: &Path| {
-            tool_cmd(dir)
-                .args([
-                    "--json",
-                    "checkpoint",
-                    "work",
-                    "-m",
-                    &format!("round {round}"),
-                ])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        };
-        let a = spawn(d);
-        let b = spawn(&wt);
-        for (child, dir, made, run) in [
-            (a, d, &mut made_main, "r1"),
-            (b, wt.as_path(), &mut made_wt, "f1"),
-        ] {
-            let o = child.wait_with_output().unwrap();
-            assert!(
-                o.status.success(),
-                "checkpoint in {} failed: {}",
-                dir.display(),
-                String::from_utf8_lossy(&o.stderr)
-            );
-            let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-            assert_eq!(v["run"], run);
-            made.push(field(&v, "checkpoint"));
-        }
-        assert_files_eq(&worktree_files(d), &main_now, "main worktree after a round");
-        assert_files_eq(
-            &worktree_files(&wt),
-            &wt_now,
-            "linked worktree after a round",
-        );
-        assert_eq!(git_view(d), main_view_now);
-        assert_eq!(git_view(&wt), wt_view_now);
-        // Each checkpoint holds its own worktree's files only.
-        let main_cp = made_main.last().unwrap();
-        let wt_cp = made_wt.last().unwrap();
-        let has = |cp: &str, p: &str| !repo.git(&["ls-tree", cp, p]).trim().is_empty();
-        assert!(has(main_cp, &format!("main-{round}.txt")));
-        assert!(!has(main_cp, &format!("wt-{round}.txt")));
-        assert!(has(wt_cp, &format!("wt-{round}.txt")));
-        assert!(!has(wt_cp, &format!("main-{round}.txt")));
-    }
+    let (made_main, made_wt) = checkpoint_concurrently(&repo, &wt, ROUNDS);
     let r1_after = checkpoints_of(d, "r1");
     let f1_after = checkpoints_of(d, "f1");
     assert_eq!(r1_after.len(), r1_before.len() + ROUNDS, "{r1_after:?}");

@@ -4,6 +4,7 @@
 //! which it then does, exactly.
 
 use super::{assert_files_eq, begin, end, git_view, put, start, worktree_files};
+use crate::common::stderr;
 use crate::common::{Repo, tool_cmd};
 use std::path::Path;
 
@@ -40,10 +41,6 @@ fn tool(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Output
         c.env(k, v);
     }
     c.output().unwrap()
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 #[test]

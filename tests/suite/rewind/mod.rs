@@ -10,6 +10,7 @@ mod crash;
 mod dry_run;
 mod exact;
 mod fork;
+mod index;
 mod lineage;
 mod long_names;
 mod refusals;

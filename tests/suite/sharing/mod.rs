@@ -5,6 +5,7 @@
 //! export/import as a git bundle.
 
 use crate::common;
+use crate::common::stderr;
 
 mod bundles;
 mod divergence;
@@ -136,10 +137,6 @@ fn run_refs(dir: &Path, run: &str) -> Vec<(String, String)> {
             .filter(|(n, _)| n == &format!("refs/notes/agent-runs/{run}")),
     );
     v
-}
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// A gate checkpoint of `step` awaiting approval in `run` (only a gate takes approvals).

@@ -4,8 +4,8 @@
 //! checkpoints, a pending gate); each deletion is told by the next command a person runs.
 
 use super::{js, run_refs};
+use crate::common::external_workflow::wait_for;
 use crate::common::{Repo, envelope, git_in, ok_in, run_in};
-use crate::support::wait_for;
 use serde_json::Value;
 
 fn runs(r: &Repo) -> Vec<String> {

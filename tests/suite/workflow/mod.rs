@@ -4,6 +4,7 @@
 //! test can check how often each step really ran.
 
 use crate::common;
+use crate::common::stderr;
 
 mod bad_files;
 mod gates;
@@ -12,6 +13,7 @@ mod resume;
 mod run;
 mod steer;
 mod travel;
+mod trust;
 
 use common::{Repo, refs, tool_cmd};
 use serde_json::Value;
@@ -277,8 +279,4 @@ fn assert_all_skipped(report: &Value, steps: &[&str]) {
         assert_eq!(action(report, s), "skipped", "{s}: {report:#}");
     }
     assert_eq!(report["finished"], true, "{report:#}");
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }

@@ -280,7 +280,7 @@ fn steps_appear_in_workflow_order() {
 /// blame credits the new lines to the turn that wrote them.
 #[test]
 fn an_agents_turn_after_a_completed_run_starts_a_run_after_it() {
-    use crate::agent_hooks::{hook, payload};
+    use crate::common::agent_fixtures::{hook, payload};
     let wf = Wf::feature();
     let report = wf.json(&["run", FEATURE, "--run", "r1"]);
     assert_eq!(report["finished"], true, "{report:#}");

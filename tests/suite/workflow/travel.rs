@@ -118,7 +118,7 @@ fn a_pushed_run_resumes_on_another_machine_without_the_file() {
     common::git_in(&clone, &["commit", "-q", "-m", "no workflow file here"]);
     common::ok_in(&clone, &["fetch", "origin", "r1"]);
     // The stored workflow came with the fetch: it runs once the user trusts it
-    // (tests/suite/workflow_trust.rs covers the refusal).
+    // (tests/suite/workflow/trust/ covers the refusal).
     common::ok_in(&clone, &["trust", "r1", "--yes"]);
     let out = tool_cmd(&clone)
         .env("COUNT_DIR", wf.counts.path())

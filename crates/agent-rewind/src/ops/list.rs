@@ -16,6 +16,7 @@ use crate::store::private::envelope::{RUNS_CACHE, TRAILER_LEN};
 use crate::store::{ObjectId, RunRefSet, Store};
 use serde::Serialize;
 use std::io::{Seek, Write};
+use std::ops::Range;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RunList {
@@ -26,12 +27,23 @@ pub struct RunList {
     pub archived_hidden: usize,
 }
 
-/// A listed run while the list is made: (sort key, archived, line, steps, index in the runs
-/// read); `None` in the list for a run whose summary could not be made.
-type Found = (i128, bool, Line, Vec<String>, usize);
+/// A listed run while the list is made; `None` in the list for a run whose summary could
+/// not be made.
+struct Found {
+    /// Newest activity first.
+    key: i128,
+    archived: bool,
+    line: Line,
+    steps: Vec<String>,
+    /// Index in the runs read.
+    index: usize,
+}
 
-/// The listed runs, ready to print: each either a current cache line (borrowed from the
-/// file's text) or the line of a summary computed now.
+/// A run whose summary is made now: its index in the list being made, and its notes tip.
+type Todo = (usize, Option<ObjectId>);
+
+/// The listed runs, ready to print: each either a current cache line (a range of the
+/// cache file's text) or the line of a summary computed now.
 pub struct RunListing {
     file: String,
     /// Shown runs, newest activity first.
@@ -48,7 +60,7 @@ struct Entry {
 
 enum Line {
     /// A range of `RunListing::file`.
-    Cached(std::ops::Range<usize>),
+    Cached(Range<usize>),
     Fresh(String),
 }
 
@@ -92,15 +104,7 @@ impl RunListing {
 
     /// The summaries, parsed.
     pub fn into_run_list(self) -> Result<RunList> {
-        let mut runs = Vec::with_capacity(self.entries.len());
-        for e in &self.entries {
-            let f = self.fields(e);
-            runs.push(
-                runcache::summary(&f, &e.steps, e.unique_prefix).ok_or_else(|| {
-                    crate::error::Error::corrupt(format!("{}: unreadable summary", f.run))
-                })?,
-            );
-        }
+        let runs = self.summaries().collect::<Result<Vec<_>>>()?;
         Ok(RunList {
             runs,
             problems: self.problems,
@@ -116,20 +120,60 @@ fn line_text<'a>(file: &'a str, l: &'a Line) -> &'a str {
     }
 }
 
-/// The cache file's text without its checksum line when it is a cache of this version whose
-/// checksum matches (else empty): its first line is the envelope's header (`RUNS_CACHE`),
-/// so a cache edited or cut short is rebuilt whole, and a current line's JSON can be printed
-/// as it is.
-fn read_cache(store: &Store) -> String {
-    std::fs::read(store.private().runs_cache())
-        .ok()
-        .and_then(cache_text)
-        .unwrap_or_default()
+/// The cache file's text (its header line and run lines, without the checksum line) and
+/// where each run line lies in it, in file order, which is run order.
+struct CacheFile {
+    text: String,
+    /// The run lines, each a byte range of `text` without its newline.
+    lines: Vec<Range<usize>>,
 }
 
-/// The text of a cache file's bytes (header line and lines, as offsets into the file) when
-/// it is current and intact. The bytes become the text in place: at 100,000 runs the file
-/// is about 26 MB, and a copy would hold it twice at the command's peak.
+impl CacheFile {
+    /// The lines of `text` after its header line.
+    fn new(text: String) -> CacheFile {
+        let mut lines = Vec::new();
+        let mut start = 0;
+        let mut header = true;
+        for (at, byte) in text.bytes().enumerate() {
+            if byte == b'\n' {
+                if !header {
+                    lines.push(start..at);
+                }
+                header = false;
+                start = at + 1;
+            }
+        }
+        if !header && start < text.len() {
+            lines.push(start..text.len());
+        }
+        CacheFile { text, lines }
+    }
+
+    /// The cache as read from the disk: empty when missing, damaged or of another version
+    /// (a cache edited or cut short is rebuilt whole, and a current line's JSON can be
+    /// printed as it is).
+    fn read(store: &Store) -> CacheFile {
+        let text = std::fs::read(store.private().runs_cache())
+            .ok()
+            .and_then(cache_text)
+            .unwrap_or_default();
+        CacheFile::new(text)
+    }
+
+    fn line(&self, i: usize) -> &str {
+        &self.text[self.lines[i].clone()]
+    }
+
+    /// The run a line is of: its first field.
+    fn run(&self, i: usize) -> &str {
+        self.line(i).split('\t').next().unwrap_or("")
+    }
+}
+
+/// The text of a cache file's bytes (header line and run lines) when it is current and
+/// intact: its first line is the envelope's header (`RUNS_CACHE`), its last the checksum.
+/// The bytes become the text in place: at 100,000 runs the file is about 26 MB, and a copy
+/// would hold it twice at the command's peak.
 fn cache_text(mut data: Vec<u8>) -> Option<String> {
     RUNS_CACHE.cache_body(&data)?;
     data.truncate(data.len() - TRAILER_LEN);
@@ -159,73 +203,15 @@ fn run_listing_once(store: &Store, all: bool, retry: bool) -> Result<RunListing>
         .map(|r| format!("{r:?}: invalid run or step name, skipped"))
         .collect();
     let notes_tips = store.refs().notes_tips_sorted()?;
-    let mut next_notes = notes_tips.iter().peekable();
     crate::trace::mark("list: notes refs read");
-    let file = read_cache(store);
+    let cache = CacheFile::read(store);
     crate::trace::mark("list: cache read");
-    // Both the refs and the cache are sorted by run: one merge pass.
-    let mut cache = file.split_inclusive('\n').skip(1).peekable();
-    let base = file.as_ptr() as usize;
-    let range_of = |l: &str| {
-        let start = l.as_ptr() as usize - base;
-        start..start + l.trim_end_matches('\n').len()
-    };
-    let mut cache_len = 0usize;
-    // (sort key, archived, line, steps, index in `runs`); `None` for a run whose summary
-    // could not be made. The runs to summarize now get a placeholder and a place in `todo`.
-    let mut entries: Vec<Option<Found>> = Vec::with_capacity(runs.len());
-    let mut todo: Vec<(usize, Option<ObjectId>)> = Vec::new();
-    let mut hex = [0u8; 64];
-    let mut notes_hex = [0u8; 64];
-    for (index, refs) in runs.iter().enumerate() {
-        while next_notes
-            .next_if(|(r, _)| r.as_str() < refs.run.as_str())
-            .is_some()
-        {}
-        let notes = next_notes
-            .next_if(|(r, _)| r.as_str() == refs.run.as_str())
-            .map(|(_, id)| *id);
-        let head = refs.head.hex_to_buf(&mut hex);
-        let notes_str: &str = match &notes {
-            Some(n) => n.hex_to_buf(&mut notes_hex),
-            None => "-",
-        };
-        while let Some(l) = cache.peek() {
-            let run = l.split('\t').next().unwrap_or("");
-            if run >= refs.run.as_str() {
-                break;
-            }
-            cache.next();
-            cache_len += 1;
-        }
-        let mut found = None;
-        if let Some(l) = cache.peek()
-            && l.split('\t').next() == Some(refs.run.as_str())
-        {
-            let l = cache.next().expect("peeked");
-            cache_len += 1;
-            if let Some(f) = runcache::split(l.trim_end_matches('\n'))
-                && f.head == head
-                && f.notes == notes_str
-                && runcache::valid(&f)
-            {
-                found = Some((f.key, f.archived, Line::Cached(range_of(l))));
-            }
-        }
-        let (key, archived, line) = found.unwrap_or_else(|| {
-            todo.push((entries.len(), notes));
-            (0, false, Line::Fresh(String::new()))
-        });
-        let steps = refs.steps.iter().map(|(s, _)| s.to_string()).collect();
-        entries.push(Some((key, archived, line, steps, index)));
-    }
-    cache_len += cache.count();
+    let (mut entries, todo) = merge_with_cache(&runs, &notes_tips, &cache);
     // The notes tips are in `todo` where still needed: not held through what follows.
-    drop(next_notes);
     drop(notes_tips);
     crate::trace::mark("list: cache merged");
-    let mut file = file;
-    if !todo.is_empty() || cache_len != entries.len() {
+    let mut file = cache.text;
+    if !todo.is_empty() || cache.lines.len() != entries.len() {
         match rewrite_cache(store, &runs, &file, &mut entries, &todo) {
             Some((new_file, mut found)) => {
                 drop(file);
@@ -244,58 +230,12 @@ fn run_listing_once(store: &Store, all: bool, retry: bool) -> Result<RunListing>
             }
             None => {
                 // The cache cannot be written: the summaries are kept in memory instead.
-                let fresh = summarize(store, &runs, &todo);
-                for ((at, _), made) in todo.iter().zip(fresh) {
-                    match made {
-                        Ok((key, archived, line)) => {
-                            let e = entries[*at].as_mut().expect("placeholder");
-                            (e.0, e.1, e.2) = (key, archived, Line::Fresh(line));
-                        }
-                        Err(problem) => {
-                            problems.push(problem);
-                            entries[*at] = None;
-                        }
-                    }
-                }
+                summarize_in_memory(store, &runs, &mut entries, &todo, &mut problems);
                 crate::trace::mark("list: summaries");
             }
         }
     }
-    let entries: Vec<Found> = entries.into_iter().flatten().collect();
-    // Prefixes are unique among every run, shown or not (a prefix resolves against all).
-    let ids: Vec<&str> = runs.iter().map(|r| r.run.as_str()).collect();
-    let prefixes = crate::ids::shortest_unique_prefixes(&ids);
-    let mut archived_hidden = 0;
-    let mut shown: Vec<Entry> = Vec::with_capacity(entries.len());
-    let mut order: Vec<(i128, usize)> = Vec::with_capacity(entries.len());
-    for (key, archived, line, mut steps, index) in entries {
-        if archived && !all {
-            archived_hidden += 1;
-            continue;
-        }
-        // The refs list steps by name; the run's workflow, when it has one, orders them.
-        // Most runs have none (their line ends in `-`): no second split of their line.
-        let text = line_text(&file, &line);
-        if !text.ends_with("\t-")
-            && let Some(f) = runcache::split(text)
-        {
-            crate::catalog::order_steps(&mut steps, f.step_order());
-        }
-        let unique_prefix = prefixes[index];
-        order.push((key, shown.len()));
-        shown.push(Entry {
-            line,
-            steps,
-            unique_prefix,
-        });
-    }
-    // Newest first, then by run: `shown` is sorted by run, so its index orders ties.
-    order.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let mut slots: Vec<Option<Entry>> = shown.into_iter().map(Some).collect();
-    let entries = order
-        .iter()
-        .map(|(_, i)| slots[*i].take().expect("each index once"))
-        .collect();
+    let (entries, archived_hidden) = shown_newest_first(&runs, &file, entries, all);
     crate::trace::mark("list: sorted");
     Ok(RunListing {
         file,
@@ -303,6 +243,126 @@ fn run_listing_once(store: &Store, all: bool, retry: bool) -> Result<RunListing>
         problems,
         archived_hidden,
     })
+}
+
+/// Each run with its current cache line, or a placeholder and a place in the returned
+/// runs to summarize now. Both the refs and the cache are sorted by run: one merge pass.
+fn merge_with_cache(
+    runs: &[RunRefSet],
+    notes_tips: &[(String, ObjectId)],
+    cache: &CacheFile,
+) -> (Vec<Option<Found>>, Vec<Todo>) {
+    let mut next_notes = notes_tips.iter().peekable();
+    let mut next_line = 0;
+    let mut entries: Vec<Option<Found>> = Vec::with_capacity(runs.len());
+    let mut todo: Vec<Todo> = Vec::new();
+    let mut hex = [0u8; 64];
+    let mut notes_hex = [0u8; 64];
+    for (index, refs) in runs.iter().enumerate() {
+        let run = refs.run.as_str();
+        while next_notes.next_if(|(r, _)| r.as_str() < run).is_some() {}
+        let notes = next_notes
+            .next_if(|(r, _)| r.as_str() == run)
+            .map(|(_, id)| *id);
+        let head = refs.head.hex_to_buf(&mut hex);
+        let notes_str: &str = match &notes {
+            Some(n) => n.hex_to_buf(&mut notes_hex),
+            None => "-",
+        };
+        while next_line < cache.lines.len() && cache.run(next_line) < run {
+            next_line += 1;
+        }
+        let mut found = None;
+        if next_line < cache.lines.len() && cache.run(next_line) == run {
+            if let Some(f) = runcache::split(cache.line(next_line))
+                && f.head == head
+                && f.notes == notes_str
+                && runcache::valid(&f)
+            {
+                let line = Line::Cached(cache.lines[next_line].clone());
+                found = Some((f.key, f.archived, line));
+            }
+            next_line += 1;
+        }
+        let (key, archived, line) = found.unwrap_or_else(|| {
+            todo.push((entries.len(), notes));
+            (0, false, Line::Fresh(String::new()))
+        });
+        let steps = refs.steps.iter().map(|(s, _)| s.to_string()).collect();
+        entries.push(Some(Found {
+            key,
+            archived,
+            line,
+            steps,
+            index,
+        }));
+    }
+    (entries, todo)
+}
+
+/// The runs in `todo` summarized into `entries` (when the cache cannot be written); a run
+/// that cannot be summarized leaves the list and becomes a problem.
+fn summarize_in_memory(
+    store: &Store,
+    runs: &[RunRefSet],
+    entries: &mut [Option<Found>],
+    todo: &[Todo],
+    problems: &mut Vec<String>,
+) {
+    let fresh = summarize(store, runs, todo);
+    for ((at, _), made) in todo.iter().zip(fresh) {
+        match made {
+            Ok((key, archived, line)) => {
+                let e = entries[*at].as_mut().expect("placeholder");
+                (e.key, e.archived, e.line) = (key, archived, Line::Fresh(line));
+            }
+            Err(problem) => {
+                problems.push(problem);
+                entries[*at] = None;
+            }
+        }
+    }
+}
+
+/// The runs to show (archived ones only with `all`), newest activity first, each with its
+/// steps in its workflow's order and its unique prefix; and how many archived runs were
+/// left out.
+fn shown_newest_first(
+    runs: &[RunRefSet],
+    file: &str,
+    entries: Vec<Option<Found>>,
+    all: bool,
+) -> (Vec<Entry>, usize) {
+    // Prefixes are unique among every run, shown or not (a prefix resolves against all).
+    let ids: Vec<&str> = runs.iter().map(|r| r.run.as_str()).collect();
+    let prefixes = crate::ids::shortest_unique_prefixes(&ids);
+    let mut archived_hidden = 0;
+    let mut shown: Vec<(i128, Entry)> = Vec::with_capacity(entries.len());
+    for found in entries.into_iter().flatten() {
+        if found.archived && !all {
+            archived_hidden += 1;
+            continue;
+        }
+        let mut steps = found.steps;
+        // The refs list steps by name; the run's workflow, when it has one, orders them.
+        // Most runs have none (their line ends in `-`): no second split of their line.
+        let text = line_text(file, &found.line);
+        if !text.ends_with("\t-")
+            && let Some(f) = runcache::split(text)
+        {
+            crate::catalog::order_steps(&mut steps, f.step_order());
+        }
+        let entry = Entry {
+            line: found.line,
+            steps,
+            unique_prefix: prefixes[found.index],
+        };
+        shown.push((found.key, entry));
+    }
+    // Newest first, then by run: `shown` is in run order and the sort is stable.
+    shown.sort_by_key(|e| std::cmp::Reverse(e.0));
+    let entries = shown.into_iter().map(|(_, e)| e).collect();
+    (entries, archived_hidden)
 }
 
 /// Runs summarized through one private object database (`Store::with_private_objects`)
@@ -321,15 +381,15 @@ fn rewrite_cache(
     runs: &[RunRefSet],
     old: &str,
     entries: &mut [Option<Found>],
-    todo: &[(usize, Option<ObjectId>)],
+    todo: &[Todo],
 ) -> Option<(std::fs::File, Vec<String>)> {
     // What the entries become once the file is in place.
-    let mut ranges: Vec<std::ops::Range<usize>> = Vec::with_capacity(entries.len());
+    let mut ranges: Vec<Range<usize>> = Vec::with_capacity(entries.len());
     let mut made: Vec<(i128, bool)> = Vec::with_capacity(todo.len());
     let mut problems = Vec::new();
     let written = RUNS_CACHE.write_with(&store.private().runs_cache(), |w| {
         let mut at = RUNS_CACHE.header().len();
-        let mut line = |w: &mut dyn Write, l: &str| -> std::io::Result<std::ops::Range<usize>> {
+        let mut line = |w: &mut dyn Write, l: &str| -> std::io::Result<Range<usize>> {
             w.write_all(l.as_bytes())?;
             w.write_all(b"\n")?;
             let range = at..at + l.len();
@@ -368,7 +428,7 @@ fn rewrite_cache(
                             }
                         }
                     }
-                    Some(e) => line(w, line_text(old, &e.2))?,
+                    Some(e) => line(w, line_text(old, &e.line))?,
                 };
                 ranges.push(range);
                 next += 1;
@@ -393,9 +453,9 @@ fn rewrite_cache(
             continue;
         }
         if let Some((key, archived)) = fresh {
-            (e.0, e.1) = (key, archived);
+            (e.key, e.archived) = (key, archived);
         }
-        e.2 = Line::Cached(range);
+        e.line = Line::Cached(range);
     }
     Some((file, problems))
 }
@@ -420,7 +480,7 @@ const RUNS_PER_THREAD: usize = if crate::crash::ENABLED { 32 } else { 256 };
 fn summarize(
     store: &Store,
     runs: &[RunRefSet],
-    todo: &[(usize, Option<ObjectId>)],
+    todo: &[Todo],
 ) -> Vec<std::result::Result<(i128, bool, String), String>> {
     let threads = match todo.len() / RUNS_PER_THREAD {
         0 | 1 => 1,
@@ -450,7 +510,7 @@ fn summarize(
 fn summarize_part(
     store: &Store,
     runs: &[RunRefSet],
-    part: &[(usize, Option<ObjectId>)],
+    part: &[Todo],
 ) -> Vec<std::result::Result<(i128, bool, String), String>> {
     let mut catalog = Catalog::new(store);
     let mut hex = [0u8; 64];

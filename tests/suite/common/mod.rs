@@ -1,6 +1,16 @@
-//! Shared helpers for the integration tests: temporary repositories driven by the real `git`
-//! binary, and the `git-agent-rewind` binary under test.
+//! Every helper the integration tests share, and only those: temporary repositories driven
+//! by the real `git` binary, the `git-agent-rewind` binary under test, and (in submodules)
+//! fixtures larger than one function. It must never hold a test. A helper used by one
+//! test file stays in that file; once a second file needs it, it moves here, so that no
+//! two files define the same helper.
+//!
+//! Where a new test goes: in the module of its subject (tests/suite/main.rs lists them);
+//! a new subject gets a module of its own there, and a folder once it needs more than one
+//! file.
 #![allow(dead_code)]
+
+pub mod agent_fixtures;
+pub mod external_workflow;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -233,6 +243,11 @@ pub fn tool_cmd(dir: &Path) -> Command {
         .env_remove("GIT_WORK_TREE")
         .env_remove("GIT_INDEX_FILE");
     c
+}
+
+/// What a command printed on stderr, as text (lossy: a test only reads it).
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 pub fn run_in(dir: &Path, args: &[&str]) -> Output {

@@ -3,7 +3,10 @@
 //! written, creations/deletions/renames/modes/symlinks, step and checkpoint scopes, after a
 //! rewind, and on a run fetched from a remote; every write undoable byte for byte.
 
+mod hostile;
+
 use crate::common;
+use crate::common::stderr;
 
 use common::{Repo, git_in, json_in, ok_in, run_in};
 use std::os::unix::fs::PermissionsExt;
@@ -55,10 +58,6 @@ fn paths_of(out: &serde_json::Value) -> Vec<String> {
         .iter()
         .map(|f| f["path"].as_str().unwrap().to_string())
         .collect()
-}
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 #[test]

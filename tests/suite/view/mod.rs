@@ -2,6 +2,8 @@
 //!
 //! The browser tests need Debian's `chromium` on PATH (`.ci/run` installs it when missing).
 
+mod serve;
+
 use crate::common;
 
 use common::{Repo, tool_cmd};

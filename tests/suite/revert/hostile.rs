@@ -5,13 +5,10 @@
 //! a conflict exits 1.
 
 use crate::common;
+use crate::common::stderr;
 
 use common::{Repo, git_stdin, json_in, run_in};
 use serde_json::Value;
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 /// The note of `commit` in `run`'s notes, one JSON value per line.
 fn note(r: &Repo, run: &str, commit: &str) -> Vec<Value> {

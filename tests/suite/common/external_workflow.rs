@@ -1,11 +1,11 @@
-//! Shared by tests/suite/external.rs and tests/suite/watch.rs: a repository holding a workflow whose
-//! first step is external (done by a "worker": the test itself) and whose second step is a
-//! command that appends its attempt to `$COUNT_DIR/<step>` (a folder outside the
-//! repository), so a test counts how often each step really started. `HOLD=<file>` makes
+//! A repository holding a workflow whose first step is external (done by a "worker": the
+//! test itself) and whose second step is a command that appends its attempt to
+//! `$COUNT_DIR/<step>` (a folder outside the repository), so a test counts how often each
+//! step really started. `HOLD=<file>` makes
 //! that command wait (at most a minute) until the file exists.
 #![allow(dead_code)]
 
-use crate::common::{Repo, bin};
+use super::{Repo, bin};
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
 //! Bad payloads exit 0 and write nothing.
 
-use super::{hook, payload, retarget};
+use crate::common::agent_fixtures::{hook, payload, retarget};
 use crate::common::{Repo, refs, tool_stdin};
 use serde_json::{Value, json};
 use std::process::Output;

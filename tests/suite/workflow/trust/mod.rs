@@ -9,6 +9,7 @@
 mod environment;
 
 use crate::common;
+use crate::common::stderr;
 
 use common::{Repo, git_in, refs, tool_cmd};
 use std::path::Path;
@@ -43,10 +44,6 @@ fn log_lines(log: &Path) -> Vec<String> {
         .lines()
         .map(str::to_string)
         .collect()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The OpenCode plugin itself, run by Node.js, forwards its events.
 
-use super::{fixture, retarget};
+use crate::common::agent_fixtures::{fixture, retarget};
 use crate::common::{self, Repo, checkpoints};
 use serde_json::{Value, json};
 

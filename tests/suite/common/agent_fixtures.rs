@@ -1,17 +1,8 @@
-//! Hooks of every agent (Codex CLI, Gemini CLI, Cursor, OpenCode, Claude Code): the payloads
-//! of `fixtures/<agent>/` fed through the binary start a run, note edited files and record
-//! turns carrying the agent, its session, its transcript and the touched paths; each
-//! agent's project configuration is merged and unmerged without losing anything of the
-//! user's; bad payloads exit 0 and write nothing.
+//! The agents' hook payloads of `fixtures/<agent>/`, pointed at a test's repository, and
+//! the hook command fed one: shared by the hook tests, the attribution tests and the
+//! workflow tests that record turns of an agent.
 
-use crate::common;
-
-mod bad_payloads;
-mod install;
-mod opencode;
-mod recording;
-
-use common::tool_stdin;
+use super::tool_stdin;
 use serde_json::Value;
 use std::path::Path;
 

@@ -3,6 +3,10 @@
 //! command was started, help and man pages, completion, readable list/diff output, and
 //! terminal-safe rendering of fields that came from a user or a remote.
 
+mod commands_doc;
+mod help;
+mod paths;
+
 use crate::common;
 
 use common::{Repo, tool_cmd};

@@ -2,7 +2,7 @@
 //! its session, its transcript and the touched paths (Codex notify, Cursor workspace roots);
 //! concurrent edit hooks lose no path.
 
-use super::{fixture, hook, payload, retarget};
+use crate::common::agent_fixtures::{fixture, hook, payload, retarget};
 use crate::common::{Repo, checkpoints, refs, tool_stdin};
 use serde_json::{Value, json};
 use std::path::Path;
