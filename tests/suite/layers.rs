@@ -213,7 +213,7 @@ fn processes_start_in_one_named_place() {
     assert_eq!(found, expected, "process starts outside the store crate");
     // Every purpose the store offers is listed above, and no other.
     let offered =
-        std::fs::read_to_string(workspace().join("crates/agent-rewind-store/src/process.rs"))
+        std::fs::read_to_string(workspace().join("crates/agent-rewind-core/src/process.rs"))
             .unwrap();
     let mut purposes: Vec<&str> = PROCESS_STARTS.iter().map(|(_, p)| *p).collect();
     purposes.sort();

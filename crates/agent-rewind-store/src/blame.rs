@@ -4,8 +4,9 @@
 //! caller (`agent_rewind::attribution`). It must never decide who wrote a line.
 
 use crate::ObjectId;
-use crate::error::{Error, IoResultExt, Result};
 use crate::facade::Objects;
+use crate::gixerror::from_gix;
+use agent_rewind_core::error::{Error, IoResultExt, Result};
 use std::ffi::OsStr;
 use std::io::Read;
 use std::path::Path;
@@ -48,7 +49,7 @@ impl RunningBlame {
         let out = joined(self.stdout)?;
         let err = joined(self.stderr)?;
         if !status.success() {
-            let why = crate::error::one_line(&String::from_utf8_lossy(&err));
+            let why = agent_rewind_core::error::one_line(&String::from_utf8_lossy(&err));
             let why = why.strip_prefix("fatal: ").unwrap_or(&why).to_string();
             return Err(Error::usage(format!("git blame: {why}")).with_hint(
                 "name a file git knows at that revision (paths are relative to the current folder)",
@@ -197,7 +198,7 @@ impl Objects<'_> {
             .output()
             .map_err(could_not_run)?;
         if !out.status.success() {
-            let why = crate::error::one_line(&String::from_utf8_lossy(&out.stderr));
+            let why = agent_rewind_core::error::one_line(&String::from_utf8_lossy(&out.stderr));
             let why = why.strip_prefix("fatal: ").unwrap_or(&why).to_string();
             return Err(Error::usage(format!("git blame: {why}"))
                 .with_hint("name a file in the worktree, relative to the current folder"));
@@ -208,7 +209,7 @@ impl Objects<'_> {
     /// The [`crate::linemap::key`] of every line of the blob `id`, read in place (no copy of
     /// its bytes); `None` when it is bigger than `max` bytes.
     pub fn blob_line_keys(&self, id: ObjectId, max: usize) -> Result<Option<Vec<u64>>> {
-        let blob = self.repo.find_blob(id)?;
+        let blob = self.repo.find_blob(id).map_err(from_gix)?;
         if blob.data.len() > max {
             return Ok(None);
         }
@@ -225,13 +226,13 @@ impl Objects<'_> {
         let id = self
             .repo
             .rev_parse_single(spec)
-            .map_err(|e| not_one(crate::error::one_line(&e.to_string())))?;
+            .map_err(|e| not_one(agent_rewind_core::error::one_line(&e.to_string())))?;
         let object = id
             .object()
-            .map_err(|e| not_one(crate::error::one_line(&e.to_string())))?;
+            .map_err(|e| not_one(agent_rewind_core::error::one_line(&e.to_string())))?;
         let commit = object
             .peel_to_kind(gix::object::Kind::Commit)
-            .map_err(|e| not_one(crate::error::one_line(&e.to_string())))?;
+            .map_err(|e| not_one(agent_rewind_core::error::one_line(&e.to_string())))?;
         Ok(commit.id)
     }
 
@@ -263,7 +264,7 @@ impl Objects<'_> {
             out
         };
         if !out.status.success() {
-            let why = crate::error::one_line(&String::from_utf8_lossy(&out.stderr));
+            let why = agent_rewind_core::error::one_line(&String::from_utf8_lossy(&out.stderr));
             return Err(
                 Error::usage(format!("{range}: not a revision or range ({why})"))
                     .with_hint("name a commit, a branch or a range such as main..HEAD"),

@@ -12,7 +12,7 @@
 
 use super::Store;
 use super::objects::TreeChange;
-use crate::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
 use gix::bstr::ByteSlice;
 use std::collections::HashSet;
 use std::path::Path;

@@ -24,9 +24,9 @@
 //! warns and goes on: the walk is run again without entering it.
 
 use crate::Store;
-use crate::error::{Error, Result};
 use crate::fsmonitor::Changes;
-use crate::private::digest::{Digest, path_digest};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::private::digest::{Digest, path_digest};
 use gix::bstr::{BStr, BString, ByteSlice};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -176,7 +176,7 @@ pub fn untracked_files(
                 _ => {
                     return Err(Error::other(format!(
                         "directory walk failed: {}",
-                        crate::error::one_line(&e.to_string())
+                        agent_rewind_core::error::one_line(&e.to_string())
                     )));
                 }
             },
@@ -293,7 +293,7 @@ impl<'a> IndexDigests<'a> {
                 for e in index.entries() {
                     let mut h = Digest::default();
                     h.bytes(e.path(index));
-                    sum = sum.wrapping_add(path_digest(h, e.mode));
+                    sum = sum.wrapping_add(path_digest(h, e.mode.bits()));
                     prefix_sums.push(sum);
                 }
             }

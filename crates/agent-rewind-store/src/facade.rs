@@ -6,6 +6,7 @@
 //! `objects.rs`, …). Owns no behaviour of its own.
 
 use crate::Store;
+use agent_rewind_core::private::PrivatePaths;
 
 /// The store's refs: read and move them, with compare-and-swap.
 #[derive(Clone, Copy)]
@@ -127,5 +128,9 @@ impl Store {
     /// The our flocks: writers, the background post-commit checkpoint.
     pub fn locks(&self) -> Locks<'_> {
         Locks(self)
+    }
+    /// The paths of our private files for this worktree.
+    pub fn private(&self) -> PrivatePaths<'_> {
+        PrivatePaths::of(self.git_dir(), self.common_dir())
     }
 }

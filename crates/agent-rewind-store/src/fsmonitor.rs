@@ -27,7 +27,7 @@
 //! it off).
 
 use crate::Store;
-use crate::private::envelope::FSMONITOR_TOKEN;
+use agent_rewind_core::private::envelope::FSMONITOR_TOKEN;
 use gix::bstr::{BStr, BString, ByteSlice};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -122,7 +122,7 @@ fn configured_hook(store: &Store) -> Option<String> {
     let hook = match config.plumbing().boolean("core.fsmonitor") {
         Ok(None | Some(false)) => return None,
         Ok(Some(true)) => {
-            crate::trace::mark(
+            agent_rewind_core::trace::mark(
                 "fsmonitor: core.fsmonitor=true (git's built-in daemon) is not supported: full pass",
             );
             return None;
@@ -135,7 +135,7 @@ fn configured_hook(store: &Store) -> Option<String> {
     if let Some(v) = config.integer("core.fsmonitorHookVersion")
         && v != 2
     {
-        crate::trace::mark("fsmonitor: core.fsmonitorHookVersion is not 2: full pass");
+        agent_rewind_core::trace::mark("fsmonitor: core.fsmonitorHookVersion is not 2: full pass");
         return None;
     }
     Some(hook)
@@ -163,7 +163,9 @@ fn start_with(store: &Store, token: Option<&str>) -> Option<Pending> {
     });
     let asking =
         if watchman::is_git_sample(&resolve_hook(&hook, workdir)) && !hook.contains(SHELL_CHARS) {
-            crate::trace::mark("fsmonitor: git's Watchman sample hook: asking Watchman's socket");
+            agent_rewind_core::trace::mark(
+                "fsmonitor: git's Watchman sample hook: asking Watchman's socket",
+            );
             let (dir, cache, token) = (
                 workdir.to_path_buf(),
                 store.private().watchman_sockname(),
@@ -205,7 +207,7 @@ fn hook_output(child: std::io::Result<Child>) -> Result<Vec<u8>, String> {
         return Err(format!(
             "the hook failed ({}: {})",
             out.status,
-            crate::error::one_line(&stderr)
+            agent_rewind_core::error::one_line(&stderr)
         ));
     }
     Ok(out.stdout)
@@ -215,7 +217,7 @@ impl Pending {
     /// Wait for the hook's reply.
     pub fn finish(self) -> Monitor {
         let everything = |next_token: Option<String>, why: &str| {
-            crate::trace::mark(&format!("fsmonitor: {why}: full pass"));
+            agent_rewind_core::trace::mark(&format!("fsmonitor: {why}: full pass"));
             Monitor {
                 next_token,
                 key: self.key.clone(),
@@ -235,7 +237,7 @@ impl Pending {
                 }
                 Ok(Ok(out)) => Ok(out),
                 Ok(Err(watchman::Unreachable(why))) => {
-                    crate::trace::mark(&format!(
+                    agent_rewind_core::trace::mark(&format!(
                         "fsmonitor: Watchman's socket cannot be used ({why}): running the hook"
                     ));
                     hook_output(spawn_hook(&hook, &asked, &workdir))
@@ -275,7 +277,7 @@ impl Pending {
             .collect();
         paths.sort();
         paths.dedup();
-        crate::trace::mark(&format!(
+        agent_rewind_core::trace::mark(&format!(
             "fsmonitor: {} paths changed since our token",
             paths.len()
         ));

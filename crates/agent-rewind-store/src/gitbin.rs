@@ -6,7 +6,7 @@
 //! made explicit; failures become one-line errors naming the command.
 
 use super::Store;
-use crate::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -21,7 +21,7 @@ fn stdout_bytes_of(args: &[&str], out: Output) -> Result<Vec<u8>> {
         return Err(Error::git(format!(
             "`git {}` failed: {}",
             args.join(" "),
-            crate::error::one_line(&String::from_utf8_lossy(&out.stderr))
+            agent_rewind_core::error::one_line(&String::from_utf8_lossy(&out.stderr))
         )));
     }
     Ok(out.stdout)
@@ -176,7 +176,7 @@ impl Store {
         let lock = match super::lock::try_lock_file(&self.private().maintenance_lock()) {
             Ok(Some(lock)) => lock,
             Ok(None) => {
-                crate::trace::mark("maintenance: one is running, none started");
+                agent_rewind_core::trace::mark("maintenance: one is running, none started");
                 return;
             }
             Err(_) => return,
@@ -189,7 +189,7 @@ impl Store {
             .stderr(std::process::Stdio::null())
             .spawn();
         if started.is_ok() {
-            crate::trace::mark(&format!("maintenance: started git {}", args.join(" ")));
+            agent_rewind_core::trace::mark(&format!("maintenance: started git {}", args.join(" ")));
         }
     }
 
@@ -344,7 +344,7 @@ impl crate::facade::Worktree<'_> {
         branch: Option<&str>,
         commit: Option<gix::ObjectId>,
     ) -> Result<()> {
-        crate::fail_point!("head:move");
+        agent_rewind_core::fail_point!("head:move");
         match (branch, commit) {
             (Some(b), Some(c)) => {
                 // The branch in-process (compare-and-swap: it must not exist), HEAD through git

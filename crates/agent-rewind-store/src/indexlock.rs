@@ -7,7 +7,7 @@
 //! never remove any other lock, or leave `index.lock` behind when it returns.
 
 use super::Store;
-use crate::error::{Error, IoResultExt, Result};
+use agent_rewind_core::error::{Error, IoResultExt, Result};
 use std::path::{Path, PathBuf};
 
 /// How many times a held `index.lock` is waited for, 10 ms apart.
@@ -104,7 +104,7 @@ fn take_lock_and_rename(
             }
         }
     }
-    crate::crash_point!("index:locked");
+    agent_rewind_core::crash_point!("index:locked");
     std::fs::rename(lock, index).map_err(|e| {
         let _ = std::fs::remove_file(lock);
         Error::io(index, e)

@@ -20,14 +20,11 @@
 // The store is the one crate that starts processes (clippy.toml forbids it elsewhere).
 #![allow(clippy::disallowed_methods)]
 
-pub mod crash;
-pub mod error;
-pub mod ids;
-pub mod process;
-pub mod quote;
-pub mod redact;
-pub mod time;
-pub mod trace;
+// The shared types, re-exported while the layers above still name them through the store.
+pub use agent_rewind_core::{
+    crash, crash_point, error, ids, private, process, quote, redact, time, trace,
+};
+mod gixerror;
 
 mod blame;
 pub use blame::RunningBlame;
@@ -52,7 +49,6 @@ mod packcreate;
 mod packdelete;
 mod packwrite;
 mod patch;
-pub mod private;
 mod publish;
 mod rawindex;
 mod reflock;
@@ -70,6 +66,9 @@ pub use usage::WorktreeUse;
 mod userindex;
 mod worktree;
 
+pub use agent_rewind_core::private::{
+    PrivatePaths, create_parent, read_if_exists, remove_if_exists, write_atomic, write_atomic_with,
+};
 pub use gitbin::DiffText;
 pub use gix::objs::tree::EntryKind;
 pub use localcopy::{LocalRemote, NotesCopy};
@@ -79,9 +78,6 @@ pub use notes::{NotesReader, union_lines};
 pub use objects::{ChangeKind, CommitInfo, Trailers, TreeChange};
 pub use packcreate::PackedCreate;
 pub use packdelete::PackedDelete;
-pub use private::{
-    PrivatePaths, create_parent, read_if_exists, remove_if_exists, write_atomic, write_atomic_with,
-};
 pub use publish::{PublishError, RefChange};
 pub use refs::{RunRefSet, RunRefs};
 pub use savedindex::IndexFile;
@@ -90,7 +86,8 @@ pub use transport::GitOutput;
 pub use userindex::WrittenFile;
 pub use worktree::{AsBackedUp, OnDisk, rel_path};
 
-use crate::error::{Error, Result};
+use crate::gixerror::from_gix;
+use agent_rewind_core::error::{Error, Result};
 pub use gix::ObjectId;
 /// Byte strings (paths are bytes), for the layers above.
 pub use gix::bstr::{BStr, BString, ByteSlice};
@@ -165,7 +162,7 @@ fn discover_with_slots(dir: &Path, slots: gix::odb::store::init::Slots) -> Resul
             Error::refused(format!(
                 "not a git repository: {} ({})",
                 dir.display(),
-                crate::error::one_line(&e.to_string())
+                agent_rewind_core::error::one_line(&e.to_string())
             ))
             .with_hint("run this inside a git repository, or `git init` one first")
         })
@@ -212,7 +209,9 @@ impl Store {
         let repo = if open::few_packs(&repo, usize::from(slots) / 2) {
             repo
         } else {
-            crate::trace::mark("open: many pack indexes (or alternates): slots counted");
+            agent_rewind_core::trace::mark(
+                "open: many pack indexes (or alternates): slots counted",
+            );
             discover_with_slots(
                 dir,
                 gix::odb::store::init::Slots::AsNeededByDiskState {
@@ -227,7 +226,7 @@ impl Store {
         open::check_common_dir_env(&repo)?;
         let mut repo = repo;
         open::worktree_from_git_dir_env(&mut repo, dir)?;
-        crate::trace::mark("repository opened");
+        agent_rewind_core::trace::mark("repository opened");
         Ok(Store { repo })
     }
 
@@ -246,7 +245,7 @@ impl Store {
                 Error::git(format!(
                     "cannot open the worktree {}: {}",
                     dir.display(),
-                    crate::error::one_line(&e.to_string())
+                    agent_rewind_core::error::one_line(&e.to_string())
                 ))
             })?;
         let store = Store { repo };
@@ -430,7 +429,7 @@ impl Store {
             Error::corrupt(format!(
                 "cannot read the index {}: {}",
                 self.repo.index_path().display(),
-                crate::error::one_line(&e.to_string())
+                agent_rewind_core::error::one_line(&e.to_string())
             ))
         })
     }
@@ -553,7 +552,7 @@ impl crate::facade::Refs<'_> {
         if self.reftable() {
             return self.reftable_user_head();
         }
-        let head = self.repo.head()?;
+        let head = self.repo.head().map_err(from_gix)?;
         let branch = head.referent_name().map(|n| n.as_bstr().to_string());
         // The id HEAD's branch names, read from the ref alone: peeling would read the
         // object, which a concurrent `git gc` may be moving between packs (seen as "object
@@ -561,7 +560,7 @@ impl crate::facade::Refs<'_> {
         let commit = match head.id() {
             Some(id) => Some(id.detach()),
             None if head.is_unborn() => None,
-            None => Some(self.repo.head_id()?.detach()),
+            None => Some(self.repo.head_id().map_err(from_gix)?.detach()),
         };
         Ok(UserHead { commit, branch })
     }

@@ -15,7 +15,7 @@
 use super::Store;
 use super::packwrite::PackEntry;
 use super::publish::RefChange;
-use crate::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
 use gix::ObjectId;
 use gix::objs::Kind;
 use std::collections::HashSet;
@@ -197,7 +197,7 @@ impl crate::facade::Remote<'_> {
                 return Err(format!("{} is {what}", git_dir.display()));
             }
         }
-        crate::trace::mark("fetch: local remote checked");
+        agent_rewind_core::trace::mark("fetch: local remote checked");
         let mut permissions = gix::open::Permissions::default();
         permissions.env.git_prefix = gix::sec::Permission::Deny;
         let repo = gix::open::Options::default()
@@ -238,7 +238,7 @@ impl crate::facade::Remote<'_> {
                 }
             }
         }
-        crate::trace::mark("fetch: local remote opened");
+        agent_rewind_core::trace::mark("fetch: local remote opened");
         Ok(LocalRemote { repo, git_dir })
     }
 
@@ -265,7 +265,7 @@ impl crate::facade::Remote<'_> {
             }
             return Ok(NotesCopy::Absent);
         };
-        crate::trace::mark("fetch: local remote's notes ref read");
+        agent_rewind_core::trace::mark("fetch: local remote's notes ref read");
         let Some(tip) = found.target().try_id().map(ToOwned::to_owned) else {
             return Ok(NotesCopy::Fallback(format!("{source_ref} is symbolic")));
         };
@@ -273,10 +273,10 @@ impl crate::facade::Remote<'_> {
             Ok(objects) => objects,
             Err(why) => return Ok(NotesCopy::Fallback(why)),
         };
-        crate::trace::mark("fetch: local remote's notes history read");
+        agent_rewind_core::trace::mark("fetch: local remote's notes history read");
         let count = objects.len();
         self.write_objects_as_pack(objects)?;
-        crate::crash_point!("fetch:notes-packed");
+        agent_rewind_core::crash_point!("fetch:notes-packed");
         let old = self.refs().ref_target(staging_ref)?;
         if old != Some(tip) {
             self.refs().publish(

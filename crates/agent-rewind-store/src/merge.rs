@@ -4,7 +4,8 @@
 //! revert, writes no file of the worktree, and never reads behind a symlink on a path's way.
 
 use super::{EntryKind, ObjectId};
-use crate::error::{Error, IoResultExt, Result};
+use crate::gixerror::from_gix;
+use agent_rewind_core::error::{Error, IoResultExt, Result};
 use std::io::Write;
 
 /// The outcome of a three-way merge of blobs.
@@ -28,7 +29,7 @@ impl crate::facade::Worktree<'_> {
         paths: &[super::BString],
     ) -> Result<Vec<Option<(ObjectId, EntryKind)>>> {
         use super::ByteSlice;
-        let (mut pipeline, index) = self.repo.filter_pipeline(None)?;
+        let (mut pipeline, index) = self.repo.filter_pipeline(None).map_err(from_gix)?;
         let root = self.workdir()?;
         let mut out = Vec::with_capacity(paths.len());
         for p in paths {
@@ -42,7 +43,7 @@ impl crate::facade::Worktree<'_> {
                 .map_err(|e| {
                     Error::git(format!(
                         "could not read {}: {e}",
-                        crate::quote::quote_path(p)
+                        agent_rewind_core::quote::quote_path(p)
                     ))
                     .with_source(e)
                 })?;

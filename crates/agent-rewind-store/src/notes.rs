@@ -4,8 +4,9 @@
 //! not publish it; `publish` moves the notes ref together with the run's refs.
 
 use super::{Store, layout};
-use crate::error::{Error, Result};
-use crate::ids::RunId;
+use crate::gixerror::from_gix;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use gix::note::plumbing::State;
@@ -37,7 +38,7 @@ impl<'s> NotesReader<'s> {
             Error::corrupt(format!(
                 "could not read notes in {}: {}",
                 self.origin,
-                crate::error::one_line(&e.to_string())
+                agent_rewind_core::error::one_line(&e.to_string())
             ))
             .with_hint(CORRUPT_HINT)
         })
@@ -105,7 +106,7 @@ impl<'s> crate::facade::Notes<'s> {
                 Some(State::new(tree, self.repo()).map_err(|e| {
                     Error::corrupt(format!(
                         "{origin} holds an unreadable notes tree: {}",
-                        crate::error::one_line(&e.to_string())
+                        agent_rewind_core::error::one_line(&e.to_string())
                     ))
                     .with_hint(CORRUPT_HINT)
                 })?)
@@ -130,12 +131,16 @@ impl<'s> crate::facade::Notes<'s> {
             Some(p) => self.objects().read_commit(p)?.tree,
             None => self.objects().empty_tree(),
         };
-        let mut state = State::new(base_tree, self.repo())?;
+        let mut state = State::new(base_tree, self.repo()).map_err(from_gix)?;
         for (annotated, body) in notes {
             let blob = self.objects().write_blob(body)?;
-            state.edit(*annotated, Some(blob), self.repo())?;
+            state
+                .edit(*annotated, Some(blob), self.repo())
+                .map_err(from_gix)?;
         }
-        let tree = state.write(&super::objects::RetryingWrites(self.repo()))?;
+        let tree = state
+            .write(&super::objects::RetryingWrites(self.repo()))
+            .map_err(from_gix)?;
         let parents: Vec<ObjectId> = parent.into_iter().collect();
         self.objects().write_commit(tree, &parents, message)
     }
@@ -167,7 +172,8 @@ impl<'s> crate::facade::Notes<'s> {
     ) -> Result<ObjectId> {
         let mine = self.all_notes(ours)?;
         let other = self.all_notes(theirs)?;
-        let mut state = State::new(self.objects().read_commit(ours)?.tree, self.repo())?;
+        let mut state =
+            State::new(self.objects().read_commit(ours)?.tree, self.repo()).map_err(from_gix)?;
         let mut annotated: Vec<ObjectId> = other.keys().copied().collect();
         annotated.sort();
         for obj in annotated {
@@ -183,9 +189,11 @@ impl<'s> crate::facade::Notes<'s> {
                     self.objects().write_blob(&merged)?
                 }
             };
-            state.edit(obj, Some(blob), self.repo())?;
+            state.edit(obj, Some(blob), self.repo()).map_err(from_gix)?;
         }
-        let tree = state.write(&super::objects::RetryingWrites(self.repo()))?;
+        let tree = state
+            .write(&super::objects::RetryingWrites(self.repo()))
+            .map_err(from_gix)?;
         self.objects().write_commit(tree, &[ours, theirs], message)
     }
 }
@@ -193,7 +201,7 @@ impl<'s> crate::facade::Notes<'s> {
 impl crate::facade::Objects<'_> {
     /// The size in bytes of an object, without reading its content.
     pub fn object_size(&self, id: ObjectId) -> Result<u64> {
-        Ok(self.repo().find_header(id)?.size())
+        Ok(self.repo().find_header(id).map_err(from_gix)?.size())
     }
 }
 

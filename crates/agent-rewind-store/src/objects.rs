@@ -2,7 +2,8 @@
 //! touching config), reading them back with their `Agent-*` trailers, trees and blobs.
 
 use super::Store;
-use crate::error::{Error, Result};
+use crate::gixerror::from_gix;
+use agent_rewind_core::error::{Error, Result};
 use gix::ObjectId;
 use gix::bstr::{BString, ByteSlice};
 
@@ -123,7 +124,7 @@ impl Store {
         self.repo.find_commit(id).map_err(|e| {
             Error::not_found(format!(
                 "{id} is not a commit in this repository ({})",
-                crate::error::one_line(&e.to_string())
+                agent_rewind_core::error::one_line(&e.to_string())
             ))
         })
     }
@@ -175,32 +176,38 @@ impl crate::facade::Objects<'_> {
                 signature.into(),
             ));
         }
-        Ok(retry_object_write(|| self.repo.write_object(&commit))?.detach())
+        Ok(retry_object_write(|| self.repo.write_object(&commit))
+            .map_err(from_gix)?
+            .detach())
     }
 
     /// The id `data` would have as a blob, without writing it.
     pub fn blob_id(&self, data: &[u8]) -> Result<ObjectId> {
-        Ok(gix::objs::compute_hash(
-            self.repo.object_hash(),
-            gix::objs::Kind::Blob,
-            data,
-        )?)
+        gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, data)
+            .map_err(from_gix)
     }
 
     pub fn write_blob(&self, data: &[u8]) -> Result<ObjectId> {
-        Ok(retry_object_write(|| self.repo.write_blob(data))?.detach())
+        Ok(retry_object_write(|| self.repo.write_blob(data))
+            .map_err(from_gix)?
+            .detach())
     }
 
     pub fn read_commit(&self, id: ObjectId) -> Result<CommitInfo> {
         let commit = self.find_commit(id)?;
-        let decoded = commit.decode()?;
+        let decoded = commit.decode().map_err(from_gix)?;
         let message = decoded.message.to_str_lossy().into_owned();
         Ok(CommitInfo {
             id,
             tree: decoded.tree(),
             parents: decoded.parents().collect(),
             trailers: Trailers::parse(&message),
-            time: decoded.committer()?.time()?.seconds,
+            time: decoded
+                .committer()
+                .map_err(from_gix)?
+                .time()
+                .map_err(from_gix)?
+                .seconds,
             message,
         })
     }
@@ -219,12 +226,12 @@ impl crate::facade::Objects<'_> {
     }
 
     pub fn read_blob(&self, id: ObjectId) -> Result<Vec<u8>> {
-        Ok(self.repo.find_blob(id)?.data.clone())
+        Ok(self.repo.find_blob(id).map_err(from_gix)?.data.clone())
     }
 
     /// The tree of a commit (its message and trailers are not parsed).
     pub fn commit_tree(&self, id: ObjectId) -> Result<ObjectId> {
-        Ok(self.find_commit(id)?.tree_id()?.detach())
+        Ok(self.find_commit(id)?.tree_id().map_err(from_gix)?.detach())
     }
 
     /// The id of the file (not folder) at `path` in `tree`, if any.
@@ -241,9 +248,10 @@ impl crate::facade::Objects<'_> {
         tree: ObjectId,
         path: &[u8],
     ) -> Result<Option<(ObjectId, gix::objs::tree::EntryKind)>> {
-        let tree = self.repo.find_tree(tree)?;
+        let tree = self.repo.find_tree(tree).map_err(from_gix)?;
         Ok(tree
-            .lookup_entry(path.split_str("/"))?
+            .lookup_entry(path.split_str("/"))
+            .map_err(from_gix)?
             .map(|e| (e.object_id(), e.mode().kind())))
     }
 
@@ -252,9 +260,9 @@ impl crate::facade::Objects<'_> {
         &self,
         tree: ObjectId,
     ) -> Result<Vec<(BString, ObjectId, gix::objs::tree::EntryMode)>> {
-        let tree = self.repo.find_tree(tree)?;
+        let tree = self.repo.find_tree(tree).map_err(from_gix)?;
         let mut rec = gix::traverse::tree::Recorder::default();
-        tree.traverse().breadthfirst(&mut rec)?;
+        tree.traverse().breadthfirst(&mut rec).map_err(from_gix)?;
         let mut out: Vec<_> = rec
             .records
             .into_iter()
@@ -270,7 +278,7 @@ impl crate::facade::Objects<'_> {
         match self.repo.merge_base(a, b) {
             Ok(base) => Ok(base.map(|b| b.detach())),
             Err(e) if e.is_not_found() => Ok(None),
-            Err(e) => Err(e.into()),
+            Err(e) => Err(from_gix(e)),
         }
     }
 
@@ -468,8 +476,8 @@ impl crate::facade::Objects<'_> {
         limit: usize,
     ) -> Result<Option<Vec<TreeChange>>> {
         use gix::diff::tree::recorder::Change as C;
-        let old = self.repo.find_tree(from)?;
-        let new = self.repo.find_tree(to)?;
+        let old = self.repo.find_tree(from).map_err(from_gix)?;
+        let new = self.repo.find_tree(to).map_err(from_gix)?;
         let mut rec = AtMost {
             inner: gix::diff::tree::Recorder::default(),
             files: 0,

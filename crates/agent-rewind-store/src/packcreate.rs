@@ -14,7 +14,7 @@
 //! and never create a ref that exists.
 
 use super::packdelete::{PackedRefsEdit, ref_line};
-use crate::error::Result;
+use agent_rewind_core::error::Result;
 use gix::ObjectId;
 use std::collections::HashSet;
 
@@ -111,7 +111,7 @@ impl crate::facade::Refs<'_> {
             }
         }
         let common = edit.commit(&body, || {
-            crate::crash_point!("import:packed-written");
+            agent_rewind_core::crash_point!("import:packed-written");
         })?;
         for (g, r) in groups.iter().zip(out.iter_mut()) {
             if *r == PackedCreate::Created

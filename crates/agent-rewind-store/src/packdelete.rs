@@ -15,7 +15,7 @@
 
 use super::Store;
 use super::reflock::{Claim, lock_path};
-use crate::error::{Error, IoResultExt, Result};
+use agent_rewind_core::error::{Error, IoResultExt, Result};
 use gix::ObjectId;
 use std::collections::{HashMap, HashSet};
 use std::io::Write;

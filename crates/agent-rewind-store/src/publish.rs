@@ -10,7 +10,7 @@
 //! step ref may lag behind `HEAD` after a crash, never run ahead of it).
 
 use super::Store;
-use crate::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
 use gix::ObjectId;
 use gix::refs::FullName;
 
@@ -105,7 +105,7 @@ impl crate::facade::Refs<'_> {
         // identity is configured (docs/FORMAT.md: never fail for that) and resolves the local
         // time zone by walking the zoneinfo database.
         let signature = self.signature();
-        crate::crash_point!("publish:before");
+        agent_rewind_core::crash_point!("publish:before");
         if self.reftable() {
             return self.reftable_publish(changes, &msg, &signature);
         }

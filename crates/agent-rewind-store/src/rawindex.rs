@@ -390,7 +390,7 @@ fn entries_digest(b: &[u8], blocks: &[[u64; 2]], end: usize) -> [u64; 2] {
 }
 
 /// The digest of a part of the index: the one digest module's (stored in `cache/monitored`).
-pub(crate) use crate::private::digest::digest128 as digest;
+pub(crate) use agent_rewind_core::private::digest::digest128 as digest;
 
 impl RawIndex {
     /// The stage-0 entries at `paths` (sorted, without duplicates), in that order: `None`

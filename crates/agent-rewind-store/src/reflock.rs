@@ -17,7 +17,8 @@
 //! when it returns.
 
 use super::Store;
-use crate::error::{Error, Result};
+use crate::gixerror::from_gix;
+use agent_rewind_core::error::{Error, Result};
 use gix::ObjectId;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -93,7 +94,7 @@ impl Store {
         self.claims_dir().join(format!(
             "{}@{}#{n}",
             std::process::id(),
-            crate::time::host_name()
+            agent_rewind_core::time::host_name()
         ))
     }
 
@@ -115,7 +116,7 @@ impl Store {
         let Ok(dir) = std::fs::read_dir(self.claims_dir()) else {
             return 0;
         };
-        let host = crate::time::host_name();
+        let host = agent_rewind_core::time::host_name();
         let mut removed = 0;
         for entry in dir.flatten() {
             let name = entry.file_name();
@@ -174,7 +175,7 @@ impl Store {
         let mut held: Vec<HeldRef> = Vec::with_capacity(changes.len());
         for (name, new, expected) in changes {
             held.push(self.lock_loose_ref(name, *new, *expected)?);
-            crate::crash_point!("publish:ref-locked");
+            agent_rewind_core::crash_point!("publish:ref-locked");
             let now = self.direct_ref_target(name)?;
             if now != *expected {
                 return Ok(Err(name.clone()));
@@ -185,11 +186,11 @@ impl Store {
             false => None,
         };
         if packed.is_some() {
-            crate::crash_point!("delete:refs-locked");
+            agent_rewind_core::crash_point!("delete:refs-locked");
         }
         for h in held.iter_mut().filter(|h| h.new.is_some()) {
             self.append_reflog(h, reflog_line_tail)?;
-            crate::crash_point!("publish:reflog-written");
+            agent_rewind_core::crash_point!("publish:reflog-written");
             std::fs::rename(&h.lock, &h.target).map_err(|e| Error::io(&h.target, e))?;
             h.committed = true;
         }
@@ -345,7 +346,7 @@ impl Store {
     /// The id a ref points at directly (`None` when it does not exist); a symbolic ref is an
     /// error (we only ever write direct refs).
     fn direct_ref_target(&self, name: &str) -> Result<Option<ObjectId>> {
-        match self.repo.try_find_reference(name)? {
+        match self.repo.try_find_reference(name).map_err(from_gix)? {
             None => Ok(None),
             Some(r) => match r.target().try_id() {
                 Some(id) => Ok(Some(id.to_owned())),

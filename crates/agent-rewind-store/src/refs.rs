@@ -5,8 +5,9 @@
 //! writers. Ref names come from `layout`, never spelled here.
 
 use super::{Store, dirwalk, layout};
-use crate::error::{Error, Result};
-use crate::ids::{RunId, StepName};
+use crate::gixerror::from_gix;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::{RunId, StepName};
 use gix::ObjectId;
 
 /// Every run with its tip, and the names under `refs/agent-runs/` that are not valid run ids.
@@ -53,7 +54,7 @@ impl crate::facade::Refs<'_> {
         if self.reftable() {
             return self.reftable_head_moved_on_only_by_commits(from, to, REFLOG_COMMITS_MAX);
         }
-        let head = self.repo.head()?;
+        let head = self.repo.head().map_err(from_gix)?;
         let mut platform = head.log_iter();
         let Ok(Some(lines)) = platform.rev() else {
             return Ok(false);
@@ -79,12 +80,12 @@ impl crate::facade::Refs<'_> {
         if self.reftable() {
             return self.reftable_ref_target(name);
         }
-        match self.repo.try_find_reference(name)? {
+        match self.repo.try_find_reference(name).map_err(from_gix)? {
             // A direct ref: its id, without reading the object (our refs never point at tags).
             Some(r) if r.target().try_id().is_some() => {
                 Ok(r.target().try_id().map(ToOwned::to_owned))
             }
-            Some(mut r) => Ok(Some(r.peel_to_id()?.detach())),
+            Some(mut r) => Ok(Some(r.peel_to_id().map_err(from_gix)?.detach())),
             None => Ok(None),
         }
     }
@@ -127,7 +128,7 @@ impl crate::facade::Refs<'_> {
                 Err(e) if attempt + 1 == ATTEMPTS => {
                     return Err(Error::other(format!(
                         "could not read refs under {prefix}: {}",
-                        crate::error::one_line(&e.to_string())
+                        agent_rewind_core::error::one_line(&e.to_string())
                     )));
                 }
                 Ok(out) if attempt + 1 == ATTEMPTS => return Ok(out),

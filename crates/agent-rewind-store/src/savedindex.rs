@@ -8,7 +8,7 @@
 //! `undo` wrote since have new stat data, so git looks at them again. Must never install an
 //! index whose entries are not the backup's index tree.
 
-use crate::error::{IoResultExt, Result};
+use agent_rewind_core::error::{IoResultExt, Result};
 use gix::ObjectId;
 use gix::index::entry::{Flags, Mode};
 use gix::objs::tree::EntryKind;
@@ -91,7 +91,7 @@ impl crate::facade::Index<'_> {
             .map(|(p, id, mode)| (p, id, mode.kind()))
             .collect();
         if entries != expected {
-            crate::trace::mark("index: the saved index is not the backup's index tree");
+            agent_rewind_core::trace::mark("index: the saved index is not the backup's index tree");
             return Ok(false);
         }
         let mtime =

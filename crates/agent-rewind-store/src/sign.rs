@@ -13,7 +13,8 @@
 #![allow(clippy::disallowed_methods)] // the store starts its own processes
 
 use crate::Store;
-use crate::error::{Error, Result};
+use crate::gixerror::from_gix;
+use agent_rewind_core::error::{Error, Result};
 use gix::ObjectId;
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -168,7 +169,7 @@ impl Signer {
             return Err(Error::other(format!(
                 "{} failed to sign the data: {}",
                 self.program,
-                crate::error::one_line(if status.trim().is_empty() { "(no output)" } else { &status })
+                agent_rewind_core::error::one_line(if status.trim().is_empty() { "(no output)" } else { &status })
             ))
             .with_hint("check user.signingKey and that the key is usable without a prompt (`git commit -S` fails the same way)"));
         }
@@ -210,7 +211,7 @@ impl Signer {
             return Err(Error::other(format!(
                 "{} failed to sign the data: {}",
                 self.program,
-                crate::error::one_line(&String::from_utf8_lossy(&out.stderr))
+                agent_rewind_core::error::one_line(&String::from_utf8_lossy(&out.stderr))
             ))
             .with_hint("check user.signingKey (`git commit -S` fails the same way); ssh signing needs OpenSSH 8.2 or later"));
         }
@@ -245,7 +246,7 @@ fn default_ssh_key(command: &str) -> Result<String> {
         })?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let said = || {
-        crate::error::one_line(&format!(
+        agent_rewind_core::error::one_line(&format!(
             "{} {}",
             String::from_utf8_lossy(&out.stderr),
             stdout
@@ -393,8 +394,8 @@ impl crate::facade::Objects<'_> {
 
     /// Whether the commit `id` has the header `name`.
     fn has_header(&self, id: ObjectId, name: &str) -> Result<bool> {
-        let commit = self.repo.find_commit(id)?;
-        let decoded = commit.decode()?;
+        let commit = self.repo.find_commit(id).map_err(from_gix)?;
+        let decoded = commit.decode().map_err(from_gix)?;
         Ok(decoded.extra_headers().find(name).is_some())
     }
 

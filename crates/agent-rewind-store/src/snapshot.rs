@@ -13,7 +13,8 @@
 
 use crate::Store;
 use crate::dirwalk::entries_named;
-use crate::error::Result;
+use crate::gixerror::from_gix;
+use agent_rewind_core::error::Result;
 use gix::ObjectId;
 use scan::{Purpose, Scope};
 
@@ -112,12 +113,14 @@ fn snapshot(store: &Store, policy: &Policy, purpose: Purpose) -> Result<Snapshot
 
     // The index, and the filters its attributes choose.
     let mut index = store.read_user_index()?;
-    let attributes = repo.attributes_only(
-        &checkin_attribute_entries(repo, &index),
-        gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
-    )?;
-    let mut pipeline = gix::filter::Pipeline::new(repo, attributes.detach())?;
-    crate::trace::mark("snapshot: index read");
+    let attributes = repo
+        .attributes_only(
+            &checkin_attribute_entries(repo, &index),
+            gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
+        )
+        .map_err(from_gix)?;
+    let mut pipeline = gix::filter::Pipeline::new(repo, attributes.detach()).map_err(from_gix)?;
+    agent_rewind_core::trace::mark("snapshot: index read");
 
     // The scanner proves what it can unchanged and finds the untracked files.
     let scanned = full.scan(store, &mut index, &workdir)?;
@@ -149,7 +152,7 @@ fn snapshot(store: &Store, policy: &Policy, purpose: Purpose) -> Result<Snapshot
                 | gix::index::entry::Flags::ASSUME_VALID,
         )
     });
-    crate::trace::mark(&format!(
+    agent_rewind_core::trace::mark(&format!(
         "snapshot: status compared ({} entries proven unchanged, {} to look at; untracked walk read {} directories, {} known from its cache)",
         scanned.proven,
         worktree.len() + staged.len(),
@@ -174,7 +177,7 @@ fn snapshot(store: &Store, policy: &Policy, purpose: Purpose) -> Result<Snapshot
     let untracked = &scanned.walk.untracked;
     build.untracked(policy, protect, &workdir, &mut pipeline, &index, untracked)?;
     let (tree, excluded) = build.finish()?;
-    crate::trace::mark("snapshot: tree written");
+    agent_rewind_core::trace::mark("snapshot: tree written");
 
     let snapshot = Snapshot {
         tree,

@@ -4,7 +4,7 @@
 //! never here.
 
 use super::Store;
-use crate::error::Result;
+use agent_rewind_core::error::Result;
 use std::path::Path;
 
 /// What a finished git process printed, and whether it succeeded.
@@ -21,7 +21,7 @@ impl GitOutput {
         GitOutput {
             success: out.status.success(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: crate::error::one_line(&String::from_utf8_lossy(&out.stderr)),
+            stderr: agent_rewind_core::error::one_line(&String::from_utf8_lossy(&out.stderr)),
         }
     }
 }
@@ -102,7 +102,7 @@ impl crate::facade::Remote<'_> {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
-            .map_err(|e| crate::error::Error::git(format!("could not run git: {e}")))?;
+            .map_err(|e| agent_rewind_core::error::Error::git(format!("could not run git: {e}")))?;
         // With progress, git's stderr is passed on as it comes; otherwise (`--quiet`) it is
         // small and collected at the end.
         let tee = progress.then(|| {
@@ -124,7 +124,7 @@ impl crate::facade::Remote<'_> {
         let result = meanwhile();
         let out = child
             .wait_with_output()
-            .map_err(|e| crate::error::Error::git(format!("could not run git: {e}")))?;
+            .map_err(|e| agent_rewind_core::error::Error::git(format!("could not run git: {e}")))?;
         let Some(tee) = tee else {
             return Ok((GitOutput::of(out), result));
         };
@@ -139,7 +139,7 @@ impl crate::facade::Remote<'_> {
         let output = GitOutput {
             success: out.status.success(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: crate::error::one_line(&message.join("\n")),
+            stderr: agent_rewind_core::error::one_line(&message.join("\n")),
         };
         Ok((output, result))
     }
@@ -169,8 +169,9 @@ impl crate::facade::Remote<'_> {
         args.insert(args.len() - 1, "--no-auto-maintenance");
         args.extend(unrelated.iter().map(String::as_str));
         let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
-        let could_not_run =
-            |e: std::io::Error| crate::error::Error::git(format!("could not run git: {e}"));
+        let could_not_run = |e: std::io::Error| {
+            agent_rewind_core::error::Error::git(format!("could not run git: {e}"))
+        };
         let mut second = Some(
             self.git_command(dir, &args)
                 .stdin(std::process::Stdio::null())

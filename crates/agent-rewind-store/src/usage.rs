@@ -3,9 +3,9 @@
 //! worktree of the repository with its HEAD and its active-run file. Read-only; it never
 //! decides which run to delete (`agent_rewind::ops::retention` does).
 
-use crate::error::{Error, Result};
-use crate::ids::RunId;
 use crate::{ObjectId, Store, layout};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -31,7 +31,8 @@ impl Store {
         for repo in repos {
             let repo = repo.map_err(|e| Error::git(format!("opening a worktree: {e}")))?;
             let head = repo.head_id().ok().map(|id| id.detach());
-            let private = crate::private::PrivatePaths::of(repo.git_dir(), self.common_dir());
+            let private =
+                agent_rewind_core::private::PrivatePaths::of(repo.git_dir(), self.common_dir());
             out.push(WorktreeUse {
                 head,
                 active_run_file: private.active_run(),
@@ -99,7 +100,7 @@ impl crate::facade::Objects<'_> {
         if !out.status.success() {
             return Err(Error::git(format!(
                 "git rev-list --disk-usage: {}",
-                crate::error::one_line(&String::from_utf8_lossy(&out.stderr))
+                agent_rewind_core::error::one_line(&String::from_utf8_lossy(&out.stderr))
             )));
         }
         String::from_utf8_lossy(&out.stdout)

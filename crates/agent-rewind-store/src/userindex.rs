@@ -23,7 +23,8 @@
 
 use super::Store;
 use super::objects::digest;
-use crate::error::{Error, Result};
+use crate::gixerror::from_gix;
+use agent_rewind_core::error::{Error, Result};
 use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stat};
@@ -127,7 +128,7 @@ impl Store {
 
     /// Whether the file mode bits and symlinks count, from `core.fileMode`/`core.symlinks`.
     fn fs_checks(&self) -> Result<FsChecks> {
-        let fs = self.repo.filesystem_options()?;
+        let fs = self.repo.filesystem_options().map_err(from_gix)?;
         Ok(FsChecks {
             executable_bit: fs.executable_bit,
             symlinks: fs.symlink,
@@ -160,7 +161,7 @@ impl crate::facade::Index<'_> {
             .or_else(|| self.index_is_split().then_some("split index"))
             .or((!in_process).then_some("turned off"));
         if let Some(reason) = reason {
-            crate::trace::mark(&format!("index: left to git ({reason})"));
+            agent_rewind_core::trace::mark(&format!("index: left to git ({reason})"));
             let mut refresh = Vec::new();
             for w in written {
                 if self.objects().path_in_tree(tree, &w.path)? == Some(w.id) {
@@ -169,8 +170,8 @@ impl crate::facade::Index<'_> {
             }
             return self.reset_user_index(Some(tree), &refresh);
         }
-        crate::trace::mark("index: old read");
-        let stat_options = self.repo.stat_options()?;
+        agent_rewind_core::trace::mark("index: old read");
+        let stat_options = self.repo.stat_options().map_err(from_gix)?;
         let hash = self.objects().object_hash();
         // The index must hash to `tree`: its cache-tree is computed from the entries and
         // compared. An edit of the old index that does not (the index changed since it was
@@ -188,20 +189,22 @@ impl crate::facade::Index<'_> {
                 let mut new = self.repo.index_from_tree(&tree).map_err(|e| {
                     Error::other(format!(
                         "cannot make an index of tree {tree}: {}",
-                        crate::error::one_line(&e.to_string())
+                        agent_rewind_core::error::one_line(&e.to_string())
                     ))
                 })?;
                 let kept = keep_unchanged_stat(&old, &mut new, stat_options);
                 let cache_tree = cache_tree_of(&new, hash).filter(|t| t.id == tree);
                 if cache_tree.is_none() {
-                    crate::trace::mark("index: the cache-tree does not reproduce the tree");
+                    agent_rewind_core::trace::mark(
+                        "index: the cache-tree does not reproduce the tree",
+                    );
                 }
                 (new.into_parts().0, kept, cache_tree)
             }
         };
         let refreshed = refresh_written(&mut new, self.workdir()?, written, self.fs_checks()?);
         let bytes = encode(&new, cache_tree.as_ref(), hash)?;
-        crate::trace::mark(&format!(
+        agent_rewind_core::trace::mark(&format!(
             "index: built ({} entries, {kept} kept their stat data, {refreshed} refreshed)",
             new.entries().len()
         ));

@@ -12,8 +12,9 @@
 use super::objects::digest;
 use super::userindex::WrittenFile;
 use super::{Store, TreeChange};
-use crate::error::{Error, IoResultExt, Result};
-use crate::quote::quote_path;
+use crate::gixerror::from_gix;
+use agent_rewind_core::error::{Error, IoResultExt, Result};
+use agent_rewind_core::quote::quote_path;
 use gix::ObjectId;
 use gix::bstr::{BString, ByteSlice};
 use gix::objs::tree::EntryKind;
@@ -117,8 +118,10 @@ impl Store {
                 EntryKind::Tree => {}
                 EntryKind::Link => {
                     let blob = self.objects().read_blob(id)?;
-                    let target = gix::path::from_byte_slice(&blob)?.to_path_buf();
-                    crate::fail_point!("worktree:write");
+                    let target = gix::path::from_byte_slice(&blob)
+                        .map_err(from_gix)?
+                        .to_path_buf();
+                    agent_rewind_core::fail_point!("worktree:write");
                     note_folder_in_the_way(&full, &c.path, changed);
                     atomic_replace(&full, &tmp_dir, |tmp| {
                         std::os::unix::fs::symlink(&target, tmp).at(tmp)
@@ -146,13 +149,13 @@ impl Store {
                             exec: kind == EntryKind::BlobExecutable,
                         },
                     };
-                    crate::fail_point!("worktree:write");
+                    agent_rewind_core::fail_point!("worktree:write");
                     note_folder_in_the_way(&full, &c.path, changed);
                     atomic_replace(&full, &tmp_dir, |tmp| write_file(tmp, &bytes, mode))?;
                     if changed.last() != Some(&c.path) {
                         changed.push(c.path.clone());
                     }
-                    crate::crash_point!("worktree:file-written");
+                    agent_rewind_core::crash_point!("worktree:file-written");
                     written.push(WrittenFile {
                         path: c.path.clone(),
                         id,
@@ -390,7 +393,7 @@ fn remove_path(path: &Path) -> Result<bool> {
     match std::fs::symlink_metadata(path) {
         Ok(md) if md.is_dir() => Ok(false),
         Ok(_) => {
-            crate::fail_point!("worktree:remove");
+            agent_rewind_core::fail_point!("worktree:remove");
             std::fs::remove_file(path).at(path)?;
             Ok(true)
         }
@@ -471,7 +474,9 @@ impl crate::facade::Worktree<'_> {
         }
         if md.file_type().is_symlink() {
             let target = std::fs::read_link(&full).at(&full)?;
-            let bytes = gix::path::os_str_into_bstr(target.as_os_str())?.to_vec();
+            let bytes = gix::path::os_str_into_bstr(target.as_os_str())
+                .map_err(from_gix)?
+                .to_vec();
             return Ok(OnDisk::Entry(
                 self.objects().write_blob(&bytes)?,
                 EntryKind::Link,
@@ -485,8 +490,12 @@ impl crate::facade::Worktree<'_> {
         }
         let bytes = std::fs::read(&full).at(&full)?;
         use std::os::unix::fs::PermissionsExt;
-        let exec =
-            md.permissions().mode() & 0o111 != 0 && self.repo.filesystem_options()?.executable_bit;
+        let exec = md.permissions().mode() & 0o111 != 0
+            && self
+                .repo
+                .filesystem_options()
+                .map_err(from_gix)?
+                .executable_bit;
         let kind = if exec {
             EntryKind::BlobExecutable
         } else {

@@ -1,6 +1,6 @@
 //! Crash at every write step and no lock that outlives its process blocks.
 //! Every write path runs once with `AGENT_REWIND_CRASH_TRACE` to list the
-//! crash points it passes (crates/agent-rewind-store/src/crash.rs), then once per point with `AGENT_REWIND_CRASH_AT`,
+//! crash points it passes (crates/agent-rewind-core/src/crash.rs), then once per point with `AGENT_REWIND_CRASH_AT`,
 //! where the process aborts. After each abort: `git fsck --strict` is clean, every run's HEAD
 //! has its note, the user's files are as before or as after — or, where an overwrite had
 //! started, `undo` brings back the state before byte for byte — and the next commands (which

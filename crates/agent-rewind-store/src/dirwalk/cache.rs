@@ -6,9 +6,9 @@
 
 use super::{CACHE_HEADER, RACY_MARGIN};
 use crate::Store;
-use crate::error::Result;
-use crate::private::digest::Digest;
-use crate::private::envelope::DIRWALK_CACHE;
+use agent_rewind_core::error::Result;
+use agent_rewind_core::private::digest::Digest;
+use agent_rewind_core::private::envelope::DIRWALK_CACHE;
 use gix::bstr::{BString, ByteSlice};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -167,7 +167,7 @@ impl Cache {
             .unwrap_or_default()
     }
 
-    /// The body (in the envelope of [`DIRWALK_CACHE`], `crate::private::envelope`): a line
+    /// The body (in the envelope of [`DIRWALK_CACHE`], `agent_rewind_core::private::envelope`): a line
     /// `<key, 16 hex digits>[\t<token>]\n`, then per directory, in path order: its path's
     /// length (u32) and bytes, a flag byte, its stat data, its `.gitignore`'s when it has
     /// one, the count and digest of the index entries below it (u64 each); all numbers
@@ -231,8 +231,9 @@ impl Cache {
         }
         out.push(b'\n');
         for (dir, r) in &self.dirs {
-            let len = u32::try_from(dir.len())
-                .map_err(|_| crate::error::Error::other("a path too long for the walk cache"))?;
+            let len = u32::try_from(dir.len()).map_err(|_| {
+                agent_rewind_core::error::Error::other("a path too long for the walk cache")
+            })?;
             out.extend_from_slice(&len.to_le_bytes());
             out.extend_from_slice(dir);
             let mut flags = 0;

@@ -1,7 +1,7 @@
 //! Digests of the index entries for the monitor's proofs (`store::fsmonitor`), and finding
 //! them among the stored ones. It only computes; it reads and writes nothing.
 
-use crate::private::digest::{Digest, path_digest};
+use agent_rewind_core::private::digest::{Digest, path_digest};
 use gix::bstr::ByteSlice;
 
 /// Digests of the index entries, computed in one pass over their paths.
@@ -81,7 +81,7 @@ fn digest_part(
     for ((e, digest), path) in entries.iter().zip(digests).zip(paths) {
         let mut h = Digest::default();
         h.bytes(e.path(index).as_bytes());
-        *path = path_digest(h, e.mode);
+        *path = path_digest(h, e.mode.bits());
         let s = &e.stat;
         h.u64((u64::from(s.mtime.secs) << 32) | u64::from(s.mtime.nsecs));
         h.u64((u64::from(s.ctime.secs) << 32) | u64::from(s.ctime.nsecs));

@@ -11,7 +11,7 @@
 //! itself. It never reads or writes git's own token; it writes nothing but the cached socket
 //! path (`cache/watchman-sock`, re-resolved whenever connecting fails).
 
-use crate::private::envelope::WATCHMAN_SOCK;
+use agent_rewind_core::private::envelope::WATCHMAN_SOCK;
 use gix::bstr::ByteSlice;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};

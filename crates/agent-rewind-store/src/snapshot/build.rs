@@ -7,8 +7,9 @@ use super::newfile::{NewFile, new_file};
 use super::tree::TreeEdits;
 use super::{Excluded, Policy};
 use crate::dirwalk::Untracked;
-use crate::error::Result;
+use crate::gixerror::from_gix;
 use crate::objects::retry_object_write;
+use agent_rewind_core::error::Result;
 use gix::ObjectId;
 use gix::bstr::{BStr, BString, ByteSlice};
 use std::collections::HashSet;
@@ -36,7 +37,7 @@ impl<'r> Build<'r> {
     fn exclude(&mut self, path: &BStr, reason: String) {
         self.skip.insert(path.to_vec());
         self.excluded.push(Excluded {
-            path: crate::quote::text_path(path),
+            path: agent_rewind_core::quote::text_path(path),
             reason,
         });
     }
@@ -46,7 +47,7 @@ impl<'r> Build<'r> {
     pub(super) fn unreadable(&mut self, unreadable: &[(BString, String)]) {
         for (dir, why) in unreadable {
             self.excluded.push(Excluded {
-                path: format!("{}/", crate::quote::text_path(dir)),
+                path: format!("{}/", agent_rewind_core::quote::text_path(dir)),
                 reason: format!("directory cannot be read ({why}); left out, as git status does"),
             });
         }
@@ -121,7 +122,9 @@ impl<'r> Build<'r> {
                 | EntryStatus::Conflict { .. } => {
                     match retry_object_write(|| {
                         pipeline.worktree_file_to_object(rela_path.as_bstr(), index)
-                    })? {
+                    })
+                    .map_err(from_gix)?
+                    {
                         Some((id, kind, _)) => {
                             self.editor.upsert(rela_path.as_bstr(), kind, id)?;
                         }
@@ -179,7 +182,7 @@ impl<'r> Build<'r> {
                     && let Err(e) = std::fs::read_dir(&full)
                 {
                     self.excluded.push(Excluded {
-                        path: format!("{}/", crate::quote::text_path(&entry.rela_path)),
+                        path: format!("{}/", agent_rewind_core::quote::text_path(&entry.rela_path)),
                         reason: format!(
                             "directory cannot be read ({e}); left out, as git status does"
                         ),

@@ -33,9 +33,9 @@ mod state;
 
 use super::{Policy, Snapshot};
 use crate::Store;
-use crate::error::Result;
 use crate::fsmonitor;
 use crate::rawindex::{self, Identity, RawIndex};
+use agent_rewind_core::error::Result;
 use edits::Work;
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
@@ -65,7 +65,7 @@ pub(crate) enum Asked {
 }
 
 fn full<T>(why: &str, raw: Option<RawIndex>) -> Result<std::result::Result<T, Option<RawIndex>>> {
-    crate::trace::mark(&format!("snapshot: not from the last checkpoint ({why})"));
+    agent_rewind_core::trace::mark(&format!("snapshot: not from the last checkpoint ({why})"));
     Ok(Err(raw))
 }
 
@@ -120,7 +120,7 @@ fn asked(
         return full("no monitor", None);
     };
     let raw = rawindex::read(&repo.index_path(), repo.object_hash());
-    crate::trace::mark("snapshot: index scanned");
+    agent_rewind_core::trace::mark("snapshot: index scanned");
     let monitor = pending.finish();
     let Some(raw) = raw else {
         return full("the index cannot be scanned", None);
@@ -198,12 +198,12 @@ impl SinceLast {
         if let Err(why) = work.gather() {
             return full(why, Some(raw));
         }
-        crate::trace::mark("snapshot: reported paths gathered");
+        agent_rewind_core::trace::mark("snapshot: reported paths gathered");
         let edited = match work.edit(policy, head_tree, &raw, saved.excluded)? {
             Ok(edited) => edited,
             Err(why) => return full(why, Some(raw)),
         };
-        crate::trace::mark(&format!(
+        agent_rewind_core::trace::mark(&format!(
             "snapshot: from the last checkpoint ({} paths reported, {} looked at, {} folders read)",
             paths.len(),
             work.files.len(),

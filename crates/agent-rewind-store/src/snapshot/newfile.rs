@@ -5,8 +5,9 @@
 //! blob.
 
 use super::Policy;
-use crate::error::Result;
+use crate::gixerror::from_gix;
 use crate::objects::retry_object_write;
+use agent_rewind_core::error::Result;
 use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
 
@@ -42,7 +43,7 @@ pub(super) fn new_file(
             bad.as_bstr()
         )));
     }
-    let full = workdir.join(gix::path::from_bstr(rela)?);
+    let full = workdir.join(gix::path::from_bstr(rela).map_err(from_gix)?);
     if let Ok(md) = std::fs::symlink_metadata(&full)
         && md.is_file()
         && md.len() > policy.max_untracked_size
@@ -59,7 +60,9 @@ pub(super) fn new_file(
         return Ok(NewFile::Excluded(format!("its content holds a {what}")));
     }
     Ok(
-        match retry_object_write(|| pipeline.worktree_file_to_object(rela, index))? {
+        match retry_object_write(|| pipeline.worktree_file_to_object(rela, index))
+            .map_err(from_gix)?
+        {
             Some((id, kind, _)) => NewFile::Blob(id, kind),
             None => NewFile::Gone,
         },
@@ -71,7 +74,7 @@ const SCAN_LIMIT: usize = 1024 * 1024;
 
 /// The secret the regular file `full` (at `rela` in the worktree) holds in its first
 /// [`SCAN_LIMIT`] bytes, named by its rule and line, if any: the built-in secret rules, as
-/// `push` and redaction use them (`crate::redact::content_holds_secret`). Only called for
+/// `push` and redaction use them (`agent_rewind_core::redact::content_holds_secret`). Only called for
 /// new untracked files, which the snapshot reads right after anyway (so the second read
 /// comes from the page cache). Unreadable files are left to the snapshot to report.
 pub(super) fn secret_in_content(full: &std::path::Path, rela: &str) -> Option<String> {
@@ -86,5 +89,5 @@ pub(super) fn secret_in_content(full: &std::path::Path, rela: &str) -> Option<St
         .take(SCAN_LIMIT as u64)
         .read_to_end(&mut buf)
         .ok()?;
-    crate::redact::content_holds_secret(&buf, SCAN_LIMIT, rela)
+    agent_rewind_core::redact::content_holds_secret(&buf, SCAN_LIMIT, rela)
 }

@@ -4,9 +4,9 @@
 
 use super::newfile::secret_in_content;
 use crate::Store;
-use crate::error::Result;
 use crate::glob_match;
-use crate::redact::SECRET_PATH_PATTERNS;
+use agent_rewind_core::error::Result;
+use agent_rewind_core::redact::SECRET_PATH_PATTERNS;
 
 /// Default `agentRewind.maxUntrackedSize`: 10 MiB.
 pub const DEFAULT_MAX_UNTRACKED: u64 = 10 * 1024 * 1024;

@@ -33,10 +33,10 @@ use super::monitored::{self, Asked, SinceLast};
 use super::{Policy, Snapshot};
 use crate::Store;
 use crate::dirwalk::{CacheRead, WalkMonitor, WalkOutcome, read_cache, untracked_files};
-use crate::error::Result;
 use crate::fsmonitor::{self, EntryDigests, Monitor, Pending};
 use crate::rawindex::{self, Identity, RawIndex};
 use crate::statcheck;
+use agent_rewind_core::error::Result;
 use gix::ObjectId;
 use std::path::Path;
 use std::thread::JoinHandle;
@@ -179,7 +179,7 @@ impl FullScan {
                 .boolean("core.ignoreCase")
                 .unwrap_or(false);
             let dirty = changes.unmark_content_only(index, workdir, ignore_case);
-            crate::trace::mark(&format!(
+            agent_rewind_core::trace::mark(&format!(
                 "fsmonitor: {dirty} paths and folders may list other untracked files"
             ));
         }
@@ -194,7 +194,7 @@ impl FullScan {
             path_digests: digests.as_ref().map(|d| d.paths.as_slice()),
         });
         if monitor.is_some() {
-            crate::trace::mark(&format!(
+            agent_rewind_core::trace::mark(&format!(
                 "snapshot: fsmonitor asked ({} entries known unchanged)",
                 known
                     .as_ref()
@@ -212,7 +212,7 @@ impl FullScan {
             (check.map(|h| h.join().unwrap_or_default()), walk)
         });
         let walk = walk?;
-        crate::trace::mark("snapshot: stats and untracked walk done");
+        agent_rewind_core::trace::mark("snapshot: stats and untracked walk done");
         let proven = unchanged
             .as_ref()
             .map_or(0, |u| statcheck::mark_uptodate(index, u));

@@ -2,7 +2,7 @@
 //! index (what is staged) and the index against the worktree (entries already marked
 //! `UPTODATE` are skipped). Read-only: it never writes the index or a file.
 
-use crate::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
 use gix::ObjectId;
 use gix::bstr::BStr;
 
@@ -90,7 +90,7 @@ pub(super) fn worktree_changes(
 fn status_failed(e: &dyn std::fmt::Display) -> Error {
     Error::other(format!(
         "status failed: {}",
-        crate::error::one_line(&e.to_string())
+        agent_rewind_core::error::one_line(&e.to_string())
     ))
 }
 /// A copy of `index` holding only the entries not marked `UPTODATE` (in order, with the

@@ -2,8 +2,9 @@
 //! gix's plumbing tree editor. It writes only tree objects.
 
 use crate::Store;
-use crate::error::{Error, Result};
+use crate::gixerror::from_gix;
 use crate::objects::retry_object_write;
+use agent_rewind_core::error::{Error, Result};
 use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
 
@@ -40,7 +41,7 @@ pub(crate) struct TreeEdits<'r> {
 impl<'r> TreeEdits<'r> {
     pub(crate) fn new(repo: &'r gix::Repository, tree: ObjectId) -> Result<Self> {
         Ok(TreeEdits {
-            inner: repo.edit_tree(tree)?.detach(),
+            inner: repo.edit_tree(tree).map_err(from_gix)?.detach(),
             repo,
         })
     }
@@ -66,16 +67,16 @@ impl<'r> TreeEdits<'r> {
 
     pub(crate) fn write(&mut self) -> Result<ObjectId> {
         let repo = self.repo;
-        Ok(self
-            .inner
-            .write(|tree| retry_object_write(|| repo.write_object(tree)).map(|id| id.detach()))?)
+        self.inner
+            .write(|tree| retry_object_write(|| repo.write_object(tree)).map(|id| id.detach()))
+            .map_err(from_gix)
     }
 }
 
 fn edit_failed(path: &BStr, e: &dyn std::fmt::Display) -> Error {
     Error::other(format!(
         "cannot put {path} into the snapshot tree: {}",
-        crate::error::one_line(&e.to_string())
+        agent_rewind_core::error::one_line(&e.to_string())
     ))
 }
 

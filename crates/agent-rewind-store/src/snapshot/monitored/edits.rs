@@ -4,10 +4,11 @@
 
 use super::MAX_PATHS;
 use crate::Store;
-use crate::error::Result;
+use crate::gixerror::from_gix;
 use crate::rawindex::{RawEntry, RawIndex};
 use crate::snapshot::Excluded;
 use crate::snapshot::{NewFile, Policy, TreeEdits, new_file};
+use agent_rewind_core::error::Result;
 use gix::ObjectId;
 use gix::bstr::{BStr, BString, ByteSlice};
 use std::collections::{BTreeSet, HashMap};
@@ -292,7 +293,7 @@ impl<'a> Work<'a> {
         let files: Vec<BString> = self.files.iter().cloned().collect();
         self.new_dirs.sort();
         let (entries, below) = raw.lookup(&files, &self.new_dirs);
-        crate::trace::mark("snapshot: index entries looked up");
+        agent_rewind_core::trace::mark("snapshot: index entries looked up");
         // Every index entry below a new folder must be one of the files looked at: the walk
         // of the folder skips ignored folders, where a tracked file may be.
         for (dir, in_index) in self.new_dirs.iter().zip(&below) {
@@ -306,15 +307,18 @@ impl<'a> Work<'a> {
             }
         }
         let repo = self.repo;
-        let fs = repo.filesystem_options()?;
+        let fs = repo.filesystem_options().map_err(from_gix)?;
         let empty = gix::index::State::new(repo.object_hash());
-        let attributes = repo.attributes_only(
-            &empty,
-            gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
-        )?;
-        let mut pipeline = gix::filter::Pipeline::new(repo, attributes.detach())?;
+        let attributes = repo
+            .attributes_only(
+                &empty,
+                gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
+            )
+            .map_err(from_gix)?;
+        let mut pipeline =
+            gix::filter::Pipeline::new(repo, attributes.detach()).map_err(from_gix)?;
         let protect = self.store.protect_options();
-        crate::trace::mark("snapshot: filters ready");
+        agent_rewind_core::trace::mark("snapshot: filters ready");
         let mut upserts = Vec::new();
         let mut removals: Vec<BString> = std::mem::take(&mut self.removed);
         let mut left_out = Vec::new();
@@ -365,7 +369,7 @@ impl<'a> Work<'a> {
                 }
             }
         }
-        crate::trace::mark("snapshot: files hashed");
+        agent_rewind_core::trace::mark("snapshot: files hashed");
         let mut editor = TreeEdits::new(repo, self.last)?;
         for p in &removals {
             editor.remove(p.as_bstr())?;
@@ -380,12 +384,12 @@ impl<'a> Work<'a> {
             .iter()
             .chain(removals.iter())
             .chain(self.new_dirs.iter())
-            .map(|p| crate::quote::text_path(p))
+            .map(|p| agent_rewind_core::quote::text_path(p))
             .collect();
         let listed: Vec<String> = self
             .listed
             .iter()
-            .map(|p| format!("{}/", crate::quote::text_path(p)))
+            .map(|p| format!("{}/", agent_rewind_core::quote::text_path(p)))
             .collect();
         excluded.retain(|x| {
             !listed.contains(&x.path)
@@ -396,7 +400,7 @@ impl<'a> Work<'a> {
                 })
         });
         excluded.extend(left_out.into_iter().map(|(p, reason)| Excluded {
-            path: crate::quote::text_path(&p),
+            path: agent_rewind_core::quote::text_path(&p),
             reason,
         }));
         excluded.sort_by(|a, b| a.path.cmp(&b.path));
@@ -433,7 +437,8 @@ fn tracked_blob(
     );
     let Some((id, kind, md)) = crate::objects::retry_object_write(|| {
         pipeline.worktree_file_to_object(e.path.as_bstr(), &one)
-    })?
+    })
+    .map_err(from_gix)?
     else {
         return Ok(None);
     };

@@ -5,9 +5,9 @@
 use super::Policy;
 use crate::Store;
 use crate::dirwalk::{global_files, source_stamp};
-use crate::private::digest::digest128;
-use crate::private::envelope::MONITORED_SNAPSHOT;
 use crate::snapshot::Excluded;
+use agent_rewind_core::private::digest::digest128;
+use agent_rewind_core::private::envelope::MONITORED_SNAPSHOT;
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 

@@ -79,7 +79,7 @@ pub fn scan_runs(
     if scanners.is_empty() || runs.is_empty() {
         return Ok(out);
     }
-    let scratch = store.scratch_dir("secret-scan-")?;
+    let scratch = store.private().scratch_dir("secret-scan-")?;
     let files = scratch.path().join("files");
     let mut written: Vec<(RunId, SharedText)> = vec![];
     for run in runs {

@@ -54,9 +54,9 @@ impl Digest {
 }
 
 /// The walk cache's digest of an index entry: `h` holds the entry's path (`Digest::bytes`),
-/// to which its mode is added (the walk cache's records and the monitor's proofs).
-pub(crate) fn path_digest(mut h: Digest, mode: gix::index::entry::Mode) -> u64 {
-    h.u64(u64::from(mode.bits()));
+/// to which its mode's bits are added (the walk cache's records and the monitor's proofs).
+pub fn path_digest(mut h: Digest, mode_bits: u32) -> u64 {
+    h.u64(u64::from(mode_bits));
     h.finish()
 }
 

@@ -156,18 +156,6 @@ impl std::error::Error for Error {
     }
 }
 
-/// gix errors become `Git`, flattened to one line; conflicts keep their classification.
-impl From<gix::Error> for Error {
-    fn from(e: gix::Error) -> Self {
-        let kind = if e.is_conflict() || e.is_retryable() {
-            ErrorKind::Conflict
-        } else {
-            ErrorKind::Git
-        };
-        Error::new(kind, one_line(&format!("{e}"))).with_source(e)
-    }
-}
-
 impl From<serde_json::Error> for Error {
     fn from(e: serde_json::Error) -> Self {
         Error::corrupt(format!("invalid JSON: {e}")).with_source(e)

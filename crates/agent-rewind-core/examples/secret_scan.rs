@@ -1,16 +1,16 @@
 //! Measures the secret rules (docs/SECRETS.md, "How well the rules do"). Not part of the
 //! program; never writes anything.
 //!
-//! cargo run -q -p agent-rewind-store --example secret_scan -- recall GITLEAKS_DIR [--rules FILE]…
+//! cargo run -q -p agent-rewind-core --example secret_scan -- recall GITLEAKS_DIR [--rules FILE]…
 //!     Recall over gitleaks' true-positive test strings: the string literals of the `tps` lists
 //!     in GITLEAKS_DIR/cmd/generate/config/rules/*.go (a checkout of gitleaks), each scanned
 //!     with the built-in rules (plus FILEs, in gitleaks' format). Generated samples
 //!     (`secrets.NewSecret(…)`) are not literals and are not counted.
-//! cargo run -q -p agent-rewind-store --example secret_scan -- files DIR [--rules FILE]… [-v]
+//! cargo run -q -p agent-rewind-core --example secret_scan -- files DIR [--rules FILE]… [-v]
 //!     Findings over every text file under DIR (not .git, target, node_modules): the false
 //!     positives, when DIR holds no real secret.
 
-use agent_rewind_store::redact::rules::{Origin, RuleSet};
+use agent_rewind_core::redact::rules::{Origin, RuleSet};
 use std::path::{Path, PathBuf};
 
 fn main() {
@@ -33,7 +33,7 @@ fn main() {
         }
     }
     // `--rules` files add rules to the built-in ones (gitleaks' ids differ from ours).
-    let mut texts = vec![agent_rewind_store::redact::rules::BUILTIN_RULES];
+    let mut texts = vec![agent_rewind_core::redact::rules::BUILTIN_RULES];
     texts.extend(files.iter().map(String::as_str));
     let set = RuleSet::parse(&texts).expect("the rules parse");
     println!(

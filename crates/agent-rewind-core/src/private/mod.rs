@@ -33,7 +33,6 @@
 pub mod digest;
 pub mod envelope;
 
-use super::Store;
 use crate::error::{Error, IoResultExt, Result};
 use crate::ids::RunId;
 use std::io::Write;
@@ -48,28 +47,6 @@ pub struct PrivatePaths<'a> {
     common_dir: &'a Path,
 }
 
-impl Store {
-    /// The paths of our private files for this worktree.
-    pub fn private(&self) -> PrivatePaths<'_> {
-        PrivatePaths {
-            git_dir: self.git_dir(),
-            common_dir: self.common_dir(),
-        }
-    }
-
-    /// A new empty folder in our temporary folder (`tmp/`, inside the git dir, never the
-    /// worktree), readable by the user only, removed with what it holds when dropped: for
-    /// handing texts to another program, a secret scanner.
-    pub fn scratch_dir(&self, prefix: &str) -> Result<tempfile::TempDir> {
-        let tmp = self.private().tmp_dir();
-        std::fs::create_dir_all(&tmp).at(&tmp)?;
-        tempfile::Builder::new()
-            .prefix(prefix)
-            .tempdir_in(&tmp)
-            .at(&tmp)
-    }
-}
-
 impl<'a> PrivatePaths<'a> {
     /// The private paths of another worktree of the same repository (its own git dir).
     pub fn of(git_dir: &'a Path, common_dir: &'a Path) -> PrivatePaths<'a> {
@@ -77,6 +54,18 @@ impl<'a> PrivatePaths<'a> {
             git_dir,
             common_dir,
         }
+    }
+
+    /// A new empty folder in our temporary folder (`tmp/`, inside the git dir, never the
+    /// worktree), readable by the user only, removed with what it holds when dropped: for
+    /// handing texts to another program, a secret scanner.
+    pub fn scratch_dir(&self, prefix: &str) -> Result<tempfile::TempDir> {
+        let tmp = self.tmp_dir();
+        std::fs::create_dir_all(&tmp).at(&tmp)?;
+        tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir_in(&tmp)
+            .at(&tmp)
     }
 
     fn worktree(&self) -> PathBuf {
