@@ -8,6 +8,7 @@
 
 use serde::{Serialize, Serializer};
 use std::borrow::Cow;
+use std::path::Path;
 
 /// Whether git would quote a name holding this byte.
 fn needs_quoting(b: u8) -> bool {
@@ -100,6 +101,13 @@ pub fn display_text_path(path: &str) -> Cow<'_, str> {
 pub fn base64(bytes: &[u8]) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// A worktree-relative path (bytes, `/`-separated) as a filesystem path: the bytes as they
+/// are (paths are bytes on unix).
+pub fn rel_path(rel: &[u8]) -> &Path {
+    use std::os::unix::ffi::OsStrExt;
+    Path::new(std::ffi::OsStr::from_bytes(rel))
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 
 use crate::ObjectId;
 use crate::facade::Objects;
-use crate::gixerror::from_gix;
 use agent_rewind_core::error::{Error, IoResultExt, Result};
+use agent_rewind_scan::gixerror::from_gix;
 use std::ffi::OsStr;
 use std::io::Read;
 use std::path::Path;

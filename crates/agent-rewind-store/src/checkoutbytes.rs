@@ -12,9 +12,9 @@
 //! Never writes anything: callers write the bytes.
 
 use super::Store;
-use crate::gixerror::from_gix;
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_core::quote::quote_path;
+use agent_rewind_scan::gixerror::from_gix;
 use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
 use std::io::Read;

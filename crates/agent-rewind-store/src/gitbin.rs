@@ -99,7 +99,7 @@ impl Store {
         let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
         let args = ["cat-file", "--filters"];
         let mut path_arg = std::ffi::OsString::from("--path=");
-        path_arg.push(super::worktree::rel_path(path));
+        path_arg.push(agent_rewind_core::quote::rel_path(path));
         let out = self
             .git_command(dir, &args)
             .arg(path_arg)

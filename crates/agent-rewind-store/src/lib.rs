@@ -24,7 +24,6 @@
 pub use agent_rewind_core::{
     crash, crash_point, error, ids, private, process, quote, redact, time, trace,
 };
-mod gixerror;
 
 mod blame;
 pub use blame::RunningBlame;
@@ -32,9 +31,7 @@ mod checkoutbytes;
 mod configenv;
 mod diffattr;
 mod diffstat;
-mod dirwalk;
 pub mod facade;
-mod fsmonitor;
 mod gitbin;
 mod indexlock;
 pub mod layout;
@@ -50,14 +47,17 @@ mod packdelete;
 mod packwrite;
 mod patch;
 mod publish;
-mod rawindex;
 mod reflock;
 mod refs;
 mod reftable;
 mod savedindex;
+mod scan;
 mod sign;
-pub mod snapshot;
-mod statcheck;
+/// The snapshot of the worktree: the scanner's types, and taking one of this store.
+pub mod snapshot {
+    pub use crate::scan::{snapshot_for_checkpoint, snapshot_worktree};
+    pub use agent_rewind_scan::{DEFAULT_MAX_UNTRACKED, Excluded, Policy, Snapshot};
+}
 mod transport;
 mod unified;
 mod usage;
@@ -69,13 +69,15 @@ mod worktree;
 pub use agent_rewind_core::private::{
     PrivatePaths, create_parent, read_if_exists, remove_if_exists, write_atomic, write_atomic_with,
 };
+pub use agent_rewind_core::quote::rel_path;
+pub use agent_rewind_scan::{ChangeKind, TreeChange, glob_match};
 pub use gitbin::DiffText;
 pub use gix::objs::tree::EntryKind;
 pub use localcopy::{LocalRemote, NotesCopy};
 pub use lock::{PostCommitWait, RunLock, hold_post_commit_lock, open_lock_file, set_writer_wait};
 pub use merge::MergedBlob;
 pub use notes::{NotesReader, union_lines};
-pub use objects::{ChangeKind, CommitInfo, Trailers, TreeChange};
+pub use objects::{CommitInfo, Trailers};
 pub use packcreate::PackedCreate;
 pub use packdelete::PackedDelete;
 pub use publish::{PublishError, RefChange};
@@ -84,10 +86,10 @@ pub use savedindex::IndexFile;
 pub use sign::{SignFormat, SignatureCheck, Signer};
 pub use transport::GitOutput;
 pub use userindex::WrittenFile;
-pub use worktree::{AsBackedUp, OnDisk, rel_path};
+pub use worktree::{AsBackedUp, OnDisk};
 
-use crate::gixerror::from_gix;
 use agent_rewind_core::error::{Error, Result};
+use agent_rewind_scan::gixerror::from_gix;
 pub use gix::ObjectId;
 /// Byte strings (paths are bytes), for the layers above.
 pub use gix::bstr::{BStr, BString, ByteSlice};
@@ -414,24 +416,9 @@ impl Store {
         self.repo.common_dir()
     }
 
-    /// The user's index as it is on disk (empty when there is none yet), read without
-    /// verifying its trailing checksum: git itself only verifies it in `fsck`, every writer
-    /// replaces the file atomically, and hashing it is a tenth of a snapshot's time on a
-    /// large index.
+    /// The user's index as it is on disk ([`agent_rewind_scan::read_user_index`]).
     pub(crate) fn read_user_index(&self) -> Result<gix::index::File> {
-        gix::index::File::at_or_default(
-            self.repo.index_path(),
-            self.repo.object_hash(),
-            true,
-            gix::index::decode::Options::default(),
-        )
-        .map_err(|e| {
-            Error::corrupt(format!(
-                "cannot read the index {}: {}",
-                self.repo.index_path().display(),
-                agent_rewind_core::error::one_line(&e.to_string())
-            ))
-        })
+        agent_rewind_scan::read_user_index(&self.repo)
     }
 
     /// Read a config value as a string.
@@ -587,9 +574,9 @@ impl crate::facade::Worktree<'_> {
         }
     }
 
-    /// Whether `core.fsmonitor` names a monitor a snapshot asks (`store::fsmonitor`).
+    /// Whether `core.fsmonitor` names a monitor a snapshot asks (`scan::fsmonitor`).
     pub fn has_fsmonitor(&self) -> bool {
-        fsmonitor::is_configured(self)
+        agent_rewind_scan::has_fsmonitor(&self.repo)
     }
 }
 
@@ -609,47 +596,6 @@ impl crate::facade::Index<'_> {
 
     /// How many entries the user's index holds, from its header alone (`None`: no index).
     pub fn index_entry_count(&self) -> Option<u32> {
-        rawindex::entry_count(&self.repo.index_path())
-    }
-}
-
-/// Match a glob against a repository-relative path with git's wildmatch (`*` and `?` do not
-/// cross `/`, `**` does, `[…]` classes). A pattern without `/` matches the file name in any
-/// folder (as in `.gitignore`); one with `/` matches the whole path (a leading `/` anchors
-/// it at the root, which it is anyway).
-pub fn glob_match(pattern: &str, path: &str) -> bool {
-    use gix::bstr::ByteSlice;
-    use gix::glob::wildmatch::Mode;
-    let pattern = pattern.trim_start_matches('/');
-    let value = if pattern.contains('/') {
-        path
-    } else {
-        path.rsplit('/').next().unwrap_or(path)
-    };
-    gix::glob::wildmatch(
-        pattern.as_bytes().as_bstr(),
-        value.as_bytes().as_bstr(),
-        Mode::NO_MATCH_SLASH_LITERAL,
-    )
-}
-
-#[cfg(test)]
-mod glob_tests {
-    use super::glob_match;
-
-    #[test]
-    fn globs() {
-        assert!(glob_match(".env", "a/b/.env"));
-        assert!(glob_match(".env.*", ".env.local"));
-        assert!(glob_match("*.env", "config/app.env"));
-        assert!(!glob_match("*.env", "config/app.envy"));
-        assert!(glob_match("*.pem", "certs/server.pem"));
-        assert!(!glob_match("*.pem", "certs/server.pem.txt"));
-        assert!(glob_match("secrets/**", "secrets/a/b.txt"));
-        assert!(!glob_match("docs/*.md", "docs/a/b.md"));
-        assert!(glob_match("docs/**/*.md", "docs/a/b.md"));
-        assert!(glob_match("docs/**/*.md", "docs/b.md"));
-        assert!(glob_match("/build/*.log", "build/x.log"));
-        assert!(glob_match("id_[rd]sa*", "home/id_dsa.pub"));
+        agent_rewind_scan::index_entry_count(&self.repo.index_path())
     }
 }

@@ -4,8 +4,8 @@
 //! revert, writes no file of the worktree, and never reads behind a symlink on a path's way.
 
 use super::{EntryKind, ObjectId};
-use crate::gixerror::from_gix;
 use agent_rewind_core::error::{Error, IoResultExt, Result};
+use agent_rewind_scan::gixerror::from_gix;
 use std::io::Write;
 
 /// The outcome of a three-way merge of blobs.

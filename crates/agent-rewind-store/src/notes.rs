@@ -4,9 +4,9 @@
 //! not publish it; `publish` moves the notes ref together with the run's refs.
 
 use super::{Store, layout};
-use crate::gixerror::from_gix;
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_core::ids::RunId;
+use agent_rewind_scan::gixerror::from_gix;
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use gix::note::plumbing::State;

@@ -9,9 +9,9 @@
 
 use super::Store;
 use super::diffattr::DiffAttr;
-use super::objects::{ChangeKind, TreeChange};
-use crate::gixerror::from_gix;
 use agent_rewind_core::error::Result;
+use agent_rewind_scan::gixerror::from_gix;
+use agent_rewind_scan::{ChangeKind, TreeChange};
 use gix::ObjectId;
 use gix::objs::tree::EntryKind;
 use std::path::Path;

@@ -17,8 +17,8 @@
 //! when it returns.
 
 use super::Store;
-use crate::gixerror::from_gix;
 use agent_rewind_core::error::{Error, Result};
+use agent_rewind_scan::gixerror::from_gix;
 use gix::ObjectId;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -4,10 +4,10 @@
 //! It only reads: every ref write goes through `publish` (compare-and-swap) or the packed
 //! writers. Ref names come from `layout`, never spelled here.
 
-use super::{Store, dirwalk, layout};
-use crate::gixerror::from_gix;
+use super::{Store, layout};
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_core::ids::{RunId, StepName};
+use agent_rewind_scan::gixerror::from_gix;
 use gix::ObjectId;
 
 /// Every run with its tip, and the names under `refs/agent-runs/` that are not valid run ids.
@@ -117,7 +117,7 @@ impl crate::facade::Refs<'_> {
         }
         const ATTEMPTS: u32 = 10;
         let packed = self.repo.common_dir().join("packed-refs");
-        let packed_state = || dirwalk::StatData::of(&packed);
+        let packed_state = || agent_rewind_scan::StatData::of(&packed);
         let mut attempt = 0;
         loop {
             let before = packed_state();

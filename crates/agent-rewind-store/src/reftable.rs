@@ -9,9 +9,9 @@
 //! files under `.git/reftable/` itself.
 
 use super::{Store, UserHead};
-use crate::gixerror::from_gix;
 use crate::publish::{PublishError, RefChange};
 use agent_rewind_core::error::{Error, Result};
+use agent_rewind_scan::gixerror::from_gix;
 use gix::ObjectId;
 
 impl Store {

@@ -13,8 +13,8 @@
 #![allow(clippy::disallowed_methods)] // the store starts its own processes
 
 use crate::Store;
-use crate::gixerror::from_gix;
 use agent_rewind_core::error::{Error, Result};
+use agent_rewind_scan::gixerror::from_gix;
 use gix::ObjectId;
 use std::io::Write;
 use std::process::{Command, Stdio};

@@ -23,8 +23,8 @@
 
 use super::Store;
 use super::objects::digest;
-use crate::gixerror::from_gix;
 use agent_rewind_core::error::{Error, Result};
+use agent_rewind_scan::gixerror::from_gix;
 use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stat};

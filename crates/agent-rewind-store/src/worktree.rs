@@ -9,12 +9,13 @@
 //! near the 255-byte limit must still be writable), and a write that fails part-way says
 //! which paths it had already changed.
 
+use super::Store;
 use super::objects::digest;
 use super::userindex::WrittenFile;
-use super::{Store, TreeChange};
-use crate::gixerror::from_gix;
 use agent_rewind_core::error::{Error, IoResultExt, Result};
-use agent_rewind_core::quote::quote_path;
+use agent_rewind_core::quote::{quote_path, rel_path};
+use agent_rewind_scan::TreeChange;
+use agent_rewind_scan::gixerror::from_gix;
 use gix::ObjectId;
 use gix::bstr::{BString, ByteSlice};
 use gix::objs::tree::EntryKind;
@@ -28,13 +29,6 @@ use std::path::Path;
 pub struct AsBackedUp {
     pub raw: HashSet<BString>,
     pub modes: BTreeMap<BString, u32>,
-}
-
-/// A worktree-relative path (bytes, `/`-separated) as a filesystem path: the bytes as they
-/// are (paths are bytes on unix).
-pub fn rel_path(rel: &[u8]) -> &Path {
-    use std::os::unix::ffi::OsStrExt;
-    Path::new(std::ffi::OsStr::from_bytes(rel))
 }
 
 /// Whether the folders on the way to worktree path `rel` under `root` are real folders (or

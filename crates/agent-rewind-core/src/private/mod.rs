@@ -82,15 +82,15 @@ impl<'a> PrivatePaths<'a> {
     pub fn dirwalk_cache(&self) -> PathBuf {
         self.worktree().join("cache").join("dirwalk")
     }
-    /// Our fsmonitor token with the digests of the index entries it proves (store::fsmonitor).
+    /// Our fsmonitor token with the digests of the index entries it proves (scan::fsmonitor).
     pub fn fsmonitor_token(&self) -> PathBuf {
         self.worktree().join("cache").join("fsmonitor")
     }
-    /// Where the last monitored snapshot ended: its token and tree (store::snapshot::monitored).
+    /// Where the last monitored snapshot ended: its token and tree (scan::snapshot::monitored).
     pub fn monitored_snapshot(&self) -> PathBuf {
         self.worktree().join("cache").join("monitored")
     }
-    /// Watchman's socket path as `watchman get-sockname` gave it (store::fsmonitor).
+    /// Watchman's socket path as `watchman get-sockname` gave it (scan::fsmonitor).
     pub fn watchman_sockname(&self) -> PathBuf {
         self.worktree().join("cache").join("watchman-sock")
     }

@@ -1,7 +1,7 @@
 //! Secret detection for the free-text values we store (metadata, messages, labels, the
 //! approver) and for the content of new untracked files. Values that look like credentials
 //! are replaced by `[REDACTED]` before anything is written; which paths are left out of
-//! snapshots is `store::snapshot`'s policy (the built-in patterns are listed here).
+//! snapshots is `scan::snapshot`'s policy (the built-in patterns are listed here).
 //!
 //! Redaction targets secrets, not words: `max_tokens=4096` and `token_count=12` are kept;
 //! `ghp_…`, a JWT, `Bearer …`, a private key block, a URL with a password, any value of a

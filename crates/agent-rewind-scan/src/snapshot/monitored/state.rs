@@ -3,7 +3,7 @@
 //! and the index it holds only under. Writes nothing but that file.
 
 use super::Policy;
-use crate::Store;
+use crate::ScanContext;
 use crate::dirwalk::{global_files, source_stamp};
 use crate::snapshot::Excluded;
 use agent_rewind_core::private::digest::digest128;
@@ -31,24 +31,24 @@ pub(super) fn hex_id(hex: &str) -> Option<ObjectId> {
     ObjectId::from_hex(hex.as_bytes()).ok()
 }
 
-pub(super) fn load(store: &Store) -> Option<Saved> {
-    let body = MONITORED_SNAPSHOT.read_cache(&store.private().monitored_snapshot())?;
+pub(super) fn load(ctx: &ScanContext) -> Option<Saved> {
+    let body = MONITORED_SNAPSHOT.read_cache(&ctx.private().monitored_snapshot())?;
     serde_json::from_slice(&body).ok()
 }
 
 /// No saved state: the next checkpoint takes the full pass.
-pub(super) fn forget(store: &Store) {
-    let _ = crate::remove_if_exists(&store.private().monitored_snapshot());
+pub(super) fn forget(ctx: &ScanContext) {
+    let _ = agent_rewind_core::private::remove_if_exists(&ctx.private().monitored_snapshot());
 }
 
 /// Best effort: a state that cannot be saved only means a full pass next time.
-pub(super) fn save(store: &Store, saved: &Saved) {
-    let path = store.private().monitored_snapshot();
+pub(super) fn save(ctx: &ScanContext, saved: &Saved) {
+    let path = ctx.private().monitored_snapshot();
     let Ok(out) = serde_json::to_vec(saved) else {
         return;
     };
     if MONITORED_SNAPSHOT.write(&path, &out).is_err() {
-        forget(store);
+        forget(ctx);
     }
 }
 
@@ -56,8 +56,8 @@ pub(super) fn save(store: &Store, saved: &Saved) {
 /// worktree's place, the whole configuration (the monitor, filters, line endings, stat
 /// options; not what gix derives from environment variables), the policy, and the ignore and
 /// attribute files outside the worktree.
-pub(super) fn state_key(store: &Store, policy: &Policy) -> String {
-    let repo = store.repo();
+pub(super) fn state_key(ctx: &ScanContext, policy: &Policy) -> String {
+    let repo = ctx.repo();
     let config = repo.config_snapshot();
     let mut text = format!(
         "{} {:?} {:?}\n",
@@ -84,10 +84,10 @@ pub(super) fn state_key(store: &Store, policy: &Policy) -> String {
     }
     text.push_str(&String::from_utf8_lossy(&sections));
     text.push('\n');
-    let info = store.common_dir().join("info");
+    let info = ctx.common_dir().join("info");
     let mut sources = vec![info.join("exclude"), info.join("attributes")];
-    sources.extend(global_files(store, "core.excludesFile", "ignore"));
-    sources.extend(global_files(store, "core.attributesFile", "attributes"));
+    sources.extend(global_files(ctx, "core.excludesFile", "ignore"));
+    sources.extend(global_files(ctx, "core.attributesFile", "attributes"));
     for source in sources {
         text.push_str(&format!(
             "{}: {}\n",

@@ -16,14 +16,14 @@
 //! It must never make the walk miss a file: every doubt reads the directory. It never writes
 //! anything but its own cache file.
 //!
-//! One of the scanner's sources (`store::snapshot::scan`). Fallback: every directory is read, as gix's
+//! One of the scanner's sources (`scan::snapshot::scan`). Fallback: every directory is read, as gix's
 //! walk alone does. Kill switch: `agentRewind.untrackedCache=false` (and it is off on
 //! platforms other than unix).
 //!
 //! A directory that cannot be read (no permission) is left out and reported, as `git status`
 //! warns and goes on: the walk is run again without entering it.
 
-use crate::Store;
+use crate::ScanContext;
 use crate::fsmonitor::Changes;
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_core::private::digest::{Digest, path_digest};
@@ -36,8 +36,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 mod cache;
 mod gixwalk;
 
+pub use cache::StatData;
 use cache::{Cache, DirRecord, cache_key, same_records};
-pub(super) use cache::{StatData, global_files, source_stamp};
+pub(super) use cache::{global_files, source_stamp};
 use gixwalk::dirwalk;
 pub(super) use gixwalk::entries_named;
 
@@ -67,7 +68,7 @@ pub struct WalkOutcome {
 /// How many unreadable directories one walk steps around before it gives up.
 const MAX_UNREADABLE: usize = 64;
 
-/// What the filesystem monitor (`store::fsmonitor`) tells the walk.
+/// What the filesystem monitor (`scan::fsmonitor`) tells the walk.
 #[derive(Clone, Copy)]
 pub struct WalkMonitor<'a> {
     /// What changed since our token (`None`: everything may have).
@@ -86,9 +87,9 @@ pub struct CacheRead {
 }
 
 /// Start reading the walk cache of `store` (nothing when it is turned off).
-pub fn read_cache(store: &Store) -> Result<CacheRead> {
-    let workdir = store.workdir()?;
-    let use_cache = store
+pub fn read_cache(ctx: &ScanContext) -> Result<CacheRead> {
+    let workdir = ctx.workdir();
+    let use_cache = ctx
         .repo()
         .config_snapshot()
         .boolean("agentRewind.untrackedCache")
@@ -96,9 +97,9 @@ pub fn read_cache(store: &Store) -> Result<CacheRead> {
         && cfg!(unix);
     // The key is taken before the walk reads any ignore file: one changed after it only
     // makes the cache written now not match next time.
-    let key = cache_key(store, workdir);
+    let key = cache_key(ctx, workdir);
     let cache = use_cache.then(|| {
-        let path = store.private().dirwalk_cache();
+        let path = ctx.private().dirwalk_cache();
         std::thread::spawn(move || Cache::load(&path, key))
     });
     Ok(CacheRead {
@@ -113,18 +114,18 @@ pub fn read_cache(store: &Store) -> Result<CacheRead> {
 /// did not report is known without a stat, when the cache's records are those of the token
 /// the monitor was asked with.
 pub fn untracked_files(
-    store: &Store,
+    ctx: &ScanContext,
     index: &gix::index::State,
     monitor: Option<WalkMonitor<'_>>,
     cache: CacheRead,
 ) -> Result<WalkOutcome> {
-    let workdir = store.workdir()?.to_path_buf();
+    let workdir = ctx.workdir().to_path_buf();
     let CacheRead {
         use_cache,
         key,
         cache,
     } = cache;
-    let cache_path = store.private().dirwalk_cache();
+    let cache_path = ctx.private().dirwalk_cache();
     let walk_start = SystemTime::now();
     // A cache that could not be read (its thread failed) is no cache.
     let mut previous = cache.and_then(|h| h.join().ok()).unwrap_or_default();
@@ -139,7 +140,7 @@ pub fn untracked_files(
     loop {
         let prune: HashSet<BString> = unreadable.iter().map(|(p, _)| p.clone()).collect();
         match walk_once(
-            store, index, &digests, &workdir, &previous, walk_start, use_cache, &prune, changes,
+            ctx, index, &digests, &workdir, &previous, walk_start, use_cache, &prune, changes,
         ) {
             Ok((read, skipped, mut outcome)) => {
                 outcome.unreadable = unreadable;
@@ -207,7 +208,7 @@ fn unreadable_dir_of(e: &dyn std::fmt::Display, workdir: &Path) -> Option<(BStri
 /// One directory walk that does not enter the directories in `prune`.
 #[allow(clippy::too_many_arguments)]
 fn walk_once(
-    store: &Store,
+    ctx: &ScanContext,
     index: &gix::index::State,
     digests: &IndexDigests<'_>,
     workdir: &Path,
@@ -217,7 +218,7 @@ fn walk_once(
     prune: &HashSet<BString>,
     changes: Option<&Changes>,
 ) -> std::result::Result<WalkResult, Box<dyn std::error::Error>> {
-    let repo = store.repo();
+    let repo = ctx.repo();
     let mut delegate = CachingDelegate {
         prune,
         changes,

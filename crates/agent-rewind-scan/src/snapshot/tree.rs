@@ -1,15 +1,32 @@
 //! Writing a snapshot's tree: HEAD's tree (or the last checkpoint's) with edits, through
 //! gix's plumbing tree editor. It writes only tree objects.
 
-use crate::Store;
 use crate::gixerror::from_gix;
-use crate::objects::retry_object_write;
 use agent_rewind_core::error::{Error, Result};
 use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
 
+/// Run an object write again when it fails. gix creates an object's fan-out folder and then
+/// renames the object into it; a `git gc` running meanwhile may remove the still empty
+/// folder in between (git's own writer retries for the same reason). Objects are
+/// content-addressed, so writing one again is harmless; an error that stays is returned.
+pub fn retry_object_write<T, E>(
+    mut write: impl FnMut() -> std::result::Result<T, E>,
+) -> std::result::Result<T, E> {
+    let mut attempt = 0;
+    loop {
+        match write() {
+            Err(_) if attempt < 4 => {
+                attempt += 1;
+                std::thread::sleep(std::time::Duration::from_millis(1 << attempt));
+            }
+            done => return done,
+        }
+    }
+}
+
 /// `base` with `edits` applied (`None` removes the path): the tree's id.
-pub(crate) fn edit_tree(
+pub fn edit_tree(
     repo: &gix::Repository,
     base: ObjectId,
     edits: &[(
@@ -78,18 +95,4 @@ fn edit_failed(path: &BStr, e: &dyn std::fmt::Display) -> Error {
         "cannot put {path} into the snapshot tree: {}",
         agent_rewind_core::error::one_line(&e.to_string())
     ))
-}
-
-impl Store {
-    /// `base` with `edits` applied (`None` removes the path): the new tree's id.
-    pub fn edit_tree(
-        &self,
-        base: ObjectId,
-        edits: &[(
-            gix::bstr::BString,
-            Option<(ObjectId, gix::objs::tree::EntryKind)>,
-        )],
-    ) -> Result<ObjectId> {
-        edit_tree(self.repo(), base, edits)
-    }
 }

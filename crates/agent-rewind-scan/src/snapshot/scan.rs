@@ -1,20 +1,20 @@
-//! The scanner (`store::snapshot::scan`): the one place a snapshot asks "what may have changed in the worktree?". It
+//! The scanner (`scan::snapshot::scan`): the one place a snapshot asks "what may have changed in the worktree?". It
 //! answers with a [`Scope`]:
 //!
 //! - [`Scope::SinceLastCheckpoint`]: the paths changed since the run's last checkpoint
 //!   (`monitored`), when a checkpoint's snapshot may start from that tree;
 //! - [`Scope::MonitorReport`]: the filesystem monitor is being asked what changed since our
-//!   token (`store::fsmonitor`); its answer, taken once the index is read, may still be
+//!   token (`scan::fsmonitor`); its answer, taken once the index is read, may still be
 //!   "everything";
 //! - [`Scope::Everything`]: nothing tells what changed.
 //!
 //! The last two are the full pass, and [`FullScan::scan`] does its scanning: the stat pass
-//! (`store::statcheck`) proves index entries unchanged, skipping those the monitor's last
-//! answer vouches for, while the untracked walk (`store::dirwalk`) reads the folders its
+//! (`scan::statcheck`) proves index entries unchanged, skipping those the monitor's last
+//! answer vouches for, while the untracked walk (`scan::dirwalk`) reads the folders its
 //! cache and the monitor cannot vouch for; after the tree is written, [`Scanned::save`]
 //! keeps what the next snapshot starts from (the monitor's token and proofs, and for a
 //! checkpoint where it ended, with the index as read without decoding it:
-//! `store::rawindex`). Each source names its fallback and its kill switch in its own module
+//! `scan::rawindex`). Each source names its fallback and its kill switch in its own module
 //! comment; every fallback is a wider scope, never a narrower one:
 //!
 //! | source | fallback | turned off by |
@@ -31,7 +31,7 @@
 
 use super::monitored::{self, Asked, SinceLast};
 use super::{Policy, Snapshot};
-use crate::Store;
+use crate::ScanContext;
 use crate::dirwalk::{CacheRead, WalkMonitor, WalkOutcome, read_cache, untracked_files};
 use crate::fsmonitor::{self, EntryDigests, Monitor, Pending};
 use crate::rawindex::{self, Identity, RawIndex};
@@ -43,7 +43,7 @@ use std::thread::JoinHandle;
 
 /// What a snapshot is taken for.
 #[derive(Clone, Copy)]
-pub(crate) enum Purpose {
+pub enum Purpose {
     /// A checkpoint of a run whose newest checkpoint has tree `last` (`None`: none yet).
     Checkpoint {
         last: Option<ObjectId>,
@@ -66,25 +66,25 @@ pub(crate) enum Scope {
 /// tree `head_tree`. Only a checkpoint's snapshot (never a backup's) starts from the last
 /// checkpoint or saves where it ended.
 pub(crate) fn what_may_have_changed(
-    store: &Store,
+    ctx: &ScanContext,
     policy: &Policy,
     purpose: Purpose,
     head_tree: ObjectId,
 ) -> Result<Scope> {
     let checkpoint = match purpose {
-        Purpose::Checkpoint { last } if !policy.record_index && monitored::enabled(store) => {
+        Purpose::Checkpoint { last } if !policy.record_index && monitored::enabled(ctx) => {
             Some(last)
         }
         _ => None,
     };
     let mut raw = None;
     if let Some(Some(last)) = checkpoint {
-        match monitored::paths_since(store, policy, last, head_tree)? {
+        match monitored::paths_since(ctx, policy, last, head_tree)? {
             Asked::Since(since) => return Ok(Scope::SinceLastCheckpoint(since)),
             Asked::Full(scanned) => raw = scanned,
         }
     }
-    let full = full_pass(store, checkpoint.is_some(), raw)?;
+    let full = full_pass(ctx, checkpoint.is_some(), raw)?;
     Ok(match full.pending {
         Some(_) => Scope::MonitorReport(full),
         None => Scope::Everything(full),
@@ -93,8 +93,8 @@ pub(crate) fn what_may_have_changed(
 
 /// The full pass of a checkpoint whose start from the last checkpoint found a doubt while
 /// looking at the paths (`raw`: the index as it read it, when it did).
-pub(crate) fn after_doubt(store: &Store, raw: Option<RawIndex>) -> Result<FullScan> {
-    full_pass(store, true, raw)
+pub(crate) fn after_doubt(ctx: &ScanContext, raw: Option<RawIndex>) -> Result<FullScan> {
+    full_pass(ctx, true, raw)
 }
 
 /// The full pass, started before the index is read: the monitor is asked, the walk cache
@@ -111,10 +111,10 @@ pub(crate) struct FullScan {
     index_before: Option<Identity>,
 }
 
-fn full_pass(store: &Store, checkpoint: bool, raw: Option<RawIndex>) -> Result<FullScan> {
-    let repo = store.repo();
+fn full_pass(ctx: &ScanContext, checkpoint: bool, raw: Option<RawIndex>) -> Result<FullScan> {
+    let repo = ctx.repo();
     // Ask the filesystem monitor (when configured) while the index is read.
-    let pending = fsmonitor::start(store);
+    let pending = fsmonitor::start(ctx);
     // A checkpoint's monitored pass saves where it ended, with the index's digest: read on
     // a thread of its own meanwhile.
     let records = checkpoint && pending.is_some();
@@ -123,7 +123,7 @@ fn full_pass(store: &Store, checkpoint: bool, raw: Option<RawIndex>) -> Result<F
         std::thread::spawn(move || rawindex::read(&path, hash))
     });
     // …and read the untracked walk's cache meanwhile too.
-    let walk_cache = read_cache(store)?;
+    let walk_cache = read_cache(ctx)?;
     let index_before = records.then(|| Identity::at(&repo.index_path())).flatten();
     Ok(FullScan {
         pending,
@@ -158,11 +158,11 @@ impl FullScan {
     /// read keep their index entry (marked too).
     pub(crate) fn scan(
         self,
-        store: &Store,
+        ctx: &ScanContext,
         index: &mut gix::index::State,
         workdir: &Path,
     ) -> Result<Scanned> {
-        let repo = store.repo();
+        let repo = ctx.repo();
         let settings = statcheck::Settings::new(repo, index);
         // Digests of the entries, to tell the ones the monitor's last answer proved (and to
         // store the ones proved now); only with a monitor and the stat pass. Computed while
@@ -208,7 +208,7 @@ impl FullScan {
                 let known = known.as_deref();
                 scope.spawn(move || statcheck::unchanged_entries(state, workdir, settings, known))
             });
-            let walk = untracked_files(store, state, walk_monitor, walk_cache);
+            let walk = untracked_files(ctx, state, walk_monitor, walk_cache);
             (check.map(|h| h.join().unwrap_or_default()), walk)
         });
         let walk = walk?;
@@ -252,14 +252,14 @@ impl Scanned {
     /// what cannot be saved only means a wider scope next time.
     pub(crate) fn save(
         self,
-        store: &Store,
+        ctx: &ScanContext,
         policy: &Policy,
         head_tree: ObjectId,
         index: &gix::index::File,
         snapshot: &Snapshot,
     ) {
         if let (Some(monitor), Some(unchanged)) = (&self.monitor, &self.unchanged) {
-            monitor.save(store, self.digests.as_ref(), unchanged);
+            monitor.save(ctx, self.digests.as_ref(), unchanged);
         }
         let (true, Some(monitor)) = (self.records, &self.monitor) else {
             return;
@@ -275,6 +275,6 @@ impl Scanned {
             unreadable: !self.walk.unreadable.is_empty(),
             index_before: self.index_before,
         };
-        monitored::record(store, policy, ended, index, snapshot);
+        monitored::record(ctx, policy, ended, index, snapshot);
     }
 }

@@ -6,7 +6,7 @@
 
 use super::Policy;
 use crate::gixerror::from_gix;
-use crate::objects::retry_object_write;
+use crate::snapshot::retry_object_write;
 use agent_rewind_core::error::Result;
 use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};

@@ -8,7 +8,7 @@ use super::tree::TreeEdits;
 use super::{Excluded, Policy};
 use crate::dirwalk::Untracked;
 use crate::gixerror::from_gix;
-use crate::objects::retry_object_write;
+use crate::snapshot::retry_object_write;
 use agent_rewind_core::error::Result;
 use gix::ObjectId;
 use gix::bstr::{BStr, BString, ByteSlice};
@@ -150,7 +150,8 @@ impl<'r> Build<'r> {
             if self.skip.contains(rela.as_bytes()) {
                 continue;
             }
-            if let Some(head) = submodule_head(&workdir.join(crate::worktree::rel_path(rela)))
+            if let Some(head) =
+                submodule_head(&workdir.join(agent_rewind_core::quote::rel_path(rela)))
                 && head != entry.id
             {
                 self.editor
@@ -177,7 +178,7 @@ impl<'r> Build<'r> {
             ) {
                 // An untracked directory is only reported whole when it is empty or cannot
                 // be read: the latter is listed.
-                let full = workdir.join(crate::worktree::rel_path(&entry.rela_path));
+                let full = workdir.join(agent_rewind_core::quote::rel_path(&entry.rela_path));
                 if entry.disk_kind.is_some()
                     && let Err(e) = std::fs::read_dir(&full)
                 {

@@ -3,7 +3,7 @@
 //! reads the worktree and writes only objects; any doubt is a reason for the full pass.
 
 use super::MAX_PATHS;
-use crate::Store;
+use crate::ScanContext;
 use crate::gixerror::from_gix;
 use crate::rawindex::{RawEntry, RawIndex};
 use crate::snapshot::Excluded;
@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 /// The paths to look at, gathered from the monitor's report.
 pub(super) struct Work<'a> {
-    store: &'a Store,
+    ctx: &'a ScanContext<'a>,
     repo: &'a gix::Repository,
     workdir: PathBuf,
     last: ObjectId,
@@ -50,14 +50,14 @@ enum Found {
 
 impl<'a> Work<'a> {
     pub(super) fn new(
-        store: &'a Store,
+        ctx: &'a ScanContext<'a>,
         last: ObjectId,
         reported: &'a [BString],
     ) -> Result<Work<'a>> {
         Ok(Work {
-            store,
-            repo: store.repo(),
-            workdir: store.workdir()?.to_path_buf(),
+            ctx,
+            repo: ctx.repo(),
+            workdir: ctx.workdir().to_path_buf(),
             last,
             reported,
             files: BTreeSet::new(),
@@ -72,7 +72,7 @@ impl<'a> Work<'a> {
     }
 
     fn full(&self, rela: &BStr) -> PathBuf {
-        self.workdir.join(crate::rel_path(rela))
+        self.workdir.join(agent_rewind_core::quote::rel_path(rela))
     }
 
     /// What is at `rela` on disk. Below a symlink or a file nothing of the worktree is (as
@@ -317,7 +317,7 @@ impl<'a> Work<'a> {
             .map_err(from_gix)?;
         let mut pipeline =
             gix::filter::Pipeline::new(repo, attributes.detach()).map_err(from_gix)?;
-        let protect = self.store.protect_options();
+        let protect = self.ctx.protect_options();
         agent_rewind_core::trace::mark("snapshot: filters ready");
         let mut upserts = Vec::new();
         let mut removals: Vec<BString> = std::mem::take(&mut self.removed);
@@ -435,7 +435,7 @@ fn tracked_blob(
         mode,
         e.path.as_bstr(),
     );
-    let Some((id, kind, md)) = crate::objects::retry_object_write(|| {
+    let Some((id, kind, md)) = crate::snapshot::retry_object_write(|| {
         pipeline.worktree_file_to_object(e.path.as_bstr(), &one)
     })
     .map_err(from_gix)?

@@ -13,7 +13,7 @@
 //! skip-worktree, a submodule) leaves the entry to gix. It never writes the user's index
 //! (the flags live in memory only) and never touches a file.
 //!
-//! One of the scanner's sources (`store::snapshot::scan`). Fallback: gix's status looks at every
+//! One of the scanner's sources (`scan::snapshot::scan`). Fallback: gix's status looks at every
 //! entry (what happens for each entry it leaves unproven, and for all of them when
 //! [`Settings::new`] gives `None`). Kill switch: none in the configuration (it is off on
 //! platforms other than unix); the repository's stat settings (`core.checkStat`,
@@ -54,7 +54,7 @@ impl Settings {
 
 /// For each entry of `index`, whether it provably did not change in the worktree at
 /// `workdir`. Entries `known[i]` already proved unchanged (the filesystem monitor,
-/// `store::fsmonitor`) are not looked at again. Read-only: runs beside other readers of the
+/// `scan::fsmonitor`) are not looked at again. Read-only: runs beside other readers of the
 /// index.
 pub fn unchanged_entries(
     index: &gix::index::State,

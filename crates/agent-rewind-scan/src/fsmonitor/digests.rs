@@ -1,4 +1,4 @@
-//! Digests of the index entries for the monitor's proofs (`store::fsmonitor`), and finding
+//! Digests of the index entries for the monitor's proofs (`scan::fsmonitor`), and finding
 //! them among the stored ones. It only computes; it reads and writes nothing.
 
 use agent_rewind_core::private::digest::{Digest, path_digest};
@@ -10,7 +10,7 @@ pub struct EntryDigests {
     /// what it means. Equal digests mean the same entry.
     pub entries: Vec<u64>,
     /// Of each entry's path and mode: what the untracked walk's cache compares
-    /// (`store::dirwalk`), so that it need not go over the paths again.
+    /// (`scan::dirwalk`), so that it need not go over the paths again.
     pub paths: Vec<u64>,
     /// Of the sequence of `paths`, in index order: equal layouts mean the same paths and
     /// modes at the same positions, so an entry need only be compared with the stored

@@ -1,11 +1,11 @@
 //! The untracked walk's cache file (`<git dir>/agent-rewind/cache/dirwalk`): what it records
 //! of each directory read, its encoding, and the key of everything outside the worktree that
 //! decides what the walk reports. Deciding which records still hold is the walk's
-//! (`store::dirwalk`); this module only stores and reads them, and a damaged or foreign file
+//! (`scan::dirwalk`); this module only stores and reads them, and a damaged or foreign file
 //! reads as an empty cache.
 
 use super::{CACHE_HEADER, RACY_MARGIN};
-use crate::Store;
+use crate::ScanContext;
 use agent_rewind_core::error::Result;
 use agent_rewind_core::private::digest::Digest;
 use agent_rewind_core::private::envelope::DIRWALK_CACHE;
@@ -17,7 +17,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// Stat data of a file or directory (not following a symlink), as far as it tells of a
 /// change: the walk cache's directories and `.gitignore`s, and `packed-refs` for ref listings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct StatData {
+pub struct StatData {
     mtime: (i64, i64),
     ctime: (i64, i64),
     ino: u64,
@@ -27,7 +27,7 @@ pub(crate) struct StatData {
 }
 
 impl StatData {
-    pub(crate) fn of(path: &Path) -> Option<StatData> {
+    pub fn of(path: &Path) -> Option<StatData> {
         Self::from_metadata(&std::fs::symlink_metadata(path).ok()?)
     }
 
@@ -154,7 +154,7 @@ pub(super) struct DirRecord {
 #[derive(Debug, Default)]
 pub(super) struct Cache {
     pub(super) key: u64,
-    /// The fsmonitor token the records are valid at (`store::fsmonitor`), if any.
+    /// The fsmonitor token the records are valid at (`scan::fsmonitor`), if any.
     pub(super) token: Option<String>,
     pub(super) dirs: BTreeMap<BString, DirRecord>,
 }
@@ -261,11 +261,11 @@ impl Cache {
 
 /// Everything outside the worktree that decides what the walk reports: if any of it
 /// changes, no record of the cache is used.
-pub(super) fn cache_key(store: &Store, workdir: &Path) -> u64 {
+pub(super) fn cache_key(ctx: &ScanContext, workdir: &Path) -> u64 {
     let mut h = Digest::default();
     h.bytes(CACHE_HEADER.as_bytes());
     h.bytes(workdir.as_os_str().as_encoded_bytes());
-    let config = store.repo().config_snapshot();
+    let config = ctx.repo().config_snapshot();
     for key in [
         "core.ignoreCase",
         "core.excludesFile",
@@ -279,8 +279,8 @@ pub(super) fn cache_key(store: &Store, workdir: &Path) -> u64 {
                 .map_or(&b"-"[..], |v| v.as_ref()),
         );
     }
-    let mut sources = vec![store.common_dir().join("info").join("exclude")];
-    sources.extend(global_files(store, "core.excludesFile", "ignore"));
+    let mut sources = vec![ctx.common_dir().join("info").join("exclude")];
+    sources.extend(global_files(ctx, "core.excludesFile", "ignore"));
     for source in sources {
         h.bytes(source.as_os_str().as_encoded_bytes());
         h.bytes(source_stamp(&source).as_bytes());
@@ -291,9 +291,9 @@ pub(super) fn cache_key(store: &Store, workdir: &Path) -> u64 {
 /// The files outside the worktree git reads for `setting` (`core.excludesFile`,
 /// `core.attributesFile`): the configured one, and the defaults `$XDG_CONFIG_HOME/git/<name>`
 /// and `~/.config/git/<name>`, whether or not they exist.
-pub(crate) fn global_files(store: &Store, setting: &str, name: &str) -> Vec<PathBuf> {
+pub(crate) fn global_files(ctx: &ScanContext, setting: &str, name: &str) -> Vec<PathBuf> {
     let mut out = vec![];
-    if let Some(p) = store
+    if let Some(p) = ctx
         .repo()
         .config_snapshot()
         .trusted_path(setting)

@@ -1,7 +1,7 @@
 //! gix's directory walk as `gix::Repository::dirwalk` runs it (no patterns, nothing to
 //! delete), but with ignore and attribute stacks built from the index's `.gitignore` and
 //! `.gitattributes` entries only, which is all gix takes from the index for them. It only
-//! reads; the walk's decisions and its cache are `store::dirwalk`'s.
+//! reads; the walk's decisions and its cache are `scan::dirwalk`'s.
 
 use gix::bstr::{BString, ByteSlice};
 use std::sync::atomic::AtomicBool;

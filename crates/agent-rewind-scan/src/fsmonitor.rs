@@ -1,6 +1,6 @@
 //! Asking the filesystem monitor git uses (`core.fsmonitor`) which paths changed since our
-//! last snapshot, so that a snapshot stats only those (`store::statcheck`) and the untracked
-//! walk reads only the directories whose listing may have changed (`store::dirwalk`): a
+//! last snapshot, so that a snapshot stats only those (`scan::statcheck`) and the untracked
+//! walk reads only the directories whose listing may have changed (`scan::dirwalk`): a
 //! reported path that is tracked and still the same kind of file (an edit) does not count,
 //! anything else (new, gone, another kind, a `.gitignore`) marks its directory.
 //!
@@ -21,12 +21,12 @@
 //! but the configured hook (or, for git's Watchman sample hook, asks Watchman's socket the
 //! same query: `watchman`).
 //!
-//! One of the scanner's sources (`store::snapshot::scan`). Fallback: the full pass without a monitor
+//! One of the scanner's sources (`scan::snapshot::scan`). Fallback: the full pass without a monitor
 //! (every entry stat'ed, every folder the walk cache cannot vouch for read). Kill switch:
 //! `core.fsmonitor` unset or `false` (a `core.fsmonitorHookVersion` other than 2 also turns
 //! it off).
 
-use crate::Store;
+use crate::ScanContext;
 use agent_rewind_core::private::envelope::FSMONITOR_TOKEN;
 use gix::bstr::{BStr, BString, ByteSlice};
 use std::collections::HashSet;
@@ -100,25 +100,25 @@ pub struct Changes {
 
 /// Start asking the monitor, when `core.fsmonitor` names a hook. `None` when no monitor is
 /// configured or it cannot be asked (git's built-in daemon, another hook version).
-pub fn start(store: &Store) -> Option<Pending> {
-    start_with(store, None)
+pub fn start(ctx: &ScanContext) -> Option<Pending> {
+    start_with(ctx, None)
 }
 
-/// [`start`], asking with `token` (a monitored snapshot's own, `store::snapshot::monitored`)
+/// [`start`], asking with `token` (a monitored snapshot's own, `scan::snapshot::monitored`)
 /// in place of the one in our token file, and with no proofs.
-pub fn start_since(store: &Store, token: &str) -> Option<Pending> {
-    start_with(store, Some(token))
+pub fn start_since(ctx: &ScanContext, token: &str) -> Option<Pending> {
+    start_with(ctx, Some(token))
 }
 
 /// Whether `core.fsmonitor` names a hook a snapshot asks (so a snapshot need not stat every
 /// file): the same test [`start`] makes before it asks.
-pub fn is_configured(store: &Store) -> bool {
-    configured_hook(store).is_some()
+pub fn is_configured(repo: &gix::Repository) -> bool {
+    configured_hook(repo).is_some()
 }
 
 /// The hook `core.fsmonitor` names, when it is one we can ask (protocol version 2).
-fn configured_hook(store: &Store) -> Option<String> {
-    let config = store.repo().config_snapshot();
+fn configured_hook(repo: &gix::Repository) -> Option<String> {
+    let config = repo.config_snapshot();
     let hook = match config.plumbing().boolean("core.fsmonitor") {
         Ok(None | Some(false)) => return None,
         Ok(Some(true)) => {
@@ -141,13 +141,13 @@ fn configured_hook(store: &Store) -> Option<String> {
     Some(hook)
 }
 
-fn start_with(store: &Store, token: Option<&str>) -> Option<Pending> {
-    let hook = configured_hook(store)?;
-    let workdir = store.workdir().ok()?;
-    let key = settings_key(store, &hook, workdir);
+fn start_with(ctx: &ScanContext, token: Option<&str>) -> Option<Pending> {
+    let hook = configured_hook(ctx.repo())?;
+    let workdir = ctx.workdir();
+    let key = settings_key(ctx, &hook, workdir);
     let saved = match token {
         Some(t) => Some((t.to_string(), Proofs::default())),
-        None => load(&store.private().fsmonitor_token(), &key),
+        None => load(&ctx.private().fsmonitor_token(), &key),
     };
     let (since, proven) = match saved {
         Some((token, proven)) => (Some(token), proven),
@@ -168,7 +168,7 @@ fn start_with(store: &Store, token: Option<&str>) -> Option<Pending> {
             );
             let (dir, cache, token) = (
                 workdir.to_path_buf(),
-                store.private().watchman_sockname(),
+                ctx.private().watchman_sockname(),
                 asked.clone(),
             );
             let thread = std::thread::spawn(move || watchman::query(&dir, &token, &cache));
@@ -390,15 +390,15 @@ impl Monitor {
     /// Store our token with the digests of the entries this snapshot proved unchanged
     /// (`proven[i]` for entry `i`), in index order, for the next snapshot. Best effort: a
     /// token that cannot be stored only means a full pass next time.
-    pub fn save(&self, store: &Store, digests: Option<&EntryDigests>, proven: &[bool]) {
-        let path = store.private().fsmonitor_token();
+    pub fn save(&self, ctx: &ScanContext, digests: Option<&EntryDigests>, proven: &[bool]) {
+        let path = ctx.private().fsmonitor_token();
         let Some(token) = self.next_token.as_deref().filter(|t| usable_token(t)) else {
-            let _ = super::remove_if_exists(&path);
+            let _ = agent_rewind_core::private::remove_if_exists(&path);
             return;
         };
         let (layout, entries) = digests.map_or((0, &[][..]), |d| (d.layout, &d.entries[..]));
         if entries.len() != proven.len() {
-            let _ = super::remove_if_exists(&path);
+            let _ = agent_rewind_core::private::remove_if_exists(&path);
             return;
         }
         let mut out = Vec::with_capacity(entries.len() * 8 + 256);
@@ -409,7 +409,7 @@ impl Monitor {
             out.extend_from_slice(&(if *p { *d } else { 0 }).to_le_bytes());
         }
         if FSMONITOR_TOKEN.write(&path, &out).is_err() {
-            let _ = super::remove_if_exists(&path);
+            let _ = agent_rewind_core::private::remove_if_exists(&path);
         }
     }
 }
@@ -470,8 +470,8 @@ fn usable_token(token: &str) -> bool {
 
 /// Everything that must be the same for a stored token and its proofs to hold: the hook, the
 /// worktree, and the settings that decide what a stat proves.
-fn settings_key(store: &Store, hook: &str, workdir: &Path) -> String {
-    let config = store.repo().config_snapshot();
+fn settings_key(ctx: &ScanContext, hook: &str, workdir: &Path) -> String {
+    let config = ctx.repo().config_snapshot();
     let mut key = format!("hook={hook:?} workdir={:?}", workdir.display().to_string());
     for k in [
         "core.checkStat",

@@ -3,7 +3,7 @@
 //!
 //! Every monitored snapshot taken for a checkpoint saves where it ended (`cache/monitored`,
 //! `store::private`): the monitor's token, the tree, HEAD's tree, a digest of the index's
-//! entries and the index's tree when its cache-tree has it (`store::rawindex`), and what the
+//! entries and the index's tree when its cache-tree has it (`scan::rawindex`), and what the
 //! policy left out. The next checkpoint of the run starts from that tree when the run's last
 //! checkpoint has exactly that tree (so it is stored and reachable), the index is plain, and
 //! the configuration, the policy and the ignore and attribute files outside the worktree are
@@ -23,7 +23,7 @@
 //! reach, a folder that cannot be read, a kind of file a tree cannot hold. It writes only
 //! objects and its own file.
 //!
-//! One of the scanner's sources (`store::snapshot::scan`): it answers "the paths since the run's last
+//! One of the scanner's sources (`scan::snapshot::scan`): it answers "the paths since the run's last
 //! checkpoint" ([`paths_since`]), and [`SinceLast::snapshot`] builds the tree from there.
 //! Fallback: the full pass. Kill switch: `agentRewind.fromLastCheckpoint=false` (and no
 //! `core.fsmonitor`).
@@ -32,7 +32,7 @@ mod edits;
 mod state;
 
 use super::{Policy, Snapshot};
-use crate::Store;
+use crate::ScanContext;
 use crate::fsmonitor;
 use crate::rawindex::{self, Identity, RawIndex};
 use agent_rewind_core::error::Result;
@@ -45,7 +45,7 @@ use state::{Saved, hex_id, state_key};
 const MAX_PATHS: usize = 2000;
 
 /// The paths that may have changed since the run's last checkpoint, with what building the
-/// snapshot from that checkpoint needs (`store::snapshot::scan`'s `SinceLastCheckpoint`).
+/// snapshot from that checkpoint needs (`scan::snapshot::scan`'s `SinceLastCheckpoint`).
 pub(crate) struct SinceLast {
     last: ObjectId,
     saved: Saved,
@@ -71,9 +71,8 @@ fn full<T>(why: &str, raw: Option<RawIndex>) -> Result<std::result::Result<T, Op
 
 /// Whether checkpoints may start from the last one (`agentRewind.fromLastCheckpoint`,
 /// default true).
-pub(crate) fn enabled(store: &Store) -> bool {
-    store
-        .repo()
+pub(crate) fn enabled(ctx: &ScanContext) -> bool {
+    ctx.repo()
         .config_snapshot()
         .boolean("agentRewind.fromLastCheckpoint")
         .unwrap_or(true)
@@ -82,30 +81,30 @@ pub(crate) fn enabled(store: &Store) -> bool {
 /// The paths that may have changed since `last` (the tree of the run's newest checkpoint),
 /// when the saved state allows starting from it (see the module comment).
 pub(crate) fn paths_since(
-    store: &Store,
+    ctx: &ScanContext,
     policy: &Policy,
     last: ObjectId,
     head_tree: ObjectId,
 ) -> Result<Asked> {
-    Ok(match asked(store, policy, last, head_tree)? {
+    Ok(match asked(ctx, policy, last, head_tree)? {
         Ok(since) => Asked::Since(Box::new(since)),
         Err(raw) => Asked::Full(raw),
     })
 }
 
 fn asked(
-    store: &Store,
+    ctx: &ScanContext,
     policy: &Policy,
     last: ObjectId,
     head_tree: ObjectId,
 ) -> Result<std::result::Result<SinceLast, Option<RawIndex>>> {
-    let Some(saved) = state::load(store) else {
+    let Some(saved) = state::load(ctx) else {
         return full("no saved state", None);
     };
     if hex_id(&saved.tree) != Some(last) {
         return full("the run's last checkpoint is not where it ended", None);
     }
-    let repo = store.repo();
+    let repo = ctx.repo();
     if repo
         .config_snapshot()
         .boolean("core.ignoreCase")
@@ -113,10 +112,10 @@ fn asked(
     {
         return full("core.ignoreCase", None);
     }
-    if saved.key != state_key(store, policy) {
+    if saved.key != state_key(ctx, policy) {
         return full("settings changed", None);
     }
-    let Some(pending) = fsmonitor::start_since(store, &saved.token) else {
+    let Some(pending) = fsmonitor::start_since(ctx, &saved.token) else {
         return full("no monitor", None);
     };
     let raw = rawindex::read(&repo.index_path(), repo.object_hash());
@@ -141,7 +140,7 @@ fn asked(
         let (Some(old), Some(new)) = (old, raw.tree) else {
             return full("the index changed", Some(raw));
         };
-        if let Err(why) = changed_paths(store, old, new, &mut also) {
+        if let Err(why) = changed_paths(ctx, old, new, &mut also) {
             return full(why, Some(raw));
         }
         index_moved = Some((old, new));
@@ -153,7 +152,7 @@ fn asked(
         };
         // After `git add` and `git commit`, both moved between the same two trees.
         if index_moved != Some((old, head_tree))
-            && let Err(why) = changed_paths(store, old, head_tree, &mut also)
+            && let Err(why) = changed_paths(ctx, old, head_tree, &mut also)
         {
             return full(why, Some(raw));
         }
@@ -183,7 +182,7 @@ impl SinceLast {
     /// or, on a doubt found while looking, the index as read (for the full pass).
     pub(crate) fn snapshot(
         self,
-        store: &Store,
+        ctx: &ScanContext,
         policy: &Policy,
         head_tree: ObjectId,
     ) -> Result<std::result::Result<Snapshot, Option<RawIndex>>> {
@@ -194,7 +193,7 @@ impl SinceLast {
             token,
             paths,
         } = self;
-        let mut work = Work::new(store, last, &paths)?;
+        let mut work = Work::new(ctx, last, &paths)?;
         if let Err(why) = work.gather() {
             return full(why, Some(raw));
         }
@@ -210,7 +209,7 @@ impl SinceLast {
             work.dirs_read
         ));
         state::save(
-            store,
+            ctx,
             &Saved {
                 key: saved.key,
                 token,
@@ -249,7 +248,7 @@ pub(crate) struct Ended<'a> {
 /// After a full monitored pass for a checkpoint: save where it ended, when the index it read
 /// (`index`) is the one scanned (`ended.raw`, or read now) and nothing was left unread.
 pub(crate) fn record(
-    store: &Store,
+    ctx: &ScanContext,
     policy: &Policy,
     ended: Ended<'_>,
     index: &gix::index::File,
@@ -257,7 +256,7 @@ pub(crate) fn record(
 ) {
     let raw = ended
         .raw
-        .or_else(|| rawindex::read(index.path(), store.repo().object_hash()));
+        .or_else(|| rawindex::read(index.path(), ctx.repo().object_hash()));
     // The file scanned is the one gix read: it was at the index's path before gix read it
     // and still is (and, when it has one, its checksum is the one gix read).
     let same_index = raw.as_ref().is_some_and(|r| {
@@ -274,13 +273,13 @@ pub(crate) fn record(
         raw.filter(|_| same_index),
         ended.unreadable,
     ) else {
-        state::forget(store);
+        state::forget(ctx);
         return;
     };
     state::save(
-        store,
+        ctx,
         &Saved {
-            key: state_key(store, policy),
+            key: state_key(ctx, policy),
             token: token.to_string(),
             head_tree: ended.head_tree.to_string(),
             index: raw.digest,
@@ -295,7 +294,7 @@ pub(crate) fn record(
 /// pass must decide (a submodule's entry, which the full pass takes from its checkout, or
 /// more paths than [`MAX_PATHS`]).
 fn changed_paths(
-    store: &Store,
+    ctx: &ScanContext,
     old: ObjectId,
     new: ObjectId,
     out: &mut Vec<gix::bstr::BString>,
@@ -303,11 +302,14 @@ fn changed_paths(
     if old == new {
         return Ok(());
     }
-    let changes = store
-        .objects()
-        .diff_trees_at_most(old, new, MAX_PATHS.saturating_sub(out.len()))
-        .map_err(|_| "the trees git changed cannot be compared")?
-        .ok_or("too many paths changed by git")?;
+    let changes = crate::treediff::diff_trees_at_most(
+        ctx.repo(),
+        old,
+        new,
+        MAX_PATHS.saturating_sub(out.len()),
+    )
+    .map_err(|_| "the trees git changed cannot be compared")?
+    .ok_or("too many paths changed by git")?;
     for c in changes {
         let kinds = [c.old, c.new];
         if kinds

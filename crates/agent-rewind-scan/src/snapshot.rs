@@ -11,12 +11,13 @@
 //! the store because it is gix through and through. It must never write the user's index,
 //! HEAD or files: it only writes objects (and, through the scanner, its caches).
 
-use crate::Store;
+use crate::ScanContext;
 use crate::dirwalk::entries_named;
 use crate::gixerror::from_gix;
 use agent_rewind_core::error::Result;
 use gix::ObjectId;
-use scan::{Purpose, Scope};
+pub use scan::Purpose;
+use scan::Scope;
 
 /// A path the snapshot left out, and why (the `excluded` field of a checkpoint line).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -35,9 +36,10 @@ mod tree;
 
 use build::Build;
 use newfile::{NewFile, new_file};
-pub use policy::{DEFAULT_MAX_UNTRACKED, Policy};
+pub use policy::{DEFAULT_MAX_UNTRACKED, Policy, PolicyConfig, glob_match};
 use status::{staged_changes, unproven_only, worktree_changes};
 pub(crate) use tree::TreeEdits;
+pub use tree::{edit_tree, retry_object_write};
 
 /// The result of a snapshot.
 #[derive(Debug, Clone)]
@@ -49,10 +51,10 @@ pub struct Snapshot {
     pub index_tree: Option<ObjectId>,
     pub excluded: Vec<Excluded>,
     /// Directories the walk for untracked files read, and those it knew from its cache
-    /// (`store::dirwalk`) without reading them.
+    /// (`scan::dirwalk`) without reading them.
     pub dirs_read: usize,
     pub dirs_skipped: usize,
-    /// Index entries proven unchanged by directory-relative stats (`store::statcheck`)
+    /// Index entries proven unchanged by directory-relative stats (`scan::statcheck`)
     /// before gix's status pass.
     pub entries_proven: usize,
     /// Whether an index entry carries a flag a tree cannot hold (intent-to-add,
@@ -80,39 +82,26 @@ fn checkin_attribute_entries(
     only
 }
 
-/// Snapshot the worktree of `store`. Exclusion applies to paths that are not in HEAD
-/// (untracked or newly staged); files already committed are kept as git keeps them.
-pub fn snapshot_worktree(store: &Store, policy: &Policy) -> Result<Snapshot> {
-    snapshot(store, policy, Purpose::Other)
-}
-
-/// [`snapshot_worktree`] for a checkpoint of a run whose newest checkpoint has tree `last`
-/// (`None`: the run has none yet). With a filesystem monitor it may start from that tree,
-/// and it saves where it ended for the next checkpoint (`monitored`).
-pub fn snapshot_for_checkpoint(
-    store: &Store,
-    policy: &Policy,
-    last: Option<ObjectId>,
-) -> Result<Snapshot> {
-    snapshot(store, policy, Purpose::Checkpoint { last })
-}
-
-fn snapshot(store: &Store, policy: &Policy, purpose: Purpose) -> Result<Snapshot> {
-    let repo = store.repo();
-    let workdir = store.workdir()?.to_path_buf();
-    let head_tree = store.head_tree_or_empty()?;
+/// Snapshot the worktree of `ctx` for `purpose`. Exclusion applies to paths that are not in
+/// HEAD (untracked or newly staged); files already committed are kept as git keeps them.
+/// For a checkpoint, with a filesystem monitor it may start from the run's last tree, and
+/// it saves where it ended for the next checkpoint (`monitored`).
+pub fn snapshot(ctx: &ScanContext, policy: &Policy, purpose: Purpose) -> Result<Snapshot> {
+    let repo = ctx.repo();
+    let workdir = ctx.workdir().to_path_buf();
+    let head_tree = ctx.head_tree;
 
     // What may have changed: from the last checkpoint, or the full pass.
-    let full = match scan::what_may_have_changed(store, policy, purpose, head_tree)? {
-        Scope::SinceLastCheckpoint(since) => match since.snapshot(store, policy, head_tree)? {
+    let full = match scan::what_may_have_changed(ctx, policy, purpose, head_tree)? {
+        Scope::SinceLastCheckpoint(since) => match since.snapshot(ctx, policy, head_tree)? {
             Ok(snapshot) => return Ok(snapshot),
-            Err(raw) => scan::after_doubt(store, raw)?,
+            Err(raw) => scan::after_doubt(ctx, raw)?,
         },
         Scope::MonitorReport(full) | Scope::Everything(full) => full,
     };
 
     // The index, and the filters its attributes choose.
-    let mut index = store.read_user_index()?;
+    let mut index = ctx.read_user_index()?;
     let attributes = repo
         .attributes_only(
             &checkin_attribute_entries(repo, &index),
@@ -123,7 +112,7 @@ fn snapshot(store: &Store, policy: &Policy, purpose: Purpose) -> Result<Snapshot
     agent_rewind_core::trace::mark("snapshot: index read");
 
     // The scanner proves what it can unchanged and finds the untracked files.
-    let scanned = full.scan(store, &mut index, &workdir)?;
+    let scanned = full.scan(ctx, &mut index, &workdir)?;
 
     // gix's status compares the rest. When the index's cache-tree is valid and equals
     // HEAD's tree, nothing is staged: skip the HEAD-vs-index diff (it reads every tree of
@@ -173,7 +162,7 @@ fn snapshot(store: &Store, policy: &Policy, purpose: Purpose) -> Result<Snapshot
     let unreadable = |path: &[u8]| scanned.in_unreadable_dir(path);
     build.worktree(worktree, unreadable, &mut pipeline, &index)?;
     build.submodules(&index, &workdir)?;
-    let protect = store.protect_options();
+    let protect = ctx.protect_options();
     let untracked = &scanned.walk.untracked;
     build.untracked(policy, protect, &workdir, &mut pipeline, &index, untracked)?;
     let (tree, excluded) = build.finish()?;
@@ -189,6 +178,6 @@ fn snapshot(store: &Store, policy: &Policy, purpose: Purpose) -> Result<Snapshot
         index_flags,
     };
     // What the next snapshot starts from.
-    scanned.save(store, policy, head_tree, &index, &snapshot);
+    scanned.save(ctx, policy, head_tree, &index, &snapshot);
     Ok(snapshot)
 }

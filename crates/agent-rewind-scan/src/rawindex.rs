@@ -1,7 +1,7 @@
 //! The user's index file read as bytes, without decoding it into entries: a digest of its
 //! entries, whether it is "plain" (nothing a tree cannot say), and the entries at a few
 //! paths. This is what lets a monitored snapshot start from the last checkpoint's tree
-//! (`store::snapshot::monitored`) without paying for gix's decode of a 100k-entry index.
+//! (`scan::snapshot::monitored`) without paying for gix's decode of a 100k-entry index.
 //!
 //! The digest covers the header and every entry byte (stat data, id, flags, path), not the
 //! extensions: git rewrites those (its own fsmonitor token, the cache-tree) on every
@@ -11,7 +11,7 @@
 //! not understand is `None`: the caller then takes the full pass. It never writes anything.
 //! The file is mapped, not read (the one `unsafe` block; docs/design/from-last-checkpoint.md says why).
 //!
-//! One of the scanner's sources (`store::snapshot::scan`). Fallback: the full pass (gix decodes the
+//! One of the scanner's sources (`scan::snapshot::scan`). Fallback: the full pass (gix decodes the
 //! index) and no state saved for the next checkpoint. Kill switch: none of its own; only a
 //! checkpoint with a monitor reads it, so `agentRewind.fromLastCheckpoint=false` or no
 //! `core.fsmonitor` leaves it unused.
