@@ -110,7 +110,7 @@ impl Objects<'_> {
             None if !self.known_to_git(cwd, path)? => Some(self.intent_to_add(cwd, path)?),
             _ => None,
         };
-        let mut command = self.git_command(cwd, &[]);
+        let mut command = self.store.git_command(cwd, &[]);
         if let Some(dir) = &scratch {
             command.env("GIT_INDEX_FILE", dir.path().join("index"));
         }
@@ -153,14 +153,14 @@ impl Objects<'_> {
     /// Whether `git blame` of the worktree's file finds `path` (relative to `cwd`): in HEAD's
     /// tree or in the index. A path outside the worktree counts as known (git says why not).
     fn known_to_git(&self, cwd: &Path, path: &OsStr) -> Result<bool> {
-        let Some(rel) = self.repo.workdir().and_then(|w| {
+        let Some(rel) = self.store.repo.workdir().and_then(|w| {
             let (w, file) = (w.canonicalize().ok()?, cwd.join(path));
             let dir = file.parent()?.canonicalize().ok()?;
             Some(dir.strip_prefix(&w).ok()?.join(file.file_name()?))
         }) else {
             return Ok(true);
         };
-        let in_head = match self.repo.head_tree() {
+        let in_head = match self.store.repo.head_tree() {
             Ok(tree) => tree
                 .lookup_entry_by_path(&rel)
                 .map_err(|e| Error::git(format!("reading HEAD's tree: {e}")))?
@@ -171,6 +171,7 @@ impl Objects<'_> {
             return Ok(true);
         }
         let index = self
+            .store
             .repo
             .index_or_empty()
             .map_err(|e| Error::git(format!("reading the index: {e}")))?;
@@ -185,13 +186,14 @@ impl Objects<'_> {
     /// of a file git does not know yet blames every line as not committed, as it does for a
     /// file added with `-N`. The user's index is never touched.
     fn intent_to_add(&self, cwd: &Path, path: &OsStr) -> Result<tempfile::TempDir> {
-        let tmp = self.private().tmp_dir();
+        let tmp = self.store.private().tmp_dir();
         std::fs::create_dir_all(&tmp).at(&tmp)?;
         let dir = tempfile::Builder::new()
             .prefix("blame-")
             .tempdir_in(&tmp)
             .at(&tmp)?;
         let out = self
+            .store
             .git_command(cwd, &["add", "-N", "-f", "--"])
             .arg(path)
             .env("GIT_INDEX_FILE", dir.path().join("index"))
@@ -209,7 +211,7 @@ impl Objects<'_> {
     /// The [`crate::linemap::key`] of every line of the blob `id`, read in place (no copy of
     /// its bytes); `None` when it is bigger than `max` bytes.
     pub fn blob_line_keys(&self, id: ObjectId, max: usize) -> Result<Option<Vec<u64>>> {
-        let blob = self.repo.find_blob(id).map_err(from_gix)?;
+        let blob = self.store.repo.find_blob(id).map_err(from_gix)?;
         if blob.data.len() > max {
             return Ok(None);
         }
@@ -224,6 +226,7 @@ impl Objects<'_> {
                 .with_hint("name a commit: HEAD, a branch, a tag or a commit id")
         };
         let id = self
+            .store
             .repo
             .rev_parse_single(spec)
             .map_err(|e| not_one(agent_rewind_core::error::one_line(&e.to_string())))?;
@@ -247,19 +250,25 @@ impl Objects<'_> {
         } else {
             range.to_string()
         };
-        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
+        let dir = self
+            .store
+            .repo
+            .workdir()
+            .unwrap_or(self.store.repo.git_dir());
         let out = self
+            .store
             .git_command(dir, &["rev-list", "--no-merges", FORMAT, &spec, "--"])
             .output()
             .map_err(|e| Error::git(format!("could not run git: {e}")).with_source(e))?;
         let out = if !out.status.success() && single {
             // A root commit has no parent for `^!`: the commit alone.
-            self.git_command(
-                dir,
-                &["rev-list", "--no-merges", FORMAT, "-n1", range, "--"],
-            )
-            .output()
-            .map_err(|e| Error::git(format!("could not run git: {e}")).with_source(e))?
+            self.store
+                .git_command(
+                    dir,
+                    &["rev-list", "--no-merges", FORMAT, "-n1", range, "--"],
+                )
+                .output()
+                .map_err(|e| Error::git(format!("could not run git: {e}")).with_source(e))?
         } else {
             out
         };

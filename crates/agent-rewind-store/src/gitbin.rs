@@ -286,22 +286,23 @@ impl crate::facade::Refs<'_> {
     /// Pack every ref into `packed-refs` (`git pack-refs --all`).
     /// A `packed-refs.lock` a killed process of ours left is removed first.
     pub fn pack_refs(&self) -> Result<()> {
-        let lock = self.common_dir().join("packed-refs.lock");
-        self.remove_stale_locks(&[lock]);
-        self.git(&["pack-refs", "--all"]).map(|_| ())
+        let lock = self.store.common_dir().join("packed-refs.lock");
+        self.store.remove_stale_locks(&[lock]);
+        self.store.git(&["pack-refs", "--all"]).map(|_| ())
     }
 
     /// Drop the reflog entries of `name` that point at commits its current value no longer
     /// reaches (`git reflog expire --expire-unreachable=now`), keeping the others.
     pub fn expire_unreachable_reflog(&self, name: &str) -> Result<()> {
-        self.git(&[
-            "reflog",
-            "expire",
-            "--expire=never",
-            "--expire-unreachable=now",
-            name,
-        ])
-        .map(|_| ())
+        self.store
+            .git(&[
+                "reflog",
+                "expire",
+                "--expire=never",
+                "--expire-unreachable=now",
+                name,
+            ])
+            .map(|_| ())
     }
 
     /// Whether a local branch exists.
@@ -313,8 +314,8 @@ impl crate::facade::Refs<'_> {
 
     /// Validate a branch name the way git does.
     pub fn check_branch_name(&self, branch: &str) -> Result<()> {
-        let out = self.git_output_in(
-            self.repo.git_dir(),
+        let out = self.store.git_output_in(
+            self.store.repo.git_dir(),
             &["check-ref-format", "--branch", branch],
         )?;
         if !out.status.success() {
@@ -333,7 +334,8 @@ impl crate::facade::Worktree<'_> {
                 "{full_ref:?} is not a branch (refs/heads/…)"
             )));
         }
-        self.git(&["symbolic-ref", "-m", message, "HEAD", full_ref])
+        self.store
+            .git(&["symbolic-ref", "-m", message, "HEAD", full_ref])
             .map(|_| ())
     }
 
@@ -349,14 +351,14 @@ impl crate::facade::Worktree<'_> {
             (Some(b), Some(c)) => {
                 // The branch in-process (compare-and-swap: it must not exist), HEAD through git
                 // so HEAD's reflog says where it went.
-                self.refs().create_branch(b, c)?;
+                self.store.refs().create_branch(b, c)?;
                 self.attach_user_head(&super::layout::branch_ref(b), "agent-rewind: checkout")?;
             }
             (Some(b), None) => {
                 self.attach_user_head(&super::layout::branch_ref(b), "agent-rewind: checkout")?;
             }
             (None, Some(c)) => {
-                self.git(&[
+                self.store.git(&[
                     "update-ref",
                     "--no-deref",
                     "-m",
@@ -391,16 +393,21 @@ impl crate::facade::Worktree<'_> {
                 ));
             }
         }
-        let existed = branch.map(|b| self.refs().branch_exists(b)).transpose()?;
-        self.git_in(self.common_dir(), &args)
+        let existed = branch
+            .map(|b| self.store.refs().branch_exists(b))
+            .transpose()?;
+        self.store
+            .git_in(self.store.common_dir(), &args)
             .map(|_| ())
             .inspect_err(|_| {
                 // git makes the branch before the folder, and leaves it when the folder cannot
                 // be made (its own worktree record it removes).
                 if let (Some(b), Some(false)) = (branch, existed)
-                    && self.refs().branch_exists(b).unwrap_or(false)
+                    && self.store.refs().branch_exists(b).unwrap_or(false)
                 {
-                    let _ = self.git_in(self.common_dir(), &["branch", "-D", b]);
+                    let _ = self
+                        .store
+                        .git_in(self.store.common_dir(), &["branch", "-D", b]);
                 }
             })
     }
@@ -409,12 +416,13 @@ impl crate::facade::Worktree<'_> {
     /// of it, and the branch it created), when the operation that needed it failed.
     pub fn remove_linked_worktree(&self, path: &Path, branch: Option<&str>) -> Result<()> {
         let p = path.to_string_lossy().to_string();
-        self.git_in(
-            self.common_dir(),
+        self.store.git_in(
+            self.store.common_dir(),
             &["worktree", "remove", "--force", p.as_str()],
         )?;
         if let Some(b) = branch {
-            self.git_in(self.common_dir(), &["branch", "-D", b])?;
+            self.store
+                .git_in(self.store.common_dir(), &["branch", "-D", b])?;
         }
         Ok(())
     }
@@ -427,14 +435,16 @@ impl crate::facade::Maintenance<'_> {
     /// process (`gc.autoDetach=false`) so that the maintenance lock covers all of it.
     /// Off with `agentRewind.autoGc = false`. Never waits, never fails.
     pub fn spawn_auto_gc(&self) {
-        self.spawn_maintenance(&["-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"]);
+        self.store
+            .spawn_maintenance(&["-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"]);
     }
 
     /// Fold the small packs checkpoints write into one, in the background, without touching
     /// the big packs (`git repack --geometric=2`: its cost follows the small packs, unlike
     /// the full repack `git gc --auto` does once there are too many packs).
     pub fn spawn_small_pack_repack(&self) {
-        self.spawn_maintenance(&["repack", "-d", "-l", "-q", "--geometric=2"]);
+        self.store
+            .spawn_maintenance(&["repack", "-d", "-l", "-q", "--geometric=2"]);
     }
 }
 
@@ -446,10 +456,11 @@ impl crate::facade::Index<'_> {
     /// out is only re-hashed by git's next status.
     pub fn reset_user_index(&self, tree: Option<gix::ObjectId>, refresh: &[&[u8]]) -> Result<()> {
         let Some(tree) = tree else {
-            self.git(&["read-tree", "--empty"])?;
+            self.store.git(&["read-tree", "--empty"])?;
             return Ok(());
         };
-        self.git(&["read-tree", "--reset", &tree.to_string()])?;
+        self.store
+            .git(&["read-tree", "--reset", &tree.to_string()])?;
         if refresh.is_empty() {
             return Ok(());
         }
@@ -457,7 +468,9 @@ impl crate::facade::Index<'_> {
         // refresh (an lstat per entry) is cheaper.
         if refresh.len() > REFRESH_PATHS_LIMIT {
             // `--refresh` exits non-zero when files differ from the index: that is expected.
-            let _ = self.git_output_in(self.workdir()?, &["update-index", "-q", "--refresh"])?;
+            let _ = self
+                .store
+                .git_output_in(self.store.workdir()?, &["update-index", "-q", "--refresh"])?;
             return Ok(());
         }
         let mut paths = Vec::new();
@@ -475,7 +488,9 @@ impl crate::facade::Index<'_> {
         ];
         // Best effort: the index is already right; without fresh stat data git only
         // re-hashes those files on its next status (a file removed meanwhile fails this).
-        let _ = self.git_with_input(self.workdir()?, &args, &paths);
+        let _ = self
+            .store
+            .git_with_input(self.store.workdir()?, &args, &paths);
         Ok(())
     }
 }

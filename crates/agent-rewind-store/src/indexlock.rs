@@ -52,8 +52,8 @@ impl crate::facade::Index<'_> {
     /// Whether git's `index.lock` is held in this worktree. One left by a rewind of ours that
     /// was killed while holding it is removed first.
     pub fn user_index_locked(&self) -> bool {
-        let lock = lock_path(&self.repo.index_path());
-        let tmp_dir = self.private().tmp_dir();
+        let lock = lock_path(&self.store.repo.index_path());
+        let tmp_dir = self.store.private().tmp_dir();
         sweep_dead_index_temps(&tmp_dir, &lock);
         std::fs::symlink_metadata(&lock).is_ok()
     }

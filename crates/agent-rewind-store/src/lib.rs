@@ -475,18 +475,18 @@ impl crate::facade::Maintenance<'_> {
     /// More packs than half git's `gc.autoPackLimit` (50 by default; 0 turns it off): time
     /// to fold the small ones, before `git gc --auto` would repack everything.
     pub fn many_small_packs(&self) -> bool {
-        let limit = self.auto_pack_limit();
-        limit > 0 && 2 * self.pack_count() as i64 > limit
+        let limit = self.store.auto_pack_limit();
+        limit > 0 && 2 * self.store.pack_count() as i64 > limit
     }
 }
 
 impl crate::facade::Objects<'_> {
     pub fn object_hash(&self) -> gix::hash::Kind {
-        self.repo.object_hash()
+        self.store.repo.object_hash()
     }
 
     pub fn empty_tree(&self) -> ObjectId {
-        ObjectId::empty_tree(self.repo.object_hash())
+        ObjectId::empty_tree(self.store.repo.object_hash())
     }
 
     /// Expand an abbreviated commit id (at least 4 hex digits) to a full one. Objects of
@@ -494,7 +494,7 @@ impl crate::facade::Objects<'_> {
     /// commits do: an error listing them. The prefix is of the repository's object format
     /// (up to 40 hex digits, 64 in a SHA-256 repository; 40 there is still a prefix).
     pub fn resolve_commit_prefix(&self, hex: &str) -> Result<Option<ObjectId>> {
-        let kind = self.repo.object_hash();
+        let kind = self.store.repo.object_hash();
         let Some(zeros) = kind.len_in_hex().checked_sub(hex.len()) else {
             return Ok(None);
         };
@@ -506,14 +506,16 @@ impl crate::facade::Objects<'_> {
             return Ok(None);
         };
         let mut candidates = std::collections::HashSet::new();
-        self.repo
+        self.store
+            .repo
             .objects
             .lookup_prefix(prefix, Some(&mut candidates))
             .map_err(|e| Error::git(format!("could not look up {hex}: {e}")))?;
         let mut commits: Vec<ObjectId> = candidates
             .into_iter()
             .filter(|id| {
-                self.repo
+                self.store
+                    .repo
                     .find_header(*id)
                     .is_ok_and(|h| h.kind() == gix::object::Kind::Commit)
             })
@@ -536,10 +538,10 @@ impl crate::facade::Objects<'_> {
 
 impl crate::facade::Refs<'_> {
     pub fn user_head(&self) -> Result<UserHead> {
-        if self.reftable() {
-            return self.reftable_user_head();
+        if self.store.reftable() {
+            return self.store.reftable_user_head();
         }
-        let head = self.repo.head().map_err(from_gix)?;
+        let head = self.store.repo.head().map_err(from_gix)?;
         let branch = head.referent_name().map(|n| n.as_bstr().to_string());
         // The id HEAD's branch names, read from the ref alone: peeling would read the
         // object, which a concurrent `git gc` may be moving between packs (seen as "object
@@ -547,7 +549,7 @@ impl crate::facade::Refs<'_> {
         let commit = match head.id() {
             Some(id) => Some(id.detach()),
             None if head.is_unborn() => None,
-            None => Some(self.repo.head_id().map_err(from_gix)?.detach()),
+            None => Some(self.store.repo.head_id().map_err(from_gix)?.detach()),
         };
         Ok(UserHead { commit, branch })
     }
@@ -560,7 +562,7 @@ impl crate::facade::Worktree<'_> {
     /// between picks (only `sequencer/` left, no `*_HEAD`) is added, as git's status does.
     pub fn operation_in_progress(&self) -> Option<Operation> {
         use gix::state::InProgress as P;
-        match self.repo.state() {
+        match self.store.repo.state() {
             Some(P::Merge) => Some(Operation::Merge),
             Some(P::CherryPick | P::CherryPickSequence) => Some(Operation::CherryPick),
             Some(P::Revert | P::RevertSequence) => Some(Operation::Revert),
@@ -569,21 +571,21 @@ impl crate::facade::Worktree<'_> {
             }
             Some(P::ApplyMailbox) => Some(Operation::Am),
             Some(P::Bisect) => Some(Operation::Bisect),
-            None if self.git_dir().join("sequencer").is_dir() => Some(Operation::Sequencer),
+            None if self.store.git_dir().join("sequencer").is_dir() => Some(Operation::Sequencer),
             None => None,
         }
     }
 
     /// Whether `core.fsmonitor` names a monitor a snapshot asks (`scan::fsmonitor`).
     pub fn has_fsmonitor(&self) -> bool {
-        agent_rewind_scan::has_fsmonitor(&self.repo)
+        agent_rewind_scan::has_fsmonitor(&self.store.repo)
     }
 }
 
 impl crate::facade::Index<'_> {
     /// Paths with unmerged (conflicted) entries in the user's index.
     pub fn unmerged_paths(&self) -> Result<Vec<String>> {
-        let index = self.read_user_index()?;
+        let index = self.store.read_user_index()?;
         let mut out: Vec<String> = index
             .entries()
             .iter()
@@ -596,6 +598,6 @@ impl crate::facade::Index<'_> {
 
     /// How many entries the user's index holds, from its header alone (`None`: no index).
     pub fn index_entry_count(&self) -> Option<u32> {
-        agent_rewind_scan::index_entry_count(&self.repo.index_path())
+        agent_rewind_scan::index_entry_count(&self.store.repo.index_path())
     }
 }

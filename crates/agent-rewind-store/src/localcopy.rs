@@ -150,7 +150,7 @@ impl crate::facade::Remote<'_> {
                 return Err(format!("{var} is set"));
             }
         }
-        let config = self.repo.config_snapshot();
+        let config = self.store.repo.config_snapshot();
         for key in [
             format!("remote.{name}.uploadpack"),
             format!("remote.{name}.vcs"),
@@ -162,6 +162,7 @@ impl crate::facade::Remote<'_> {
             }
         }
         let remote = self
+            .store
             .repo
             .find_remote(name)
             .map_err(|e| format!("remote {name}: {e}"))?;
@@ -178,7 +179,11 @@ impl crate::facade::Remote<'_> {
         }
         // git runs in the top of the worktree (or the git dir of a bare repository), and
         // resolves a relative remote path from there.
-        let base = self.repo.workdir().unwrap_or(self.repo.git_dir());
+        let base = self
+            .store
+            .repo
+            .workdir()
+            .unwrap_or(self.store.repo.git_dir());
         let path = base.join(path);
         let (git_dir, worktree) = locate_git_dir(&path)
             .ok_or_else(|| format!("{} is not a repository git reads as is", path.display()))?;
@@ -208,7 +213,7 @@ impl crate::facade::Remote<'_> {
             .open(&git_dir)
             .map(gix::Repository::from)
             .map_err(|e| format!("cannot open {}: {e}", git_dir.display()))?;
-        if repo.object_hash() != self.repo.object_hash() {
+        if repo.object_hash() != self.store.repo.object_hash() {
             return Err("another object format".into());
         }
         let config = repo.config_snapshot();
@@ -218,7 +223,7 @@ impl crate::facade::Remote<'_> {
             }
         }
         // Ours and the remote's object format, checked equal above (`sha1`, `sha256`).
-        let format = self.repo.object_hash().to_string();
+        let format = self.store.repo.object_hash().to_string();
         if let Some(sections) = config.plumbing().sections_by_name("extensions") {
             for section in sections {
                 for key in section.value_names() {
@@ -257,8 +262,8 @@ impl crate::facade::Remote<'_> {
             Err(e) => return Ok(NotesCopy::Fallback(format!("{source_ref}: {e}"))),
         };
         let Some(found) = found else {
-            if let Some(old) = self.refs().ref_target(staging_ref)? {
-                self.refs().publish(
+            if let Some(old) = self.store.refs().ref_target(staging_ref)? {
+                self.store.refs().publish(
                     &[RefChange::delete(staging_ref, old)],
                     "agent-rewind fetch: pruned",
                 )?;
@@ -269,17 +274,17 @@ impl crate::facade::Remote<'_> {
         let Some(tip) = found.target().try_id().map(ToOwned::to_owned) else {
             return Ok(NotesCopy::Fallback(format!("{source_ref} is symbolic")));
         };
-        let objects = match self.missing_history(remote, source_ref, tip)? {
+        let objects = match self.store.missing_history(remote, source_ref, tip)? {
             Ok(objects) => objects,
             Err(why) => return Ok(NotesCopy::Fallback(why)),
         };
         agent_rewind_core::trace::mark("fetch: local remote's notes history read");
         let count = objects.len();
-        self.write_objects_as_pack(objects)?;
+        self.store.write_objects_as_pack(objects)?;
         agent_rewind_core::crash_point!("fetch:notes-packed");
-        let old = self.refs().ref_target(staging_ref)?;
+        let old = self.store.refs().ref_target(staging_ref)?;
         if old != Some(tip) {
-            self.refs().publish(
+            self.store.refs().publish(
                 &[RefChange::set(staging_ref, tip, old)],
                 &format!("agent-rewind fetch: {source_ref} copied"),
             )?;

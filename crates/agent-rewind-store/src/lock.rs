@@ -101,7 +101,7 @@ impl crate::facade::Locks<'_> {
     /// Take this worktree's post-commit lock for a checkpoint recorded in the background,
     /// without waiting. `None`: the one before still holds it.
     pub fn lock_post_commit(&self) -> Result<Option<File>> {
-        try_lock_file(&self.private().post_commit_lock())
+        try_lock_file(&self.store.private().post_commit_lock())
     }
 
     /// Wait until no post-commit checkpoint is being recorded in the background in this
@@ -115,7 +115,7 @@ impl crate::facade::Locks<'_> {
         if HOLDS_POST_COMMIT_LOCK.load(Ordering::Relaxed) {
             return PostCommitWait::Done(None);
         }
-        match File::open(self.private().post_commit_lock()) {
+        match File::open(self.store.private().post_commit_lock()) {
             Ok(file) => match lock_within(&file, true, wait) {
                 Ok(true) => PostCommitWait::Done(Some(file)),
                 Ok(false) => PostCommitWait::StillRunning,
@@ -128,7 +128,7 @@ impl crate::facade::Locks<'_> {
     /// Take the writer lock named `name` (a validated run id, or a fixed name like `backups`),
     /// waiting for other writers.
     pub fn writer_lock(&self, name: &str) -> Result<RunLock> {
-        let path = self.private().writer_lock(name);
+        let path = self.store.private().writer_lock(name);
         let file = open_lock_file(&path)?;
         let wait_ms = WRITER_WAIT_MS.load(Ordering::Relaxed);
         if wait_ms == 0 {

@@ -29,8 +29,8 @@ impl crate::facade::Worktree<'_> {
         paths: &[super::BString],
     ) -> Result<Vec<Option<(ObjectId, EntryKind)>>> {
         use super::ByteSlice;
-        let (mut pipeline, index) = self.repo.filter_pipeline(None).map_err(from_gix)?;
-        let root = self.workdir()?;
+        let (mut pipeline, index) = self.store.repo.filter_pipeline(None).map_err(from_gix)?;
+        let root = self.store.workdir()?;
         let mut out = Vec::with_capacity(paths.len());
         for p in paths {
             // Read only through the walk writes use: behind a symlink is not the worktree.
@@ -63,7 +63,7 @@ impl crate::facade::Objects<'_> {
         theirs: ObjectId,
         labels: [&str; 3],
     ) -> Result<MergedBlob> {
-        let tmp_dir = self.private().tmp_dir();
+        let tmp_dir = self.store.private().tmp_dir();
         std::fs::create_dir_all(&tmp_dir).at(&tmp_dir)?;
         let mut files = Vec::with_capacity(3);
         for id in [ours, base, theirs] {
@@ -91,7 +91,7 @@ impl crate::facade::Objects<'_> {
             &paths[1],
             &paths[2],
         ];
-        let out = self.git_output_in(&tmp_dir, &args)?;
+        let out = self.store.git_output_in(&tmp_dir, &args)?;
         // git merge-file exits with the number of conflicts, or a negative value (255 here)
         // when it cannot merge (binary content).
         match out.status.code() {

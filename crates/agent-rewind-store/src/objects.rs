@@ -152,7 +152,7 @@ impl crate::facade::Objects<'_> {
         message: &str,
         time: Option<i64>,
     ) -> Result<ObjectId> {
-        let mut sig = self.signature();
+        let mut sig = self.store.signature();
         if let Some(t) = time {
             sig.time = gix::date::Time::new(t, 0);
         }
@@ -167,35 +167,35 @@ impl crate::facade::Objects<'_> {
         };
         // Signed as git signs (`commit -S`): the commit without the header is the payload,
         // the signature goes into a header after the others.
-        if let Some(signer) = self.signer()? {
+        if let Some(signer) = self.store.signer()? {
             let mut payload = Vec::new();
             gix::objs::WriteTo::write_to(&commit, &mut payload)
                 .map_err(|e| Error::other(format!("cannot encode a commit: {e}")))?;
             let signature = signer.sign(&payload)?;
             commit.extra_headers.push((
-                super::sign::signature_header(self.repo.object_hash()).into(),
+                super::sign::signature_header(self.store.repo.object_hash()).into(),
                 signature.into(),
             ));
         }
-        Ok(retry_object_write(|| self.repo.write_object(&commit))
+        Ok(retry_object_write(|| self.store.repo.write_object(&commit))
             .map_err(from_gix)?
             .detach())
     }
 
     /// The id `data` would have as a blob, without writing it.
     pub fn blob_id(&self, data: &[u8]) -> Result<ObjectId> {
-        gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, data)
+        gix::objs::compute_hash(self.store.repo.object_hash(), gix::objs::Kind::Blob, data)
             .map_err(from_gix)
     }
 
     pub fn write_blob(&self, data: &[u8]) -> Result<ObjectId> {
-        Ok(retry_object_write(|| self.repo.write_blob(data))
+        Ok(retry_object_write(|| self.store.repo.write_blob(data))
             .map_err(from_gix)?
             .detach())
     }
 
     pub fn read_commit(&self, id: ObjectId) -> Result<CommitInfo> {
-        let commit = self.find_commit(id)?;
+        let commit = self.store.find_commit(id)?;
         let decoded = commit.decode().map_err(from_gix)?;
         let message = decoded.message.to_str_lossy().into_owned();
         Ok(CommitInfo {
@@ -216,23 +216,35 @@ impl crate::facade::Objects<'_> {
     /// Whether `id` is a commit of the object database, from the object's header (a packed
     /// object is not inflated). False when it is missing or unreadable.
     pub fn is_commit(&self, id: ObjectId) -> bool {
-        self.repo
+        self.store
+            .repo
             .find_header(id)
             .is_ok_and(|h| h.kind() == gix::objs::Kind::Commit)
     }
 
     /// Whether the object exists in the object database.
     pub fn has_object(&self, id: ObjectId) -> bool {
-        self.repo.has_object(id)
+        self.store.repo.has_object(id)
     }
 
     pub fn read_blob(&self, id: ObjectId) -> Result<Vec<u8>> {
-        Ok(self.repo.find_blob(id).map_err(from_gix)?.data.clone())
+        Ok(self
+            .store
+            .repo
+            .find_blob(id)
+            .map_err(from_gix)?
+            .data
+            .clone())
     }
 
     /// The tree of a commit (its message and trailers are not parsed).
     pub fn commit_tree(&self, id: ObjectId) -> Result<ObjectId> {
-        Ok(self.find_commit(id)?.tree_id().map_err(from_gix)?.detach())
+        Ok(self
+            .store
+            .find_commit(id)?
+            .tree_id()
+            .map_err(from_gix)?
+            .detach())
     }
 
     /// The id of the file (not folder) at `path` in `tree`, if any.
@@ -249,7 +261,7 @@ impl crate::facade::Objects<'_> {
         tree: ObjectId,
         path: &[u8],
     ) -> Result<Option<(ObjectId, gix::objs::tree::EntryKind)>> {
-        let tree = self.repo.find_tree(tree).map_err(from_gix)?;
+        let tree = self.store.repo.find_tree(tree).map_err(from_gix)?;
         Ok(tree
             .lookup_entry(path.split_str("/"))
             .map_err(from_gix)?
@@ -261,7 +273,7 @@ impl crate::facade::Objects<'_> {
         &self,
         tree: ObjectId,
     ) -> Result<Vec<(BString, ObjectId, gix::objs::tree::EntryMode)>> {
-        let tree = self.repo.find_tree(tree).map_err(from_gix)?;
+        let tree = self.store.repo.find_tree(tree).map_err(from_gix)?;
         let mut rec = gix::traverse::tree::Recorder::default();
         tree.traverse().breadthfirst(&mut rec).map_err(from_gix)?;
         let mut out: Vec<_> = rec
@@ -276,7 +288,7 @@ impl crate::facade::Objects<'_> {
 
     /// The best common ancestor of two commits, if they have one.
     pub fn merge_base(&self, a: ObjectId, b: ObjectId) -> Result<Option<ObjectId>> {
-        match self.repo.merge_base(a, b) {
+        match self.store.repo.merge_base(a, b) {
             Ok(base) => Ok(base.map(|b| b.detach())),
             Err(e) if e.is_not_found() => Ok(None),
             Err(e) => Err(from_gix(e)),
@@ -288,7 +300,7 @@ impl crate::facade::Objects<'_> {
         if ancestor == descendant {
             return Ok(true);
         }
-        match self.repo.merge_base(ancestor, descendant) {
+        match self.store.repo.merge_base(ancestor, descendant) {
             Ok(base) => Ok(base.map(|b| b.detach()) == Some(ancestor)),
             Err(_) => Ok(false),
         }
@@ -393,7 +405,7 @@ impl crate::facade::Objects<'_> {
         to: ObjectId,
         limit: usize,
     ) -> Result<Option<Vec<TreeChange>>> {
-        agent_rewind_scan::diff_trees_at_most(&self.repo, from, to, limit)
+        agent_rewind_scan::diff_trees_at_most(&self.store.repo, from, to, limit)
     }
 }
 

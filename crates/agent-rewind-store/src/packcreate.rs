@@ -39,11 +39,11 @@ impl crate::facade::Refs<'_> {
         &self,
         groups: &[Vec<(String, ObjectId)>],
     ) -> Result<Vec<PackedCreate>> {
-        if self.reftable() {
+        if self.store.reftable() {
             // No `packed-refs`: every group is left to `publish` (one git transaction).
             return Ok(vec![PackedCreate::Exists; groups.len()]);
         }
-        let mut edit = PackedRefsEdit::begin(self)?;
+        let mut edit = PackedRefsEdit::begin(self.store)?;
         let text = std::mem::take(&mut edit.text);
         let has_loose = |name: &str| edit.has_loose(name);
         let (header, records) = split_records(&text);

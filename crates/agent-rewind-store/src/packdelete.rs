@@ -38,11 +38,11 @@ impl crate::facade::Refs<'_> {
         &self,
         groups: &[Vec<(String, ObjectId)>],
     ) -> Result<Vec<PackedDelete>> {
-        if self.reftable() {
+        if self.store.reftable() {
             // No `packed-refs`: every group goes through `publish` (one git transaction).
             return Ok(vec![PackedDelete::NotPacked; groups.len()]);
         }
-        let mut edit = PackedRefsEdit::begin(self)?;
+        let mut edit = PackedRefsEdit::begin(self.store)?;
         let text = std::mem::take(&mut edit.text);
         let has_loose = |name: &str| edit.has_loose(name);
         let values = packed_values(&text);

@@ -104,12 +104,12 @@ impl crate::facade::Refs<'_> {
         // Reflog entries are signed like our commits. `repo.committer()` would fail when no
         // identity is configured (docs/FORMAT.md: never fail for that) and resolves the local
         // time zone by walking the zoneinfo database.
-        let signature = self.signature();
+        let signature = self.store.signature();
         agent_rewind_core::crash_point!("publish:before");
-        if self.reftable() {
-            return self.reftable_publish(changes, &msg, &signature);
+        if self.store.reftable() {
+            return self.store.reftable_publish(changes, &msg, &signature);
         }
-        self.publish_loose(changes, &msg, &signature)
+        self.store.publish_loose(changes, &msg, &signature)
     }
 }
 

@@ -364,7 +364,7 @@ impl crate::facade::Refs<'_> {
     /// were removed.
     pub fn remove_stale_locks_under(&self, prefix: &str) -> usize {
         use std::os::unix::fs::MetadataExt;
-        let Ok(claims) = std::fs::read_dir(self.claims_dir()) else {
+        let Ok(claims) = std::fs::read_dir(self.store.claims_dir()) else {
             return 0;
         };
         let linked = claims
@@ -373,15 +373,15 @@ impl crate::facade::Refs<'_> {
         if !linked {
             return 0;
         }
-        let mut locks = vec![lock_path(&self.common_dir().join("packed-refs"))];
-        if let Ok(dir) = std::fs::read_dir(self.common_dir().join(prefix)) {
+        let mut locks = vec![lock_path(&self.store.common_dir().join("packed-refs"))];
+        if let Ok(dir) = std::fs::read_dir(self.store.common_dir().join(prefix)) {
             locks.extend(
                 dir.flatten()
                     .map(|e| e.path())
                     .filter(|p| p.extension().is_some_and(|x| x == "lock")),
             );
         }
-        self.remove_stale_locks(&locks)
+        self.store.remove_stale_locks(&locks)
     }
 }
 
@@ -393,7 +393,7 @@ impl crate::facade::Refs<'_> {
     /// still there; cheap otherwise. Returns how many locks were removed.
     pub fn sweep_stale_locks(&self) -> usize {
         use std::os::unix::fs::MetadataExt;
-        let Ok(claims) = std::fs::read_dir(self.claims_dir()) else {
+        let Ok(claims) = std::fs::read_dir(self.store.claims_dir()) else {
             return 0;
         };
         let linked = claims
@@ -415,12 +415,12 @@ impl crate::facade::Refs<'_> {
                 }
             }
         }
-        let mut locks = vec![lock_path(&self.common_dir().join("packed-refs"))];
-        walk(&self.common_dir().join("refs"), &mut locks);
-        let removed = self.remove_stale_locks(&locks);
+        let mut locks = vec![lock_path(&self.store.common_dir().join("packed-refs"))];
+        walk(&self.store.common_dir().join("refs"), &mut locks);
+        let removed = self.store.remove_stale_locks(&locks);
         if removed > 0 {
             for lock in locks.iter().filter(|l| !l.exists()) {
-                self.remove_empty_ref_folders(lock);
+                self.store.remove_empty_ref_folders(lock);
             }
         }
         removed
@@ -433,8 +433,8 @@ impl crate::facade::Refs<'_> {
     /// update after its first file is written, before it writes that file.
     pub fn ensure_unlocked(&self, name: &str) -> Result<()> {
         let target = match name {
-            "HEAD" => self.git_dir().join("HEAD"),
-            _ => self.common_dir().join(name),
+            "HEAD" => self.store.git_dir().join("HEAD"),
+            _ => self.store.common_dir().join(name),
         };
         let lock = lock_path(&target);
         let deadline = Instant::now() + LOCK_WAIT;
@@ -442,7 +442,7 @@ impl crate::facade::Refs<'_> {
             if std::fs::symlink_metadata(&lock).is_err() {
                 return Ok(());
             }
-            if self.remove_stale_locks(std::slice::from_ref(&lock)) > 0 {
+            if self.store.remove_stale_locks(std::slice::from_ref(&lock)) > 0 {
                 continue;
             }
             if Instant::now() >= deadline {

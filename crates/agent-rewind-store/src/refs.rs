@@ -51,10 +51,12 @@ impl crate::facade::Refs<'_> {
     /// reset, checkout or rebase, which rewrite the worktree or history) chaining `to` back
     /// to `from`. `false` without a reflog or past [`REFLOG_COMMITS_MAX`] entries.
     pub fn head_moved_on_only_by_commits(&self, from: ObjectId, to: ObjectId) -> Result<bool> {
-        if self.reftable() {
-            return self.reftable_head_moved_on_only_by_commits(from, to, REFLOG_COMMITS_MAX);
+        if self.store.reftable() {
+            return self
+                .store
+                .reftable_head_moved_on_only_by_commits(from, to, REFLOG_COMMITS_MAX);
         }
-        let head = self.repo.head().map_err(from_gix)?;
+        let head = self.store.repo.head().map_err(from_gix)?;
         let mut platform = head.log_iter();
         let Ok(Some(lines)) = platform.rev() else {
             return Ok(false);
@@ -77,10 +79,10 @@ impl crate::facade::Refs<'_> {
 
     /// The object a ref points at (peeled to its direct target), or `None` when absent.
     pub fn ref_target(&self, name: &str) -> Result<Option<ObjectId>> {
-        if self.reftable() {
-            return self.reftable_ref_target(name);
+        if self.store.reftable() {
+            return self.store.reftable_ref_target(name);
         }
-        match self.repo.try_find_reference(name).map_err(from_gix)? {
+        match self.store.repo.try_find_reference(name).map_err(from_gix)? {
             // A direct ref: its id, without reading the object (our refs never point at tags).
             Some(r) if r.target().try_id().is_some() => {
                 Ok(r.target().try_id().map(ToOwned::to_owned))
@@ -111,17 +113,17 @@ impl crate::facade::Refs<'_> {
     /// again until `packed-refs` stayed the same from start to end.
     pub fn refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>> {
         debug_assert!(prefix.ends_with('/'));
-        if self.reftable() {
+        if self.store.reftable() {
             // One snapshot of the tables: no concurrent rewrite to list again for.
-            return self.reftable_refs_under(prefix);
+            return self.store.reftable_refs_under(prefix);
         }
         const ATTEMPTS: u32 = 10;
-        let packed = self.repo.common_dir().join("packed-refs");
+        let packed = self.store.repo.common_dir().join("packed-refs");
         let packed_state = || agent_rewind_scan::StatData::of(&packed);
         let mut attempt = 0;
         loop {
             let before = packed_state();
-            let listed = self.try_refs_under(prefix);
+            let listed = self.store.try_refs_under(prefix);
             let stable = before == packed_state();
             match listed {
                 Ok(out) if stable => return Ok(out),

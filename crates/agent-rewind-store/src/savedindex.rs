@@ -25,7 +25,7 @@ impl crate::facade::Index<'_> {
     /// The paths of the user's index marked skip-worktree, with the object each records:
     /// git leaves such a file on disk as it is, whatever a checkout writes around it.
     pub fn skip_worktree_entries(&self) -> Result<Vec<(gix::bstr::BString, ObjectId)>> {
-        let index = self.read_user_index()?;
+        let index = self.store.read_user_index()?;
         Ok(index
             .entries()
             .iter()
@@ -36,7 +36,7 @@ impl crate::facade::Index<'_> {
 
     /// The user's index file as it is now (`None` when there is none).
     pub fn user_index_file(&self) -> Result<Option<IndexFile>> {
-        let path = self.repo.index_path();
+        let path = self.store.repo.index_path();
         let md = match std::fs::metadata(&path) {
             Ok(md) => md,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -59,7 +59,7 @@ impl crate::facade::Index<'_> {
         let Ok((state, _)) = gix::index::State::from_bytes(
             &saved.bytes,
             stamp,
-            self.objects().object_hash(),
+            self.store.objects().object_hash(),
             Default::default(),
         ) else {
             return Ok(false);
@@ -85,6 +85,7 @@ impl crate::facade::Index<'_> {
             entries.push((e.path(&state).to_owned(), e.id, kind));
         }
         let expected: Vec<_> = self
+            .store
             .objects()
             .tree_entries(tree)?
             .into_iter()
@@ -96,7 +97,8 @@ impl crate::facade::Index<'_> {
         }
         let mtime =
             UNIX_EPOCH + Duration::new(u64::try_from(saved.mtime.0).unwrap_or(0), saved.mtime.1);
-        self.install_user_index(&saved.bytes, Some(mtime.min(SystemTime::now())))?;
+        self.store
+            .install_user_index(&saved.bytes, Some(mtime.min(SystemTime::now())))?;
         Ok(true)
     }
 }

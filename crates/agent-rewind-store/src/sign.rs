@@ -342,18 +342,19 @@ impl crate::facade::Objects<'_> {
         if commits.is_empty() {
             return Ok(vec![]);
         }
-        let header = signature_header(self.repo.object_hash());
+        let header = signature_header(self.store.repo.object_hash());
         let mut input = String::with_capacity(commits.len() * 41);
         for c in commits {
             input.push_str(&c.to_string());
             input.push('\n');
         }
         let dir = self
+            .store
             .repo
             .workdir()
-            .unwrap_or(self.repo.git_dir())
+            .unwrap_or(self.store.repo.git_dir())
             .to_path_buf();
-        let out = self.git_with_input(
+        let out = self.store.git_with_input(
             &dir,
             &[
                 "-c",
@@ -389,12 +390,12 @@ impl crate::facade::Objects<'_> {
 
     /// Whether the commit `id` carries a signature (read from its headers, no process).
     pub fn is_signed(&self, id: ObjectId) -> Result<bool> {
-        self.has_header(id, signature_header(self.repo.object_hash()))
+        self.has_header(id, signature_header(self.store.repo.object_hash()))
     }
 
     /// Whether the commit `id` has the header `name`.
     fn has_header(&self, id: ObjectId, name: &str) -> Result<bool> {
-        let commit = self.repo.find_commit(id).map_err(from_gix)?;
+        let commit = self.store.repo.find_commit(id).map_err(from_gix)?;
         let decoded = commit.decode().map_err(from_gix)?;
         Ok(decoded.extra_headers().find(name).is_some())
     }
@@ -412,7 +413,7 @@ impl crate::facade::Objects<'_> {
         if let Some(h) = &hide {
             args.push(h);
         }
-        let out = self.git(&args)?;
+        let out = self.store.git(&args)?;
         out.lines()
             .map(|l| {
                 ObjectId::from_hex(l.trim().as_bytes())

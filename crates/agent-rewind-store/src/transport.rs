@@ -37,7 +37,7 @@ impl crate::facade::Remote<'_> {
     pub fn push_atomic(&self, remote: &str, refspecs: &[String]) -> Result<GitOutput> {
         let mut args = vec!["push", "--atomic", "--porcelain", remote];
         args.extend(refspecs.iter().map(String::as_str));
-        self.git_output_of(&args)
+        self.store.git_output_of(&args)
     }
 
     /// `git push --dry-run --porcelain <remote> <refspecs…>` (not atomic, so each ref says
@@ -46,21 +46,21 @@ impl crate::facade::Remote<'_> {
     pub fn push_dry_run(&self, remote: &str, refspecs: &[String]) -> Result<GitOutput> {
         let mut args = vec!["push", "--dry-run", "--porcelain", "--no-verify", remote];
         args.extend(refspecs.iter().map(String::as_str));
-        self.git_output_of(&args)
+        self.store.git_output_of(&args)
     }
 
     /// `git push --porcelain <remote> <refspecs…>`: not atomic, never forced.
     pub fn push_each(&self, remote: &str, refspecs: &[String]) -> Result<GitOutput> {
         let mut args = vec!["push", "--porcelain", remote];
         args.extend(refspecs.iter().map(String::as_str));
-        self.git_output_of(&args)
+        self.store.git_output_of(&args)
     }
 
     /// `git ls-remote <remote> <patterns…>`: the remote's refs matching the patterns.
     pub fn ls_remote(&self, remote: &str, patterns: &[&str]) -> Result<GitOutput> {
         let mut args = vec!["ls-remote", "--refs", remote];
         args.extend(patterns);
-        self.git_output_of(&args)
+        self.store.git_output_of(&args)
     }
 
     /// `git fetch` of `refspecs` from `source` (a remote name, URL or bundle path), quietly,
@@ -95,8 +95,13 @@ impl crate::facade::Remote<'_> {
             args.insert(args.len() - 1, "--no-auto-maintenance");
         }
         args.extend(refspecs.iter().map(String::as_str));
-        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
+        let dir = self
+            .store
+            .repo
+            .workdir()
+            .unwrap_or(self.store.repo.git_dir());
         let mut child = self
+            .store
             .git_command(dir, &args)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
@@ -168,12 +173,17 @@ impl crate::facade::Remote<'_> {
         args.extend(fetch_args(source, false));
         args.insert(args.len() - 1, "--no-auto-maintenance");
         args.extend(unrelated.iter().map(String::as_str));
-        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
+        let dir = self
+            .store
+            .repo
+            .workdir()
+            .unwrap_or(self.store.repo.git_dir());
         let could_not_run = |e: std::io::Error| {
             agent_rewind_core::error::Error::git(format!("could not run git: {e}"))
         };
         let mut second = Some(
-            self.git_command(dir, &args)
+            self.store
+                .git_command(dir, &args)
                 .stdin(std::process::Stdio::null())
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
@@ -198,7 +208,7 @@ impl crate::facade::Remote<'_> {
     /// with `url.<base>.insteadOf` applied, is a local path, `file://` or `git://`. `false`
     /// when unsure (ssh and http may prompt; two fetches at once would prompt twice).
     pub fn remote_never_prompts(&self, name: &str) -> bool {
-        let Ok(remote) = self.repo.find_remote(name) else {
+        let Ok(remote) = self.store.repo.find_remote(name) else {
             return false;
         };
         matches!(
@@ -222,7 +232,7 @@ impl crate::facade::Remote<'_> {
         {
             return true;
         }
-        let config = self.repo.config_snapshot();
+        let config = self.store.repo.config_snapshot();
         if config
             .plumbing()
             .sections_by_name("maintenance")
@@ -230,22 +240,22 @@ impl crate::facade::Remote<'_> {
         {
             return true;
         }
-        let threshold = self.auto_gc_threshold();
+        let threshold = self.store.auto_gc_threshold();
         if threshold <= 0 {
             return false;
         }
-        let pack_limit = self.auto_pack_limit();
-        if pack_limit > 0 && self.pack_count() as i64 > pack_limit {
+        let pack_limit = self.store.auto_pack_limit();
+        if pack_limit > 0 && self.store.pack_count() as i64 > pack_limit {
             return true;
         }
         // Rounded up as git does, without overflowing for the largest `gc.auto`.
         let loose_limit = threshold / 256 + i64::from(threshold % 256 != 0);
-        let dir = self.repo.objects.store_ref().path().join("17");
+        let dir = self.store.repo.objects.store_ref().path().join("17");
         let Ok(entries) = std::fs::read_dir(&dir) else {
             return !matches!(std::fs::metadata(&dir), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
         };
         // A loose object's file name: its id's hex digits after the folder's two.
-        let name_len = self.repo.object_hash().len_in_hex() - 2;
+        let name_len = self.store.repo.object_hash().len_in_hex() - 2;
         let loose = entries
             .filter_map(|e| e.ok())
             .filter(|e| {
@@ -263,19 +273,21 @@ impl crate::facade::Remote<'_> {
         let path = file.to_string_lossy();
         let mut args = vec!["bundle", "create", "--quiet", path.as_ref()];
         args.extend(refs.iter().map(String::as_str));
-        self.git_output_of(&args)
+        self.store.git_output_of(&args)
     }
 
     /// `git bundle verify --quiet FILE`.
     pub fn bundle_verify(&self, file: &Path) -> Result<GitOutput> {
         let path = file.to_string_lossy();
-        self.git_output_of(&["bundle", "verify", "--quiet", path.as_ref()])
+        self.store
+            .git_output_of(&["bundle", "verify", "--quiet", path.as_ref()])
     }
 
     /// `git bundle list-heads FILE`.
     pub fn bundle_list_heads(&self, file: &Path) -> Result<GitOutput> {
         let path = file.to_string_lossy();
-        self.git_output_of(&["bundle", "list-heads", path.as_ref()])
+        self.store
+            .git_output_of(&["bundle", "list-heads", path.as_ref()])
     }
 }
 

@@ -49,6 +49,7 @@ impl crate::facade::Objects<'_> {
     pub fn runs_disk_usage(&self, runs: &[RunId]) -> Result<u64> {
         let keep: std::collections::HashSet<&str> = runs.iter().map(|r| r.as_str()).collect();
         let mut wanted: Vec<String> = self
+            .store
             .refs()
             .refs_under(layout::RUNS_PREFIX)?
             .into_iter()
@@ -64,7 +65,8 @@ impl crate::facade::Objects<'_> {
             return Ok(0);
         }
         wanted.extend(
-            self.refs()
+            self.store
+                .refs()
                 .refs_under(layout::NOTES_PREFIX)?
                 .into_iter()
                 .map(|(name, _)| name)
@@ -78,13 +80,18 @@ impl crate::facade::Objects<'_> {
             layout::TAGS_PREFIX,
             layout::REMOTES_PREFIX,
         ] {
-            for (name, _) in self.refs().refs_under(prefix)? {
+            for (name, _) in self.store.refs().refs_under(prefix)? {
                 stdin.push_str(&format!("\n^{name}"));
             }
         }
         stdin.push('\n');
-        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
+        let dir = self
+            .store
+            .repo
+            .workdir()
+            .unwrap_or(self.store.repo.git_dir());
         let mut child = self
+            .store
             .git_command(dir, &["rev-list", "--objects", "--disk-usage", "--stdin"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -151,33 +151,34 @@ impl crate::facade::Index<'_> {
         let Some(tree) = tree else {
             return self.reset_user_index(None, &[]);
         };
-        let old = self.read_user_index()?;
+        let old = self.store.read_user_index()?;
         let in_process = self
+            .store
             .repo
             .config_snapshot()
             .boolean("agentRewind.inProcessIndex")
             .unwrap_or(true);
         let reason = needs_git(&old)
-            .or_else(|| self.index_is_split().then_some("split index"))
+            .or_else(|| self.store.index_is_split().then_some("split index"))
             .or((!in_process).then_some("turned off"));
         if let Some(reason) = reason {
             agent_rewind_core::trace::mark(&format!("index: left to git ({reason})"));
             let mut refresh = Vec::new();
             for w in written {
-                if self.objects().path_in_tree(tree, &w.path)? == Some(w.id) {
+                if self.store.objects().path_in_tree(tree, &w.path)? == Some(w.id) {
                     refresh.push(w.path.as_slice());
                 }
             }
             return self.reset_user_index(Some(tree), &refresh);
         }
         agent_rewind_core::trace::mark("index: old read");
-        let stat_options = self.repo.stat_options().map_err(from_gix)?;
-        let hash = self.objects().object_hash();
+        let stat_options = self.store.repo.stat_options().map_err(from_gix)?;
+        let hash = self.store.objects().object_hash();
         // The index must hash to `tree`: its cache-tree is computed from the entries and
         // compared. An edit of the old index that does not (the index changed since it was
         // captured) is thrown away for an index read from the whole tree.
         let edited = match base {
-            Some(base) => self.edited_index(&old, base, tree, stat_options)?,
+            Some(base) => self.store.edited_index(&old, base, tree, stat_options)?,
             None => None,
         };
         let (mut new, kept, cache_tree) = match edited.and_then(|(new, kept)| {
@@ -186,7 +187,7 @@ impl crate::facade::Index<'_> {
         }) {
             Some(done) => done,
             None => {
-                let mut new = self.repo.index_from_tree(&tree).map_err(|e| {
+                let mut new = self.store.repo.index_from_tree(&tree).map_err(|e| {
                     Error::other(format!(
                         "cannot make an index of tree {tree}: {}",
                         agent_rewind_core::error::one_line(&e.to_string())
@@ -202,13 +203,18 @@ impl crate::facade::Index<'_> {
                 (new.into_parts().0, kept, cache_tree)
             }
         };
-        let refreshed = refresh_written(&mut new, self.workdir()?, written, self.fs_checks()?);
+        let refreshed = refresh_written(
+            &mut new,
+            self.store.workdir()?,
+            written,
+            self.store.fs_checks()?,
+        );
         let bytes = encode(&new, cache_tree.as_ref(), hash)?;
         agent_rewind_core::trace::mark(&format!(
             "index: built ({} entries, {kept} kept their stat data, {refreshed} refreshed)",
             new.entries().len()
         ));
-        self.install_user_index(&bytes, None)
+        self.store.install_user_index(&bytes, None)
     }
 }
 

@@ -174,8 +174,8 @@ impl crate::facade::Worktree<'_> {
             Err(Error::refused(format!("refusing to write {rel:?}: {why}"))
                 .with_hint("give a path to a regular file of the worktree, outside .git"))
         };
-        let root = self.workdir()?;
-        let protect = self.protect_options();
+        let root = self.store.workdir()?;
+        let protect = self.store.protect_options();
         let mut full = root.to_path_buf();
         let parts: Vec<&str> = rel.split('/').collect();
         for (i, part) in parts.iter().enumerate() {
@@ -217,7 +217,7 @@ impl crate::facade::Worktree<'_> {
     /// `symlink`: the path is a symlink (checked as git checks those).
     pub fn check_checkout_path(&self, path: &[u8], symlink: bool) -> Result<()> {
         use gix::validate::path::component::Mode;
-        let protect = self.protect_options();
+        let protect = self.store.protect_options();
         let parts: Vec<&[u8]> = path.split_str("/").collect();
         let last = parts.len() - 1;
         if let Some(long) = parts.iter().find(|p| p.len() > NAME_MAX) {
@@ -258,7 +258,8 @@ impl crate::facade::Worktree<'_> {
     ) -> Result<Vec<WrittenFile>> {
         self.check_checkout_paths(changes)?;
         let mut changed = Vec::new();
-        self.write_all(root, changes, backed_up, &mut changed)
+        self.store
+            .write_all(root, changes, backed_up, &mut changed)
             .map_err(|e| partial_failure(e, &changed))
     }
 }
@@ -446,7 +447,7 @@ impl crate::facade::Worktree<'_> {
     /// clean filter, no line-ending conversion), or a symlink's target; files bigger than
     /// `max_size` are not read.
     pub fn raw_entry(&self, rel: &[u8], max_size: u64) -> Result<OnDisk> {
-        let root = self.workdir()?;
+        let root = self.store.workdir()?;
         if !parents_are_folders(root, rel) {
             return Ok(OnDisk::Missing);
         }
@@ -472,7 +473,7 @@ impl crate::facade::Worktree<'_> {
                 .map_err(from_gix)?
                 .to_vec();
             return Ok(OnDisk::Entry(
-                self.objects().write_blob(&bytes)?,
+                self.store.objects().write_blob(&bytes)?,
                 EntryKind::Link,
             ));
         }
@@ -486,6 +487,7 @@ impl crate::facade::Worktree<'_> {
         use std::os::unix::fs::PermissionsExt;
         let exec = md.permissions().mode() & 0o111 != 0
             && self
+                .store
                 .repo
                 .filesystem_options()
                 .map_err(from_gix)?
@@ -495,7 +497,10 @@ impl crate::facade::Worktree<'_> {
         } else {
             EntryKind::Blob
         };
-        Ok(OnDisk::Entry(self.objects().write_blob(&bytes)?, kind))
+        Ok(OnDisk::Entry(
+            self.store.objects().write_blob(&bytes)?,
+            kind,
+        ))
     }
 
     /// The permission bits (`st_mode & 0o777`) of each of `paths` that is a regular file on
@@ -503,7 +508,7 @@ impl crate::facade::Worktree<'_> {
     /// them back exactly.
     pub fn file_modes(&self, paths: &[BString]) -> Result<BTreeMap<BString, u32>> {
         use std::os::unix::fs::PermissionsExt;
-        let root = self.workdir()?;
+        let root = self.store.workdir()?;
         let mut modes = BTreeMap::new();
         for rel in paths {
             if !parents_are_folders(root, rel) {
@@ -529,7 +534,7 @@ impl crate::facade::Worktree<'_> {
     /// The blob of the file at `rel` as its bytes are on disk, when that is not `id` (what
     /// git's clean filter made of it): `None` when they are the same or it is not a file.
     pub fn raw_blob_if_different(&self, rel: &[u8], id: ObjectId) -> Result<Option<ObjectId>> {
-        let root = self.workdir()?;
+        let root = self.store.workdir()?;
         if !parents_are_folders(root, rel) {
             return Ok(None);
         }
@@ -539,9 +544,9 @@ impl crate::facade::Worktree<'_> {
             _ => return Ok(None),
         }
         let bytes = std::fs::read(&full).at(&full)?;
-        if self.objects().blob_id(&bytes)? == id {
+        if self.store.objects().blob_id(&bytes)? == id {
             return Ok(None);
         }
-        Ok(Some(self.objects().write_blob(&bytes)?))
+        Ok(Some(self.store.objects().write_blob(&bytes)?))
     }
 }
