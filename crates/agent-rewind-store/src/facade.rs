@@ -7,55 +7,8 @@
 //! touch (`refs.rs`, `objects.rs`, …). Owns no behaviour of its own.
 
 use crate::Store;
+use crate::{Index, Locks, Maintenance, Notes, Objects, Refs, Remote, Worktree};
 use agent_rewind_core::private::PrivatePaths;
-
-/// The store's refs: read and move them, with compare-and-swap.
-#[derive(Clone, Copy)]
-pub struct Refs<'s> {
-    pub(crate) store: &'s Store,
-}
-
-/// The store's objects: blobs, trees and commits, read and written.
-#[derive(Clone, Copy)]
-pub struct Objects<'s> {
-    pub(crate) store: &'s Store,
-}
-
-/// The store's the runs' notes: read, written and merged.
-#[derive(Clone, Copy)]
-pub struct Notes<'s> {
-    pub(crate) store: &'s Store,
-}
-
-/// The store's the user's index: read, saved, written under git's lock.
-#[derive(Clone, Copy)]
-pub struct Index<'s> {
-    pub(crate) store: &'s Store,
-}
-
-/// The store's the user's worktree and HEAD: checked, written, linked worktrees.
-#[derive(Clone, Copy)]
-pub struct Worktree<'s> {
-    pub(crate) store: &'s Store,
-}
-
-/// The store's remotes and bundles: push, fetch, local copies.
-#[derive(Clone, Copy)]
-pub struct Remote<'s> {
-    pub(crate) store: &'s Store,
-}
-
-/// The store's git's maintenance we start in the background.
-#[derive(Clone, Copy)]
-pub struct Maintenance<'s> {
-    pub(crate) store: &'s Store,
-}
-
-/// The store's our flocks: writers, the background post-commit checkpoint.
-#[derive(Clone, Copy)]
-pub struct Locks<'s> {
-    pub(crate) store: &'s Store,
-}
 
 impl Store {
     /// The refs: read and move them, with compare-and-swap.

@@ -48,15 +48,12 @@ impl Store {
     }
 }
 
-impl crate::facade::Index<'_> {
-    /// Whether git's `index.lock` is held in this worktree. One left by a rewind of ours that
-    /// was killed while holding it is removed first.
-    pub fn user_index_locked(&self) -> bool {
-        let lock = lock_path(&self.store.repo.index_path());
-        let tmp_dir = self.store.private().tmp_dir();
-        sweep_dead_index_temps(&tmp_dir, &lock);
-        std::fs::symlink_metadata(&lock).is_ok()
-    }
+/// [`Index::user_index_locked`].
+pub(crate) fn user_index_locked(store: &Store) -> bool {
+    let lock = lock_path(&store.repo.index_path());
+    let tmp_dir = store.private().tmp_dir();
+    sweep_dead_index_temps(&tmp_dir, &lock);
+    std::fs::symlink_metadata(&lock).is_ok()
 }
 
 /// Link `tmp` to `lock` (waiting a while for a lock held by someone else), then rename the

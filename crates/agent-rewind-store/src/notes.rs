@@ -12,6 +12,12 @@ use gix::bstr::ByteSlice;
 use gix::note::plumbing::State;
 use std::collections::{BTreeSet, HashMap};
 
+/// The store's the runs' notes: read, written and merged.
+#[derive(Clone, Copy)]
+pub struct Notes<'s> {
+    pub(crate) store: &'s Store,
+}
+
 /// Reads notes of one notes commit, caching the opened notes tree across lookups.
 pub struct NotesReader<'s> {
     store: &'s Store,
@@ -79,7 +85,7 @@ pub(crate) fn short(id: ObjectId) -> String {
     id.to_hex_with_len(12).to_string()
 }
 
-impl<'s> crate::facade::Notes<'s> {
+impl<'s> Notes<'s> {
     /// A reader over the current notes of `run`.
     pub fn notes_reader(&self, run: &RunId) -> Result<NotesReader<'s>> {
         let origin = layout::notes_ref(run);
@@ -202,13 +208,6 @@ impl<'s> crate::facade::Notes<'s> {
         self.store
             .objects()
             .write_commit(tree, &[ours, theirs], message)
-    }
-}
-
-impl crate::facade::Objects<'_> {
-    /// The size in bytes of an object, without reading its content.
-    pub fn object_size(&self, id: ObjectId) -> Result<u64> {
-        Ok(self.store.repo().find_header(id).map_err(from_gix)?.size())
     }
 }
 

@@ -2,11 +2,23 @@
 //! touching config), reading them back with their `Agent-*` trailers, trees and blobs.
 
 use super::Store;
+use crate::blame::RunningBlame;
+use crate::merge::MergedBlob;
+use crate::sign::SignatureCheck;
 use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
 use agent_rewind_scan::gixerror::from_gix;
 use agent_rewind_scan::{TreeChange, retry_object_write};
 use gix::ObjectId;
 use gix::bstr::{BString, ByteSlice};
+use std::ffi::OsStr;
+use std::path::Path;
+
+/// The store's objects: blobs, trees and commits, read and written.
+#[derive(Clone, Copy)]
+pub struct Objects<'s> {
+    pub(crate) store: &'s Store,
+}
 
 /// The identity used when the user has none configured.
 const FALLBACK_NAME: &str = "git-agent-rewind";
@@ -131,7 +143,7 @@ impl Store {
     }
 }
 
-impl crate::facade::Objects<'_> {
+impl Objects<'_> {
     /// Write a commit without moving any ref; signed when `agentRewind.sign` says so
     /// ([`Store::signer`]).
     pub fn write_commit(
@@ -384,7 +396,7 @@ fn read_stream(size: u64, from: &mut dyn std::io::Read) -> gix::Result<Vec<u8>> 
     Ok(buf)
 }
 
-impl crate::facade::Objects<'_> {
+impl Objects<'_> {
     /// The paths that differ between two trees, sorted; identical subtrees are skipped
     /// without being read.
     ///
@@ -406,6 +418,149 @@ impl crate::facade::Objects<'_> {
         limit: usize,
     ) -> Result<Option<Vec<TreeChange>>> {
         agent_rewind_scan::diff_trees_at_most(&self.store.repo, from, to, limit)
+    }
+
+    pub fn object_hash(&self) -> gix::hash::Kind {
+        self.store.repo.object_hash()
+    }
+
+    pub fn empty_tree(&self) -> ObjectId {
+        ObjectId::empty_tree(self.store.repo.object_hash())
+    }
+
+    /// Expand an abbreviated commit id (at least 4 hex digits) to a full one. Objects of
+    /// other kinds sharing the prefix do not count (as git's `<prefix>^{commit}`); two
+    /// commits do: an error listing them. The prefix is of the repository's object format
+    /// (up to 40 hex digits, 64 in a SHA-256 repository; 40 there is still a prefix).
+    pub fn resolve_commit_prefix(&self, hex: &str) -> Result<Option<ObjectId>> {
+        let kind = self.store.repo.object_hash();
+        let Some(zeros) = kind.len_in_hex().checked_sub(hex.len()) else {
+            return Ok(None);
+        };
+        let padded = format!("{hex}{}", "0".repeat(zeros));
+        let Ok(id) = ObjectId::from_hex(padded.as_bytes()) else {
+            return Ok(None);
+        };
+        let Ok(prefix) = gix::hash::Prefix::new(&id, hex.len()) else {
+            return Ok(None);
+        };
+        let mut candidates = std::collections::HashSet::new();
+        self.store
+            .repo
+            .objects
+            .lookup_prefix(prefix, Some(&mut candidates))
+            .map_err(|e| Error::git(format!("could not look up {hex}: {e}")))?;
+        let mut commits: Vec<ObjectId> = candidates
+            .into_iter()
+            .filter(|id| {
+                self.store
+                    .repo
+                    .find_header(*id)
+                    .is_ok_and(|h| h.kind() == gix::object::Kind::Commit)
+            })
+            .collect();
+        commits.sort();
+        match commits.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(*one)),
+            many => Err(Error::usage(format!(
+                "commit id prefix {hex} is ambiguous: {}",
+                many.iter()
+                    .map(|c| c.to_hex_with_len(hex.len() + 4).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .with_hint("give more hex digits")),
+        }
+    }
+
+    /// The size in bytes of an object, without reading its content.
+    pub fn object_size(&self, id: ObjectId) -> Result<u64> {
+        Ok(self.store.repo().find_header(id).map_err(from_gix)?.size())
+    }
+
+    /// Merge `theirs` into `ours` with `base` as the common ancestor, line by line, as
+    /// `git merge-file` does; `labels` name ours, base and theirs in conflict markers.
+    pub fn merge_blobs(
+        &self,
+        ours: ObjectId,
+        base: ObjectId,
+        theirs: ObjectId,
+        labels: [&str; 3],
+    ) -> Result<MergedBlob> {
+        crate::merge::merge_blobs(self.store, ours, base, theirs, labels)
+    }
+
+    /// `git blame -w -M -C --porcelain [-L <range>]… [<rev>] -- <path>`, run in `cwd` (so a
+    /// relative path and `-L /regex/` are read as git reads them there): the worktree's file
+    /// when `rev` is `None`. Its stdout as git wrote it.
+    pub fn blame_porcelain(
+        &self,
+        cwd: &Path,
+        rev: Option<&str>,
+        path: &OsStr,
+        ranges: &[String],
+    ) -> Result<Vec<u8>> {
+        crate::blame::blame_porcelain(self.store, cwd, rev, path, ranges)
+    }
+
+    /// [`Self::blame_porcelain`] started: the caller works while git blames, then
+    /// [`RunningBlame::finish`] waits for it.
+    pub fn blame_porcelain_start(
+        &self,
+        cwd: &Path,
+        rev: Option<&str>,
+        path: &OsStr,
+        ranges: &[String],
+    ) -> Result<RunningBlame> {
+        crate::blame::blame_porcelain_start(self.store, cwd, rev, path, ranges)
+    }
+
+    /// The [`crate::linemap::key`] of every line of the blob `id`, read in place (no copy of
+    /// its bytes); `None` when it is bigger than `max` bytes.
+    pub fn blob_line_keys(&self, id: ObjectId, max: usize) -> Result<Option<Vec<u64>>> {
+        crate::blame::blob_line_keys(self.store, id, max)
+    }
+
+    /// The commit `spec` names (`HEAD`, a branch, a tag, an id), as git resolves it.
+    pub fn resolve_commit(&self, spec: &str) -> Result<ObjectId> {
+        crate::blame::resolve_commit(self.store, spec)
+    }
+
+    /// The commits of `range` as `git rev-list --no-merges <range>` lists them (a single
+    /// revision `X` means `X^!`: that commit alone), newest first, each with its author
+    /// (`Name <email>`).
+    pub fn rev_list(&self, range: &str) -> Result<Vec<(ObjectId, String)>> {
+        crate::blame::rev_list(self.store, range)
+    }
+
+    /// git's check of the signature of each of `commits`, in that order, with one `git log`
+    /// process: `gpg.ssh.allowedSignersFile`, the gpg keyring and `gpg.*.program` of the
+    /// user's config decide, as for `git verify-commit`.
+    pub fn check_signatures(&self, commits: &[ObjectId]) -> Result<Vec<SignatureCheck>> {
+        crate::sign::check_signatures(self.store, commits)
+    }
+
+    /// Whether the commit `id` carries a signature (read from its headers, no process).
+    pub fn is_signed(&self, id: ObjectId) -> Result<bool> {
+        crate::sign::is_signed(self.store, id)
+    }
+
+    /// The commits of `tip`'s history that are not in `hidden`'s (`git rev-list tip
+    /// ^hidden`), newest first: the notes commits a fetched notes ref adds.
+    pub fn commits_between(
+        &self,
+        tip: ObjectId,
+        hidden: Option<ObjectId>,
+    ) -> Result<Vec<ObjectId>> {
+        crate::sign::commits_between(self.store, tip, hidden)
+    }
+
+    /// The bytes on disk of the objects the refs of `runs` (their checkpoints and notes)
+    /// reach and no branch, tag or remote-tracking branch does, as `git rev-list --objects
+    /// --disk-usage` counts them (each object once, however many runs share it).
+    pub fn runs_disk_usage(&self, runs: &[RunId]) -> Result<u64> {
+        crate::usage::runs_disk_usage(self.store, runs)
     }
 }
 

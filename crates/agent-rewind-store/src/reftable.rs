@@ -115,7 +115,7 @@ impl Store {
         Ok(UserHead { commit, branch })
     }
 
-    /// [`crate::facade::Refs::head_moved_on_only_by_commits`] from `git log -g`: reftable's
+    /// [`crate::Refs::head_moved_on_only_by_commits`] from `git log -g`: reftable's
     /// reflog gives no old id through git's commands, so a `commit:` entry's old id is its
     /// commit's only parent (what `git commit` moved HEAD from).
     pub(crate) fn reftable_head_moved_on_only_by_commits(

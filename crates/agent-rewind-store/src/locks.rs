@@ -8,11 +8,18 @@
 //! The lock serializes writers of one run on one machine; the compare-and-swap in `publish`
 //! stays the authority (other machines, other tools).
 
+use crate::Store;
 use agent_rewind_core::error::{Error, IoResultExt, Result};
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+/// The store's our flocks: writers, the background post-commit checkpoint.
+#[derive(Clone, Copy)]
+pub struct Locks<'s> {
+    pub(crate) store: &'s Store,
+}
 
 /// How long a writer waits for another writer of the same run, in ms; 0 (the default) waits
 /// in the kernel for as long as it takes: the holder is a live process (the kernel drops the
@@ -97,7 +104,7 @@ fn lock_within(file: &File, shared: bool, wait: Duration) -> std::io::Result<boo
     }
 }
 
-impl crate::facade::Locks<'_> {
+impl Locks<'_> {
     /// Take this worktree's post-commit lock for a checkpoint recorded in the background,
     /// without waiting. `None`: the one before still holds it.
     pub fn lock_post_commit(&self) -> Result<Option<File>> {

@@ -4,8 +4,15 @@
 //! never here.
 
 use super::Store;
+use crate::localcopy::{LocalRemote, NotesCopy};
 use agent_rewind_core::error::Result;
 use std::path::Path;
+
+/// The store's remotes and bundles: push, fetch, local copies.
+#[derive(Clone, Copy)]
+pub struct Remote<'s> {
+    pub(crate) store: &'s Store,
+}
 
 /// What a finished git process printed, and whether it succeeded.
 #[derive(Debug, Clone)]
@@ -32,7 +39,7 @@ impl Store {
     }
 }
 
-impl crate::facade::Remote<'_> {
+impl Remote<'_> {
     /// `git push --atomic --porcelain <remote> <refspecs…>`: never forced, all or nothing.
     pub fn push_atomic(&self, remote: &str, refspecs: &[String]) -> Result<GitOutput> {
         let mut args = vec!["push", "--atomic", "--porcelain", remote];
@@ -310,4 +317,27 @@ fn is_progress_line(l: &str) -> bool {
     l.ends_with("done.")
         || l.contains("% (")
         || l.starts_with("remote: ") && (l.contains("% (") || l.ends_with("done."))
+}
+
+impl Remote<'_> {
+    /// The repository behind the remote `name` when `fetch` may read it directly: its fetch
+    /// URL (after `url.<base>.insteadOf`) is a path or a `file://` URL naming a repository
+    /// on this machine that the current user owns, and nothing would make git's upload-pack
+    /// show it differently. `Err` says why not (the caller runs `git fetch` instead).
+    pub fn open_local_remote(&self, name: &str) -> std::result::Result<LocalRemote, String> {
+        crate::localcopy::open_local_remote(self.store, name)
+    }
+
+    /// Copy the history of `source_ref` in `remote` (a notes ref) into this repository and
+    /// point `staging_ref` at it, compare-and-swap on the value it has now; or, when the
+    /// remote has no `source_ref`, remove `staging_ref`. Objects the remote lacks or that do
+    /// not match their ids are an error, and nothing is written then.
+    pub fn copy_notes_from(
+        &self,
+        remote: &LocalRemote,
+        source_ref: &str,
+        staging_ref: &str,
+    ) -> Result<NotesCopy> {
+        crate::localcopy::copy_notes_from(self.store, remote, source_ref, staging_ref)
+    }
 }
