@@ -20,11 +20,6 @@
 // The store is the one crate that starts processes (clippy.toml forbids it elsewhere).
 #![allow(clippy::disallowed_methods)]
 
-// The shared types, re-exported while the layers above still name them through the store.
-pub use agent_rewind_core::{
-    crash, crash_point, error, ids, private, process, quote, redact, time, trace,
-};
-
 mod blame;
 pub use blame::RunningBlame;
 mod checkoutbytes;

@@ -166,7 +166,7 @@ fn every_write_path_survives_a_crash_at_every_point() {
         for p in &points {
             let name = p.split_once('#').unwrap().0;
             assert!(
-                agent_rewind::crash::POINTS.contains(&name),
+                agent_rewind_core::crash::POINTS.contains(&name),
                 "{}: point {name} is not listed in crash::POINTS",
                 sc.name
             );
@@ -174,7 +174,7 @@ fn every_write_path_survives_a_crash_at_every_point() {
         }
         cases.extend(chosen(&points).into_iter().map(|p| (k, p)));
     }
-    let listed: BTreeSet<String> = agent_rewind::crash::POINTS
+    let listed: BTreeSet<String> = agent_rewind_core::crash::POINTS
         .iter()
         .map(|p| p.to_string())
         .collect();

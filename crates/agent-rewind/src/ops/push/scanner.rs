@@ -11,10 +11,10 @@
 //! or that fails, is an error: nothing is pushed.
 
 use super::secrets::{SecretFinding, SharedText, for_each_shared};
-use crate::error::{Error, Result};
-use crate::ids::RunId;
 use crate::store::Store;
-use crate::store::process::{Purpose, command};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
+use agent_rewind_core::process::{Purpose, command};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
