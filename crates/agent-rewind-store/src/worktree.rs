@@ -10,7 +10,6 @@
 //! which paths it had already changed.
 
 use super::Store;
-use super::objects::digest;
 use super::userindex::WrittenFile;
 use agent_rewind_core::error::{Error, IoResultExt, Result};
 use agent_rewind_core::quote::{quote_path, rel_path};

@@ -2,7 +2,17 @@
 //! mode), folders made and emptied ones removed, and an error that lists the paths already
 //! changed when a write fails part-way. The checks come before, in `worktree`.
 
-use super::*;
+use super::{AsBackedUp, parents_are_folders};
+use crate::Store;
+use crate::objects::digest;
+use crate::userindex::WrittenFile;
+use agent_rewind_core::error::{Error, IoResultExt, Result};
+use agent_rewind_core::quote::{quote_path, rel_path};
+use agent_rewind_scan::TreeChange;
+use agent_rewind_scan::gixerror::from_gix;
+use gix::bstr::{BString, ByteSlice};
+use gix::objs::tree::EntryKind;
+use std::path::Path;
 
 impl Store {
     /// [`Store::apply_changes`] after its checks: `changed` gets each path as soon as it is
