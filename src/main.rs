@@ -12,7 +12,7 @@ mod cli;
 use std::io::Write;
 
 fn main() {
-    agent_rewind::trace::mark("start");
+    agent_rewind_core::trace::mark("start");
     if let Some(line) = cli::version_request() {
         let _ = std::io::stdout().lock().write_all(line.as_bytes());
         return;
@@ -21,12 +21,12 @@ fn main() {
         Ok(p) => p,
         Err(e) => usage_error(e),
     };
-    agent_rewind::trace::mark("arguments parsed");
+    agent_rewind_core::trace::mark("arguments parsed");
     let json = parsed.global.json;
     let pager = cli::pager::choose(&parsed);
     match cli::execute(parsed) {
         Ok(out) => {
-            agent_rewind::trace::mark("command done");
+            agent_rewind_core::trace::mark("command done");
             let exit_code = out.exit_code;
             if let Some(pager) = &pager {
                 let bytes = match &out.raw_human {
@@ -63,7 +63,7 @@ fn main() {
                     let _ = writeln!(stdout, "{text}");
                 }
             }
-            agent_rewind::trace::mark("output written");
+            agent_rewind_core::trace::mark("output written");
             if exit_code != 0 {
                 let _ = stdout.flush();
                 std::process::exit(exit_code);

@@ -3,8 +3,8 @@
 //! `color.ui`), `auto` by default; `auto` colours only a terminal that is not `dumb`.
 //! Decides only that; the colours themselves are the renderer's.
 
-use agent_rewind::error::{Error, Result};
 use agent_rewind::store::Store;
+use agent_rewind_core::error::{Error, Result};
 use clap::Args;
 use std::io::IsTerminal;
 

@@ -6,8 +6,8 @@
 //! It never fails: any error gives no candidates.
 
 use super::Ctx;
-use agent_rewind::ids::RunId;
 use agent_rewind::ops;
+use agent_rewind_core::ids::RunId;
 use clap::Command;
 
 /// Printed alone when the shell should complete file names (or folder names) itself.

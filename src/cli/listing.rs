@@ -4,8 +4,8 @@
 
 use super::render::{Style, escape, link};
 use agent_rewind::catalog::RunSummary;
-use agent_rewind::error::Result;
-use agent_rewind::time::Timestamp;
+use agent_rewind_core::error::Result;
+use agent_rewind_core::time::Timestamp;
 use std::io::IsTerminal;
 
 /// The width to fit: `COLUMNS`, else the terminal's (stdout); `None` when not a terminal.
@@ -112,8 +112,9 @@ fn cells(r: &RunSummary, now: i64) -> [std::borrow::Cow<'_, str>; 7] {
 
 /// Where the next cell starts in the table's buffer of cells.
 fn offset(text: &str) -> Result<u32> {
-    u32::try_from(text.len())
-        .map_err(|_| agent_rewind::error::Error::other("the table of runs is larger than 4 GiB"))
+    u32::try_from(text.len()).map_err(|_| {
+        agent_rewind_core::error::Error::other("the table of runs is larger than 4 GiB")
+    })
 }
 
 /// The table of `runs`.

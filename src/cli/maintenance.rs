@@ -8,7 +8,7 @@
 
 use agent_rewind::ops::maintenance;
 use agent_rewind::store::Store;
-use agent_rewind::store::process::{Purpose, command};
+use agent_rewind_core::process::{Purpose, command};
 use std::process::Stdio;
 
 /// Start what is due after the command recorded one or more checkpoints in `store`.

@@ -11,11 +11,11 @@
 use crate::cli::commands::{checkpoint, list, log, show, status};
 use crate::cli::mcp_input::{MAX_MESSAGE_BYTES, TOO_LARGE_METHOD};
 use crate::cli::{Ctx, Output, paths::worktree_paths, record::RecordArgs};
-use agent_rewind::error::{Error, Result};
 use agent_rewind::mcp::{
     Caller, check_plan, check_restore, check_restore_source, check_revert, plan_id,
 };
 use agent_rewind::ops;
+use agent_rewind_core::error::{Error, Result};
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{
     CallToolResult, CustomRequest, CustomResult, ErrorCode, ErrorData, ServerCapabilities,

@@ -18,8 +18,8 @@ mod record;
 pub mod render;
 mod view_server;
 
-use agent_rewind::error::{Error, Result};
 use agent_rewind::store::Store;
+use agent_rewind_core::error::{Error, Result};
 use args::{Cli, Command};
 use commands::*;
 pub use output::{Output, stderr_line, stderr_text};

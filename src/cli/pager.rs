@@ -65,7 +65,7 @@ fn pager_of(dir: &Path, name: &str) -> Option<String> {
 /// started (the caller prints them itself). A pager quit early (`q` in less) is no error.
 pub fn page(pager: &str, bytes: &[u8]) -> Result<(), ()> {
     use std::io::Write;
-    let Ok(mut child) = agent_rewind::store::process::pager(pager).spawn() else {
+    let Ok(mut child) = agent_rewind_core::process::pager(pager).spawn() else {
         return Err(());
     };
     if let Some(mut stdin) = child.stdin.take() {

@@ -2,7 +2,7 @@
 //! turned into paths relative to the worktree root; anything outside the worktree (or an
 //! empty pathspec) is refused before anything is read or written.
 
-use agent_rewind::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
 use std::path::{Component, Path, PathBuf};
 
 /// `specs` (relative to `cwd`, or absolute) as `/`-separated paths relative to `root` (`.`
@@ -89,7 +89,7 @@ mod tests {
         ] {
             assert_eq!(
                 bad(cwd, s),
-                agent_rewind::error::ErrorKind::Usage,
+                agent_rewind_core::error::ErrorKind::Usage,
                 "{cwd} {s}"
             );
         }

@@ -4,11 +4,11 @@
 use super::paths::worktree_paths;
 use super::render::{self, Style};
 use super::{Ctx, Output};
-use agent_rewind::error::{Error, Result};
-use agent_rewind::ids::RunId;
 use agent_rewind::model::{Status, StepKind};
 use agent_rewind::ops;
 use agent_rewind::store::Store;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
 use clap::Args;
 use std::collections::BTreeMap;
 

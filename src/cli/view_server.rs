@@ -13,9 +13,9 @@
 //! (the page is `agent_rewind::view`'s; attribution goes out as JSON the page shows with
 //! textContent).
 
-use agent_rewind::error::{Error, ErrorKind, Result};
 use agent_rewind::ops;
 use agent_rewind::store::Store;
+use agent_rewind_core::error::{Error, ErrorKind, Result};
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -50,7 +50,7 @@ impl Server {
             .map_err(|e| Error::other(format!("could not listen on 127.0.0.1: {e}")))?
             .port();
         let mut bytes = [0u8; 16];
-        agent_rewind::store::ids::fill_random(&mut bytes);
+        agent_rewind_core::ids::fill_random(&mut bytes);
         let token = bytes.iter().map(|b| format!("{b:02x}")).collect();
         Ok(Server {
             listener,

@@ -1,16 +1,19 @@
-//! The layering of docs/ARCHITECTURE.md (docs/design/layers.md says why). Between crates the compiler keeps it: the
-//! library does not depend on gix, and the store does not depend on the library; this
-//! checks the manifests keep it so. Inside the library, a module may name (`crate::x`)
-//! only modules of a lower rank, so there is no cycle between top-level modules. A process
-//! is started outside the store crate only through `agent_rewind_store::process` with a
-//! listed purpose (clippy.toml forbids `Command::new` there; this lists the callers).
+//! The layering of docs/ARCHITECTURE.md (docs/design/layers.md says why). Between crates the
+//! compiler keeps it, so this checks the manifests: `agent-rewind-core` depends on no crate
+//! of ours and not on gix; only `agent-rewind-scan` and `agent-rewind-store` name gix; each
+//! crate depends only on the ones below it. Inside the library, a module may name only
+//! modules of a lower rank, so there is no cycle between top-level modules: every path a
+//! file names (`crate::…`, `super::…`, `self::…`) is resolved against the module tree
+//! before its top-level module is looked up. A process is started outside the store and
+//! scanner crates only through `agent_rewind_core::process` with a listed purpose
+//! (clippy.toml forbids `Command::new` there; this lists the callers).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Top-level module of the library crate → rank. A module may use only modules of a
-/// strictly lower rank. (The store crate is below them all; the compiler keeps it from
-/// reaching up, since it does not depend on this crate.)
+/// strictly lower rank. (The crates below are below them all; the compiler keeps them from
+/// reaching up, since they do not depend on this crate.)
 const RANKS: &[(&str, u32)] = &[
     ("agent", 1),
     ("model", 2),
@@ -42,45 +45,162 @@ fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-/// The top-level module a file of the library's `src/` belongs to (`None` for lib.rs).
-fn module_of(rel: &Path) -> Option<String> {
-    let first = rel.components().next()?.as_os_str().to_str()?;
-    let name = first.trim_end_matches(".rs");
-    (name != "lib").then(|| name.to_string())
+/// The module path of a file of the library's `src/` (`ops/list.rs` → `[ops, list]`,
+/// `ops/rewind/mod.rs` → `[ops, rewind]`, `lib.rs` → `[]`).
+fn module_path(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|c| c.to_str().unwrap().trim_end_matches(".rs").to_string())
+        .collect();
+    if matches!(parts.last().map(String::as_str), Some("mod" | "lib")) {
+        parts.pop();
+    }
+    parts
+}
+
+/// `text` without comments, string and character literals (a path in a doc comment or a
+/// message is no import).
+fn code_only(text: &str) -> String {
+    let b = text.as_bytes();
+    let at = |i: usize, pat: &[u8]| b[i..].starts_with(pat);
+    let find = |from: usize, pat: &[u8]| {
+        (from..b.len())
+            .find(|&k| b[k..].starts_with(pat))
+            .unwrap_or(b.len())
+    };
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if at(i, b"//") {
+            i = find(i, b"\n");
+        } else if at(i, b"/*") {
+            i = (find(i, b"*/") + 2).min(b.len());
+        } else if at(i, b"r#\"") {
+            i = (find(i + 3, b"\"#") + 2).min(b.len());
+            out.extend_from_slice(b"\"\"");
+        } else if b[i] == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.extend_from_slice(b"\"\"");
+        } else if b[i] == b'\'' && b.get(i + 2) == Some(&b'\'') {
+            // A one-byte character literal ('{'): its brace is no brace.
+            i += 3;
+        } else if at(i, b"'\\") && b.get(i + 3) == Some(&b'\'') {
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The absolute module path of every path `code` names that starts with `crate`, `super`
+/// or `self` (groups `{a, b::c}` expand), in a file whose module path is `file`; inline
+/// `mod name { … }` blocks count for `super`.
+fn named_paths(code: &str, file: &[String]) -> Vec<Vec<String>> {
+    // Words and single punctuation characters, whitespace dropped.
+    let mut words: Vec<&str> = vec![];
+    let mut start = None;
+    for (i, c) in code.char_indices() {
+        let in_word = c.is_ascii_alphanumeric() || c == '_';
+        match (in_word, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                words.push(&code[s..i]);
+                start = None;
+            }
+            _ => {}
+        }
+        if !in_word && !c.is_whitespace() {
+            words.push(&code[i..i + c.len_utf8()]);
+        }
+    }
+    if let Some(s) = start {
+        words.push(&code[s..]);
+    }
+    let mut out = vec![];
+    // The inline modules we are in, with the brace depth each was opened at.
+    let mut inline: Vec<(String, usize)> = vec![];
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < words.len() {
+        match words[i] {
+            "{" => depth += 1,
+            "}" => {
+                depth = depth.saturating_sub(1);
+                if inline.last().is_some_and(|(_, d)| *d == depth) {
+                    inline.pop();
+                }
+            }
+            "mod" if words.get(i + 2) == Some(&"{") => {
+                inline.push((words[i + 1].to_string(), depth));
+            }
+            w @ ("crate" | "super" | "self") if words.get(i + 1) == Some(&":") => {
+                let mut here: Vec<String> = file.to_vec();
+                here.extend(inline.iter().map(|(m, _)| m.clone()));
+                let mut path: Vec<String> = match w {
+                    "crate" => vec![],
+                    _ => here.clone(),
+                };
+                let mut j = i;
+                // Leading `super::super::…` and `self::`.
+                while j < words.len() && matches!(words[j], "crate" | "super" | "self") {
+                    if words[j] == "super" {
+                        path.pop();
+                    }
+                    if words.get(j + 1) == Some(&":") && words.get(j + 2) == Some(&":") {
+                        j += 3;
+                    } else {
+                        break;
+                    }
+                }
+                match words.get(j) {
+                    Some(&"{") => {
+                        // A group: each first name inside it, at this level.
+                        let mut k = j + 1;
+                        let mut level = 0;
+                        let mut first = true;
+                        while k < words.len() {
+                            match words[k] {
+                                "{" => level += 1,
+                                "}" if level == 0 => break,
+                                "}" => level -= 1,
+                                "," if level == 0 => first = true,
+                                w if first && level == 0 && w != ":" => {
+                                    let mut p = path.clone();
+                                    p.push(w.to_string());
+                                    out.push(p);
+                                    first = false;
+                                }
+                                _ => {}
+                            }
+                            k += 1;
+                        }
+                    }
+                    Some(name) => {
+                        let mut p = path.clone();
+                        p.push(name.to_string());
+                        out.push(p);
+                    }
+                    None => {}
+                }
+                i = j;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
 }
 
 /// The workspace's root folder.
 fn workspace() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Every `crate::name` a file mentions, including `crate::{a, b::c}` groups.
-fn crate_paths(text: &str) -> Vec<String> {
-    let mut out = vec![];
-    let mut rest = text;
-    while let Some(i) = rest.find("crate::") {
-        rest = &rest[i + "crate::".len()..];
-        if let Some(group) = rest.strip_prefix('{') {
-            let end = group.find('}').unwrap_or(group.len());
-            for part in group[..end].split(',') {
-                let name: String = part
-                    .trim()
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect();
-                if !name.is_empty() {
-                    out.push(name);
-                }
-            }
-        } else {
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            out.push(name);
-        }
-    }
-    out
 }
 
 #[test]
@@ -89,27 +209,63 @@ fn library_modules_call_downward_only() {
     let mut files = vec![];
     sources(&root, &mut files);
     let mut violations: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut resolved = 0;
     for f in &files {
         let rel = f.strip_prefix(&root).unwrap();
-        let Some(from) = module_of(rel) else { continue };
+        let file = module_path(rel);
+        let Some(from) = file.first().cloned() else {
+            continue;
+        };
         let from_rank = rank(&from).unwrap_or_else(|| panic!("no rank for module {from}"));
-        let text = std::fs::read_to_string(f).unwrap();
-        for to in crate_paths(&text) {
-            if to == from || to == "Result" || to == "Error" {
+        let code = code_only(&std::fs::read_to_string(f).unwrap());
+        for path in named_paths(&code, &file) {
+            let Some(to) = path.first() else { continue };
+            resolved += 1;
+            if *to == from {
                 continue;
             }
-            let Some(to_rank) = rank(&to) else { continue };
+            let Some(to_rank) = rank(to) else { continue };
             if to_rank >= from_rank {
                 violations
                     .entry(rel.display().to_string())
                     .or_default()
-                    .push(to);
+                    .push(path.join("::"));
             }
         }
     }
     assert!(
+        resolved > 100,
+        "only {resolved} paths found: the reader is broken"
+    );
+    assert!(
         violations.is_empty(),
         "upward or sideways uses: {violations:#?}"
+    );
+}
+
+/// The reader of module paths sees through `super::super::` and inline modules.
+#[test]
+fn module_paths_resolve_super_and_groups() {
+    let file = module_path(Path::new("ops/rewind/point.rs"));
+    assert_eq!(file, ["ops", "rewind", "point"]);
+    let code = code_only(
+        "use super::super::journal::Record;\nuse crate::{model::Note, catalog};\n\
+         // crate::view::x in a comment\nlet s = \"crate::hooks\";\n\
+         mod tests { use super::super::check; }\nfn f() { self::g(); }",
+    );
+    let paths: Vec<String> = named_paths(&code, &file)
+        .iter()
+        .map(|p| p.join("::"))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "ops::journal",
+            "model",
+            "catalog",
+            "ops::rewind::check",
+            "ops::rewind::point::g"
+        ]
     );
 }
 
@@ -132,26 +288,58 @@ fn dependencies(manifest: &Path) -> Vec<String> {
     names
 }
 
+/// Each crate of ours, bottom up, with the crates of ours it may depend on and whether it
+/// may name gix.
+const CRATES: &[(&str, &[&str], bool)] = &[
+    ("crates/agent-rewind-core", &[], false),
+    ("crates/agent-rewind-scan", &["agent-rewind-core"], true),
+    (
+        "crates/agent-rewind-store",
+        &["agent-rewind-core", "agent-rewind-scan"],
+        true,
+    ),
+    (
+        "crates/agent-rewind",
+        &["agent-rewind-core", "agent-rewind-store"],
+        false,
+    ),
+    (".", &["agent-rewind-core", "agent-rewind"], false),
+];
+
 #[test]
-fn only_the_store_crate_depends_on_gix() {
-    let store = dependencies(&workspace().join("crates/agent-rewind-store/Cargo.toml"));
-    assert!(store.contains(&"gix".to_string()), "{store:?}");
-    for manifest in ["Cargo.toml", "crates/agent-rewind/Cargo.toml"] {
-        let deps = dependencies(&workspace().join(manifest));
-        assert!(
-            !deps.iter().any(|d| d.starts_with("gix")),
-            "{manifest} depends on gix: {deps:?}"
-        );
-        assert!(
-            !deps.iter().any(|d| d == "agent-rewind-store") || manifest != "Cargo.toml",
-            "the binary reaches the store through the library"
-        );
+fn each_crate_depends_only_on_the_ones_below_and_only_scan_and_store_name_gix() {
+    let ours: Vec<&str> = [
+        "agent-rewind-core",
+        "agent-rewind-scan",
+        "agent-rewind-store",
+        "agent-rewind",
+    ]
+    .to_vec();
+    for (dir, allowed, gix) in CRATES {
+        let deps = dependencies(&workspace().join(dir).join("Cargo.toml"));
+        let named_gix = deps.iter().any(|d| d.starts_with("gix"));
+        assert_eq!(named_gix, *gix, "{dir} names gix: {deps:?}");
+        for d in deps.iter().filter(|d| ours.contains(&d.as_str())) {
+            assert!(
+                allowed.contains(&d.as_str()),
+                "{dir} depends on {d}, which is not below it"
+            );
+        }
     }
-    let library = dependencies(&workspace().join("crates/agent-rewind/Cargo.toml"));
-    assert!(library.contains(&"agent-rewind-store".to_string()));
+    // Every crate of the workspace is listed above.
+    let root: toml::Table = std::fs::read_to_string(workspace().join("Cargo.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let members = root["workspace"]["members"].as_array().unwrap();
+    assert_eq!(members.len() + 1, CRATES.len(), "{members:?}");
+    for m in members {
+        let m = m.as_str().unwrap();
+        assert!(CRATES.iter().any(|(d, _, _)| *d == m), "{m} is not ranked");
+    }
 }
 
-/// Where a process may be started outside the store crate, by purpose: a new caller or a
+/// Where a process may be started outside the store and scanner crates, by purpose: a new caller or a
 /// new purpose fails here until it is listed (and reviewed: nothing fetched may run).
 const PROCESS_STARTS: &[(&str, &str)] = &[
     ("src/cli/commands/hook.rs", "BackgroundCheckpoint"),
@@ -201,7 +389,7 @@ fn processes_start_in_one_named_place() {
     }
     assert!(
         offenders.is_empty(),
-        "outside the store crate: {offenders:?}"
+        "outside the store and scanner crates: {offenders:?}"
     );
     found.sort();
     found.dedup();
@@ -210,10 +398,13 @@ fn processes_start_in_one_named_place() {
         .map(|(f, p)| (f.to_string(), p.to_string()))
         .collect();
     expected.sort();
-    assert_eq!(found, expected, "process starts outside the store crate");
-    // Every purpose the store offers is listed above, and no other.
+    assert_eq!(
+        found, expected,
+        "process starts outside the store and scanner crates"
+    );
+    // Every purpose core offers is listed above, and no other.
     let offered =
-        std::fs::read_to_string(workspace().join("crates/agent-rewind-store/src/process.rs"))
+        std::fs::read_to_string(workspace().join("crates/agent-rewind-core/src/process.rs"))
             .unwrap();
     let mut purposes: Vec<&str> = PROCESS_STARTS.iter().map(|(_, p)| *p).collect();
     purposes.sort();

@@ -6,9 +6,10 @@
 
 use agent_rewind::agent::Agent;
 use agent_rewind::hooks::{handlers, payload};
-use agent_rewind::ids::{CheckpointSpec, RemoteName, RunId, StepName};
 use agent_rewind::model::{Note, NoteLine};
-use agent_rewind::{redact, store, time, workflow};
+use agent_rewind::{store, workflow};
+use agent_rewind_core::ids::{CheckpointSpec, RemoteName, RunId, StepName};
+use agent_rewind_core::{redact, time};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use std::path::Path;

@@ -97,7 +97,7 @@ fn a_reader_opened_earlier_finds_objects_in_packs_added_since() {
         edit(&repo.path().join("a.txt"), i);
         repo.ok(&["checkpoint", "work", "--run", "r1"]);
     }
-    let run = agent_rewind::ids::RunId::new("r1".to_string()).unwrap();
+    let run = agent_rewind_core::ids::RunId::new("r1".to_string()).unwrap();
     let tip = store.refs().run_head(&run).unwrap().expect("r1 has a tip");
     let mut catalog = agent_rewind::catalog::Catalog::new(&store);
     let chain = catalog.lineage_chain(tip, usize::MAX).unwrap();

@@ -1,4 +1,4 @@
-//! The snapshot's own stat pass (`store::statcheck`) marks index entries unchanged before
+//! The snapshot's own stat pass (`scan::statcheck`) marks index entries unchanged before
 //! gix's status pass; it must never mark one that changed. Each scenario changes the
 //! worktree in a way a stat check can get wrong (a mode change, a directory turned into a
 //! symlink or a file into a directory, an intent-to-add entry, a same-size edit with the old

@@ -1,4 +1,4 @@
-//! The directory-walk cache (`store::dirwalk`) must never make a snapshot miss a file.
+//! The directory-walk cache (`scan::dirwalk`) must never make a snapshot miss a file.
 //!
 //! Each scenario changes the worktree, the index or the ignore rules in a way that can hide
 //! from a naive cache (no directory mtime changes when the index drops a file or a

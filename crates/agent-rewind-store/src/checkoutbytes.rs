@@ -12,8 +12,9 @@
 //! Never writes anything: callers write the bytes.
 
 use super::Store;
-use crate::error::{Error, Result};
-use crate::quote::quote_path;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::quote::quote_path;
+use agent_rewind_scan::gixerror::from_gix;
 use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
 use std::io::Read;
@@ -29,7 +30,7 @@ pub(crate) struct CheckoutBytes<'s> {
 
 impl<'s> CheckoutBytes<'s> {
     pub(crate) fn new(store: &'s Store) -> Result<Self> {
-        let (pipeline, _index) = store.repo.filter_pipeline(None)?;
+        let (pipeline, _index) = store.repo.filter_pipeline(None).map_err(from_gix)?;
         let (pipeline, attributes) = pipeline.into_parts();
         let git_converts =
             attributes.selected_attribute_matches(["ident", "working-tree-encoding"]);

@@ -5,7 +5,7 @@
 //! `key=value` overrides gix takes on the command line's level. Pure: it never reads or
 //! writes a file.
 
-use crate::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
 
 /// The `-c` values of the git that started us, in git's order, as gix's CLI overrides.
 pub(crate) fn git_config_parameters() -> Result<Vec<String>> {

@@ -11,8 +11,8 @@
 //! `diff` — it answers `None`.
 
 use super::Store;
-use super::objects::TreeChange;
-use crate::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_scan::TreeChange;
 use gix::bstr::ByteSlice;
 use std::collections::HashSet;
 use std::path::Path;

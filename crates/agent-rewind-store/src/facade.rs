@@ -1,131 +1,50 @@
 //! The facades of [`Store`]: a caller finds a method by what it touches, `store.refs()`,
 //! `store.objects()`, `store.notes()`, `store.index()`, `store.worktree()`,
 //! `store.remote()`, `store.maintenance()`, `store.locks()` (and `store.private()` for the
-//! paths of our private files), instead of in one flat list. Each facade borrows the store
-//! and holds nothing else; the methods live beside what they touch (`refs.rs`,
-//! `objects.rs`, …). Owns no behaviour of its own.
+//! paths of our private files), instead of in one flat list. Each facade is a type of its
+//! own that borrows the store and holds nothing else (it does not dereference to the store,
+//! so a facade's method is found only on its facade); the methods live beside what they
+//! touch (`refs.rs`, `objects.rs`, …). Owns no behaviour of its own.
 
 use crate::Store;
-
-/// The store's refs: read and move them, with compare-and-swap.
-#[derive(Clone, Copy)]
-pub struct Refs<'s>(pub(crate) &'s Store);
-
-impl std::ops::Deref for Refs<'_> {
-    type Target = Store;
-    fn deref(&self) -> &Store {
-        self.0
-    }
-}
-
-/// The store's objects: blobs, trees and commits, read and written.
-#[derive(Clone, Copy)]
-pub struct Objects<'s>(pub(crate) &'s Store);
-
-impl std::ops::Deref for Objects<'_> {
-    type Target = Store;
-    fn deref(&self) -> &Store {
-        self.0
-    }
-}
-
-/// The store's the runs' notes: read, written and merged.
-#[derive(Clone, Copy)]
-pub struct Notes<'s>(pub(crate) &'s Store);
-
-impl std::ops::Deref for Notes<'_> {
-    type Target = Store;
-    fn deref(&self) -> &Store {
-        self.0
-    }
-}
-
-/// The store's the user's index: read, saved, written under git's lock.
-#[derive(Clone, Copy)]
-pub struct Index<'s>(pub(crate) &'s Store);
-
-impl std::ops::Deref for Index<'_> {
-    type Target = Store;
-    fn deref(&self) -> &Store {
-        self.0
-    }
-}
-
-/// The store's the user's worktree and HEAD: checked, written, linked worktrees.
-#[derive(Clone, Copy)]
-pub struct Worktree<'s>(pub(crate) &'s Store);
-
-impl std::ops::Deref for Worktree<'_> {
-    type Target = Store;
-    fn deref(&self) -> &Store {
-        self.0
-    }
-}
-
-/// The store's remotes and bundles: push, fetch, local copies.
-#[derive(Clone, Copy)]
-pub struct Remote<'s>(pub(crate) &'s Store);
-
-impl std::ops::Deref for Remote<'_> {
-    type Target = Store;
-    fn deref(&self) -> &Store {
-        self.0
-    }
-}
-
-/// The store's git's maintenance we start in the background.
-#[derive(Clone, Copy)]
-pub struct Maintenance<'s>(pub(crate) &'s Store);
-
-impl std::ops::Deref for Maintenance<'_> {
-    type Target = Store;
-    fn deref(&self) -> &Store {
-        self.0
-    }
-}
-
-/// The store's our flocks: writers, the background post-commit checkpoint.
-#[derive(Clone, Copy)]
-pub struct Locks<'s>(pub(crate) &'s Store);
-
-impl std::ops::Deref for Locks<'_> {
-    type Target = Store;
-    fn deref(&self) -> &Store {
-        self.0
-    }
-}
+use crate::{Index, Locks, Maintenance, Notes, Objects, Refs, Remote, Worktree};
+use agent_rewind_core::private::PrivatePaths;
 
 impl Store {
     /// The refs: read and move them, with compare-and-swap.
     pub fn refs(&self) -> Refs<'_> {
-        Refs(self)
+        Refs { store: self }
     }
     /// The objects: blobs, trees and commits, read and written.
     pub fn objects(&self) -> Objects<'_> {
-        Objects(self)
+        Objects { store: self }
     }
     /// The the runs' notes: read, written and merged.
     pub fn notes(&self) -> Notes<'_> {
-        Notes(self)
+        Notes { store: self }
     }
     /// The the user's index: read, saved, written under git's lock.
     pub fn index(&self) -> Index<'_> {
-        Index(self)
+        Index { store: self }
     }
     /// The the user's worktree and HEAD: checked, written, linked worktrees.
     pub fn worktree(&self) -> Worktree<'_> {
-        Worktree(self)
+        Worktree { store: self }
     }
     /// The remotes and bundles: push, fetch, local copies.
     pub fn remote(&self) -> Remote<'_> {
-        Remote(self)
+        Remote { store: self }
     }
     /// The git's maintenance we start in the background.
     pub fn maintenance(&self) -> Maintenance<'_> {
-        Maintenance(self)
+        Maintenance { store: self }
     }
     /// The our flocks: writers, the background post-commit checkpoint.
     pub fn locks(&self) -> Locks<'_> {
-        Locks(self)
+        Locks { store: self }
+    }
+    /// The paths of our private files for this worktree.
+    pub fn private(&self) -> PrivatePaths<'_> {
+        PrivatePaths::of(self.git_dir(), self.common_dir())
     }
 }

@@ -6,7 +6,7 @@
 //! made explicit; failures become one-line errors naming the command.
 
 use super::Store;
-use crate::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -21,7 +21,7 @@ fn stdout_bytes_of(args: &[&str], out: Output) -> Result<Vec<u8>> {
         return Err(Error::git(format!(
             "`git {}` failed: {}",
             args.join(" "),
-            crate::error::one_line(&String::from_utf8_lossy(&out.stderr))
+            agent_rewind_core::error::one_line(&String::from_utf8_lossy(&out.stderr))
         )));
     }
     Ok(out.stdout)
@@ -30,10 +30,6 @@ fn stdout_bytes_of(args: &[&str], out: Output) -> Result<Vec<u8>> {
 fn could_not_run(e: std::io::Error) -> Error {
     Error::git(format!("could not run git: {e}")).with_source(e)
 }
-
-/// Above this many written files, `reset_user_index` refreshes the whole index instead of
-/// naming them (measured on 30k entries: 100 named paths cost about one full refresh).
-const REFRESH_PATHS_LIMIT: usize = 64;
 
 /// A path made absolute against the current directory (as gix resolved it when opening).
 fn absolute(p: &Path) -> std::path::PathBuf {
@@ -65,7 +61,7 @@ impl Store {
     }
 
     /// Run git in `dir` with `args`; return stdout on success.
-    fn git_in(&self, dir: &Path, args: &[&str]) -> Result<String> {
+    pub(crate) fn git_in(&self, dir: &Path, args: &[&str]) -> Result<String> {
         stdout_of(args, self.git_output_in(dir, args)?)
     }
 
@@ -99,7 +95,7 @@ impl Store {
         let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
         let args = ["cat-file", "--filters"];
         let mut path_arg = std::ffi::OsString::from("--path=");
-        path_arg.push(super::worktree::rel_path(path));
+        path_arg.push(agent_rewind_core::quote::rel_path(path));
         let out = self
             .git_command(dir, &args)
             .arg(path_arg)
@@ -155,42 +151,6 @@ impl Store {
             &["--git-dir", &dir, "config", "--local", "--add", key, value],
         )
         .map(|_| ())
-    }
-
-    /// Whether background maintenance may run: `agentRewind.autoGc` is not false as git
-    /// reads a boolean (`off`, `False`, `no`, `0` …). A value that is no boolean leaves it on:
-    /// maintenance starts after a checkpoint was written, where nothing can be refused.
-    pub(super) fn auto_gc_allowed(&self) -> bool {
-        !matches!(self.config_bool("agentRewind.autoGc"), Ok(Some(false)))
-    }
-
-    /// Start `git <args>` in the background unless one we started is still running: the
-    /// child gets the maintenance flock as its stdin, so the lock lives exactly as long as
-    /// the child (and the git processes it starts, which inherit it) keeps it open; the
-    /// kernel drops it when the last of them exits, however it ends. So checkpoints in a
-    /// tight loop start one fold at a time, not one each competing for the CPU.
-    fn spawn_maintenance(&self, args: &[&str]) {
-        if !self.auto_gc_allowed() {
-            return;
-        }
-        let lock = match super::lock::try_lock_file(&self.private().maintenance_lock()) {
-            Ok(Some(lock)) => lock,
-            Ok(None) => {
-                crate::trace::mark("maintenance: one is running, none started");
-                return;
-            }
-            Err(_) => return,
-        };
-        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
-        let started = self
-            .git_command(dir, args)
-            .stdin(std::process::Stdio::from(lock))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn();
-        if started.is_ok() {
-            crate::trace::mark(&format!("maintenance: started git {}", args.join(" ")));
-        }
     }
 
     /// The hooks directory git actually uses for this repository: `core.hooksPath` when set
@@ -266,216 +226,4 @@ pub struct DiffText<'a> {
     /// apply. `None`: `a/` and `b/` and paths from the top whatever the configuration, for a
     /// program that reads the patch.
     pub as_user_in: Option<&'a Path>,
-}
-
-impl crate::facade::Refs<'_> {
-    /// Create `branch` (a name under `refs/heads/`, which must not exist yet) at `commit`,
-    /// with a compare-and-swap; HEAD is not touched.
-    pub fn create_branch(&self, branch: &str, commit: gix::ObjectId) -> Result<()> {
-        self.publish(
-            &[super::RefChange::set(
-                super::layout::branch_ref(branch).as_str(),
-                commit,
-                None,
-            )],
-            "agent-rewind: branch for rewound run",
-        )
-        .map_err(|e| Error::from(e).context(format!("could not create branch {branch}")))
-    }
-
-    /// Pack every ref into `packed-refs` (`git pack-refs --all`).
-    /// A `packed-refs.lock` a killed process of ours left is removed first.
-    pub fn pack_refs(&self) -> Result<()> {
-        let lock = self.common_dir().join("packed-refs.lock");
-        self.remove_stale_locks(&[lock]);
-        self.git(&["pack-refs", "--all"]).map(|_| ())
-    }
-
-    /// Drop the reflog entries of `name` that point at commits its current value no longer
-    /// reaches (`git reflog expire --expire-unreachable=now`), keeping the others.
-    pub fn expire_unreachable_reflog(&self, name: &str) -> Result<()> {
-        self.git(&[
-            "reflog",
-            "expire",
-            "--expire=never",
-            "--expire-unreachable=now",
-            name,
-        ])
-        .map(|_| ())
-    }
-
-    /// Whether a local branch exists.
-    pub fn branch_exists(&self, branch: &str) -> Result<bool> {
-        Ok(self
-            .ref_target(&super::layout::branch_ref(branch))?
-            .is_some())
-    }
-
-    /// Validate a branch name the way git does.
-    pub fn check_branch_name(&self, branch: &str) -> Result<()> {
-        let out = self.git_output_in(
-            self.repo.git_dir(),
-            &["check-ref-format", "--branch", branch],
-        )?;
-        if !out.status.success() {
-            return Err(Error::usage(format!("invalid branch name {branch:?}")));
-        }
-        Ok(())
-    }
-}
-
-impl crate::facade::Worktree<'_> {
-    /// Attach the user's HEAD to the existing branch `full_ref` (`refs/heads/…`) without
-    /// touching index or files; HEAD's reflog gets `message`.
-    pub fn attach_user_head(&self, full_ref: &str, message: &str) -> Result<()> {
-        if !full_ref.starts_with(super::layout::BRANCHES_PREFIX) {
-            return Err(Error::corrupt(format!(
-                "{full_ref:?} is not a branch (refs/heads/…)"
-            )));
-        }
-        self.git(&["symbolic-ref", "-m", message, "HEAD", full_ref])
-            .map(|_| ())
-    }
-
-    /// Point the user's HEAD at `branch` (creating the branch at `commit`, which must not
-    /// exist yet), or detach it at `commit`. `commit = None` leaves an unborn branch.
-    pub fn move_user_head(
-        &self,
-        branch: Option<&str>,
-        commit: Option<gix::ObjectId>,
-    ) -> Result<()> {
-        crate::fail_point!("head:move");
-        match (branch, commit) {
-            (Some(b), Some(c)) => {
-                // The branch in-process (compare-and-swap: it must not exist), HEAD through git
-                // so HEAD's reflog says where it went.
-                self.refs().create_branch(b, c)?;
-                self.attach_user_head(&super::layout::branch_ref(b), "agent-rewind: checkout")?;
-            }
-            (Some(b), None) => {
-                self.attach_user_head(&super::layout::branch_ref(b), "agent-rewind: checkout")?;
-            }
-            (None, Some(c)) => {
-                self.git(&[
-                    "update-ref",
-                    "--no-deref",
-                    "-m",
-                    "agent-rewind: checkout",
-                    "HEAD",
-                    &c.to_string(),
-                ])?;
-            }
-            (None, None) => return Err(Error::usage("cannot detach HEAD without a commit")),
-        }
-        Ok(())
-    }
-
-    /// `git worktree add` a new linked worktree at `path` on a new `branch` at `commit`
-    /// (or detached when `branch` is None).
-    pub fn add_linked_worktree(
-        &self,
-        path: &Path,
-        branch: Option<&str>,
-        commit: Option<gix::ObjectId>,
-    ) -> Result<()> {
-        let p = path.to_string_lossy().to_string();
-        let c = commit.map(|c| c.to_string());
-        let mut args = vec!["worktree", "add", "--quiet"];
-        match (branch, &c) {
-            (Some(b), Some(c)) => args.extend(["-b", b, p.as_str(), c.as_str()]),
-            (None, Some(c)) => args.extend(["--detach", p.as_str(), c.as_str()]),
-            (Some(b), None) => args.extend(["--orphan", "-b", b, p.as_str()]),
-            (None, None) => {
-                return Err(Error::refused(
-                    "the checkpoint has no commit to check out detached",
-                ));
-            }
-        }
-        let existed = branch.map(|b| self.refs().branch_exists(b)).transpose()?;
-        self.git_in(self.common_dir(), &args)
-            .map(|_| ())
-            .inspect_err(|_| {
-                // git makes the branch before the folder, and leaves it when the folder cannot
-                // be made (its own worktree record it removes).
-                if let (Some(b), Some(false)) = (branch, existed)
-                    && self.refs().branch_exists(b).unwrap_or(false)
-                {
-                    let _ = self.git_in(self.common_dir(), &["branch", "-D", b]);
-                }
-            })
-    }
-
-    /// Take back a linked worktree `add_linked_worktree` just made (its folder, git's record
-    /// of it, and the branch it created), when the operation that needed it failed.
-    pub fn remove_linked_worktree(&self, path: &Path, branch: Option<&str>) -> Result<()> {
-        let p = path.to_string_lossy().to_string();
-        self.git_in(
-            self.common_dir(),
-            &["worktree", "remove", "--force", p.as_str()],
-        )?;
-        if let Some(b) = branch {
-            self.git_in(self.common_dir(), &["branch", "-D", b])?;
-        }
-        Ok(())
-    }
-}
-
-impl crate::facade::Maintenance<'_> {
-    /// Start `git gc --auto` in the background, the way git's own porcelain does after it
-    /// writes objects (gix never does): it packs loose objects and refs only past git's own
-    /// thresholds (`gc.auto`, `gc.autoPackLimit`). It runs in the foreground of its own
-    /// process (`gc.autoDetach=false`) so that the maintenance lock covers all of it.
-    /// Off with `agentRewind.autoGc = false`. Never waits, never fails.
-    pub fn spawn_auto_gc(&self) {
-        self.spawn_maintenance(&["-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"]);
-    }
-
-    /// Fold the small packs checkpoints write into one, in the background, without touching
-    /// the big packs (`git repack --geometric=2`: its cost follows the small packs, unlike
-    /// the full repack `git gc --auto` does once there are too many packs).
-    pub fn spawn_small_pack_repack(&self) {
-        self.spawn_maintenance(&["repack", "-d", "-l", "-q", "--geometric=2"]);
-    }
-}
-
-impl crate::facade::Index<'_> {
-    /// Make the user's index hold `tree` (emptied for `None`), as `git read-tree --reset`
-    /// does: entries that did not change keep their stat data. Only `refresh` (files just
-    /// written whose content is what `tree` holds) get fresh stat data (`git add --refresh`),
-    /// instead of git's refresh of every entry (a full `lstat` pass); a changed file left
-    /// out is only re-hashed by git's next status.
-    pub fn reset_user_index(&self, tree: Option<gix::ObjectId>, refresh: &[&[u8]]) -> Result<()> {
-        let Some(tree) = tree else {
-            self.git(&["read-tree", "--empty"])?;
-            return Ok(());
-        };
-        self.git(&["read-tree", "--reset", &tree.to_string()])?;
-        if refresh.is_empty() {
-            return Ok(());
-        }
-        // git matches every entry against every pathspec: past a few dozen paths one full
-        // refresh (an lstat per entry) is cheaper.
-        if refresh.len() > REFRESH_PATHS_LIMIT {
-            // `--refresh` exits non-zero when files differ from the index: that is expected.
-            let _ = self.git_output_in(self.workdir()?, &["update-index", "-q", "--refresh"])?;
-            return Ok(());
-        }
-        let mut paths = Vec::new();
-        for p in refresh {
-            paths.extend_from_slice(p);
-            paths.push(0);
-        }
-        // Literal: a path is a name, never a glob or `:(magic)`.
-        let args = [
-            "--literal-pathspecs",
-            "add",
-            "--refresh",
-            "--pathspec-from-file=-",
-            "--pathspec-file-nul",
-        ];
-        // Best effort: the index is already right; without fresh stat data git only
-        // re-hashes those files on its next status (a file removed meanwhile fails this).
-        let _ = self.git_with_input(self.workdir()?, &args, &paths);
-        Ok(())
-    }
 }

@@ -7,7 +7,7 @@
 //! never remove any other lock, or leave `index.lock` behind when it returns.
 
 use super::Store;
-use crate::error::{Error, IoResultExt, Result};
+use agent_rewind_core::error::{Error, IoResultExt, Result};
 use std::path::{Path, PathBuf};
 
 /// How many times a held `index.lock` is waited for, 10 ms apart.
@@ -48,15 +48,12 @@ impl Store {
     }
 }
 
-impl crate::facade::Index<'_> {
-    /// Whether git's `index.lock` is held in this worktree. One left by a rewind of ours that
-    /// was killed while holding it is removed first.
-    pub fn user_index_locked(&self) -> bool {
-        let lock = lock_path(&self.repo.index_path());
-        let tmp_dir = self.private().tmp_dir();
-        sweep_dead_index_temps(&tmp_dir, &lock);
-        std::fs::symlink_metadata(&lock).is_ok()
-    }
+/// [`Index::user_index_locked`].
+pub(crate) fn user_index_locked(store: &Store) -> bool {
+    let lock = lock_path(&store.repo.index_path());
+    let tmp_dir = store.private().tmp_dir();
+    sweep_dead_index_temps(&tmp_dir, &lock);
+    std::fs::symlink_metadata(&lock).is_ok()
 }
 
 /// Link `tmp` to `lock` (waiting a while for a lock held by someone else), then rename the
@@ -104,7 +101,7 @@ fn take_lock_and_rename(
             }
         }
     }
-    crate::crash_point!("index:locked");
+    agent_rewind_core::crash_point!("index:locked");
     std::fs::rename(lock, index).map_err(|e| {
         let _ = std::fs::remove_file(lock);
         Error::io(index, e)

@@ -11,10 +11,10 @@
 //! …-from/<remote>/<run>/<tip>     tombstones: our gc's, a remote's staged, a remote's taken
 //! ```
 //!
-//! Names passed in are already validated ([`crate::ids`]); this module must never accept a
+//! Names passed in are already validated ([`agent_rewind_core::ids`]); this module must never accept a
 //! raw string as a run or step.
 
-use crate::ids::{RemoteName, RunId, StepName};
+use agent_rewind_core::ids::{RemoteName, RunId, StepName};
 
 pub const RUNS_PREFIX: &str = "refs/agent-runs/";
 pub const NOTES_PREFIX: &str = "refs/notes/agent-runs/";

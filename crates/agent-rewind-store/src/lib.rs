@@ -20,30 +20,21 @@
 // The store is the one crate that starts processes (clippy.toml forbids it elsewhere).
 #![allow(clippy::disallowed_methods)]
 
-pub mod crash;
-pub mod error;
-pub mod ids;
-pub mod process;
-pub mod quote;
-pub mod redact;
-pub mod time;
-pub mod trace;
-
 mod blame;
 pub use blame::RunningBlame;
 mod checkoutbytes;
 mod configenv;
 mod diffattr;
 mod diffstat;
-mod dirwalk;
 pub mod facade;
-mod fsmonitor;
 mod gitbin;
+mod index;
 mod indexlock;
 pub mod layout;
 pub mod linemap;
 mod localcopy;
-mod lock;
+mod locks;
+mod maintenance;
 mod merge;
 mod notes;
 mod objects;
@@ -52,17 +43,19 @@ mod packcreate;
 mod packdelete;
 mod packwrite;
 mod patch;
-pub mod private;
 mod publish;
-mod rawindex;
 mod reflock;
 mod refs;
 mod reftable;
 mod savedindex;
+mod scan;
 mod sign;
-pub mod snapshot;
-mod statcheck;
-mod transport;
+/// The snapshot of the worktree: the scanner's types, and taking one of this store.
+pub mod snapshot {
+    pub use crate::scan::{snapshot_for_checkpoint, snapshot_worktree};
+    pub use agent_rewind_scan::{DEFAULT_MAX_UNTRACKED, Excluded, Policy, Snapshot};
+}
+mod remote;
 mod unified;
 mod usage;
 pub use unified::text_patch;
@@ -70,27 +63,38 @@ pub use usage::WorktreeUse;
 mod userindex;
 mod worktree;
 
-pub use gitbin::DiffText;
-pub use gix::objs::tree::EntryKind;
-pub use localcopy::{LocalRemote, NotesCopy};
-pub use lock::{PostCommitWait, RunLock, hold_post_commit_lock, open_lock_file, set_writer_wait};
-pub use merge::MergedBlob;
-pub use notes::{NotesReader, union_lines};
-pub use objects::{ChangeKind, CommitInfo, Trailers, TreeChange};
-pub use packcreate::PackedCreate;
-pub use packdelete::PackedDelete;
-pub use private::{
+pub use agent_rewind_core::private::{
     PrivatePaths, create_parent, read_if_exists, remove_if_exists, write_atomic, write_atomic_with,
 };
+pub use agent_rewind_core::quote::rel_path;
+pub use agent_rewind_scan::{ChangeKind, TreeChange, glob_match};
+pub use gitbin::DiffText;
+pub use gix::objs::tree::EntryKind;
+pub use index::Index;
+pub use localcopy::{LocalRemote, NotesCopy};
+pub use locks::Locks;
+pub use locks::{PostCommitWait, RunLock, hold_post_commit_lock, open_lock_file, set_writer_wait};
+pub use maintenance::Maintenance;
+pub use merge::MergedBlob;
+pub use notes::Notes;
+pub use notes::{NotesReader, union_lines};
+pub use objects::Objects;
+pub use objects::{CommitInfo, Trailers};
+pub use packcreate::PackedCreate;
+pub use packdelete::PackedDelete;
 pub use publish::{PublishError, RefChange};
+pub use refs::Refs;
+pub use refs::UserHead;
 pub use refs::{RunRefSet, RunRefs};
+pub use remote::GitOutput;
+pub use remote::Remote;
 pub use savedindex::IndexFile;
 pub use sign::{SignFormat, SignatureCheck, Signer};
-pub use transport::GitOutput;
 pub use userindex::WrittenFile;
-pub use worktree::{AsBackedUp, OnDisk, rel_path};
+pub use worktree::Worktree;
+pub use worktree::{AsBackedUp, OnDisk, Operation};
 
-use crate::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
 pub use gix::ObjectId;
 /// Byte strings (paths are bytes), for the layers above.
 pub use gix::bstr::{BStr, BString, ByteSlice};
@@ -99,33 +103,6 @@ use std::path::Path;
 /// An open repository.
 pub struct Store {
     repo: gix::Repository,
-}
-
-/// A git operation in progress in a worktree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operation {
-    Merge,
-    CherryPick,
-    Revert,
-    Rebase,
-    Am,
-    Bisect,
-    /// A multi-commit cherry-pick or revert between picks.
-    Sequencer,
-}
-
-impl std::fmt::Display for Operation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Operation::Merge => "a merge",
-            Operation::CherryPick => "a cherry-pick",
-            Operation::Revert => "a revert",
-            Operation::Rebase => "a rebase",
-            Operation::Am => "an am",
-            Operation::Bisect => "a bisect",
-            Operation::Sequencer => "a cherry-pick or revert",
-        })
-    }
 }
 
 /// The pack index slots a repository is opened with (at least; twice its packs when more).
@@ -165,19 +142,10 @@ fn discover_with_slots(dir: &Path, slots: gix::odb::store::init::Slots) -> Resul
             Error::refused(format!(
                 "not a git repository: {} ({})",
                 dir.display(),
-                crate::error::one_line(&e.to_string())
+                agent_rewind_core::error::one_line(&e.to_string())
             ))
             .with_hint("run this inside a git repository, or `git init` one first")
         })
-}
-
-/// What the user's HEAD is right now.
-#[derive(Debug, Clone)]
-pub struct UserHead {
-    /// The commit HEAD points at; `None` on an unborn branch.
-    pub commit: Option<ObjectId>,
-    /// `refs/heads/…` HEAD is attached to; `None` when detached.
-    pub branch: Option<String>,
 }
 
 impl Store {
@@ -212,7 +180,9 @@ impl Store {
         let repo = if open::few_packs(&repo, usize::from(slots) / 2) {
             repo
         } else {
-            crate::trace::mark("open: many pack indexes (or alternates): slots counted");
+            agent_rewind_core::trace::mark(
+                "open: many pack indexes (or alternates): slots counted",
+            );
             discover_with_slots(
                 dir,
                 gix::odb::store::init::Slots::AsNeededByDiskState {
@@ -227,7 +197,7 @@ impl Store {
         open::check_common_dir_env(&repo)?;
         let mut repo = repo;
         open::worktree_from_git_dir_env(&mut repo, dir)?;
-        crate::trace::mark("repository opened");
+        agent_rewind_core::trace::mark("repository opened");
         Ok(Store { repo })
     }
 
@@ -246,7 +216,7 @@ impl Store {
                 Error::git(format!(
                     "cannot open the worktree {}: {}",
                     dir.display(),
-                    crate::error::one_line(&e.to_string())
+                    agent_rewind_core::error::one_line(&e.to_string())
                 ))
             })?;
         let store = Store { repo };
@@ -317,7 +287,7 @@ impl Store {
         self.auto_gc_threshold() > 0
             && limit > 0
             && (self.pack_count() as i64) < 2 * limit
-            && self.auto_gc_allowed()
+            && self.maintenance().auto_gc_allowed()
     }
 
     /// git's `gc.autoPackLimit` (50 by default; 0 or less: no limit).
@@ -386,8 +356,9 @@ impl Store {
         Ok(Store { repo })
     }
 
-    /// The underlying repository, for the modules of the store and for `snapshot`.
-    pub fn repo(&self) -> &gix::Repository {
+    /// The underlying repository, for the modules of the store (and the scanner's context);
+    /// gix is reachable from no crate above.
+    pub(crate) fn repo(&self) -> &gix::Repository {
         &self.repo
     }
 
@@ -415,24 +386,9 @@ impl Store {
         self.repo.common_dir()
     }
 
-    /// The user's index as it is on disk (empty when there is none yet), read without
-    /// verifying its trailing checksum: git itself only verifies it in `fsck`, every writer
-    /// replaces the file atomically, and hashing it is a tenth of a snapshot's time on a
-    /// large index.
+    /// The user's index as it is on disk ([`agent_rewind_scan::read_user_index`]).
     pub(crate) fn read_user_index(&self) -> Result<gix::index::File> {
-        gix::index::File::at_or_default(
-            self.repo.index_path(),
-            self.repo.object_hash(),
-            true,
-            gix::index::decode::Options::default(),
-        )
-        .map_err(|e| {
-            Error::corrupt(format!(
-                "cannot read the index {}: {}",
-                self.repo.index_path().display(),
-                crate::error::one_line(&e.to_string())
-            ))
-        })
+        agent_rewind_scan::read_user_index(&self.repo)
     }
 
     /// Read a config value as a string.
@@ -482,175 +438,5 @@ impl Store {
             Ok(Some(n)) => u64::try_from(n).map(Some).map_err(|_| bad(n.to_string())),
             Err(_) => Err(bad(self.config_string(key).unwrap_or_default())),
         }
-    }
-}
-
-impl crate::facade::Maintenance<'_> {
-    /// More packs than half git's `gc.autoPackLimit` (50 by default; 0 turns it off): time
-    /// to fold the small ones, before `git gc --auto` would repack everything.
-    pub fn many_small_packs(&self) -> bool {
-        let limit = self.auto_pack_limit();
-        limit > 0 && 2 * self.pack_count() as i64 > limit
-    }
-}
-
-impl crate::facade::Objects<'_> {
-    pub fn object_hash(&self) -> gix::hash::Kind {
-        self.repo.object_hash()
-    }
-
-    pub fn empty_tree(&self) -> ObjectId {
-        ObjectId::empty_tree(self.repo.object_hash())
-    }
-
-    /// Expand an abbreviated commit id (at least 4 hex digits) to a full one. Objects of
-    /// other kinds sharing the prefix do not count (as git's `<prefix>^{commit}`); two
-    /// commits do: an error listing them. The prefix is of the repository's object format
-    /// (up to 40 hex digits, 64 in a SHA-256 repository; 40 there is still a prefix).
-    pub fn resolve_commit_prefix(&self, hex: &str) -> Result<Option<ObjectId>> {
-        let kind = self.repo.object_hash();
-        let Some(zeros) = kind.len_in_hex().checked_sub(hex.len()) else {
-            return Ok(None);
-        };
-        let padded = format!("{hex}{}", "0".repeat(zeros));
-        let Ok(id) = ObjectId::from_hex(padded.as_bytes()) else {
-            return Ok(None);
-        };
-        let Ok(prefix) = gix::hash::Prefix::new(&id, hex.len()) else {
-            return Ok(None);
-        };
-        let mut candidates = std::collections::HashSet::new();
-        self.repo
-            .objects
-            .lookup_prefix(prefix, Some(&mut candidates))
-            .map_err(|e| Error::git(format!("could not look up {hex}: {e}")))?;
-        let mut commits: Vec<ObjectId> = candidates
-            .into_iter()
-            .filter(|id| {
-                self.repo
-                    .find_header(*id)
-                    .is_ok_and(|h| h.kind() == gix::object::Kind::Commit)
-            })
-            .collect();
-        commits.sort();
-        match commits.as_slice() {
-            [] => Ok(None),
-            [one] => Ok(Some(*one)),
-            many => Err(Error::usage(format!(
-                "commit id prefix {hex} is ambiguous: {}",
-                many.iter()
-                    .map(|c| c.to_hex_with_len(hex.len() + 4).to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-            .with_hint("give more hex digits")),
-        }
-    }
-}
-
-impl crate::facade::Refs<'_> {
-    pub fn user_head(&self) -> Result<UserHead> {
-        if self.reftable() {
-            return self.reftable_user_head();
-        }
-        let head = self.repo.head()?;
-        let branch = head.referent_name().map(|n| n.as_bstr().to_string());
-        // The id HEAD's branch names, read from the ref alone: peeling would read the
-        // object, which a concurrent `git gc` may be moving between packs (seen as "object
-        // not found" while the repack ran), and a branch names a commit anyway.
-        let commit = match head.id() {
-            Some(id) => Some(id.detach()),
-            None if head.is_unborn() => None,
-            None => Some(self.repo.head_id()?.detach()),
-        };
-        Ok(UserHead { commit, branch })
-    }
-}
-
-impl crate::facade::Worktree<'_> {
-    /// The git operation in progress in this worktree (merge, rebase, cherry-pick, revert,
-    /// am, bisect), if any: rewinding over it would lose its state. gix's `state()` reads
-    /// the same files as git's `wt_status_get_state`; a multi-commit cherry-pick or revert
-    /// between picks (only `sequencer/` left, no `*_HEAD`) is added, as git's status does.
-    pub fn operation_in_progress(&self) -> Option<Operation> {
-        use gix::state::InProgress as P;
-        match self.repo.state() {
-            Some(P::Merge) => Some(Operation::Merge),
-            Some(P::CherryPick | P::CherryPickSequence) => Some(Operation::CherryPick),
-            Some(P::Revert | P::RevertSequence) => Some(Operation::Revert),
-            Some(P::Rebase | P::RebaseInteractive | P::ApplyMailboxRebase) => {
-                Some(Operation::Rebase)
-            }
-            Some(P::ApplyMailbox) => Some(Operation::Am),
-            Some(P::Bisect) => Some(Operation::Bisect),
-            None if self.git_dir().join("sequencer").is_dir() => Some(Operation::Sequencer),
-            None => None,
-        }
-    }
-
-    /// Whether `core.fsmonitor` names a monitor a snapshot asks (`store::fsmonitor`).
-    pub fn has_fsmonitor(&self) -> bool {
-        fsmonitor::is_configured(self)
-    }
-}
-
-impl crate::facade::Index<'_> {
-    /// Paths with unmerged (conflicted) entries in the user's index.
-    pub fn unmerged_paths(&self) -> Result<Vec<String>> {
-        let index = self.read_user_index()?;
-        let mut out: Vec<String> = index
-            .entries()
-            .iter()
-            .filter(|e| e.stage_raw() != 0)
-            .map(|e| e.path(&index).to_string())
-            .collect();
-        out.dedup();
-        Ok(out)
-    }
-
-    /// How many entries the user's index holds, from its header alone (`None`: no index).
-    pub fn index_entry_count(&self) -> Option<u32> {
-        rawindex::entry_count(&self.repo.index_path())
-    }
-}
-
-/// Match a glob against a repository-relative path with git's wildmatch (`*` and `?` do not
-/// cross `/`, `**` does, `[…]` classes). A pattern without `/` matches the file name in any
-/// folder (as in `.gitignore`); one with `/` matches the whole path (a leading `/` anchors
-/// it at the root, which it is anyway).
-pub fn glob_match(pattern: &str, path: &str) -> bool {
-    use gix::bstr::ByteSlice;
-    use gix::glob::wildmatch::Mode;
-    let pattern = pattern.trim_start_matches('/');
-    let value = if pattern.contains('/') {
-        path
-    } else {
-        path.rsplit('/').next().unwrap_or(path)
-    };
-    gix::glob::wildmatch(
-        pattern.as_bytes().as_bstr(),
-        value.as_bytes().as_bstr(),
-        Mode::NO_MATCH_SLASH_LITERAL,
-    )
-}
-
-#[cfg(test)]
-mod glob_tests {
-    use super::glob_match;
-
-    #[test]
-    fn globs() {
-        assert!(glob_match(".env", "a/b/.env"));
-        assert!(glob_match(".env.*", ".env.local"));
-        assert!(glob_match("*.env", "config/app.env"));
-        assert!(!glob_match("*.env", "config/app.envy"));
-        assert!(glob_match("*.pem", "certs/server.pem"));
-        assert!(!glob_match("*.pem", "certs/server.pem.txt"));
-        assert!(glob_match("secrets/**", "secrets/a/b.txt"));
-        assert!(!glob_match("docs/*.md", "docs/a/b.md"));
-        assert!(glob_match("docs/**/*.md", "docs/a/b.md"));
-        assert!(glob_match("docs/**/*.md", "docs/b.md"));
-        assert!(glob_match("/build/*.log", "build/x.log"));
-        assert!(glob_match("id_[rd]sa*", "home/id_dsa.pub"));
     }
 }

@@ -15,7 +15,7 @@
 use super::Store;
 use super::packwrite::PackEntry;
 use super::publish::RefChange;
-use crate::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
 use gix::ObjectId;
 use gix::objs::Kind;
 use std::collections::HashSet;
@@ -135,157 +135,159 @@ impl Store {
     }
 }
 
-impl crate::facade::Remote<'_> {
-    /// The repository behind the remote `name` when `fetch` may read it directly: its fetch
-    /// URL (after `url.<base>.insteadOf`) is a path or a `file://` URL naming a repository
-    /// on this machine that the current user owns, and nothing would make git's upload-pack
-    /// show it differently. `Err` says why not (the caller runs `git fetch` instead).
-    pub fn open_local_remote(&self, name: &str) -> std::result::Result<LocalRemote, String> {
-        for var in [
-            "GIT_NAMESPACE",
-            "GIT_ALLOW_PROTOCOL",
-            "GIT_PROTOCOL_FROM_USER",
-        ] {
-            if std::env::var_os(var).is_some() {
-                return Err(format!("{var} is set"));
-            }
+/// [`Remote::open_local_remote`].
+pub(crate) fn open_local_remote(
+    store: &Store,
+    name: &str,
+) -> std::result::Result<LocalRemote, String> {
+    for var in [
+        "GIT_NAMESPACE",
+        "GIT_ALLOW_PROTOCOL",
+        "GIT_PROTOCOL_FROM_USER",
+    ] {
+        if std::env::var_os(var).is_some() {
+            return Err(format!("{var} is set"));
         }
-        let config = self.repo.config_snapshot();
-        for key in [
-            format!("remote.{name}.uploadpack"),
-            format!("remote.{name}.vcs"),
-            "protocol.allow".to_string(),
-            "protocol.file.allow".to_string(),
-        ] {
-            if config.string(&key).is_some() {
-                return Err(format!("{key} is set"));
-            }
+    }
+    let config = store.repo.config_snapshot();
+    for key in [
+        format!("remote.{name}.uploadpack"),
+        format!("remote.{name}.vcs"),
+        "protocol.allow".to_string(),
+        "protocol.file.allow".to_string(),
+    ] {
+        if config.string(&key).is_some() {
+            return Err(format!("{key} is set"));
         }
-        let remote = self
-            .repo
-            .find_remote(name)
-            .map_err(|e| format!("remote {name}: {e}"))?;
-        let url = remote
-            .url(gix::remote::Direction::Fetch)
-            .ok_or("no fetch URL")?;
-        if url.scheme != gix::url::Scheme::File || url.host.is_some() || url.user.is_some() {
-            return Err(format!("not a local path: {}", url.to_bstring()));
+    }
+    let remote = store
+        .remote()
+        .store
+        .repo
+        .find_remote(name)
+        .map_err(|e| format!("remote {name}: {e}"))?;
+    let url = remote
+        .url(gix::remote::Direction::Fetch)
+        .ok_or("no fetch URL")?;
+    if url.scheme != gix::url::Scheme::File || url.host.is_some() || url.user.is_some() {
+        return Err(format!("not a local path: {}", url.to_bstring()));
+    }
+    let path = gix::path::from_bstr(gix::bstr::ByteSlice::as_bstr(url.path.as_slice()))
+        .map_err(|_| "the path is not valid on this system".to_string())?;
+    if path.as_os_str().is_empty() || path.starts_with("~") {
+        return Err(format!("path {} is not resolved here", path.display()));
+    }
+    // git runs in the top of the worktree (or the git dir of a bare repository), and
+    // resolves a relative remote path from there.
+    let base = store
+        .remote()
+        .store
+        .repo
+        .workdir()
+        .unwrap_or(store.repo.git_dir());
+    let path = base.join(path);
+    let (git_dir, worktree) = locate_git_dir(&path)
+        .ok_or_else(|| format!("{} is not a repository git reads as is", path.display()))?;
+    for p in std::iter::once(&git_dir).chain(worktree.as_ref()) {
+        match gix::sec::identity::is_path_owned_by_current_user(p) {
+            Ok(true) => {}
+            _ => return Err(format!("{} is not owned by the current user", p.display())),
         }
-        let path = gix::path::from_bstr(gix::bstr::ByteSlice::as_bstr(url.path.as_slice()))
-            .map_err(|_| "the path is not valid on this system".to_string())?;
-        if path.as_os_str().is_empty() || path.starts_with("~") {
-            return Err(format!("path {} is not resolved here", path.display()));
+    }
+    for (file, what) in [
+        ("shallow", "shallow"),
+        ("commondir", "a linked worktree"),
+        ("objects/info/alternates", "borrowing objects (alternates)"),
+    ] {
+        if git_dir.join(file).exists() {
+            return Err(format!("{} is {what}", git_dir.display()));
         }
-        // git runs in the top of the worktree (or the git dir of a bare repository), and
-        // resolves a relative remote path from there.
-        let base = self.repo.workdir().unwrap_or(self.repo.git_dir());
-        let path = base.join(path);
-        let (git_dir, worktree) = locate_git_dir(&path)
-            .ok_or_else(|| format!("{} is not a repository git reads as is", path.display()))?;
-        for p in std::iter::once(&git_dir).chain(worktree.as_ref()) {
-            match gix::sec::identity::is_path_owned_by_current_user(p) {
-                Ok(true) => {}
-                _ => return Err(format!("{} is not owned by the current user", p.display())),
-            }
+    }
+    agent_rewind_core::trace::mark("fetch: local remote checked");
+    let mut permissions = gix::open::Permissions::default();
+    permissions.env.git_prefix = gix::sec::Permission::Deny;
+    let repo = gix::open::Options::default()
+        .permissions(permissions)
+        .open_path_as_is(true)
+        .bail_if_untrusted(true)
+        .config_overrides(["core.useReplaceRefs=false"])
+        .open(&git_dir)
+        .map(gix::Repository::from)
+        .map_err(|e| format!("cannot open {}: {e}", git_dir.display()))?;
+    if repo.object_hash() != store.repo.object_hash() {
+        return Err("another object format".into());
+    }
+    let config = repo.config_snapshot();
+    for key in ["uploadpack.hideRefs", "transfer.hideRefs"] {
+        if config.plumbing().string(key).is_some() {
+            return Err(format!("{key} is set there"));
         }
-        for (file, what) in [
-            ("shallow", "shallow"),
-            ("commondir", "a linked worktree"),
-            ("objects/info/alternates", "borrowing objects (alternates)"),
-        ] {
-            if git_dir.join(file).exists() {
-                return Err(format!("{} is {what}", git_dir.display()));
-            }
-        }
-        crate::trace::mark("fetch: local remote checked");
-        let mut permissions = gix::open::Permissions::default();
-        permissions.env.git_prefix = gix::sec::Permission::Deny;
-        let repo = gix::open::Options::default()
-            .permissions(permissions)
-            .open_path_as_is(true)
-            .bail_if_untrusted(true)
-            .config_overrides(["core.useReplaceRefs=false"])
-            .open(&git_dir)
-            .map(gix::Repository::from)
-            .map_err(|e| format!("cannot open {}: {e}", git_dir.display()))?;
-        if repo.object_hash() != self.repo.object_hash() {
-            return Err("another object format".into());
-        }
-        let config = repo.config_snapshot();
-        for key in ["uploadpack.hideRefs", "transfer.hideRefs"] {
-            if config.plumbing().string(key).is_some() {
-                return Err(format!("{key} is set there"));
-            }
-        }
-        // Ours and the remote's object format, checked equal above (`sha1`, `sha256`).
-        let format = self.repo.object_hash().to_string();
-        if let Some(sections) = config.plumbing().sections_by_name("extensions") {
-            for section in sections {
-                for key in section.value_names() {
-                    let key = key.to_string().to_ascii_lowercase();
-                    let value = section
-                        .value(&key)
-                        .map(|v| v.to_string().to_ascii_lowercase());
-                    let known = match key.as_str() {
-                        "objectformat" => value.as_deref() == Some(format.as_str()),
-                        "refstorage" => value.as_deref() == Some("files"),
-                        "worktreeconfig" | "preciousobjects" | "noop" => true,
-                        _ => false,
-                    };
-                    if !known {
-                        return Err(format!("extensions.{key} is set there"));
-                    }
+    }
+    // Ours and the remote's object format, checked equal above (`sha1`, `sha256`).
+    let format = store.repo.object_hash().to_string();
+    if let Some(sections) = config.plumbing().sections_by_name("extensions") {
+        for section in sections {
+            for key in section.value_names() {
+                let key = key.to_string().to_ascii_lowercase();
+                let value = section
+                    .value(&key)
+                    .map(|v| v.to_string().to_ascii_lowercase());
+                let known = match key.as_str() {
+                    "objectformat" => value.as_deref() == Some(format.as_str()),
+                    "refstorage" => value.as_deref() == Some("files"),
+                    "worktreeconfig" | "preciousobjects" | "noop" => true,
+                    _ => false,
+                };
+                if !known {
+                    return Err(format!("extensions.{key} is set there"));
                 }
             }
         }
-        crate::trace::mark("fetch: local remote opened");
-        Ok(LocalRemote { repo, git_dir })
     }
+    agent_rewind_core::trace::mark("fetch: local remote opened");
+    Ok(LocalRemote { repo, git_dir })
+}
 
-    /// Copy the history of `source_ref` in `remote` (a notes ref) into this repository and
-    /// point `staging_ref` at it, compare-and-swap on the value it has now; or, when the
-    /// remote has no `source_ref`, remove `staging_ref`. Objects the remote lacks or that do
-    /// not match their ids are an error, and nothing is written then.
-    pub fn copy_notes_from(
-        &self,
-        remote: &LocalRemote,
-        source_ref: &str,
-        staging_ref: &str,
-    ) -> Result<NotesCopy> {
-        let found = match remote.repo.try_find_reference(source_ref) {
-            Ok(found) => found,
-            Err(e) => return Ok(NotesCopy::Fallback(format!("{source_ref}: {e}"))),
-        };
-        let Some(found) = found else {
-            if let Some(old) = self.refs().ref_target(staging_ref)? {
-                self.refs().publish(
-                    &[RefChange::delete(staging_ref, old)],
-                    "agent-rewind fetch: pruned",
-                )?;
-            }
-            return Ok(NotesCopy::Absent);
-        };
-        crate::trace::mark("fetch: local remote's notes ref read");
-        let Some(tip) = found.target().try_id().map(ToOwned::to_owned) else {
-            return Ok(NotesCopy::Fallback(format!("{source_ref} is symbolic")));
-        };
-        let objects = match self.missing_history(remote, source_ref, tip)? {
-            Ok(objects) => objects,
-            Err(why) => return Ok(NotesCopy::Fallback(why)),
-        };
-        crate::trace::mark("fetch: local remote's notes history read");
-        let count = objects.len();
-        self.write_objects_as_pack(objects)?;
-        crate::crash_point!("fetch:notes-packed");
-        let old = self.refs().ref_target(staging_ref)?;
-        if old != Some(tip) {
-            self.refs().publish(
-                &[RefChange::set(staging_ref, tip, old)],
-                &format!("agent-rewind fetch: {source_ref} copied"),
+/// [`Remote::copy_notes_from`].
+pub(crate) fn copy_notes_from(
+    store: &Store,
+    remote: &LocalRemote,
+    source_ref: &str,
+    staging_ref: &str,
+) -> Result<NotesCopy> {
+    let found = match remote.repo.try_find_reference(source_ref) {
+        Ok(found) => found,
+        Err(e) => return Ok(NotesCopy::Fallback(format!("{source_ref}: {e}"))),
+    };
+    let Some(found) = found else {
+        if let Some(old) = store.refs().ref_target(staging_ref)? {
+            store.refs().publish(
+                &[RefChange::delete(staging_ref, old)],
+                "agent-rewind fetch: pruned",
             )?;
         }
-        Ok(NotesCopy::Staged { objects: count })
+        return Ok(NotesCopy::Absent);
+    };
+    agent_rewind_core::trace::mark("fetch: local remote's notes ref read");
+    let Some(tip) = found.target().try_id().map(ToOwned::to_owned) else {
+        return Ok(NotesCopy::Fallback(format!("{source_ref} is symbolic")));
+    };
+    let objects = match store.missing_history(remote, source_ref, tip)? {
+        Ok(objects) => objects,
+        Err(why) => return Ok(NotesCopy::Fallback(why)),
+    };
+    agent_rewind_core::trace::mark("fetch: local remote's notes history read");
+    let count = objects.len();
+    store.write_objects_as_pack(objects)?;
+    agent_rewind_core::crash_point!("fetch:notes-packed");
+    let old = store.refs().ref_target(staging_ref)?;
+    if old != Some(tip) {
+        store.refs().publish(
+            &[RefChange::set(staging_ref, tip, old)],
+            &format!("agent-rewind fetch: {source_ref} copied"),
+        )?;
     }
+    Ok(NotesCopy::Staged { objects: count })
 }
 
 /// The git directory git's upload-pack would use for `path` (it tries `path/.git`, then

@@ -4,12 +4,19 @@
 //! not publish it; `publish` moves the notes ref together with the run's refs.
 
 use super::{Store, layout};
-use crate::error::{Error, Result};
-use crate::ids::RunId;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
+use agent_rewind_scan::gixerror::from_gix;
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use gix::note::plumbing::State;
 use std::collections::{BTreeSet, HashMap};
+
+/// The store's the runs' notes: read, written and merged.
+#[derive(Clone, Copy)]
+pub struct Notes<'s> {
+    pub(crate) store: &'s Store,
+}
 
 /// Reads notes of one notes commit, caching the opened notes tree across lookups.
 pub struct NotesReader<'s> {
@@ -37,7 +44,7 @@ impl<'s> NotesReader<'s> {
             Error::corrupt(format!(
                 "could not read notes in {}: {}",
                 self.origin,
-                crate::error::one_line(&e.to_string())
+                agent_rewind_core::error::one_line(&e.to_string())
             ))
             .with_hint(CORRUPT_HINT)
         })
@@ -78,11 +85,11 @@ pub(crate) fn short(id: ObjectId) -> String {
     id.to_hex_with_len(12).to_string()
 }
 
-impl<'s> crate::facade::Notes<'s> {
+impl<'s> Notes<'s> {
     /// A reader over the current notes of `run`.
     pub fn notes_reader(&self, run: &RunId) -> Result<NotesReader<'s>> {
         let origin = layout::notes_ref(run);
-        let tip = self.refs().notes_tip(run)?;
+        let tip = self.store.refs().notes_tip(run)?;
         self.notes_reader_at(tip, origin)
     }
 
@@ -95,24 +102,24 @@ impl<'s> crate::facade::Notes<'s> {
         let state = match tip {
             None => None,
             Some(commit) => {
-                let tree = self.objects().commit_tree(commit).map_err(|e| {
+                let tree = self.store.objects().commit_tree(commit).map_err(|e| {
                     Error::corrupt(format!(
                         "{origin} does not point at a notes commit: {}",
                         e.message
                     ))
                     .with_hint(CORRUPT_HINT)
                 })?;
-                Some(State::new(tree, self.repo()).map_err(|e| {
+                Some(State::new(tree, self.store.repo()).map_err(|e| {
                     Error::corrupt(format!(
                         "{origin} holds an unreadable notes tree: {}",
-                        crate::error::one_line(&e.to_string())
+                        agent_rewind_core::error::one_line(&e.to_string())
                     ))
                     .with_hint(CORRUPT_HINT)
                 })?)
             }
         };
         Ok(NotesReader {
-            store: self.0,
+            store: self.store,
             state,
             origin,
         })
@@ -127,24 +134,28 @@ impl<'s> crate::facade::Notes<'s> {
         message: &str,
     ) -> Result<ObjectId> {
         let base_tree = match parent {
-            Some(p) => self.objects().read_commit(p)?.tree,
-            None => self.objects().empty_tree(),
+            Some(p) => self.store.objects().read_commit(p)?.tree,
+            None => self.store.objects().empty_tree(),
         };
-        let mut state = State::new(base_tree, self.repo())?;
+        let mut state = State::new(base_tree, self.store.repo()).map_err(from_gix)?;
         for (annotated, body) in notes {
-            let blob = self.objects().write_blob(body)?;
-            state.edit(*annotated, Some(blob), self.repo())?;
+            let blob = self.store.objects().write_blob(body)?;
+            state
+                .edit(*annotated, Some(blob), self.store.repo())
+                .map_err(from_gix)?;
         }
-        let tree = state.write(&super::objects::RetryingWrites(self.repo()))?;
+        let tree = state
+            .write(&super::objects::RetryingWrites(self.store.repo()))
+            .map_err(from_gix)?;
         let parents: Vec<ObjectId> = parent.into_iter().collect();
-        self.objects().write_commit(tree, &parents, message)
+        self.store.objects().write_commit(tree, &parents, message)
     }
 
     /// All notes of a notes commit as (annotated object, blob) — for merges and validation.
     pub fn all_notes(&self, notes_commit: ObjectId) -> Result<HashMap<ObjectId, ObjectId>> {
-        let tree = self.objects().read_commit(notes_commit)?.tree;
+        let tree = self.store.objects().read_commit(notes_commit)?.tree;
         let mut out = HashMap::new();
-        for (path, blob, mode) in self.objects().tree_entries(tree)? {
+        for (path, blob, mode) in self.store.objects().tree_entries(tree)? {
             if !mode.is_blob() {
                 continue;
             }
@@ -167,7 +178,11 @@ impl<'s> crate::facade::Notes<'s> {
     ) -> Result<ObjectId> {
         let mine = self.all_notes(ours)?;
         let other = self.all_notes(theirs)?;
-        let mut state = State::new(self.objects().read_commit(ours)?.tree, self.repo())?;
+        let mut state = State::new(
+            self.store.objects().read_commit(ours)?.tree,
+            self.store.repo(),
+        )
+        .map_err(from_gix)?;
         let mut annotated: Vec<ObjectId> = other.keys().copied().collect();
         annotated.sort();
         for obj in annotated {
@@ -177,23 +192,22 @@ impl<'s> crate::facade::Notes<'s> {
                 None => their_blob,
                 Some(b) => {
                     let merged = union_lines(
-                        &self.objects().read_blob(*b)?,
-                        &self.objects().read_blob(their_blob)?,
+                        &self.store.objects().read_blob(*b)?,
+                        &self.store.objects().read_blob(their_blob)?,
                     );
-                    self.objects().write_blob(&merged)?
+                    self.store.objects().write_blob(&merged)?
                 }
             };
-            state.edit(obj, Some(blob), self.repo())?;
+            state
+                .edit(obj, Some(blob), self.store.repo())
+                .map_err(from_gix)?;
         }
-        let tree = state.write(&super::objects::RetryingWrites(self.repo()))?;
-        self.objects().write_commit(tree, &[ours, theirs], message)
-    }
-}
-
-impl crate::facade::Objects<'_> {
-    /// The size in bytes of an object, without reading its content.
-    pub fn object_size(&self, id: ObjectId) -> Result<u64> {
-        Ok(self.repo().find_header(id)?.size())
+        let tree = state
+            .write(&super::objects::RetryingWrites(self.store.repo()))
+            .map_err(from_gix)?;
+        self.store
+            .objects()
+            .write_commit(tree, &[ours, theirs], message)
     }
 }
 

@@ -2,9 +2,23 @@
 //! touching config), reading them back with their `Agent-*` trailers, trees and blobs.
 
 use super::Store;
-use crate::error::{Error, Result};
+use crate::blame::RunningBlame;
+use crate::merge::MergedBlob;
+use crate::sign::SignatureCheck;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
+use agent_rewind_scan::gixerror::from_gix;
+use agent_rewind_scan::{TreeChange, retry_object_write};
 use gix::ObjectId;
 use gix::bstr::{BString, ByteSlice};
+use std::ffi::OsStr;
+use std::path::Path;
+
+/// The store's objects: blobs, trees and commits, read and written.
+#[derive(Clone, Copy)]
+pub struct Objects<'s> {
+    pub(crate) store: &'s Store,
+}
 
 /// The identity used when the user has none configured.
 const FALLBACK_NAME: &str = "git-agent-rewind";
@@ -123,13 +137,13 @@ impl Store {
         self.repo.find_commit(id).map_err(|e| {
             Error::not_found(format!(
                 "{id} is not a commit in this repository ({})",
-                crate::error::one_line(&e.to_string())
+                agent_rewind_core::error::one_line(&e.to_string())
             ))
         })
     }
 }
 
-impl crate::facade::Objects<'_> {
+impl Objects<'_> {
     /// Write a commit without moving any ref; signed when `agentRewind.sign` says so
     /// ([`Store::signer`]).
     pub fn write_commit(
@@ -150,7 +164,7 @@ impl crate::facade::Objects<'_> {
         message: &str,
         time: Option<i64>,
     ) -> Result<ObjectId> {
-        let mut sig = self.signature();
+        let mut sig = self.store.signature();
         if let Some(t) = time {
             sig.time = gix::date::Time::new(t, 0);
         }
@@ -165,42 +179,48 @@ impl crate::facade::Objects<'_> {
         };
         // Signed as git signs (`commit -S`): the commit without the header is the payload,
         // the signature goes into a header after the others.
-        if let Some(signer) = self.signer()? {
+        if let Some(signer) = self.store.signer()? {
             let mut payload = Vec::new();
             gix::objs::WriteTo::write_to(&commit, &mut payload)
                 .map_err(|e| Error::other(format!("cannot encode a commit: {e}")))?;
             let signature = signer.sign(&payload)?;
             commit.extra_headers.push((
-                super::sign::signature_header(self.repo.object_hash()).into(),
+                super::sign::signature_header(self.store.repo.object_hash()).into(),
                 signature.into(),
             ));
         }
-        Ok(retry_object_write(|| self.repo.write_object(&commit))?.detach())
+        Ok(retry_object_write(|| self.store.repo.write_object(&commit))
+            .map_err(from_gix)?
+            .detach())
     }
 
     /// The id `data` would have as a blob, without writing it.
     pub fn blob_id(&self, data: &[u8]) -> Result<ObjectId> {
-        Ok(gix::objs::compute_hash(
-            self.repo.object_hash(),
-            gix::objs::Kind::Blob,
-            data,
-        )?)
+        gix::objs::compute_hash(self.store.repo.object_hash(), gix::objs::Kind::Blob, data)
+            .map_err(from_gix)
     }
 
     pub fn write_blob(&self, data: &[u8]) -> Result<ObjectId> {
-        Ok(retry_object_write(|| self.repo.write_blob(data))?.detach())
+        Ok(retry_object_write(|| self.store.repo.write_blob(data))
+            .map_err(from_gix)?
+            .detach())
     }
 
     pub fn read_commit(&self, id: ObjectId) -> Result<CommitInfo> {
-        let commit = self.find_commit(id)?;
-        let decoded = commit.decode()?;
+        let commit = self.store.find_commit(id)?;
+        let decoded = commit.decode().map_err(from_gix)?;
         let message = decoded.message.to_str_lossy().into_owned();
         Ok(CommitInfo {
             id,
             tree: decoded.tree(),
             parents: decoded.parents().collect(),
             trailers: Trailers::parse(&message),
-            time: decoded.committer()?.time()?.seconds,
+            time: decoded
+                .committer()
+                .map_err(from_gix)?
+                .time()
+                .map_err(from_gix)?
+                .seconds,
             message,
         })
     }
@@ -208,23 +228,35 @@ impl crate::facade::Objects<'_> {
     /// Whether `id` is a commit of the object database, from the object's header (a packed
     /// object is not inflated). False when it is missing or unreadable.
     pub fn is_commit(&self, id: ObjectId) -> bool {
-        self.repo
+        self.store
+            .repo
             .find_header(id)
             .is_ok_and(|h| h.kind() == gix::objs::Kind::Commit)
     }
 
     /// Whether the object exists in the object database.
     pub fn has_object(&self, id: ObjectId) -> bool {
-        self.repo.has_object(id)
+        self.store.repo.has_object(id)
     }
 
     pub fn read_blob(&self, id: ObjectId) -> Result<Vec<u8>> {
-        Ok(self.repo.find_blob(id)?.data.clone())
+        Ok(self
+            .store
+            .repo
+            .find_blob(id)
+            .map_err(from_gix)?
+            .data
+            .clone())
     }
 
     /// The tree of a commit (its message and trailers are not parsed).
     pub fn commit_tree(&self, id: ObjectId) -> Result<ObjectId> {
-        Ok(self.find_commit(id)?.tree_id()?.detach())
+        Ok(self
+            .store
+            .find_commit(id)?
+            .tree_id()
+            .map_err(from_gix)?
+            .detach())
     }
 
     /// The id of the file (not folder) at `path` in `tree`, if any.
@@ -241,9 +273,10 @@ impl crate::facade::Objects<'_> {
         tree: ObjectId,
         path: &[u8],
     ) -> Result<Option<(ObjectId, gix::objs::tree::EntryKind)>> {
-        let tree = self.repo.find_tree(tree)?;
+        let tree = self.store.repo.find_tree(tree).map_err(from_gix)?;
         Ok(tree
-            .lookup_entry(path.split_str("/"))?
+            .lookup_entry(path.split_str("/"))
+            .map_err(from_gix)?
             .map(|e| (e.object_id(), e.mode().kind())))
     }
 
@@ -252,9 +285,9 @@ impl crate::facade::Objects<'_> {
         &self,
         tree: ObjectId,
     ) -> Result<Vec<(BString, ObjectId, gix::objs::tree::EntryMode)>> {
-        let tree = self.repo.find_tree(tree)?;
+        let tree = self.store.repo.find_tree(tree).map_err(from_gix)?;
         let mut rec = gix::traverse::tree::Recorder::default();
-        tree.traverse().breadthfirst(&mut rec)?;
+        tree.traverse().breadthfirst(&mut rec).map_err(from_gix)?;
         let mut out: Vec<_> = rec
             .records
             .into_iter()
@@ -267,10 +300,10 @@ impl crate::facade::Objects<'_> {
 
     /// The best common ancestor of two commits, if they have one.
     pub fn merge_base(&self, a: ObjectId, b: ObjectId) -> Result<Option<ObjectId>> {
-        match self.repo.merge_base(a, b) {
+        match self.store.repo.merge_base(a, b) {
             Ok(base) => Ok(base.map(|b| b.detach())),
             Err(e) if e.is_not_found() => Ok(None),
-            Err(e) => Err(e.into()),
+            Err(e) => Err(from_gix(e)),
         }
     }
 
@@ -279,89 +312,25 @@ impl crate::facade::Objects<'_> {
         if ancestor == descendant {
             return Ok(true);
         }
-        match self.repo.merge_base(ancestor, descendant) {
+        match self.store.repo.merge_base(ancestor, descendant) {
             Ok(base) => Ok(base.map(|b| b.detach()) == Some(ancestor)),
             Err(_) => Ok(false),
         }
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn trailers_round_trip() {
-        let t = Trailers {
-            run: Some("r1".into()),
-            step: Some("plan".into()),
-            attempt: Some(2),
-            event: Some("finish".into()),
-            schema: Some(1),
-        };
-        let msg = format!("subject\n\nbody text\n\n{}", t.render());
-        assert_eq!(Trailers::parse(&msg), t);
-        assert_eq!(Trailers::parse("no trailers"), Trailers::default());
+impl Store {
+    /// `base` with `edits` applied (`None` removes the path): the new tree's id.
+    pub fn edit_tree(
+        &self,
+        base: ObjectId,
+        edits: &[(
+            gix::bstr::BString,
+            Option<(ObjectId, gix::objs::tree::EntryKind)>,
+        )],
+    ) -> Result<ObjectId> {
+        agent_rewind_scan::edit_tree(&self.repo, base, edits)
     }
-}
-
-/// How a path differs between two trees; serialized and shown as git's status letter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub enum ChangeKind {
-    #[serde(rename = "A")]
-    Added,
-    #[serde(rename = "D")]
-    Deleted,
-    #[serde(rename = "M")]
-    Modified,
-    /// The kind of entry changed (e.g. file ↔ symlink).
-    #[serde(rename = "T")]
-    TypeChanged,
-}
-
-impl ChangeKind {
-    /// git's status letter.
-    pub fn letter(self) -> char {
-        match self {
-            ChangeKind::Added => 'A',
-            ChangeKind::Deleted => 'D',
-            ChangeKind::Modified => 'M',
-            ChangeKind::TypeChanged => 'T',
-        }
-    }
-
-    /// The change between two entries of a path, as git says it: an executable bit flipped
-    /// is a modification, a file that became a symlink (or a submodule) a type change.
-    pub fn between(old: gix::objs::tree::EntryKind, new: gix::objs::tree::EntryKind) -> Self {
-        if same_type(old, new) {
-            ChangeKind::Modified
-        } else {
-            ChangeKind::TypeChanged
-        }
-    }
-}
-
-impl std::fmt::Display for ChangeKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.letter())
-    }
-}
-
-/// One path that differs between two trees (directories are not listed).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TreeChange {
-    /// The path as bytes (`/`-separated), as git stores it.
-    pub path: BString,
-    pub change: ChangeKind,
-    pub old: Option<(ObjectId, gix::objs::tree::EntryKind)>,
-    pub new: Option<(ObjectId, gix::objs::tree::EntryKind)>,
-}
-
-/// Whether two entry kinds are the same type of object for git's status letters (a regular
-/// file with or without its executable bit is one type).
-fn same_type(a: gix::objs::tree::EntryKind, b: gix::objs::tree::EntryKind) -> bool {
-    use gix::objs::tree::EntryKind::{Blob, BlobExecutable};
-    a == b || matches!((a, b), (Blob, BlobExecutable) | (BlobExecutable, Blob))
 }
 
 /// The hash of `bytes` themselves (no object header): the checksums of pack, pack index and
@@ -371,25 +340,6 @@ pub(crate) fn digest(kind: gix::hash::Kind, bytes: &[u8]) -> Result<ObjectId> {
     h.update(bytes);
     h.try_finalize()
         .map_err(|e| Error::other(format!("hashing failed: {e}")))
-}
-
-/// Run an object write again when it fails. gix creates an object's fan-out folder and then
-/// renames the object into it; a `git gc` running meanwhile may remove the still empty
-/// folder in between (git's own writer retries for the same reason). Objects are
-/// content-addressed, so writing one again is harmless; an error that stays is returned.
-pub(crate) fn retry_object_write<T, E>(
-    mut write: impl FnMut() -> std::result::Result<T, E>,
-) -> std::result::Result<T, E> {
-    let mut attempt = 0;
-    loop {
-        match write() {
-            Err(_) if attempt < 4 => {
-                attempt += 1;
-                std::thread::sleep(std::time::Duration::from_millis(1 << attempt));
-            }
-            done => return done,
-        }
-    }
 }
 
 /// The repository's objects with every write retried as by [`retry_object_write`], for gix
@@ -446,7 +396,7 @@ fn read_stream(size: u64, from: &mut dyn std::io::Read) -> gix::Result<Vec<u8>> 
     Ok(buf)
 }
 
-impl crate::facade::Objects<'_> {
+impl Objects<'_> {
     /// The paths that differ between two trees, sorted; identical subtrees are skipped
     /// without being read.
     ///
@@ -467,133 +417,168 @@ impl crate::facade::Objects<'_> {
         to: ObjectId,
         limit: usize,
     ) -> Result<Option<Vec<TreeChange>>> {
-        use gix::diff::tree::recorder::Change as C;
-        let old = self.repo.find_tree(from)?;
-        let new = self.repo.find_tree(to)?;
-        let mut rec = AtMost {
-            inner: gix::diff::tree::Recorder::default(),
-            files: 0,
-            limit,
+        agent_rewind_scan::diff_trees_at_most(&self.store.repo, from, to, limit)
+    }
+
+    pub fn object_hash(&self) -> gix::hash::Kind {
+        self.store.repo.object_hash()
+    }
+
+    pub fn empty_tree(&self) -> ObjectId {
+        ObjectId::empty_tree(self.store.repo.object_hash())
+    }
+
+    /// Expand an abbreviated commit id (at least 4 hex digits) to a full one. Objects of
+    /// other kinds sharing the prefix do not count (as git's `<prefix>^{commit}`); two
+    /// commits do: an error listing them. The prefix is of the repository's object format
+    /// (up to 40 hex digits, 64 in a SHA-256 repository; 40 there is still a prefix).
+    pub fn resolve_commit_prefix(&self, hex: &str) -> Result<Option<ObjectId>> {
+        let kind = self.store.repo.object_hash();
+        let Some(zeros) = kind.len_in_hex().checked_sub(hex.len()) else {
+            return Ok(None);
         };
-        match gix::diff::tree(
-            gix::objs::TreeRefIter::from_bytes(&old.data, old.id.kind()),
-            gix::objs::TreeRefIter::from_bytes(&new.data, new.id.kind()),
-            gix::diff::tree::State::default(),
-            &self.repo.objects,
-            &mut rec,
-        ) {
-            Ok(()) => {}
-            Err(gix::diff::tree::Error::Cancelled) => return Ok(None),
-            Err(e) => {
-                return Err(Error::git(format!(
-                    "cannot compare trees {from} and {to}: {e}"
-                )));
-            }
+        let padded = format!("{hex}{}", "0".repeat(zeros));
+        let Ok(id) = ObjectId::from_hex(padded.as_bytes()) else {
+            return Ok(None);
+        };
+        let Ok(prefix) = gix::hash::Prefix::new(&id, hex.len()) else {
+            return Ok(None);
+        };
+        let mut candidates = std::collections::HashSet::new();
+        self.store
+            .repo
+            .objects
+            .lookup_prefix(prefix, Some(&mut candidates))
+            .map_err(|e| Error::git(format!("could not look up {hex}: {e}")))?;
+        let mut commits: Vec<ObjectId> = candidates
+            .into_iter()
+            .filter(|id| {
+                self.store
+                    .repo
+                    .find_header(*id)
+                    .is_ok_and(|h| h.kind() == gix::object::Kind::Commit)
+            })
+            .collect();
+        commits.sort();
+        match commits.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(*one)),
+            many => Err(Error::usage(format!(
+                "commit id prefix {hex} is ambiguous: {}",
+                many.iter()
+                    .map(|c| c.to_hex_with_len(hex.len() + 4).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .with_hint("give more hex digits")),
         }
-        let mut out = vec![];
-        for c in rec.inner.records {
-            let tc = match c {
-                C::Addition {
-                    path,
-                    entry_mode,
-                    oid,
-                    ..
-                } if !entry_mode.is_tree() => TreeChange {
-                    path,
-                    change: ChangeKind::Added,
-                    old: None,
-                    new: Some((oid, entry_mode.kind())),
-                },
-                C::Deletion {
-                    path,
-                    entry_mode,
-                    oid,
-                    ..
-                } if !entry_mode.is_tree() => TreeChange {
-                    path,
-                    change: ChangeKind::Deleted,
-                    old: Some((oid, entry_mode.kind())),
-                    new: None,
-                },
-                C::Modification {
-                    path,
-                    previous_entry_mode,
-                    previous_oid,
-                    entry_mode,
-                    oid,
-                } => {
-                    match (previous_entry_mode.is_tree(), entry_mode.is_tree()) {
-                        (true, true) => continue,
-                        (false, false) => TreeChange {
-                            path,
-                            change: ChangeKind::between(
-                                previous_entry_mode.kind(),
-                                entry_mode.kind(),
-                            ),
-                            old: Some((previous_oid, previous_entry_mode.kind())),
-                            new: Some((oid, entry_mode.kind())),
-                        },
-                        // A file became a directory or back: the file side is what changed.
-                        (true, false) => TreeChange {
-                            path,
-                            change: ChangeKind::Added,
-                            old: None,
-                            new: Some((oid, entry_mode.kind())),
-                        },
-                        (false, true) => TreeChange {
-                            path,
-                            change: ChangeKind::Deleted,
-                            old: Some((previous_oid, previous_entry_mode.kind())),
-                            new: None,
-                        },
-                    }
-                }
-                _ => continue,
-            };
-            out.push(tc);
-        }
-        out.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(Some(out))
+    }
+
+    /// The size in bytes of an object, without reading its content.
+    pub fn object_size(&self, id: ObjectId) -> Result<u64> {
+        Ok(self.store.repo().find_header(id).map_err(from_gix)?.size())
+    }
+
+    /// Merge `theirs` into `ours` with `base` as the common ancestor, line by line, as
+    /// `git merge-file` does; `labels` name ours, base and theirs in conflict markers.
+    pub fn merge_blobs(
+        &self,
+        ours: ObjectId,
+        base: ObjectId,
+        theirs: ObjectId,
+        labels: [&str; 3],
+    ) -> Result<MergedBlob> {
+        crate::merge::merge_blobs(self.store, ours, base, theirs, labels)
+    }
+
+    /// `git blame -w -M -C --porcelain [-L <range>]… [<rev>] -- <path>`, run in `cwd` (so a
+    /// relative path and `-L /regex/` are read as git reads them there): the worktree's file
+    /// when `rev` is `None`. Its stdout as git wrote it.
+    pub fn blame_porcelain(
+        &self,
+        cwd: &Path,
+        rev: Option<&str>,
+        path: &OsStr,
+        ranges: &[String],
+    ) -> Result<Vec<u8>> {
+        crate::blame::blame_porcelain(self.store, cwd, rev, path, ranges)
+    }
+
+    /// [`Self::blame_porcelain`] started: the caller works while git blames, then
+    /// [`RunningBlame::finish`] waits for it.
+    pub fn blame_porcelain_start(
+        &self,
+        cwd: &Path,
+        rev: Option<&str>,
+        path: &OsStr,
+        ranges: &[String],
+    ) -> Result<RunningBlame> {
+        crate::blame::blame_porcelain_start(self.store, cwd, rev, path, ranges)
+    }
+
+    /// The [`crate::linemap::key`] of every line of the blob `id`, read in place (no copy of
+    /// its bytes); `None` when it is bigger than `max` bytes.
+    pub fn blob_line_keys(&self, id: ObjectId, max: usize) -> Result<Option<Vec<u64>>> {
+        crate::blame::blob_line_keys(self.store, id, max)
+    }
+
+    /// The commit `spec` names (`HEAD`, a branch, a tag, an id), as git resolves it.
+    pub fn resolve_commit(&self, spec: &str) -> Result<ObjectId> {
+        crate::blame::resolve_commit(self.store, spec)
+    }
+
+    /// The commits of `range` as `git rev-list --no-merges <range>` lists them (a single
+    /// revision `X` means `X^!`: that commit alone), newest first, each with its author
+    /// (`Name <email>`).
+    pub fn rev_list(&self, range: &str) -> Result<Vec<(ObjectId, String)>> {
+        crate::blame::rev_list(self.store, range)
+    }
+
+    /// git's check of the signature of each of `commits`, in that order, with one `git log`
+    /// process: `gpg.ssh.allowedSignersFile`, the gpg keyring and `gpg.*.program` of the
+    /// user's config decide, as for `git verify-commit`.
+    pub fn check_signatures(&self, commits: &[ObjectId]) -> Result<Vec<SignatureCheck>> {
+        crate::sign::check_signatures(self.store, commits)
+    }
+
+    /// Whether the commit `id` carries a signature (read from its headers, no process).
+    pub fn is_signed(&self, id: ObjectId) -> Result<bool> {
+        crate::sign::is_signed(self.store, id)
+    }
+
+    /// The commits of `tip`'s history that are not in `hidden`'s (`git rev-list tip
+    /// ^hidden`), newest first: the notes commits a fetched notes ref adds.
+    pub fn commits_between(
+        &self,
+        tip: ObjectId,
+        hidden: Option<ObjectId>,
+    ) -> Result<Vec<ObjectId>> {
+        crate::sign::commits_between(self.store, tip, hidden)
+    }
+
+    /// The bytes on disk of the objects the refs of `runs` (their checkpoints and notes)
+    /// reach and no branch, tag or remote-tracking branch does, as `git rev-list --objects
+    /// --disk-usage` counts them (each object once, however many runs share it).
+    pub fn runs_disk_usage(&self, runs: &[RunId]) -> Result<u64> {
+        crate::usage::runs_disk_usage(self.store, runs)
     }
 }
 
-/// gix's recorder of a tree diff, cancelling it past `limit` changed entries that are not
-/// trees.
-struct AtMost {
-    inner: gix::diff::tree::Recorder,
-    files: usize,
-    limit: usize,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl gix::diff::tree::Visit for AtMost {
-    fn pop_front_tracked_path_and_set_current(&mut self) {
-        self.inner.pop_front_tracked_path_and_set_current();
-    }
-    fn push_back_tracked_path_component(&mut self, component: &gix::bstr::BStr) {
-        self.inner.push_back_tracked_path_component(component);
-    }
-    fn push_path_component(&mut self, component: &gix::bstr::BStr) {
-        self.inner.push_path_component(component);
-    }
-    fn pop_path_component(&mut self) {
-        self.inner.pop_path_component();
-    }
-    fn visit(&mut self, change: gix::diff::tree::visit::Change) -> gix::diff::tree::visit::Action {
-        use gix::diff::tree::visit::Change as C;
-        let file = match &change {
-            C::Addition { entry_mode, .. } | C::Deletion { entry_mode, .. } => {
-                !entry_mode.is_tree()
-            }
-            C::Modification {
-                previous_entry_mode,
-                entry_mode,
-                ..
-            } => !previous_entry_mode.is_tree() || !entry_mode.is_tree(),
+    #[test]
+    fn trailers_round_trip() {
+        let t = Trailers {
+            run: Some("r1".into()),
+            step: Some("plan".into()),
+            attempt: Some(2),
+            event: Some("finish".into()),
+            schema: Some(1),
         };
-        self.files += usize::from(file);
-        if self.files > self.limit {
-            return std::ops::ControlFlow::Break(());
-        }
-        self.inner.visit(change)
+        let msg = format!("subject\n\nbody text\n\n{}", t.render());
+        assert_eq!(Trailers::parse(&msg), t);
+        assert_eq!(Trailers::parse("no trailers"), Trailers::default());
     }
 }

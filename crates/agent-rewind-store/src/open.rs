@@ -4,7 +4,7 @@
 //! not read, git's rule for the worktree of a `GIT_DIR` given alone, and whether the pack
 //! folder names few enough indexes for the default slots. Read-only; never writes anything.
 
-use crate::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
 use std::path::Path;
 
 /// Whether the repository's object database holds at most `most` pack indexes, counted by
@@ -166,7 +166,7 @@ pub(super) fn worktree_from_git_dir_env(repo: &mut gix::Repository, cwd: &Path) 
         Error::refused(format!(
             "cannot use {} as the worktree of GIT_DIR: {}",
             cwd.display(),
-            crate::error::one_line(&e.to_string())
+            agent_rewind_core::error::one_line(&e.to_string())
         ))
     })?;
     Ok(())

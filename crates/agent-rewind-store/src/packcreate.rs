@@ -14,7 +14,8 @@
 //! and never create a ref that exists.
 
 use super::packdelete::{PackedRefsEdit, ref_line};
-use crate::error::Result;
+use crate::Store;
+use agent_rewind_core::error::Result;
 use gix::ObjectId;
 use std::collections::HashSet;
 
@@ -32,97 +33,94 @@ pub enum PackedCreate {
 /// The header git writes (and we keep when the file has one).
 const HEADER: &[u8] = b"# pack-refs with: peeled fully-peeled sorted \n";
 
-impl crate::facade::Refs<'_> {
-    /// Create each group of `(ref name, value)` (values are commits) in `packed-refs` in
-    /// one rewrite; one result per group.
-    pub fn create_packed_groups(
-        &self,
-        groups: &[Vec<(String, ObjectId)>],
-    ) -> Result<Vec<PackedCreate>> {
-        if self.reftable() {
-            // No `packed-refs`: every group is left to `publish` (one git transaction).
-            return Ok(vec![PackedCreate::Exists; groups.len()]);
-        }
-        let mut edit = PackedRefsEdit::begin(self)?;
-        let text = std::mem::take(&mut edit.text);
-        let has_loose = |name: &str| edit.has_loose(name);
-        let (header, records) = split_records(&text);
-        let existing: HashSet<&[u8]> = records.iter().map(|r| r.0).collect();
-        let mut seen: HashSet<&str> = HashSet::new();
-        let mut out: Vec<PackedCreate> = groups
-            .iter()
-            .map(|g| {
-                let free = g.iter().all(|(n, _)| {
-                    !existing.contains(n.as_bytes()) && !has_loose(n) && seen.insert(n)
-                });
-                if free {
-                    PackedCreate::Created
-                } else {
-                    PackedCreate::Exists
-                }
-            })
-            .collect();
-        let mut new: Vec<(Vec<u8>, Vec<u8>)> = groups
-            .iter()
-            .zip(&out)
-            .filter(|(_, r)| **r == PackedCreate::Created)
-            .flat_map(|(g, _)| {
-                g.iter()
-                    .map(|(n, id)| (n.as_bytes().to_vec(), format!("{id} {n}\n").into_bytes()))
-            })
-            .collect();
-        if new.is_empty() {
-            return Ok(out);
-        }
-        new.sort();
-        let sorted = header.is_none_or(|h| {
-            h.split(|b| *b == b' ')
-                .any(|w| w == b"sorted" || w == b"sorted\n")
-        });
-        let mut body = Vec::with_capacity(text.len() + new.len() * 80);
-        body.extend_from_slice(header.unwrap_or(HEADER));
-        if sorted {
-            // Merge the two sorted lists.
-            let mut old = records.iter().peekable();
-            let mut add = new.iter().peekable();
-            loop {
-                match (old.peek(), add.peek()) {
-                    (Some(o), Some(a)) if o.0 <= a.0.as_slice() => {
-                        body.extend_from_slice(o.1);
-                        old.next();
-                    }
-                    (_, Some(a)) => {
-                        body.extend_from_slice(&a.1);
-                        add.next();
-                    }
-                    (Some(o), None) => {
-                        body.extend_from_slice(o.1);
-                        old.next();
-                    }
-                    (None, None) => break,
-                }
-            }
-        } else {
-            for r in &records {
-                body.extend_from_slice(r.1);
-            }
-            for a in &new {
-                body.extend_from_slice(&a.1);
-            }
-        }
-        let common = edit.commit(&body, || {
-            crate::crash_point!("import:packed-written");
-        })?;
-        for (g, r) in groups.iter().zip(out.iter_mut()) {
-            if *r == PackedCreate::Created
-                && g.iter()
-                    .any(|(n, _)| common.join(n).symlink_metadata().is_ok())
-            {
-                *r = PackedCreate::Raced;
-            }
-        }
-        Ok(out)
+/// [`Refs::create_packed_groups`].
+pub(crate) fn create_packed_groups(
+    store: &Store,
+    groups: &[Vec<(String, ObjectId)>],
+) -> Result<Vec<PackedCreate>> {
+    if store.reftable() {
+        // No `packed-refs`: every group is left to `publish` (one git transaction).
+        return Ok(vec![PackedCreate::Exists; groups.len()]);
     }
+    let mut edit = PackedRefsEdit::begin(store)?;
+    let text = std::mem::take(&mut edit.text);
+    let has_loose = |name: &str| edit.has_loose(name);
+    let (header, records) = split_records(&text);
+    let existing: HashSet<&[u8]> = records.iter().map(|r| r.0).collect();
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut out: Vec<PackedCreate> = groups
+        .iter()
+        .map(|g| {
+            let free = g
+                .iter()
+                .all(|(n, _)| !existing.contains(n.as_bytes()) && !has_loose(n) && seen.insert(n));
+            if free {
+                PackedCreate::Created
+            } else {
+                PackedCreate::Exists
+            }
+        })
+        .collect();
+    let mut new: Vec<(Vec<u8>, Vec<u8>)> = groups
+        .iter()
+        .zip(&out)
+        .filter(|(_, r)| **r == PackedCreate::Created)
+        .flat_map(|(g, _)| {
+            g.iter()
+                .map(|(n, id)| (n.as_bytes().to_vec(), format!("{id} {n}\n").into_bytes()))
+        })
+        .collect();
+    if new.is_empty() {
+        return Ok(out);
+    }
+    new.sort();
+    let sorted = header.is_none_or(|h| {
+        h.split(|b| *b == b' ')
+            .any(|w| w == b"sorted" || w == b"sorted\n")
+    });
+    let mut body = Vec::with_capacity(text.len() + new.len() * 80);
+    body.extend_from_slice(header.unwrap_or(HEADER));
+    if sorted {
+        // Merge the two sorted lists.
+        let mut old = records.iter().peekable();
+        let mut add = new.iter().peekable();
+        loop {
+            match (old.peek(), add.peek()) {
+                (Some(o), Some(a)) if o.0 <= a.0.as_slice() => {
+                    body.extend_from_slice(o.1);
+                    old.next();
+                }
+                (_, Some(a)) => {
+                    body.extend_from_slice(&a.1);
+                    add.next();
+                }
+                (Some(o), None) => {
+                    body.extend_from_slice(o.1);
+                    old.next();
+                }
+                (None, None) => break,
+            }
+        }
+    } else {
+        for r in &records {
+            body.extend_from_slice(r.1);
+        }
+        for a in &new {
+            body.extend_from_slice(&a.1);
+        }
+    }
+    let common = edit.commit(&body, || {
+        agent_rewind_core::crash_point!("import:packed-written");
+    })?;
+    for (g, r) in groups.iter().zip(out.iter_mut()) {
+        if *r == PackedCreate::Created
+            && g.iter()
+                .any(|(n, _)| common.join(n).symlink_metadata().is_ok())
+        {
+            *r = PackedCreate::Raced;
+        }
+    }
+    Ok(out)
 }
 
 /// One ref of a `packed-refs` text: its name, and its bytes (its line plus a following `^`

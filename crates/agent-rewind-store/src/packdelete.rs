@@ -15,7 +15,7 @@
 
 use super::Store;
 use super::reflock::{Claim, lock_path};
-use crate::error::{Error, IoResultExt, Result};
+use agent_rewind_core::error::{Error, IoResultExt, Result};
 use gix::ObjectId;
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
@@ -31,62 +31,59 @@ pub enum PackedDelete {
     Changed,
 }
 
-impl crate::facade::Refs<'_> {
-    /// Delete each group of `(ref name, expected value)` from `packed-refs` in one rewrite;
-    /// one result per group. Reflogs of the deleted refs are removed, like git does.
-    pub fn delete_packed_groups(
-        &self,
-        groups: &[Vec<(String, ObjectId)>],
-    ) -> Result<Vec<PackedDelete>> {
-        if self.reftable() {
-            // No `packed-refs`: every group goes through `publish` (one git transaction).
-            return Ok(vec![PackedDelete::NotPacked; groups.len()]);
-        }
-        let mut edit = PackedRefsEdit::begin(self)?;
-        let text = std::mem::take(&mut edit.text);
-        let has_loose = |name: &str| edit.has_loose(name);
-        let values = packed_values(&text);
-        let mut out: Vec<PackedDelete> = groups
-            .iter()
-            .map(|g| {
-                if g.iter().any(|(n, _)| has_loose(n)) {
-                    PackedDelete::NotPacked
-                } else if g.iter().all(|(n, id)| values.get(n.as_bytes()) == Some(id)) {
-                    PackedDelete::Deleted
-                } else {
-                    PackedDelete::Changed
-                }
-            })
-            .collect();
-        let gone: HashSet<&[u8]> = groups
-            .iter()
-            .zip(&out)
-            .filter(|(_, r)| **r == PackedDelete::Deleted)
-            .flat_map(|(g, _)| g.iter().map(|(n, _)| n.as_bytes()))
-            .collect();
-        if gone.is_empty() {
-            return Ok(out);
-        }
-        let body = without_refs(&text, &gone);
-        let common = edit.commit(&body, || {})?;
-        // A writer that read the old packed value may have written a loose file meanwhile:
-        // its value stands, and the group was not deleted.
-        for (g, r) in groups.iter().zip(out.iter_mut()) {
-            if *r == PackedDelete::Deleted && g.iter().any(|(n, _)| loose_or_locked(&common, n)) {
-                *r = PackedDelete::Changed;
-            }
-        }
-        for (g, _) in groups
-            .iter()
-            .zip(&out)
-            .filter(|(_, r)| **r == PackedDelete::Deleted)
-        {
-            for (name, _) in g {
-                remove_reflog(&common, name);
-            }
-        }
-        Ok(out)
+/// [`Refs::delete_packed_groups`].
+pub(crate) fn delete_packed_groups(
+    store: &Store,
+    groups: &[Vec<(String, ObjectId)>],
+) -> Result<Vec<PackedDelete>> {
+    if store.reftable() {
+        // No `packed-refs`: every group goes through `publish` (one git transaction).
+        return Ok(vec![PackedDelete::NotPacked; groups.len()]);
     }
+    let mut edit = PackedRefsEdit::begin(store)?;
+    let text = std::mem::take(&mut edit.text);
+    let has_loose = |name: &str| edit.has_loose(name);
+    let values = packed_values(&text);
+    let mut out: Vec<PackedDelete> = groups
+        .iter()
+        .map(|g| {
+            if g.iter().any(|(n, _)| has_loose(n)) {
+                PackedDelete::NotPacked
+            } else if g.iter().all(|(n, id)| values.get(n.as_bytes()) == Some(id)) {
+                PackedDelete::Deleted
+            } else {
+                PackedDelete::Changed
+            }
+        })
+        .collect();
+    let gone: HashSet<&[u8]> = groups
+        .iter()
+        .zip(&out)
+        .filter(|(_, r)| **r == PackedDelete::Deleted)
+        .flat_map(|(g, _)| g.iter().map(|(n, _)| n.as_bytes()))
+        .collect();
+    if gone.is_empty() {
+        return Ok(out);
+    }
+    let body = without_refs(&text, &gone);
+    let common = edit.commit(&body, || {})?;
+    // A writer that read the old packed value may have written a loose file meanwhile:
+    // its value stands, and the group was not deleted.
+    for (g, r) in groups.iter().zip(out.iter_mut()) {
+        if *r == PackedDelete::Deleted && g.iter().any(|(n, _)| loose_or_locked(&common, n)) {
+            *r = PackedDelete::Changed;
+        }
+    }
+    for (g, _) in groups
+        .iter()
+        .zip(&out)
+        .filter(|(_, r)| **r == PackedDelete::Deleted)
+    {
+        for (name, _) in g {
+            remove_reflog(&common, name);
+        }
+    }
+    Ok(out)
 }
 
 /// The lock is ours until renamed: removed if we return early.

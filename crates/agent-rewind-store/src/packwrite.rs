@@ -13,7 +13,7 @@
 //! after this returns. It never writes anything but the two files.
 
 use super::objects::digest;
-use crate::error::{Error, IoResultExt, Result};
+use agent_rewind_core::error::{Error, IoResultExt, Result};
 use gix::ObjectId;
 use std::path::Path;
 

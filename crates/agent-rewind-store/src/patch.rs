@@ -9,8 +9,9 @@
 
 use super::Store;
 use super::diffattr::DiffAttr;
-use super::objects::{ChangeKind, TreeChange};
-use crate::error::Result;
+use agent_rewind_core::error::Result;
+use agent_rewind_scan::gixerror::from_gix;
+use agent_rewind_scan::{ChangeKind, TreeChange};
 use gix::ObjectId;
 use gix::objs::tree::EntryKind;
 use std::path::Path;
@@ -83,11 +84,11 @@ impl Store {
         let mut total = 0;
         for (c, attribute) in changes.iter().zip(attributes) {
             let old = match c.old {
-                Some((id, _)) => self.repo.find_blob(id)?.data.clone(),
+                Some((id, _)) => self.repo.find_blob(id).map_err(from_gix)?.data.clone(),
                 None => vec![],
             };
             let new = match c.new {
-                Some((id, _)) => self.repo.find_blob(id)?.data.clone(),
+                Some((id, _)) => self.repo.find_blob(id).map_err(from_gix)?.data.clone(),
                 None => vec![],
             };
             total += old.len() + new.len();
@@ -294,16 +295,18 @@ fn id_kind(c: &TreeChange) -> gix::hash::Kind {
 fn abbrev(odb: &gix::OdbHandle, id: ObjectId, hex_len: usize) -> Result<Option<Vec<u8>>> {
     use gix::odb::store::prefix::disambiguate::Candidate;
     let candidate = Candidate::new(id, hex_len).map_err(|e| {
-        crate::error::Error::git(format!("cannot abbreviate {id} to {hex_len}: {e}"))
+        agent_rewind_core::error::Error::git(format!("cannot abbreviate {id} to {hex_len}: {e}"))
     })?;
     if id.is_null() {
         let taken = odb
             .lookup_prefix(candidate.to_prefix(), None)
-            .map_err(|e| crate::error::Error::git(format!("cannot look up ids: {e}")))?;
+            .map_err(|e| {
+                agent_rewind_core::error::Error::git(format!("cannot look up ids: {e}"))
+            })?;
         return Ok(taken.is_none().then(|| vec![b'0'; hex_len]));
     }
-    let prefix = odb
-        .disambiguate_prefix(candidate)
-        .map_err(|e| crate::error::Error::git(format!("cannot abbreviate {id}: {e}")))?;
+    let prefix = odb.disambiguate_prefix(candidate).map_err(|e| {
+        agent_rewind_core::error::Error::git(format!("cannot abbreviate {id}: {e}"))
+    })?;
     Ok(prefix.map(|p| p.to_string().into_bytes()))
 }

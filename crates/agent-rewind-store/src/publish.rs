@@ -10,7 +10,7 @@
 //! step ref may lag behind `HEAD` after a crash, never run ahead of it).
 
 use super::Store;
-use crate::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
 use gix::ObjectId;
 use gix::refs::FullName;
 
@@ -60,7 +60,7 @@ impl From<PublishError> for Error {
 impl Store {
     /// Shared refs only: each under its own lock, claimed before it exists; `packed-refs`
     /// only when something is deleted ([`Store::apply_loose_refs`]).
-    fn publish_loose(
+    pub(crate) fn publish_loose(
         &self,
         changes: &[RefChange],
         msg: &str,
@@ -87,34 +87,8 @@ impl Store {
     }
 }
 
-impl crate::facade::Refs<'_> {
-    /// Apply all changes in one transaction, or none of them.
-    ///
-    /// Refs go through [`Store::apply_loose_refs`]: git's protocol, every lock claimed before
-    /// it is created, so a kill at any moment leaves only locks the next writer removes;
-    /// `packed-refs` is locked only by a transaction that deletes. In a reftable repository,
-    /// one `git update-ref --stdin`. A lock file someone else holds fails the call within
-    /// about a second with an error naming it; one a killed process of ours left is removed.
-    /// Only shared refs are written (never `HEAD` nor a worktree's own refs).
-    pub fn publish(&self, changes: &[RefChange], reflog_message: &str) -> Result<(), PublishError> {
-        let msg = reflog_message.replace('\n', " ");
-        for c in changes {
-            check_name(&c.name).map_err(PublishError::Failed)?;
-        }
-        // Reflog entries are signed like our commits. `repo.committer()` would fail when no
-        // identity is configured (docs/FORMAT.md: never fail for that) and resolves the local
-        // time zone by walking the zoneinfo database.
-        let signature = self.signature();
-        crate::crash_point!("publish:before");
-        if self.reftable() {
-            return self.reftable_publish(changes, &msg, &signature);
-        }
-        self.publish_loose(changes, &msg, &signature)
-    }
-}
-
 /// A full ref name git accepts that names a shared ref.
-fn check_name(name: &str) -> Result<()> {
+pub(crate) fn check_name(name: &str) -> Result<()> {
     let _: FullName = name
         .try_into()
         .map_err(|e| Error::usage(format!("invalid ref name {name:?}: {e}")))?;

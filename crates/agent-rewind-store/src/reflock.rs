@@ -17,7 +17,8 @@
 //! when it returns.
 
 use super::Store;
-use crate::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_scan::gixerror::from_gix;
 use gix::ObjectId;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -93,7 +94,7 @@ impl Store {
         self.claims_dir().join(format!(
             "{}@{}#{n}",
             std::process::id(),
-            crate::time::host_name()
+            agent_rewind_core::time::host_name()
         ))
     }
 
@@ -115,7 +116,7 @@ impl Store {
         let Ok(dir) = std::fs::read_dir(self.claims_dir()) else {
             return 0;
         };
-        let host = crate::time::host_name();
+        let host = agent_rewind_core::time::host_name();
         let mut removed = 0;
         for entry in dir.flatten() {
             let name = entry.file_name();
@@ -174,7 +175,7 @@ impl Store {
         let mut held: Vec<HeldRef> = Vec::with_capacity(changes.len());
         for (name, new, expected) in changes {
             held.push(self.lock_loose_ref(name, *new, *expected)?);
-            crate::crash_point!("publish:ref-locked");
+            agent_rewind_core::crash_point!("publish:ref-locked");
             let now = self.direct_ref_target(name)?;
             if now != *expected {
                 return Ok(Err(name.clone()));
@@ -185,11 +186,11 @@ impl Store {
             false => None,
         };
         if packed.is_some() {
-            crate::crash_point!("delete:refs-locked");
+            agent_rewind_core::crash_point!("delete:refs-locked");
         }
         for h in held.iter_mut().filter(|h| h.new.is_some()) {
             self.append_reflog(h, reflog_line_tail)?;
-            crate::crash_point!("publish:reflog-written");
+            agent_rewind_core::crash_point!("publish:reflog-written");
             std::fs::rename(&h.lock, &h.target).map_err(|e| Error::io(&h.target, e))?;
             h.committed = true;
         }
@@ -345,7 +346,7 @@ impl Store {
     /// The id a ref points at directly (`None` when it does not exist); a symbolic ref is an
     /// error (we only ever write direct refs).
     fn direct_ref_target(&self, name: &str) -> Result<Option<ObjectId>> {
-        match self.repo.try_find_reference(name)? {
+        match self.repo.try_find_reference(name).map_err(from_gix)? {
             None => Ok(None),
             Some(r) => match r.target().try_id() {
                 Some(id) => Ok(Some(id.to_owned())),
@@ -355,100 +356,84 @@ impl Store {
     }
 }
 
-impl crate::facade::Refs<'_> {
-    /// Remove the locks a killed process of ours left on the refs directly under `prefix`
-    /// (a ref folder ending in `/`) and on `packed-refs`, before a git process writes there:
-    /// git cannot tell such a lock is stale and would fail on it. Reads only the claims
-    /// folder unless a claim's lock is still there (after a crash). Returns how many locks
-    /// were removed.
-    pub fn remove_stale_locks_under(&self, prefix: &str) -> usize {
-        use std::os::unix::fs::MetadataExt;
-        let Ok(claims) = std::fs::read_dir(self.claims_dir()) else {
-            return 0;
-        };
-        let linked = claims
-            .flatten()
-            .any(|e| std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.nlink() > 1));
-        if !linked {
-            return 0;
-        }
-        let mut locks = vec![lock_path(&self.common_dir().join("packed-refs"))];
-        if let Ok(dir) = std::fs::read_dir(self.common_dir().join(prefix)) {
-            locks.extend(
-                dir.flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|x| x == "lock")),
-            );
-        }
-        self.remove_stale_locks(&locks)
+/// [`Refs::remove_stale_locks_under`].
+pub(crate) fn remove_stale_locks_under(store: &Store, prefix: &str) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(claims) = std::fs::read_dir(store.claims_dir()) else {
+        return 0;
+    };
+    let linked = claims
+        .flatten()
+        .any(|e| std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.nlink() > 1));
+    if !linked {
+        return 0;
     }
+    let mut locks = vec![lock_path(&store.common_dir().join("packed-refs"))];
+    if let Ok(dir) = std::fs::read_dir(store.common_dir().join(prefix)) {
+        locks.extend(
+            dir.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "lock")),
+        );
+    }
+    store.remove_stale_locks(&locks)
 }
 
-impl crate::facade::Refs<'_> {
-    /// Remove every lock a dead process of ours left anywhere under `refs/` and on
-    /// `packed-refs`, and the folders that leaves empty: for `gc`, so that a lock on a ref
-    /// nothing writes to soon (a step of a run killed while it was being deleted) does not
-    /// stay forever. Walks `refs/` only when the claims folder holds a claim whose lock is
-    /// still there; cheap otherwise. Returns how many locks were removed.
-    pub fn sweep_stale_locks(&self) -> usize {
-        use std::os::unix::fs::MetadataExt;
-        let Ok(claims) = std::fs::read_dir(self.claims_dir()) else {
-            return 0;
-        };
-        let linked = claims
-            .flatten()
-            .any(|e| std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.nlink() > 1));
-        if !linked {
-            return 0;
-        }
-        fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-            let Ok(entries) = std::fs::read_dir(dir) else {
-                return;
-            };
-            for e in entries.flatten() {
-                let p = e.path();
-                match e.file_type() {
-                    Ok(t) if t.is_dir() => walk(&p, out),
-                    Ok(_) if p.extension().is_some_and(|x| x == "lock") => out.push(p),
-                    _ => {}
-                }
-            }
-        }
-        let mut locks = vec![lock_path(&self.common_dir().join("packed-refs"))];
-        walk(&self.common_dir().join("refs"), &mut locks);
-        let removed = self.remove_stale_locks(&locks);
-        if removed > 0 {
-            for lock in locks.iter().filter(|l| !l.exists()) {
-                self.remove_empty_ref_folders(lock);
-            }
-        }
-        removed
+/// [`Refs::sweep_stale_locks`].
+pub(crate) fn sweep_stale_locks(store: &Store) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(claims) = std::fs::read_dir(store.claims_dir()) else {
+        return 0;
+    };
+    let linked = claims
+        .flatten()
+        .any(|e| std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.nlink() > 1));
+    if !linked {
+        return 0;
     }
-
-    /// Refuse, as taking it would, when the lock of ref `name` (`HEAD`: this worktree's; else
-    /// a shared ref such as `refs/heads/<branch>`) is held: wait up to [`LOCK_WAIT`] for its
-    /// holder and remove one a killed process of ours left, then give the error naming the
-    /// file and how to remove it. Takes no lock: a command calls this for every ref it will
-    /// update after its first file is written, before it writes that file.
-    pub fn ensure_unlocked(&self, name: &str) -> Result<()> {
-        let target = match name {
-            "HEAD" => self.git_dir().join("HEAD"),
-            _ => self.common_dir().join(name),
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
         };
-        let lock = lock_path(&target);
-        let deadline = Instant::now() + LOCK_WAIT;
-        loop {
-            if std::fs::symlink_metadata(&lock).is_err() {
-                return Ok(());
+        for e in entries.flatten() {
+            let p = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() => walk(&p, out),
+                Ok(_) if p.extension().is_some_and(|x| x == "lock") => out.push(p),
+                _ => {}
             }
-            if self.remove_stale_locks(std::slice::from_ref(&lock)) > 0 {
-                continue;
-            }
-            if Instant::now() >= deadline {
-                return Err(lock_held(&lock));
-            }
-            std::thread::sleep(Duration::from_millis(10));
         }
+    }
+    let mut locks = vec![lock_path(&store.common_dir().join("packed-refs"))];
+    walk(&store.common_dir().join("refs"), &mut locks);
+    let removed = store.remove_stale_locks(&locks);
+    if removed > 0 {
+        for lock in locks.iter().filter(|l| !l.exists()) {
+            store.remove_empty_ref_folders(lock);
+        }
+    }
+    removed
+}
+
+/// [`Refs::ensure_unlocked`].
+pub(crate) fn ensure_unlocked(store: &Store, name: &str) -> Result<()> {
+    let target = match name {
+        "HEAD" => store.git_dir().join("HEAD"),
+        _ => store.common_dir().join(name),
+    };
+    let lock = lock_path(&target);
+    let deadline = Instant::now() + LOCK_WAIT;
+    loop {
+        if std::fs::symlink_metadata(&lock).is_err() {
+            return Ok(());
+        }
+        if store.remove_stale_locks(std::slice::from_ref(&lock)) > 0 {
+            continue;
+        }
+        if Instant::now() >= deadline {
+            return Err(lock_held(&lock));
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

@@ -4,10 +4,20 @@
 //! It only reads: every ref write goes through `publish` (compare-and-swap) or the packed
 //! writers. Ref names come from `layout`, never spelled here.
 
-use super::{Store, dirwalk, layout};
-use crate::error::{Error, Result};
-use crate::ids::{RunId, StepName};
+use super::{Store, layout};
+use crate::packcreate::PackedCreate;
+use crate::packdelete::PackedDelete;
+use crate::publish::{PublishError, RefChange, check_name};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::{RunId, StepName};
+use agent_rewind_scan::gixerror::from_gix;
 use gix::ObjectId;
+
+/// The store's refs: read and move them, with compare-and-swap.
+#[derive(Clone, Copy)]
+pub struct Refs<'s> {
+    pub(crate) store: &'s Store,
+}
 
 /// Every run with its tip, and the names under `refs/agent-runs/` that are not valid run ids.
 pub type RunRefs = (Vec<(RunId, ObjectId)>, Vec<String>);
@@ -40,20 +50,22 @@ impl Store {
     }
 }
 
-/// The most reflog entries [`crate::facade::Refs::head_moved_on_only_by_commits`] reads:
+/// The most reflog entries [`crate::Refs::head_moved_on_only_by_commits`] reads:
 /// commits made faster than a background checkpoint is taken are a handful.
 pub const REFLOG_COMMITS_MAX: usize = 100;
 
-impl crate::facade::Refs<'_> {
+impl Refs<'_> {
     /// Whether HEAD got from `from` to `to` only through plain `git commit`s on top of each
     /// other: HEAD's reflog, newest first, holds only `commit:` entries (no amend, merge,
     /// reset, checkout or rebase, which rewrite the worktree or history) chaining `to` back
     /// to `from`. `false` without a reflog or past [`REFLOG_COMMITS_MAX`] entries.
     pub fn head_moved_on_only_by_commits(&self, from: ObjectId, to: ObjectId) -> Result<bool> {
-        if self.reftable() {
-            return self.reftable_head_moved_on_only_by_commits(from, to, REFLOG_COMMITS_MAX);
+        if self.store.reftable() {
+            return self
+                .store
+                .reftable_head_moved_on_only_by_commits(from, to, REFLOG_COMMITS_MAX);
         }
-        let head = self.repo.head()?;
+        let head = self.store.repo.head().map_err(from_gix)?;
         let mut platform = head.log_iter();
         let Ok(Some(lines)) = platform.rev() else {
             return Ok(false);
@@ -76,15 +88,15 @@ impl crate::facade::Refs<'_> {
 
     /// The object a ref points at (peeled to its direct target), or `None` when absent.
     pub fn ref_target(&self, name: &str) -> Result<Option<ObjectId>> {
-        if self.reftable() {
-            return self.reftable_ref_target(name);
+        if self.store.reftable() {
+            return self.store.reftable_ref_target(name);
         }
-        match self.repo.try_find_reference(name)? {
+        match self.store.repo.try_find_reference(name).map_err(from_gix)? {
             // A direct ref: its id, without reading the object (our refs never point at tags).
             Some(r) if r.target().try_id().is_some() => {
                 Ok(r.target().try_id().map(ToOwned::to_owned))
             }
-            Some(mut r) => Ok(Some(r.peel_to_id()?.detach())),
+            Some(mut r) => Ok(Some(r.peel_to_id().map_err(from_gix)?.detach())),
             None => Ok(None),
         }
     }
@@ -110,24 +122,24 @@ impl crate::facade::Refs<'_> {
     /// again until `packed-refs` stayed the same from start to end.
     pub fn refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>> {
         debug_assert!(prefix.ends_with('/'));
-        if self.reftable() {
+        if self.store.reftable() {
             // One snapshot of the tables: no concurrent rewrite to list again for.
-            return self.reftable_refs_under(prefix);
+            return self.store.reftable_refs_under(prefix);
         }
         const ATTEMPTS: u32 = 10;
-        let packed = self.repo.common_dir().join("packed-refs");
-        let packed_state = || dirwalk::StatData::of(&packed);
+        let packed = self.store.repo.common_dir().join("packed-refs");
+        let packed_state = || agent_rewind_scan::StatData::of(&packed);
         let mut attempt = 0;
         loop {
             let before = packed_state();
-            let listed = self.try_refs_under(prefix);
+            let listed = self.store.try_refs_under(prefix);
             let stable = before == packed_state();
             match listed {
                 Ok(out) if stable => return Ok(out),
                 Err(e) if attempt + 1 == ATTEMPTS => {
                     return Err(Error::other(format!(
                         "could not read refs under {prefix}: {}",
-                        crate::error::one_line(&e.to_string())
+                        agent_rewind_core::error::one_line(&e.to_string())
                     )));
                 }
                 Ok(out) if attempt + 1 == ATTEMPTS => return Ok(out),
@@ -255,5 +267,157 @@ impl crate::facade::Refs<'_> {
         }
         out.sort();
         Ok(out)
+    }
+
+    /// Create `branch` (a name under `refs/heads/`, which must not exist yet) at `commit`,
+    /// with a compare-and-swap; HEAD is not touched.
+    pub fn create_branch(&self, branch: &str, commit: gix::ObjectId) -> Result<()> {
+        self.publish(
+            &[super::RefChange::set(
+                super::layout::branch_ref(branch).as_str(),
+                commit,
+                None,
+            )],
+            "agent-rewind: branch for rewound run",
+        )
+        .map_err(|e| Error::from(e).context(format!("could not create branch {branch}")))
+    }
+
+    /// Pack every ref into `packed-refs` (`git pack-refs --all`).
+    /// A `packed-refs.lock` a killed process of ours left is removed first.
+    pub fn pack_refs(&self) -> Result<()> {
+        let lock = self.store.common_dir().join("packed-refs.lock");
+        self.store.remove_stale_locks(&[lock]);
+        self.store.git(&["pack-refs", "--all"]).map(|_| ())
+    }
+
+    /// Drop the reflog entries of `name` that point at commits its current value no longer
+    /// reaches (`git reflog expire --expire-unreachable=now`), keeping the others.
+    pub fn expire_unreachable_reflog(&self, name: &str) -> Result<()> {
+        self.store
+            .git(&[
+                "reflog",
+                "expire",
+                "--expire=never",
+                "--expire-unreachable=now",
+                name,
+            ])
+            .map(|_| ())
+    }
+
+    /// Whether a local branch exists.
+    pub fn branch_exists(&self, branch: &str) -> Result<bool> {
+        Ok(self
+            .ref_target(&super::layout::branch_ref(branch))?
+            .is_some())
+    }
+
+    /// Validate a branch name the way git does.
+    pub fn check_branch_name(&self, branch: &str) -> Result<()> {
+        let out = self.store.git_output_in(
+            self.store.repo.git_dir(),
+            &["check-ref-format", "--branch", branch],
+        )?;
+        if !out.status.success() {
+            return Err(Error::usage(format!("invalid branch name {branch:?}")));
+        }
+        Ok(())
+    }
+}
+
+/// What the user's HEAD is right now.
+#[derive(Debug, Clone)]
+pub struct UserHead {
+    /// The commit HEAD points at; `None` on an unborn branch.
+    pub commit: Option<ObjectId>,
+    /// `refs/heads/…` HEAD is attached to; `None` when detached.
+    pub branch: Option<String>,
+}
+
+impl Refs<'_> {
+    pub fn user_head(&self) -> Result<UserHead> {
+        if self.store.reftable() {
+            return self.store.reftable_user_head();
+        }
+        let head = self.store.repo.head().map_err(from_gix)?;
+        let branch = head.referent_name().map(|n| n.as_bstr().to_string());
+        // The id HEAD's branch names, read from the ref alone: peeling would read the
+        // object, which a concurrent `git gc` may be moving between packs (seen as "object
+        // not found" while the repack ran), and a branch names a commit anyway.
+        let commit = match head.id() {
+            Some(id) => Some(id.detach()),
+            None if head.is_unborn() => None,
+            None => Some(self.store.repo.head_id().map_err(from_gix)?.detach()),
+        };
+        Ok(UserHead { commit, branch })
+    }
+
+    /// Apply all changes in one transaction, or none of them.
+    ///
+    /// Refs go through [`Store::apply_loose_refs`]: git's protocol, every lock claimed before
+    /// it is created, so a kill at any moment leaves only locks the next writer removes;
+    /// `packed-refs` is locked only by a transaction that deletes. In a reftable repository,
+    /// one `git update-ref --stdin`. A lock file someone else holds fails the call within
+    /// about a second with an error naming it; one a killed process of ours left is removed.
+    /// Only shared refs are written (never `HEAD` nor a worktree's own refs).
+    pub fn publish(&self, changes: &[RefChange], reflog_message: &str) -> Result<(), PublishError> {
+        let msg = reflog_message.replace('\n', " ");
+        for c in changes {
+            check_name(&c.name).map_err(PublishError::Failed)?;
+        }
+        // Reflog entries are signed like our commits. `repo.committer()` would fail when no
+        // identity is configured (docs/FORMAT.md: never fail for that) and resolves the local
+        // time zone by walking the zoneinfo database.
+        let signature = self.store.signature();
+        agent_rewind_core::crash_point!("publish:before");
+        if self.store.reftable() {
+            return self.store.reftable_publish(changes, &msg, &signature);
+        }
+        self.store.publish_loose(changes, &msg, &signature)
+    }
+
+    /// Create each group of `(ref name, value)` (values are commits) in `packed-refs` in
+    /// one rewrite; one result per group.
+    pub fn create_packed_groups(
+        &self,
+        groups: &[Vec<(String, ObjectId)>],
+    ) -> Result<Vec<PackedCreate>> {
+        crate::packcreate::create_packed_groups(self.store, groups)
+    }
+
+    /// Delete each group of `(ref name, expected value)` from `packed-refs` in one rewrite;
+    /// one result per group. Reflogs of the deleted refs are removed, like git does.
+    pub fn delete_packed_groups(
+        &self,
+        groups: &[Vec<(String, ObjectId)>],
+    ) -> Result<Vec<PackedDelete>> {
+        crate::packdelete::delete_packed_groups(self.store, groups)
+    }
+
+    /// Remove the locks a killed process of ours left on the refs directly under `prefix`
+    /// (a ref folder ending in `/`) and on `packed-refs`, before a git process writes there:
+    /// git cannot tell such a lock is stale and would fail on it. Reads only the claims
+    /// folder unless a claim's lock is still there (after a crash). Returns how many locks
+    /// were removed.
+    pub fn remove_stale_locks_under(&self, prefix: &str) -> usize {
+        crate::reflock::remove_stale_locks_under(self.store, prefix)
+    }
+
+    /// Remove every lock a dead process of ours left anywhere under `refs/` and on
+    /// `packed-refs`, and the folders that leaves empty: for `gc`, so that a lock on a ref
+    /// nothing writes to soon (a step of a run killed while it was being deleted) does not
+    /// stay forever. Walks `refs/` only when the claims folder holds a claim whose lock is
+    /// still there; cheap otherwise. Returns how many locks were removed.
+    pub fn sweep_stale_locks(&self) -> usize {
+        crate::reflock::sweep_stale_locks(self.store)
+    }
+
+    /// Refuse, as taking it would, when the lock of ref `name` (`HEAD`: this worktree's; else
+    /// a shared ref such as `refs/heads/<branch>`) is held: wait up to [`LOCK_WAIT`] for its
+    /// holder and remove one a killed process of ours left, then give the error naming the
+    /// file and how to remove it. Takes no lock: a command calls this for every ref it will
+    /// update after its first file is written, before it writes that file.
+    pub fn ensure_unlocked(&self, name: &str) -> Result<()> {
+        crate::reflock::ensure_unlocked(self.store, name)
     }
 }

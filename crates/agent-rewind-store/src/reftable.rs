@@ -9,8 +9,9 @@
 //! files under `.git/reftable/` itself.
 
 use super::{Store, UserHead};
-use crate::error::{Error, Result};
 use crate::publish::{PublishError, RefChange};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_scan::gixerror::from_gix;
 use gix::ObjectId;
 
 impl Store {
@@ -69,7 +70,7 @@ impl Store {
             _ => Err(Error::git(format!(
                 "`git {}` failed: {}",
                 args.join(" "),
-                crate::error::one_line(&String::from_utf8_lossy(&out.stderr))
+                agent_rewind_core::error::one_line(&String::from_utf8_lossy(&out.stderr))
             ))),
         }
     }
@@ -77,7 +78,11 @@ impl Store {
     /// The tree of the commit HEAD names; the empty tree on an unborn branch.
     pub(crate) fn head_tree_or_empty(&self) -> Result<ObjectId> {
         if !self.reftable() {
-            return Ok(self.repo.head_tree_id_or_empty()?.detach());
+            return Ok(self
+                .repo
+                .head_tree_id_or_empty()
+                .map_err(from_gix)?
+                .detach());
         }
         match self.reftable_user_head()?.commit {
             None => Ok(ObjectId::empty_tree(self.repo.object_hash())),
@@ -89,7 +94,7 @@ impl Store {
                 .map_err(|e| {
                     Error::corrupt(format!(
                         "HEAD names {c}, which is not a readable commit: {}",
-                        crate::error::one_line(&e.to_string())
+                        agent_rewind_core::error::one_line(&e.to_string())
                     ))
                 }),
         }
@@ -110,7 +115,7 @@ impl Store {
         Ok(UserHead { commit, branch })
     }
 
-    /// [`crate::facade::Refs::head_moved_on_only_by_commits`] from `git log -g`: reftable's
+    /// [`crate::Refs::head_moved_on_only_by_commits`] from `git log -g`: reftable's
     /// reflog gives no old id through git's commands, so a `commit:` entry's old id is its
     /// commit's only parent (what `git commit` moved HEAD from).
     pub(crate) fn reftable_head_moved_on_only_by_commits(
@@ -173,7 +178,7 @@ impl Store {
         match self.run_with_input(cmd, input.as_bytes()) {
             Ok(out) if out.status.success() => Ok(()),
             Ok(out) => {
-                let why = crate::error::one_line(&String::from_utf8_lossy(&out.stderr));
+                let why = agent_rewind_core::error::one_line(&String::from_utf8_lossy(&out.stderr));
                 // The transaction wrote nothing: a ref without its expected value means
                 // another writer was first.
                 if changes.iter().any(|c| {

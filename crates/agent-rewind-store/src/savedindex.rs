@@ -8,7 +8,8 @@
 //! `undo` wrote since have new stat data, so git looks at them again. Must never install an
 //! index whose entries are not the backup's index tree.
 
-use crate::error::{IoResultExt, Result};
+use crate::Store;
+use agent_rewind_core::error::{IoResultExt, Result};
 use gix::ObjectId;
 use gix::index::entry::{Flags, Mode};
 use gix::objs::tree::EntryKind;
@@ -21,82 +22,83 @@ pub struct IndexFile {
     pub mtime: (i64, u32),
 }
 
-impl crate::facade::Index<'_> {
-    /// The paths of the user's index marked skip-worktree, with the object each records:
-    /// git leaves such a file on disk as it is, whatever a checkout writes around it.
-    pub fn skip_worktree_entries(&self) -> Result<Vec<(gix::bstr::BString, ObjectId)>> {
-        let index = self.read_user_index()?;
-        Ok(index
-            .entries()
-            .iter()
-            .filter(|e| e.flags.contains(Flags::SKIP_WORKTREE) && e.stage_raw() == 0)
-            .map(|e| (e.path(&index).to_owned(), e.id))
-            .collect())
-    }
+/// [`Index::skip_worktree_entries`].
+pub(crate) fn skip_worktree_entries(store: &Store) -> Result<Vec<(gix::bstr::BString, ObjectId)>> {
+    let index = store.read_user_index()?;
+    Ok(index
+        .entries()
+        .iter()
+        .filter(|e| e.flags.contains(Flags::SKIP_WORKTREE) && e.stage_raw() == 0)
+        .map(|e| (e.path(&index).to_owned(), e.id))
+        .collect())
+}
 
-    /// The user's index file as it is now (`None` when there is none).
-    pub fn user_index_file(&self) -> Result<Option<IndexFile>> {
-        let path = self.repo.index_path();
-        let md = match std::fs::metadata(&path) {
-            Ok(md) => md,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(crate::Error::io(&path, e)),
-        };
-        let bytes = std::fs::read(&path).at(&path)?;
-        let mtime = md
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map_or((0, 0), |d| (d.as_secs() as i64, d.subsec_nanos()));
-        Ok(Some(IndexFile { bytes, mtime }))
-    }
+/// [`Index::user_index_file`].
+pub(crate) fn user_index_file(store: &Store) -> Result<Option<IndexFile>> {
+    let path = store.repo.index_path();
+    let md = match std::fs::metadata(&path) {
+        Ok(md) => md,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(crate::Error::io(&path, e)),
+    };
+    let bytes = std::fs::read(&path).at(&path)?;
+    let mtime = md
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or((0, 0), |d| (d.as_secs() as i64, d.subsec_nanos()));
+    Ok(Some(IndexFile { bytes, mtime }))
+}
 
-    /// Put `saved` back as the user's index when its entries (leaving out intent-to-add
-    /// ones, which no tree holds) are exactly `tree`'s. Returns whether it did; when not
-    /// (the file is damaged, split, sparse or of another index), nothing is written.
-    pub fn reinstall_user_index(&self, saved: &IndexFile, tree: ObjectId) -> Result<bool> {
-        let stamp = filetime::FileTime::from_unix_time(saved.mtime.0, saved.mtime.1);
-        let Ok((state, _)) = gix::index::State::from_bytes(
-            &saved.bytes,
-            stamp,
-            self.objects().object_hash(),
-            Default::default(),
-        ) else {
-            return Ok(false);
-        };
-        if state.link().is_some() || state.is_sparse() {
-            return Ok(false);
-        }
-        let mut entries = Vec::with_capacity(state.entries().len());
-        for e in state.entries() {
-            if e.stage_raw() != 0 {
-                return Ok(false);
-            }
-            if e.flags.contains(Flags::INTENT_TO_ADD) {
-                continue;
-            }
-            let kind = match e.mode {
-                Mode::FILE => EntryKind::Blob,
-                Mode::FILE_EXECUTABLE => EntryKind::BlobExecutable,
-                Mode::SYMLINK => EntryKind::Link,
-                Mode::COMMIT => EntryKind::Commit,
-                _ => return Ok(false),
-            };
-            entries.push((e.path(&state).to_owned(), e.id, kind));
-        }
-        let expected: Vec<_> = self
-            .objects()
-            .tree_entries(tree)?
-            .into_iter()
-            .map(|(p, id, mode)| (p, id, mode.kind()))
-            .collect();
-        if entries != expected {
-            crate::trace::mark("index: the saved index is not the backup's index tree");
-            return Ok(false);
-        }
-        let mtime =
-            UNIX_EPOCH + Duration::new(u64::try_from(saved.mtime.0).unwrap_or(0), saved.mtime.1);
-        self.install_user_index(&saved.bytes, Some(mtime.min(SystemTime::now())))?;
-        Ok(true)
+/// [`Index::reinstall_user_index`].
+pub(crate) fn reinstall_user_index(
+    store: &Store,
+    saved: &IndexFile,
+    tree: ObjectId,
+) -> Result<bool> {
+    let stamp = filetime::FileTime::from_unix_time(saved.mtime.0, saved.mtime.1);
+    let Ok((state, _)) = gix::index::State::from_bytes(
+        &saved.bytes,
+        stamp,
+        store.objects().object_hash(),
+        Default::default(),
+    ) else {
+        return Ok(false);
+    };
+    if state.link().is_some() || state.is_sparse() {
+        return Ok(false);
     }
+    let mut entries = Vec::with_capacity(state.entries().len());
+    for e in state.entries() {
+        if e.stage_raw() != 0 {
+            return Ok(false);
+        }
+        if e.flags.contains(Flags::INTENT_TO_ADD) {
+            continue;
+        }
+        let kind = match e.mode {
+            Mode::FILE => EntryKind::Blob,
+            Mode::FILE_EXECUTABLE => EntryKind::BlobExecutable,
+            Mode::SYMLINK => EntryKind::Link,
+            Mode::COMMIT => EntryKind::Commit,
+            _ => return Ok(false),
+        };
+        entries.push((e.path(&state).to_owned(), e.id, kind));
+    }
+    let expected: Vec<_> = store
+        .index()
+        .store
+        .objects()
+        .tree_entries(tree)?
+        .into_iter()
+        .map(|(p, id, mode)| (p, id, mode.kind()))
+        .collect();
+    if entries != expected {
+        agent_rewind_core::trace::mark("index: the saved index is not the backup's index tree");
+        return Ok(false);
+    }
+    let mtime =
+        UNIX_EPOCH + Duration::new(u64::try_from(saved.mtime.0).unwrap_or(0), saved.mtime.1);
+    store.install_user_index(&saved.bytes, Some(mtime.min(SystemTime::now())))?;
+    Ok(true)
 }

@@ -13,7 +13,8 @@
 #![allow(clippy::disallowed_methods)] // the store starts its own processes
 
 use crate::Store;
-use crate::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_scan::gixerror::from_gix;
 use gix::ObjectId;
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -168,7 +169,7 @@ impl Signer {
             return Err(Error::other(format!(
                 "{} failed to sign the data: {}",
                 self.program,
-                crate::error::one_line(if status.trim().is_empty() { "(no output)" } else { &status })
+                agent_rewind_core::error::one_line(if status.trim().is_empty() { "(no output)" } else { &status })
             ))
             .with_hint("check user.signingKey and that the key is usable without a prompt (`git commit -S` fails the same way)"));
         }
@@ -210,7 +211,7 @@ impl Signer {
             return Err(Error::other(format!(
                 "{} failed to sign the data: {}",
                 self.program,
-                crate::error::one_line(&String::from_utf8_lossy(&out.stderr))
+                agent_rewind_core::error::one_line(&String::from_utf8_lossy(&out.stderr))
             ))
             .with_hint("check user.signingKey (`git commit -S` fails the same way); ssh signing needs OpenSSH 8.2 or later"));
         }
@@ -245,7 +246,7 @@ fn default_ssh_key(command: &str) -> Result<String> {
         })?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let said = || {
-        crate::error::one_line(&format!(
+        agent_rewind_core::error::one_line(&format!(
             "{} {}",
             String::from_utf8_lossy(&out.stderr),
             stdout
@@ -333,92 +334,89 @@ pub struct SignatureCheck {
     pub trust: String,
 }
 
-impl crate::facade::Objects<'_> {
-    /// git's check of the signature of each of `commits`, in that order, with one `git log`
-    /// process: `gpg.ssh.allowedSignersFile`, the gpg keyring and `gpg.*.program` of the
-    /// user's config decide, as for `git verify-commit`.
-    pub fn check_signatures(&self, commits: &[ObjectId]) -> Result<Vec<SignatureCheck>> {
-        if commits.is_empty() {
-            return Ok(vec![]);
-        }
-        let header = signature_header(self.repo.object_hash());
-        let mut input = String::with_capacity(commits.len() * 41);
-        for c in commits {
-            input.push_str(&c.to_string());
-            input.push('\n');
-        }
-        let dir = self
-            .repo
-            .workdir()
-            .unwrap_or(self.repo.git_dir())
-            .to_path_buf();
-        let out = self.git_with_input(
-            &dir,
-            &[
-                "-c",
-                "log.showSignature=false",
-                "log",
-                "--no-walk=unsorted",
-                "--stdin",
-                "--format=%H%x1f%G?%x1f%GS%x1f%GK%x1f%GF%x1f%GT%x1e",
-            ],
-            input.as_bytes(),
-        )?;
-        let mut checks = vec![];
-        for rec in out.split('\x1e').map(|r| r.trim_start_matches('\n')) {
-            let f: Vec<&str> = rec.split('\x1f').collect();
-            if f.len() < 6 {
-                continue;
-            }
-            let commit = ObjectId::from_hex(f[0].as_bytes())
-                .map_err(|e| Error::git(format!("git log printed {:?}: {e}", f[0])))?;
-            let signed = self.has_header(commit, header)?;
-            checks.push(SignatureCheck {
-                commit,
-                code: f[1].chars().next().unwrap_or('N'),
-                signed,
-                signer: f[2].to_string(),
-                key: f[3].to_string(),
-                fingerprint: f[4].to_string(),
-                trust: f[5].trim().to_string(),
-            });
-        }
-        Ok(checks)
+/// [`Objects::check_signatures`].
+pub(crate) fn check_signatures(store: &Store, commits: &[ObjectId]) -> Result<Vec<SignatureCheck>> {
+    if commits.is_empty() {
+        return Ok(vec![]);
     }
+    let header = signature_header(store.repo.object_hash());
+    let mut input = String::with_capacity(commits.len() * 41);
+    for c in commits {
+        input.push_str(&c.to_string());
+        input.push('\n');
+    }
+    let dir = store
+        .objects()
+        .store
+        .repo
+        .workdir()
+        .unwrap_or(store.repo.git_dir())
+        .to_path_buf();
+    let out = store.git_with_input(
+        &dir,
+        &[
+            "-c",
+            "log.showSignature=false",
+            "log",
+            "--no-walk=unsorted",
+            "--stdin",
+            "--format=%H%x1f%G?%x1f%GS%x1f%GK%x1f%GF%x1f%GT%x1e",
+        ],
+        input.as_bytes(),
+    )?;
+    let mut checks = vec![];
+    for rec in out.split('\x1e').map(|r| r.trim_start_matches('\n')) {
+        let f: Vec<&str> = rec.split('\x1f').collect();
+        if f.len() < 6 {
+            continue;
+        }
+        let commit = ObjectId::from_hex(f[0].as_bytes())
+            .map_err(|e| Error::git(format!("git log printed {:?}: {e}", f[0])))?;
+        let signed = has_header(store, commit, header)?;
+        checks.push(SignatureCheck {
+            commit,
+            code: f[1].chars().next().unwrap_or('N'),
+            signed,
+            signer: f[2].to_string(),
+            key: f[3].to_string(),
+            fingerprint: f[4].to_string(),
+            trust: f[5].trim().to_string(),
+        });
+    }
+    Ok(checks)
+}
 
-    /// Whether the commit `id` carries a signature (read from its headers, no process).
-    pub fn is_signed(&self, id: ObjectId) -> Result<bool> {
-        self.has_header(id, signature_header(self.repo.object_hash()))
-    }
+/// [`Objects::is_signed`].
+pub(crate) fn is_signed(store: &Store, id: ObjectId) -> Result<bool> {
+    has_header(store, id, signature_header(store.repo.object_hash()))
+}
 
-    /// Whether the commit `id` has the header `name`.
-    fn has_header(&self, id: ObjectId, name: &str) -> Result<bool> {
-        let commit = self.repo.find_commit(id)?;
-        let decoded = commit.decode()?;
-        Ok(decoded.extra_headers().find(name).is_some())
-    }
+/// Whether the commit `id` has the header `name`.
+fn has_header(store: &Store, id: ObjectId, name: &str) -> Result<bool> {
+    let commit = store.repo.find_commit(id).map_err(from_gix)?;
+    let decoded = commit.decode().map_err(from_gix)?;
+    Ok(decoded.extra_headers().find(name).is_some())
+}
 
-    /// The commits of `tip`'s history that are not in `hidden`'s (`git rev-list tip
-    /// ^hidden`), newest first: the notes commits a fetched notes ref adds.
-    pub fn commits_between(
-        &self,
-        tip: ObjectId,
-        hidden: Option<ObjectId>,
-    ) -> Result<Vec<ObjectId>> {
-        let tip_s = tip.to_string();
-        let hide = hidden.map(|h| format!("^{h}"));
-        let mut args = vec!["rev-list", tip_s.as_str()];
-        if let Some(h) = &hide {
-            args.push(h);
-        }
-        let out = self.git(&args)?;
-        out.lines()
-            .map(|l| {
-                ObjectId::from_hex(l.trim().as_bytes())
-                    .map_err(|e| Error::git(format!("git rev-list printed {l:?}: {e}")))
-            })
-            .collect()
+/// [`Objects::commits_between`].
+pub(crate) fn commits_between(
+    store: &Store,
+    tip: ObjectId,
+    hidden: Option<ObjectId>,
+) -> Result<Vec<ObjectId>> {
+    let tip_s = tip.to_string();
+    let hide = hidden.map(|h| format!("^{h}"));
+    let mut args = vec!["rev-list", tip_s.as_str()];
+    if let Some(h) = &hide {
+        args.push(h);
     }
+    let out = store.git(&args)?;
+    out.lines()
+        .map(|l| {
+            ObjectId::from_hex(l.trim().as_bytes())
+                .map_err(|e| Error::git(format!("git rev-list printed {l:?}: {e}")))
+        })
+        .collect()
 }
 
 #[cfg(test)]

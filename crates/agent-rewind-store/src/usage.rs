@@ -3,9 +3,9 @@
 //! worktree of the repository with its HEAD and its active-run file. Read-only; it never
 //! decides which run to delete (`agent_rewind::ops::retention` does).
 
-use crate::error::{Error, Result};
-use crate::ids::RunId;
 use crate::{ObjectId, Store, layout};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -31,7 +31,8 @@ impl Store {
         for repo in repos {
             let repo = repo.map_err(|e| Error::git(format!("opening a worktree: {e}")))?;
             let head = repo.head_id().ok().map(|id| id.detach());
-            let private = crate::private::PrivatePaths::of(repo.git_dir(), self.common_dir());
+            let private =
+                agent_rewind_core::private::PrivatePaths::of(repo.git_dir(), self.common_dir());
             out.push(WorktreeUse {
                 head,
                 active_run_file: private.active_run(),
@@ -41,70 +42,74 @@ impl Store {
     }
 }
 
-impl crate::facade::Objects<'_> {
-    /// The bytes on disk of the objects the refs of `runs` (their checkpoints and notes)
-    /// reach and no branch, tag or remote-tracking branch does, as `git rev-list --objects
-    /// --disk-usage` counts them (each object once, however many runs share it).
-    pub fn runs_disk_usage(&self, runs: &[RunId]) -> Result<u64> {
-        let keep: std::collections::HashSet<&str> = runs.iter().map(|r| r.as_str()).collect();
-        let mut wanted: Vec<String> = self
+/// [`Objects::runs_disk_usage`].
+pub(crate) fn runs_disk_usage(store: &Store, runs: &[RunId]) -> Result<u64> {
+    let keep: std::collections::HashSet<&str> = runs.iter().map(|r| r.as_str()).collect();
+    let mut wanted: Vec<String> = store
+        .objects()
+        .store
+        .refs()
+        .refs_under(layout::RUNS_PREFIX)?
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| match layout::parse_run_ref(name) {
+            Some(layout::RunRef::Head(r) | layout::RunRef::Step(r, _)) => keep.contains(r.as_str()),
+            None => false,
+        })
+        .collect();
+    if wanted.is_empty() {
+        return Ok(0);
+    }
+    wanted.extend(
+        store
             .refs()
-            .refs_under(layout::RUNS_PREFIX)?
+            .refs_under(layout::NOTES_PREFIX)?
             .into_iter()
             .map(|(name, _)| name)
-            .filter(|name| match layout::parse_run_ref(name) {
-                Some(layout::RunRef::Head(r) | layout::RunRef::Step(r, _)) => {
-                    keep.contains(r.as_str())
-                }
-                None => false,
-            })
-            .collect();
-        if wanted.is_empty() {
-            return Ok(0);
+            .filter(|name| {
+                layout::parse_notes_ref(name).is_some_and(|r| keep.contains(r.as_str()))
+            }),
+    );
+    let mut stdin = wanted.join("\n");
+    for prefix in [
+        layout::BRANCHES_PREFIX,
+        layout::TAGS_PREFIX,
+        layout::REMOTES_PREFIX,
+    ] {
+        for (name, _) in store.refs().refs_under(prefix)? {
+            stdin.push_str(&format!("\n^{name}"));
         }
-        wanted.extend(
-            self.refs()
-                .refs_under(layout::NOTES_PREFIX)?
-                .into_iter()
-                .map(|(name, _)| name)
-                .filter(|name| {
-                    layout::parse_notes_ref(name).is_some_and(|r| keep.contains(r.as_str()))
-                }),
-        );
-        let mut stdin = wanted.join("\n");
-        for prefix in [
-            layout::BRANCHES_PREFIX,
-            layout::TAGS_PREFIX,
-            layout::REMOTES_PREFIX,
-        ] {
-            for (name, _) in self.refs().refs_under(prefix)? {
-                stdin.push_str(&format!("\n^{name}"));
-            }
-        }
-        stdin.push('\n');
-        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
-        let mut child = self
-            .git_command(dir, &["rev-list", "--objects", "--disk-usage", "--stdin"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| Error::git(format!("could not run git: {e}")).with_source(e))?;
-        let mut input = child.stdin.take().expect("piped");
-        let writer = std::thread::spawn(move || input.write_all(stdin.as_bytes()));
-        let out = child
-            .wait_with_output()
-            .map_err(|e| Error::git(format!("could not run git: {e}")).with_source(e))?;
-        let _ = writer.join();
-        if !out.status.success() {
-            return Err(Error::git(format!(
-                "git rev-list --disk-usage: {}",
-                crate::error::one_line(&String::from_utf8_lossy(&out.stderr))
-            )));
-        }
-        String::from_utf8_lossy(&out.stdout)
-            .trim()
-            .parse()
-            .map_err(|_| Error::git("git rev-list --disk-usage printed no number"))
     }
+    stdin.push('\n');
+    let dir = store
+        .objects()
+        .store
+        .repo
+        .workdir()
+        .unwrap_or(store.repo.git_dir());
+    let mut child = store
+        .objects()
+        .store
+        .git_command(dir, &["rev-list", "--objects", "--disk-usage", "--stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Error::git(format!("could not run git: {e}")).with_source(e))?;
+    let mut input = child.stdin.take().expect("piped");
+    let writer = std::thread::spawn(move || input.write_all(stdin.as_bytes()));
+    let out = child
+        .wait_with_output()
+        .map_err(|e| Error::git(format!("could not run git: {e}")).with_source(e))?;
+    let _ = writer.join();
+    if !out.status.success() {
+        return Err(Error::git(format!(
+            "git rev-list --disk-usage: {}",
+            agent_rewind_core::error::one_line(&String::from_utf8_lossy(&out.stderr))
+        )));
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .map_err(|_| Error::git("git rev-list --disk-usage printed no number"))
 }

@@ -23,7 +23,8 @@
 
 use super::Store;
 use super::objects::digest;
-use crate::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_scan::gixerror::from_gix;
 use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stat};
@@ -127,7 +128,7 @@ impl Store {
 
     /// Whether the file mode bits and symlinks count, from `core.fileMode`/`core.symlinks`.
     fn fs_checks(&self) -> Result<FsChecks> {
-        let fs = self.repo.filesystem_options()?;
+        let fs = self.repo.filesystem_options().map_err(from_gix)?;
         Ok(FsChecks {
             executable_bit: fs.executable_bit,
             symlinks: fs.symlink,
@@ -135,78 +136,74 @@ impl Store {
     }
 }
 
-impl crate::facade::Index<'_> {
-    /// Make the user's index hold `tree` (emptied for `None`); `written` are the files just
-    /// written into the worktree (their entries get fresh stat data when their content is
-    /// still what was written and what `tree` holds). `base` is the tree the index held when
-    /// it was captured, if known: then only the entries that differ between `base` and `tree`
-    /// are replaced instead of reading all of `tree`.
-    pub fn set_user_index(
-        &self,
-        tree: Option<ObjectId>,
-        base: Option<ObjectId>,
-        written: &[WrittenFile],
-    ) -> Result<()> {
-        let Some(tree) = tree else {
-            return self.reset_user_index(None, &[]);
-        };
-        let old = self.read_user_index()?;
-        let in_process = self
-            .repo
-            .config_snapshot()
-            .boolean("agentRewind.inProcessIndex")
-            .unwrap_or(true);
-        let reason = needs_git(&old)
-            .or_else(|| self.index_is_split().then_some("split index"))
-            .or((!in_process).then_some("turned off"));
-        if let Some(reason) = reason {
-            crate::trace::mark(&format!("index: left to git ({reason})"));
-            let mut refresh = Vec::new();
-            for w in written {
-                if self.objects().path_in_tree(tree, &w.path)? == Some(w.id) {
-                    refresh.push(w.path.as_slice());
-                }
+/// [`Index::set_user_index`].
+pub(crate) fn set_user_index(
+    store: &Store,
+    tree: Option<ObjectId>,
+    base: Option<ObjectId>,
+    written: &[WrittenFile],
+) -> Result<()> {
+    let Some(tree) = tree else {
+        return store.index().reset_user_index(None, &[]);
+    };
+    let old = store.read_user_index()?;
+    let in_process = store
+        .index()
+        .store
+        .repo
+        .config_snapshot()
+        .boolean("agentRewind.inProcessIndex")
+        .unwrap_or(true);
+    let reason = needs_git(&old)
+        .or_else(|| store.index_is_split().then_some("split index"))
+        .or((!in_process).then_some("turned off"));
+    if let Some(reason) = reason {
+        agent_rewind_core::trace::mark(&format!("index: left to git ({reason})"));
+        let mut refresh = Vec::new();
+        for w in written {
+            if store.objects().path_in_tree(tree, &w.path)? == Some(w.id) {
+                refresh.push(w.path.as_slice());
             }
-            return self.reset_user_index(Some(tree), &refresh);
         }
-        crate::trace::mark("index: old read");
-        let stat_options = self.repo.stat_options()?;
-        let hash = self.objects().object_hash();
-        // The index must hash to `tree`: its cache-tree is computed from the entries and
-        // compared. An edit of the old index that does not (the index changed since it was
-        // captured) is thrown away for an index read from the whole tree.
-        let edited = match base {
-            Some(base) => self.edited_index(&old, base, tree, stat_options)?,
-            None => None,
-        };
-        let (mut new, kept, cache_tree) = match edited.and_then(|(new, kept)| {
-            let cache_tree = cache_tree_of(&new, hash).filter(|t| t.id == tree)?;
-            Some((new, kept, Some(cache_tree)))
-        }) {
-            Some(done) => done,
-            None => {
-                let mut new = self.repo.index_from_tree(&tree).map_err(|e| {
-                    Error::other(format!(
-                        "cannot make an index of tree {tree}: {}",
-                        crate::error::one_line(&e.to_string())
-                    ))
-                })?;
-                let kept = keep_unchanged_stat(&old, &mut new, stat_options);
-                let cache_tree = cache_tree_of(&new, hash).filter(|t| t.id == tree);
-                if cache_tree.is_none() {
-                    crate::trace::mark("index: the cache-tree does not reproduce the tree");
-                }
-                (new.into_parts().0, kept, cache_tree)
-            }
-        };
-        let refreshed = refresh_written(&mut new, self.workdir()?, written, self.fs_checks()?);
-        let bytes = encode(&new, cache_tree.as_ref(), hash)?;
-        crate::trace::mark(&format!(
-            "index: built ({} entries, {kept} kept their stat data, {refreshed} refreshed)",
-            new.entries().len()
-        ));
-        self.install_user_index(&bytes, None)
+        return store.index().reset_user_index(Some(tree), &refresh);
     }
+    agent_rewind_core::trace::mark("index: old read");
+    let stat_options = store.repo.stat_options().map_err(from_gix)?;
+    let hash = store.objects().object_hash();
+    // The index must hash to `tree`: its cache-tree is computed from the entries and
+    // compared. An edit of the old index that does not (the index changed since it was
+    // captured) is thrown away for an index read from the whole tree.
+    let edited = match base {
+        Some(base) => store.edited_index(&old, base, tree, stat_options)?,
+        None => None,
+    };
+    let (mut new, kept, cache_tree) = match edited.and_then(|(new, kept)| {
+        let cache_tree = cache_tree_of(&new, hash).filter(|t| t.id == tree)?;
+        Some((new, kept, Some(cache_tree)))
+    }) {
+        Some(done) => done,
+        None => {
+            let mut new = store.repo.index_from_tree(&tree).map_err(|e| {
+                Error::other(format!(
+                    "cannot make an index of tree {tree}: {}",
+                    agent_rewind_core::error::one_line(&e.to_string())
+                ))
+            })?;
+            let kept = keep_unchanged_stat(&old, &mut new, stat_options);
+            let cache_tree = cache_tree_of(&new, hash).filter(|t| t.id == tree);
+            if cache_tree.is_none() {
+                agent_rewind_core::trace::mark("index: the cache-tree does not reproduce the tree");
+            }
+            (new.into_parts().0, kept, cache_tree)
+        }
+    };
+    let refreshed = refresh_written(&mut new, store.workdir()?, written, store.fs_checks()?);
+    let bytes = encode(&new, cache_tree.as_ref(), hash)?;
+    agent_rewind_core::trace::mark(&format!(
+        "index: built ({} entries, {kept} kept their stat data, {refreshed} refreshed)",
+        new.entries().len()
+    ));
+    store.install_user_index(&bytes, None)
 }
 
 /// Why an index must be left to git, if it must.

@@ -9,16 +9,26 @@
 //! near the 255-byte limit must still be writable), and a write that fails part-way says
 //! which paths it had already changed.
 
-use super::objects::digest;
+use super::Store;
 use super::userindex::WrittenFile;
-use super::{Store, TreeChange};
-use crate::error::{Error, IoResultExt, Result};
-use crate::quote::quote_path;
+use agent_rewind_core::error::{Error, IoResultExt, Result};
+use agent_rewind_core::quote::{quote_path, rel_path};
+use agent_rewind_scan::TreeChange;
+use agent_rewind_scan::gixerror::from_gix;
 use gix::ObjectId;
 use gix::bstr::{BString, ByteSlice};
 use gix::objs::tree::EntryKind;
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
+
+mod write;
+use write::partial_failure;
+
+/// The store's the user's worktree and HEAD: checked, written, linked worktrees.
+#[derive(Clone, Copy)]
+pub struct Worktree<'s> {
+    pub(crate) store: &'s Store,
+}
 
 /// What an undo writes back as a backup held it: the paths whose blobs are the exact bytes
 /// that were on disk (no filter applied), and the permission bits each file had then, which
@@ -27,13 +37,6 @@ use std::path::Path;
 pub struct AsBackedUp {
     pub raw: HashSet<BString>,
     pub modes: BTreeMap<BString, u32>,
-}
-
-/// A worktree-relative path (bytes, `/`-separated) as a filesystem path: the bytes as they
-/// are (paths are bytes on unix).
-pub fn rel_path(rel: &[u8]) -> &Path {
-    use std::os::unix::ffi::OsStrExt;
-    Path::new(std::ffi::OsStr::from_bytes(rel))
 }
 
 /// Whether the folders on the way to worktree path `rel` under `root` are real folders (or
@@ -71,102 +74,9 @@ impl Store {
             protect_ntfs: config.boolean("core.protectNTFS").unwrap_or(true),
         }
     }
-
-    /// [`Store::apply_changes`] after its checks: `changed` gets each path as soon as it is
-    /// changed on disk, so that a failure can say which ones were.
-    fn write_all(
-        &self,
-        root: &Path,
-        changes: &[TreeChange],
-        backed_up: &AsBackedUp,
-        changed: &mut Vec<BString>,
-    ) -> Result<Vec<WrittenFile>> {
-        let mut checkout = super::checkoutbytes::CheckoutBytes::new(self)?;
-        // Temp files live in our private folder, so a crash never leaves one in the worktree.
-        let tmp_dir = self.private().tmp_dir();
-        std::fs::create_dir_all(&tmp_dir).at(&tmp_dir)?;
-        // Deletions first, so a file can replace a directory and the other way round.
-        for c in changes.iter().filter(|c| c.new.is_none()) {
-            let full = root.join(rel_path(&c.path));
-            // Never removed through a symlink: what it leads to is not the worktree's.
-            if parents_are_folders(root, &c.path) && remove_path(&full)? {
-                changed.push(c.path.clone());
-            }
-            prune_empty_parents(root, &full);
-        }
-        // Folders already made or checked in this call (changes come sorted by path).
-        let mut known_dirs = std::collections::HashSet::new();
-        let mut written = Vec::new();
-        let hash = self.objects().object_hash();
-        for c in changes {
-            let Some((id, kind)) = c.new else { continue };
-            let full = root.join(rel_path(&c.path));
-            if let Some(parent) = full.parent()
-                && !known_dirs.contains(parent)
-            {
-                make_dirs(root, parent, changed)?;
-                known_dirs.insert(parent.to_path_buf());
-            }
-            match kind {
-                EntryKind::Commit => {
-                    // A submodule: git leaves an empty directory for it.
-                    if !full.exists() {
-                        std::fs::create_dir_all(&full).at(&full)?;
-                    }
-                }
-                EntryKind::Tree => {}
-                EntryKind::Link => {
-                    let blob = self.objects().read_blob(id)?;
-                    let target = gix::path::from_byte_slice(&blob)?.to_path_buf();
-                    crate::fail_point!("worktree:write");
-                    note_folder_in_the_way(&full, &c.path, changed);
-                    atomic_replace(&full, &tmp_dir, |tmp| {
-                        std::os::unix::fs::symlink(&target, tmp).at(tmp)
-                    })?;
-                    if changed.last() != Some(&c.path) {
-                        changed.push(c.path.clone());
-                    }
-                    written.push(WrittenFile {
-                        path: c.path.clone(),
-                        id,
-                        digest: digest(hash, &blob)?,
-                        symlink: true,
-                    });
-                }
-                EntryKind::Blob | EntryKind::BlobExecutable => {
-                    let data = self.objects().read_blob(id)?;
-                    let bytes = if backed_up.raw.contains(&c.path) {
-                        data
-                    } else {
-                        checkout.for_worktree(id, &data, c.path.as_bstr())?
-                    };
-                    let mode = match backed_up.modes.get(&c.path) {
-                        Some(bits) => FileMode::Exactly(*bits),
-                        None => FileMode::Git {
-                            exec: kind == EntryKind::BlobExecutable,
-                        },
-                    };
-                    crate::fail_point!("worktree:write");
-                    note_folder_in_the_way(&full, &c.path, changed);
-                    atomic_replace(&full, &tmp_dir, |tmp| write_file(tmp, &bytes, mode))?;
-                    if changed.last() != Some(&c.path) {
-                        changed.push(c.path.clone());
-                    }
-                    crate::crash_point!("worktree:file-written");
-                    written.push(WrittenFile {
-                        path: c.path.clone(),
-                        id,
-                        digest: digest(hash, &bytes)?,
-                        symlink: false,
-                    });
-                }
-            }
-        }
-        Ok(written)
-    }
 }
 
-impl crate::facade::Worktree<'_> {
+impl Worktree<'_> {
     /// The file `rel` (a worktree-relative path given by a user) may be written by us: every
     /// component is one git would check out (no `.git` in any spelling, no `..`), and
     /// neither the file nor any folder on the way is a symlink (which could lead into `.git`
@@ -177,8 +87,8 @@ impl crate::facade::Worktree<'_> {
             Err(Error::refused(format!("refusing to write {rel:?}: {why}"))
                 .with_hint("give a path to a regular file of the worktree, outside .git"))
         };
-        let root = self.workdir()?;
-        let protect = self.protect_options();
+        let root = self.store.workdir()?;
+        let protect = self.store.protect_options();
         let mut full = root.to_path_buf();
         let parts: Vec<&str> = rel.split('/').collect();
         for (i, part) in parts.iter().enumerate() {
@@ -220,7 +130,7 @@ impl crate::facade::Worktree<'_> {
     /// `symlink`: the path is a symlink (checked as git checks those).
     pub fn check_checkout_path(&self, path: &[u8], symlink: bool) -> Result<()> {
         use gix::validate::path::component::Mode;
-        let protect = self.protect_options();
+        let protect = self.store.protect_options();
         let parts: Vec<&[u8]> = path.split_str("/").collect();
         let last = parts.len() - 1;
         if let Some(long) = parts.iter().find(|p| p.len() > NAME_MAX) {
@@ -261,175 +171,9 @@ impl crate::facade::Worktree<'_> {
     ) -> Result<Vec<WrittenFile>> {
         self.check_checkout_paths(changes)?;
         let mut changed = Vec::new();
-        self.write_all(root, changes, backed_up, &mut changed)
+        self.store
+            .write_all(root, changes, backed_up, &mut changed)
             .map_err(|e| partial_failure(e, &changed))
-    }
-}
-
-/// A folder at `full` is about to be replaced by a file (its content is in the caller's
-/// backup): count it as changed now, since the replace may fail after removing it.
-fn note_folder_in_the_way(full: &Path, rel: &BString, changed: &mut Vec<BString>) {
-    if std::fs::symlink_metadata(full).is_ok_and(|md| md.is_dir()) {
-        changed.push(rel.clone());
-    }
-}
-
-/// The most paths a partial failure lists by name (the rest are counted).
-const MAX_LISTED: usize = 200;
-
-/// `e`, saying which paths were changed before it happened (nothing when none was).
-fn partial_failure(e: Error, changed: &[BString]) -> Error {
-    let mut e = e;
-    if changed.is_empty() {
-        e.message = format!("{} (nothing in the worktree was changed)", e.message);
-        return e;
-    }
-    let mut list: Vec<String> = changed
-        .iter()
-        .take(MAX_LISTED)
-        .map(|p| quote_path(p).to_string())
-        .collect();
-    if changed.len() > MAX_LISTED {
-        list.push(format!("and {} more", changed.len() - MAX_LISTED));
-    }
-    let n = changed.len();
-    let files = if n == 1 { "file" } else { "files" };
-    e.message = format!(
-        "{}; before that, {n} {files} of the worktree had been changed: {}",
-        e.message,
-        list.join(", ")
-    );
-    e
-}
-
-/// The permission bits a written file gets.
-#[derive(Debug, Clone, Copy)]
-enum FileMode {
-    /// git's: 0o666 or 0o777 (executable) less the umask.
-    Git { exec: bool },
-    /// These bits, whatever the umask: a file a backup recorded.
-    Exactly(u32),
-}
-
-/// Create `path` (which must not exist) with `bytes` and `mode`.
-fn write_file(path: &Path, bytes: &[u8], mode: FileMode) -> Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let create = match mode {
-        FileMode::Git { exec: true } => 0o777,
-        FileMode::Git { exec: false } => 0o666,
-        // Never more open than it will be, not even while it is written.
-        FileMode::Exactly(bits) => bits,
-    };
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(create)
-        .open(path)
-        .at(path)?;
-    if let FileMode::Exactly(bits) = mode {
-        // The umask narrowed the bits at creation; the backup recorded them exactly.
-        f.set_permissions(std::fs::Permissions::from_mode(bits))
-            .at(path)?;
-    }
-    f.write_all(bytes).at(path)
-}
-
-/// Create the new content with `create` in `tmp_dir` (our private folder, normally on the
-/// same filesystem), then rename it over `path`; when the rename crosses filesystems, a temp
-/// file next to `path` is used instead. A folder in the way is removed first (the caller
-/// checked that the backup holds everything in it).
-fn atomic_replace(path: &Path, tmp_dir: &Path, create: impl Fn(&Path) -> Result<()>) -> Result<()> {
-    // Never derived from the file's own name (a name near the 255-byte limit would make the
-    // temp name too long): the process id and a counter are unique among our own writes.
-    let unique = format!("{}-{}", std::process::id(), next_temp_number());
-    let tmp = tmp_dir.join(format!("w{unique}"));
-    let result = replace_through(path, &tmp, &create);
-    // Nothing is left behind in our folder, whatever failed (a no-op after the rename).
-    let _ = std::fs::remove_file(&tmp);
-    match result {
-        Err(e) if e.source_io_kind() == Some(std::io::ErrorKind::CrossesDevices) => {
-            let sibling = path.with_file_name(format!(".agent-rewind-{unique}.tmp"));
-            let result = replace_through(path, &sibling, &create);
-            if result.is_err() {
-                let _ = std::fs::remove_file(&sibling);
-            }
-            result
-        }
-        other => other,
-    }
-}
-
-/// Create the new content at `tmp` with `create` and rename it over `path`, removing a
-/// folder in the way when the first rename fails because of it.
-fn replace_through(path: &Path, tmp: &Path, create: &impl Fn(&Path) -> Result<()>) -> Result<()> {
-    let _ = std::fs::remove_file(tmp);
-    create(tmp).map_err(|e| e.context(format!("could not write {}", path.display())))?;
-    let mut renamed = std::fs::rename(tmp, path);
-    if renamed.is_err()
-        && let Ok(md) = std::fs::symlink_metadata(path)
-        && md.is_dir()
-    {
-        std::fs::remove_dir_all(path).at(path)?;
-        renamed = std::fs::rename(tmp, path);
-    }
-    renamed.at(path)
-}
-
-/// A number no other temp file of this process has had.
-fn next_temp_number() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
-/// Remove a file or symlink the target no longer has (`true` when one was removed). A folder
-/// found there instead (the worktree changed since it was captured) is left alone: its
-/// content is not in the backup.
-fn remove_path(path: &Path) -> Result<bool> {
-    match std::fs::symlink_metadata(path) {
-        Ok(md) if md.is_dir() => Ok(false),
-        Ok(_) => {
-            crate::fail_point!("worktree:remove");
-            std::fs::remove_file(path).at(path)?;
-            Ok(true)
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(Error::io(path, e)),
-    }
-}
-
-/// Create `dir` and its parents under `root`; a file in the way is removed (it is in the
-/// caller's backup, and the target tree needs a directory there).
-fn make_dirs(root: &Path, dir: &Path, changed: &mut Vec<BString>) -> Result<()> {
-    let rel = dir.strip_prefix(root).unwrap_or(dir);
-    let mut cur = root.to_path_buf();
-    for comp in rel.components() {
-        cur.push(comp);
-        match std::fs::symlink_metadata(&cur) {
-            Ok(md) if md.is_dir() => {}
-            Ok(_) => {
-                std::fs::remove_file(&cur).at(&cur)?;
-                let removed = cur.strip_prefix(root).unwrap_or(&cur);
-                changed.push(BString::from(std::os::unix::ffi::OsStrExt::as_bytes(
-                    removed.as_os_str(),
-                )));
-                std::fs::create_dir(&cur).at(&cur)?;
-            }
-            Err(_) => std::fs::create_dir(&cur).at(&cur)?,
-        }
-    }
-    Ok(())
-}
-
-/// Remove now-empty folders between `path` and `root`, like git does.
-fn prune_empty_parents(root: &Path, path: &Path) {
-    let mut cur = path.parent();
-    while let Some(dir) = cur {
-        if dir == root || !dir.starts_with(root) || std::fs::remove_dir(dir).is_err() {
-            break;
-        }
-        cur = dir.parent();
     }
 }
 
@@ -444,12 +188,12 @@ pub enum OnDisk {
     Entry(ObjectId, EntryKind),
 }
 
-impl crate::facade::Worktree<'_> {
+impl Worktree<'_> {
     /// Store what is at `rel` in the worktree as a blob of its bytes as they are on disk (no
     /// clean filter, no line-ending conversion), or a symlink's target; files bigger than
     /// `max_size` are not read.
     pub fn raw_entry(&self, rel: &[u8], max_size: u64) -> Result<OnDisk> {
-        let root = self.workdir()?;
+        let root = self.store.workdir()?;
         if !parents_are_folders(root, rel) {
             return Ok(OnDisk::Missing);
         }
@@ -471,9 +215,11 @@ impl crate::facade::Worktree<'_> {
         }
         if md.file_type().is_symlink() {
             let target = std::fs::read_link(&full).at(&full)?;
-            let bytes = gix::path::os_str_into_bstr(target.as_os_str())?.to_vec();
+            let bytes = gix::path::os_str_into_bstr(target.as_os_str())
+                .map_err(from_gix)?
+                .to_vec();
             return Ok(OnDisk::Entry(
-                self.objects().write_blob(&bytes)?,
+                self.store.objects().write_blob(&bytes)?,
                 EntryKind::Link,
             ));
         }
@@ -485,14 +231,22 @@ impl crate::facade::Worktree<'_> {
         }
         let bytes = std::fs::read(&full).at(&full)?;
         use std::os::unix::fs::PermissionsExt;
-        let exec =
-            md.permissions().mode() & 0o111 != 0 && self.repo.filesystem_options()?.executable_bit;
+        let exec = md.permissions().mode() & 0o111 != 0
+            && self
+                .store
+                .repo
+                .filesystem_options()
+                .map_err(from_gix)?
+                .executable_bit;
         let kind = if exec {
             EntryKind::BlobExecutable
         } else {
             EntryKind::Blob
         };
-        Ok(OnDisk::Entry(self.objects().write_blob(&bytes)?, kind))
+        Ok(OnDisk::Entry(
+            self.store.objects().write_blob(&bytes)?,
+            kind,
+        ))
     }
 
     /// The permission bits (`st_mode & 0o777`) of each of `paths` that is a regular file on
@@ -500,7 +254,7 @@ impl crate::facade::Worktree<'_> {
     /// them back exactly.
     pub fn file_modes(&self, paths: &[BString]) -> Result<BTreeMap<BString, u32>> {
         use std::os::unix::fs::PermissionsExt;
-        let root = self.workdir()?;
+        let root = self.store.workdir()?;
         let mut modes = BTreeMap::new();
         for rel in paths {
             if !parents_are_folders(root, rel) {
@@ -526,7 +280,7 @@ impl crate::facade::Worktree<'_> {
     /// The blob of the file at `rel` as its bytes are on disk, when that is not `id` (what
     /// git's clean filter made of it): `None` when they are the same or it is not a file.
     pub fn raw_blob_if_different(&self, rel: &[u8], id: ObjectId) -> Result<Option<ObjectId>> {
-        let root = self.workdir()?;
+        let root = self.store.workdir()?;
         if !parents_are_folders(root, rel) {
             return Ok(None);
         }
@@ -536,9 +290,174 @@ impl crate::facade::Worktree<'_> {
             _ => return Ok(None),
         }
         let bytes = std::fs::read(&full).at(&full)?;
-        if self.objects().blob_id(&bytes)? == id {
+        if self.store.objects().blob_id(&bytes)? == id {
             return Ok(None);
         }
-        Ok(Some(self.objects().write_blob(&bytes)?))
+        Ok(Some(self.store.objects().write_blob(&bytes)?))
+    }
+}
+
+/// A git operation in progress in a worktree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    Merge,
+    CherryPick,
+    Revert,
+    Rebase,
+    Am,
+    Bisect,
+    /// A multi-commit cherry-pick or revert between picks.
+    Sequencer,
+}
+
+impl std::fmt::Display for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Operation::Merge => "a merge",
+            Operation::CherryPick => "a cherry-pick",
+            Operation::Revert => "a revert",
+            Operation::Rebase => "a rebase",
+            Operation::Am => "an am",
+            Operation::Bisect => "a bisect",
+            Operation::Sequencer => "a cherry-pick or revert",
+        })
+    }
+}
+
+impl Worktree<'_> {
+    /// The git operation in progress in this worktree (merge, rebase, cherry-pick, revert,
+    /// am, bisect), if any: rewinding over it would lose its state. gix's `state()` reads
+    /// the same files as git's `wt_status_get_state`; a multi-commit cherry-pick or revert
+    /// between picks (only `sequencer/` left, no `*_HEAD`) is added, as git's status does.
+    pub fn operation_in_progress(&self) -> Option<Operation> {
+        use gix::state::InProgress as P;
+        match self.store.repo.state() {
+            Some(P::Merge) => Some(Operation::Merge),
+            Some(P::CherryPick | P::CherryPickSequence) => Some(Operation::CherryPick),
+            Some(P::Revert | P::RevertSequence) => Some(Operation::Revert),
+            Some(P::Rebase | P::RebaseInteractive | P::ApplyMailboxRebase) => {
+                Some(Operation::Rebase)
+            }
+            Some(P::ApplyMailbox) => Some(Operation::Am),
+            Some(P::Bisect) => Some(Operation::Bisect),
+            None if self.store.git_dir().join("sequencer").is_dir() => Some(Operation::Sequencer),
+            None => None,
+        }
+    }
+
+    /// Whether `core.fsmonitor` names a monitor a snapshot asks (`scan::fsmonitor`).
+    pub fn has_fsmonitor(&self) -> bool {
+        agent_rewind_scan::has_fsmonitor(&self.store.repo)
+    }
+
+    /// Attach the user's HEAD to the existing branch `full_ref` (`refs/heads/…`) without
+    /// touching index or files; HEAD's reflog gets `message`.
+    pub fn attach_user_head(&self, full_ref: &str, message: &str) -> Result<()> {
+        if !full_ref.starts_with(super::layout::BRANCHES_PREFIX) {
+            return Err(Error::corrupt(format!(
+                "{full_ref:?} is not a branch (refs/heads/…)"
+            )));
+        }
+        self.store
+            .git(&["symbolic-ref", "-m", message, "HEAD", full_ref])
+            .map(|_| ())
+    }
+
+    /// Point the user's HEAD at `branch` (creating the branch at `commit`, which must not
+    /// exist yet), or detach it at `commit`. `commit = None` leaves an unborn branch.
+    pub fn move_user_head(
+        &self,
+        branch: Option<&str>,
+        commit: Option<gix::ObjectId>,
+    ) -> Result<()> {
+        agent_rewind_core::fail_point!("head:move");
+        match (branch, commit) {
+            (Some(b), Some(c)) => {
+                // The branch in-process (compare-and-swap: it must not exist), HEAD through git
+                // so HEAD's reflog says where it went.
+                self.store.refs().create_branch(b, c)?;
+                self.attach_user_head(&super::layout::branch_ref(b), "agent-rewind: checkout")?;
+            }
+            (Some(b), None) => {
+                self.attach_user_head(&super::layout::branch_ref(b), "agent-rewind: checkout")?;
+            }
+            (None, Some(c)) => {
+                self.store.git(&[
+                    "update-ref",
+                    "--no-deref",
+                    "-m",
+                    "agent-rewind: checkout",
+                    "HEAD",
+                    &c.to_string(),
+                ])?;
+            }
+            (None, None) => return Err(Error::usage("cannot detach HEAD without a commit")),
+        }
+        Ok(())
+    }
+
+    /// `git worktree add` a new linked worktree at `path` on a new `branch` at `commit`
+    /// (or detached when `branch` is None).
+    pub fn add_linked_worktree(
+        &self,
+        path: &Path,
+        branch: Option<&str>,
+        commit: Option<gix::ObjectId>,
+    ) -> Result<()> {
+        let p = path.to_string_lossy().to_string();
+        let c = commit.map(|c| c.to_string());
+        let mut args = vec!["worktree", "add", "--quiet"];
+        match (branch, &c) {
+            (Some(b), Some(c)) => args.extend(["-b", b, p.as_str(), c.as_str()]),
+            (None, Some(c)) => args.extend(["--detach", p.as_str(), c.as_str()]),
+            (Some(b), None) => args.extend(["--orphan", "-b", b, p.as_str()]),
+            (None, None) => {
+                return Err(Error::refused(
+                    "the checkpoint has no commit to check out detached",
+                ));
+            }
+        }
+        let existed = branch
+            .map(|b| self.store.refs().branch_exists(b))
+            .transpose()?;
+        self.store
+            .git_in(self.store.common_dir(), &args)
+            .map(|_| ())
+            .inspect_err(|_| {
+                // git makes the branch before the folder, and leaves it when the folder cannot
+                // be made (its own worktree record it removes).
+                if let (Some(b), Some(false)) = (branch, existed)
+                    && self.store.refs().branch_exists(b).unwrap_or(false)
+                {
+                    let _ = self
+                        .store
+                        .git_in(self.store.common_dir(), &["branch", "-D", b]);
+                }
+            })
+    }
+
+    /// Take back a linked worktree `add_linked_worktree` just made (its folder, git's record
+    /// of it, and the branch it created), when the operation that needed it failed.
+    pub fn remove_linked_worktree(&self, path: &Path, branch: Option<&str>) -> Result<()> {
+        let p = path.to_string_lossy().to_string();
+        self.store.git_in(
+            self.store.common_dir(),
+            &["worktree", "remove", "--force", p.as_str()],
+        )?;
+        if let Some(b) = branch {
+            self.store
+                .git_in(self.store.common_dir(), &["branch", "-D", b])?;
+        }
+        Ok(())
+    }
+
+    /// For each path, what `git add` would record for it now: its blob id and kind, or
+    /// `None` when nothing trackable is there. The blobs are written to this handle's object
+    /// store (a staged handle keeps them in memory: nothing lands on disk).
+    pub fn worktree_entries(
+        &self,
+        paths: &[super::BString],
+    ) -> Result<Vec<Option<(ObjectId, EntryKind)>>> {
+        crate::merge::worktree_entries(self.store, paths)
     }
 }

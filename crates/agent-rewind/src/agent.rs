@@ -5,7 +5,7 @@
 //! Plain data, below every other layer: the hook adapters (`hooks`), `rewind`/`fork` and
 //! `status` all read it. It must never run anything or touch the repository.
 
-use crate::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
 use serde::Serialize;
 
 /// An agent whose hooks we install and whose payloads we read.

@@ -5,11 +5,11 @@
 //! Read-only: nothing here writes objects or refs. Readers of notes are cached per run for
 //! the lifetime of one `Catalog`.
 
-use crate::error::{Error, Result};
-use crate::ids::{CheckpointSpec, RunId, SeqPos, StepName};
 use crate::model::{CheckpointLine, Note, Status};
 use crate::store::ObjectId;
 use crate::store::{CommitInfo, NotesReader, Store};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::{CheckpointSpec, RunId, SeqPos, StepName};
 use std::collections::HashMap;
 
 mod summary;
@@ -339,7 +339,7 @@ impl<'s> Catalog<'s> {
     pub fn unique_prefix(&mut self, run: &RunId) -> Result<usize> {
         let (runs, _) = self.store.refs().list_runs()?;
         let ids: Vec<&str> = runs.iter().map(|(r, _)| r.as_str()).collect();
-        let lens = crate::ids::shortest_unique_prefixes(&ids);
+        let lens = agent_rewind_core::ids::shortest_unique_prefixes(&ids);
         Ok(ids
             .iter()
             .position(|r| *r == run.as_str())
@@ -363,7 +363,7 @@ impl<'s> Catalog<'s> {
     fn unknown_run_error(&mut self, name: &RunId, what: &str) -> Result<Error> {
         let (runs, _) = self.store.refs().list_runs()?;
         let ids: Vec<&str> = runs.iter().map(|(r, _)| r.as_str()).collect();
-        let near = crate::ids::closest_names(name.as_str(), &ids, 3);
+        let near = agent_rewind_core::ids::closest_names(name.as_str(), &ids, 3);
         let mut msg = format!("{what} {name}");
         if !near.is_empty() {
             msg.push_str(&format!("; did you mean {}?", near.join(", ")));
@@ -395,7 +395,7 @@ impl<'s> Catalog<'s> {
     pub fn unknown_step_error(&mut self, run: &RunId, step: &str) -> Result<Error> {
         let steps = self.store.refs().step_refs(run)?;
         let names: Vec<&str> = steps.iter().map(|(s, _)| s.as_str()).collect();
-        let near = crate::ids::closest_names(step, &names, 3);
+        let near = agent_rewind_core::ids::closest_names(step, &names, 3);
         let mut msg = format!("run {run} has no checkpoint for step {step}");
         if !near.is_empty() {
             msg.push_str(&format!("; did you mean {}?", near.join(", ")));

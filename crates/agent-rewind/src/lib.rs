@@ -5,11 +5,11 @@
 //! (the root package's `src/`) only parses arguments and renders results; an orchestrator
 //! can call [`ops`] directly instead.
 //!
-//! Layering, from the bottom (docs/ARCHITECTURE.md). The crate `agent-rewind-store`,
-//! re-exported here as [`store`], is the only crate that depends on gix or starts a
-//! process, and it carries the pure types every layer shares, re-exported under their old
-//! names ([`error`], [`ids`], [`time`], [`quote`], [`redact`], [`trace`], [`crash`]); the
-//! compiler keeps this crate from reaching gix, since it does not depend on it. Inside
+//! Layering, from the bottom (docs/ARCHITECTURE.md). The crate `agent-rewind-core` carries
+//! the types every layer shares (errors, ids, time, quoting, the secret rules, the trace
+//! and the crash points, private files); `agent-rewind-scan` (the snapshot) and
+//! `agent-rewind-store` (re-exported here as [`store`]) are the only crates that depend on
+//! gix; the compiler keeps this crate from reaching gix, since it does not depend on it. Inside
 //! this crate, checked by `tests/suite/layers.rs`: [`agent`] and [`model`] (pure data);
 //! [`catalog`] (reading checkpoints and runs) and [`verify`] (what a note claims, checked
 //! against the objects); [`journal`] (appending records, the active run), [`materialize`]
@@ -24,9 +24,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub use agent_rewind_store as store;
-pub use agent_rewind_store::{
-    crash, crash_point, error, ids, quote, redact, snapshot, time, trace,
-};
+pub use agent_rewind_store::snapshot;
 
 pub mod agent;
 pub mod attribution;
@@ -42,4 +40,4 @@ pub mod verify;
 pub mod view;
 pub mod workflow;
 
-pub use error::{Error, Result};
+pub use agent_rewind_core::error::{Error, Result};

@@ -9,10 +9,10 @@
 //! `git notes`: nothing here trusts a field before it is parsed into a typed value and
 //! compared with the commit graph.
 
-use crate::error::{Error, Result};
-use crate::ids::{RunId, StepName};
 use crate::model::CheckpointLine;
 use crate::store::{CommitInfo, ObjectId, Store};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::{RunId, StepName};
 
 fn short(id: ObjectId) -> String {
     id.to_hex_with_len(12).to_string()

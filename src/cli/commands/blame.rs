@@ -5,10 +5,10 @@
 use crate::cli::paths::worktree_paths;
 use crate::cli::render::Style;
 use crate::cli::{Ctx, Output};
-use agent_rewind::error::{Error, Result};
 use agent_rewind::ops;
 use agent_rewind::ops::blame::{AttributedLine, Blamed};
-use agent_rewind::time::Timestamp;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::time::Timestamp;
 use clap::Args;
 
 /// The examples ending `-h`.

@@ -2,10 +2,10 @@
 
 use crate::cli::record::{RecordArgs, record_options, recorded_output};
 use crate::cli::{Ctx, Output};
-use agent_rewind::error::Result;
-use agent_rewind::ids::StepName;
 use agent_rewind::model::Event;
 use agent_rewind::ops;
+use agent_rewind_core::error::Result;
+use agent_rewind_core::ids::StepName;
 use clap::Args;
 
 /// The examples ending `-h`.

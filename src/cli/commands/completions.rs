@@ -9,7 +9,7 @@
 use crate::cli::args::command;
 use crate::cli::complete;
 use crate::cli::{Ctx, Output};
-use agent_rewind::error::Result;
+use agent_rewind_core::error::Result;
 use clap::Args;
 use clap_complete::Shell;
 

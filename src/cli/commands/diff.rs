@@ -5,9 +5,9 @@
 use crate::cli::paths::worktree_paths;
 use crate::cli::render::{colour_marks, escape};
 use crate::cli::{Ctx, Output};
-use agent_rewind::error::Result;
 use agent_rewind::ops;
 use agent_rewind::store::{DiffText, Store};
+use agent_rewind_core::error::Result;
 use clap::Args;
 use std::io::IsTerminal;
 
@@ -81,7 +81,7 @@ pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
     };
     let files = match inprocess {
         Some(bytes) => {
-            agent_rewind::trace::mark("diff: files rendered in-process");
+            agent_rewind_core::trace::mark("diff: files rendered in-process");
             bytes
         }
         None => {
@@ -92,7 +92,7 @@ pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
                 as_user_in: Some(&ctx.dir),
             };
             let bytes = store.diff_text(&d.from_tree, &d.to_tree, &how)?;
-            agent_rewind::trace::mark("diff: git diff printed the files");
+            agent_rewind_core::trace::mark("diff: git diff printed the files");
             bytes
         }
     };

@@ -2,8 +2,8 @@
 
 use crate::cli::output::json;
 use crate::cli::{Ctx, Output};
-use agent_rewind::error::Result;
 use agent_rewind::ops;
+use agent_rewind_core::error::Result;
 use clap::Args;
 
 /// The examples ending `-h`.
@@ -48,7 +48,7 @@ pub fn run(a: GcArgs, ctx: &Ctx) -> Result<Output> {
     let older_than = a
         .older_than
         .as_deref()
-        .map(agent_rewind::time::parse_age)
+        .map(agent_rewind_core::time::parse_age)
         .transpose()?;
     let policy = if older_than.is_none() && a.keep.is_none() {
         match ops::retention::policy(store)? {

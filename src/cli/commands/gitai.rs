@@ -4,9 +4,9 @@
 use crate::cli::Output;
 use crate::cli::output::json;
 use crate::cli::render::{Style, escape, short, warn};
-use agent_rewind::error::Result;
 use agent_rewind::ops::gitai;
 use agent_rewind::store::Store;
+use agent_rewind_core::error::Result;
 
 /// `import --format git-ai [<notes-ref>]`. Exit status 1 when a note was skipped whole.
 pub fn import(store: &Store, notes_ref: Option<&str>, st: &Style) -> Result<Output> {

@@ -12,7 +12,7 @@
 use crate::cli::render::{terminal_safe, warn};
 use crate::cli::{Ctx, Output};
 use agent_rewind::hooks;
-use agent_rewind::store::process::Purpose;
+use agent_rewind_core::process::Purpose;
 use clap::Args;
 use std::io::{IsTerminal, Read};
 use std::path::Path;
@@ -39,7 +39,7 @@ fn start_background(dir: &Path, job: &hooks::background::Job, lock: std::fs::Fil
     let Ok(exe) = std::env::current_exe() else {
         return false;
     };
-    let mut child = agent_rewind::store::process::command(Purpose::BackgroundCheckpoint, exe);
+    let mut child = agent_rewind_core::process::command(Purpose::BackgroundCheckpoint, exe);
     child
         .args(["hook", "post-commit", BACKGROUND_FLAG])
         .args(job.to_args())

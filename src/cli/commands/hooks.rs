@@ -3,10 +3,10 @@
 
 use super::init::InitArgs;
 use crate::cli::{Ctx, Output};
-use agent_rewind::error::Result;
 use agent_rewind::hooks::install::{FileAction, HooksOptions, HooksOutcome};
 use agent_rewind::hooks::{self, Agent};
 use agent_rewind::store::Store;
+use agent_rewind_core::error::Result;
 use clap::{Args, Subcommand};
 
 /// The examples ending `-h`.

@@ -2,8 +2,8 @@
 
 use super::hooks;
 use crate::cli::{Ctx, Output};
-use agent_rewind::error::Result;
 use agent_rewind::ops;
+use agent_rewind_core::error::Result;
 use clap::Args;
 
 /// The examples ending `-h`.

@@ -1,8 +1,8 @@
 //! `list`: the runs, or the checkpoints of one run.
 
 use crate::cli::{Ctx, Output, listing, render};
-use agent_rewind::error::Result;
 use agent_rewind::ops;
+use agent_rewind_core::error::Result;
 use clap::Args;
 
 /// The examples ending `-h`.
@@ -45,7 +45,7 @@ pub fn run(a: ListArgs, json: bool, ctx: &Ctx) -> Result<Output> {
             let summaries = listing.summaries().map(|s| {
                 let mut s = s?;
                 if s.status == "running"
-                    && let Ok(run) = agent_rewind::ids::RunId::new(s.run.clone())
+                    && let Ok(run) = agent_rewind_core::ids::RunId::new(s.run.clone())
                     && agent_rewind::workflow::lock::runner_gone(&store, &run)?
                 {
                     s.status = "interrupted (runner gone)".into();

@@ -1,8 +1,8 @@
 //! `log`: a run's lineage, as a chain or as the tree of runs (`--graph`).
 
 use crate::cli::{Ctx, Output, render};
-use agent_rewind::error::Result;
 use agent_rewind::ops;
+use agent_rewind_core::error::Result;
 use clap::Args;
 
 /// The examples ending `-h`.

@@ -5,7 +5,7 @@
 //! for every folder on `PATH`.
 
 use crate::cli::{Ctx, Output};
-use agent_rewind::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};
 

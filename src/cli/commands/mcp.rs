@@ -4,7 +4,7 @@
 //! the protocol is written to stdout.
 
 use crate::cli::{Ctx, Output};
-use agent_rewind::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
 use clap::Args;
 use rmcp::ServiceExt;
 

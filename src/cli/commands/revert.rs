@@ -1,8 +1,8 @@
 //! `revert`: take back what one run, step attempt or checkpoint changed.
 
 use crate::cli::{Ctx, Output, render};
-use agent_rewind::error::Result;
 use agent_rewind::ops;
+use agent_rewind_core::error::Result;
 use clap::Args;
 
 /// The examples ending `-h`.

@@ -1,10 +1,10 @@
 //! `rewind` and `fork`: a new run pinned to an earlier point of a run.
 
 use crate::cli::{Ctx, Output, render};
-use agent_rewind::error::{Error, Result};
-use agent_rewind::ids::RunId;
 use agent_rewind::ops;
-use agent_rewind::store::process::Purpose;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
+use agent_rewind_core::process::Purpose;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -155,8 +155,8 @@ fn resume_agent(
     ));
     // Ctrl-C is the agent's: like git waiting for an editor, we outlive it and report its
     // status.
-    agent_rewind::store::process::interrupt::catch();
-    let status = agent_rewind::store::process::command(Purpose::AgentResume, &program)
+    agent_rewind_core::process::interrupt::catch();
+    let status = agent_rewind_core::process::command(Purpose::AgentResume, &program)
         .args(&args)
         .args(extra)
         .current_dir(&dir)
@@ -192,7 +192,7 @@ fn agent_command(out: &ops::rewind::RewindOutcome) -> Result<(String, Vec<String
     }
     let mut args = args.to_vec();
     if let Some(at) = args.iter().position(|a| a == "--resume-session-at") {
-        let version = agent_rewind::store::process::command(Purpose::AgentResume, program)
+        let version = agent_rewind_core::process::command(Purpose::AgentResume, program)
             .arg("--version")
             .output()
             .ok()

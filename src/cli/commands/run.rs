@@ -1,10 +1,10 @@
 //! `run` and `resume`: execute a workflow file, continue a run.
 
 use crate::cli::{Ctx, Output, render};
-use agent_rewind::error::Result;
-use agent_rewind::ids::RunId;
 use agent_rewind::ops;
 use agent_rewind::workflow::runner::{Outcome, RunReport};
+use agent_rewind_core::error::Result;
+use agent_rewind_core::ids::RunId;
 use clap::Args;
 use std::path::PathBuf;
 

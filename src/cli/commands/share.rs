@@ -5,10 +5,10 @@
 use crate::cli::output::json;
 use crate::cli::render::{Style, escape};
 use crate::cli::{Ctx, Output};
-use agent_rewind::error::{Error, Result};
 use agent_rewind::ops;
 use agent_rewind::ops::fetch::FetchOutcome;
 use agent_rewind::remote;
+use agent_rewind_core::error::{Error, Result};
 use clap::Args;
 use std::path::PathBuf;
 

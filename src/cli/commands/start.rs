@@ -2,10 +2,10 @@
 
 use crate::cli::record::parse_meta;
 use crate::cli::{Ctx, Output, render};
-use agent_rewind::error::{Error, Result};
-use agent_rewind::ids::RunId;
 use agent_rewind::ops;
 use agent_rewind::store::Store;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
 use clap::Args;
 use std::path::{Path, PathBuf};
 

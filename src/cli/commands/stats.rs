@@ -3,8 +3,8 @@
 
 use crate::cli::render::{Style, escape, table};
 use crate::cli::{Ctx, Output};
-use agent_rewind::error::Result;
 use agent_rewind::ops;
+use agent_rewind_core::error::Result;
 
 /// The examples ending `-h`.
 pub const EXAMPLES: &str = "Examples:

@@ -1,8 +1,8 @@
 //! `status`: the active run of this worktree.
 
 use crate::cli::{Ctx, Output, render};
-use agent_rewind::error::Result;
 use agent_rewind::ops;
+use agent_rewind_core::error::Result;
 
 /// The examples ending `-h`.
 pub const EXAMPLES: &str = "Examples:

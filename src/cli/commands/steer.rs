@@ -2,9 +2,9 @@
 
 use crate::cli::paths::worktree_paths;
 use crate::cli::{Ctx, Output, render};
-use agent_rewind::error::{Error, Result};
-use agent_rewind::ids::StepName;
 use agent_rewind::ops;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::StepName;
 use clap::Args;
 use std::path::Path;
 

@@ -3,10 +3,10 @@
 
 use crate::cli::record::{RecordArgs, record_options, recorded_output};
 use crate::cli::{Ctx, Output, render};
-use agent_rewind::error::{Error, Result};
-use agent_rewind::ids::{RunId, StepName};
 use agent_rewind::ops;
-use agent_rewind::time::Timestamp;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::{RunId, StepName};
+use agent_rewind_core::time::Timestamp;
 use clap::Subcommand;
 
 /// The examples ending `-h`.

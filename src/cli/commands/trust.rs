@@ -5,8 +5,8 @@
 //! and no `--yes` it refuses.
 
 use crate::cli::{Ctx, Output, render};
-use agent_rewind::error::{Error, IoResultExt, Result};
 use agent_rewind::ops;
+use agent_rewind_core::error::{Error, IoResultExt, Result};
 use clap::Args;
 use std::io::{BufRead, IsTerminal, Write};
 

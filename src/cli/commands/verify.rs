@@ -4,9 +4,9 @@
 use crate::cli::output::json;
 use crate::cli::render::short;
 use crate::cli::{Ctx, Output};
-use agent_rewind::error::Result;
 use agent_rewind::ops;
 use agent_rewind::ops::signatures::Signed;
+use agent_rewind_core::error::Result;
 use clap::Args;
 
 /// The examples ending `-h`.

@@ -3,10 +3,10 @@
 
 use super::log::LogArgs;
 use crate::cli::{Ctx, Output};
-use agent_rewind::error::{Error, Result};
 use agent_rewind::ops;
-use agent_rewind::store::process::Purpose;
 use agent_rewind::store::{Store, write_atomic};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::process::Purpose;
 use clap::Args;
 use std::path::{Path, PathBuf};
 
@@ -141,7 +141,7 @@ fn open_in_browser(path: &std::ffi::OsStr) -> bool {
         None if cfg!(windows) => ("explorer".into(), false),
         None => ("xdg-open".into(), true),
     };
-    let child = agent_rewind::store::process::command(Purpose::Browser, &program)
+    let child = agent_rewind_core::process::command(Purpose::Browser, &program)
         .arg(url)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())

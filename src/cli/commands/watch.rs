@@ -2,10 +2,10 @@
 //! happens (human output) and a summary when the watcher stops.
 
 use crate::cli::{Ctx, Output, render};
-use agent_rewind::error::Result;
 use agent_rewind::ops;
 use agent_rewind::ops::watch::WatchEvent;
 use agent_rewind::workflow::external::Launch;
+use agent_rewind_core::error::Result;
 use clap::Args;
 use std::io::Write;
 

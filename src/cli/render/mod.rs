@@ -73,7 +73,7 @@ impl Style {
 
 /// A time as `list` shows it: relative to now ("3 min ago"), the date when far (`--json`
 /// keeps the instant).
-fn ago(ts: &agent_rewind::time::Timestamp) -> String {
+fn ago(ts: &agent_rewind_core::time::Timestamp) -> String {
     super::listing::ago(ts, super::listing::now())
 }
 
@@ -196,7 +196,7 @@ pub fn recorded(r: &Recorded, st: &Style) -> String {
     for e in &l.excluded {
         s.push_str(&format!(
             "\n  excluded {} ({})",
-            agent_rewind::quote::display_text_path(&e.path),
+            agent_rewind_core::quote::display_text_path(&e.path),
             e.reason
         ));
     }
@@ -294,7 +294,7 @@ pub fn shown(sh: &ops::show::Shown, st: &Style) -> String {
             "excluded",
             format!(
                 "{} ({})",
-                agent_rewind::quote::display_text_path(&e.path),
+                agent_rewind_core::quote::display_text_path(&e.path),
                 e.reason
             ),
         );

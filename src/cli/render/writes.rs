@@ -104,7 +104,7 @@ pub fn left_in_place(files: &[agent_rewind::model::Excluded]) -> String {
         .map(|e| {
             format!(
                 "  left in place {} ({})\n",
-                agent_rewind::quote::display_text_path(&e.path),
+                agent_rewind_core::quote::display_text_path(&e.path),
                 e.reason
             )
         })

@@ -1,6 +1,6 @@
 //! Crash at every write step and no lock that outlives its process blocks.
 //! Every write path runs once with `AGENT_REWIND_CRASH_TRACE` to list the
-//! crash points it passes (crates/agent-rewind-store/src/crash.rs), then once per point with `AGENT_REWIND_CRASH_AT`,
+//! crash points it passes (crates/agent-rewind-core/src/crash.rs), then once per point with `AGENT_REWIND_CRASH_AT`,
 //! where the process aborts. After each abort: `git fsck --strict` is clean, every run's HEAD
 //! has its note, the user's files are as before or as after — or, where an overwrite had
 //! started, `undo` brings back the state before byte for byte — and the next commands (which
@@ -166,7 +166,7 @@ fn every_write_path_survives_a_crash_at_every_point() {
         for p in &points {
             let name = p.split_once('#').unwrap().0;
             assert!(
-                agent_rewind::crash::POINTS.contains(&name),
+                agent_rewind_core::crash::POINTS.contains(&name),
                 "{}: point {name} is not listed in crash::POINTS",
                 sc.name
             );
@@ -174,7 +174,7 @@ fn every_write_path_survives_a_crash_at_every_point() {
         }
         cases.extend(chosen(&points).into_iter().map(|p| (k, p)));
     }
-    let listed: BTreeSet<String> = agent_rewind::crash::POINTS
+    let listed: BTreeSet<String> = agent_rewind_core::crash::POINTS
         .iter()
         .map(|p| p.to_string())
         .collect();

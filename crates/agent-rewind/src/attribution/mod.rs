@@ -16,10 +16,10 @@ mod replay;
 
 pub use porcelain::{BlameLine, LineCommit, parse_porcelain};
 
-use crate::error::Result;
 use crate::store::linemap;
 use crate::store::{ObjectId, Store};
-use crate::time::Timestamp;
+use agent_rewind_core::error::Result;
+use agent_rewind_core::time::Timestamp;
 use std::cell::OnceCell;
 use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;

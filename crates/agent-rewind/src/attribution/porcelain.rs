@@ -2,7 +2,7 @@
 //! line number and path there, and that commit's author. A parser of git's output only: it
 //! never decides who wrote a line.
 
-use crate::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
 use std::collections::HashMap;
 use std::rc::Rc;
 

@@ -5,10 +5,10 @@
 
 use super::{AgentTurn, Authors, Candidate, IMPORTED_FROM, Index};
 use crate::catalog::{Catalog, Checkpoint};
-use crate::error::Result;
 use crate::model::Event;
 use crate::store::linemap;
 use crate::store::{EntryKind, ObjectId, Store};
+use agent_rewind_core::error::Result;
 use std::cell::OnceCell;
 use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;

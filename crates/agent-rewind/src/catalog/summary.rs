@@ -4,11 +4,11 @@
 //! Read-only, like the rest of the catalog; never decides what is cached (that is `list`).
 
 use super::{Catalog, run_root_id, short, step_tips};
-use crate::error::{Error, Result};
-use crate::ids::{RunId, StepName};
 use crate::model::{Note, Status};
 use crate::store::ObjectId;
-use crate::time::Timestamp;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::{RunId, StepName};
+use agent_rewind_core::time::Timestamp;
 use serde::Serialize;
 use std::collections::HashMap;
 

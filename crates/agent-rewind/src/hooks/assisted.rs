@@ -8,9 +8,9 @@
 use super::HookOutcome;
 use super::handlers::hook_run;
 use crate::catalog::Catalog;
-use crate::error::Result;
 use crate::model::Event;
 use crate::store::Store;
+use agent_rewind_core::error::Result;
 use std::path::Path;
 
 /// How many checkpoints back the hook looks for the turns since HEAD was committed.

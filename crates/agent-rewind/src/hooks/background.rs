@@ -25,10 +25,10 @@
 use super::HookOutcome;
 use super::handlers::{HookRecord, StepSource, record};
 use crate::catalog::short;
-use crate::error::{Error, Result};
-use crate::ids::{RunId, StepName};
-use crate::store::private::envelope::{POST_COMMIT_PENDING, POST_COMMIT_REPORT};
 use crate::store::{ObjectId, PostCommitWait, Store};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::{RunId, StepName};
+use agent_rewind_core::private::envelope::{POST_COMMIT_PENDING, POST_COMMIT_REPORT};
 
 /// With `auto`, checkpoints of indexes of at least this many entries are recorded in the
 /// background when no filesystem monitor is configured: about where a checkpoint that stats

@@ -9,14 +9,14 @@
 
 use super::{HookAction, HookOutcome, background};
 use crate::catalog::{Catalog, short};
-use crate::error::{Error, Result};
-use crate::ids::{RunId, StepName};
 use crate::journal::active_run;
 use crate::journal::append_note_lines;
 use crate::model::{Event, NoteLine};
 use crate::ops::checkpoint::{CheckpointOptions, checkpoint};
 use crate::store::ObjectId;
 use crate::store::{Operation, Store, Trailers, UserHead};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::{RunId, StepName};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -350,7 +350,7 @@ pub fn post_rewrite(store: &Store, kind: &str, input: &[u8]) -> Result<HookOutco
         "type": "rewrite",
         "kind": kind,
         "mapping": mapping,
-        "ts": crate::time::Timestamp::now(),
+        "ts": agent_rewind_core::time::Timestamp::now(),
     }));
 
     let head = store.refs().user_head()?;

@@ -10,9 +10,9 @@
 
 use super::settings::{JsonConfig, SettingsChange};
 use super::{Agent, GIT_HOOKS, GitHook, MARKER_BEGIN, MARKER_END, OPT_IN_HOOKS};
-use crate::error::IoResultExt;
-use crate::error::{Error, Result};
 use crate::store::Store;
+use agent_rewind_core::error::IoResultExt;
+use agent_rewind_core::error::{Error, Result};
 use serde::Serialize;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

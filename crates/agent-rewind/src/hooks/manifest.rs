@@ -8,10 +8,10 @@
 //! it off. Reads; never writes.
 
 use crate::catalog::{Catalog, step_tips};
-use crate::error::Result;
-use crate::ids::RunId;
 use crate::model::Status;
 use crate::store::Store;
+use agent_rewind_core::error::Result;
+use agent_rewind_core::ids::RunId;
 
 /// The longest manifest given to an agent, in bytes.
 pub const MAX_MANIFEST: usize = 2048;

@@ -17,8 +17,8 @@
 use super::Agent;
 use super::install::{FileAction, write_atomic};
 use super::settings::SettingsChange;
-use crate::error::{Error, Result};
 use crate::store::Store;
+use agent_rewind_core::error::{Error, Result};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 

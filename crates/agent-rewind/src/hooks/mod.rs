@@ -29,7 +29,7 @@ pub mod turn;
 
 pub use crate::agent::Agent;
 
-use crate::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
 use serde::Serialize;
 
 /// First line of every block we add to a hook file.

@@ -10,8 +10,8 @@
 use super::Agent;
 use super::install::{FileAction, write_atomic};
 use super::settings::SettingsChange;
-use crate::error::{Error, Result};
 use crate::store::Store;
+use agent_rewind_core::error::{Error, Result};
 use std::path::PathBuf;
 
 /// The plugin, as installed.

@@ -16,9 +16,9 @@
 
 use super::Agent;
 use super::install::{FileAction, write_atomic};
-use crate::error::IoResultExt;
-use crate::error::{Error, Result};
 use crate::store::Store;
+use agent_rewind_core::error::IoResultExt;
+use agent_rewind_core::error::{Error, Result};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::os::unix::fs::PermissionsExt;

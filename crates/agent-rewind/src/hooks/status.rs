@@ -14,8 +14,8 @@
 
 use super::Agent;
 use super::settings::JsonConfig;
-use crate::error::Result;
 use crate::store::Store;
+use agent_rewind_core::error::Result;
 use serde::Serialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -10,9 +10,9 @@
 //! lands in a fresh list for the next turn. It never snapshots anything and never touches
 //! refs.
 
-use crate::error::{Error, Result};
 use crate::store::Store;
-use crate::store::private::envelope::TOUCHED;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::private::envelope::TOUCHED;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

@@ -20,13 +20,13 @@ use super::touched;
 use super::{HookAction, HookOutcome};
 use crate::agent::Agent;
 use crate::catalog::{Catalog, Checkpoint};
-use crate::error::Result;
-use crate::ids::{RunId, StepName};
 use crate::journal::runstatus::COMPLETED;
 use crate::journal::{Origin, Record, append, set_active_run};
 use crate::model::{Event, LineageLink};
 use crate::ops::checkpoint::{CheckpointOptions, checkpoint};
 use crate::store::Store;
+use agent_rewind_core::error::Result;
+use agent_rewind_core::ids::{RunId, StepName};
 use std::path::{Component, Path, PathBuf};
 
 /// Step of a turn checkpoint when the run's newest checkpoint has no step and `AGENT_STEP`
@@ -272,7 +272,7 @@ pub fn file_uri(path: &Path) -> String {
 /// when the file cannot be read). `None` with a warning when it cannot be recorded at all.
 fn transcript_artifact(store: &Store, path: &Path, warnings: &mut Vec<String>) -> Option<String> {
     let uri = file_uri(path);
-    if crate::redact::looks_secret(&uri) {
+    if agent_rewind_core::redact::looks_secret(&uri) {
         warnings.push(format!(
             "transcript path {} looks like it holds a credential; not recorded",
             path.display()

@@ -4,10 +4,10 @@
 //! before the envelope (the bare run id) is read. Never decides which run should be active:
 //! callers do.
 
-use crate::error::Result;
-use crate::ids::RunId;
-use crate::store::private::envelope::ACTIVE_RUN;
 use crate::store::{Store, remove_if_exists};
+use agent_rewind_core::error::Result;
+use agent_rewind_core::ids::RunId;
+use agent_rewind_core::private::envelope::ACTIVE_RUN;
 
 /// The active run of this worktree, if any. `AGENT_RUN` in the environment overrides it.
 pub fn active_run(store: &Store) -> Result<Option<RunId>> {

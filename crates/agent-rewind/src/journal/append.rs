@@ -12,12 +12,12 @@
 use super::line::{self, Captured};
 use super::{artifacts, context};
 use crate::catalog::short;
-use crate::error::{Error, Result};
-use crate::ids::RunId;
 use crate::journal::{Record, Recorded, TreeSource};
 use crate::model::{Note, NoteLine};
 use crate::snapshot::{Policy, snapshot_for_checkpoint};
 use crate::store::{ObjectId, PublishError, RefChange, Store, layout};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
 use std::time::Duration;
 
 /// The message of the notes commit a checkpoint writes. Nothing reads it (the note and
@@ -41,7 +41,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
     // New objects stay in memory and are written as one pack right before the refs move.
     let staged = store.with_staged_objects();
     let (tree, excluded) = tree_of(store, &staged, &rec)?;
-    crate::trace::mark("checkpoint: snapshot taken");
+    agent_rewind_core::trace::mark("checkpoint: snapshot taken");
     let user_head = match &rec.user_head {
         Some(h) => h.clone(),
         None => store.refs().user_head()?,
@@ -62,7 +62,9 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
     }
     let artifacts = artifacts::resolve(&staged, tree, &rec.artifacts)?;
     let fields = line::redact_fields(&rec);
-    let writer = store.identity().unwrap_or_else(crate::time::writer_id);
+    let writer = store
+        .identity()
+        .unwrap_or_else(agent_rewind_core::time::writer_id);
 
     let _lock = store.locks().writer_lock(rec.run.as_str())?;
     for attempt in 0..MAX_ATTEMPTS {
@@ -76,7 +78,9 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
                 rec.run
             )));
         }
-        let now = rec.at.unwrap_or_else(crate::time::Timestamp::now);
+        let now = rec
+            .at
+            .unwrap_or_else(agent_rewind_core::time::Timestamp::now);
         let line = line::checkpoint_line(
             &rec,
             &ctx,
@@ -119,15 +123,15 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         )?;
 
         staged.persist_staged_objects()?;
-        crate::crash_point!("journal:objects-written");
-        crate::trace::mark("checkpoint: commit and note written");
+        agent_rewind_core::crash_point!("journal:objects-written");
+        agent_rewind_core::trace::mark("checkpoint: commit and note written");
         let changes = ref_changes(&rec, &ctx, commit, notes_commit);
         match store.refs().publish(
             &changes,
             &format!("agent-rewind: {}", line::describe(&line)),
         ) {
             Ok(()) => {
-                crate::trace::mark("checkpoint: refs published");
+                agent_rewind_core::trace::mark("checkpoint: refs published");
                 return Ok(Recorded {
                     checkpoint: commit,
                     line,
@@ -209,7 +213,7 @@ fn ref_changes(
 /// Sleep before retrying after a lost compare-and-swap: exponential with jitter.
 pub fn backoff(attempt: u32) {
     let mut b = [0u8; 2];
-    crate::ids::fill_random(&mut b);
+    agent_rewind_core::ids::fill_random(&mut b);
     let base = 2u64.saturating_pow(attempt.min(6));
     let jitter = u16::from_le_bytes(b) as u64 % (base * 1000);
     std::thread::sleep(Duration::from_micros(base * 500 + jitter));
@@ -273,7 +277,11 @@ pub fn append_note_lines(
 /// moved to a checkpoint of `step` while the step's ref stayed behind it (FORMAT.md,
 /// "Order inside the transaction"). Moves the step ref to `HEAD` (compare-and-swap) when it
 /// is an ancestor of it. Returns whether it moved.
-pub fn catch_up_step_ref(store: &Store, run: &RunId, step: &crate::ids::StepName) -> Result<bool> {
+pub fn catch_up_step_ref(
+    store: &Store,
+    run: &RunId,
+    step: &agent_rewind_core::ids::StepName,
+) -> Result<bool> {
     // No run, nothing to repair: and no writer lock file made for a run that does not exist.
     if store.refs().run_head(run)?.is_none() {
         return Ok(false);

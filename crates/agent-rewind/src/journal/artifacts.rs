@@ -2,10 +2,10 @@
 //! is refused and never echoed back; a path must exist in the worktree), then resolved
 //! against the snapshot (a path gets its blob id; a `scheme://` URI keeps its digest).
 
-use crate::error::{Error, Result};
 use crate::model::Artifact;
-use crate::redact;
 use crate::store::{ObjectId, Store};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::redact;
 
 /// Refuse bad `--artifact` arguments before anything is written.
 pub(super) fn check(store: &Store, args: &[String]) -> Result<()> {

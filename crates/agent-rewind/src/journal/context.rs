@@ -3,10 +3,10 @@
 //! have appended in between). Reads only; never writes.
 
 use crate::catalog::{Catalog, Checkpoint, step_ref_lags};
-use crate::error::{Error, Result};
-use crate::ids::StepName;
 use crate::journal::Record;
 use crate::store::{ObjectId, Store};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::StepName;
 
 /// The refs an append compares against and the checkpoints they point at.
 pub(super) struct Context {

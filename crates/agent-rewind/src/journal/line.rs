@@ -6,9 +6,9 @@
 use super::context::Context;
 use crate::journal::Record;
 use crate::model::{Artifact, CHECKPOINT_SCHEMA, CheckpointLine, Event, Excluded, TRAILER_SCHEMA};
-use crate::redact;
 use crate::store::{ObjectId, Trailers, UserHead};
-use crate::time::Timestamp;
+use agent_rewind_core::redact;
+use agent_rewind_core::time::Timestamp;
 use std::collections::BTreeMap;
 
 /// What the append captured before building the line.
@@ -236,9 +236,9 @@ pub(super) fn redact_fields(rec: &Record) -> RedactedFields {
 mod tests {
     use super::*;
     use crate::catalog::Checkpoint;
-    use crate::ids::{RunId, StepName};
     use crate::model::{Note, NoteLine, Status};
     use crate::store::{CommitInfo, Trailers};
+    use agent_rewind_core::ids::{RunId, StepName};
 
     fn oid(n: u8) -> ObjectId {
         ObjectId::from_bytes_or_panic(&[n; 20])

@@ -1,9 +1,9 @@
 //! What a writer asks the journal to record ([`Record`]) and what was recorded
 //! ([`Recorded`]). Plain data: no I/O.
 
-use crate::ids::{RunId, StepName};
 use crate::model::{CheckpointLine, Event, Excluded, LineageLink, NoteLine, Status, StepKind};
 use crate::store::{ObjectId, UserHead};
+use agent_rewind_core::ids::{RunId, StepName};
 use std::collections::BTreeMap;
 
 /// Where the checkpoint's tree comes from.
@@ -52,7 +52,7 @@ pub struct Record {
     pub idempotency_key: Option<String>,
     pub next_action: Option<String>,
     pub exit_code: Option<i32>,
-    pub started_at: Option<crate::time::Timestamp>,
+    pub started_at: Option<agent_rewind_core::time::Timestamp>,
     pub tree: TreeSource,
     pub origin: Option<Origin>,
     /// The run must not exist yet (start, rewind, fork).
@@ -74,7 +74,7 @@ pub struct Record {
     pub expect_user_head: Option<ObjectId>,
     /// The line's `ts` instead of now (an imported record says when its facts happened:
     /// the commit whose lines another tool attributed).
-    pub at: Option<crate::time::Timestamp>,
+    pub at: Option<agent_rewind_core::time::Timestamp>,
 }
 
 impl Record {

@@ -7,12 +7,12 @@
 //! Never decides *whether* a run should be archived: callers do.
 
 use crate::catalog::Catalog;
-use crate::error::Result;
-use crate::ids::RunId;
 use crate::journal::append_note_lines;
 use crate::model::NoteLine;
 use crate::store::Store;
-use crate::time::Timestamp;
+use agent_rewind_core::error::Result;
+use agent_rewind_core::ids::RunId;
+use agent_rewind_core::time::Timestamp;
 
 /// The run-level status that means "not archived, nothing recorded: read the tip".
 pub const ACTIVE: &str = "active";

@@ -5,11 +5,11 @@
 //! worktree, the index or HEAD.
 
 use super::Capture;
-use crate::error::{Error, Result};
 use crate::model::Excluded;
 use crate::store::{
     BString, EntryKind, IndexFile, ObjectId, PublishError, RefChange, Store, layout,
 };
+use agent_rewind_core::error::{Error, Result};
 use serde::Serialize;
 
 /// A safety snapshot taken before a worktree was overwritten.
@@ -32,7 +32,7 @@ pub struct Backup {
     pub left_in_place: Vec<Excluded>,
     /// When it was taken (read back from the chain; not set on a backup just published).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub taken_at: Option<crate::time::Timestamp>,
+    pub taken_at: Option<agent_rewind_core::time::Timestamp>,
     #[serde(flatten)]
     pub runs: RunFacts,
     #[serde(skip)]
@@ -72,7 +72,7 @@ pub struct RunFacts {
 
 impl RunFacts {
     /// Facts recording `active` as the worktree's active run, and no change to runs yet.
-    pub fn active(active: Option<&crate::ids::RunId>) -> RunFacts {
+    pub fn active(active: Option<&agent_rewind_core::ids::RunId>) -> RunFacts {
         RunFacts {
             recorded: true,
             active_run: active.map(|r| r.to_string()),
@@ -179,7 +179,7 @@ pub fn publish_backup(store: &Store, cap: &Capture, reason: &str) -> Result<Back
         let mut parents: Vec<ObjectId> = prev.into_iter().collect();
         parents.push(index_commit);
         let commit = store.objects().write_commit(cap.tree, &parents, &message)?;
-        crate::crash_point!("backup:objects-written");
+        agent_rewind_core::crash_point!("backup:objects-written");
         match store.refs().publish(
             &[RefChange::set(layout::BACKUPS_REF, commit, prev)],
             &format!("agent-rewind: backup before {}", one_line(reason)),
@@ -360,14 +360,14 @@ fn backup_fields(message: &str, key: &str) -> Vec<String> {
 fn run_facts(message: &str) -> RunFacts {
     let valid = |v: Vec<String>| -> Vec<String> {
         v.into_iter()
-            .filter(|r| crate::ids::RunId::new(r.clone()).is_ok())
+            .filter(|r| agent_rewind_core::ids::RunId::new(r.clone()).is_ok())
             .collect()
     };
     let active = backup_field(message, "Backup-Active-Run");
     let one = |key: &str| valid(backup_field(message, key).into_iter().collect()).pop();
     RunFacts {
         recorded: active.is_some(),
-        active_run: active.filter(|r| crate::ids::RunId::new(r.clone()).is_ok()),
+        active_run: active.filter(|r| agent_rewind_core::ids::RunId::new(r.clone()).is_ok()),
         archives: valid(backup_fields(message, "Backup-Archives")),
         unarchives: valid(backup_fields(message, "Backup-Unarchives")),
         new_run: one("Backup-New-Run"),
@@ -449,7 +449,9 @@ fn backups_where(
             worktree: me.clone(),
             reason: field("Backup-Reason").unwrap_or_default(),
             left_in_place: vec![],
-            taken_at: Some(crate::time::Timestamp::EPOCH.add_millis(c.time.saturating_mul(1000))),
+            taken_at: Some(
+                agent_rewind_core::time::Timestamp::EPOCH.add_millis(c.time.saturating_mul(1000)),
+            ),
             runs: run_facts(&c.message),
             details,
         });
@@ -517,7 +519,7 @@ pub fn trim_backups(store: &Store, cutoff: i64, dry_run: bool) -> Result<BackupT
             &format!("agent-rewind: gc dropped {dropped} old backup(s)"),
         )
         .map_err(Error::from)?;
-    crate::crash_point!("gc:backups-trimmed");
+    agent_rewind_core::crash_point!("gc:backups-trimmed");
     store
         .refs()
         .expire_unreachable_reflog(layout::BACKUPS_REF)?;

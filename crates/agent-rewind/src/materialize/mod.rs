@@ -13,16 +13,16 @@
 //!
 //! This module decides *what* to write; `store` does the writing. It never prints.
 
-use crate::error::IoResultExt;
-use crate::error::{Error, Result};
 use crate::model::Excluded;
-use crate::quote::{quote_path, text_path};
 use crate::snapshot::{Policy, snapshot_worktree};
 use crate::store::ObjectId;
 use crate::store::{
     AsBackedUp, BString, ByteSlice, EntryKind, OnDisk, Store, TreeChange, UserHead, WrittenFile,
     rel_path,
 };
+use agent_rewind_core::error::IoResultExt;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::quote::{quote_path, text_path};
 use std::collections::HashSet;
 
 mod chain;
@@ -367,7 +367,7 @@ fn text_path_is_under(path: &str, under: &str) -> bool {
             .map_or_else(|| s.to_string(), str::to_string)
     };
     let path = unquoted(path);
-    let under = unquoted(&crate::quote::quote_path(under.as_bytes()));
+    let under = unquoted(&agent_rewind_core::quote::quote_path(under.as_bytes()));
     path == under
         || path
             .strip_prefix(&under)
@@ -505,7 +505,7 @@ fn unsaved_under(
 /// backup).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct PathChange {
-    pub path: crate::quote::PathBytes,
+    pub path: agent_rewind_core::quote::PathBytes,
     pub change: crate::store::ChangeKind,
 }
 
@@ -514,7 +514,7 @@ pub fn path_changes(changes: &[TreeChange]) -> Vec<PathChange> {
     changes
         .iter()
         .map(|c| PathChange {
-            path: crate::quote::PathBytes(c.path.to_vec()),
+            path: agent_rewind_core::quote::PathBytes(c.path.to_vec()),
             change: c.change,
         })
         .collect()
@@ -534,7 +534,7 @@ pub fn write_changes(
         .worktree()
         .apply_changes(store.workdir()?, changes, backed_up)
         .map_err(|e| {
-            if e.kind == crate::error::ErrorKind::Refused {
+            if e.kind == agent_rewind_core::error::ErrorKind::Refused {
                 return e; // refused before anything was written
             }
             let undo = "`git agent-rewind undo` brings back every file as it was before this \
@@ -583,7 +583,7 @@ pub fn files_were_changed(e: Error, changes: &[TreeChange]) -> Error {
 /// already be backed up by the caller.
 pub fn restore_backup(store: &Store, prepared: &PreparedOverwrite, backup: &Backup) -> Result<()> {
     let written = write_changes(store, &prepared.changes, &prepared.backed_up)?;
-    crate::crash_point!("undo:files-written");
+    agent_rewind_core::crash_point!("undo:files-written");
     restore_head_and_index(store, prepared, backup, &written)
         .map_err(|e| files_were_changed(e, &prepared.changes))
 }
@@ -602,7 +602,7 @@ fn restore_head_and_index(
         (None, Some(h)) => store.worktree().move_user_head(None, Some(h))?,
         (None, None) => {}
     }
-    crate::crash_point!("undo:head-moved");
+    agent_rewind_core::crash_point!("undo:head-moved");
     let index_tree = oid(&backup.index_tree)?;
     // An index holding flags no tree can is put back as the file it was.
     if let Some(saved) = &backup.details.index_file

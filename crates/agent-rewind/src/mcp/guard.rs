@@ -20,11 +20,11 @@
 
 use super::{Caller, allowed};
 use crate::catalog::{Catalog, Checkpoint, short};
-use crate::error::{Error, Result};
-use crate::ids::CheckpointSpec;
 use crate::materialize::PathChange;
 use crate::ops::revert::{Action, RevertOutcome, RevertSpan};
 use crate::store::{BString, ByteSlice, Store};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::CheckpointSpec;
 use std::collections::BTreeSet;
 
 /// How many refused checkpoints or paths a refusal names (then "and N more").
@@ -222,7 +222,7 @@ impl RevertReach {
                     .objects()
                     .diff_trees(before.commit.tree, cp.commit.tree)?
                 {
-                    let path = crate::quote::text_path(&change.path);
+                    let path = agent_rewind_core::quote::text_path(&change.path);
                     let owner = self.reach.owner_of_change(cp, &change.path);
                     if written.contains(path.as_str()) && !self.reach.allows(&owner) {
                         theirs.push(format!("{path} by {} at {}", whose(&owner), address(cp)));
@@ -285,7 +285,7 @@ pub fn check_restore(
             listed(
                 &paths
                     .iter()
-                    .map(|p| crate::quote::text_path(p))
+                    .map(|p| agent_rewind_core::quote::text_path(p))
                     .collect::<Vec<_>>()
             ),
             address(&cp)
@@ -315,7 +315,7 @@ pub fn check_restore(
                 if paths.contains(&change.path) && !reach.allows(&owner) {
                     theirs.push(format!(
                         "{} by {} at {}",
-                        crate::quote::text_path(&change.path),
+                        agent_rewind_core::quote::text_path(&change.path),
                         whose(&owner),
                         address(later)
                     ));
@@ -357,7 +357,7 @@ fn unrecorded(store: &Store, tip: &Checkpoint, paths: &BTreeSet<BString>) -> Res
         if recorded != now {
             out.push(format!(
                 "{} changed since the newest checkpoint {} by no recorded turn",
-                crate::quote::text_path(path),
+                agent_rewind_core::quote::text_path(path),
                 address(tip)
             ));
         }

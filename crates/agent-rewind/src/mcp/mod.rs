@@ -11,8 +11,8 @@ mod guard;
 pub use guard::{RevertReach, check_restore, check_restore_source, check_revert};
 
 use crate::agent::Agent;
-use crate::error::{Error, Result};
 use crate::store::Store;
+use agent_rewind_core::error::{Error, Result};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 

@@ -5,7 +5,7 @@
 //! field names here must not change without a schema bump. Nothing here touches git.
 //! A note's lines and their fold live in `note`.
 
-use crate::time::Timestamp;
+use agent_rewind_core::time::Timestamp;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -5,10 +5,10 @@
 //! Reads the store and the active-run file; never writes.
 
 use crate::catalog::Catalog;
-use crate::error::{Error, Result};
-use crate::ids::{CheckpointSpec, RunId};
 use crate::journal::active_run;
 use crate::store::Store;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::{CheckpointSpec, RunId};
 
 /// A run the user named: its full id, or the one run whose id starts with `name`.
 pub fn run(store: &Store, name: &str) -> Result<RunId> {

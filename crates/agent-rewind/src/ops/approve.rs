@@ -5,12 +5,12 @@
 //! awaiting approval, and an empty `--by`.
 
 use crate::catalog::{Catalog, short};
-use crate::error::{Error, Result};
-use crate::ids::{CheckpointSpec, RunId, StepName};
 use crate::journal::append_note_lines;
 use crate::model::{Event, NoteLine, Status, StepKind};
 use crate::store::ObjectId;
 use crate::store::Store;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::{CheckpointSpec, RunId, StepName};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -130,18 +130,18 @@ pub fn decide(
     }
     // The approver and the message pass through the same redaction as metadata.
     let mut redacted = vec![];
-    let (by, by_hit) = crate::redact::redact_value("by", &by);
+    let (by, by_hit) = agent_rewind_core::redact::redact_value("by", &by);
     if by_hit {
         redacted.push("approval.by".to_string());
     }
     let message = message.map(|m| {
-        let (m, hit) = crate::redact::redact_value("message", &m);
+        let (m, hit) = agent_rewind_core::redact::redact_value("message", &m);
         if hit {
             redacted.push("approval.message".to_string());
         }
         m
     });
-    let ts = crate::time::Timestamp::now();
+    let ts = agent_rewind_core::time::Timestamp::now();
     let mut lines = vec![NoteLine::Approval {
         approved,
         by: by.clone(),
@@ -166,5 +166,7 @@ pub fn decide(
 
 /// `Name <email>` as git resolves it (environment, `git -c`, config), else the writer id.
 fn default_approver(store: &Store) -> String {
-    store.identity().unwrap_or_else(crate::time::writer_id)
+    store
+        .identity()
+        .unwrap_or_else(agent_rewind_core::time::writer_id)
 }

@@ -3,8 +3,8 @@
 //! the file and the runs' turns (`crate::attribution`). Read-only; it never prints.
 
 use crate::attribution::{AgentTurn, Index, parse_porcelain};
-use crate::error::{IoResultExt, Result};
 use crate::store::Store;
+use agent_rewind_core::error::{IoResultExt, Result};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -66,9 +66,9 @@ pub fn blame(
         .blame_porcelain_start(cwd, rev, file.as_ref(), ranges)?;
     let mut paths: BTreeSet<String> = BTreeSet::from([rel.to_string()]);
     let index = Index::build(store, Some(&paths));
-    crate::trace::mark("blame: runs replayed");
+    agent_rewind_core::trace::mark("blame: runs replayed");
     let out = running.finish()?;
-    crate::trace::mark("blame: git blame done");
+    agent_rewind_core::trace::mark("blame: git blame done");
     let mut index = index?;
     let lines = parse_porcelain(&out)?;
     // Lines git found in other files (moved or copied there): those paths too.
@@ -76,7 +76,7 @@ pub fn blame(
     paths.extend(lines.iter().map(|l| l.orig_path.clone()));
     if paths.len() > before {
         index = Index::build(store, Some(&paths))?;
-        crate::trace::mark("blame: runs replayed for the other paths");
+        agent_rewind_core::trace::mark("blame: runs replayed for the other paths");
     }
     let worktree = match rev {
         None if lines.iter().any(|l| !l.commit.committed()) => {
@@ -124,8 +124,11 @@ pub fn blame(
 /// checkpoint commit of a run, and only a file of its tree, is blamed; anything else is
 /// `not found`, nothing is run.
 pub fn blame_at_checkpoint(store: &Store, checkpoint: &str, path: &str) -> Result<Blamed> {
-    let not_found =
-        || crate::error::Error::not_found(format!("no file {path:?} in checkpoint {checkpoint:?}"));
+    let not_found = || {
+        agent_rewind_core::error::Error::not_found(format!(
+            "no file {path:?} in checkpoint {checkpoint:?}"
+        ))
+    };
     let full =
         matches!(checkpoint.len(), 40 | 64) && checkpoint.bytes().all(|b| b.is_ascii_hexdigit());
     let safe = !path.is_empty()

@@ -7,10 +7,10 @@
 //! Nothing in a bundle is ever executed; refs of a bundle outside our namespaces are ignored.
 
 use super::fetch::{FetchOutcome, import_staged};
-use crate::error::{Error, Result};
-use crate::ids::{RemoteName, RunId};
 use crate::remote;
 use crate::store::{RefChange, Store, layout};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::{RemoteName, RunId};
 use serde::Serialize;
 use std::path::Path;
 

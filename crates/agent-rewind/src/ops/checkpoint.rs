@@ -4,12 +4,12 @@
 //! one is started.
 
 use super::start::{StartOptions, start};
-use crate::error::{Error, Result};
-use crate::ids::{RunId, StepName};
 use crate::journal::{Record, Recorded, append};
 use crate::journal::{active_run, set_active_run};
 use crate::model::{Event, Status, StepKind};
 use crate::store::Store;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::{RunId, StepName};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Default)]

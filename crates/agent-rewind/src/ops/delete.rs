@@ -12,13 +12,13 @@
 
 use super::list::list_runs;
 use crate::catalog::RunSummary;
-use crate::error::{Error, Result};
-use crate::ids::RunId;
 use crate::journal::{active_run, clear_active_run};
 use crate::remote::staged::{self, LocalRun};
 use crate::store::ObjectId;
-use crate::store::private::envelope::DELETED_RUNS;
 use crate::store::{PackedDelete, PublishError, RefChange, Store, layout};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
+use agent_rewind_core::private::envelope::DELETED_RUNS;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -85,7 +85,7 @@ pub(crate) fn delete_runs(
         // Many runs (gc): their refs packed, then deleted from packed-refs in one rewrite;
         // whatever is loose meanwhile goes through the per-ref transactions below.
         store.refs().pack_refs()?;
-        crate::trace::mark("delete: refs packed");
+        agent_rewind_core::trace::mark("delete: refs packed");
         let groups: Vec<Vec<(String, ObjectId)>> = runs
             .iter()
             .map(|(r, l)| {
@@ -96,7 +96,7 @@ pub(crate) fn delete_runs(
             })
             .collect();
         let results = store.refs().delete_packed_groups(&groups)?;
-        crate::trace::mark("delete: packed refs deleted");
+        agent_rewind_core::trace::mark("delete: packed refs deleted");
         for ((run, local), (group, result)) in runs.iter().zip(groups.iter().zip(results)) {
             match result {
                 PackedDelete::Deleted => done.push((run.clone(), group.len())),
@@ -136,7 +136,7 @@ pub(crate) fn delete_runs(
             Err(PublishError::Failed(e)) => return Err(e),
         }
     }
-    crate::crash_point!("delete:refs-deleted");
+    agent_rewind_core::crash_point!("delete:refs-deleted");
     let deleted: std::collections::HashSet<&RunId> = done.iter().map(|(d, _)| d).collect();
     let tips: Vec<(RunId, ObjectId)> = runs
         .iter()
@@ -144,7 +144,7 @@ pub(crate) fn delete_runs(
         .filter_map(|(r, l)| l.head.map(|h| (r.clone(), h)))
         .collect();
     remember_deleted(store, &tips)?;
-    crate::trace::mark("delete: tombstones written");
+    agent_rewind_core::trace::mark("delete: tombstones written");
     if let Ok(Some(active)) = active_run(store)
         && done.iter().any(|(d, _)| *d == active)
         && std::env::var_os("AGENT_RUN").is_none()

@@ -2,11 +2,11 @@
 //! (default: a checkpoint against its predecessor).
 
 use crate::catalog::{Catalog, Checkpoint};
-use crate::error::Result;
-use crate::ids::CheckpointSpec;
-use crate::quote::{PathBytes, quote_prefixed};
 use crate::store::ChangeKind;
 use crate::store::Store;
+use agent_rewind_core::error::Result;
+use agent_rewind_core::ids::CheckpointSpec;
+use agent_rewind_core::quote::{PathBytes, quote_prefixed};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -62,7 +62,7 @@ pub fn diff(
             None => ("(empty)".into(), store.objects().empty_tree(), None),
         },
     };
-    crate::trace::mark("diff: checkpoints resolved");
+    agent_rewind_core::trace::mark("diff: checkpoints resolved");
     let files = if files {
         file_diffs(store, from_tree, to_cp.commit.tree)?
     } else {

@@ -10,13 +10,13 @@
 
 use super::checkpoint::{CheckpointOptions, checkpoint};
 use crate::catalog::{Catalog, Checkpoint, short};
-use crate::error::{Error, ErrorKind, Result};
-use crate::ids::{RunId, StepName};
 use crate::journal::{Recorded, append_note_lines};
 use crate::model::{Event, NoteLine, Status};
 use crate::snapshot::{Policy, snapshot_worktree};
 use crate::store::{ObjectId, Store};
-use crate::time::Timestamp;
+use agent_rewind_core::error::{Error, ErrorKind, Result};
+use agent_rewind_core::ids::{RunId, StepName};
+use agent_rewind_core::time::Timestamp;
 use std::collections::BTreeSet;
 
 /// Type of the note line `step exit` appends to the attempt's `begin` checkpoint.
@@ -169,7 +169,7 @@ pub fn report_exit(
             "type": WORKER_EXIT,
             "attempt": attempt,
             "observed_at": observed_at,
-            "by": store.identity().unwrap_or_else(crate::time::writer_id),
+            "by": store.identity().unwrap_or_else(agent_rewind_core::time::writer_id),
             "ts": Timestamp::now(),
         });
         append_note_lines(store, run, begin.id(), &[NoteLine::Other(line)])?;
@@ -275,7 +275,7 @@ fn revision_check(store: &Store, step: &StepName, begin: &Checkpoint) -> Result<
         let shown: Vec<String> = uncommitted
             .iter()
             .take(20)
-            .map(|p| crate::quote::display_text_path(p).into_owned())
+            .map(|p| agent_rewind_core::quote::display_text_path(p).into_owned())
             .collect();
         let more = match uncommitted.len() {
             n if n > 20 => format!(" and {} more", n - 20),

@@ -18,13 +18,13 @@
 //! only if none of them exists (`store::packcreate`).
 
 use super::delete;
-use crate::error::{Error, Result};
-use crate::ids::{RemoteName, RunId};
 use crate::journal::backoff;
 use crate::remote::staged::{self, LocalRun, StagedRun, ValidRun};
 use crate::remote::{self, Remote};
 use crate::store::ObjectId;
 use crate::store::{PublishError, RefChange, Store, layout};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::{RemoteName, RunId};
 use serde::Serialize;
 
 mod chunked;
@@ -131,8 +131,8 @@ pub fn fetch(
     }
     let only = (!runs.is_empty()).then_some(runs);
     remote::fetch_into_staging(store, remote, only)?;
-    crate::trace::mark("fetch: git fetch done");
-    crate::crash_point!("import:objects-fetched");
+    agent_rewind_core::trace::mark("fetch: git fetch done");
+    agent_rewind_core::crash_point!("import:objects-fetched");
     // A fetch of everything brings the remote's tombstones too (fetch_into_staging).
     let skipped = match only {
         None => super::tombstones::take_staged(store, &remote.name, require_signed)?,
@@ -191,7 +191,7 @@ pub fn import_staged(
             (staged::staged_runs_named(store, staging, runs)?, locals)
         }
     };
-    crate::trace::mark("fetch: staged and local refs read");
+    agent_rewind_core::trace::mark("fetch: staged and local refs read");
     let deleted = delete::deleted_runs(store)?;
     let mut out = FetchOutcome {
         remote: staging.to_string(),
@@ -445,7 +445,7 @@ fn apply(
             &changes,
             &format!("agent-rewind: fetch {} from {staging} ({result})", v.run),
         )?;
-        crate::crash_point!("import:published");
+        agent_rewind_core::crash_point!("import:published");
     }
     match (result, local.head) {
         ("diverged", Some(h)) => Ok(Applied::Diverged(report, h)),

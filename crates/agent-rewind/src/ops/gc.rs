@@ -12,11 +12,11 @@
 
 use super::delete::{delete_runs, dependents, origins_of};
 use super::list::list_runs;
-use crate::error::{Error, Result};
-use crate::ids::RunId;
 use crate::remote::staged;
 use crate::store::Store;
-use crate::time::Timestamp;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
+use agent_rewind_core::time::Timestamp;
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
 
@@ -83,7 +83,7 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
     }
     // One pass over the refs, two note reads per run (like `list`); newest first.
     let list = list_runs(store, true)?;
-    crate::trace::mark("gc: listed");
+    agent_rewind_core::trace::mark("gc: listed");
     let problems: Vec<String> = list
         .problems
         .iter()
@@ -134,9 +134,9 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
     if !opts.dry_run {
         // Runs that came from others first, so a lineage is never cut by a partial gc.
         let order = lineage_order(&deleted, &origins);
-        crate::trace::mark("gc: selected");
+        agent_rewind_core::trace::mark("gc: selected");
         let locals = staged::local_runs(store)?;
-        crate::trace::mark("gc: local refs read");
+        agent_rewind_core::trace::mark("gc: local refs read");
         let batch: Vec<_> = order
             .iter()
             .filter_map(|r| {
@@ -172,11 +172,11 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
             .collect();
         tombstones_written = tombstones.publish(store, &tips)?;
         tombstones_expired = super::tombstones::prune_expired(store)?;
-        crate::crash_point!("gc:runs-deleted");
-        crate::trace::mark("gc: runs deleted");
+        agent_rewind_core::crash_point!("gc:runs-deleted");
+        agent_rewind_core::trace::mark("gc: runs deleted");
         store.refs().pack_refs()?;
-        crate::trace::mark("gc: refs packed");
-        crate::crash_point!("gc:refs-packed");
+        agent_rewind_core::trace::mark("gc: refs packed");
+        agent_rewind_core::crash_point!("gc:refs-packed");
         refs_packed = true;
     }
     let backups = match cutoff {
@@ -333,7 +333,7 @@ mod tests {
 
     #[test]
     fn durations() {
-        use crate::time::parse_age;
+        use agent_rewind_core::time::parse_age;
         assert_eq!(parse_age("30d").unwrap(), 30 * 86_400);
         assert_eq!(parse_age("1d12h").unwrap(), 36 * 3600);
         assert_eq!(parse_age("0s").unwrap(), 0);

@@ -3,8 +3,8 @@
 //! decorations. Reflogs for our refs are forced by every write, so need no config.
 //! Config is written through the git binary (which owns config locking), never by hand.
 
-use crate::error::Result;
 use crate::store::{Store, layout};
+use agent_rewind_core::error::Result;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]

@@ -10,10 +10,10 @@
 
 use super::runcache;
 use crate::catalog::{Catalog, Checkpoint, RunSummary};
-use crate::error::Result;
-use crate::ids::RunId;
-use crate::store::private::envelope::{RUNS_CACHE, TRAILER_LEN};
 use crate::store::{ObjectId, RunRefSet, Store};
+use agent_rewind_core::error::Result;
+use agent_rewind_core::ids::RunId;
+use agent_rewind_core::private::envelope::{RUNS_CACHE, TRAILER_LEN};
 use serde::Serialize;
 use std::io::{Seek, Write};
 use std::ops::Range;
@@ -97,7 +97,7 @@ impl RunListing {
         self.entries.iter().map(|e| {
             let f = self.fields(e);
             runcache::summary(&f, &e.steps, e.unique_prefix).ok_or_else(|| {
-                crate::error::Error::corrupt(format!("{}: unreadable summary", f.run))
+                agent_rewind_core::error::Error::corrupt(format!("{}: unreadable summary", f.run))
             })
         })
     }
@@ -197,31 +197,31 @@ pub fn run_listing(store: &Store, all: bool) -> Result<RunListing> {
 
 fn run_listing_once(store: &Store, all: bool, retry: bool) -> Result<RunListing> {
     let (runs, invalid) = store.refs().run_ref_sets()?;
-    crate::trace::mark("list: run refs read");
+    agent_rewind_core::trace::mark("list: run refs read");
     let mut problems: Vec<String> = invalid
         .into_iter()
         .map(|r| format!("{r:?}: invalid run or step name, skipped"))
         .collect();
     let notes_tips = store.refs().notes_tips_sorted()?;
-    crate::trace::mark("list: notes refs read");
+    agent_rewind_core::trace::mark("list: notes refs read");
     let cache = CacheFile::read(store);
-    crate::trace::mark("list: cache read");
+    agent_rewind_core::trace::mark("list: cache read");
     let (mut entries, todo) = merge_with_cache(&runs, &notes_tips, &cache);
     // The notes tips are in `todo` where still needed: not held through what follows.
     drop(notes_tips);
-    crate::trace::mark("list: cache merged");
+    agent_rewind_core::trace::mark("list: cache merged");
     let mut file = cache.text;
     if !todo.is_empty() || cache.lines.len() != entries.len() {
         match rewrite_cache(store, &runs, &file, &mut entries, &todo) {
             Some((new_file, mut found)) => {
                 drop(file);
-                crate::trace::mark("list: summaries and cache written");
+                agent_rewind_core::trace::mark("list: summaries and cache written");
                 match read_back(new_file) {
                     Some(text) => file = text,
                     // Unreadable right after it was written: list again from the disk.
                     None if retry => return run_listing_once(store, all, false),
                     None => {
-                        return Err(crate::error::Error::corrupt(
+                        return Err(agent_rewind_core::error::Error::corrupt(
                             "the list cache could not be read back after it was written",
                         ));
                     }
@@ -231,12 +231,12 @@ fn run_listing_once(store: &Store, all: bool, retry: bool) -> Result<RunListing>
             None => {
                 // The cache cannot be written: the summaries are kept in memory instead.
                 summarize_in_memory(store, &runs, &mut entries, &todo, &mut problems);
-                crate::trace::mark("list: summaries");
+                agent_rewind_core::trace::mark("list: summaries");
             }
         }
     }
     let (entries, archived_hidden) = shown_newest_first(&runs, &file, entries, all);
-    crate::trace::mark("list: sorted");
+    agent_rewind_core::trace::mark("list: sorted");
     Ok(RunListing {
         file,
         entries,
@@ -335,7 +335,7 @@ fn shown_newest_first(
 ) -> (Vec<Entry>, usize) {
     // Prefixes are unique among every run, shown or not (a prefix resolves against all).
     let ids: Vec<&str> = runs.iter().map(|r| r.run.as_str()).collect();
-    let prefixes = crate::ids::shortest_unique_prefixes(&ids);
+    let prefixes = agent_rewind_core::ids::shortest_unique_prefixes(&ids);
     let mut archived_hidden = 0;
     let mut shown: Vec<(i128, Entry)> = Vec::with_capacity(entries.len());
     for found in entries.into_iter().flatten() {
@@ -369,7 +369,11 @@ fn shown_newest_first(
 /// before it is dropped: the pages of the packs read for them leave memory with it.
 /// The test build (feature `crash-points`) uses small chunks and threads so that the tests'
 /// hundreds of runs cross both.
-const RUNS_PER_CHUNK: usize = if crate::crash::ENABLED { 128 } else { 8192 };
+const RUNS_PER_CHUNK: usize = if agent_rewind_core::crash::ENABLED {
+    128
+} else {
+    8192
+};
 
 /// The new cache, written as the runs in `todo` are summarized (a chunk at a time, in run
 /// order) between the current lines of `old`: the file written (for reading back) and the
@@ -471,7 +475,11 @@ fn read_back(mut file: std::fs::File) -> Option<String> {
 }
 
 /// Runs summarized by one thread before another is worth starting.
-const RUNS_PER_THREAD: usize = if crate::crash::ENABLED { 32 } else { 256 };
+const RUNS_PER_THREAD: usize = if agent_rewind_core::crash::ENABLED {
+    32
+} else {
+    256
+};
 
 /// The summaries of the runs in `todo` (index in `runs`, notes tip), in that order: (sort
 /// key, archived, cache line), or the problem to report. Reading the notes is most of the
@@ -538,6 +546,6 @@ fn summarize_part(
 /// The checkpoints of one run, oldest first.
 pub fn list_checkpoints(store: &Store, run: &RunId) -> Result<Vec<Checkpoint>> {
     let chain = Catalog::new(store).run_chain(run);
-    crate::trace::mark("list: chain read");
+    agent_rewind_core::trace::mark("list: chain read");
     chain
 }

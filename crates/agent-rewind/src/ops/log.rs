@@ -4,9 +4,9 @@
 //! same first run, each with the checkpoint it came from.
 
 use crate::catalog::{Catalog, Checkpoint, RunSummary};
-use crate::error::Result;
-use crate::ids::RunId;
 use crate::store::Store;
+use agent_rewind_core::error::Result;
+use agent_rewind_core::ids::RunId;
 use serde::Serialize;
 
 /// Newest first, across runs.

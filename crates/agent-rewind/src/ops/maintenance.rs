@@ -12,8 +12,8 @@
 
 use super::gc::{GcOptions, GcOutcome, gc};
 use super::retention::{self, DeletedRun};
-use crate::error::Result;
 use crate::store::Store;
+use agent_rewind_core::error::Result;
 
 /// git's own maintenance a write may call for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +43,7 @@ pub fn due(store: &Store) -> Due {
         Some(GitMaintenance::FoldSmallPacks)
     } else {
         let mut draw = [0u8];
-        crate::ids::fill_random(&mut draw);
+        agent_rewind_core::ids::fill_random(&mut draw);
         (draw[0] < 4).then_some(GitMaintenance::AutoGc)
     };
     Due {

@@ -15,12 +15,12 @@
 //! fires is not pushed (`secrets`; and the installed scanners `agentRewind.secretScanner`
 //! names, `scanner`), unless each finding's fingerprint is allowed.
 
-use crate::error::{Error, Result};
-use crate::ids::RunId;
 use crate::journal::active_run;
 use crate::journal::backoff;
 use crate::remote::{self, RefStatus, Remote};
 use crate::store::{Store, layout};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

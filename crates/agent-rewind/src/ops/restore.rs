@@ -3,11 +3,11 @@
 //! so restored files show up as changes against them.
 
 use crate::catalog::Catalog;
-use crate::error::{Error, Result};
-use crate::ids::CheckpointSpec;
 use crate::materialize::{self, Backup};
-use crate::quote::PathBytes;
 use crate::store::Store;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::CheckpointSpec;
+use agent_rewind_core::quote::PathBytes;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -38,11 +38,11 @@ pub fn restore(store: &Store, spec: &CheckpointSpec, paths: &[String]) -> Result
         materialize::RunFacts::active(crate::journal::worktree_active_run(store)?.as_ref());
     let backup =
         materialize::publish_backup(store, &prepared.capture, &format!("restore {}", cp.id()))?;
-    crate::crash_point!("restore:backed-up");
+    agent_rewind_core::crash_point!("restore:backed-up");
     let changes = prepared.changes;
     // The index is left as it was: restore only puts files back.
     materialize::write_changes(store, &changes, &prepared.backed_up)?;
-    crate::crash_point!("restore:files-written");
+    agent_rewind_core::crash_point!("restore:files-written");
     Ok(RestoreOutcome {
         files: materialize::path_changes(&changes),
         checkpoint: cp.id().to_string(),

@@ -8,11 +8,11 @@
 //! never deletes a run, never selects one that is in use, and never starts a process.
 
 use crate::catalog::RunSummary;
-use crate::error::{Error, Result};
-use crate::ids::RunId;
-use crate::store::private::envelope::{RETENTION_REPORT, RETENTION_STATE};
 use crate::store::{Store, Trailers, read_if_exists};
-use crate::time::Timestamp;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
+use agent_rewind_core::private::envelope::{RETENTION_REPORT, RETENTION_STATE};
+use agent_rewind_core::time::Timestamp;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -107,7 +107,7 @@ fn age(t: &str) -> Option<i64> {
         };
         return n.checked_mul(secs).filter(|s| *s >= 0);
     }
-    crate::time::parse_age(t).ok()
+    agent_rewind_core::time::parse_age(t).ok()
 }
 
 /// `2GiB`, `500MiB`, `64KiB`, `100B`, or git's `k`/`m`/`g` suffixes (`800m`).

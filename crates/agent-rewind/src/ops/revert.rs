@@ -14,12 +14,12 @@
 //! The index is left as it was. A `revert` record is appended to the run.
 
 use crate::catalog::{Catalog, Checkpoint, short};
-use crate::error::{Error, Result};
-use crate::ids::{CheckpointSpec, RunId, StepName};
 use crate::materialize::{self, Backup};
 use crate::model::NoteLine;
 use crate::store::{BString, ByteSlice, ChangeKind, EntryKind, ObjectId, Store, TreeChange};
-use crate::time::Timestamp;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::{CheckpointSpec, RunId, StepName};
+use agent_rewind_core::time::Timestamp;
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -223,9 +223,9 @@ pub fn revert(store: &Store, spec: &CheckpointSpec, opts: &RevertOptions) -> Res
         &prepared_capture,
         &format!("revert {} of run {}", range.scope, range.run),
     )?;
-    crate::crash_point!("revert:backed-up");
+    agent_rewind_core::crash_point!("revert:backed-up");
     materialize::write_changes(store, &writes, &Default::default())?;
-    crate::crash_point!("revert:files-written");
+    agent_rewind_core::crash_point!("revert:files-written");
     outcome.backup = Some(backup);
     record(store, &range, &outcome, opts.by.as_deref())?;
     Ok(outcome)
@@ -242,7 +242,7 @@ fn plan_path(
 ) -> Result<(FilePlan, Option<TreeChange>)> {
     let (theirs, base) = (c.old, c.new);
     let plan = |action: Action, reason: Option<&str>| FilePlan {
-        path: crate::quote::text_path(&c.path),
+        path: agent_rewind_core::quote::text_path(&c.path),
         action,
         reason: reason.map(str::to_string),
     };
@@ -437,7 +437,7 @@ fn record(store: &Store, range: &Range, out: &RevertOutcome, by: Option<&str>) -
         "rule": out.rule,
         "files": files,
         "backup": out.backup.as_ref().map(|b| b.commit.clone()),
-        "by": by.map(str::to_string).unwrap_or_else(|| store.identity().unwrap_or_else(crate::time::writer_id)),
+        "by": by.map(str::to_string).unwrap_or_else(|| store.identity().unwrap_or_else(agent_rewind_core::time::writer_id)),
         "ts": Timestamp::now(),
     }));
     crate::journal::append_note_lines(store, &range.run, tip.id(), &[line])

@@ -15,14 +15,14 @@
 
 use super::start::{StartOptions, start};
 use crate::catalog::Catalog;
-use crate::error::IoResultExt;
-use crate::error::{Error, Result};
-use crate::ids::RunId;
 use crate::journal::{active_run, append_note_lines, set_active_run};
 use crate::model::{NoteLine, StoredWorkflow};
 use crate::store::Store;
-use crate::time::Timestamp;
 use crate::workflow::{self, Workflow, runner::RunReport, trust};
+use agent_rewind_core::error::IoResultExt;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
+use agent_rewind_core::time::Timestamp;
 use std::path::{Path, PathBuf};
 
 /// Meta key under which the start checkpoint records where the workflow file was (relative
@@ -242,7 +242,7 @@ fn stored_workflow(store: &Store, file: &Path, wf: &Workflow) -> Result<StoredWo
         .text
         .lines()
         .enumerate()
-        .find(|(_, l)| crate::redact::looks_secret(l))
+        .find(|(_, l)| agent_rewind_core::redact::looks_secret(l))
     {
         return Err(Error::refused(format!(
             "workflow file {}:{}: this looks like a credential; the workflow is stored with the run and pushed with it",

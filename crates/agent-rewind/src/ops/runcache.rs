@@ -24,7 +24,7 @@ struct Cached {
     status: String,
     archived: bool,
     checkpoints: u64,
-    last_activity: crate::time::Timestamp,
+    last_activity: agent_rewind_core::time::Timestamp,
     rewound_from: Option<crate::model::LineageLink>,
     forked_from: Option<crate::model::LineageLink>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -182,7 +182,7 @@ pub(super) fn valid(f: &Fields<'_>) -> bool {
 mod tests {
     use super::*;
     use crate::model::LineageLink;
-    use crate::time::Timestamp;
+    use agent_rewind_core::time::Timestamp;
 
     fn sample(label: Option<&str>, reverted: bool, lineage: bool) -> RunSummary {
         let link = LineageLink {

@@ -2,12 +2,12 @@
 //! parent), and its artifacts.
 
 use crate::catalog::{Catalog, Checkpoint};
-use crate::error::Result;
-use crate::ids::CheckpointSpec;
-use crate::quote::PathBytes;
 use crate::store::ChangeKind;
 use crate::store::ObjectId;
 use crate::store::Store;
+use agent_rewind_core::error::Result;
+use agent_rewind_core::ids::CheckpointSpec;
+use agent_rewind_core::quote::PathBytes;
 use serde::Serialize;
 
 /// A changed path between two trees: `A`dded, `M`odified, `D`eleted, `T`ype change.
@@ -46,14 +46,14 @@ impl Shown {
 pub fn show(store: &Store, spec: &CheckpointSpec) -> Result<Shown> {
     let mut catalog = Catalog::new(store);
     let checkpoint = catalog.resolve(spec)?;
-    crate::trace::mark("show: checkpoint resolved");
+    agent_rewind_core::trace::mark("show: checkpoint resolved");
     let parent = checkpoint.commit.parents.first().copied();
     let from = match parent {
         Some(p) => store.objects().commit_tree(p)?,
         None => store.objects().empty_tree(),
     };
     let files = changed_files(store, from, checkpoint.commit.tree)?;
-    crate::trace::mark("show: files compared");
+    agent_rewind_core::trace::mark("show: files compared");
     let signature = match store.objects().is_signed(checkpoint.id())? {
         true => super::signatures::describe(store, checkpoint.id())?,
         false => None,

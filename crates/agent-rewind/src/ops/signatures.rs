@@ -8,9 +8,9 @@
 //! Read-only: it never signs, never changes a ref, and never picks a program itself.
 
 use crate::catalog::Catalog;
-use crate::error::{Error, Result};
-use crate::ids::RunId;
 use crate::store::{ObjectId, SignatureCheck, Store};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
 use serde::Serialize;
 
 /// One signed object of a run, as `verify` reports it.

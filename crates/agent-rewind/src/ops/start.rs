@@ -2,12 +2,12 @@
 //! label and workflow digest, and make it the active run of this worktree (unless asked to
 //! keep the active run).
 
-use crate::error::Result;
-use crate::ids::RunId;
 use crate::journal::set_active_run;
 use crate::journal::{Record, Recorded, append};
 use crate::model::Event;
 use crate::store::Store;
+use agent_rewind_core::error::Result;
+use agent_rewind_core::ids::RunId;
 
 #[derive(Debug, Clone, Default)]
 pub struct StartOptions {

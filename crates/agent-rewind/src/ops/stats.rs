@@ -3,9 +3,9 @@
 //! attribution as `blame` (`crate::attribution`). Read-only; it never prints.
 
 use crate::attribution::{Index, parse_porcelain};
-use crate::error::Result;
 use crate::store::linemap;
 use crate::store::{CommitInfo, EntryKind, ObjectId, Store};
+use agent_rewind_core::error::Result;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// One author's lines: an agent with its model, or a person.

@@ -2,10 +2,10 @@
 //! `begin` whose latest record is still `running`) and the next action in plain words.
 
 use crate::catalog::{Catalog, Checkpoint, RunSummary};
-use crate::error::Result;
 use crate::journal::active_run;
 use crate::model::{NoteLine, Status};
 use crate::store::Store;
+use agent_rewind_core::error::Result;
 
 #[derive(Debug, Clone)]
 pub struct RunStatus {

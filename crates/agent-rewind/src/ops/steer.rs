@@ -4,13 +4,13 @@
 //! (edits, invalidations, who, when). A run that a runner is executing is never steered.
 
 use super::run::find_workflow;
-use crate::error::{Error, Result};
-use crate::ids::{RunId, StepName};
 use crate::journal::{Record, append};
 use crate::materialize::{self, Backup};
 use crate::model::Event;
 use crate::store::Store;
 use crate::workflow::{lock, plan::STEER_INVALIDATE_META};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::{RunId, StepName};
 use serde::Serialize;
 use std::path::{Component, Path, PathBuf};
 
@@ -128,14 +128,16 @@ pub fn steer(
             write_atomically(&root.join(path), data)?;
         }
     }
-    crate::crash_point!("steer:written");
+    agent_rewind_core::crash_point!("steer:written");
     let mut rec = Record::new(run.clone(), Event::Steer);
     rec.meta
         .insert(STEER_INVALIDATE_META.into(), outcome.invalidated.join(","));
     rec.meta.insert("edits".into(), outcome.edits.join(","));
     rec.meta.insert(
         "by".into(),
-        store.identity().unwrap_or_else(crate::time::writer_id),
+        store
+            .identity()
+            .unwrap_or_else(agent_rewind_core::time::writer_id),
     );
     rec.message = Some(format!(
         "steer: edited [{}], invalidated [{}]; will re-run [{}]",

@@ -17,10 +17,10 @@
 //! `agentRewind.requireSigned` an unsigned one is refused. Every ref is created only if
 //! absent (compare-and-swap) or deleted at the value read.
 
-use crate::error::{Error, Result};
-use crate::ids::{RemoteName, RunId};
 use crate::store::{NotesReader, ObjectId, PackedCreate, RefChange, Store, layout};
-use crate::time::Timestamp;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::{RemoteName, RunId};
+use agent_rewind_core::time::Timestamp;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -53,7 +53,7 @@ pub struct Tombstone {
 pub fn lifetime(store: &Store) -> Result<i64> {
     match store.config_string("agentRewind.tombstoneLifetime") {
         None => Ok(DEFAULT_DAYS * 86_400),
-        Some(v) => crate::time::parse_age(v.trim()).map_err(|e| {
+        Some(v) => agent_rewind_core::time::parse_age(v.trim()).map_err(|e| {
             Error::usage(format!(
                 "config agentRewind.tombstoneLifetime = {v:?}: {}",
                 e.message
@@ -81,7 +81,9 @@ pub fn prepare(store: &Store, runs: &[(RunId, ObjectId)], lifetime: i64) -> Resu
     }
     let now = Timestamp::now();
     let expires_at = now.minus_seconds(-lifetime);
-    let by = store.identity().unwrap_or_else(crate::time::writer_id);
+    let by = store
+        .identity()
+        .unwrap_or_else(agent_rewind_core::time::writer_id);
     let mut bodies = Vec::with_capacity(runs.len());
     for (run, tip) in runs {
         let t = Tombstone {

@@ -6,10 +6,10 @@
 
 use super::stats::text_changes;
 use crate::attribution::Index;
-use crate::error::Result;
 use crate::store::linemap;
 use crate::store::{CommitInfo, ObjectId, Store};
-use crate::time::Timestamp;
+use agent_rewind_core::error::Result;
+use agent_rewind_core::time::Timestamp;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 

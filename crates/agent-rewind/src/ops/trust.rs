@@ -16,12 +16,12 @@
 //! because a file with the same content exists somewhere.
 
 use super::run::find_workflow;
-use crate::error::Result;
-use crate::ids::RunId;
 use crate::store::Store;
 use crate::workflow::runner::STEP_SHELL;
 use crate::workflow::schema::StepDef;
 use crate::workflow::trust;
+use agent_rewind_core::error::Result;
+use agent_rewind_core::ids::RunId;
 use serde::Serialize;
 
 /// What `trust <run>` would accept: the workflow's steps and where its text is stored.

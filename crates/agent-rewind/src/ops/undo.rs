@@ -7,14 +7,14 @@
 //! reverted run is no longer called reverted. It never writes inside `.git`, whatever a
 //! backup holds.
 
-use crate::error::{Error, Result};
-use crate::ids::RunId;
 use crate::journal::{clear_active_run, runstatus, set_active_run, worktree_active_run};
 use crate::materialize::{self, Backup};
 use crate::model::NoteLine;
 use crate::store::ObjectId;
 use crate::store::Store;
 use crate::store::layout;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -135,7 +135,7 @@ pub fn undo(store: &Store, which: Option<&str>) -> Result<UndoOutcome> {
         &prepared.capture,
         &format!("undo to {}", target.commit),
     )?;
-    crate::crash_point!("undo:backed-up");
+    agent_rewind_core::crash_point!("undo:backed-up");
     materialize::restore_backup(store, &prepared, &target)?;
 
     let why = format!("undo of: {}", target.reason);
@@ -192,8 +192,8 @@ fn record_revert_fact(store: &Store, run: &RunId, kind: &str, backup: &Backup) -
     let line = NoteLine::Other(serde_json::json!({
         "type": kind,
         "backup": backup.commit,
-        "by": store.identity().unwrap_or_else(crate::time::writer_id),
-        "ts": crate::time::Timestamp::now(),
+        "by": store.identity().unwrap_or_else(agent_rewind_core::time::writer_id),
+        "ts": agent_rewind_core::time::Timestamp::now(),
     }));
     crate::journal::append_note_lines(store, run, tip, &[line])
 }

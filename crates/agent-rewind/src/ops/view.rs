@@ -8,12 +8,12 @@
 //! and never renders anything itself.
 
 use crate::catalog::{Catalog, Checkpoint, RunSummary, unknown_run};
-use crate::error::{Error, Result};
-use crate::ids::RunId;
 use crate::model::{Event, NoteLine, Status, StepKind};
 use crate::ops::diff::{FileDiff, file_diffs};
 use crate::store::{ObjectId, Store};
-use crate::time::Timestamp;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
+use agent_rewind_core::time::Timestamp;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 

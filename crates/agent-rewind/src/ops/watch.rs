@@ -11,12 +11,12 @@
 //! changes: no busy loop, and a change is noticed within `MAX_POLL`. It never decides what a
 //! step is (the planner does) and never prints (the caller hears of launches).
 
-use crate::error::{Error, Result};
-use crate::ids::RunId;
 use crate::store::{ObjectId, Store};
 use crate::workflow::external::Launch;
 use crate::workflow::lock;
 use crate::workflow::runner::{self, ExecOptions, Outcome, RunReport, WaitingOn};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::time::Duration;

@@ -12,10 +12,10 @@ pub mod objectformat;
 pub mod progress;
 pub mod staged;
 
-use crate::error::IoResultExt;
-use crate::error::{Error, Result};
-use crate::ids::{RemoteName, RunId};
 use crate::store::{LocalRemote, NotesCopy, Store, layout};
+use agent_rewind_core::error::IoResultExt;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::{RemoteName, RunId};
 use std::path::Path;
 
 /// The remote used by `fetch` when none is named or configured.
@@ -418,7 +418,9 @@ pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>
                     tried = true;
                     match store.remote().open_local_remote(remote.name.as_str()) {
                         Ok(l) => local = Some(l),
-                        Err(why) => crate::trace::mark(&format!("fetch: not copied: {why}")),
+                        Err(why) => {
+                            agent_rewind_core::trace::mark(&format!("fetch: not copied: {why}"))
+                        }
                     }
                 }
                 match local {
@@ -452,7 +454,7 @@ pub fn fetch_into_staging(store: &Store, remote: &Remote, runs: Option<&[RunId]>
                 &layout::notes_ref(r),
                 &layout::remote_notes_ref(&remote.name, r),
             )?;
-            crate::trace::mark(&format!("fetch: notes of {r}: {copied:?}"));
+            agent_rewind_core::trace::mark(&format!("fetch: notes of {r}: {copied:?}"));
             if let NotesCopy::Fallback(_) = copied {
                 fallbacks.push(layout::fetch_run_refspecs(&remote.name, r)[1].clone());
             }

@@ -3,8 +3,8 @@
 //! line saying so, from the ids it lists or from git's own refusal. Reads what it is given;
 //! never runs git and never writes anything.
 
-use crate::error::{Error, Result};
 use crate::store::Store;
+use agent_rewind_core::error::{Error, Result};
 
 /// `what` (a remote, a bundle) has the other object format than this repository.
 pub fn other(store: &Store, what: &str) -> Error {

@@ -11,11 +11,11 @@
 //! warns and skips it); nothing here ever executes or interprets fetched content beyond
 //! parsing it.
 
-use crate::error::Result;
-use crate::ids::{RemoteName, RunId, StepName};
 use crate::model::Note;
 use crate::store::ObjectId;
 use crate::store::{Store, layout};
+use agent_rewind_core::error::Result;
+use agent_rewind_core::ids::{RemoteName, RunId, StepName};
 use std::collections::{BTreeMap, HashMap};
 
 /// The largest note body accepted from another machine.

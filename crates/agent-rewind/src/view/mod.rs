@@ -170,7 +170,7 @@ fn page_data(model: &ViewModel, title: &str) -> Value {
         .map(|c| c.checkpoint.line().ts.as_millisecond())
         .min()
         .unwrap_or(0);
-    let rel = |t: crate::time::Timestamp| t.as_millisecond() - base;
+    let rel = |t: agent_rewind_core::time::Timestamp| t.as_millisecond() - base;
     let mut strings = Strings::default();
     let mut cps = Vec::with_capacity(model.checkpoints.len());
     let mut extra = Map::new();

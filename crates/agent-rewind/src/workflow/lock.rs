@@ -4,10 +4,10 @@
 //! locked is stale: it is taken over and the caller reconciles the steps the dead runner left
 //! open.
 
-use crate::error::{Error, IoResultExt, Result};
-use crate::ids::RunId;
-use crate::store::private::envelope::RUNNER_LOCK;
 use crate::store::{Store, open_lock_file};
+use agent_rewind_core::error::{Error, IoResultExt, Result};
+use agent_rewind_core::ids::RunId;
+use agent_rewind_core::private::envelope::RUNNER_LOCK;
 use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::PathBuf;
@@ -59,11 +59,11 @@ pub fn try_acquire(store: &Store, run: &RunId) -> Result<std::result::Result<Run
             return Err(e);
         }
     };
-    let host = crate::time::writer_id();
+    let host = agent_rewind_core::time::writer_id();
     let holder = format!(
         "pid {}\nhost {host}\nsince {}\n",
         std::process::id(),
-        crate::time::Timestamp::now()
+        agent_rewind_core::time::Timestamp::now()
     );
     file.set_len(0)
         .and_then(|()| file.rewind())

@@ -7,12 +7,12 @@
 //! Reads the store; never writes (the runner records what the planner decided).
 
 use crate::catalog::{Catalog, Checkpoint};
-use crate::error::Result;
-use crate::ids::RunId;
 use crate::model::{NoteLine, Status, StepKind};
 use crate::store::ObjectId;
 use crate::store::Store;
 use crate::workflow::{StepDef, Workflow};
+use agent_rewind_core::error::Result;
+use agent_rewind_core::ids::RunId;
 use std::collections::HashSet;
 
 /// What to do with a step now.
@@ -55,7 +55,7 @@ pub struct Context<'a, 's> {
 
 /// The newest checkpoint of `step` in the run (its step ref, possibly inherited).
 pub fn latest(cx: &mut Context, step: &str) -> Result<Option<Checkpoint>> {
-    let Ok(name) = crate::ids::StepName::new(step) else {
+    let Ok(name) = agent_rewind_core::ids::StepName::new(step) else {
         return Ok(None);
     };
     match crate::catalog::step_tip(cx.store, cx.run, &name)? {
@@ -413,7 +413,7 @@ pub fn reconcile_interrupted(cx: &mut Context) -> Result<Vec<String>> {
                 c.id(),
                 &[NoteLine::Status {
                     status: Status::Interrupted,
-                    ts: crate::time::Timestamp::now(),
+                    ts: agent_rewind_core::time::Timestamp::now(),
                     reason: Some("its runner died before the step finished".into()),
                 }],
             )?;

@@ -16,12 +16,12 @@ use super::external::{ExternalTask, Launch};
 use super::plan::{self, Context};
 use super::{StepDef, Workflow, lock};
 use crate::catalog::Catalog;
-use crate::error::{Error, Result};
-use crate::ids::RunId;
 use crate::journal::Recorded;
 use crate::model::Status;
 use crate::store::Store;
-use crate::store::process::{self, Purpose};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
+use agent_rewind_core::process::{self, Purpose};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::process::Stdio;
@@ -154,7 +154,7 @@ pub fn execute(
     check_retry(workflow, retry)?;
     let runner = lock::acquire(store, run)?;
     // Ctrl-C from here on is noted, and the running step recorded `interrupted`.
-    crate::store::process::interrupt::catch();
+    agent_rewind_core::process::interrupt::catch();
     execute_locked(
         store,
         run,
@@ -231,7 +231,7 @@ pub fn execute_locked(
     };
     let mut exec = Execution::new(store, run, workflow, digest, out)?;
     for step in &workflow.steps {
-        if crate::store::process::interrupt::caught() {
+        if agent_rewind_core::process::interrupt::caught() {
             return Ok(exec.stopped(execution::between_steps(step)));
         }
         if let Some(stop) = exec.step(step, &mut opts)? {

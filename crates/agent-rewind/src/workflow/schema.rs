@@ -1,9 +1,9 @@
 //! Workflow files (TOML, docs/COMMANDS.md "Workflows"): parsing and validation. Every error
 //! names the file, the line and the field. Pure: reads the file's text, touches nothing else.
 
-use crate::error::{Error, Result};
-use crate::ids::StepName;
 use crate::model::StepKind;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::StepName;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -111,7 +111,7 @@ impl Locator<'_> {
     /// toml's own error, with the line and the field it is in.
     fn toml_error(&self, e: toml::de::Error) -> Error {
         let offset = e.span().map(|s| s.start).unwrap_or(0);
-        let message = crate::error::one_line(e.message());
+        let message = agent_rewind_core::error::one_line(e.message());
         // Name the field: the table the error is in, and the key when toml names it.
         let mut field = table_at(self.text, offset);
         if let Some(key) = message

@@ -9,9 +9,9 @@
 //! Owns the list's format (one `git-blob:<hex>` digest per line); never decides anything
 //! else about a workflow.
 
-use crate::error::Result;
 use crate::store::Store;
-use crate::store::private::envelope::TRUSTED_WORKFLOWS;
+use agent_rewind_core::error::Result;
+use agent_rewind_core::private::envelope::TRUSTED_WORKFLOWS;
 use std::collections::BTreeSet;
 
 /// The digests on the trusted list.

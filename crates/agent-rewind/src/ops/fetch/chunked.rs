@@ -4,10 +4,10 @@
 //! before every chunk is staged, and never fetches a name that is not a valid run id.
 
 use super::{FetchOutcome, Select, import_staged};
-use crate::error::Result;
-use crate::ids::RunId;
 use crate::remote::{self, Remote};
 use crate::store::Store;
+use agent_rewind_core::error::Result;
+use agent_rewind_core::ids::RunId;
 
 /// `agentRewind.fetchRefsPerFetch`: the most refs one `git fetch` of everything asks for
 /// (unset or 0: one fetch).
@@ -47,7 +47,7 @@ pub(super) fn fetch_in_chunks(
     }
     remote::fetch_tombstones(store, remote)?;
     let skipped = crate::ops::tombstones::take_staged(store, &remote.name, require_signed)?;
-    crate::trace::mark("fetch: chunked git fetches done");
+    agent_rewind_core::trace::mark("fetch: chunked git fetches done");
     let mut out = import_staged(store, &remote.name, Select::Listed(&all), require_signed)?;
     out.remote = remote.target.clone();
     out.warnings.extend(skipped);

@@ -6,11 +6,11 @@
 
 use super::ValidRun;
 use crate::catalog::{Catalog, short};
-use crate::error::{Error, Result};
-use crate::ids::{RemoteName, RunId};
 use crate::journal::{Origin, Record, TreeSource, append};
 use crate::model::{Event, LineageLink};
 use crate::store::{ObjectId, Store, UserHead};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::{RemoteName, RunId};
 
 /// The new run for the remote continuation of a diverged run: its root checkpoint has the
 /// remote tip as first parent (so the remote's checkpoints are in its first-parent chain),

@@ -6,11 +6,11 @@
 //! it. It never imports a run validation refuses and never changes the other runs' reports.
 
 use super::{FetchOutcome, Select, import_staged};
-use crate::error::Result;
-use crate::ids::RunId;
 use crate::journal::backoff;
 use crate::remote::{self, Remote, staged};
 use crate::store::Store;
+use agent_rewind_core::error::Result;
+use agent_rewind_core::ids::RunId;
 
 /// The most times one fetch fetches again the runs it caught mid-push.
 pub const REFETCHES: u32 = 3;
@@ -36,7 +36,7 @@ pub(super) fn refetch_caught_mid_push(
         if caught.is_empty() {
             return Ok(());
         }
-        crate::trace::mark(&format!("fetch: {} runs caught mid-push", caught.len()));
+        agent_rewind_core::trace::mark(&format!("fetch: {} runs caught mid-push", caught.len()));
         backoff(attempt + 3); // 4-12 ms, 8-24 ms, 16-48 ms: a push's refs land within that
         out.refetches += 1;
         remote::fetch_into_staging(store, remote, Some(&caught))?;

@@ -4,11 +4,11 @@
 //! others are imported. Read-only: it never imports, and never lets a refused run through.
 
 use super::ImportReport;
-use crate::error::Result;
-use crate::ids::RemoteName;
 use crate::ops::signatures::{Unaccepted, refusal_reason};
 use crate::remote::staged::{LocalRun, StagedRun};
 use crate::store::Store;
+use agent_rewind_core::error::Result;
+use agent_rewind_core::ids::RemoteName;
 
 /// `agentRewind.requireSigned`.
 pub fn require_signed_config(store: &Store) -> Result<bool> {

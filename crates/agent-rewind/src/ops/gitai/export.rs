@@ -16,9 +16,9 @@ use crate::attribution::gitai::{
     self, AgentId, AgentRecord, Entry, FileAttestation, Log, Metadata, ranges_of,
 };
 use crate::attribution::{AgentTurn, Index};
-use crate::error::{Error, Result};
 use crate::ops::trace::added_agent_lines;
 use crate::store::{ObjectId, PublishError, RefChange, Store};
+use agent_rewind_core::error::{Error, Result};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
@@ -230,7 +230,7 @@ mod tests {
             seq: 1,
             checkpoint: "0123456789abcdef0123456789abcdef01234567".into(),
             session: Some("session_123".into()),
-            ts: crate::time::Timestamp::EPOCH,
+            ts: agent_rewind_core::time::Timestamp::EPOCH,
             source: None,
         };
         let (sid, rec) = session_of(&turn);

@@ -13,12 +13,12 @@ use super::{GITAI, META_COMMIT, META_KEY, META_NOTE, notes_ref_name};
 use crate::attribution::IMPORTED_FROM;
 use crate::attribution::gitai::{self, MAX_NOTE, Origin};
 use crate::catalog::Catalog;
-use crate::error::{Error, Result};
-use crate::ids::RunId;
 use crate::journal::{Record, TreeSource, append};
 use crate::model::Event;
 use crate::store::{BString, EntryKind, ObjectId, Store, UserHead};
-use crate::time::Timestamp;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
+use agent_rewind_core::time::Timestamp;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// How many line slots the ranges of one note may name in all (a file of a million lines

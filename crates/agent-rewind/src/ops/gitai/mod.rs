@@ -6,7 +6,7 @@
 pub mod export;
 pub mod import;
 
-use crate::error::{Error, Result};
+use agent_rewind_core::error::{Error, Result};
 
 /// The value of `imported_from` on what `import` records.
 pub const GITAI: &str = "git-ai";

@@ -13,11 +13,11 @@
 //! ref is tried again alone.
 
 use super::{RunPush, SINGLE_TRIES, rejected, settle};
-use crate::error::Result;
-use crate::ids::RunId;
 use crate::journal::backoff;
 use crate::remote::{self, RefStatus, Remote};
 use crate::store::{Store, layout};
+use agent_rewind_core::error::Result;
+use agent_rewind_core::ids::RunId;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// The refs of one run that go in one push.
@@ -205,7 +205,9 @@ pub(super) fn push_in_chunks(
         }
         if let Some(found) = remote::refused_for_ref_count(&attempt) {
             limit = found.filter(|f| *f < n).unwrap_or(n / 2).max(1);
-            crate::trace::mark(&format!("push: the remote refused {n} refs; now {limit}"));
+            agent_rewind_core::trace::mark(&format!(
+                "push: the remote refused {n} refs; now {limit}"
+            ));
             for u in batch.into_iter().rev() {
                 queue.push_front(u);
             }

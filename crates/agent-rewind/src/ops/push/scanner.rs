@@ -11,10 +11,10 @@
 //! or that fails, is an error: nothing is pushed.
 
 use super::secrets::{SecretFinding, SharedText, for_each_shared};
-use crate::error::{Error, Result};
-use crate::ids::RunId;
 use crate::store::Store;
-use crate::store::process::{Purpose, command};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
+use agent_rewind_core::process::{Purpose, command};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -79,7 +79,7 @@ pub fn scan_runs(
     if scanners.is_empty() || runs.is_empty() {
         return Ok(out);
     }
-    let scratch = store.scratch_dir("secret-scan-")?;
+    let scratch = store.private().scratch_dir("secret-scan-")?;
     let files = scratch.path().join("files");
     let mut written: Vec<(RunId, SharedText)> = vec![];
     for run in runs {

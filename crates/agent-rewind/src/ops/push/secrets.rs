@@ -9,10 +9,10 @@
 //! commits (those without an `Agent-Run:` trailer): a run shares them only when they are
 //! already in the history the run starts from.
 
-use crate::error::{Error, Result};
-use crate::ids::RunId;
-use crate::redact::rules::{Finding, Origin, RuleSet};
 use crate::store::{EntryKind, ObjectId, Store};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::RunId;
+use agent_rewind_core::redact::rules::{Finding, Origin, RuleSet};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashSet};
 
@@ -64,7 +64,7 @@ pub fn rules(store: &Store) -> Result<(std::borrow::Cow<'static, RuleSet>, Vec<S
     if files.is_empty() {
         return Ok((std::borrow::Cow::Borrowed(RuleSet::builtin()), vec![]));
     }
-    let mut texts = vec![crate::redact::rules::BUILTIN_RULES.to_string()];
+    let mut texts = vec![agent_rewind_core::redact::rules::BUILTIN_RULES.to_string()];
     for f in &files {
         let path = match store.workdir() {
             Ok(top) => top.join(f),

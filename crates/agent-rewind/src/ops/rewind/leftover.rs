@@ -11,8 +11,8 @@
 //! Anything else is refused as before. Reads only; the caller removes a leftover after
 //! every other check passed.
 
-use crate::error::Result;
 use crate::store::{ObjectId, Store};
+use agent_rewind_core::error::Result;
 use std::path::Path;
 
 /// The branch of the leftover at `path` (see the module's doc), or `None` when the folder

@@ -7,14 +7,14 @@
 //! Every refusal happens before anything is written.
 
 use crate::catalog::{Catalog, Checkpoint};
-use crate::error::{Error, IoResultExt, Result};
-use crate::ids::{RunId, StepName};
 use crate::journal::set_active_run;
 use crate::journal::{Origin, Record, TreeSource, append};
 use crate::materialize::{self, Backup};
 use crate::model::{Event, LineageLink};
 use crate::store::ObjectId;
 use crate::store::{Store, UserHead, layout};
+use agent_rewind_core::error::{Error, IoResultExt, Result};
+use agent_rewind_core::ids::{RunId, StepName};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -97,7 +97,7 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
     }
     let mut catalog = Catalog::new(store);
     let (tip, chain, point) = locate(store, &mut catalog, source, &opts)?;
-    crate::trace::mark("rewind: point chosen");
+    agent_rewind_core::trace::mark("rewind: point chosen");
     // What the note says is checked against the objects before anything is decided from
     // it: the commit to check out must be one the checkpoint holds, and hold only paths git
     // would check out.
@@ -105,7 +105,7 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
     let git_commit = git_commit_of(store, &point)?;
     crate::verify::checkout_commit(store, git_commit)?;
     let plan = check(store, &opts, &point, git_commit)?;
-    crate::trace::mark("rewind: checks passed");
+    agent_rewind_core::trace::mark("rewind: checks passed");
     // What the lineage holds at the point: the steps, the agent's session and where its
     // conversation continues.
     let at = chain
@@ -176,7 +176,7 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
                 store.worktree().remove_linked_worktree(path, Some(b))?;
             }
             let linked = make_linked(store, path, &plan, git_commit)?;
-            crate::crash_point!("fork:worktree-made");
+            agent_rewind_core::crash_point!("fork:worktree-made");
             Some(linked)
         }
         None => None,
@@ -200,8 +200,8 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
         Ok(r) => r,
         Err(e) => return Err(withdraw(store, &opts, &plan, backup.as_ref(), e)),
     };
-    crate::trace::mark("rewind: new run recorded");
-    crate::crash_point!("rewind:recorded");
+    agent_rewind_core::trace::mark("rewind: new run recorded");
+    agent_rewind_core::crash_point!("rewind:recorded");
 
     let mut source_archived = false;
     if !opts.fork {
@@ -344,10 +344,10 @@ fn back_up(
         "{} {source} into {new_run}",
         if opts.fork { "fork" } else { "rewind" }
     );
-    crate::trace::mark("rewind: current state captured, changes planned");
+    agent_rewind_core::trace::mark("rewind: current state captured, changes planned");
     let backup = materialize::publish_backup(store, &prepared.capture, &reason)?;
-    crate::trace::mark("rewind: backup published");
-    crate::crash_point!("rewind:backed-up");
+    agent_rewind_core::trace::mark("rewind: backup published");
+    agent_rewind_core::crash_point!("rewind:backed-up");
     Ok((backup, prepared))
 }
 
@@ -483,17 +483,17 @@ fn check_out_in_place(
     plan: &Plan,
     git_commit: Option<ObjectId>,
 ) -> Result<()> {
-    crate::trace::mark("rewind: source archived");
-    crate::crash_point!("rewind:source-archived");
+    agent_rewind_core::trace::mark("rewind: source archived");
+    agent_rewind_core::crash_point!("rewind:source-archived");
     let written = materialize::write_changes(store, &prepared.changes, &prepared.backed_up)?;
-    crate::trace::mark("rewind: files written");
-    crate::crash_point!("rewind:files-written");
+    agent_rewind_core::trace::mark("rewind: files written");
+    agent_rewind_core::crash_point!("rewind:files-written");
     let after_files = || -> Result<()> {
         store
             .worktree()
             .move_user_head(plan.branch.as_deref(), git_commit)?;
-        crate::trace::mark("rewind: HEAD moved");
-        crate::crash_point!("rewind:head-moved");
+        agent_rewind_core::trace::mark("rewind: HEAD moved");
+        agent_rewind_core::crash_point!("rewind:head-moved");
         let head_tree = match git_commit {
             Some(c) => Some(store.objects().commit_tree(c)?),
             None => None,
@@ -501,10 +501,10 @@ fn check_out_in_place(
         store
             .index()
             .set_user_index(head_tree, Some(prepared.capture.index_tree), &written)?;
-        crate::trace::mark("rewind: index reset");
-        crate::crash_point!("rewind:index-written");
+        agent_rewind_core::trace::mark("rewind: index reset");
+        agent_rewind_core::crash_point!("rewind:index-written");
         set_active_run(store, &plan.new_run)?;
-        crate::trace::mark("rewind: done");
+        agent_rewind_core::trace::mark("rewind: done");
         Ok(())
     };
     after_files().map_err(|e| materialize::files_were_changed(e, &prepared.changes))

@@ -6,10 +6,10 @@
 //! Reads only; never writes a ref, a note or a file.
 
 use crate::catalog::{Catalog, Checkpoint, short, unknown_run};
-use crate::error::{Error, Result};
-use crate::ids::{CheckpointSpec, RunId, StepName};
 use crate::model::Event;
 use crate::store::{ObjectId, Store};
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::ids::{CheckpointSpec, RunId, StepName};
 use std::collections::BTreeMap;
 
 use super::{RewindOptions, RewindTarget};

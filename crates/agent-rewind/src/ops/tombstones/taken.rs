@@ -11,10 +11,10 @@
 //! this repository's own (which `push` carries), and never deletes a run.
 
 use super::{Readers, read};
-use crate::error::Result;
-use crate::ids::{RemoteName, RunId};
 use crate::store::{ObjectId, RefChange, Store, layout};
-use crate::time::Timestamp;
+use agent_rewind_core::error::Result;
+use agent_rewind_core::ids::{RemoteName, RunId};
+use agent_rewind_core::time::Timestamp;
 use std::collections::BTreeMap;
 
 /// Take the tombstones a fetch of everything staged from `remote` (see the module), and

@@ -9,8 +9,6 @@ use super::{
     run_command,
 };
 use crate::catalog::Catalog;
-use crate::error::Result;
-use crate::ids::RunId;
 use crate::journal::{Record, TreeSource, append};
 use crate::model::{Event, Status, StepKind};
 use crate::snapshot::{Policy, Snapshot, snapshot_worktree};
@@ -18,6 +16,8 @@ use crate::store::{ObjectId, Store};
 use crate::workflow::external::ExternalTask;
 use crate::workflow::plan::{self, Context, Decision};
 use crate::workflow::{StepDef, Workflow};
+use agent_rewind_core::error::Result;
+use agent_rewind_core::ids::RunId;
 use std::collections::HashSet;
 
 /// Why a pass stopped before its end, and what to do next.
@@ -344,7 +344,7 @@ impl<'a> Execution<'a> {
         r.idempotency_key = p.key.clone();
         let begun = append(self.store, r)?;
         let attempt = begun.line.attempt;
-        crate::crash_point!("runner:begun");
+        agent_rewind_core::crash_point!("runner:begun");
         if let Some(f) = opts.on_launch.as_mut() {
             f(&launch(self.run, step, &begun, false, &reason));
         }
@@ -356,8 +356,8 @@ impl<'a> Execution<'a> {
             p.session.as_deref(),
             p.key.as_deref(),
         )?;
-        crate::crash_point!("runner:command-done");
-        if crate::store::process::interrupt::caught() {
+        agent_rewind_core::crash_point!("runner:command-done");
+        if agent_rewind_core::process::interrupt::caught() {
             return self.interrupted(step, &p.hash, p.key, reason, code);
         }
         let ok = code == Some(0);
@@ -378,7 +378,7 @@ impl<'a> Execution<'a> {
             )
         });
         let done = append(self.store, r)?;
-        crate::crash_point!("runner:finished");
+        agent_rewind_core::crash_point!("runner:finished");
         self.ran_now.insert(step.name.to_string());
         self.out
             .steps
@@ -475,7 +475,7 @@ impl<'a> Execution<'a> {
                 root.id(),
                 &[crate::model::NoteLine::RunStatus {
                     status: "completed".into(),
-                    ts: crate::time::Timestamp::now(),
+                    ts: agent_rewind_core::time::Timestamp::now(),
                     reason: Some(format!("workflow {} finished", self.workflow.name)),
                 }],
             )?;
