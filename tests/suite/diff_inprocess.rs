@@ -582,7 +582,7 @@ fn ours_in(dir: &std::path::Path, config: &[&str], args: &[&str]) -> Vec<u8> {
     for kv in config {
         c.args(["-c", kv]);
     }
-    c.env("PATH", path_with_tool());
+    c.env("PATH", common::path_with_tool());
     let out = c
         .arg("agent-rewind")
         .arg("diff")
@@ -602,16 +602,6 @@ fn ours_in(dir: &std::path::Path, config: &[&str], args: &[&str]) -> Vec<u8> {
         Some(i) => out.stdout[i + 2..].to_vec(),
         None => vec![],
     }
-}
-
-/// PATH with the binary under test first, so that `git agent-rewind` runs it.
-fn path_with_tool() -> std::ffi::OsString {
-    let dir = common::bin().parent().unwrap().to_path_buf();
-    let mut paths = vec![dir];
-    paths.extend(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    ));
-    std::env::join_paths(paths).unwrap()
 }
 
 /// `diff.noprefix`, `diff.srcPrefix`/`diff.dstPrefix` and `diff.relative` (in a subfolder)

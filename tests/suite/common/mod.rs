@@ -205,6 +205,17 @@ pub fn age_files(dir: &Path) {
     }
 }
 
+/// `PATH` with the binary under test first, so that `git agent-rewind` (and a hook git
+/// starts) runs it.
+pub fn path_with_tool() -> std::ffi::OsString {
+    let dir = bin().parent().unwrap().to_path_buf();
+    let mut paths = vec![dir];
+    paths.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(paths).unwrap()
+}
+
 /// A git command with a deterministic environment (no user/system config, no pager).
 pub fn git_cmd(dir: &Path) -> Command {
     let mut c = Command::new("git");

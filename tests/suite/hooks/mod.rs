@@ -8,26 +8,16 @@ mod agents;
 mod background;
 use crate::common;
 
-use common::{Repo, bin, checkpoints, git_cmd, json_in, refs};
+use common::{Repo, checkpoints, git_cmd, json_in, refs};
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-/// `PATH` with the binary under test first, so installed hooks find `git-agent-rewind`.
-fn path_env() -> std::ffi::OsString {
-    let dir = bin().parent().unwrap().to_path_buf();
-    let mut paths = vec![dir];
-    paths.extend(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    ));
-    std::env::join_paths(paths).unwrap()
-}
-
 /// git with the binary under test on `PATH` and no agent variables inherited.
 fn git_with_path(dir: &Path) -> std::process::Command {
     let mut c = git_cmd(dir);
-    c.env("PATH", path_env())
+    c.env("PATH", crate::common::path_with_tool())
         .env_remove("AGENT_RUN")
         .env_remove("AGENT_STEP");
     c
