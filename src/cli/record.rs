@@ -4,6 +4,7 @@
 use super::paths::worktree_paths;
 use super::render::{self, Style};
 use super::{Ctx, Output};
+use agent_rewind::journal::StepFacts;
 use agent_rewind::model::{Status, StepKind};
 use agent_rewind::ops;
 use agent_rewind::store::Store;
@@ -70,14 +71,17 @@ pub fn record_options(
             }
             None => None,
         },
-        kind: a.kind.as_deref().map(StepKind::parse).transpose()?,
-        status: a.status.as_deref().map(Status::parse).transpose()?,
-        session_id: a.session_id.clone(),
-        artifacts,
-        meta: parse_meta(&a.meta)?,
-        message: a.message.clone(),
+        event: None,
         keep_active_run: a.no_activate,
-        ..Default::default()
+        facts: StepFacts {
+            kind: a.kind.as_deref().map(StepKind::parse).transpose()?,
+            status: a.status.as_deref().map(Status::parse).transpose()?,
+            session_id: a.session_id.clone(),
+            artifacts,
+            meta: parse_meta(&a.meta)?,
+            message: a.message.clone(),
+            ..Default::default()
+        },
     })
 }
 

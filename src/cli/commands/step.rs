@@ -77,7 +77,7 @@ pub fn run(cmd: StepCommand, ctx: &Ctx) -> Result<Output> {
             record,
         } => {
             let mut opts = record_options(&record, &store, ctx)?;
-            opts.exit_code = exit_code;
+            opts.facts.exit_code = exit_code;
             let step = StepName::new(step)?;
             if attempt.is_none() && !require_commit {
                 ops::checkpoint::step_end(&store, &step, opts)?

@@ -169,7 +169,7 @@ pub fn record_in_background(store: &Store, job: Job) -> Result<HookOutcome> {
     let outcome = (|| {
         let mut head = store.refs().user_head()?;
         let mut what = HookRecord {
-            expect_head: Some(commit),
+            expect_user_head: Some(commit),
             ..HookRecord::new(run, step, source)
         };
         if head.commit != Some(commit) {
@@ -178,7 +178,7 @@ pub fn record_in_background(store: &Store, job: Job) -> Result<HookOutcome> {
             // worth having. Anything else is skipped and told.
             match head.commit {
                 Some(now) if store.refs().head_moved_on_only_by_commits(commit, now)? => {
-                    what.expect_head = Some(now);
+                    what.expect_user_head = Some(now);
                     what.record_head = true;
                     head.commit = Some(commit);
                 }

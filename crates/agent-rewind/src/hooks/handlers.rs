@@ -10,7 +10,7 @@
 use super::{HookAction, HookOutcome, background};
 use crate::catalog::{Catalog, short};
 use crate::journal::active_run;
-use crate::journal::append_note_lines;
+use crate::journal::{StepFacts, append_note_lines};
 use crate::model::{Event, NoteLine};
 use crate::ops::checkpoint::{CheckpointOptions, checkpoint};
 use crate::store::ObjectId;
@@ -199,9 +199,9 @@ pub(super) struct HookRecord {
     pub step: StepName,
     pub source: StepSource,
     /// More note lines in the same commit (post-rewrite's mapping).
-    pub note_lines: Vec<NoteLine>,
+    pub extra_lines: Vec<NoteLine>,
     /// Record only while the user's HEAD is still this commit after the snapshot.
-    pub expect_head: Option<ObjectId>,
+    pub expect_user_head: Option<ObjectId>,
     /// Record `head` as the user's HEAD, not the HEAD at the time of writing.
     pub record_head: bool,
 }
@@ -212,8 +212,8 @@ impl HookRecord {
             run,
             step,
             source,
-            note_lines: vec![],
-            expect_head: None,
+            extra_lines: vec![],
+            expect_user_head: None,
             record_head: false,
         }
     }
@@ -234,11 +234,14 @@ pub(super) fn record(
         CheckpointOptions {
             run: Some(what.run),
             event: Some(Event::Commit),
-            message: subject(store, head.commit),
-            meta,
-            note_lines: what.note_lines,
-            expect_head: what.expect_head,
-            user_head: what.record_head.then(|| head.clone()),
+            facts: StepFacts {
+                message: subject(store, head.commit),
+                meta,
+                extra_lines: what.extra_lines,
+                expect_user_head: what.expect_user_head,
+                user_head: what.record_head.then(|| head.clone()),
+                ..Default::default()
+            },
             ..Default::default()
         },
     )?;
@@ -370,7 +373,7 @@ pub fn post_rewrite(store: &Store, kind: &str, input: &[u8]) -> Result<HookOutco
     }
     let (step, source) = hook_step(store, &run, head.commit, DEFAULT_COMMIT_STEP)?;
     let what = HookRecord {
-        note_lines: vec![line],
+        extra_lines: vec![line],
         ..HookRecord::new(run, step, source)
     };
     let mut out = record(store, HOOK, &head, what)?;

@@ -21,7 +21,7 @@ use super::{HookAction, HookOutcome};
 use crate::agent::Agent;
 use crate::catalog::{Catalog, Checkpoint};
 use crate::journal::runstatus::COMPLETED;
-use crate::journal::{Origin, Record, append, set_active_run};
+use crate::journal::{Origin, Record, StepFacts, append, set_active_run};
 use crate::model::{Event, LineageLink};
 use crate::ops::checkpoint::{CheckpointOptions, checkpoint};
 use crate::store::Store;
@@ -117,11 +117,11 @@ fn session_start(store: &Store, ev: &AgentEvent) -> Result<HookOutcome> {
     };
     let mut rec = Record::new(run.clone(), Event::Start);
     rec.new_run = true;
-    rec.session_id = ev.session_id.clone();
-    rec.agent = Some(hook.to_string());
+    rec.facts.session_id = ev.session_id.clone();
+    rec.facts.agent = Some(hook.to_string());
     rec.label = Some(format!("{} session {}", ev.agent.display(), session(ev)));
-    rec.meta = ev.meta.clone();
-    rec.next_action = Some("let the agent work; each turn is recorded".into());
+    rec.facts.meta = ev.meta.clone();
+    rec.facts.next_action = Some("let the agent work; each turn is recorded".into());
     let recorded = append(store, rec)?;
     set_active_run(store, &run)?;
     Ok(HookOutcome {
@@ -161,16 +161,16 @@ fn start_after(store: &Store, ev: &AgentEvent, finished: &Checkpoint) -> Result<
         inherited_steps: vec![],
     });
     rec.new_run = true;
-    rec.session_id = ev.session_id.clone();
-    rec.agent = Some(ev.agent.name().to_string());
+    rec.facts.session_id = ev.session_id.clone();
+    rec.facts.agent = Some(ev.agent.name().to_string());
     rec.label = Some(format!(
         "{} session {}, after run {}",
         ev.agent.display(),
         session(ev),
         line.run
     ));
-    rec.meta = ev.meta.clone();
-    rec.next_action = Some("let the agent work; each turn is recorded".into());
+    rec.facts.meta = ev.meta.clone();
+    rec.facts.next_action = Some("let the agent work; each turn is recorded".into());
     append(store, rec)?;
     set_active_run(store, &run)?;
     Ok(run)
@@ -361,11 +361,14 @@ fn turn(store: &Store, ev: &AgentEvent) -> Result<HookOutcome> {
         CheckpointOptions {
             run: Some(run),
             event: Some(Event::Turn),
-            session_id: ev.session_id.clone(),
-            agent: Some(hook.to_string()),
-            touched: taken.paths.clone(),
-            artifacts,
-            meta,
+            facts: StepFacts {
+                session_id: ev.session_id.clone(),
+                agent: Some(hook.to_string()),
+                touched: taken.paths.clone(),
+                artifacts,
+                meta,
+                ..Default::default()
+            },
             ..Default::default()
         },
     );

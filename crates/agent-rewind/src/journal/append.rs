@@ -35,24 +35,24 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
     if store.is_bare() && matches!(rec.tree, TreeSource::Worktree) {
         store.workdir()?;
     }
-    artifacts::check(store, &rec.artifacts)?;
+    artifacts::check(store, &rec.facts.artifacts)?;
     // A post-commit checkpoint still being recorded in the background comes first.
     drop(store.locks().wait_for_post_commit());
     // New objects stay in memory and are written as one pack right before the refs move.
     let staged = store.with_staged_objects();
     let (tree, excluded) = tree_of(store, &staged, &rec)?;
     agent_rewind_core::trace::mark("checkpoint: snapshot taken");
-    let user_head = match &rec.user_head {
+    let user_head = match &rec.facts.user_head {
         Some(h) => h.clone(),
         None => store.refs().user_head()?,
     };
     // The HEAD to expect is the real one, even when the line records another commit
     // (a background checkpoint of a commit HEAD has since moved on from by commits).
-    let actual_head = match &rec.user_head {
-        Some(_) if rec.expect_user_head.is_some() => store.refs().user_head()?.commit,
+    let actual_head = match &rec.facts.user_head {
+        Some(_) if rec.facts.expect_user_head.is_some() => store.refs().user_head()?.commit,
         _ => user_head.commit,
     };
-    if let Some(expected) = rec.expect_user_head
+    if let Some(expected) = rec.facts.expect_user_head
         && actual_head != Some(expected)
     {
         return Err(Error::conflict(format!(
@@ -60,7 +60,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
             short(expected)
         )));
     }
-    let artifacts = artifacts::resolve(&staged, tree, &rec.artifacts)?;
+    let artifacts = artifacts::resolve(&staged, tree, &rec.facts.artifacts)?;
     let fields = line::redact_fields(&rec);
     let writer = store
         .identity()
@@ -69,7 +69,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
     let _lock = store.locks().writer_lock(rec.run.as_str())?;
     for attempt in 0..MAX_ATTEMPTS {
         let ctx = context::read(store, &rec)?;
-        if let Some(expected) = rec.expect_step_tip
+        if let Some(expected) = rec.facts.expect_step_tip
             && ctx.step_tip != Some(expected)
         {
             return Err(Error::conflict(format!(
@@ -104,7 +104,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
         }
 
         let mut lines = vec![NoteLine::Checkpoint(Box::new(line.clone()))];
-        lines.extend(rec.extra_lines.iter().cloned());
+        lines.extend(rec.facts.extra_lines.iter().cloned());
         if !fields.redacted.is_empty() {
             lines.push(NoteLine::Redaction {
                 fields: fields.redacted.clone(),

@@ -72,21 +72,25 @@ pub(super) fn checkpoint_line(rec: &Record, ctx: &Context, cap: &Captured) -> Ch
         seq,
         event: rec.event,
         step_kind: rec
+            .facts
             .kind
             .or_else(|| ctx.step_prev.as_ref().and_then(|c| c.line().step_kind)),
-        status: rec.status.or_else(|| continues.and_then(|c| c.status())),
+        status: rec
+            .facts
+            .status
+            .or_else(|| continues.and_then(|c| c.status())),
         sdk_session_id: cap.fields.session_id.clone(),
-        agent: rec.agent.clone(),
-        touched: rec.touched.clone(),
+        agent: rec.facts.agent.clone(),
+        touched: rec.facts.touched.clone(),
         git_commit_sha: cap.user_head.commit.map(|c| c.to_string()),
         head_ref: cap.user_head.branch.clone(),
         artifacts: cap.artifacts.to_vec(),
-        inputs_hash: rec.inputs_hash.clone().or_else(|| {
+        inputs_hash: rec.facts.inputs_hash.clone().or_else(|| {
             continues
                 .or(attempt_of)
                 .and_then(|c| c.line().inputs_hash.clone())
         }),
-        idempotency_key: rec.idempotency_key.clone().or_else(|| {
+        idempotency_key: rec.facts.idempotency_key.clone().or_else(|| {
             continues
                 .or(attempt_of)
                 .and_then(|c| c.line().idempotency_key.clone())
@@ -101,13 +105,13 @@ pub(super) fn checkpoint_line(rec: &Record, ctx: &Context, cap: &Captured) -> Ch
         finished_at: (rec.event == Event::Finish).then_some(now),
         ts: now,
         writer: cap.writer.to_string(),
-        next_action: rec.next_action.clone(),
+        next_action: rec.facts.next_action.clone(),
         meta: cap.fields.meta.clone(),
         message: cap.fields.message.clone(),
         label: cap.fields.label.clone(),
         workflow_digest: rec.workflow_digest.clone(),
         run_root,
-        exit_code: rec.exit_code,
+        exit_code: rec.facts.exit_code,
     }
 }
 
@@ -145,7 +149,7 @@ pub(super) fn repeats_tip(
             compared.touched = p.line().touched.clone();
         }
         !rec.force
-            && rec.extra_lines.is_empty()
+            && rec.facts.extra_lines.is_empty()
             && p.commit.tree == tree
             && p.line().git_commit_sha == line.git_commit_sha
             && p.line().same_facts(&compared)
@@ -201,6 +205,7 @@ pub(super) struct RedactedFields {
 pub(super) fn redact_fields(rec: &Record) -> RedactedFields {
     let mut redacted = vec![];
     let meta = rec
+        .facts
         .meta
         .iter()
         .map(|(k, v)| {
@@ -220,8 +225,8 @@ pub(super) fn redact_fields(rec: &Record) -> RedactedFields {
             v
         })
     };
-    let message = one("message", &rec.message);
-    let session_id = one("sdk_session_id", &rec.session_id);
+    let message = one("message", &rec.facts.message);
+    let session_id = one("sdk_session_id", &rec.facts.session_id);
     let label = one("label", &rec.label);
     RedactedFields {
         meta,

@@ -24,4 +24,4 @@ pub use active::{
     active_run, active_run_in, clear_active_run, set_active_run, worktree_active_run,
 };
 pub use append::{append, append_note_lines, backoff, catch_up_step_ref};
-pub use record::{Origin, Record, Recorded, TreeSource};
+pub use record::{Origin, Record, Recorded, StepFacts, TreeSource};

@@ -29,29 +29,54 @@ pub struct Origin {
     pub inherited_steps: Vec<(StepName, ObjectId)>,
 }
 
+/// The facts of a step that a checkpoint records, and the conditions it is written under.
+/// One struct for every writer: [`Record`] holds it, and the `checkpoint` operation takes it
+/// as it is (its options are these facts plus the few things only it decides).
+#[derive(Debug, Clone, Default)]
+pub struct StepFacts {
+    pub kind: Option<StepKind>,
+    pub status: Option<Status>,
+    pub session_id: Option<String>,
+    /// The coding agent whose session `session_id` is (`agent` on the line).
+    pub agent: Option<String>,
+    /// Paths (relative to the worktree root) the agent edited since its previous turn
+    /// (`touched` on the line).
+    pub touched: Vec<String>,
+    /// Paths (inside the snapshot) or URIs (`scheme://…`).
+    pub artifacts: Vec<String>,
+    pub meta: BTreeMap<String, String>,
+    pub message: Option<String>,
+    pub exit_code: Option<i32>,
+    pub inputs_hash: Option<String>,
+    pub idempotency_key: Option<String>,
+    pub next_action: Option<String>,
+    /// More note lines written with the checkpoint line, in the same commit (e.g. the
+    /// `rewrite` record of the post-rewrite hook). A record with any is never `unchanged`.
+    pub extra_lines: Vec<NoteLine>,
+    /// Write only while the step's ref still points here (the tip the caller validated
+    /// against, as an external worker's report does); otherwise fail with a conflict,
+    /// nothing written.
+    pub expect_step_tip: Option<ObjectId>,
+    /// Write only while the user's HEAD is still this commit once the worktree is
+    /// snapshotted (a post-commit checkpoint taken after the commit returned, in the
+    /// background); otherwise fail with a conflict, nothing written.
+    pub expect_user_head: Option<ObjectId>,
+    /// The user's HEAD to record instead of the current one (a rewind's root records the
+    /// commit the new run's branch starts at; a background checkpoint records the commit
+    /// HEAD has moved on from by commits on top of it).
+    pub user_head: Option<UserHead>,
+}
+
 /// What to record.
 #[derive(Debug, Clone)]
 pub struct Record {
     pub run: RunId,
     pub step: Option<StepName>,
     pub event: Event,
-    pub kind: Option<StepKind>,
-    pub status: Option<Status>,
-    pub session_id: Option<String>,
-    /// The coding agent whose session `session_id` is (`agent` on the line).
-    pub agent: Option<String>,
-    /// Paths the agent edited since its previous turn (`touched` on the line).
-    pub touched: Vec<String>,
-    /// Paths (inside the snapshot) or URIs (`scheme://…`).
-    pub artifacts: Vec<String>,
-    pub meta: BTreeMap<String, String>,
-    pub message: Option<String>,
+    /// The step's facts and the conditions the write is made under.
+    pub facts: StepFacts,
     pub label: Option<String>,
     pub workflow_digest: Option<String>,
-    pub inputs_hash: Option<String>,
-    pub idempotency_key: Option<String>,
-    pub next_action: Option<String>,
-    pub exit_code: Option<i32>,
     pub started_at: Option<agent_rewind_core::time::Timestamp>,
     pub tree: TreeSource,
     pub origin: Option<Origin>,
@@ -59,19 +84,6 @@ pub struct Record {
     pub new_run: bool,
     /// Write even when identical to the tip.
     pub force: bool,
-    /// The user's HEAD to record instead of the current one (a rewind's root records the
-    /// commit the new run's branch starts at).
-    pub user_head: Option<UserHead>,
-    /// More note lines written with the checkpoint line, in the same commit (e.g. the
-    /// `rewrite` record of the post-rewrite hook). A record with any is never `unchanged`.
-    pub extra_lines: Vec<NoteLine>,
-    /// Write only while the step's ref still points here (the tip the caller validated
-    /// against); otherwise fail with a conflict, nothing written.
-    pub expect_step_tip: Option<ObjectId>,
-    /// Write only while the user's HEAD is still this commit once the worktree is
-    /// snapshotted (a post-commit checkpoint taken after the commit returned); otherwise
-    /// fail with a conflict, nothing written.
-    pub expect_user_head: Option<ObjectId>,
     /// The line's `ts` instead of now (an imported record says when its facts happened:
     /// the commit whose lines another tool attributed).
     pub at: Option<agent_rewind_core::time::Timestamp>,
@@ -83,29 +95,14 @@ impl Record {
             run,
             step: None,
             event,
-            kind: None,
-            status: None,
-            session_id: None,
-            agent: None,
-            touched: vec![],
-            artifacts: vec![],
-            meta: BTreeMap::new(),
-            message: None,
+            facts: StepFacts::default(),
             label: None,
             workflow_digest: None,
-            inputs_hash: None,
-            idempotency_key: None,
-            next_action: None,
-            exit_code: None,
             started_at: None,
             tree: TreeSource::Worktree,
             origin: None,
             new_run: false,
             force: false,
-            user_head: None,
-            extra_lines: vec![],
-            expect_step_tip: None,
-            expect_user_head: None,
             at: None,
         }
     }

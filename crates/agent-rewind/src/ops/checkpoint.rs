@@ -4,44 +4,22 @@
 //! one is started.
 
 use super::start::{StartOptions, start};
-use crate::journal::{Record, Recorded, append};
+use crate::journal::{Record, Recorded, StepFacts, append};
 use crate::journal::{active_run, set_active_run};
-use crate::model::{Event, Status, StepKind};
+use crate::model::{Event, Status};
 use crate::store::Store;
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_core::ids::{RunId, StepName};
-use std::collections::BTreeMap;
 
+/// What `checkpoint()` records: the step's facts as the journal takes them, plus what only
+/// `checkpoint()` decides (which run, the event, whether a run it starts becomes active).
 #[derive(Debug, Clone, Default)]
 pub struct CheckpointOptions {
     pub run: Option<RunId>,
-    pub kind: Option<StepKind>,
-    pub status: Option<Status>,
     pub event: Option<Event>,
-    pub session_id: Option<String>,
-    /// The coding agent whose session `session_id` is.
-    pub agent: Option<String>,
-    /// Paths (relative to the worktree root) the agent edited since its previous turn.
-    pub touched: Vec<String>,
-    pub artifacts: Vec<String>,
-    pub meta: BTreeMap<String, String>,
-    pub message: Option<String>,
-    pub exit_code: Option<i32>,
-    pub inputs_hash: Option<String>,
-    pub idempotency_key: Option<String>,
-    pub next_action: Option<String>,
-    /// More note lines written in the same commit as the checkpoint line.
-    pub note_lines: Vec<crate::model::NoteLine>,
-    /// Write only while the step's ref still points at this checkpoint (see `ops::external`).
-    pub expect_step_tip: Option<crate::store::ObjectId>,
-    /// Write only while the user's HEAD is still this commit after the snapshot (a
-    /// post-commit checkpoint taken in the background, `hooks::background`).
-    pub expect_head: Option<crate::store::ObjectId>,
     /// A run started implicitly does not become the worktree's active run (`--no-activate`).
     pub keep_active_run: bool,
-    /// The user's HEAD to record instead of the current one (a background checkpoint of a
-    /// commit HEAD has moved on from by commits on top of it).
-    pub user_head: Option<crate::store::UserHead>,
+    pub facts: StepFacts,
 }
 
 /// The result, with the id of a run that was started implicitly.
@@ -67,27 +45,15 @@ pub fn checkpoint(
     let (run, started) = ensure_run(store, opts.run.clone(), opts.keep_active_run)?;
     let mut rec = Record::new(run, event);
     rec.step = Some(step.clone());
-    rec.kind = opts.kind;
-    rec.status = opts.status.or(match event {
-        Event::Begin => Some(Status::Running),
-        _ => None,
-    });
-    rec.session_id = opts.session_id;
-    rec.agent = opts.agent;
-    rec.touched = opts.touched;
-    rec.artifacts = opts.artifacts;
-    rec.meta = opts.meta;
-    rec.message = opts.message;
-    rec.exit_code = opts.exit_code;
-    rec.inputs_hash = opts.inputs_hash;
-    rec.idempotency_key = opts.idempotency_key;
-    rec.extra_lines = opts.note_lines;
-    rec.expect_step_tip = opts.expect_step_tip;
-    rec.expect_user_head = opts.expect_head;
-    rec.user_head = opts.user_head;
-    rec.next_action = opts
+    rec.facts = opts.facts;
+    if event == Event::Begin {
+        rec.facts.status.get_or_insert(Status::Running);
+    }
+    rec.facts.next_action = rec
+        .facts
         .next_action
-        .or_else(|| default_next_action(event, step, rec.status));
+        .take()
+        .or_else(|| default_next_action(event, step, rec.facts.status));
     let recorded = append(store, rec)?;
     Ok(CheckpointOutcome { recorded, started })
 }
@@ -99,7 +65,7 @@ pub fn step_begin(
     mut opts: CheckpointOptions,
 ) -> Result<CheckpointOutcome> {
     opts.event = Some(Event::Begin);
-    opts.status = Some(opts.status.unwrap_or(Status::Running));
+    opts.facts.status = Some(opts.facts.status.unwrap_or(Status::Running));
     checkpoint(store, step, opts)
 }
 
@@ -109,7 +75,7 @@ pub fn step_end(
     step: &StepName,
     mut opts: CheckpointOptions,
 ) -> Result<CheckpointOutcome> {
-    match opts.status {
+    match opts.facts.status {
         Some(
             Status::Completed
             | Status::Failed

@@ -56,7 +56,7 @@ pub fn report_end(store: &Store, report: EndReport) -> Result<EndOutcome> {
         record: opts,
     } = report;
     let (run, step) = (&run, &step);
-    let status = match opts.status {
+    let status = match opts.facts.status {
         Some(s @ (Status::Completed | Status::Failed)) => s,
         Some(other) => {
             return Err(Error::usage(format!(
@@ -100,7 +100,7 @@ pub fn report_end(store: &Store, report: EndReport) -> Result<EndOutcome> {
         let mut o = opts.clone();
         o.run = Some(run.clone());
         o.event = Some(Event::Finish);
-        o.expect_step_tip = Some(tip.id());
+        o.facts.expect_step_tip = Some(tip.id());
         match checkpoint(store, step, o) {
             Ok(out) => {
                 return Ok(EndOutcome {

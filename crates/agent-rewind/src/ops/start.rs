@@ -27,10 +27,10 @@ pub fn start(store: &Store, opts: StartOptions) -> Result<Recorded> {
     let mut rec = Record::new(run.clone(), Event::Start);
     rec.label = opts.label;
     rec.workflow_digest = opts.workflow_digest;
-    rec.meta = opts.meta;
-    rec.extra_lines = opts.extra_lines;
+    rec.facts.meta = opts.meta;
+    rec.facts.extra_lines = opts.extra_lines;
     rec.new_run = true;
-    rec.next_action = Some("record the first step".into());
+    rec.facts.next_action = Some("record the first step".into());
     let recorded = append(store, rec)?;
     if !opts.keep_active_run {
         set_active_run(store, &run)?;

@@ -130,16 +130,19 @@ pub fn steer(
     }
     agent_rewind_core::crash_point!("steer:written");
     let mut rec = Record::new(run.clone(), Event::Steer);
-    rec.meta
+    rec.facts
+        .meta
         .insert(STEER_INVALIDATE_META.into(), outcome.invalidated.join(","));
-    rec.meta.insert("edits".into(), outcome.edits.join(","));
-    rec.meta.insert(
+    rec.facts
+        .meta
+        .insert("edits".into(), outcome.edits.join(","));
+    rec.facts.meta.insert(
         "by".into(),
         store
             .identity()
             .unwrap_or_else(agent_rewind_core::time::writer_id),
     );
-    rec.message = Some(format!(
+    rec.facts.message = Some(format!(
         "steer: edited [{}], invalidated [{}]; will re-run [{}]",
         outcome.edits.join(", "),
         outcome.invalidated.join(", "),
@@ -150,7 +153,7 @@ pub fn steer(
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    rec.next_action = Some("`git agent-rewind resume` re-runs the steered steps".into());
+    rec.facts.next_action = Some("`git agent-rewind resume` re-runs the steered steps".into());
     rec.force = true;
     let recorded = append(store, rec)?;
     outcome.checkpoint = Some(recorded.checkpoint.to_string());

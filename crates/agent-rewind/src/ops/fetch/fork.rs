@@ -83,21 +83,21 @@ pub(super) fn import_fork(
         inherited_steps: v.steps.clone(),
     });
     rec.new_run = true;
-    rec.session_id = session;
+    rec.facts.session_id = session;
     rec.label = label;
-    rec.user_head = Some(UserHead {
+    rec.facts.user_head = Some(UserHead {
         commit: line
             .git_commit_sha
             .as_deref()
             .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok()),
         branch: line.head_ref.clone(),
     });
-    rec.message = Some(format!(
+    rec.facts.message = Some(format!(
         "run {} diverged: this is its continuation fetched from {staging} (tip {}); the local run was left untouched",
         v.run,
         short(v.head)
     ));
-    rec.next_action = Some(format!(
+    rec.facts.next_action = Some(format!(
         "continue the run as recorded on {staging} (`git agent-rewind resume {name}`)"
     ));
     append(store, rec)?;

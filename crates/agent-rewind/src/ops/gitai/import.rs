@@ -344,16 +344,16 @@ fn record_commit(
     if first {
         rec.label = Some(format!("git-ai attribution ({notes_ref})"));
     }
-    rec.message = Some(format!("git-ai: {} without its agent lines", p.commit));
+    rec.facts.message = Some(format!("git-ai: {} without its agent lines", p.commit));
     rec.tree = TreeSource::Given {
         tree: tree_upto(store, p, 0)?,
         excluded: vec![],
     };
-    rec.user_head = Some(UserHead {
+    rec.facts.user_head = Some(UserHead {
         commit: p.parent,
         branch: None,
     });
-    rec.meta = base_meta.clone();
+    rec.facts.meta = base_meta.clone();
     rec.at = Some(at);
     rec.force = true;
     append(store, rec)?;
@@ -365,20 +365,20 @@ fn record_commit(
             .map(|f| f.path.clone())
             .collect();
         let mut rec = Record::new(run.clone(), Event::Turn);
-        rec.agent = Some(g.tool.clone()).filter(|t| !t.is_empty() && t != "unknown");
-        rec.session_id = Some(g.id.clone()).filter(|s| !s.is_empty());
+        rec.facts.agent = Some(g.tool.clone()).filter(|t| !t.is_empty() && t != "unknown");
+        rec.facts.session_id = Some(g.id.clone()).filter(|s| !s.is_empty());
         base_meta.insert(META_KEY.to_string(), g.key.clone());
         let mut meta = base_meta.clone();
         if !g.model.is_empty() && g.model != "unknown" {
             meta.insert("model".into(), g.model.clone());
         }
-        rec.meta = meta;
-        rec.touched = touched.into_iter().collect();
+        rec.facts.meta = meta;
+        rec.facts.touched = touched.into_iter().collect();
         rec.tree = TreeSource::Given {
             tree: tree_upto(store, p, i + 1)?,
             excluded: vec![],
         };
-        rec.user_head = Some(UserHead {
+        rec.facts.user_head = Some(UserHead {
             commit: Some(p.commit),
             branch: None,
         });

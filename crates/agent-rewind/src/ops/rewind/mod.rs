@@ -454,21 +454,22 @@ fn root_record(
         inherited_steps: at.inherited,
     });
     rec.new_run = true;
-    rec.session_id = at.session;
+    rec.facts.session_id = at.session;
     if let Some(w) = at.workflow {
-        rec.extra_lines
+        rec.facts
+            .extra_lines
             .push(crate::model::NoteLine::Workflow(Box::new(w)));
     }
-    rec.agent = at.agent;
+    rec.facts.agent = at.agent;
     if let Some(c) = at.conversation_at {
-        rec.meta.insert("conversation_at".into(), c);
+        rec.facts.meta.insert("conversation_at".into(), c);
     }
     rec.label = at.label;
-    rec.user_head = Some(UserHead {
+    rec.facts.user_head = Some(UserHead {
         commit: git_commit,
         branch: plan.branch.as_ref().map(|b| layout::branch_ref(b)),
     });
-    rec.next_action = Some(match &point.step {
+    rec.facts.next_action = Some(match &point.step {
         Some(s) if !opts.after => format!("re-enter step {s} (`git agent-rewind resume`)"),
         _ => "continue the run from here".into(),
     });

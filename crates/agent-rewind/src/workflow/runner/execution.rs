@@ -195,9 +195,9 @@ impl<'a> Execution<'a> {
     ) -> Record {
         let mut r = Record::new(self.run.clone(), event);
         r.step = Some(step.name.clone());
-        r.kind = Some(step.kind);
-        r.status = Some(status);
-        r.inputs_hash = Some(hash.to_string());
+        r.facts.kind = Some(step.kind);
+        r.facts.status = Some(status);
+        r.facts.inputs_hash = Some(hash.to_string());
         r.workflow_digest = Some(self.digest.clone());
         r.force = true;
         if let Some(snap) = tree {
@@ -216,9 +216,11 @@ impl<'a> Execution<'a> {
         original: ObjectId,
     ) -> Result<Option<Stop>> {
         let mut r = self.record(step, &p.hash, Event::Finish, Status::Skipped, Some(&p.snap));
-        r.idempotency_key = p.key;
-        r.meta.insert("duplicate_of".into(), original.to_string());
-        r.next_action = Some("run the next step".into());
+        r.facts.idempotency_key = p.key;
+        r.facts
+            .meta
+            .insert("duplicate_of".into(), original.to_string());
+        r.facts.next_action = Some("run the next step".into());
         let reason = format!(
             "its effect already completed at {}",
             crate::catalog::short(original)
@@ -238,7 +240,7 @@ impl<'a> Execution<'a> {
             Status::AwaitingApproval,
             Some(&p.snap),
         );
-        r.next_action = Some(format!("approve or reject gate {}", step.name));
+        r.facts.next_action = Some(format!("approve or reject gate {}", step.name));
         let rec = append(self.store, r)?;
         let next = format!(
             "`git agent-rewind approve {}` then `git agent-rewind resume`",
@@ -262,8 +264,8 @@ impl<'a> Execution<'a> {
             Status::Completed,
             Some(&p.snap),
         );
-        r.meta.insert("approved_by".into(), by.clone());
-        r.next_action = Some("run the next step".into());
+        r.facts.meta.insert("approved_by".into(), by.clone());
+        r.facts.next_action = Some("run the next step".into());
         let rec = append(self.store, r)?;
         self.out.steps.push(recorded(
             step,
@@ -310,9 +312,9 @@ impl<'a> Execution<'a> {
         opts: &mut ExecOptions,
     ) -> Result<Option<Stop>> {
         let mut r = self.record(step, &p.hash, Event::Begin, Status::Running, Some(&p.snap));
-        r.idempotency_key = p.key.clone();
-        r.meta.insert("external".into(), "true".into());
-        r.next_action = Some("wait for its worker to report with `step end`".into());
+        r.facts.idempotency_key = p.key.clone();
+        r.facts.meta.insert("external".into(), "true".into());
+        r.facts.next_action = Some("wait for its worker to report with `step end`".into());
         let rec = append(self.store, r)?;
         let task = ExternalTask::new(
             self.run.as_str(),
@@ -341,7 +343,7 @@ impl<'a> Execution<'a> {
         opts: &mut ExecOptions,
     ) -> Result<Option<Stop>> {
         let mut r = self.record(step, &p.hash, Event::Begin, Status::Running, Some(&p.snap));
-        r.idempotency_key = p.key.clone();
+        r.facts.idempotency_key = p.key.clone();
         let begun = append(self.store, r)?;
         let attempt = begun.line.attempt;
         agent_rewind_core::crash_point!("runner:begun");
@@ -367,9 +369,9 @@ impl<'a> Execution<'a> {
             Status::Failed
         };
         let mut r = self.record(step, &p.hash, Event::Finish, status, None);
-        r.idempotency_key = p.key;
-        r.exit_code = code;
-        r.next_action = Some(if ok {
+        r.facts.idempotency_key = p.key;
+        r.facts.exit_code = code;
+        r.facts.next_action = Some(if ok {
             "run the next step".into()
         } else {
             format!(
@@ -419,8 +421,8 @@ impl<'a> Execution<'a> {
         code: Option<i32>,
     ) -> Result<Option<Stop>> {
         let mut r = self.record(step, hash, Event::Finish, Status::Interrupted, None);
-        r.idempotency_key = key;
-        r.exit_code = code;
+        r.facts.idempotency_key = key;
+        r.facts.exit_code = code;
         let next = if step.rerun_safe() {
             format!("`git agent-rewind resume` runs step {} again", step.name)
         } else {
@@ -429,7 +431,7 @@ impl<'a> Execution<'a> {
                 step.name
             )
         };
-        r.next_action = Some(next.clone());
+        r.facts.next_action = Some(next.clone());
         let done = append(self.store, r)?;
         self.ran_now.insert(step.name.to_string());
         self.out
