@@ -38,9 +38,9 @@ fn pager_of(dir: &Path, name: &str) -> Option<String> {
     let key = format!("pager.{name}");
     let mut for_command = None;
     if let Some(store) = &store
-        && let Some(value) = store.config_string(&key)
+        && let Some(value) = store.config().string(&key)
     {
-        match store.config_bool(&key) {
+        match store.config().bool(&key) {
             Ok(Some(false)) => return None,
             Ok(Some(true)) => {}
             _ => for_command = Some(value),
@@ -52,7 +52,7 @@ fn pager_of(dir: &Path, name: &str) -> Option<String> {
     if for_command.is_some() {
         return for_command;
     }
-    if let Some(p) = store.as_ref().and_then(|s| s.config_string("core.pager")) {
+    if let Some(p) = store.as_ref().and_then(|s| s.config().string("core.pager")) {
         return Some(p);
     }
     if let Some(p) = std::env::var_os("PAGER") {

@@ -23,7 +23,9 @@
 mod blame;
 pub use blame::RunningBlame;
 mod checkoutbytes;
+mod config;
 mod configenv;
+mod diff;
 mod diffattr;
 mod diffstat;
 pub mod facade;
@@ -68,7 +70,8 @@ pub use agent_rewind_core::private::{
 };
 pub use agent_rewind_core::quote::rel_path;
 pub use agent_rewind_scan::{ChangeKind, TreeChange, glob_match};
-pub use gitbin::DiffText;
+pub use config::Config;
+pub use diff::{Diff, DiffText};
 pub use gix::objs::tree::EntryKind;
 pub use index::Index;
 pub use localcopy::{LocalRemote, NotesCopy};
@@ -220,12 +223,12 @@ impl Store {
                 ))
             })?;
         let store = Store { repo };
-        store.workdir()?;
+        store.worktree().root()?;
         Ok(store)
     }
 
     /// A handle on the same repository whose object writes stay in memory until
-    /// [`Store::persist_staged_objects`] writes them all as one pack (reads see them at
+    /// [`Objects::persist_staged`] writes them all as one pack (reads see them at
     /// once). For a checkpoint's ~30 objects this replaces ~30 loose files with two.
     ///
     /// Only while git's automatic gc folds small packs together: with `gc.auto=0` or
@@ -239,24 +242,9 @@ impl Store {
         Store { repo }
     }
 
-    /// Write the objects staged by a [`Store::with_staged_objects`] handle as one pack.
-    /// Must return before any ref may point at them. Returns how many were written.
-    pub fn persist_staged_objects(&self) -> Result<usize> {
-        let Some(mut staged) = self.repo.objects.reset_object_memory() else {
-            return Ok(0);
-        };
-        let objects: Vec<packwrite::PackEntry> = std::mem::take(&mut *staged)
-            .into_iter()
-            .map(|(id, (kind, data))| (id, kind, data))
-            .collect();
-        let n = objects.len();
-        self.write_objects_as_pack(objects)?;
-        Ok(n)
-    }
-
     /// Write `objects` into this repository as one pack, compressed as git packs
     /// ([`Self::pack_compression`]). Must return before any ref may point at them.
-    fn write_objects_as_pack(&self, objects: Vec<packwrite::PackEntry>) -> Result<()> {
+    pub(crate) fn write_objects_as_pack(&self, objects: Vec<packwrite::PackEntry>) -> Result<()> {
         packwrite::write_pack(
             self.repo.objects.store_ref().path(),
             self.repo.object_hash(),
@@ -269,7 +257,7 @@ impl Store {
     /// else zlib's default (-1, level 6). `git gc` copies a packed object's compressed bytes
     /// as they are, so our small packs must be compressed as git would compress them.
     fn pack_compression(&self) -> gix::zlib::Compression {
-        let config = self.repo.config_snapshot();
+        let config = self.config();
         let level = ["pack.compression", "core.compression"]
             .iter()
             .find_map(|k| config.integer(k))
@@ -292,19 +280,13 @@ impl Store {
 
     /// git's `gc.autoPackLimit` (50 by default; 0 or less: no limit).
     fn auto_pack_limit(&self) -> i64 {
-        self.repo
-            .config_snapshot()
-            .integer("gc.autoPackLimit")
-            .unwrap_or(50)
+        self.config().integer("gc.autoPackLimit").unwrap_or(50)
     }
 
     /// git's `gc.auto`, loose objects before `git gc --auto` packs them (6700 by default; 0
     /// or less: automatic gc is off).
     fn auto_gc_threshold(&self) -> i64 {
-        self.repo
-            .config_snapshot()
-            .integer("gc.auto")
-            .unwrap_or(6700)
+        self.config().integer("gc.auto").unwrap_or(6700)
     }
 
     fn pack_count(&self) -> usize {
@@ -362,81 +344,8 @@ impl Store {
         &self.repo
     }
 
-    pub fn is_bare(&self) -> bool {
-        self.repo.workdir().is_none()
-    }
-
-    pub fn workdir(&self) -> Result<&Path> {
-        self.repo.workdir().ok_or_else(|| {
-            Error::refused(format!(
-                "{} is a bare repository; this command needs a worktree",
-                self.repo.git_dir().display()
-            ))
-            .with_hint("run it in a clone with a worktree, or add one with `git worktree add`")
-        })
-    }
-
-    /// This worktree's private git dir (`.git`, or `.git/worktrees/<name>` for a linked one).
-    pub fn git_dir(&self) -> &Path {
-        self.repo.git_dir()
-    }
-
-    /// The git dir shared by all worktrees.
-    pub fn common_dir(&self) -> &Path {
-        self.repo.common_dir()
-    }
-
     /// The user's index as it is on disk ([`agent_rewind_scan::read_user_index`]).
     pub(crate) fn read_user_index(&self) -> Result<gix::index::File> {
         agent_rewind_scan::read_user_index(&self.repo)
-    }
-
-    /// Read a config value as a string.
-    pub fn config_string(&self, key: &str) -> Option<String> {
-        self.repo
-            .config_snapshot()
-            .string(key)
-            .map(|s| s.to_string())
-    }
-
-    /// Read a boolean the way git reads one: `true`/`yes`/`on`/`1` and a key without a
-    /// value are true, `false`/`no`/`off`/`0` and an empty value are false, in any case
-    /// (`False`, `OFF`). Anything else is an error naming the key, as git's "bad boolean
-    /// config value" is.
-    pub fn config_bool(&self, key: &str) -> Result<Option<bool>> {
-        match self.repo.config_snapshot().try_boolean(key) {
-            Ok(b) => Ok(b),
-            Err(_) => Err(Error::usage(format!(
-                "bad boolean config value {:?} for {key}",
-                self.config_string(key).unwrap_or_default()
-            ))
-            .with_hint("a boolean is true, false, yes, no, on, off, 1 or 0")),
-        }
-    }
-
-    /// Read all values of a multi-valued config key.
-    pub fn config_strings(&self, key: &str) -> Vec<String> {
-        self.repo
-            .config_snapshot()
-            .plumbing()
-            .strings(key)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|s| s.to_string())
-            .collect()
-    }
-
-    /// Read a size: a config integer as git reads it (`k`/`m`/`g` suffixes), not negative.
-    pub fn config_size(&self, key: &str) -> Result<Option<u64>> {
-        let bad = |v: String| {
-            Error::usage(format!(
-                "config {key} = {v:?} is not a size (like 10m or 1048576)"
-            ))
-        };
-        match self.repo.config_snapshot().try_integer(key) {
-            Ok(None) => Ok(None),
-            Ok(Some(n)) => u64::try_from(n).map(Some).map_err(|_| bad(n.to_string())),
-            Err(_) => Err(bad(self.config_string(key).unwrap_or_default())),
-        }
     }
 }

@@ -116,7 +116,7 @@ pub(super) struct PackedRefsEdit {
 
 impl PackedRefsEdit {
     pub(super) fn begin(store: &Store) -> Result<PackedRefsEdit> {
-        let common = store.common_dir().to_path_buf();
+        let common = store.repo.common_dir().to_path_buf();
         let packed = common.join("packed-refs");
         let lock = lock_path(&packed);
         store.remove_stale_locks(std::slice::from_ref(&lock));

@@ -197,7 +197,12 @@ pub(crate) fn set_user_index(
             (new.into_parts().0, kept, cache_tree)
         }
     };
-    let refreshed = refresh_written(&mut new, store.workdir()?, written, store.fs_checks()?);
+    let refreshed = refresh_written(
+        &mut new,
+        store.worktree().root()?,
+        written,
+        store.fs_checks()?,
+    );
     let bytes = encode(&new, cache_tree.as_ref(), hash)?;
     agent_rewind_core::trace::mark(&format!(
         "index: built ({} entries, {kept} kept their stat data, {refreshed} refreshed)",

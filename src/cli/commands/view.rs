@@ -103,9 +103,10 @@ pub fn run(a: ViewArgs, ctx: &Ctx) -> Result<Output> {
 /// The repository's name for the page title: its worktree folder, else its git folder.
 fn repo_name(store: &Store) -> String {
     let dir = store
-        .workdir()
+        .worktree()
+        .root()
         .map(Path::to_path_buf)
-        .unwrap_or_else(|_| store.common_dir().to_path_buf());
+        .unwrap_or_else(|_| store.worktree().common_dir().to_path_buf());
     dir.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| dir.display().to_string())

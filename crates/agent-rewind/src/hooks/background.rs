@@ -46,13 +46,13 @@ enum Mode {
 }
 
 fn mode(store: &Store) -> Result<Mode> {
-    let Some(value) = store.config_string(KEY) else {
+    let Some(value) = store.config().string(KEY) else {
         return Ok(Mode::Auto);
     };
     if value.eq_ignore_ascii_case("auto") {
         return Ok(Mode::Auto);
     }
-    match store.config_bool(KEY) {
+    match store.config().bool(KEY) {
         Ok(Some(true)) => Ok(Mode::Always),
         Ok(Some(false)) => Ok(Mode::Never),
         _ => Err(Error::usage(format!(

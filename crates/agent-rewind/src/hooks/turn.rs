@@ -53,7 +53,7 @@ pub fn handle(agent: Agent, input: &[u8], args: &[String], dir: &Path) -> HookOu
     };
     let Some(store) = dirs
         .iter()
-        .find_map(|d| Store::discover(d).ok().filter(|s| !s.is_bare()))
+        .find_map(|d| Store::discover(d).ok().filter(|s| !s.worktree().is_bare()))
     else {
         return HookOutcome::skipped(
             hook,
@@ -180,7 +180,7 @@ fn start_after(store: &Store, ev: &AgentEvent, finished: &Checkpoint) -> Result<
 /// the run the next turn records into.
 fn edit(store: &Store, ev: &AgentEvent, cwd: &Path) -> Result<HookOutcome> {
     let hook = ev.agent.name();
-    let root = store.workdir()?;
+    let root = store.worktree().root()?;
     let paths: Vec<String> = ev
         .edited
         .iter()

@@ -32,8 +32,8 @@ const MAX_ATTEMPTS: u32 = 50;
 pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
     // A bare repository has no worktree to snapshot (a given tree needs none: a fetch
     // importing a diverged run).
-    if store.is_bare() && matches!(rec.tree, TreeSource::Worktree) {
-        store.workdir()?;
+    if store.worktree().is_bare() && matches!(rec.tree, TreeSource::Worktree) {
+        store.worktree().root()?;
     }
     artifacts::check(store, &rec.artifacts)?;
     // A post-commit checkpoint still being recorded in the background comes first.
@@ -63,6 +63,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
     let artifacts = artifacts::resolve(&staged, tree, &rec.artifacts)?;
     let fields = line::redact_fields(&rec);
     let writer = store
+        .config()
         .identity()
         .unwrap_or_else(agent_rewind_core::time::writer_id);
 
@@ -122,7 +123,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
             NOTES_COMMIT_MESSAGE,
         )?;
 
-        staged.persist_staged_objects()?;
+        staged.objects().persist_staged()?;
         agent_rewind_core::crash_point!("journal:objects-written");
         agent_rewind_core::trace::mark("checkpoint: commit and note written");
         let changes = ref_changes(&rec, &ctx, commit, notes_commit);

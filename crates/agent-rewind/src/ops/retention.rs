@@ -39,7 +39,7 @@ pub struct Policy {
 /// `agentRewind.retain` (every value; each may list several limits separated by commas or
 /// spaces), else [`DEFAULT`]. `None`: `never`.
 pub fn policy(store: &Store) -> Result<Option<Policy>> {
-    let values = store.config_strings(KEY);
+    let values = store.config().strings(KEY);
     let text = if values.is_empty() {
         DEFAULT.to_string()
     } else {
@@ -163,7 +163,7 @@ pub fn in_use(store: &Store, runs: &[RunSummary]) -> Result<BTreeMap<String, Str
     if let Some(run) = crate::journal::active_run(store)? {
         out.insert(run.to_string(), "the active run of this worktree".into());
     }
-    for w in store.worktree_uses()? {
+    for w in store.worktree().uses()? {
         if let Ok(Some(run)) = crate::journal::active_run_in(&w.active_run_file) {
             out.entry(run.to_string())
                 .or_insert_with(|| "the active run of a worktree".into());

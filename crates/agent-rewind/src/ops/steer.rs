@@ -110,7 +110,7 @@ pub fn steer(
     if !apply {
         return Ok(outcome);
     }
-    let root = store.workdir()?.to_path_buf();
+    let root = store.worktree().root()?.to_path_buf();
     if !contents.is_empty() {
         let runs =
             materialize::RunFacts::active(crate::journal::worktree_active_run(store)?.as_ref());
@@ -136,6 +136,7 @@ pub fn steer(
     rec.meta.insert(
         "by".into(),
         store
+            .config()
             .identity()
             .unwrap_or_else(agent_rewind_core::time::writer_id),
     );
