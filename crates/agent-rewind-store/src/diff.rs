@@ -3,7 +3,7 @@
 //! reads only; it never writes the worktree or the index.
 
 use crate::Store;
-use crate::gitbin::stdout_bytes_of;
+use crate::gitprocess::stdout_bytes_of;
 use agent_rewind_core::error::Result;
 use std::path::Path;
 

@@ -11,7 +11,7 @@
 //! module that spells ref names, [`process`] the only one that starts a process for the
 //! layers above). It knows the format but not the operations: it never decides *what* to
 //! record or restore, touches the user's index, HEAD or files only when an operation asks
-//! it to (after that operation's backup: `worktree`, `userindex`, `gitbin`), and never
+//! it to (after that operation's backup: `worktree`, `userindex`, `gitprocess`), and never
 //! prints.
 
 // `print!`/`eprintln!` panic when the stream is a closed pipe; nothing here prints but
@@ -29,7 +29,7 @@ mod diff;
 mod diffattr;
 mod diffstat;
 pub mod facade;
-mod gitbin;
+mod gitprocess;
 mod index;
 mod indexlock;
 pub mod layout;

@@ -151,10 +151,10 @@ impl Objects<'_> {
             .store
             .git_command(dir, &args)
             .arg("--")
-            .arg(crate::gitbin::absolute(file))
+            .arg(crate::gitprocess::absolute(file))
             .output()
-            .map_err(crate::gitbin::could_not_run)?;
-        crate::gitbin::stdout_of(&args, out).map(|_| ())
+            .map_err(crate::gitprocess::could_not_run)?;
+        crate::gitprocess::stdout_of(&args, out).map(|_| ())
     }
 
     /// Write a commit without moving any ref; signed when `agentRewind.sign` says so

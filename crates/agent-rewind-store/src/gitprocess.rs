@@ -1,9 +1,9 @@
-//! What must go through the git binary (gix 0.90 has no equivalent): moving the user's
-//! HEAD, resetting the user's index to a commit, linked worktrees with git's own
-//! bookkeeping, config writes, packing refs, and where git looks for hooks (push, fetch and
-//! bundles are in `transport`). Every call is a named method here: no module outside the
-//! store builds a git command line. Each is a separate `git` process with the repository
-//! made explicit; failures become one-line errors naming the command.
+//! Running git: the one place the store starts a `git` process, for what gix 0.90 cannot do
+//! (moving the user's HEAD, linked worktrees, config writes, push, fetch, bundles …). Each
+//! is a separate process with the repository made explicit in its environment; a failure
+//! becomes a one-line error naming the command. It only runs what a facade asks: the
+//! command lines are spelled by the facades' methods, and no crate above the store reaches
+//! this module.
 
 use super::Store;
 use agent_rewind_core::error::{Error, Result};
@@ -85,26 +85,6 @@ impl Store {
 }
 
 impl Store {
-    /// What `git checkout` writes at `path` for the blob `id`: git's own conversions
-    /// (`ident`, `working-tree-encoding`, eol, smudge filters), by `git cat-file --filters`.
-    pub(crate) fn git_checkout_bytes(
-        &self,
-        id: gix::ObjectId,
-        path: &gix::bstr::BStr,
-    ) -> Result<Vec<u8>> {
-        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
-        let args = ["cat-file", "--filters"];
-        let mut path_arg = std::ffi::OsString::from("--path=");
-        path_arg.push(agent_rewind_core::quote::rel_path(path));
-        let out = self
-            .git_command(dir, &args)
-            .arg(path_arg)
-            .arg(id.to_string())
-            .output()
-            .map_err(could_not_run)?;
-        stdout_bytes_of(&args, out)
-    }
-
     /// Run git inside this repository's worktree (or git dir when bare).
     pub(super) fn git(&self, args: &[&str]) -> Result<String> {
         let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
