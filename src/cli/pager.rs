@@ -4,7 +4,7 @@
 //! cannot be started leaves the output on stdout.
 
 use super::args::{Cli, Command};
-use agent_rewind::store::Store;
+use agent_rewind::store::{OpenFor, Store};
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -34,7 +34,7 @@ pub fn choose(cli: &Cli) -> Option<String> {
 }
 
 fn pager_of(dir: &Path, name: &str) -> Option<String> {
-    let store = Store::discover(dir).ok();
+    let store = Store::discover(dir, OpenFor::Work).ok();
     let key = format!("pager.{name}");
     let mut for_command = None;
     if let Some(store) = &store

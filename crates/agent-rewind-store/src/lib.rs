@@ -1,18 +1,26 @@
-//! The git-native store on gix: opening the repository, reading and writing our objects,
-//! notes and refs, the publish transaction with compare-and-swap, and the snapshot of a
-//! worktree; below them, the pure types every layer shares ([`error`], [`ids`], [`time`],
-//! [`quote`], [`redact`], [`trace`], [`crash`]).
+//! The git-native store on gix: opening the repository and handing out one facade per
+//! thing it touches. `Store` itself only opens and hands out; callers find a method by what
+//! it touches: [`Store::refs`], [`Store::objects`], [`Store::notes`], [`Store::index`],
+//! [`Store::worktree`] (also the repository's paths), [`Store::remote`],
+//! [`Store::maintenance`], [`Store::locks`], [`Store::config`], [`Store::diff`] and
+//! [`Store::private`] ([`facade`]).
 //!
-//! Callers find a method by what it touches: [`Store::refs`], [`Store::objects`],
-//! [`Store::notes`], [`Store::index`], [`Store::worktree`], [`Store::remote`],
-//! [`Store::maintenance`], [`Store::locks`] and [`Store::private`] ([`facade`]).
+//! One way to open a repository per purpose:
+//! - [`Store::discover`]: the repository a command runs in, found as git finds it, opened
+//!   for any work ([`OpenFor::Work`]) or for a brief read ([`OpenFor::BriefRead`]);
+//! - [`Store::open_linked_worktree`]: a linked worktree just created, whatever the
+//!   environment names;
+//! - [`Store::handle_for_thread`]: the same repository for a worker thread;
+//! - [`Store::handle_for_staged_writes`]: the same repository whose object writes stay in
+//!   memory until [`Objects::persist_staged`] writes them as one pack;
+//! - [`Store::handle_for_bulk_read`]: the same repository with an object database of its
+//!   own, for reading many objects once.
 //!
 //! This is the only crate that depends on gix or starts a process (`layout` is the only
-//! module that spells ref names, [`process`] the only one that starts a process for the
-//! layers above). It knows the format but not the operations: it never decides *what* to
-//! record or restore, touches the user's index, HEAD or files only when an operation asks
-//! it to (after that operation's backup: `worktree`, `userindex`, `gitprocess`), and never
-//! prints.
+//! module that spells ref names, `gitprocess` the only one that runs git). It knows the
+//! format but not the operations: it never decides *what* to record or restore, touches the
+//! user's index, HEAD or files only when an operation asks it to (after that operation's
+//! backup: `worktree`, `userindex`, `gitprocess`), and never prints.
 
 // `print!`/`eprintln!` panic when the stream is a closed pipe; nothing here prints but
 // through a write whose error is dropped.
@@ -103,6 +111,18 @@ pub use gix::ObjectId;
 pub use gix::bstr::{BStr, BString, ByteSlice};
 use std::path::Path;
 
+/// What a command opens its repository for ([`Store::discover`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenFor {
+    /// Any work: writing, packing, or a store that lives on (`mcp`, `watch`).
+    Work,
+    /// A command that only reads and exits within milliseconds (`diff`, `show`, `list`,
+    /// `log`, `status`): room for fewer pack indexes to appear while it runs (128 slots, or
+    /// twice the indexes past 64), which is fewer allocations at open. Never for a store
+    /// that lives on or writes packs.
+    BriefRead,
+}
+
 /// An open repository.
 pub struct Store {
     repo: gix::Repository,
@@ -112,7 +132,7 @@ pub struct Store {
 const PACK_SLOTS: u16 = 512;
 
 /// The pack index slots of a repository opened by a read-only command that exits within
-/// milliseconds ([`Store::discover_brief`]): each slot is an allocation at open, and 512 of
+/// milliseconds ([`Store::discover`] with [`OpenFor::BriefRead`]): each slot is an allocation at open, and 512 of
 /// them were a sixth of a small `diff`'s allocations. Twice the indexes of a repository that
 /// gc folds at `gc.autoPackLimit` (50), with room for as many again to appear meanwhile.
 const BRIEF_PACK_SLOTS: u16 = 128;
@@ -159,16 +179,12 @@ impl Store {
     /// it names the common directory the git dir itself records. Repositories in a format
     /// we cannot read or write (an object format other than SHA-1 and SHA-256, a compatibility
     /// object format, a ref storage other than files and reftable) are refused in one line.
-    pub fn discover(dir: &Path) -> Result<Store> {
-        Self::discover_with_room(dir, PACK_SLOTS)
-    }
-
-    /// [`Store::discover`] for a command that only reads and exits within milliseconds
-    /// (`diff`, `show`, `list`, `log`, `status`): room for fewer pack indexes to appear
-    /// while it runs (128 slots, or twice the indexes past 64), which is fewer allocations
-    /// at open. Never for a store that lives on (`mcp`, `watch`) or writes packs.
-    pub fn discover_brief(dir: &Path) -> Result<Store> {
-        Self::discover_with_room(dir, BRIEF_PACK_SLOTS)
+    /// `purpose` sizes what is set up at open ([`OpenFor`]).
+    pub fn discover(dir: &Path, purpose: OpenFor) -> Result<Store> {
+        match purpose {
+            OpenFor::Work => Self::discover_with_room(dir, PACK_SLOTS),
+            OpenFor::BriefRead => Self::discover_with_room(dir, BRIEF_PACK_SLOTS),
+        }
     }
 
     /// Open with `slots` pack index slots, or twice the indexes (at least [`PACK_SLOTS`])
@@ -207,7 +223,7 @@ impl Store {
     /// Open the linked worktree at `dir` (just created by [`Store::add_linked_worktree`])
     /// itself, whatever `GIT_DIR`/`GIT_WORK_TREE`/`GIT_INDEX_FILE` say: those name the
     /// repository this process was started on, not the new worktree.
-    pub fn open_worktree_at(dir: &Path) -> Result<Store> {
+    pub fn open_linked_worktree(dir: &Path) -> Result<Store> {
         let mut perms = gix::open::Permissions::default();
         perms.env.git_prefix = gix::sec::Permission::Deny;
         let repo = gix::open::Options::default()
@@ -234,7 +250,7 @@ impl Store {
     /// Only while git's automatic gc folds small packs together: with `gc.auto=0` or
     /// `gc.autoPackLimit=0`, or when it has fallen far behind, objects are written loose
     /// right away, as by any other handle.
-    pub fn with_staged_objects(&self) -> Store {
+    pub fn handle_for_staged_writes(&self) -> Store {
         let mut repo = self.repo.clone();
         if self.small_packs_welcome() {
             repo.objects.enable_object_memory();
@@ -300,7 +316,7 @@ impl Store {
 
     /// Another handle on the same repository, for a worker thread (a `Store` is not
     /// `Sync`): it shares the object database and has its own caches.
-    pub fn handle(&self) -> Store {
+    pub fn handle_for_thread(&self) -> Store {
         Store {
             repo: self.repo.clone(),
         }
@@ -311,7 +327,7 @@ impl Store {
     /// For reading many objects once (the first `list` of 100,000 runs): pages of the packs
     /// touched through it leave the process's memory with it, where a handle sharing the
     /// repository's database keeps every page read until the process ends.
-    pub fn with_private_objects(&self) -> Result<Store> {
+    pub fn handle_for_bulk_read(&self) -> Result<Store> {
         let shared = self.repo.objects.store_ref();
         let mut replacements = shared.replacements();
         let odb = gix::odb::Store::at_opts(

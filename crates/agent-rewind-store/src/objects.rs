@@ -101,7 +101,7 @@ impl Store {
 }
 
 impl Objects<'_> {
-    /// Write the objects staged by a [`Store::with_staged_objects`] handle as one pack.
+    /// Write the objects staged by a [`Store::handle_for_staged_writes`] handle as one pack.
     /// Must return before any ref may point at them. Returns how many were written.
     pub fn persist_staged(&self) -> Result<usize> {
         let Some(mut staged) = self.store.repo.objects.reset_object_memory() else {

@@ -39,7 +39,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
     // A post-commit checkpoint still being recorded in the background comes first.
     drop(store.locks().wait_for_post_commit());
     // New objects stay in memory and are written as one pack right before the refs move.
-    let staged = store.with_staged_objects();
+    let staged = store.handle_for_staged_writes();
     let (tree, excluded) = tree_of(store, &staged, &rec)?;
     agent_rewind_core::trace::mark("checkpoint: snapshot taken");
     let user_head = match &rec.user_head {

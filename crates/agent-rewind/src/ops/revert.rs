@@ -150,7 +150,7 @@ pub fn revert(store: &Store, spec: &CheckpointSpec, opts: &RevertOptions) -> Res
                 })?;
         }
     }
-    let staged = store.with_staged_objects();
+    let staged = store.handle_for_staged_writes();
     let paths: Vec<BString> = changes.iter().map(|c| c.path.clone()).collect();
     let ours = staged.worktree().worktree_entries(&paths)?;
     let labels = [

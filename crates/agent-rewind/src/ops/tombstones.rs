@@ -100,7 +100,7 @@ pub fn prepare(store: &Store, runs: &[(RunId, ObjectId)], lifetime: i64) -> Resu
         bodies.push((*tip, body.into_bytes()));
     }
     // All in one pack (a gc may delete thousands of runs).
-    let staged = store.with_staged_objects();
+    let staged = store.handle_for_staged_writes();
     if store.config().signing_enabled()? {
         let message = format!("agent-rewind: tombstones of {} deleted run(s)", runs.len());
         let commit = staged.notes().write_notes_commit(None, &bodies, &message)?;

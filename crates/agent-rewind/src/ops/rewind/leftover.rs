@@ -28,7 +28,7 @@ pub(super) fn leftover_fork(
     if !path.join(".git").is_file() {
         return Ok(None);
     }
-    let Ok(linked) = Store::open_worktree_at(path) else {
+    let Ok(linked) = Store::open_linked_worktree(path) else {
         return Ok(None);
     };
     let same_repository = std::fs::canonicalize(linked.worktree().common_dir()).ok()

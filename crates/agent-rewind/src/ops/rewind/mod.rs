@@ -363,7 +363,7 @@ fn make_linked(
         .worktree()
         .add_linked_worktree(path, plan.branch.as_deref(), git_commit)?;
     let made = (|| {
-        let linked = Store::open_worktree_at(path)?;
+        let linked = Store::open_linked_worktree(path)?;
         linked.worktree().apply_changes(
             linked.worktree().root()?,
             &plan.linked_changes,
