@@ -73,10 +73,6 @@ pub use usage::WorktreeUse;
 mod userindex;
 mod worktree;
 
-pub use agent_rewind_core::private::{
-    PrivatePaths, create_parent, read_if_exists, remove_if_exists, write_atomic, write_atomic_with,
-};
-pub use agent_rewind_core::quote::rel_path;
 pub use agent_rewind_scan::{ChangeKind, TreeChange, glob_match};
 pub use config::Config;
 pub use diff::{Diff, DiffText};

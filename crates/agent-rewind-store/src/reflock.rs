@@ -221,9 +221,9 @@ impl Store {
     ) -> Result<HeldRef> {
         let target = self.repo.common_dir().join(name);
         let lock = lock_path(&target);
-        super::create_parent(&lock)?;
+        agent_rewind_core::private::create_parent(&lock)?;
         let claim = self.claim_path();
-        super::create_parent(&claim)?;
+        agent_rewind_core::private::create_parent(&claim)?;
         let body = new.map(|n| format!("{n}\n")).unwrap_or_default();
         std::fs::write(&claim, body).map_err(|e| Error::io(&claim, e))?;
         let claim = Claim(claim);
@@ -252,7 +252,7 @@ impl Store {
         // the log: make it again then.
         let mut tries = 0;
         loop {
-            super::create_parent(&log)?;
+            agent_rewind_core::private::create_parent(&log)?;
             match std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -323,7 +323,7 @@ impl Store {
                 // raceproof_create_file does.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound && recreated < 8 => {
                     recreated += 1;
-                    super::create_parent(lock)?;
+                    agent_rewind_core::private::create_parent(lock)?;
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     // Look for a dead holder of ours first and once more before giving up.

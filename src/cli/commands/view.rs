@@ -4,8 +4,9 @@
 use super::log::LogArgs;
 use crate::cli::{Ctx, Output};
 use agent_rewind::ops;
-use agent_rewind::store::{Store, write_atomic};
+use agent_rewind::store::Store;
 use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::private::write_atomic;
 use agent_rewind_core::process::Purpose;
 use clap::Args;
 use std::path::{Path, PathBuf};

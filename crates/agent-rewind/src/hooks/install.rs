@@ -415,7 +415,7 @@ fn uninstall_file(path: &Path) -> Result<FileAction> {
 
 /// Write `text` to `path` atomically with `mode`.
 pub(super) fn write_atomic(path: &Path, text: &str, mode: u32) -> Result<()> {
-    crate::store::write_atomic(path, text.as_bytes(), Some(mode))
+    agent_rewind_core::private::write_atomic(path, text.as_bytes(), Some(mode))
 }
 
 #[cfg(test)]

@@ -18,10 +18,10 @@ use crate::snapshot::{Policy, snapshot_worktree};
 use crate::store::ObjectId;
 use crate::store::{
     AsBackedUp, BString, ByteSlice, EntryKind, OnDisk, Store, TreeChange, UserHead, WrittenFile,
-    rel_path,
 };
 use agent_rewind_core::error::IoResultExt;
 use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::quote::rel_path;
 use agent_rewind_core::quote::{quote_path, text_path};
 use std::collections::HashSet;
 

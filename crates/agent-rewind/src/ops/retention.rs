@@ -8,10 +8,11 @@
 //! never deletes a run, never selects one that is in use, and never starts a process.
 
 use crate::catalog::RunSummary;
-use crate::store::{Store, Trailers, read_if_exists};
+use crate::store::{Store, Trailers};
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_core::ids::RunId;
 use agent_rewind_core::private::envelope::{RETENTION_REPORT, RETENTION_STATE};
+use agent_rewind_core::private::read_if_exists;
 use agent_rewind_core::time::Timestamp;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -263,7 +264,7 @@ pub fn take_report(store: &Store) -> Vec<String> {
         Ok(lines) => lines.into_iter().filter(|l| !l.is_empty()).collect(),
         Err(e) => vec![e.to_string()],
     };
-    let _ = crate::store::remove_if_exists(&path);
+    let _ = agent_rewind_core::private::remove_if_exists(&path);
     lines
 }
 

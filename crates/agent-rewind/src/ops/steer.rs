@@ -190,5 +190,5 @@ fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
     };
     #[cfg(not(unix))]
     let mode = None;
-    crate::store::write_atomic(path, data, mode)
+    agent_rewind_core::private::write_atomic(path, data, mode)
 }
