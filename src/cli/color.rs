@@ -44,7 +44,7 @@ pub fn use_color(store: &Store, flag: Option<&str>, no_color: bool, keys: &[&str
     } else {
         let found = keys
             .iter()
-            .find_map(|k| store.config_string(k).map(|v| (*k, v)));
+            .find_map(|k| store.config().string(k).map(|v| (*k, v)));
         match found {
             None => "auto".into(),
             Some((key, configured)) => match configured.to_ascii_lowercase().as_str() {

@@ -25,7 +25,7 @@ pub fn after_recording(store: &Store) {
 /// This program again as `gc --auto`, in a process group of its own (a ^C at the prompt
 /// must not stop it), with nothing to read and nowhere to print.
 fn start_retention(store: &Store) -> bool {
-    let (Ok(dir), Ok(exe)) = (store.workdir(), std::env::current_exe()) else {
+    let (Ok(dir), Ok(exe)) = (store.worktree().root(), std::env::current_exe()) else {
         return false;
     };
     let mut child = command(Purpose::Retention, exe);

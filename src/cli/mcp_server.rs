@@ -324,7 +324,7 @@ fn too_large(params: Option<&Value>) -> ErrorData {
 
 fn diff(ctx: &Ctx, a: DiffRequest) -> Result<Value> {
     let store = ctx.store()?;
-    let root = store.workdir()?.to_path_buf();
+    let root = store.worktree().root()?.to_path_buf();
     let paths = worktree_paths(&root, &root, &a.paths)?;
     let from = ops::address::spec(&store, Some(&a.from))?;
     let from_cp = agent_rewind::catalog::Catalog::new(&store).resolve(&from)?;
@@ -345,12 +345,12 @@ fn diff(ctx: &Ctx, a: DiffRequest) -> Result<Value> {
         paths: &paths,
         ..Default::default()
     };
-    let stat = store.diff_text(
+    let stat = store.diff().text(
         &from_tree,
         &to_tree,
         &agent_rewind::store::DiffText { stat: true, ..how },
     )?;
-    let mut patch = store.diff_text(&from_tree, &to_tree, &how)?;
+    let mut patch = store.diff().text(&from_tree, &to_tree, &how)?;
     let truncated = patch.len() > MAX_DIFF_BYTES;
     if truncated {
         patch.truncate(MAX_DIFF_BYTES);
@@ -366,7 +366,7 @@ fn diff(ctx: &Ctx, a: DiffRequest) -> Result<Value> {
 
 fn blame(ctx: &Ctx, a: BlameRequest) -> Result<Value> {
     let store = ctx.store()?;
-    let root = store.workdir()?.to_path_buf();
+    let root = store.worktree().root()?.to_path_buf();
     let rel = worktree_paths(&root, &root, std::slice::from_ref(&a.file))?
         .pop()
         .unwrap_or_default();
@@ -420,7 +420,7 @@ fn revert(ctx: &Ctx, caller: &Caller, a: RevertRequest) -> Result<Value> {
 
 fn restore(ctx: &Ctx, caller: &Caller, a: RestoreRequest) -> Result<Value> {
     let store = ctx.store()?;
-    let root = store.workdir()?.to_path_buf();
+    let root = store.worktree().root()?.to_path_buf();
     if a.paths.is_empty() {
         return Err(Error::usage("name the paths to restore"));
     }

@@ -18,7 +18,7 @@ mod record;
 pub mod render;
 mod view_server;
 
-use agent_rewind::store::Store;
+use agent_rewind::store::{OpenFor, Store};
 use agent_rewind_core::error::{Error, Result};
 use args::{Cli, Command};
 use commands::*;
@@ -50,31 +50,31 @@ impl Ctx {
     /// recorded there in the background is written. What it could not record is kept for a
     /// command a person runs ([`Self::store_to_look`]); only "still running" is told here.
     pub fn store(&self) -> Result<Store> {
-        let store = Store::discover(&self.dir)?;
+        let store = Store::discover(&self.dir, OpenFor::Work)?;
         Ok(self.settle(store, agent_rewind::hooks::background::Tell::Kept))
     }
 
     /// [`Self::store`] for a command a person runs that may write (`gc`): what background
     /// checkpoints could not record is told here, once.
     pub fn store_for_person(&self) -> Result<Store> {
-        let store = Store::discover(&self.dir)?;
+        let store = Store::discover(&self.dir, OpenFor::Work)?;
         Ok(self.settle(store, agent_rewind::hooks::background::Tell::Person))
     }
 
     /// [`Self::store_for_person`] for `status`, `list`, `show` and `log`, the commands a
-    /// person runs to look: opened for a brief read ([`Store::discover_brief`]) and kept open
+    /// person runs to look: opened for a brief read ([`Store::discover`] with [`OpenFor::BriefRead`]) and kept open
     /// until the process ends ([`Kept`]).
     pub fn store_to_look(&self) -> Result<Kept> {
-        let store = Store::discover_brief(&self.dir)?;
+        let store = Store::discover(&self.dir, OpenFor::BriefRead)?;
         let store = self.settle(store, agent_rewind::hooks::background::Tell::Person);
         Ok(Kept::new(store))
     }
 
     /// [`Self::store`] for a command that opens its repository once, only reads, and ends
-    /// with it (`diff`): opened for a brief read ([`Store::discover_brief`]) and kept open
+    /// with it (`diff`): opened for a brief read ([`Store::discover`] with [`OpenFor::BriefRead`]) and kept open
     /// until the process ends ([`Kept`]).
     pub fn store_once(&self) -> Result<Kept> {
-        let store = Store::discover_brief(&self.dir)?;
+        let store = Store::discover(&self.dir, OpenFor::BriefRead)?;
         Ok(Kept::new(self.settle(
             store,
             agent_rewind::hooks::background::Tell::Kept,

@@ -4,7 +4,7 @@
 //! cannot be started leaves the output on stdout.
 
 use super::args::{Cli, Command};
-use agent_rewind::store::Store;
+use agent_rewind::store::{OpenFor, Store};
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -34,13 +34,13 @@ pub fn choose(cli: &Cli) -> Option<String> {
 }
 
 fn pager_of(dir: &Path, name: &str) -> Option<String> {
-    let store = Store::discover(dir).ok();
+    let store = Store::discover(dir, OpenFor::Work).ok();
     let key = format!("pager.{name}");
     let mut for_command = None;
     if let Some(store) = &store
-        && let Some(value) = store.config_string(&key)
+        && let Some(value) = store.config().string(&key)
     {
-        match store.config_bool(&key) {
+        match store.config().bool(&key) {
             Ok(Some(false)) => return None,
             Ok(Some(true)) => {}
             _ => for_command = Some(value),
@@ -52,7 +52,7 @@ fn pager_of(dir: &Path, name: &str) -> Option<String> {
     if for_command.is_some() {
         return for_command;
     }
-    if let Some(p) = store.as_ref().and_then(|s| s.config_string("core.pager")) {
+    if let Some(p) = store.as_ref().and_then(|s| s.config().string("core.pager")) {
         return Some(p);
     }
     if let Some(p) = std::env::var_os("PAGER") {

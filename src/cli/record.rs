@@ -56,7 +56,7 @@ pub fn record_options(
             artifacts.push(art.clone());
         } else {
             artifacts.extend(worktree_paths(
-                store.workdir()?,
+                store.worktree().root()?,
                 &ctx.dir,
                 std::slice::from_ref(art),
             )?);

@@ -91,7 +91,9 @@ fn with_automatic_gc_off_objects_stay_loose() {
 fn a_reader_opened_earlier_finds_objects_in_packs_added_since() {
     let repo = Repo::new();
     repo.ok(&["start", "--run", "r1"]);
-    let store = agent_rewind::store::Store::discover(repo.path()).unwrap();
+    let store =
+        agent_rewind::store::Store::discover(repo.path(), agent_rewind::store::OpenFor::Work)
+            .unwrap();
     // More new packs than gix's default number of index slots (32).
     for i in 0..40 {
         edit(&repo.path().join("a.txt"), i);
@@ -309,7 +311,7 @@ fn a_repository_of_hundreds_of_packs_is_opened_with_a_slot_for_each() {
 fn a_brief_read_counts_slots_past_64_packs_where_a_checkpoint_does_not() {
     // A command that only reads for milliseconds (`diff`, `show`, `list`, `log`, `status`)
     // opens with 128 slots, so past 64 indexes it counts them; a checkpoint has 512
-    // (`Store::discover_brief`).
+    // (`Store::discover` with `OpenFor::BriefRead`).
     let repo = repo_of_one_blob_packs(100);
     let trace = traced(&repo, &["checkpoint", "work", "--run", "r1"]);
     assert!(!trace.contains(SLOTS_COUNTED), "{trace}");

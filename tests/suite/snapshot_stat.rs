@@ -7,7 +7,7 @@
 use crate::common;
 
 use agent_rewind::snapshot::Snapshot;
-use agent_rewind::store::Store;
+use agent_rewind::store::{OpenFor, Store};
 use common::Repo;
 use std::os::unix::fs::PermissionsExt;
 
@@ -132,7 +132,7 @@ fn racily_clean_entries_are_left_to_the_full_check() {
         .unwrap();
     write_keeping_mtime(&path, "bbbb\n");
     let snap = snapshot_matches_git(&repo, "a racily clean edit");
-    let store = Store::discover(repo.path()).unwrap();
+    let store = Store::discover(repo.path(), OpenFor::Work).unwrap();
     let blob = store
         .objects()
         .path_in_tree(snap.tree, "a.txt")
@@ -205,7 +205,7 @@ fn a_submodule_is_kept_as_its_gitlink() {
     std::fs::write(sub.join("x.txt"), "changed inside\n").unwrap();
     std::fs::write(sub.join("new.txt"), "new inside\n").unwrap();
     let snap = snapshot_matches_git(&repo, "changes inside a submodule");
-    let store = Store::discover(repo.path()).unwrap();
+    let store = Store::discover(repo.path(), OpenFor::Work).unwrap();
     assert_eq!(
         store
             .objects()

@@ -1,7 +1,7 @@
 //! The one place where a layer above the store starts a process. Every reason to start one
 //! is a variant of [`Purpose`], so a new one is a deliberate change to this file, and
 //! `tests/suite/layers.rs` fails until it is listed there too. (The store starts its own
-//! processes, git and the filesystem monitor, in `gitbin` and `fsmonitor`.)
+//! processes, git and the filesystem monitor, in `gitprocess` and `fsmonitor`.)
 //!
 //! It owns only the start: callers pass the program and its arguments and wait as they
 //! need. It must never choose what runs; what a person did not choose (a fetched workflow,

@@ -85,3 +85,25 @@ impl<'s> CheckoutBytes<'s> {
         Ok(bytes)
     }
 }
+
+impl Store {
+    /// What `git checkout` writes at `path` for the blob `id`: git's own conversions
+    /// (`ident`, `working-tree-encoding`, eol, smudge filters), by `git cat-file --filters`.
+    pub(crate) fn git_checkout_bytes(
+        &self,
+        id: gix::ObjectId,
+        path: &gix::bstr::BStr,
+    ) -> Result<Vec<u8>> {
+        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
+        let args = ["cat-file", "--filters"];
+        let mut path_arg = std::ffi::OsString::from("--path=");
+        path_arg.push(agent_rewind_core::quote::rel_path(path));
+        let out = self
+            .git_command(dir, &args)
+            .arg(path_arg)
+            .arg(id.to_string())
+            .output()
+            .map_err(crate::gitprocess::could_not_run)?;
+        crate::gitprocess::stdout_bytes_of(&args, out)
+    }
+}

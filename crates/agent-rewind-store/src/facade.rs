@@ -1,13 +1,14 @@
 //! The facades of [`Store`]: a caller finds a method by what it touches, `store.refs()`,
 //! `store.objects()`, `store.notes()`, `store.index()`, `store.worktree()`,
-//! `store.remote()`, `store.maintenance()`, `store.locks()` (and `store.private()` for the
+//! `store.remote()`, `store.maintenance()`, `store.locks()`, `store.config()`,
+//! `store.diff()` (and `store.private()` for the
 //! paths of our private files), instead of in one flat list. Each facade is a type of its
 //! own that borrows the store and holds nothing else (it does not dereference to the store,
 //! so a facade's method is found only on its facade); the methods live beside what they
 //! touch (`refs.rs`, `objects.rs`, …). Owns no behaviour of its own.
 
 use crate::Store;
-use crate::{Index, Locks, Maintenance, Notes, Objects, Refs, Remote, Worktree};
+use crate::{Config, Diff, Index, Locks, Maintenance, Notes, Objects, Refs, Remote, Worktree};
 use agent_rewind_core::private::PrivatePaths;
 
 impl Store {
@@ -19,15 +20,15 @@ impl Store {
     pub fn objects(&self) -> Objects<'_> {
         Objects { store: self }
     }
-    /// The the runs' notes: read, written and merged.
+    /// The runs' notes: read, written and merged.
     pub fn notes(&self) -> Notes<'_> {
         Notes { store: self }
     }
-    /// The the user's index: read, saved, written under git's lock.
+    /// The user's index: read, saved, written under git's lock.
     pub fn index(&self) -> Index<'_> {
         Index { store: self }
     }
-    /// The the user's worktree and HEAD: checked, written, linked worktrees.
+    /// The user's worktree and HEAD: checked, written, linked worktrees.
     pub fn worktree(&self) -> Worktree<'_> {
         Worktree { store: self }
     }
@@ -35,16 +36,24 @@ impl Store {
     pub fn remote(&self) -> Remote<'_> {
         Remote { store: self }
     }
-    /// The git's maintenance we start in the background.
+    /// git's maintenance we start in the background.
     pub fn maintenance(&self) -> Maintenance<'_> {
         Maintenance { store: self }
     }
-    /// The our flocks: writers, the background post-commit checkpoint.
+    /// Our flocks: writers, the background post-commit checkpoint.
     pub fn locks(&self) -> Locks<'_> {
         Locks { store: self }
     }
+    /// The repository's configuration: read as git reads it, and the one write we make.
+    pub fn config(&self) -> Config<'_> {
+        Config { store: self }
+    }
+    /// The differences between two trees, as text.
+    pub fn diff(&self) -> Diff<'_> {
+        Diff { store: self }
+    }
     /// The paths of our private files for this worktree.
     pub fn private(&self) -> PrivatePaths<'_> {
-        PrivatePaths::of(self.git_dir(), self.common_dir())
+        PrivatePaths::of(self.repo.git_dir(), self.repo.common_dir())
     }
 }

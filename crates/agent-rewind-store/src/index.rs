@@ -38,9 +38,10 @@ impl Index<'_> {
         // refresh (an lstat per entry) is cheaper.
         if refresh.len() > REFRESH_PATHS_LIMIT {
             // `--refresh` exits non-zero when files differ from the index: that is expected.
-            let _ = self
-                .store
-                .git_output_in(self.store.workdir()?, &["update-index", "-q", "--refresh"])?;
+            let _ = self.store.git_output_in(
+                self.store.worktree().root()?,
+                &["update-index", "-q", "--refresh"],
+            )?;
             return Ok(());
         }
         let mut paths = Vec::new();
@@ -60,7 +61,7 @@ impl Index<'_> {
         // re-hashes those files on its next status (a file removed meanwhile fails this).
         let _ = self
             .store
-            .git_with_input(self.store.workdir()?, &args, &paths);
+            .git_with_input(self.store.worktree().root()?, &args, &paths);
         Ok(())
     }
 

@@ -1,18 +1,26 @@
-//! The git-native store on gix: opening the repository, reading and writing our objects,
-//! notes and refs, the publish transaction with compare-and-swap, and the snapshot of a
-//! worktree; below them, the pure types every layer shares ([`error`], [`ids`], [`time`],
-//! [`quote`], [`redact`], [`trace`], [`crash`]).
+//! The git-native store on gix: opening the repository and handing out one facade per
+//! thing it touches. `Store` itself only opens and hands out; callers find a method by what
+//! it touches: [`Store::refs`], [`Store::objects`], [`Store::notes`], [`Store::index`],
+//! [`Store::worktree`] (also the repository's paths), [`Store::remote`],
+//! [`Store::maintenance`], [`Store::locks`], [`Store::config`], [`Store::diff`] and
+//! [`Store::private`] ([`facade`]).
 //!
-//! Callers find a method by what it touches: [`Store::refs`], [`Store::objects`],
-//! [`Store::notes`], [`Store::index`], [`Store::worktree`], [`Store::remote`],
-//! [`Store::maintenance`], [`Store::locks`] and [`Store::private`] ([`facade`]).
+//! One way to open a repository per purpose:
+//! - [`Store::discover`]: the repository a command runs in, found as git finds it, opened
+//!   for any work ([`OpenFor::Work`]) or for a brief read ([`OpenFor::BriefRead`]);
+//! - [`Store::open_linked_worktree`]: a linked worktree just created, whatever the
+//!   environment names;
+//! - [`Store::handle_for_thread`]: the same repository for a worker thread;
+//! - [`Store::handle_for_staged_writes`]: the same repository whose object writes stay in
+//!   memory until [`Objects::persist_staged`] writes them as one pack;
+//! - [`Store::handle_for_bulk_read`]: the same repository with an object database of its
+//!   own, for reading many objects once.
 //!
 //! This is the only crate that depends on gix or starts a process (`layout` is the only
-//! module that spells ref names, [`process`] the only one that starts a process for the
-//! layers above). It knows the format but not the operations: it never decides *what* to
-//! record or restore, touches the user's index, HEAD or files only when an operation asks
-//! it to (after that operation's backup: `worktree`, `userindex`, `gitbin`), and never
-//! prints.
+//! module that spells ref names, `gitprocess` the only one that runs git). It knows the
+//! format but not the operations: it never decides *what* to record or restore, touches the
+//! user's index, HEAD or files only when an operation asks it to (after that operation's
+//! backup: `worktree`, `userindex`, `gitprocess`), and never prints.
 
 // `print!`/`eprintln!` panic when the stream is a closed pipe; nothing here prints but
 // through a write whose error is dropped.
@@ -23,11 +31,13 @@
 mod blame;
 pub use blame::RunningBlame;
 mod checkoutbytes;
+mod config;
 mod configenv;
+mod diff;
 mod diffattr;
 mod diffstat;
 pub mod facade;
-mod gitbin;
+mod gitprocess;
 mod index;
 mod indexlock;
 pub mod layout;
@@ -63,12 +73,9 @@ pub use usage::WorktreeUse;
 mod userindex;
 mod worktree;
 
-pub use agent_rewind_core::private::{
-    PrivatePaths, create_parent, read_if_exists, remove_if_exists, write_atomic, write_atomic_with,
-};
-pub use agent_rewind_core::quote::rel_path;
 pub use agent_rewind_scan::{ChangeKind, TreeChange, glob_match};
-pub use gitbin::DiffText;
+pub use config::Config;
+pub use diff::{Diff, DiffText};
 pub use gix::objs::tree::EntryKind;
 pub use index::Index;
 pub use localcopy::{LocalRemote, NotesCopy};
@@ -100,6 +107,18 @@ pub use gix::ObjectId;
 pub use gix::bstr::{BStr, BString, ByteSlice};
 use std::path::Path;
 
+/// What a command opens its repository for ([`Store::discover`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenFor {
+    /// Any work: writing, packing, or a store that lives on (`mcp`, `watch`).
+    Work,
+    /// A command that only reads and exits within milliseconds (`diff`, `show`, `list`,
+    /// `log`, `status`): room for fewer pack indexes to appear while it runs (128 slots, or
+    /// twice the indexes past 64), which is fewer allocations at open. Never for a store
+    /// that lives on or writes packs.
+    BriefRead,
+}
+
 /// An open repository.
 pub struct Store {
     repo: gix::Repository,
@@ -109,7 +128,7 @@ pub struct Store {
 const PACK_SLOTS: u16 = 512;
 
 /// The pack index slots of a repository opened by a read-only command that exits within
-/// milliseconds ([`Store::discover_brief`]): each slot is an allocation at open, and 512 of
+/// milliseconds ([`Store::discover`] with [`OpenFor::BriefRead`]): each slot is an allocation at open, and 512 of
 /// them were a sixth of a small `diff`'s allocations. Twice the indexes of a repository that
 /// gc folds at `gc.autoPackLimit` (50), with room for as many again to appear meanwhile.
 const BRIEF_PACK_SLOTS: u16 = 128;
@@ -156,16 +175,12 @@ impl Store {
     /// it names the common directory the git dir itself records. Repositories in a format
     /// we cannot read or write (an object format other than SHA-1 and SHA-256, a compatibility
     /// object format, a ref storage other than files and reftable) are refused in one line.
-    pub fn discover(dir: &Path) -> Result<Store> {
-        Self::discover_with_room(dir, PACK_SLOTS)
-    }
-
-    /// [`Store::discover`] for a command that only reads and exits within milliseconds
-    /// (`diff`, `show`, `list`, `log`, `status`): room for fewer pack indexes to appear
-    /// while it runs (128 slots, or twice the indexes past 64), which is fewer allocations
-    /// at open. Never for a store that lives on (`mcp`, `watch`) or writes packs.
-    pub fn discover_brief(dir: &Path) -> Result<Store> {
-        Self::discover_with_room(dir, BRIEF_PACK_SLOTS)
+    /// `purpose` sizes what is set up at open ([`OpenFor`]).
+    pub fn discover(dir: &Path, purpose: OpenFor) -> Result<Store> {
+        match purpose {
+            OpenFor::Work => Self::discover_with_room(dir, PACK_SLOTS),
+            OpenFor::BriefRead => Self::discover_with_room(dir, BRIEF_PACK_SLOTS),
+        }
     }
 
     /// Open with `slots` pack index slots, or twice the indexes (at least [`PACK_SLOTS`])
@@ -204,7 +219,7 @@ impl Store {
     /// Open the linked worktree at `dir` (just created by [`Store::add_linked_worktree`])
     /// itself, whatever `GIT_DIR`/`GIT_WORK_TREE`/`GIT_INDEX_FILE` say: those name the
     /// repository this process was started on, not the new worktree.
-    pub fn open_worktree_at(dir: &Path) -> Result<Store> {
+    pub fn open_linked_worktree(dir: &Path) -> Result<Store> {
         let mut perms = gix::open::Permissions::default();
         perms.env.git_prefix = gix::sec::Permission::Deny;
         let repo = gix::open::Options::default()
@@ -220,18 +235,18 @@ impl Store {
                 ))
             })?;
         let store = Store { repo };
-        store.workdir()?;
+        store.worktree().root()?;
         Ok(store)
     }
 
     /// A handle on the same repository whose object writes stay in memory until
-    /// [`Store::persist_staged_objects`] writes them all as one pack (reads see them at
+    /// [`Objects::persist_staged`] writes them all as one pack (reads see them at
     /// once). For a checkpoint's ~30 objects this replaces ~30 loose files with two.
     ///
     /// Only while git's automatic gc folds small packs together: with `gc.auto=0` or
     /// `gc.autoPackLimit=0`, or when it has fallen far behind, objects are written loose
     /// right away, as by any other handle.
-    pub fn with_staged_objects(&self) -> Store {
+    pub fn handle_for_staged_writes(&self) -> Store {
         let mut repo = self.repo.clone();
         if self.small_packs_welcome() {
             repo.objects.enable_object_memory();
@@ -239,24 +254,9 @@ impl Store {
         Store { repo }
     }
 
-    /// Write the objects staged by a [`Store::with_staged_objects`] handle as one pack.
-    /// Must return before any ref may point at them. Returns how many were written.
-    pub fn persist_staged_objects(&self) -> Result<usize> {
-        let Some(mut staged) = self.repo.objects.reset_object_memory() else {
-            return Ok(0);
-        };
-        let objects: Vec<packwrite::PackEntry> = std::mem::take(&mut *staged)
-            .into_iter()
-            .map(|(id, (kind, data))| (id, kind, data))
-            .collect();
-        let n = objects.len();
-        self.write_objects_as_pack(objects)?;
-        Ok(n)
-    }
-
     /// Write `objects` into this repository as one pack, compressed as git packs
     /// ([`Self::pack_compression`]). Must return before any ref may point at them.
-    fn write_objects_as_pack(&self, objects: Vec<packwrite::PackEntry>) -> Result<()> {
+    pub(crate) fn write_objects_as_pack(&self, objects: Vec<packwrite::PackEntry>) -> Result<()> {
         packwrite::write_pack(
             self.repo.objects.store_ref().path(),
             self.repo.object_hash(),
@@ -269,7 +269,7 @@ impl Store {
     /// else zlib's default (-1, level 6). `git gc` copies a packed object's compressed bytes
     /// as they are, so our small packs must be compressed as git would compress them.
     fn pack_compression(&self) -> gix::zlib::Compression {
-        let config = self.repo.config_snapshot();
+        let config = self.config();
         let level = ["pack.compression", "core.compression"]
             .iter()
             .find_map(|k| config.integer(k))
@@ -292,19 +292,13 @@ impl Store {
 
     /// git's `gc.autoPackLimit` (50 by default; 0 or less: no limit).
     fn auto_pack_limit(&self) -> i64 {
-        self.repo
-            .config_snapshot()
-            .integer("gc.autoPackLimit")
-            .unwrap_or(50)
+        self.config().integer("gc.autoPackLimit").unwrap_or(50)
     }
 
     /// git's `gc.auto`, loose objects before `git gc --auto` packs them (6700 by default; 0
     /// or less: automatic gc is off).
     fn auto_gc_threshold(&self) -> i64 {
-        self.repo
-            .config_snapshot()
-            .integer("gc.auto")
-            .unwrap_or(6700)
+        self.config().integer("gc.auto").unwrap_or(6700)
     }
 
     fn pack_count(&self) -> usize {
@@ -318,7 +312,7 @@ impl Store {
 
     /// Another handle on the same repository, for a worker thread (a `Store` is not
     /// `Sync`): it shares the object database and has its own caches.
-    pub fn handle(&self) -> Store {
+    pub fn handle_for_thread(&self) -> Store {
         Store {
             repo: self.repo.clone(),
         }
@@ -329,7 +323,7 @@ impl Store {
     /// For reading many objects once (the first `list` of 100,000 runs): pages of the packs
     /// touched through it leave the process's memory with it, where a handle sharing the
     /// repository's database keeps every page read until the process ends.
-    pub fn with_private_objects(&self) -> Result<Store> {
+    pub fn handle_for_bulk_read(&self) -> Result<Store> {
         let shared = self.repo.objects.store_ref();
         let mut replacements = shared.replacements();
         let odb = gix::odb::Store::at_opts(
@@ -362,81 +356,8 @@ impl Store {
         &self.repo
     }
 
-    pub fn is_bare(&self) -> bool {
-        self.repo.workdir().is_none()
-    }
-
-    pub fn workdir(&self) -> Result<&Path> {
-        self.repo.workdir().ok_or_else(|| {
-            Error::refused(format!(
-                "{} is a bare repository; this command needs a worktree",
-                self.repo.git_dir().display()
-            ))
-            .with_hint("run it in a clone with a worktree, or add one with `git worktree add`")
-        })
-    }
-
-    /// This worktree's private git dir (`.git`, or `.git/worktrees/<name>` for a linked one).
-    pub fn git_dir(&self) -> &Path {
-        self.repo.git_dir()
-    }
-
-    /// The git dir shared by all worktrees.
-    pub fn common_dir(&self) -> &Path {
-        self.repo.common_dir()
-    }
-
     /// The user's index as it is on disk ([`agent_rewind_scan::read_user_index`]).
     pub(crate) fn read_user_index(&self) -> Result<gix::index::File> {
         agent_rewind_scan::read_user_index(&self.repo)
-    }
-
-    /// Read a config value as a string.
-    pub fn config_string(&self, key: &str) -> Option<String> {
-        self.repo
-            .config_snapshot()
-            .string(key)
-            .map(|s| s.to_string())
-    }
-
-    /// Read a boolean the way git reads one: `true`/`yes`/`on`/`1` and a key without a
-    /// value are true, `false`/`no`/`off`/`0` and an empty value are false, in any case
-    /// (`False`, `OFF`). Anything else is an error naming the key, as git's "bad boolean
-    /// config value" is.
-    pub fn config_bool(&self, key: &str) -> Result<Option<bool>> {
-        match self.repo.config_snapshot().try_boolean(key) {
-            Ok(b) => Ok(b),
-            Err(_) => Err(Error::usage(format!(
-                "bad boolean config value {:?} for {key}",
-                self.config_string(key).unwrap_or_default()
-            ))
-            .with_hint("a boolean is true, false, yes, no, on, off, 1 or 0")),
-        }
-    }
-
-    /// Read all values of a multi-valued config key.
-    pub fn config_strings(&self, key: &str) -> Vec<String> {
-        self.repo
-            .config_snapshot()
-            .plumbing()
-            .strings(key)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|s| s.to_string())
-            .collect()
-    }
-
-    /// Read a size: a config integer as git reads it (`k`/`m`/`g` suffixes), not negative.
-    pub fn config_size(&self, key: &str) -> Result<Option<u64>> {
-        let bad = |v: String| {
-            Error::usage(format!(
-                "config {key} = {v:?} is not a size (like 10m or 1048576)"
-            ))
-        };
-        match self.repo.config_snapshot().try_integer(key) {
-            Ok(None) => Ok(None),
-            Ok(Some(n)) => u64::try_from(n).map(Some).map_err(|_| bad(n.to_string())),
-            Err(_) => Err(bad(self.config_string(key).unwrap_or_default())),
-        }
     }
 }

@@ -41,7 +41,7 @@ pub struct RunLock {
 /// Open (creating it and its folder) the file at `path` that a `flock` is taken on, for
 /// reading and writing, keeping what it holds.
 pub fn open_lock_file(path: &Path) -> Result<File> {
-    super::create_parent(path)?;
+    agent_rewind_core::private::create_parent(path)?;
     OpenOptions::new()
         .create(true)
         .truncate(false)

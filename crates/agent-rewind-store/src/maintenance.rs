@@ -16,7 +16,7 @@ impl Maintenance<'_> {
     /// maintenance starts after a checkpoint was written, where nothing can be refused.
     pub(crate) fn auto_gc_allowed(&self) -> bool {
         !matches!(
-            self.store.config_bool("agentRewind.autoGc"),
+            self.store.config().bool("agentRewind.autoGc"),
             Ok(Some(false))
         )
     }

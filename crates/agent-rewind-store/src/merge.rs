@@ -28,7 +28,7 @@ pub(crate) fn worktree_entries(
 ) -> Result<Vec<Option<(ObjectId, EntryKind)>>> {
     use super::ByteSlice;
     let (mut pipeline, index) = store.repo.filter_pipeline(None).map_err(from_gix)?;
-    let root = store.workdir()?;
+    let root = store.worktree().root()?;
     let mut out = Vec::with_capacity(paths.len());
     for p in paths {
         // Read only through the walk writes use: behind a symlink is not the worktree.

@@ -20,10 +20,6 @@ pub struct Objects<'s> {
     pub(crate) store: &'s Store,
 }
 
-/// The identity used when the user has none configured.
-const FALLBACK_NAME: &str = "git-agent-rewind";
-const FALLBACK_EMAIL: &str = "agent-rewind@localhost";
-
 /// The `Agent-*` trailers of a checkpoint commit message.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Trailers {
@@ -94,45 +90,6 @@ pub struct CommitInfo {
 }
 
 impl Store {
-    /// A configured identity as git resolves it for `role` (`"committer"` or `"author"`):
-    /// `GIT_<ROLE>_NAME`/`_EMAIL`, else `<role>.name`/`.email`, else `user.*`, else (email
-    /// only) `EMAIL`. Read from the environment and the config snapshot directly, never
-    /// through gix's persona lookup: that resolves the local time zone by walking the whole
-    /// zoneinfo database (about 1 ms a command), and our times are UTC anyway.
-    pub(crate) fn configured_identity(&self, role: &str) -> (Option<String>, Option<String>) {
-        let env = |k: String| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-        let upper = role.to_ascii_uppercase();
-        let name = env(format!("GIT_{upper}_NAME"))
-            .or_else(|| self.config_string(&format!("{role}.name")))
-            .or_else(|| self.config_string("user.name"));
-        let email = env(format!("GIT_{upper}_EMAIL"))
-            .or_else(|| self.config_string(&format!("{role}.email")))
-            .or_else(|| self.config_string("user.email"))
-            .or_else(|| env("EMAIL".into()));
-        let given = |v: Option<String>| v.filter(|v| !v.trim().is_empty());
-        (given(name), given(email))
-    }
-
-    /// The committer identity of our commits and reflog entries, with a fixed fallback for
-    /// a repository without one (docs/FORMAT.md: recording never fails for want of a name).
-    pub(super) fn signature(&self) -> gix::actor::Signature {
-        let (name, email) = self.configured_identity("committer");
-        gix::actor::Signature {
-            name: name.unwrap_or_else(|| FALLBACK_NAME.to_string()).into(),
-            email: email.unwrap_or_else(|| FALLBACK_EMAIL.to_string()).into(),
-            time: gix::date::Time::now_utc(),
-        }
-    }
-
-    /// The user's git identity, `Name <email>`, resolved as git resolves a commit's author;
-    /// `None` when git has none.
-    pub fn identity(&self) -> Option<String> {
-        match self.configured_identity("author") {
-            (Some(name), Some(email)) => Some(format!("{name} <{email}>")),
-            _ => None,
-        }
-    }
-
     fn find_commit(&self, id: ObjectId) -> Result<gix::Commit<'_>> {
         self.repo.find_commit(id).map_err(|e| {
             Error::not_found(format!(
@@ -144,8 +101,64 @@ impl Store {
 }
 
 impl Objects<'_> {
+    /// Write the objects staged by a [`Store::handle_for_staged_writes`] handle as one pack.
+    /// Must return before any ref may point at them. Returns how many were written.
+    pub fn persist_staged(&self) -> Result<usize> {
+        let Some(mut staged) = self.store.repo.objects.reset_object_memory() else {
+            return Ok(0);
+        };
+        let objects: Vec<crate::packwrite::PackEntry> = std::mem::take(&mut *staged)
+            .into_iter()
+            .map(|(id, (kind, data))| (id, kind, data))
+            .collect();
+        let n = objects.len();
+        self.store.write_objects_as_pack(objects)?;
+        Ok(n)
+    }
+
+    /// `base` with `edits` applied (`None` removes the path): the new tree's id.
+    pub fn edit_tree(
+        &self,
+        base: ObjectId,
+        edits: &[(
+            gix::bstr::BString,
+            Option<(ObjectId, gix::objs::tree::EntryKind)>,
+        )],
+    ) -> Result<ObjectId> {
+        agent_rewind_scan::edit_tree(&self.store.repo, base, edits)
+    }
+
+    /// Add `trailers` (`Key: value` lines) to the commit message in `file`, as `git
+    /// interpret-trailers --in-place` places them (after the message, before git's comment
+    /// lines), each only when the message does not already end with it.
+    pub fn add_trailers(&self, file: &Path, trailers: &[String]) -> Result<()> {
+        let dir = self
+            .store
+            .repo
+            .workdir()
+            .unwrap_or(self.store.repo.git_dir());
+        let mut args = vec![
+            "interpret-trailers",
+            "--in-place",
+            "--if-exists",
+            "addIfDifferent",
+        ];
+        for t in trailers {
+            args.push("--trailer");
+            args.push(t);
+        }
+        let out = self
+            .store
+            .git_command(dir, &args)
+            .arg("--")
+            .arg(crate::gitprocess::absolute(file))
+            .output()
+            .map_err(crate::gitprocess::could_not_run)?;
+        crate::gitprocess::stdout_of(&args, out).map(|_| ())
+    }
+
     /// Write a commit without moving any ref; signed when `agentRewind.sign` says so
-    /// ([`Store::signer`]).
+    /// ([`crate::Config::signer`]).
     pub fn write_commit(
         &self,
         tree: ObjectId,
@@ -155,7 +168,7 @@ impl Objects<'_> {
         self.write_commit_at(tree, parents, message, None)
     }
 
-    /// [`Store::write_commit`] dated `time` (seconds since the epoch, UTC) instead of now:
+    /// [`Objects::write_commit`] dated `time` (seconds since the epoch, UTC) instead of now:
     /// for commits written again with new parents, which keep the time they record.
     pub fn write_commit_at(
         &self,
@@ -164,7 +177,7 @@ impl Objects<'_> {
         message: &str,
         time: Option<i64>,
     ) -> Result<ObjectId> {
-        let mut sig = self.store.signature();
+        let mut sig = self.store.config().signature();
         if let Some(t) = time {
             sig.time = gix::date::Time::new(t, 0);
         }
@@ -179,7 +192,7 @@ impl Objects<'_> {
         };
         // Signed as git signs (`commit -S`): the commit without the header is the payload,
         // the signature goes into a header after the others.
-        if let Some(signer) = self.store.signer()? {
+        if let Some(signer) = self.store.config().signer()? {
             let mut payload = Vec::new();
             gix::objs::WriteTo::write_to(&commit, &mut payload)
                 .map_err(|e| Error::other(format!("cannot encode a commit: {e}")))?;
@@ -316,20 +329,6 @@ impl Objects<'_> {
             Ok(base) => Ok(base.map(|b| b.detach()) == Some(ancestor)),
             Err(_) => Ok(false),
         }
-    }
-}
-
-impl Store {
-    /// `base` with `edits` applied (`None` removes the path): the new tree's id.
-    pub fn edit_tree(
-        &self,
-        base: ObjectId,
-        edits: &[(
-            gix::bstr::BString,
-            Option<(ObjectId, gix::objs::tree::EntryKind)>,
-        )],
-    ) -> Result<ObjectId> {
-        agent_rewind_scan::edit_tree(&self.repo, base, edits)
     }
 }
 

@@ -116,12 +116,12 @@ pub(super) struct PackedRefsEdit {
 
 impl PackedRefsEdit {
     pub(super) fn begin(store: &Store) -> Result<PackedRefsEdit> {
-        let common = store.common_dir().to_path_buf();
+        let common = store.repo.common_dir().to_path_buf();
         let packed = common.join("packed-refs");
         let lock = lock_path(&packed);
         store.remove_stale_locks(std::slice::from_ref(&lock));
         let claim = Claim(store.claim_path());
-        super::create_parent(&claim.0)?;
+        agent_rewind_core::private::create_parent(&claim.0)?;
         std::fs::write(&claim.0, b"").at(&claim.0)?;
         store.take_lock_by_link(&claim.0, &lock)?;
         let lock = HeldLock(lock);

@@ -42,10 +42,13 @@ const SYSTEM_ATTRIBUTES: &[&str] = &[
 ];
 
 impl Store {
-    /// What `git diff --no-ext-diff --no-color --src-prefix=a/ --dst-prefix=b/ [--stat]
-    /// <from> <to>` prints (run by us, its output a pipe), when it can be rendered here
-    /// with certainty; `None` when git must run.
-    pub fn diff_text_inprocess(&self, from: &str, to: &str, stat: bool) -> Result<Option<Vec<u8>>> {
+    /// [`crate::Diff::text_inprocess`].
+    pub(crate) fn diff_text_inprocess(
+        &self,
+        from: &str,
+        to: &str,
+        stat: bool,
+    ) -> Result<Option<Vec<u8>>> {
         let (Ok(from), Ok(to)) = (
             ObjectId::from_hex(from.as_bytes()),
             ObjectId::from_hex(to.as_bytes()),

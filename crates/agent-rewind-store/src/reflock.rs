@@ -219,11 +219,11 @@ impl Store {
         new: Option<ObjectId>,
         old: Option<ObjectId>,
     ) -> Result<HeldRef> {
-        let target = self.common_dir().join(name);
+        let target = self.repo.common_dir().join(name);
         let lock = lock_path(&target);
-        super::create_parent(&lock)?;
+        agent_rewind_core::private::create_parent(&lock)?;
         let claim = self.claim_path();
-        super::create_parent(&claim)?;
+        agent_rewind_core::private::create_parent(&claim)?;
         let body = new.map(|n| format!("{n}\n")).unwrap_or_default();
         std::fs::write(&claim, body).map_err(|e| Error::io(&claim, e))?;
         let claim = Claim(claim);
@@ -243,7 +243,7 @@ impl Store {
     fn append_reflog(&self, h: &HeldRef, reflog_line_tail: &[u8]) -> Result<()> {
         use std::io::Write;
         let new = h.new.expect("an update");
-        let log = self.common_dir().join("logs").join(&h.name);
+        let log = self.repo.common_dir().join("logs").join(&h.name);
         let mut line = Vec::with_capacity(200);
         let zero = ObjectId::null(new.kind());
         write!(line, "{} {} ", h.old.unwrap_or(zero), new).expect("in memory");
@@ -252,7 +252,7 @@ impl Store {
         // the log: make it again then.
         let mut tries = 0;
         loop {
-            super::create_parent(&log)?;
+            agent_rewind_core::private::create_parent(&log)?;
             match std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -282,7 +282,7 @@ impl Store {
             edit.commit(&body, || {})?;
         } // else dropped: the lock goes, packed-refs stays as it is
         for h in held.iter().filter(|h| h.new.is_none()) {
-            super::packdelete::remove_reflog(self.common_dir(), &h.name);
+            super::packdelete::remove_reflog(self.repo.common_dir(), &h.name);
             match std::fs::remove_file(&h.target) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -295,13 +295,13 @@ impl Store {
     /// Remove the folders a deleted ref leaves empty, as git does: never `refs/` nor the
     /// folder right under it (`refs/agent-runs/`).
     fn remove_empty_ref_folders(&self, target: &Path) {
-        let Ok(rel) = target.strip_prefix(self.common_dir()) else {
+        let Ok(rel) = target.strip_prefix(self.repo.common_dir()) else {
             return;
         };
         let mut dir = rel.parent();
         while let Some(d) = dir {
             if d.components().count() <= 2
-                || std::fs::remove_dir(self.common_dir().join(d)).is_err()
+                || std::fs::remove_dir(self.repo.common_dir().join(d)).is_err()
             {
                 break;
             }
@@ -323,7 +323,7 @@ impl Store {
                 // raceproof_create_file does.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound && recreated < 8 => {
                     recreated += 1;
-                    super::create_parent(lock)?;
+                    agent_rewind_core::private::create_parent(lock)?;
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     // Look for a dead holder of ours first and once more before giving up.
@@ -368,8 +368,8 @@ pub(crate) fn remove_stale_locks_under(store: &Store, prefix: &str) -> usize {
     if !linked {
         return 0;
     }
-    let mut locks = vec![lock_path(&store.common_dir().join("packed-refs"))];
-    if let Ok(dir) = std::fs::read_dir(store.common_dir().join(prefix)) {
+    let mut locks = vec![lock_path(&store.repo.common_dir().join("packed-refs"))];
+    if let Ok(dir) = std::fs::read_dir(store.repo.common_dir().join(prefix)) {
         locks.extend(
             dir.flatten()
                 .map(|e| e.path())
@@ -404,8 +404,8 @@ pub(crate) fn sweep_stale_locks(store: &Store) -> usize {
             }
         }
     }
-    let mut locks = vec![lock_path(&store.common_dir().join("packed-refs"))];
-    walk(&store.common_dir().join("refs"), &mut locks);
+    let mut locks = vec![lock_path(&store.repo.common_dir().join("packed-refs"))];
+    walk(&store.repo.common_dir().join("refs"), &mut locks);
     let removed = store.remove_stale_locks(&locks);
     if removed > 0 {
         for lock in locks.iter().filter(|l| !l.exists()) {
@@ -418,8 +418,8 @@ pub(crate) fn sweep_stale_locks(store: &Store) -> usize {
 /// [`Refs::ensure_unlocked`].
 pub(crate) fn ensure_unlocked(store: &Store, name: &str) -> Result<()> {
     let target = match name {
-        "HEAD" => store.git_dir().join("HEAD"),
-        _ => store.common_dir().join(name),
+        "HEAD" => store.repo.git_dir().join("HEAD"),
+        _ => store.repo.common_dir().join(name),
     };
     let lock = lock_path(&target);
     let deadline = Instant::now() + LOCK_WAIT;

@@ -286,7 +286,7 @@ impl Refs<'_> {
     /// Pack every ref into `packed-refs` (`git pack-refs --all`).
     /// A `packed-refs.lock` a killed process of ours left is removed first.
     pub fn pack_refs(&self) -> Result<()> {
-        let lock = self.store.common_dir().join("packed-refs.lock");
+        let lock = self.store.repo.common_dir().join("packed-refs.lock");
         self.store.remove_stale_locks(&[lock]);
         self.store.git(&["pack-refs", "--all"]).map(|_| ())
     }
@@ -368,7 +368,7 @@ impl Refs<'_> {
         // Reflog entries are signed like our commits. `repo.committer()` would fail when no
         // identity is configured (docs/FORMAT.md: never fail for that) and resolves the local
         // time zone by walking the zoneinfo database.
-        let signature = self.store.signature();
+        let signature = self.store.config().signature();
         agent_rewind_core::crash_point!("publish:before");
         if self.store.reftable() {
             return self.store.reftable_publish(changes, &msg, &signature);

@@ -29,7 +29,7 @@ pub fn snapshot_for_checkpoint(
 fn context(store: &Store) -> Result<ScanContext<'_>> {
     Ok(ScanContext::new(
         store.repo(),
-        store.workdir()?,
+        store.worktree().root()?,
         store.head_tree_or_empty()?,
         store.protect_options(),
     ))
@@ -37,9 +37,9 @@ fn context(store: &Store) -> Result<ScanContext<'_>> {
 
 impl PolicyConfig for Store {
     fn config_strings(&self, key: &str) -> Vec<String> {
-        Store::config_strings(self, key)
+        self.config().strings(key)
     }
     fn config_size(&self, key: &str) -> Result<Option<u64>> {
-        Store::config_size(self, key)
+        self.config().size(key)
     }
 }

@@ -12,7 +12,7 @@
 
 #![allow(clippy::disallowed_methods)] // the store starts its own processes
 
-use crate::Store;
+use crate::{Config, Store};
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_scan::gixerror::from_gix;
 use gix::ObjectId;
@@ -38,84 +38,79 @@ pub struct Signer {
 /// What `agentRewind.sign` says: `true`, `false`, or follow git's `commit.gpgSign`.
 const FOLLOW_GIT: &str = "commit.gpgsign";
 
-impl Store {
-    /// Whether our commits are signed: `agentRewind.sign` is `true`, or is
-    /// `commit.gpgSign` and git's `commit.gpgSign` is true. Unset: not signed.
-    pub fn signing_enabled(&self) -> Result<bool> {
-        match self.config_string("agentRewind.sign") {
-            Some(v) if v.trim().eq_ignore_ascii_case(FOLLOW_GIT) => {
-                Ok(self.config_bool("commit.gpgSign")?.unwrap_or(false))
-            }
-            _ => Ok(self.config_bool("agentRewind.sign")?.unwrap_or(false)),
+/// [`Config::signing_enabled`].
+pub(crate) fn signing_enabled(config: Config<'_>) -> Result<bool> {
+    match config.string("agentRewind.sign") {
+        Some(v) if v.trim().eq_ignore_ascii_case(FOLLOW_GIT) => {
+            Ok(config.bool("commit.gpgSign")?.unwrap_or(false))
         }
+        _ => Ok(config.bool("agentRewind.sign")?.unwrap_or(false)),
     }
+}
 
-    /// The signer of our commits, or `None` when signing is off. A configuration git could
-    /// not sign with (an unknown `gpg.format`, ssh with neither `user.signingKey` nor a
-    /// `gpg.ssh.defaultKeyCommand` that prints a key) is an error naming the key to set.
-    pub fn signer(&self) -> Result<Option<Signer>> {
-        if !self.signing_enabled()? {
-            return Ok(None);
-        }
-        let format = match self
-            .config_string("gpg.format")
-            .map(|f| f.to_ascii_lowercase())
-            .as_deref()
-        {
-            None | Some("openpgp") => SignFormat::OpenPgp,
-            Some("x509") => SignFormat::X509,
-            Some("ssh") => SignFormat::Ssh,
-            Some(other) => {
-                return Err(Error::usage(format!(
-                    "gpg.format {other:?} is not a signature format git knows"
-                ))
-                .with_hint("gpg.format is openpgp, x509 or ssh"));
-            }
-        };
-        let program = match format {
-            SignFormat::OpenPgp => self
-                .config_string("gpg.openpgp.program")
-                .or_else(|| self.config_string("gpg.program"))
-                .unwrap_or_else(|| "gpg".into()),
-            SignFormat::X509 => self
-                .config_string("gpg.x509.program")
-                .unwrap_or_else(|| "gpgsm".into()),
-            SignFormat::Ssh => self
-                .config_string("gpg.ssh.program")
-                .unwrap_or_else(|| "ssh-keygen".into()),
-        };
-        let key = match (self.config_string("user.signingKey"), format) {
-            (Some(k), _) if !k.trim().is_empty() => k,
-            // As git: the first key `gpg.ssh.defaultKeyCommand` prints (`ssh-add -L`).
-            (_, SignFormat::Ssh) => match self.config_string("gpg.ssh.defaultKeyCommand") {
-                Some(command) => default_ssh_key(&command)?,
-                None => {
-                    return Err(Error::usage(
-                        "either user.signingKey or gpg.ssh.defaultKeyCommand needs to be configured for ssh signing",
-                    )
-                    .with_hint("agentRewind.sign is on and gpg.format is ssh: set user.signingKey to your key (a file, or `key::ssh-ed25519 …` for a key in ssh-agent), or gpg.ssh.defaultKeyCommand to a command printing it (`ssh-add -L`)"));
-                }
-            },
-            // git signs with the committer's identity when no key is named.
-            _ => {
-                let (name, email) = self.configured_identity("committer");
-                match (name, email) {
-                    (Some(n), Some(e)) => format!("{n} <{e}>"),
-                    _ => {
-                        return Err(Error::usage(
-                            "no key to sign with: user.signingKey is not set and there is no committer identity",
-                        )
-                        .with_hint("set user.signingKey, or user.name and user.email"));
-                    }
-                }
-            }
-        };
-        Ok(Some(Signer {
-            format,
-            program,
-            key,
-        }))
+/// [`Config::signer`].
+pub(crate) fn signer(config: Config<'_>) -> Result<Option<Signer>> {
+    if !signing_enabled(config)? {
+        return Ok(None);
     }
+    let format = match config
+        .string("gpg.format")
+        .map(|f| f.to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("openpgp") => SignFormat::OpenPgp,
+        Some("x509") => SignFormat::X509,
+        Some("ssh") => SignFormat::Ssh,
+        Some(other) => {
+            return Err(Error::usage(format!(
+                "gpg.format {other:?} is not a signature format git knows"
+            ))
+            .with_hint("gpg.format is openpgp, x509 or ssh"));
+        }
+    };
+    let program = match format {
+        SignFormat::OpenPgp => config
+            .string("gpg.openpgp.program")
+            .or_else(|| config.string("gpg.program"))
+            .unwrap_or_else(|| "gpg".into()),
+        SignFormat::X509 => config
+            .string("gpg.x509.program")
+            .unwrap_or_else(|| "gpgsm".into()),
+        SignFormat::Ssh => config
+            .string("gpg.ssh.program")
+            .unwrap_or_else(|| "ssh-keygen".into()),
+    };
+    let key = match (config.string("user.signingKey"), format) {
+        (Some(k), _) if !k.trim().is_empty() => k,
+        // As git: the first key `gpg.ssh.defaultKeyCommand` prints (`ssh-add -L`).
+        (_, SignFormat::Ssh) => match config.string("gpg.ssh.defaultKeyCommand") {
+            Some(command) => default_ssh_key(&command)?,
+            None => {
+                return Err(Error::usage(
+                    "either user.signingKey or gpg.ssh.defaultKeyCommand needs to be configured for ssh signing",
+                )
+                .with_hint("agentRewind.sign is on and gpg.format is ssh: set user.signingKey to your key (a file, or `key::ssh-ed25519 …` for a key in ssh-agent), or gpg.ssh.defaultKeyCommand to a command printing it (`ssh-add -L`)"));
+            }
+        },
+        // git signs with the committer's identity when no key is named.
+        _ => {
+            let (name, email) = config.configured_identity("committer");
+            match (name, email) {
+                (Some(n), Some(e)) => format!("{n} <{e}>"),
+                _ => {
+                    return Err(Error::usage(
+                        "no key to sign with: user.signingKey is not set and there is no committer identity",
+                    )
+                    .with_hint("set user.signingKey, or user.name and user.email"));
+                }
+            }
+        }
+    };
+    Ok(Some(Signer {
+        format,
+        program,
+        key,
+    }))
 }
 
 impl Signer {

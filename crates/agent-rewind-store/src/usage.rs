@@ -19,27 +19,24 @@ pub struct WorktreeUse {
     pub active_run_file: PathBuf,
 }
 
-impl Store {
-    /// Every worktree of the repository: its HEAD and its active-run file. A linked
-    /// worktree whose folder is gone still counts (git keeps it until `git worktree prune`).
-    pub fn worktree_uses(&self) -> Result<Vec<WorktreeUse>> {
-        let repos = self
-            .repo
-            .worktrees_including_main()
-            .map_err(|e| Error::git(format!("listing the worktrees: {e}")))?;
-        let mut out = vec![];
-        for repo in repos {
-            let repo = repo.map_err(|e| Error::git(format!("opening a worktree: {e}")))?;
-            let head = repo.head_id().ok().map(|id| id.detach());
-            let private =
-                agent_rewind_core::private::PrivatePaths::of(repo.git_dir(), self.common_dir());
-            out.push(WorktreeUse {
-                head,
-                active_run_file: private.active_run(),
-            });
-        }
-        Ok(out)
+/// [`crate::Worktree::uses`].
+pub(crate) fn worktree_uses(store: &Store) -> Result<Vec<WorktreeUse>> {
+    let repos = store
+        .repo
+        .worktrees_including_main()
+        .map_err(|e| Error::git(format!("listing the worktrees: {e}")))?;
+    let mut out = vec![];
+    for repo in repos {
+        let repo = repo.map_err(|e| Error::git(format!("opening a worktree: {e}")))?;
+        let head = repo.head_id().ok().map(|id| id.detach());
+        let private =
+            agent_rewind_core::private::PrivatePaths::of(repo.git_dir(), store.repo.common_dir());
+        out.push(WorktreeUse {
+            head,
+            active_run_file: private.active_run(),
+        });
     }
+    Ok(out)
 }
 
 /// [`Objects::runs_disk_usage`].

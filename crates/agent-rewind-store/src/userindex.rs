@@ -197,7 +197,12 @@ pub(crate) fn set_user_index(
             (new.into_parts().0, kept, cache_tree)
         }
     };
-    let refreshed = refresh_written(&mut new, store.workdir()?, written, store.fs_checks()?);
+    let refreshed = refresh_written(
+        &mut new,
+        store.worktree().root()?,
+        written,
+        store.fs_checks()?,
+    );
     let bytes = encode(&new, cache_tree.as_ref(), hash)?;
     agent_rewind_core::trace::mark(&format!(
         "index: built ({} entries, {kept} kept their stat data, {refreshed} refreshed)",
@@ -450,6 +455,7 @@ fn encode(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::OpenFor;
     use std::process::Command;
 
     fn git(dir: &Path, args: &[&str]) -> String {
@@ -498,7 +504,7 @@ mod tests {
             ],
         );
         let tree = oid(&git(d, &["rev-parse", "HEAD^{tree}"]));
-        let store = Store::discover(d).unwrap();
+        let store = Store::discover(d, OpenFor::Work).unwrap();
         let hash = store.objects().object_hash();
         let written = |path: &str, bytes: &[u8]| WrittenFile {
             path: path.into(),
@@ -553,7 +559,7 @@ mod tests {
         }
         git(d, &["add", "-A"]);
         let tree = oid(&git(d, &["write-tree"]));
-        let store = Store::discover(d).unwrap();
+        let store = Store::discover(d, OpenFor::Work).unwrap();
         let index = store.repo().index_from_tree(&tree).unwrap();
         let cache = cache_tree_of(&index, store.objects().object_hash()).unwrap();
         assert_eq!(cache.id, tree);

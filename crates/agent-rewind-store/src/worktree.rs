@@ -76,6 +76,41 @@ impl Store {
     }
 }
 
+impl<'s> Worktree<'s> {
+    /// The worktree's top folder; an error for a bare repository.
+    pub fn root(&self) -> Result<&'s Path> {
+        let repo = &self.store.repo;
+        repo.workdir().ok_or_else(|| {
+            Error::refused(format!(
+                "{} is a bare repository; this command needs a worktree",
+                repo.git_dir().display()
+            ))
+            .with_hint("run it in a clone with a worktree, or add one with `git worktree add`")
+        })
+    }
+
+    /// Whether the repository has no worktree.
+    pub fn is_bare(&self) -> bool {
+        self.store.repo.workdir().is_none()
+    }
+
+    /// This worktree's private git dir (`.git`, or `.git/worktrees/<name>` for a linked one).
+    pub fn git_dir(&self) -> &'s Path {
+        self.store.repo.git_dir()
+    }
+
+    /// The git dir shared by all worktrees.
+    pub fn common_dir(&self) -> &'s Path {
+        self.store.repo.common_dir()
+    }
+
+    /// Every worktree of the repository: its HEAD and its active-run file. A linked
+    /// worktree whose folder is gone still counts (git keeps it until `git worktree prune`).
+    pub fn uses(&self) -> Result<Vec<crate::WorktreeUse>> {
+        crate::usage::worktree_uses(self.store)
+    }
+}
+
 impl Worktree<'_> {
     /// The file `rel` (a worktree-relative path given by a user) may be written by us: every
     /// component is one git would check out (no `.git` in any spelling, no `..`), and
@@ -87,7 +122,7 @@ impl Worktree<'_> {
             Err(Error::refused(format!("refusing to write {rel:?}: {why}"))
                 .with_hint("give a path to a regular file of the worktree, outside .git"))
         };
-        let root = self.store.workdir()?;
+        let root = self.root()?;
         let protect = self.store.protect_options();
         let mut full = root.to_path_buf();
         let parts: Vec<&str> = rel.split('/').collect();
@@ -193,7 +228,7 @@ impl Worktree<'_> {
     /// clean filter, no line-ending conversion), or a symlink's target; files bigger than
     /// `max_size` are not read.
     pub fn raw_entry(&self, rel: &[u8], max_size: u64) -> Result<OnDisk> {
-        let root = self.store.workdir()?;
+        let root = self.root()?;
         if !parents_are_folders(root, rel) {
             return Ok(OnDisk::Missing);
         }
@@ -254,7 +289,7 @@ impl Worktree<'_> {
     /// them back exactly.
     pub fn file_modes(&self, paths: &[BString]) -> Result<BTreeMap<BString, u32>> {
         use std::os::unix::fs::PermissionsExt;
-        let root = self.store.workdir()?;
+        let root = self.root()?;
         let mut modes = BTreeMap::new();
         for rel in paths {
             if !parents_are_folders(root, rel) {
@@ -280,7 +315,7 @@ impl Worktree<'_> {
     /// The blob of the file at `rel` as its bytes are on disk, when that is not `id` (what
     /// git's clean filter made of it): `None` when they are the same or it is not a file.
     pub fn raw_blob_if_different(&self, rel: &[u8], id: ObjectId) -> Result<Option<ObjectId>> {
-        let root = self.store.workdir()?;
+        let root = self.root()?;
         if !parents_are_folders(root, rel) {
             return Ok(None);
         }
@@ -340,7 +375,9 @@ impl Worktree<'_> {
             }
             Some(P::ApplyMailbox) => Some(Operation::Am),
             Some(P::Bisect) => Some(Operation::Bisect),
-            None if self.store.git_dir().join("sequencer").is_dir() => Some(Operation::Sequencer),
+            None if self.store.repo.git_dir().join("sequencer").is_dir() => {
+                Some(Operation::Sequencer)
+            }
             None => None,
         }
     }
@@ -421,7 +458,7 @@ impl Worktree<'_> {
             .map(|b| self.store.refs().branch_exists(b))
             .transpose()?;
         self.store
-            .git_in(self.store.common_dir(), &args)
+            .git_in(self.store.repo.common_dir(), &args)
             .map(|_| ())
             .inspect_err(|_| {
                 // git makes the branch before the folder, and leaves it when the folder cannot
@@ -431,7 +468,7 @@ impl Worktree<'_> {
                 {
                     let _ = self
                         .store
-                        .git_in(self.store.common_dir(), &["branch", "-D", b]);
+                        .git_in(self.store.repo.common_dir(), &["branch", "-D", b]);
                 }
             })
     }
@@ -441,12 +478,12 @@ impl Worktree<'_> {
     pub fn remove_linked_worktree(&self, path: &Path, branch: Option<&str>) -> Result<()> {
         let p = path.to_string_lossy().to_string();
         self.store.git_in(
-            self.store.common_dir(),
+            self.store.repo.common_dir(),
             &["worktree", "remove", "--force", p.as_str()],
         )?;
         if let Some(b) = branch {
             self.store
-                .git_in(self.store.common_dir(), &["branch", "-D", b])?;
+                .git_in(self.store.repo.common_dir(), &["branch", "-D", b])?;
         }
         Ok(())
     }

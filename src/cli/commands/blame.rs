@@ -43,9 +43,13 @@ pub struct BlameArgs {
 
 pub fn run(a: BlameArgs, ctx: &Ctx) -> Result<Output> {
     let store = ctx.store()?;
-    let rel = worktree_paths(store.workdir()?, &ctx.dir, std::slice::from_ref(&a.file))?
-        .pop()
-        .unwrap_or_default();
+    let rel = worktree_paths(
+        store.worktree().root()?,
+        &ctx.dir,
+        std::slice::from_ref(&a.file),
+    )?
+    .pop()
+    .unwrap_or_default();
     if rel == "." {
         return Err(Error::usage(format!("{}: not a file", a.file))
             .with_hint("name one file, relative to the current folder"));

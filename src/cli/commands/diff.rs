@@ -48,7 +48,7 @@ pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
     let paths = if a.paths.is_empty() {
         vec![]
     } else {
-        worktree_paths(store.workdir()?, &ctx.dir, &a.paths)?
+        worktree_paths(store.worktree().root()?, &ctx.dir, &a.paths)?
     };
     let mut d = match &second {
         Some(s) => ops::diff::diff(&store, Some(&first), s, ctx.json)?,
@@ -77,7 +77,9 @@ pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
     let inprocess = if color || !paths.is_empty() {
         None
     } else {
-        store.diff_text_inprocess(&d.from_tree, &d.to_tree, a.stat)?
+        store
+            .diff()
+            .text_inprocess(&d.from_tree, &d.to_tree, a.stat)?
     };
     let files = match inprocess {
         Some(bytes) => {
@@ -91,7 +93,7 @@ pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
                 paths: &paths,
                 as_user_in: Some(&ctx.dir),
             };
-            let bytes = store.diff_text(&d.from_tree, &d.to_tree, &how)?;
+            let bytes = store.diff().text(&d.from_tree, &d.to_tree, &how)?;
             agent_rewind_core::trace::mark("diff: git diff printed the files");
             bytes
         }

@@ -85,7 +85,8 @@ pub fn run(a: HookArgs, ctx: &Ctx) -> Output {
     match result {
         Ok(Ok(out)) => {
             if out.wrote()
-                && let Ok(store) = agent_rewind::store::Store::discover(dir)
+                && let Ok(store) =
+                    agent_rewind::store::Store::discover(dir, agent_rewind::store::OpenFor::Work)
             {
                 crate::cli::maintenance::after_recording(&store);
             }

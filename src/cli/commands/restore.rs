@@ -28,7 +28,7 @@ pub struct RestoreArgs {
 pub fn run(a: RestoreArgs, ctx: &Ctx) -> Result<Output> {
     let store = ctx.store()?;
     let spec = ops::address::spec(&store, Some(&a.checkpoint))?;
-    let paths = worktree_paths(store.workdir()?, &ctx.dir, &a.paths)?;
+    let paths = worktree_paths(store.worktree().root()?, &ctx.dir, &a.paths)?;
     let out = ops::restore::restore(&store, &spec, &paths)?;
     let human = format!(
         "restored {} path(s) from {}

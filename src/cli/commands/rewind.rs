@@ -146,7 +146,7 @@ fn resume_agent(
 ) -> Result<i32> {
     let dir = match &out.worktree {
         Some(w) => std::path::PathBuf::from(w),
-        None => ctx.store()?.workdir()?.to_path_buf(),
+        None => ctx.store()?.worktree().root()?.to_path_buf(),
     };
     crate::cli::stderr_line(&format!(
         "running: {program} {}{}",

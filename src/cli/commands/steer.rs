@@ -41,7 +41,7 @@ pub fn run(a: SteerArgs, ctx: &Ctx) -> Result<Output> {
         let (p, f) = e
             .split_once('=')
             .ok_or_else(|| Error::usage(format!("invalid --edit {e:?}: expected PATH=FILE")))?;
-        let p = worktree_paths(store.workdir()?, &ctx.dir, &[p.to_string()])?.remove(0);
+        let p = worktree_paths(store.worktree().root()?, &ctx.dir, &[p.to_string()])?.remove(0);
         edits.push((p, ctx.user_path(Path::new(f))));
     }
     let invalidate = a

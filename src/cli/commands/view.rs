@@ -4,8 +4,9 @@
 use super::log::LogArgs;
 use crate::cli::{Ctx, Output};
 use agent_rewind::ops;
-use agent_rewind::store::{Store, write_atomic};
+use agent_rewind::store::Store;
 use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::private::write_atomic;
 use agent_rewind_core::process::Purpose;
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -103,9 +104,10 @@ pub fn run(a: ViewArgs, ctx: &Ctx) -> Result<Output> {
 /// The repository's name for the page title: its worktree folder, else its git folder.
 fn repo_name(store: &Store) -> String {
     let dir = store
-        .workdir()
+        .worktree()
+        .root()
         .map(Path::to_path_buf)
-        .unwrap_or_else(|_| store.common_dir().to_path_buf());
+        .unwrap_or_else(|_| store.worktree().common_dir().to_path_buf());
     dir.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| dir.display().to_string())

@@ -403,7 +403,8 @@ pub fn checkpoints(dir: &Path, run: &str) -> Vec<serde_json::Value> {
 /// and check its tree against `git add -A`; `what` names the change for the failure message.
 pub fn snapshot_matches_git(dir: &Path, what: &str) -> agent_rewind::snapshot::Snapshot {
     use agent_rewind::snapshot::{Policy, snapshot_worktree};
-    let store = agent_rewind::store::Store::discover(dir).expect("open");
+    let store = agent_rewind::store::Store::discover(dir, agent_rewind::store::OpenFor::Work)
+        .expect("open");
     let snap = snapshot_worktree(&store, &Policy::from_config(&store).unwrap()).expect("snapshot");
     assert_eq!(
         snap.tree.to_string(),

@@ -148,7 +148,7 @@ impl<'a> PrivatePaths<'a> {
     pub fn lock_claims(&self) -> PathBuf {
         self.shared().join("lock-claims")
     }
-    /// The flock the background maintenance we start holds (store::gitbin): one at a time.
+    /// The flock the background maintenance we start holds (store::gitprocess): one at a time.
     pub fn maintenance_lock(&self) -> PathBuf {
         self.shared().join("maintenance.lock")
     }

@@ -63,7 +63,7 @@ pub fn prepare_commit_msg(store: &Store, dir: &Path, args: &[String]) -> Result<
             "no agent turn since the last commit in the active run",
         ));
     }
-    store.add_trailers(&dir.join(file), &trailers)?;
+    store.objects().add_trailers(&dir.join(file), &trailers)?;
     Ok(HookOutcome {
         reason: Some(trailers.join("; ")),
         ..HookOutcome::new(NAME, super::HookAction::Appended)

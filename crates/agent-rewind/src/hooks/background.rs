@@ -46,13 +46,13 @@ enum Mode {
 }
 
 fn mode(store: &Store) -> Result<Mode> {
-    let Some(value) = store.config_string(KEY) else {
+    let Some(value) = store.config().string(KEY) else {
         return Ok(Mode::Auto);
     };
     if value.eq_ignore_ascii_case("auto") {
         return Ok(Mode::Auto);
     }
-    match store.config_bool(KEY) {
+    match store.config().bool(KEY) {
         Ok(Some(true)) => Ok(Mode::Always),
         Ok(Some(false)) => Ok(Mode::Never),
         _ => Err(Error::usage(format!(
@@ -144,7 +144,7 @@ pub(super) fn start(
     }
     if !start_child(&job, lock) {
         // The lock went with the call: dropped there, released.
-        let _ = crate::store::remove_if_exists(&pending);
+        let _ = agent_rewind_core::private::remove_if_exists(&pending);
         return Ok(None);
     }
     Ok(Some(HookOutcome {
@@ -206,7 +206,7 @@ pub fn record_in_background(store: &Store, job: Job) -> Result<HookOutcome> {
             )],
         )?;
     }
-    crate::store::remove_if_exists(&store.private().post_commit_pending())?;
+    agent_rewind_core::private::remove_if_exists(&store.private().post_commit_pending())?;
     outcome
 }
 
@@ -256,19 +256,19 @@ pub fn settle(store: &Store, tell: Tell) -> Vec<String> {
     // The report first: a damaged one is told by name (the error's text and hint) and
     // removed, as it held only what was to be told.
     let mut reported = vec![];
-    if let Ok(Some(bytes)) = crate::store::read_if_exists(&path) {
+    if let Ok(Some(bytes)) = agent_rewind_core::private::read_if_exists(&path) {
         match POST_COMMIT_REPORT.records(&path, &bytes) {
             Ok(lines) => reported.extend(lines.into_iter().filter(|l| !l.is_empty())),
             Err(e) => {
                 warnings.push(damaged(&e));
-                let _ = crate::store::remove_if_exists(&path);
+                let _ = agent_rewind_core::private::remove_if_exists(&path);
             }
         }
     }
     // A child that died left its pending marker.
     let pending = store.private().post_commit_pending();
     let mut died = vec![];
-    if let Ok(Some(bytes)) = crate::store::read_if_exists(&pending) {
+    if let Ok(Some(bytes)) = agent_rewind_core::private::read_if_exists(&pending) {
         let commit = match POST_COMMIT_PENDING.state_body(&pending, &bytes) {
             Ok(text) => ObjectId::from_hex(text.trim_ascii())
                 .map(short)
@@ -289,11 +289,11 @@ pub fn settle(store: &Store, tell: Tell) -> Vec<String> {
         if tell == Tell::Kept {
             let _ = tell_later(store, &died);
         }
-        let _ = crate::store::remove_if_exists(&pending);
+        let _ = agent_rewind_core::private::remove_if_exists(&pending);
     }
     if tell == Tell::Person {
         // Told here: nothing is kept.
-        let _ = crate::store::remove_if_exists(&path);
+        let _ = agent_rewind_core::private::remove_if_exists(&path);
     }
     warnings.extend(reported);
     warnings.extend(died);

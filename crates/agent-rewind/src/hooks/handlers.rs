@@ -147,7 +147,7 @@ fn run_to_record_into(
     hook: &str,
     wait_for_operation: bool,
 ) -> Result<std::result::Result<RunId, HookOutcome>> {
-    if store.is_bare() {
+    if store.worktree().is_bare() {
         return Ok(Err(HookOutcome::skipped(hook, "bare repository")));
     }
     if wait_for_operation && let Some(op) = operation_in_progress(store) {

@@ -109,7 +109,7 @@ pub fn install(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
         }
     }
     if opts.git || opts.assisted_by {
-        let dir = store.hooks_dir()?;
+        let dir = store.config().hooks_dir()?;
         std::fs::create_dir_all(&dir).at(&dir)?;
         out.warnings.extend(shared_dir_warning(store, &dir));
         let binary = match &opts.binary {
@@ -151,7 +151,7 @@ pub fn uninstall(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
         }
     }
     if opts.git || opts.assisted_by {
-        let dir = store.hooks_dir()?;
+        let dir = store.config().hooks_dir()?;
         let wanted = GIT_HOOKS.iter().filter(|_| opts.git);
         for &hook in wanted.chain(OPT_IN_HOOKS.iter()) {
             let path = dir.join(hook.name());
@@ -176,7 +176,7 @@ pub fn uninstall(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
 /// (never written here). Codex keys that trust to a hash of each definition, so an entry of
 /// ours this install changed (`updated`) is untrusted again.
 fn codex_trust_warnings(store: &Store, path: &str, updated: &[String]) -> Result<Vec<String>> {
-    let root = store.workdir()?;
+    let root = store.worktree().root()?;
     let mut out = vec![format!(
         "Codex runs these hooks only once you trust them: the project must be trusted \
          ([projects.\"{}\"] trust_level = \"trusted\" in ~/.codex/config.toml, which Codex \
@@ -204,7 +204,8 @@ fn shared_dir_warning(store: &Store, dir: &Path) -> Option<String> {
     let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let dir = canon(dir);
     let inside = |root: &Path| dir.starts_with(canon(root));
-    let in_repo = inside(store.common_dir()) || store.workdir().is_ok_and(inside);
+    let in_repo =
+        inside(store.worktree().common_dir()) || store.worktree().root().is_ok_and(inside);
     (!in_repo).then(|| {
         format!(
             "core.hooksPath points outside this repository ({}): the hooks run for every repository using that folder (they do nothing where no run is active)",
@@ -414,7 +415,7 @@ fn uninstall_file(path: &Path) -> Result<FileAction> {
 
 /// Write `text` to `path` atomically with `mode`.
 pub(super) fn write_atomic(path: &Path, text: &str, mode: u32) -> Result<()> {
-    crate::store::write_atomic(path, text.as_bytes(), Some(mode))
+    agent_rewind_core::private::write_atomic(path, text.as_bytes(), Some(mode))
 }
 
 #[cfg(test)]

@@ -22,7 +22,8 @@ pub const SOURCES: [&str; 3] = ["compact", "resume", "clear"];
 /// Whether `agentRewind.agentContext` allows giving agents the manifest (default: yes).
 pub fn enabled(store: &Store) -> bool {
     store
-        .config_bool("agentRewind.agentContext")
+        .config()
+        .bool("agentRewind.agentContext")
         .ok()
         .flatten()
         .unwrap_or(true)

@@ -94,7 +94,7 @@ pub fn check(store: &Store, agent: Agent) -> Result<FileAction> {
 
 /// The action and the new text of the file.
 fn plan(store: &Store, agent: Agent) -> Result<(FileAction, PathBuf, Option<String>)> {
-    let path = store.workdir()?.join(config_path(agent));
+    let path = store.worktree().root()?.join(config_path(agent));
     let text = read(&path)?;
     if agent == Agent::Codex {
         let old = text.clone().unwrap_or_default();
@@ -160,7 +160,7 @@ pub fn install(store: &Store, agent: Agent) -> Result<SettingsChange> {
 
 /// Take our server out of `agent`'s configuration.
 pub fn uninstall(store: &Store, agent: Agent) -> Result<SettingsChange> {
-    let path = store.workdir()?.join(config_path(agent));
+    let path = store.worktree().root()?.join(config_path(agent));
     let Some(text) = read(&path)? else {
         return Ok(change(agent, &path, FileAction::Absent));
     };

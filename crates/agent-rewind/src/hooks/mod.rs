@@ -183,7 +183,7 @@ fn after_background(
     dir: &std::path::Path,
     handler: impl FnOnce(&crate::store::Store) -> Result<HookOutcome>,
 ) -> Result<HookOutcome> {
-    let store = crate::store::Store::discover(dir)?;
+    let store = crate::store::Store::discover(dir, crate::store::OpenFor::Work)?;
     let told = background::settle(&store, background::Tell::Kept);
     let mut out = handler(&store)?;
     out.warnings.splice(0..0, told);
@@ -195,7 +195,10 @@ fn after_background(
 pub fn run_background_checkpoint(dir: &std::path::Path, job: &[String]) -> Result<HookOutcome> {
     crate::store::set_writer_wait(std::time::Duration::from_secs(HOOK_WRITER_WAIT_SECS));
     let job = background::Job::from_args(job)?;
-    background::record_in_background(&crate::store::Store::discover(dir)?, job)
+    background::record_in_background(
+        &crate::store::Store::discover(dir, crate::store::OpenFor::Work)?,
+        job,
+    )
 }
 
 /// Run the handler `name` (`post-commit`, `post-rewrite`, or an agent) from `dir` with the hook's

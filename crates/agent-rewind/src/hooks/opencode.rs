@@ -38,7 +38,7 @@ pub const OPENCODE_OWN: [&str; 5] = [
 ];
 
 fn path(store: &Store) -> Result<PathBuf> {
-    Ok(store.workdir()?.join(PLUGIN_PATH))
+    Ok(store.worktree().root()?.join(PLUGIN_PATH))
 }
 
 /// Whether `text` is a plugin file we wrote (any version).
@@ -116,7 +116,7 @@ pub fn uninstall(store: &Store) -> Result<SettingsChange> {
 /// After an uninstall: OpenCode's own files still in `.opencode/`, said so (never removed:
 /// they are OpenCode's, and it writes them again whenever it loads the folder).
 pub fn left_behind(store: &Store) -> Result<Option<String>> {
-    let dir = store.workdir()?.join(".opencode");
+    let dir = store.worktree().root()?.join(".opencode");
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Ok(None);
     };

@@ -120,7 +120,7 @@ impl JsonConfig {
     }
 
     fn file(&self, store: &Store) -> Result<PathBuf> {
-        Ok(store.workdir()?.join(self.path))
+        Ok(store.worktree().root()?.join(self.path))
     }
 
     /// Whether a hook command is one of ours (also when spelled with a path to the binary).

@@ -36,7 +36,7 @@ pub struct AgentHooks {
 
 /// The status of every agent's hooks in this worktree; `home` is the user's home folder.
 pub fn status(store: &Store, home: &Path) -> Result<Vec<AgentHooks>> {
-    let workdir = store.workdir()?;
+    let workdir = store.worktree().root()?;
     // The agents record real paths.
     let root = std::fs::canonicalize(workdir).unwrap_or_else(|_| workdir.to_path_buf());
     let mut out = vec![];

@@ -47,7 +47,7 @@ pub fn take(store: &Store, keys: &[&str]) -> Result<Taken> {
     // A damaged list is refused before anything is taken: nothing changes.
     for key in keys {
         let list = pending_path(store, key);
-        if let Some(bytes) = crate::store::read_if_exists(&list)? {
+        if let Some(bytes) = agent_rewind_core::private::read_if_exists(&list)? {
             TOUCHED.records(&list, &bytes)?;
         }
     }

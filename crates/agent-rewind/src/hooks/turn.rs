@@ -24,7 +24,7 @@ use crate::journal::runstatus::COMPLETED;
 use crate::journal::{Origin, Record, StepFacts, append, set_active_run};
 use crate::model::{Event, LineageLink};
 use crate::ops::checkpoint::{CheckpointOptions, checkpoint};
-use crate::store::Store;
+use crate::store::{OpenFor, Store};
 use agent_rewind_core::error::Result;
 use agent_rewind_core::ids::{RunId, StepName};
 use std::path::{Component, Path, PathBuf};
@@ -51,10 +51,11 @@ pub fn handle(agent: Agent, input: &[u8], args: &[String], dir: &Path) -> HookOu
     } else {
         ev.dirs.clone()
     };
-    let Some(store) = dirs
-        .iter()
-        .find_map(|d| Store::discover(d).ok().filter(|s| !s.is_bare()))
-    else {
+    let Some(store) = dirs.iter().find_map(|d| {
+        Store::discover(d, OpenFor::Work)
+            .ok()
+            .filter(|s| !s.worktree().is_bare())
+    }) else {
         return HookOutcome::skipped(
             hook,
             format!("{} is not in a git worktree", dirs[0].display()),
@@ -180,7 +181,7 @@ fn start_after(store: &Store, ev: &AgentEvent, finished: &Checkpoint) -> Result<
 /// the run the next turn records into.
 fn edit(store: &Store, ev: &AgentEvent, cwd: &Path) -> Result<HookOutcome> {
     let hook = ev.agent.name();
-    let root = store.workdir()?;
+    let root = store.worktree().root()?;
     let paths: Vec<String> = ev
         .edited
         .iter()

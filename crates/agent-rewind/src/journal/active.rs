@@ -4,10 +4,11 @@
 //! before the envelope (the bare run id) is read. Never decides which run should be active:
 //! callers do.
 
-use crate::store::{Store, remove_if_exists};
+use crate::store::Store;
 use agent_rewind_core::error::Result;
 use agent_rewind_core::ids::RunId;
 use agent_rewind_core::private::envelope::ACTIVE_RUN;
+use agent_rewind_core::private::remove_if_exists;
 
 /// The active run of this worktree, if any. `AGENT_RUN` in the environment overrides it.
 pub fn active_run(store: &Store) -> Result<Option<RunId>> {

@@ -32,14 +32,14 @@ const MAX_ATTEMPTS: u32 = 50;
 pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
     // A bare repository has no worktree to snapshot (a given tree needs none: a fetch
     // importing a diverged run).
-    if store.is_bare() && matches!(rec.tree, TreeSource::Worktree) {
-        store.workdir()?;
+    if store.worktree().is_bare() && matches!(rec.tree, TreeSource::Worktree) {
+        store.worktree().root()?;
     }
     artifacts::check(store, &rec.facts.artifacts)?;
     // A post-commit checkpoint still being recorded in the background comes first.
     drop(store.locks().wait_for_post_commit());
     // New objects stay in memory and are written as one pack right before the refs move.
-    let staged = store.with_staged_objects();
+    let staged = store.handle_for_staged_writes();
     let (tree, excluded) = tree_of(store, &staged, &rec)?;
     agent_rewind_core::trace::mark("checkpoint: snapshot taken");
     let user_head = match &rec.facts.user_head {
@@ -63,6 +63,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
     let artifacts = artifacts::resolve(&staged, tree, &rec.facts.artifacts)?;
     let fields = line::redact_fields(&rec);
     let writer = store
+        .config()
         .identity()
         .unwrap_or_else(agent_rewind_core::time::writer_id);
 
@@ -122,7 +123,7 @@ pub fn append(store: &Store, rec: Record) -> Result<Recorded> {
             NOTES_COMMIT_MESSAGE,
         )?;
 
-        staged.persist_staged_objects()?;
+        staged.objects().persist_staged()?;
         agent_rewind_core::crash_point!("journal:objects-written");
         agent_rewind_core::trace::mark("checkpoint: commit and note written");
         let changes = ref_changes(&rec, &ctx, commit, notes_commit);

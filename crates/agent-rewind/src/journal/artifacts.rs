@@ -19,7 +19,7 @@ pub(super) fn check(store: &Store, args: &[String]) -> Result<()> {
                     "point to the artifact without user:password (use a credential helper)",
                 ));
             }
-        } else if let Ok(root) = store.workdir()
+        } else if let Ok(root) = store.worktree().root()
             && std::fs::symlink_metadata(root.join(a.trim_start_matches("./"))).is_err()
         {
             return Err(

@@ -100,8 +100,8 @@ pub struct BackupDetails {
 
 /// This worktree's name in backups: `main`, or `worktrees/<name>` for a linked worktree.
 pub fn worktree_id(store: &Store) -> String {
-    let git_dir = store.git_dir();
-    if git_dir == store.common_dir() {
+    let git_dir = store.worktree().git_dir();
+    if git_dir == store.worktree().common_dir() {
         return "main".into();
     }
     match git_dir.file_name() {
@@ -282,7 +282,9 @@ fn write_details(store: &Store, d: &BackupDetails) -> Result<Option<ObjectId>> {
             )),
         ));
     }
-    let tree = store.edit_tree(store.objects().empty_tree(), &entries)?;
+    let tree = store
+        .objects()
+        .edit_tree(store.objects().empty_tree(), &entries)?;
     Ok(Some(store.objects().write_commit(
         tree,
         &[],

@@ -18,10 +18,10 @@ use crate::snapshot::{Policy, snapshot_worktree};
 use crate::store::ObjectId;
 use crate::store::{
     AsBackedUp, BString, ByteSlice, EntryKind, OnDisk, Store, TreeChange, UserHead, WrittenFile,
-    rel_path,
 };
 use agent_rewind_core::error::IoResultExt;
 use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::quote::rel_path;
 use agent_rewind_core::quote::{quote_path, text_path};
 use std::collections::HashSet;
 
@@ -34,7 +34,7 @@ pub use chain::{
 /// Refuse when the worktree is in a state a checkout would destroy: a merge, rebase,
 /// cherry-pick or revert in progress, or conflicted paths.
 pub fn ensure_safe_to_overwrite(store: &Store) -> Result<()> {
-    store.workdir()?;
+    store.worktree().root()?;
     if let Some(op) = store.worktree().operation_in_progress() {
         return Err(
             Error::refused(format!("{op} is in progress in this worktree")).with_hint(
@@ -139,7 +139,7 @@ pub fn cover_paths(store: &Store, cap: &mut Capture, paths: &[BString]) -> Resul
             _ => {}
         }
     }
-    cap.tree = store.edit_tree(cap.tree, &edits)?;
+    cap.tree = store.objects().edit_tree(cap.tree, &edits)?;
     cap.details.touched.extend(paths.iter().cloned());
     cap.details
         .modes
@@ -204,7 +204,7 @@ pub fn prepare_overwrite(
                 extra.push((p.clone(), Some((id, kind))));
             }
         }
-        capture.tree = store.edit_tree(capture.tree, &extra)?;
+        capture.tree = store.objects().edit_tree(capture.tree, &extra)?;
     }
     let target = match undoing {
         Some(_) => writable_part(store, capture.tree, target, &mut capture.excluded)?,
@@ -222,12 +222,12 @@ pub fn prepare_overwrite(
                 OnDisk::Missing | OnDisk::Dir => {}
             }
         }
-        capture.tree = store.edit_tree(capture.tree, &extra)?;
+        capture.tree = store.objects().edit_tree(capture.tree, &extra)?;
         changes = plan_changes(store, capture.tree, target, paths)?;
     }
     // One rule for files checkpoints leave out: never deleted, listed.
     let policy = Policy::from_config(store)?;
-    let root = store.workdir()?;
+    let root = store.worktree().root()?;
     changes.retain(|c| {
         let shown = text_path(&c.path);
         let secret = c.new.is_none() && policy.is_excluded_file(root, &shown);
@@ -258,7 +258,7 @@ pub fn prepare_overwrite(
             raw_edits.push((c.path.clone(), Some((raw, kind))));
         }
     }
-    capture.tree = store.edit_tree(capture.tree, &raw_edits)?;
+    capture.tree = store.objects().edit_tree(capture.tree, &raw_edits)?;
     capture.details.touched = changes.iter().map(|c| c.path.clone()).collect();
     capture.details.modes = store.worktree().file_modes(&capture.details.touched)?;
     let backed_up = undoing
@@ -428,7 +428,7 @@ fn writable_part(
     if drop.is_empty() {
         return Ok(target);
     }
-    store.edit_tree(target, &drop)
+    store.objects().edit_tree(target, &drop)
 }
 
 /// The files on disk that writing `changes` would overwrite or remove and that `from` (the
@@ -439,7 +439,7 @@ fn unsaved_in_the_way(
     from: ObjectId,
     changes: &[TreeChange],
 ) -> Result<Vec<BString>> {
-    let root = store.workdir()?;
+    let root = store.worktree().root()?;
     let mut out = vec![];
     let mut seen = HashSet::new();
     for c in changes.iter().filter(|c| c.old.is_none()) {
@@ -532,7 +532,7 @@ pub fn write_changes(
 ) -> Result<Vec<WrittenFile>> {
     store
         .worktree()
-        .apply_changes(store.workdir()?, changes, backed_up)
+        .apply_changes(store.worktree().root()?, changes, backed_up)
         .map_err(|e| {
             if e.kind == agent_rewind_core::error::ErrorKind::Refused {
                 return e; // refused before anything was written

@@ -346,7 +346,7 @@ fn unrecorded(store: &Store, tip: &Checkpoint, paths: &BTreeSet<BString>) -> Res
     let list: Vec<BString> = paths.iter().cloned().collect();
     // Hashing the worktree's files keeps their blobs in memory: nothing lands on disk.
     let now = store
-        .with_staged_objects()
+        .handle_for_staged_writes()
         .worktree()
         .worktree_entries(&list)?;
     let mut out = vec![];

@@ -69,7 +69,8 @@ fn newest_session(store: &Store, agent: Agent) -> Result<Option<String>> {
 /// What `agentRewind.mcpAllow` lists (multi-valued, or comma-separated).
 pub fn allowed(store: &Store) -> Vec<String> {
     store
-        .config_strings("agentRewind.mcpAllow")
+        .config()
+        .strings("agentRewind.mcpAllow")
         .iter()
         .flat_map(|v| v.split(','))
         .map(|v| v.trim().to_ascii_lowercase())
@@ -89,7 +90,7 @@ pub fn plan_id(
     h.update(request.to_string().as_bytes());
     h.update([0]);
     h.update(plan.to_string().as_bytes());
-    let root = store.workdir()?;
+    let root = store.worktree().root()?;
     for path in plan_paths(plan) {
         h.update([0]);
         h.update(path.as_bytes());

@@ -167,6 +167,7 @@ pub fn decide(
 /// `Name <email>` as git resolves it (environment, `git -c`, config), else the writer id.
 fn default_approver(store: &Store) -> String {
     store
+        .config()
         .identity()
         .unwrap_or_else(agent_rewind_core::time::writer_id)
 }

@@ -80,7 +80,7 @@ pub fn blame(
     }
     let worktree = match rev {
         None if lines.iter().any(|l| !l.commit.committed()) => {
-            let p = store.workdir()?.join(rel);
+            let p = store.worktree().root()?.join(rel);
             Some(std::fs::read(&p).at(&p)?)
         }
         _ => None,
@@ -148,6 +148,6 @@ pub fn blame_at_checkpoint(store: &Store, checkpoint: &str, path: &str) -> Resul
         Some((_, crate::store::EntryKind::Blob | crate::store::EntryKind::BlobExecutable)) => {}
         _ => return Err(not_found()),
     }
-    let root = store.workdir()?.to_path_buf();
+    let root = store.worktree().root()?.to_path_buf();
     blame(store, &root, path, path, Some(checkpoint), &[])
 }

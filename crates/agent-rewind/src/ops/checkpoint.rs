@@ -41,7 +41,7 @@ pub fn checkpoint(
             "event {event} is recorded by `start`/`rewind`/`fork`, not by `checkpoint`"
         )));
     }
-    store.workdir()?;
+    store.worktree().root()?;
     let (run, started) = ensure_run(store, opts.run.clone(), opts.keep_active_run)?;
     let mut rec = Record::new(run, event);
     rec.step = Some(step.clone());

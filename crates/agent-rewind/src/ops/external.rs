@@ -65,7 +65,7 @@ pub fn report_end(store: &Store, report: EndReport) -> Result<EndOutcome> {
         }
         None => return Err(Error::usage("step end needs --status completed|failed")),
     };
-    store.workdir()?;
+    store.worktree().root()?;
     let required = require_commit || workflow_requires_commit(store, run, step)?;
     for _ in 0..ROUNDS {
         // A report whose writer crashed half-way may have moved HEAD and not the step ref.
@@ -169,7 +169,7 @@ pub fn report_exit(
             "type": WORKER_EXIT,
             "attempt": attempt,
             "observed_at": observed_at,
-            "by": store.identity().unwrap_or_else(agent_rewind_core::time::writer_id),
+            "by": store.config().identity().unwrap_or_else(agent_rewind_core::time::writer_id),
             "ts": Timestamp::now(),
         });
         append_note_lines(store, run, begin.id(), &[NoteLine::Other(line)])?;

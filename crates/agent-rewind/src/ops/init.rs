@@ -30,15 +30,15 @@ fn wanted() -> Vec<(&'static str, String)> {
 pub fn init(store: &Store) -> Result<InitOutcome> {
     let mut added = vec![];
     for (key, value) in wanted() {
-        let existing = store.config_strings(key);
+        let existing = store.config().strings(key);
         if existing.iter().any(|v| v == &value) {
             continue;
         }
-        store.config_add(key, &value)?;
+        store.config().add(key, &value)?;
         added.push(format!("{key}={value}"));
     }
     Ok(InitOutcome {
         added,
-        git_dir: store.common_dir().display().to_string(),
+        git_dir: store.worktree().common_dir().display().to_string(),
     })
 }

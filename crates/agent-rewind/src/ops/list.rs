@@ -365,7 +365,7 @@ fn shown_newest_first(
     (entries, archived_hidden)
 }
 
-/// Runs summarized through one private object database (`Store::with_private_objects`)
+/// Runs summarized through one private object database (`Store::handle_for_bulk_read`)
 /// before it is dropped: the pages of the packs read for them leave memory with it.
 /// The test build (feature `crash-points`) uses small chunks and threads so that the tests'
 /// hundreds of runs cross both.
@@ -406,8 +406,8 @@ fn rewrite_cache(
             let (upto, mut fresh) = match chunk {
                 Some(chunk) => {
                     let objects = store
-                        .with_private_objects()
-                        .unwrap_or_else(|_| store.handle());
+                        .handle_for_bulk_read()
+                        .unwrap_or_else(|_| store.handle_for_thread());
                     let fresh = summarize(&objects, runs, chunk);
                     (
                         chunk.last().expect("chunks are not empty").0 + 1,
@@ -504,7 +504,7 @@ fn summarize(
         let handles: Vec<_> = todo
             .chunks(chunk)
             .map(|part| {
-                let store = store.handle();
+                let store = store.handle_for_thread();
                 scope.spawn(move || summarize_part(&store, runs, part))
             })
             .collect();

@@ -154,7 +154,7 @@ pub fn push(
     let mut done: BTreeMap<RunId, RunPush> = BTreeMap::new();
     let mut sends: BTreeMap<RunId, u32> = BTreeMap::new();
     let (rules, skipped_rules) = secrets::rules(store)?;
-    let configured = store.config_strings("agentRewind.allowSecret");
+    let configured = store.config().strings("agentRewind.allowSecret");
     // The installed scanners `agentRewind.secretScanner` names: once over every run.
     let scanners = scanner::Scanner::configured(store)?;
     let mut scanned = scanner::scan_runs(store, &selected, &scanners)?;

@@ -8,10 +8,11 @@
 //! never deletes a run, never selects one that is in use, and never starts a process.
 
 use crate::catalog::RunSummary;
-use crate::store::{Store, Trailers, read_if_exists};
+use crate::store::{Store, Trailers};
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_core::ids::RunId;
 use agent_rewind_core::private::envelope::{RETENTION_REPORT, RETENTION_STATE};
+use agent_rewind_core::private::read_if_exists;
 use agent_rewind_core::time::Timestamp;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -39,7 +40,7 @@ pub struct Policy {
 /// `agentRewind.retain` (every value; each may list several limits separated by commas or
 /// spaces), else [`DEFAULT`]. `None`: `never`.
 pub fn policy(store: &Store) -> Result<Option<Policy>> {
-    let values = store.config_strings(KEY);
+    let values = store.config().strings(KEY);
     let text = if values.is_empty() {
         DEFAULT.to_string()
     } else {
@@ -163,7 +164,7 @@ pub fn in_use(store: &Store, runs: &[RunSummary]) -> Result<BTreeMap<String, Str
     if let Some(run) = crate::journal::active_run(store)? {
         out.insert(run.to_string(), "the active run of this worktree".into());
     }
-    for w in store.worktree_uses()? {
+    for w in store.worktree().uses()? {
         if let Ok(Some(run)) = crate::journal::active_run_in(&w.active_run_file) {
             out.entry(run.to_string())
                 .or_insert_with(|| "the active run of a worktree".into());
@@ -263,7 +264,7 @@ pub fn take_report(store: &Store) -> Vec<String> {
         Ok(lines) => lines.into_iter().filter(|l| !l.is_empty()).collect(),
         Err(e) => vec![e.to_string()],
     };
-    let _ = crate::store::remove_if_exists(&path);
+    let _ = agent_rewind_core::private::remove_if_exists(&path);
     lines
 }
 

@@ -150,7 +150,7 @@ pub fn revert(store: &Store, spec: &CheckpointSpec, opts: &RevertOptions) -> Res
                 })?;
         }
     }
-    let staged = store.with_staged_objects();
+    let staged = store.handle_for_staged_writes();
     let paths: Vec<BString> = changes.iter().map(|c| c.path.clone()).collect();
     let ours = staged.worktree().worktree_entries(&paths)?;
     let labels = [
@@ -211,7 +211,7 @@ pub fn revert(store: &Store, spec: &CheckpointSpec, opts: &RevertOptions) -> Res
     store
         .refs()
         .ensure_unlocked(&crate::store::layout::notes_ref(&range.run))?;
-    staged.persist_staged_objects()?;
+    staged.objects().persist_staged()?;
     // The backup holds every path about to be written as its bytes are on disk.
     let mut prepared_capture = materialize::capture(store)?;
     // Undoing this revert takes it back: `list` then no longer calls the run reverted.
@@ -437,7 +437,7 @@ fn record(store: &Store, range: &Range, out: &RevertOutcome, by: Option<&str>) -
         "rule": out.rule,
         "files": files,
         "backup": out.backup.as_ref().map(|b| b.commit.clone()),
-        "by": by.map(str::to_string).unwrap_or_else(|| store.identity().unwrap_or_else(agent_rewind_core::time::writer_id)),
+        "by": by.map(str::to_string).unwrap_or_else(|| store.config().identity().unwrap_or_else(agent_rewind_core::time::writer_id)),
         "ts": Timestamp::now(),
     }));
     crate::journal::append_note_lines(store, &range.run, tip.id(), &[line])

@@ -223,7 +223,7 @@ fn file_location(store: &Store, recorded: &str) -> Option<PathBuf> {
     if p.is_absolute() {
         Some(p.to_path_buf())
     } else {
-        store.workdir().ok().map(|w| w.join(p))
+        store.worktree().root().ok().map(|w| w.join(p))
     }
 }
 
@@ -252,7 +252,7 @@ fn stored_workflow(store: &Store, file: &Path, wf: &Workflow) -> Result<StoredWo
         .with_hint("read secrets from the environment in the step's command instead"));
     }
     let abs = std::fs::canonicalize(file).at(file)?;
-    let path = match store.workdir() {
+    let path = match store.worktree().root() {
         Ok(root) => {
             let root = std::fs::canonicalize(root).at(root)?;
             match abs.strip_prefix(&root) {

@@ -78,7 +78,7 @@ const TRUST: [&str; 5] = ["undefined", "never", "marginal", "fully", "ultimate"]
 /// git's verdict on one signature check.
 pub fn verdict(store: &Store, c: &SignatureCheck) -> Result<(&'static str, Option<String>)> {
     let ssh = c.key.starts_with("SHA256:") || c.fingerprint.starts_with("SHA256:");
-    let min = match store.config_string("gpg.minTrustLevel") {
+    let min = match store.config().string("gpg.minTrustLevel") {
         None => None,
         Some(v) => Some(
             TRUST

@@ -22,7 +22,7 @@ pub struct StartOptions {
 }
 
 pub fn start(store: &Store, opts: StartOptions) -> Result<Recorded> {
-    store.workdir()?;
+    store.worktree().root()?;
     let run = opts.run.unwrap_or_else(RunId::generate);
     let mut rec = Record::new(run.clone(), Event::Start);
     rec.label = opts.label;

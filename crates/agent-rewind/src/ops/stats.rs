@@ -65,7 +65,7 @@ pub fn stats(store: &Store, range: Option<&str>) -> Result<Stats> {
         .map(|(c, a)| (c.to_string(), a.clone()))
         .collect();
     let tip_tree = store.objects().commit_tree(tip)?;
-    let root = store.workdir()?.to_path_buf();
+    let root = store.worktree().root()?.to_path_buf();
     let tip_hex = tip.to_string();
     let mut at_tip = vec![];
     for path in &paths {

@@ -110,7 +110,7 @@ pub fn steer(
     if !apply {
         return Ok(outcome);
     }
-    let root = store.workdir()?.to_path_buf();
+    let root = store.worktree().root()?.to_path_buf();
     if !contents.is_empty() {
         let runs =
             materialize::RunFacts::active(crate::journal::worktree_active_run(store)?.as_ref());
@@ -139,6 +139,7 @@ pub fn steer(
     rec.facts.meta.insert(
         "by".into(),
         store
+            .config()
             .identity()
             .unwrap_or_else(agent_rewind_core::time::writer_id),
     );
@@ -192,5 +193,5 @@ fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
     };
     #[cfg(not(unix))]
     let mode = None;
-    crate::store::write_atomic(path, data, mode)
+    agent_rewind_core::private::write_atomic(path, data, mode)
 }

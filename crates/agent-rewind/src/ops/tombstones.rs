@@ -51,7 +51,7 @@ pub struct Tombstone {
 
 /// `agentRewind.tombstoneLifetime` in seconds (a duration like `90d`).
 pub fn lifetime(store: &Store) -> Result<i64> {
-    match store.config_string("agentRewind.tombstoneLifetime") {
+    match store.config().string("agentRewind.tombstoneLifetime") {
         None => Ok(DEFAULT_DAYS * 86_400),
         Some(v) => agent_rewind_core::time::parse_age(v.trim()).map_err(|e| {
             Error::usage(format!(
@@ -82,6 +82,7 @@ pub fn prepare(store: &Store, runs: &[(RunId, ObjectId)], lifetime: i64) -> Resu
     let now = Timestamp::now();
     let expires_at = now.minus_seconds(-lifetime);
     let by = store
+        .config()
         .identity()
         .unwrap_or_else(agent_rewind_core::time::writer_id);
     let mut bodies = Vec::with_capacity(runs.len());
@@ -99,8 +100,8 @@ pub fn prepare(store: &Store, runs: &[(RunId, ObjectId)], lifetime: i64) -> Resu
         bodies.push((*tip, body.into_bytes()));
     }
     // All in one pack (a gc may delete thousands of runs).
-    let staged = store.with_staged_objects();
-    if store.signing_enabled()? {
+    let staged = store.handle_for_staged_writes();
+    if store.config().signing_enabled()? {
         let message = format!("agent-rewind: tombstones of {} deleted run(s)", runs.len());
         let commit = staged.notes().write_notes_commit(None, &bodies, &message)?;
         targets.extend(runs.iter().map(|(run, _)| (run.to_string(), commit)));
@@ -109,7 +110,7 @@ pub fn prepare(store: &Store, runs: &[(RunId, ObjectId)], lifetime: i64) -> Resu
             targets.insert(run.to_string(), staged.objects().write_blob(body)?);
         }
     }
-    staged.persist_staged_objects()?;
+    staged.objects().persist_staged()?;
     Ok(Prepared { targets })
 }
 

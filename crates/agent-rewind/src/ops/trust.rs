@@ -80,7 +80,8 @@ pub fn inspect(store: &Store, run: &RunId) -> Result<TrustPlan> {
         shell: STEP_SHELL.join(" "),
         // A repository without a worktree runs no step; its trust still says where they run.
         folder: store
-            .workdir()
+            .worktree()
+            .root()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| "the top of the worktree `resume` runs in".to_string()),
         changes_what_runs,

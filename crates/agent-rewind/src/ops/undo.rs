@@ -40,7 +40,7 @@ pub struct UndoOutcome {
 /// The backups of this worktree, newest first: what `undo` (the first) and `undo <backup>`
 /// bring back (without their details: the touched paths and index file are not read).
 pub fn list(store: &Store) -> Result<Vec<Backup>> {
-    store.workdir()?;
+    store.worktree().root()?;
     materialize::list_backups(store)
 }
 
@@ -192,7 +192,7 @@ fn record_revert_fact(store: &Store, run: &RunId, kind: &str, backup: &Backup) -
     let line = NoteLine::Other(serde_json::json!({
         "type": kind,
         "backup": backup.commit,
-        "by": store.identity().unwrap_or_else(agent_rewind_core::time::writer_id),
+        "by": store.config().identity().unwrap_or_else(agent_rewind_core::time::writer_id),
         "ts": agent_rewind_core::time::Timestamp::now(),
     }));
     crate::journal::append_note_lines(store, run, tip, &[line])

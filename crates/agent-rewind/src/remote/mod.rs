@@ -106,8 +106,9 @@ fn remote_url(store: &Store, name: &str) -> Option<String> {
         return None;
     }
     store
-        .config_string(&format!("remote.{name}.url"))
-        .or_else(|| store.config_string(&format!("remote.{name}.pushurl")))
+        .config()
+        .string(&format!("remote.{name}.url"))
+        .or_else(|| store.config().string(&format!("remote.{name}.pushurl")))
 }
 
 /// Which remote a command uses, and how it was chosen.
@@ -126,7 +127,7 @@ pub struct Chosen {
 /// for a push (`push`) an error that names the remote it would use and asks for
 /// `--remote`: where runs go is chosen once, by a person.
 pub fn choose(store: &Store, words: &[String], flag: Option<&str>, push: bool) -> Result<Chosen> {
-    let configured = store.config_string(REMOTE_KEY);
+    let configured = store.config().string(REMOTE_KEY);
     let (remote, runs, first_choice) = match (flag, words.split_first()) {
         (Some(f), _) => (
             resolve_name_or_url(store, f, "--remote")?,
@@ -171,7 +172,7 @@ fn ask_for_remote(store: &Store) -> Error {
 /// Remember `remote` as `agentRewind.remote` in this repository's config (after a push
 /// that named it with `--remote` while none was set).
 pub fn remember(store: &Store, remote: &Remote) -> Result<()> {
-    store.config_add(REMOTE_KEY, &remote.target)
+    store.config().add(REMOTE_KEY, &remote.target)
 }
 
 /// What the remote said about one ref of a push (`git push --porcelain`).
@@ -566,7 +567,7 @@ pub fn fetch_bundle(store: &Store, file: &Path, staging: &RemoteName) -> Result<
 /// A limit on the refs of one push or fetch, from git config `key`: `None` when unset or 0;
 /// a value that is not a number is a usage error with `hint`.
 pub fn refs_limit(store: &Store, key: &str, hint: &str) -> Result<Option<usize>> {
-    match store.config_string(key) {
+    match store.config().string(key) {
         None => Ok(None),
         Some(v) => match v.trim().parse::<usize>() {
             Ok(0) => Ok(None),

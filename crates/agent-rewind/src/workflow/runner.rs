@@ -311,7 +311,7 @@ fn run_command(
     let status = process::command(Purpose::WorkflowStep, STEP_SHELL[0])
         .arg(STEP_SHELL[1])
         .arg(cmd)
-        .current_dir(store.workdir()?)
+        .current_dir(store.worktree().root()?)
         .envs(&step.env)
         .env("AGENT_RUN", run.as_str())
         .env("AGENT_STEP", step.name.as_str())

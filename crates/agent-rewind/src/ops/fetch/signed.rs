@@ -13,7 +13,8 @@ use agent_rewind_core::ids::RemoteName;
 /// `agentRewind.requireSigned`.
 pub fn require_signed_config(store: &Store) -> Result<bool> {
     Ok(store
-        .config_bool("agentRewind.requireSigned")?
+        .config()
+        .bool("agentRewind.requireSigned")?
         .unwrap_or(false))
 }
 

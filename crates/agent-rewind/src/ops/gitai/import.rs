@@ -319,7 +319,7 @@ fn tree_upto(store: &Store, p: &Planned, upto: usize) -> Result<ObjectId> {
         let blob = store.objects().write_blob(&data)?;
         edits.push((f.path.clone().into(), Some((blob, f.kind))));
     }
-    store.edit_tree(p.tree, &edits)
+    store.objects().edit_tree(p.tree, &edits)
 }
 
 /// The checkpoints of one commit: its tree without the agent lines, then a turn per group.

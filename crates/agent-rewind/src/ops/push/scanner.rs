@@ -42,7 +42,7 @@ impl Scanner {
     /// The scanners `agentRewind.secretScanner` names; a name that is neither is an error.
     pub fn configured(store: &Store) -> Result<Vec<Scanner>> {
         let mut out = vec![];
-        for name in store.config_strings("agentRewind.secretScanner") {
+        for name in store.config().strings("agentRewind.secretScanner") {
             let scanner = match name.trim().to_ascii_lowercase().as_str() {
                 "gitleaks" => Scanner::Gitleaks,
                 "trufflehog" => Scanner::Trufflehog,

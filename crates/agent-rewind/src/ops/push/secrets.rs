@@ -60,13 +60,13 @@ pub type SkippedRule = (String, String);
 /// `agentRewind.secretRules` (gitleaks' format; relative paths are from the worktree's top).
 /// Also returns the rules that did not compile.
 pub fn rules(store: &Store) -> Result<(std::borrow::Cow<'static, RuleSet>, Vec<SkippedRule>)> {
-    let files = store.config_strings("agentRewind.secretRules");
+    let files = store.config().strings("agentRewind.secretRules");
     if files.is_empty() {
         return Ok((std::borrow::Cow::Borrowed(RuleSet::builtin()), vec![]));
     }
     let mut texts = vec![agent_rewind_core::redact::rules::BUILTIN_RULES.to_string()];
     for f in &files {
-        let path = match store.workdir() {
+        let path = match store.worktree().root() {
             Ok(top) => top.join(f),
             Err(_) => std::path::PathBuf::from(f),
         };

@@ -28,11 +28,11 @@ pub(super) fn leftover_fork(
     if !path.join(".git").is_file() {
         return Ok(None);
     }
-    let Ok(linked) = Store::open_worktree_at(path) else {
+    let Ok(linked) = Store::open_linked_worktree(path) else {
         return Ok(None);
     };
-    let same_repository = std::fs::canonicalize(linked.common_dir()).ok()
-        == std::fs::canonicalize(store.common_dir()).ok();
+    let same_repository = std::fs::canonicalize(linked.worktree().common_dir()).ok()
+        == std::fs::canonicalize(store.worktree().common_dir()).ok();
     let head = linked.refs().user_head()?;
     let Some(branch) = head
         .branch

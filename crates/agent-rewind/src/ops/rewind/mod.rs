@@ -216,7 +216,7 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
     let mut worktree_shown = None;
     if let Some(prepared) = &prepared {
         check_out_in_place(store, prepared, &plan, git_commit)?;
-        worktree_shown = Some(store.workdir()?.display().to_string());
+        worktree_shown = Some(store.worktree().root()?.display().to_string());
     } else if let (Some(path), Some(linked)) = (&opts.worktree, &linked) {
         set_active_run(linked, &plan.new_run)?;
         worktree_shown = Some(path.display().to_string());
@@ -363,9 +363,9 @@ fn make_linked(
         .worktree()
         .add_linked_worktree(path, plan.branch.as_deref(), git_commit)?;
     let made = (|| {
-        let linked = Store::open_worktree_at(path)?;
+        let linked = Store::open_linked_worktree(path)?;
         linked.worktree().apply_changes(
-            linked.workdir()?,
+            linked.worktree().root()?,
             &plan.linked_changes,
             &Default::default(),
         )?;
