@@ -3,10 +3,10 @@
 //! and `git rev-list` of a range. Each is a named method; what git printed is parsed by the
 //! caller (`agent_rewind::attribution`). It must never decide who wrote a line.
 
-use crate::ObjectId;
-use crate::Store;
+use crate::repository::Store;
 use agent_rewind_core::error::{Error, IoResultExt, Result};
 use agent_rewind_scan::gixerror::from_gix;
+use gix::ObjectId;
 use std::ffi::OsStr;
 use std::io::Read;
 use std::path::Path;

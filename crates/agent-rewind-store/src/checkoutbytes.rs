@@ -11,7 +11,7 @@
 //! --filters`), with the same attribute sources as the pipeline (worktree, then index).
 //! Never writes anything: callers write the bytes.
 
-use super::Store;
+use crate::repository::Store;
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_core::quote::quote_path;
 use agent_rewind_scan::gixerror::from_gix;

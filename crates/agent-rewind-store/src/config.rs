@@ -3,7 +3,8 @@
 //! hooks, and the one config write we make (`git config --local --add`). It reads what the
 //! user configured; it never decides what a value means for an operation.
 
-use crate::{Signer, Store};
+use crate::repository::Store;
+use crate::sign::Signer;
 use agent_rewind_core::error::{Error, Result};
 use std::path::Path;
 

@@ -2,8 +2,8 @@
 //! in-process when that is certain to equal git's output (`patch`), else by git itself. It
 //! reads only; it never writes the worktree or the index.
 
-use crate::Store;
 use crate::gitprocess::stdout_bytes_of;
+use crate::repository::Store;
 use agent_rewind_core::error::Result;
 use std::path::Path;
 

@@ -10,7 +10,7 @@
 //! where the renderer could not be certain — a builtin or configured diff driver, a forced
 //! `diff` — it answers `None`.
 
-use super::Store;
+use crate::repository::Store;
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_scan::TreeChange;
 use gix::bstr::ByteSlice;

@@ -7,8 +7,11 @@
 //! so a facade's method is found only on its facade); the methods live beside what they
 //! touch (`refs.rs`, `objects.rs`, …). Owns no behaviour of its own.
 
-use crate::Store;
-use crate::{Config, Diff, Index, Locks, Maintenance, Notes, Objects, Refs, Remote, Worktree};
+use crate::repository::Store;
+use crate::{
+    config::Config, diff::Diff, index::Index, locks::Locks, maintenance::Maintenance, notes::Notes,
+    objects::Objects, refs::Refs, remote::Remote, worktree::Worktree,
+};
 use agent_rewind_core::private::PrivatePaths;
 
 impl Store {

@@ -5,7 +5,7 @@
 //! command lines are spelled by the facades' methods, and no crate above the store reaches
 //! this module.
 
-use super::Store;
+use crate::repository::Store;
 use agent_rewind_core::error::{Error, Result};
 use std::path::Path;
 use std::process::{Command, Output};

@@ -2,7 +2,7 @@
 //! git's `index.lock`; reset by `git read-tree`). Its methods are all here; the index
 //! writer and the lock protocol are `userindex` and `indexlock`, the saved copy `savedindex`.
 
-use crate::Store;
+use crate::repository::Store;
 use crate::savedindex::IndexFile;
 use crate::userindex::WrittenFile;
 use agent_rewind_core::error::Result;

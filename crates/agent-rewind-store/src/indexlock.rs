@@ -6,7 +6,7 @@
 //! rename (the same inode as the temp file of a process that is gone) and removing it. Must
 //! never remove any other lock, or leave `index.lock` behind when it returns.
 
-use super::Store;
+use crate::repository::Store;
 use agent_rewind_core::error::{Error, IoResultExt, Result};
 use std::path::{Path, PathBuf};
 

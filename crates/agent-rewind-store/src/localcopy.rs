@@ -12,9 +12,9 @@
 //! caller falls back to `git fetch`. It never writes to the remote, never writes anything
 //! here but one pack and the one staging ref, and never reads an unbounded history.
 
-use super::Store;
 use super::packwrite::PackEntry;
 use super::publish::RefChange;
+use crate::repository::Store;
 use agent_rewind_core::error::{Error, Result};
 use gix::ObjectId;
 use gix::objs::Kind;

@@ -8,7 +8,7 @@
 //! The lock serializes writers of one run on one machine; the compare-and-swap in `publish`
 //! stays the authority (other machines, other tools).
 
-use crate::Store;
+use crate::repository::Store;
 use agent_rewind_core::error::{Error, IoResultExt, Result};
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};

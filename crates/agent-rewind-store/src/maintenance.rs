@@ -2,7 +2,7 @@
 //! --auto`, a geometric repack of small packs), and whether it is due. Its methods are all
 //! here; it decides nothing about runs or retention.
 
-use crate::Store;
+use crate::repository::Store;
 
 /// The store's git's maintenance we start in the background.
 #[derive(Clone, Copy)]

@@ -3,10 +3,11 @@
 //! three blobs with git's own conflict markers (`git merge-file`). It never decides what to
 //! revert, writes no file of the worktree, and never reads behind a symlink on a path's way.
 
-use super::{EntryKind, ObjectId};
-use crate::Store;
+use crate::repository::Store;
 use agent_rewind_core::error::{Error, IoResultExt, Result};
 use agent_rewind_scan::gixerror::from_gix;
+use gix::ObjectId;
+use gix::objs::tree::EntryKind;
 use std::io::Write;
 
 /// The outcome of a three-way merge of blobs.

@@ -3,7 +3,8 @@
 //! by the sorted union of their lines (git's `cat_sort_uniq`). Writing a notes commit does
 //! not publish it; `publish` moves the notes ref together with the run's refs.
 
-use super::{Store, layout};
+use crate::layout;
+use crate::repository::Store;
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_core::ids::RunId;
 use agent_rewind_scan::gixerror::from_gix;

@@ -1,9 +1,9 @@
 //! Commits: writing checkpoint commits with the user's identity (or a fixed fallback, never
 //! touching config), reading them back with their `Agent-*` trailers, trees and blobs.
 
-use super::Store;
 use crate::blame::RunningBlame;
 use crate::merge::MergedBlob;
+use crate::repository::Store;
 use crate::sign::SignatureCheck;
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_core::ids::RunId;

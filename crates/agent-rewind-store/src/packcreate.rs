@@ -14,7 +14,7 @@
 //! and never create a ref that exists.
 
 use super::packdelete::{PackedRefsEdit, ref_line};
-use crate::Store;
+use crate::repository::Store;
 use agent_rewind_core::error::Result;
 use gix::ObjectId;
 use std::collections::HashSet;

@@ -13,8 +13,8 @@
 //! Must never write `packed-refs` except by renaming its lock, never leave the lock behind,
 //! and never delete a ref whose value is not the expected one.
 
-use super::Store;
 use super::reflock::{Claim, lock_path};
+use crate::repository::Store;
 use agent_rewind_core::error::{Error, IoResultExt, Result};
 use gix::ObjectId;
 use std::collections::{HashMap, HashSet};

@@ -7,8 +7,8 @@
 //!
 //! It must never print something git would not: when in doubt, it answers `None`.
 
-use super::Store;
 use super::diffattr::DiffAttr;
+use crate::repository::Store;
 use agent_rewind_core::error::Result;
 use agent_rewind_scan::gixerror::from_gix;
 use agent_rewind_scan::{ChangeKind, TreeChange};

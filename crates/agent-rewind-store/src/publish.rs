@@ -9,7 +9,7 @@
 //! a crash between two renames is harmless: notes before `HEAD`, `HEAD` before step refs (a
 //! step ref may lag behind `HEAD` after a crash, never run ahead of it).
 
-use super::Store;
+use crate::repository::Store;
 use agent_rewind_core::error::{Error, Result};
 use gix::ObjectId;
 use gix::refs::FullName;

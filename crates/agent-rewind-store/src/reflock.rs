@@ -16,7 +16,7 @@
 //! lock before its claim, and never leave a lock or a claim of a live transaction behind
 //! when it returns.
 
-use super::Store;
+use crate::repository::Store;
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_scan::gixerror::from_gix;
 use gix::ObjectId;

@@ -4,10 +4,11 @@
 //! It only reads: every ref write goes through `publish` (compare-and-swap) or the packed
 //! writers. Ref names come from `layout`, never spelled here.
 
-use super::{Store, layout};
+use crate::layout;
 use crate::packcreate::PackedCreate;
 use crate::packdelete::PackedDelete;
 use crate::publish::{PublishError, RefChange, check_name};
+use crate::repository::Store;
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_core::ids::{RunId, StepName};
 use agent_rewind_scan::gixerror::from_gix;

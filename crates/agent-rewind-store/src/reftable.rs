@@ -8,8 +8,9 @@
 //! interface. Must never write a ref without its expected old value, and never touch the
 //! files under `.git/reftable/` itself.
 
-use super::{Store, UserHead};
 use crate::publish::{PublishError, RefChange};
+use crate::refs::UserHead;
+use crate::repository::Store;
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_scan::gixerror::from_gix;
 use gix::ObjectId;

@@ -3,8 +3,8 @@
 //! callers (`remote`) parse per-ref results and failures; what they mean is decided there,
 //! never here.
 
-use super::Store;
 use crate::localcopy::{LocalRemote, NotesCopy};
+use crate::repository::Store;
 use agent_rewind_core::error::Result;
 use std::path::Path;
 

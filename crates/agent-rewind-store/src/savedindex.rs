@@ -8,7 +8,7 @@
 //! `undo` wrote since have new stat data, so git looks at them again. Must never install an
 //! index whose entries are not the backup's index tree.
 
-use crate::Store;
+use crate::repository::Store;
 use agent_rewind_core::error::{IoResultExt, Result};
 use gix::ObjectId;
 use gix::index::entry::{Flags, Mode};
@@ -39,7 +39,7 @@ pub(crate) fn user_index_file(store: &Store) -> Result<Option<IndexFile>> {
     let md = match std::fs::metadata(&path) {
         Ok(md) => md,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(crate::Error::io(&path, e)),
+        Err(e) => return Err(agent_rewind_core::error::Error::io(&path, e)),
     };
     let bytes = std::fs::read(&path).at(&path)?;
     let mtime = md

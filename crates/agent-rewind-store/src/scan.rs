@@ -3,7 +3,7 @@
 //! protections) and the configuration its policy is read from. It decides nothing itself;
 //! the layers above find it as `snapshot`, beside the scanner's types.
 
-use crate::Store;
+use crate::repository::Store;
 use agent_rewind_core::error::Result;
 use agent_rewind_scan::{Policy, PolicyConfig, Purpose, ScanContext, Snapshot};
 use gix::ObjectId;

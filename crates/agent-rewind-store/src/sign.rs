@@ -12,7 +12,8 @@
 
 #![allow(clippy::disallowed_methods)] // the store starts its own processes
 
-use crate::{Config, Store};
+use crate::config::Config;
+use crate::repository::Store;
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_scan::gixerror::from_gix;
 use gix::ObjectId;

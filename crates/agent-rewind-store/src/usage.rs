@@ -3,9 +3,11 @@
 //! worktree of the repository with its HEAD and its active-run file. Read-only; it never
 //! decides which run to delete (`agent_rewind::ops::retention` does).
 
-use crate::{ObjectId, Store, layout};
+use crate::layout;
+use crate::repository::Store;
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_core::ids::RunId;
+use gix::ObjectId;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::Stdio;

@@ -21,8 +21,8 @@
 //! Must never: record an entry the tree does not hold, or give stat data to a file whose
 //! content it has not seen.
 
-use super::Store;
 use super::objects::digest;
+use crate::repository::Store;
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_scan::gixerror::from_gix;
 use gix::ObjectId;
@@ -455,7 +455,7 @@ fn encode(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::OpenFor;
+    use crate::repository::OpenFor;
     use std::process::Command;
 
     fn git(dir: &Path, args: &[&str]) -> String {

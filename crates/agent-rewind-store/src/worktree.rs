@@ -9,8 +9,8 @@
 //! near the 255-byte limit must still be writable), and a write that fails part-way says
 //! which paths it had already changed.
 
-use super::Store;
 use super::userindex::WrittenFile;
+use crate::repository::Store;
 use agent_rewind_core::error::{Error, IoResultExt, Result};
 use agent_rewind_core::quote::{quote_path, rel_path};
 use agent_rewind_scan::TreeChange;

@@ -3,8 +3,8 @@
 //! changed when a write fails part-way. The checks come before, in `worktree`.
 
 use super::{AsBackedUp, parents_are_folders};
-use crate::Store;
 use crate::objects::digest;
+use crate::repository::Store;
 use crate::userindex::WrittenFile;
 use agent_rewind_core::error::{Error, IoResultExt, Result};
 use agent_rewind_core::quote::{quote_path, rel_path};
