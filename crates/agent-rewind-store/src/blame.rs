@@ -170,8 +170,6 @@ fn known_to_git(store: &Store, cwd: &Path, path: &OsStr) -> Result<bool> {
         return Ok(true);
     }
     let index = store
-        .objects()
-        .store
         .repo
         .index_or_empty()
         .map_err(|e| Error::git(format!("reading the index: {e}")))?;
@@ -193,8 +191,6 @@ fn intent_to_add(store: &Store, cwd: &Path, path: &OsStr) -> Result<tempfile::Te
         .tempdir_in(&tmp)
         .at(&tmp)?;
     let out = store
-        .objects()
-        .store
         .git_command(cwd, &["add", "-N", "-f", "--"])
         .arg(path)
         .env("GIT_INDEX_FILE", dir.path().join("index"))
@@ -226,8 +222,6 @@ pub(crate) fn resolve_commit(store: &Store, spec: &str) -> Result<ObjectId> {
             .with_hint("name a commit: HEAD, a branch, a tag or a commit id")
     };
     let id = store
-        .objects()
-        .store
         .repo
         .rev_parse_single(spec)
         .map_err(|e| not_one(agent_rewind_core::error::one_line(&e.to_string())))?;
@@ -249,15 +243,8 @@ pub(crate) fn rev_list(store: &Store, range: &str) -> Result<Vec<(ObjectId, Stri
     } else {
         range.to_string()
     };
-    let dir = store
-        .objects()
-        .store
-        .repo
-        .workdir()
-        .unwrap_or(store.repo.git_dir());
+    let dir = store.git_run_dir();
     let out = store
-        .objects()
-        .store
         .git_command(dir, &["rev-list", "--no-merges", FORMAT, &spec, "--"])
         .output()
         .map_err(|e| Error::git(format!("could not run git: {e}")).with_source(e))?;

@@ -94,7 +94,7 @@ impl Store {
         id: gix::ObjectId,
         path: &gix::bstr::BStr,
     ) -> Result<Vec<u8>> {
-        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
+        let dir = self.git_run_dir();
         let args = ["cat-file", "--filters"];
         let mut path_arg = std::ffi::OsString::from("--path=");
         path_arg.push(agent_rewind_core::quote::rel_path(path));

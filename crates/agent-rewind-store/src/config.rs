@@ -141,11 +141,7 @@ impl Config<'_> {
     /// (relative values resolved the way git resolves them), else the common `hooks` folder
     /// that linked worktrees share. The folder may not exist yet.
     pub fn hooks_dir(&self) -> Result<std::path::PathBuf> {
-        let dir = self
-            .store
-            .repo
-            .workdir()
-            .unwrap_or(self.store.repo.git_dir());
+        let dir = self.store.git_run_dir();
         let out = self
             .store
             .git_in(dir, &["rev-parse", "--git-path", "hooks"])?;

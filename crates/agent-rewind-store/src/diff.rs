@@ -44,11 +44,7 @@ impl Diff<'_> {
             })
             .collect();
         args.extend(paths.iter().map(String::as_str));
-        let top = self
-            .store
-            .repo
-            .workdir()
-            .unwrap_or(self.store.repo.git_dir());
+        let top = self.store.git_run_dir();
         // In the user's folder, git applies `diff.relative` itself, as their `git diff` would.
         let dir = match how.as_user_in {
             Some(d) if d.starts_with(top) => d,

@@ -85,16 +85,22 @@ impl Store {
 }
 
 impl Store {
+    /// The folder git runs in for this repository: the worktree's top, or the git dir of a
+    /// bare repository (a relative remote path, for one, resolves from there).
+    pub(crate) fn git_run_dir(&self) -> &Path {
+        self.repo.workdir().unwrap_or(self.repo.git_dir())
+    }
+
     /// Run git inside this repository's worktree (or git dir when bare).
     pub(super) fn git(&self, args: &[&str]) -> Result<String> {
-        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
+        let dir = self.git_run_dir();
         self.git_in(dir, args)
     }
 
     /// Run git inside this repository and return its whole output, whatever its exit
     /// status (for commands whose failures are parsed: push, fetch, bundle).
     pub(super) fn git_unchecked(&self, args: &[&str]) -> Result<Output> {
-        let dir = self.repo.workdir().unwrap_or(self.repo.git_dir());
+        let dir = self.git_run_dir();
         self.git_output_in(dir, args)
     }
 }

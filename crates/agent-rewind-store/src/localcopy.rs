@@ -161,8 +161,6 @@ pub(crate) fn open_local_remote(
         }
     }
     let remote = store
-        .remote()
-        .store
         .repo
         .find_remote(name)
         .map_err(|e| format!("remote {name}: {e}"))?;
@@ -179,12 +177,7 @@ pub(crate) fn open_local_remote(
     }
     // git runs in the top of the worktree (or the git dir of a bare repository), and
     // resolves a relative remote path from there.
-    let base = store
-        .remote()
-        .store
-        .repo
-        .workdir()
-        .unwrap_or(store.repo.git_dir());
+    let base = store.git_run_dir();
     let path = base.join(path);
     let (git_dir, worktree) = locate_git_dir(&path)
         .ok_or_else(|| format!("{} is not a repository git reads as is", path.display()))?;

@@ -38,11 +38,7 @@ impl Maintenance<'_> {
             }
             Err(_) => return,
         };
-        let dir = self
-            .store
-            .repo
-            .workdir()
-            .unwrap_or(self.store.repo.git_dir());
+        let dir = self.store.git_run_dir();
         let started = self
             .store
             .git_command(dir, args)

@@ -132,11 +132,7 @@ impl Objects<'_> {
     /// interpret-trailers --in-place` places them (after the message, before git's comment
     /// lines), each only when the message does not already end with it.
     pub fn add_trailers(&self, file: &Path, trailers: &[String]) -> Result<()> {
-        let dir = self
-            .store
-            .repo
-            .workdir()
-            .unwrap_or(self.store.repo.git_dir());
+        let dir = self.store.git_run_dir();
         let mut args = vec![
             "interpret-trailers",
             "--in-place",

@@ -356,16 +356,21 @@ impl Store {
     }
 }
 
-/// [`Refs::remove_stale_locks_under`].
-pub(crate) fn remove_stale_locks_under(store: &Store, prefix: &str) -> usize {
+/// Whether some claim is still linked to a lock: without one, no lock of ours exists and
+/// there is nothing to sweep (one read of the claims folder).
+fn any_claim_linked(store: &Store) -> bool {
     use std::os::unix::fs::MetadataExt;
     let Ok(claims) = std::fs::read_dir(store.claims_dir()) else {
-        return 0;
+        return false;
     };
-    let linked = claims
+    claims
         .flatten()
-        .any(|e| std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.nlink() > 1));
-    if !linked {
+        .any(|e| std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.nlink() > 1))
+}
+
+/// [`Refs::remove_stale_locks_under`].
+pub(crate) fn remove_stale_locks_under(store: &Store, prefix: &str) -> usize {
+    if !any_claim_linked(store) {
         return 0;
     }
     let mut locks = vec![lock_path(&store.repo.common_dir().join("packed-refs"))];
@@ -381,14 +386,7 @@ pub(crate) fn remove_stale_locks_under(store: &Store, prefix: &str) -> usize {
 
 /// [`Refs::sweep_stale_locks`].
 pub(crate) fn sweep_stale_locks(store: &Store) -> usize {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(claims) = std::fs::read_dir(store.claims_dir()) else {
-        return 0;
-    };
-    let linked = claims
-        .flatten()
-        .any(|e| std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.nlink() > 1));
-    if !linked {
+    if !any_claim_linked(store) {
         return 0;
     }
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {

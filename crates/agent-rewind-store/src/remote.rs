@@ -102,11 +102,7 @@ impl Remote<'_> {
             args.insert(args.len() - 1, "--no-auto-maintenance");
         }
         args.extend(refspecs.iter().map(String::as_str));
-        let dir = self
-            .store
-            .repo
-            .workdir()
-            .unwrap_or(self.store.repo.git_dir());
+        let dir = self.store.git_run_dir();
         let mut child = self
             .store
             .git_command(dir, &args)
@@ -180,11 +176,7 @@ impl Remote<'_> {
         args.extend(fetch_args(source, false));
         args.insert(args.len() - 1, "--no-auto-maintenance");
         args.extend(unrelated.iter().map(String::as_str));
-        let dir = self
-            .store
-            .repo
-            .workdir()
-            .unwrap_or(self.store.repo.git_dir());
+        let dir = self.store.git_run_dir();
         let could_not_run = |e: std::io::Error| {
             agent_rewind_core::error::Error::git(format!("could not run git: {e}"))
         };

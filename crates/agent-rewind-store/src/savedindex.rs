@@ -86,8 +86,6 @@ pub(crate) fn reinstall_user_index(
         entries.push((e.path(&state).to_owned(), e.id, kind));
     }
     let expected: Vec<_> = store
-        .index()
-        .store
         .objects()
         .tree_entries(tree)?
         .into_iter()

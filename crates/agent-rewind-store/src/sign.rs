@@ -341,13 +341,7 @@ pub(crate) fn check_signatures(store: &Store, commits: &[ObjectId]) -> Result<Ve
         input.push_str(&c.to_string());
         input.push('\n');
     }
-    let dir = store
-        .objects()
-        .store
-        .repo
-        .workdir()
-        .unwrap_or(store.repo.git_dir())
-        .to_path_buf();
+    let dir = store.git_run_dir().to_path_buf();
     let out = store.git_with_input(
         &dir,
         &[

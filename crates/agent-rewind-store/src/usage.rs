@@ -45,8 +45,6 @@ pub(crate) fn worktree_uses(store: &Store) -> Result<Vec<WorktreeUse>> {
 pub(crate) fn runs_disk_usage(store: &Store, runs: &[RunId]) -> Result<u64> {
     let keep: std::collections::HashSet<&str> = runs.iter().map(|r| r.as_str()).collect();
     let mut wanted: Vec<String> = store
-        .objects()
-        .store
         .refs()
         .refs_under(layout::RUNS_PREFIX)?
         .into_iter()
@@ -80,15 +78,8 @@ pub(crate) fn runs_disk_usage(store: &Store, runs: &[RunId]) -> Result<u64> {
         }
     }
     stdin.push('\n');
-    let dir = store
-        .objects()
-        .store
-        .repo
-        .workdir()
-        .unwrap_or(store.repo.git_dir());
+    let dir = store.git_run_dir();
     let mut child = store
-        .objects()
-        .store
         .git_command(dir, &["rev-list", "--objects", "--disk-usage", "--stdin"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -148,8 +148,6 @@ pub(crate) fn set_user_index(
     };
     let old = store.read_user_index()?;
     let in_process = store
-        .index()
-        .store
         .repo
         .config_snapshot()
         .boolean("agentRewind.inProcessIndex")
