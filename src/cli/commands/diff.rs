@@ -56,10 +56,9 @@ pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
     };
     if !paths.is_empty() {
         d.files.retain(|f| {
-            let path = f.path.0.as_slice();
-            paths.iter().any(|p| {
-                p == "." || path == p.as_bytes() || path.starts_with(format!("{p}/").as_bytes())
-            })
+            paths
+                .iter()
+                .any(|p| agent_rewind::materialize::path_is_under(&f.path.0, p))
         });
     }
     let color = use_color(&store, &a)?;

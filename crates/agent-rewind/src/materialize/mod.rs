@@ -353,9 +353,19 @@ fn leave_in_place(
     Ok(())
 }
 
-/// Whether `path` (as [`text_path`] shows it: git's quoted form for a name that is not
-/// UTF-8) is `under` (a worktree path, a file or a folder; `.` or empty for everything).
-/// Quoting escapes byte by byte, so a quoted name starts with the quoted form of its folder.
+/// Whether worktree path `path` (bytes from the top) is `under`: the same file, or inside
+/// that folder; `under` may start with `./` and end with `/`, and `.` or empty is everything.
+pub fn path_is_under(path: &[u8], under: &str) -> bool {
+    let under = under.trim_start_matches("./").trim_end_matches('/');
+    under.is_empty()
+        || under == "."
+        || path == under.as_bytes()
+        || (path.starts_with(under.as_bytes()) && path.get(under.len()) == Some(&b'/'))
+}
+
+/// [`path_is_under`] for a path as [`text_path`] shows it: git's quoted form for a name that
+/// is not UTF-8. Quoting escapes byte by byte, so a quoted name starts with the quoted form
+/// of its folder.
 fn text_path_is_under(path: &str, under: &str) -> bool {
     let under = under.trim_start_matches("./").trim_end_matches('/');
     if under.is_empty() || under == "." {
@@ -366,12 +376,8 @@ fn text_path_is_under(path: &str, under: &str) -> bool {
             .and_then(|s| s.strip_suffix('"'))
             .map_or_else(|| s.to_string(), str::to_string)
     };
-    let path = unquoted(path);
     let under = unquoted(&agent_rewind_core::quote::quote_path(under.as_bytes()));
-    path == under
-        || path
-            .strip_prefix(&under)
-            .is_some_and(|r| r.starts_with('/'))
+    path_is_under(unquoted(path).as_bytes(), &under)
 }
 
 /// The changes that turn the worktree captured in `from` (a backup tree) into `to`,
@@ -384,18 +390,7 @@ pub fn plan_changes(
 ) -> Result<Vec<TreeChange>> {
     let mut changes = store.objects().diff_trees(from, to)?;
     if let Some(paths) = paths {
-        let norm: Vec<String> = paths
-            .iter()
-            .map(|p| p.trim_start_matches("./").trim_end_matches('/').to_string())
-            .collect();
-        changes.retain(|c| {
-            norm.iter().any(|p| {
-                p.is_empty()
-                    || p == "."
-                    || c.path == p.as_bytes()
-                    || (c.path.starts_with(p.as_bytes()) && c.path.get(p.len()) == Some(&b'/'))
-            })
-        });
+        changes.retain(|c| paths.iter().any(|p| path_is_under(&c.path, p)));
     }
     store.worktree().check_checkout_paths(&changes)?;
     Ok(changes)

@@ -71,10 +71,9 @@ fn prepare(
             let p = p.trim_start_matches("./").trim_end_matches('/');
             let in_checkpoint = p.is_empty()
                 || p == "."
-                || entries.iter().any(|(e, _, _)| {
-                    e == p.as_bytes()
-                        || (e.starts_with(p.as_bytes()) && e.get(p.len()) == Some(&b'/'))
-                });
+                || entries
+                    .iter()
+                    .any(|(e, _, _)| materialize::path_is_under(e, p));
             if !in_checkpoint {
                 return Err(Error::not_found(format!(
                     "{p} did not exist at checkpoint {}: there is nothing to restore it to",
