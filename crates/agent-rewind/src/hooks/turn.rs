@@ -20,7 +20,6 @@ use super::touched;
 use super::{HookAction, HookOutcome};
 use crate::agent::Agent;
 use crate::catalog::{Catalog, Checkpoint};
-use crate::journal::runstatus::COMPLETED;
 use crate::journal::{Origin, Record, StepFacts, append, set_active_run};
 use crate::model::{Event, LineageLink};
 use crate::ops::checkpoint::{CheckpointOptions, checkpoint};
@@ -116,15 +115,7 @@ fn session_start(store: &Store, ev: &AgentEvent) -> Result<HookOutcome> {
             None => RunId::generate(),
         },
     };
-    let mut rec = Record::new(run.clone(), Event::Start);
-    rec.new_run = true;
-    rec.facts.session_id = ev.session_id.clone();
-    rec.facts.agent = Some(hook.to_string());
-    rec.label = Some(format!("{} session {}", ev.agent.display(), session(ev)));
-    rec.facts.meta = ev.meta.clone();
-    rec.facts.next_action = Some("let the agent work; each turn is recorded".into());
-    let recorded = append(store, rec)?;
-    set_active_run(store, &run)?;
+    let recorded = start_session_run(store, ev, &run, None)?;
     Ok(HookOutcome {
         run: Some(run.to_string()),
         checkpoint: Some(recorded.checkpoint.to_string()),
@@ -140,41 +131,50 @@ fn completed(store: &Store, run: &RunId) -> Result<Option<Checkpoint>> {
         return Ok(None);
     };
     let root = catalog.root_of(&tip)?;
-    let done = matches!(root.note.run_status(), Some((ts, COMPLETED)) if ts >= tip.line().ts);
-    Ok(done.then_some(tip))
+    Ok(root.note.completed_as_of(tip.line().ts).then_some(tip))
 }
 
 /// Start, and make active, the run an agent's session continues in after the completed run
-/// whose tip is `finished`: its root's first parent is that tip, so lineage shows where it
-/// came from.
+/// whose tip is `finished`.
 fn start_after(store: &Store, ev: &AgentEvent, finished: &Checkpoint) -> Result<RunId> {
     let run = RunId::generate();
-    let line = finished.line();
+    start_session_run(store, ev, &run, Some(finished))?;
+    Ok(run)
+}
+
+/// Record the start of `run` for the agent's session and make it the active run. After a
+/// completed run (`after`, its tip), the start's first parent is that tip, so lineage shows
+/// where it came from.
+fn start_session_run(
+    store: &Store,
+    ev: &AgentEvent,
+    run: &RunId,
+    after: Option<&Checkpoint>,
+) -> Result<crate::journal::Recorded> {
     let mut rec = Record::new(run.clone(), Event::Start);
-    rec.origin = Some(Origin {
-        link: LineageLink {
-            run: line.run.clone(),
-            step: line.step.clone(),
-            checkpoint: finished.id().to_string(),
-        },
-        rewound: false,
-        checkpoint: finished.id(),
-        inherited_steps: vec![],
-    });
     rec.new_run = true;
     rec.facts.session_id = ev.session_id.clone();
     rec.facts.agent = Some(ev.agent.name().to_string());
-    rec.label = Some(format!(
-        "{} session {}, after run {}",
-        ev.agent.display(),
-        session(ev),
-        line.run
-    ));
+    rec.label = Some(format!("{} session {}", ev.agent.display(), session(ev)));
     rec.facts.meta = ev.meta.clone();
     rec.facts.next_action = Some("let the agent work; each turn is recorded".into());
-    append(store, rec)?;
-    set_active_run(store, &run)?;
-    Ok(run)
+    if let Some(finished) = after {
+        let line = finished.line();
+        rec.origin = Some(Origin {
+            link: LineageLink {
+                run: line.run.clone(),
+                step: line.step.clone(),
+                checkpoint: finished.id().to_string(),
+            },
+            rewound: false,
+            checkpoint: finished.id(),
+            inherited_steps: vec![],
+        });
+        rec.label = rec.label.map(|l| format!("{l}, after run {}", line.run));
+    }
+    let recorded = append(store, rec)?;
+    set_active_run(store, run)?;
+    Ok(recorded)
 }
 
 /// File edit: the edited paths that are in this worktree, appended to the pending list of

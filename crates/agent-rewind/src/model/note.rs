@@ -336,6 +336,13 @@ impl Note {
             .max_by(|a, b| a.0.cmp(&b.0))
     }
 
+    /// Whether this (root) note says the run completed, and nothing was recorded after that
+    /// (`tip_ts`: the time of the run's newest checkpoint): a run status holds until a newer
+    /// checkpoint is appended.
+    pub fn completed_as_of(&self, tip_ts: Timestamp) -> bool {
+        matches!(self.run_status(), Some((ts, "completed")) if ts >= tip_ts)
+    }
+
     /// The run's label: the latest `label` line, else the checkpoint line's label.
     pub fn label(&self) -> Option<&str> {
         self.lines

@@ -468,8 +468,7 @@ impl<'a> Execution<'a> {
         let mut catalog = Catalog::new(self.store);
         let tip = catalog.require_run_tip(self.run)?;
         let root = catalog.root_of(&tip)?;
-        let already =
-            matches!(root.note.run_status(), Some((ts, "completed")) if ts >= tip.line().ts);
+        let already = root.note.completed_as_of(tip.line().ts);
         if !already {
             crate::journal::append_note_lines(
                 self.store,
