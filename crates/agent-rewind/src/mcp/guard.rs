@@ -99,9 +99,11 @@ impl Reach {
         .with_hint("a person can allow it: git config agentRewind.mcpAllow other-runs"))
     }
 
-    /// Refuse `cp` as the checkpoint a write takes back or restores from, unless it is the
-    /// caller's (or another agent's, when allowed).
-    fn check_target(&self, cp: &Checkpoint, verb: &str) -> Result<()> {
+    /// Refuse `cp` as the checkpoint a write takes back or restores from, unless it is in a
+    /// run the caller may reach and is the caller's (or another agent's, when allowed).
+    fn check_target(&self, store: &Store, cp: &Checkpoint, verb: &str) -> Result<()> {
+        let what = format!("checkpoint {}", short(cp.id()));
+        self.check_run(store, &cp.line().run, &what)?;
         let at = address(cp);
         match self.owner(cp) {
             Owner::Caller => Ok(()),
@@ -170,12 +172,7 @@ pub fn check_revert(store: &Store, caller: &Caller, spec: &CheckpointSpec) -> Re
     let reach = Reach::new(store, caller);
     if matches!(spec, CheckpointSpec::Seq(..) | CheckpointSpec::Commit(_)) {
         let cp = Catalog::new(store).resolve(spec)?;
-        reach.check_run(
-            store,
-            &cp.line().run,
-            &format!("checkpoint {}", short(cp.id())),
-        )?;
-        reach.check_target(&cp, "revert")?;
+        reach.check_target(store, &cp, "revert")?;
     }
     let span = crate::ops::revert::span(store, spec)?;
     reach.check_run(store, span.run.as_str(), &range(&span))?;
@@ -266,12 +263,7 @@ pub fn check_restore(
     let reach = Reach::new(store, caller);
     let mut catalog = Catalog::new(store);
     let cp = catalog.resolve(spec)?;
-    reach.check_run(
-        store,
-        &cp.line().run,
-        &format!("checkpoint {}", short(cp.id())),
-    )?;
-    reach.check_target(&cp, "restore")?;
+    reach.check_target(store, &cp, "restore")?;
     let paths: BTreeSet<BString> = plan
         .iter()
         .map(|c| BString::from(c.path.0.clone()))

@@ -16,8 +16,16 @@ fn their_ls() -> tempfile::TempDir {
     bin
 }
 
-/// A workflow whose step `b` runs `ls` with `bin` first on its `PATH`.
-fn with_path(bin: &std::path::Path) -> String {
+/// A workflow whose step `b` runs `ls`, with `bin` first on its `PATH` when given.
+fn workflow(bin: Option<&std::path::Path>) -> String {
+    let env = bin
+        .map(|b| {
+            format!(
+                "env = {{ PATH = \"{}:/usr/bin:/bin\", MODEL = \"sonnet\" }}\n",
+                b.display()
+            )
+        })
+        .unwrap_or_default();
     format!(
         r#"[workflow]
 name = "path"
@@ -33,33 +41,14 @@ kind = "deterministic"
 run = "ls >/dev/null; test -f go.txt"
 inputs = ["go.txt"]
 needs = ["a"]
-env = {{ PATH = "{}:/usr/bin:/bin", MODEL = "sonnet" }}
-"#,
-        bin.display()
+{env}"#
     )
 }
-
-/// The same steps and commands without the `env`.
-const PLAIN: &str = r#"[workflow]
-name = "path"
-
-[[steps]]
-name = "a"
-kind = "deterministic"
-run = "true"
-
-[[steps]]
-name = "b"
-kind = "deterministic"
-run = "ls >/dev/null; test -f go.txt"
-inputs = ["go.txt"]
-needs = ["a"]
-"#;
 
 #[test]
 fn trust_shows_a_steps_env_shell_folder_and_inputs_and_trusts_only_that_text() {
     let bin = their_ls();
-    let h = Hostile::with_text(None, &with_path(bin.path()));
+    let h = Hostile::with_text(None, &workflow(Some(bin.path())));
     h.fetch();
     let path_value = format!("{}:/usr/bin:/bin", bin.path().display());
 
@@ -111,10 +100,10 @@ fn trust_shows_a_steps_env_shell_folder_and_inputs_and_trusts_only_that_text() {
 #[test]
 fn trusting_the_commands_without_their_env_does_not_let_the_env_run() {
     let bin = their_ls();
-    let h = Hostile::with_text(None, &with_path(bin.path()));
+    let h = Hostile::with_text(None, &workflow(Some(bin.path())));
     h.fetch();
     // We run the same commands from a file of ours, without the env: that text is trusted.
-    h.ours.write("plain.toml", PLAIN);
+    h.ours.write("plain.toml", &workflow(None));
     let o = tool(
         h.ours.path(),
         &h.log,
