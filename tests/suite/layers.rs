@@ -4,7 +4,8 @@
 //! crate depends only on the ones below it. Inside the library, a module may name only
 //! modules of a lower rank, so there is no cycle between top-level modules: every path a
 //! file names (`crate::…`, `super::…`, `self::…`) is resolved against the module tree
-//! before its top-level module is looked up. A process is started outside the store and
+//! before its top-level module is looked up. Inside the store, modules name modules (never
+//! an item through `lib.rs`) and no two use each other around a circle. A process is started outside the store and
 //! scanner crates only through `agent_rewind_core::process` with a listed purpose
 //! (clippy.toml forbids `Command::new` there; this lists the callers).
 
@@ -241,6 +242,68 @@ fn library_modules_call_downward_only() {
         violations.is_empty(),
         "upward or sideways uses: {violations:#?}"
     );
+}
+
+/// Inside the store, a module names other modules, never an item through the crate root
+/// (`crate::RefChange`, `super::BString` from a top-level file): `lib.rs` only declares the
+/// modules and says what is public. And no two modules use each other, directly or around a
+/// circle: a change to one never needs a change to the module it is used by.
+#[test]
+fn store_modules_name_modules_and_form_no_circle() {
+    let root = workspace().join("crates/agent-rewind-store/src");
+    let lib = code_only(&std::fs::read_to_string(root.join("lib.rs")).unwrap());
+    let declared: Vec<String> = lib
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim().trim_start_matches("pub ");
+            let name = l.strip_prefix("mod ")?;
+            Some(name.trim_end_matches([';', '{', ' ']).to_string())
+        })
+        .collect();
+    assert!(
+        declared.len() > 20,
+        "modules of lib.rs not read: {declared:?}"
+    );
+    let mut files = vec![];
+    sources(&root, &mut files);
+    let mut through_root: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut uses: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+    for f in &files {
+        let rel = f.strip_prefix(&root).unwrap();
+        let file = module_path(rel);
+        let Some(from) = file.first().cloned() else {
+            continue;
+        };
+        let code = code_only(&std::fs::read_to_string(f).unwrap());
+        // Test modules may reach anything; they are not part of the layering.
+        let code = code.split("#[cfg(test)]").next().unwrap_or_default();
+        for path in named_paths(code, &file) {
+            let Some(to) = path.first() else { continue };
+            if !declared.contains(to) {
+                through_root
+                    .entry(rel.display().to_string())
+                    .or_default()
+                    .push(path.join("::"));
+            } else if *to != from {
+                uses.entry(from.clone()).or_default().insert(to.clone());
+            }
+        }
+    }
+    assert!(
+        through_root.is_empty(),
+        "items named through lib.rs instead of their module: {through_root:#?}"
+    );
+    // A circle is a module reachable from itself.
+    for start in uses.keys() {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut todo: Vec<&String> = uses[start].iter().collect();
+        while let Some(m) = todo.pop() {
+            assert!(m != start, "{start} is used by a module it uses: {uses:#?}");
+            if seen.insert(m.clone()) {
+                todo.extend(uses.get(m).into_iter().flatten());
+            }
+        }
+    }
 }
 
 /// The reader of module paths sees through `super::super::` and inline modules.

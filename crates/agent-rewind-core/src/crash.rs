@@ -17,7 +17,7 @@
 
 /// Every crash point, by layer. Keep in sync with the `crash_point!` calls.
 pub const POINTS: &[&str] = &[
-    // store::publish / store::reflock: the ref transaction.
+    // store::publish / store::looserefs: the ref transaction.
     "publish:before",
     "publish:ref-locked",
     "publish:reflog-written",
@@ -48,7 +48,7 @@ pub const POINTS: &[&str] = &[
     "revert:files-written",
     // store::localcopy: a run's notes copied from a local remote, the staging ref not set.
     "fetch:notes-packed",
-    // store::reflock: every lock of a transaction that deletes refs held (theirs and
+    // store::looserefs: every lock of a transaction that deletes refs held (theirs and
     // packed-refs.lock), nothing changed yet.
     "delete:refs-locked",
     // ops::gc, ops::delete, ops::steer, ops::fetch (import).

@@ -4,7 +4,7 @@
 //! user configured; it never decides what a value means for an operation.
 
 use crate::repository::Store;
-use crate::sign::Signer;
+use crate::sign::{SignFormat, Signer};
 use agent_rewind_core::error::{Error, Result};
 use std::path::Path;
 
@@ -76,14 +76,28 @@ impl Config<'_> {
     /// Whether our commits are signed: `agentRewind.sign` is `true`, or is
     /// `commit.gpgSign` and git's `commit.gpgSign` is true. Unset: not signed.
     pub fn signing_enabled(&self) -> Result<bool> {
-        crate::sign::signing_enabled(*self)
+        signing_enabled(*self)
     }
 
     /// The signer of our commits, or `None` when signing is off. A configuration git could
     /// not sign with (an unknown `gpg.format`, ssh with neither `user.signingKey` nor a
     /// `gpg.ssh.defaultKeyCommand` that prints a key) is an error naming the key to set.
     pub fn signer(&self) -> Result<Option<Signer>> {
-        crate::sign::signer(*self)
+        signer(*self)
+    }
+
+    /// The zlib level git packs objects with: `pack.compression`, else `core.compression`,
+    /// else zlib's default (-1, level 6). `git gc` copies a packed object's compressed bytes
+    /// as they are, so our small packs must be compressed as git would compress them.
+    pub(crate) fn pack_compression(&self) -> gix::zlib::Compression {
+        let level = ["pack.compression", "core.compression"]
+            .iter()
+            .find_map(|k| self.integer(k))
+            .unwrap_or(-1);
+        i32::try_from(level)
+            .ok()
+            .and_then(gix::zlib::Compression::new)
+            .unwrap_or_default()
     }
 
     /// A configured identity as git resolves it for `role` (`"committer"` or `"author"`):
@@ -157,4 +171,80 @@ impl Config<'_> {
             dir.join(p)
         })
     }
+}
+
+/// What `agentRewind.sign` says: `true`, `false`, or follow git's `commit.gpgSign`.
+const FOLLOW_GIT: &str = "commit.gpgsign";
+
+fn signing_enabled(config: Config<'_>) -> Result<bool> {
+    match config.string("agentRewind.sign") {
+        Some(v) if v.trim().eq_ignore_ascii_case(FOLLOW_GIT) => {
+            Ok(config.bool("commit.gpgSign")?.unwrap_or(false))
+        }
+        _ => Ok(config.bool("agentRewind.sign")?.unwrap_or(false)),
+    }
+}
+
+fn signer(config: Config<'_>) -> Result<Option<Signer>> {
+    if !signing_enabled(config)? {
+        return Ok(None);
+    }
+    let format = match config
+        .string("gpg.format")
+        .map(|f| f.to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("openpgp") => SignFormat::OpenPgp,
+        Some("x509") => SignFormat::X509,
+        Some("ssh") => SignFormat::Ssh,
+        Some(other) => {
+            return Err(Error::usage(format!(
+                "gpg.format {other:?} is not a signature format git knows"
+            ))
+            .with_hint("gpg.format is openpgp, x509 or ssh"));
+        }
+    };
+    let program = match format {
+        SignFormat::OpenPgp => config
+            .string("gpg.openpgp.program")
+            .or_else(|| config.string("gpg.program"))
+            .unwrap_or_else(|| "gpg".into()),
+        SignFormat::X509 => config
+            .string("gpg.x509.program")
+            .unwrap_or_else(|| "gpgsm".into()),
+        SignFormat::Ssh => config
+            .string("gpg.ssh.program")
+            .unwrap_or_else(|| "ssh-keygen".into()),
+    };
+    let key = match (config.string("user.signingKey"), format) {
+        (Some(k), _) if !k.trim().is_empty() => k,
+        // As git: the first key `gpg.ssh.defaultKeyCommand` prints (`ssh-add -L`).
+        (_, SignFormat::Ssh) => match config.string("gpg.ssh.defaultKeyCommand") {
+            Some(command) => crate::sign::default_ssh_key(&command)?,
+            None => {
+                return Err(Error::usage(
+                    "either user.signingKey or gpg.ssh.defaultKeyCommand needs to be configured for ssh signing",
+                )
+                .with_hint("agentRewind.sign is on and gpg.format is ssh: set user.signingKey to your key (a file, or `key::ssh-ed25519 …` for a key in ssh-agent), or gpg.ssh.defaultKeyCommand to a command printing it (`ssh-add -L`)"));
+            }
+        },
+        // git signs with the committer's identity when no key is named.
+        _ => {
+            let (name, email) = config.configured_identity("committer");
+            match (name, email) {
+                (Some(n), Some(e)) => format!("{n} <{e}>"),
+                _ => {
+                    return Err(Error::usage(
+                        "no key to sign with: user.signingKey is not set and there is no committer identity",
+                    )
+                    .with_hint("set user.signingKey, or user.name and user.email"));
+                }
+            }
+        }
+    };
+    Ok(Some(Signer {
+        format,
+        program,
+        key,
+    }))
 }

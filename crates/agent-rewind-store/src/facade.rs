@@ -7,6 +7,7 @@
 //! so a facade's method is found only on its facade); the methods live beside what they
 //! touch (`refs.rs`, `objects.rs`, …). Owns no behaviour of its own.
 
+use crate::reffiles::RefFiles;
 use crate::repository::Store;
 use crate::{
     config::Config, diff::Diff, index::Index, locks::Locks, maintenance::Maintenance, notes::Notes,
@@ -58,5 +59,13 @@ impl Store {
     /// The paths of our private files for this worktree.
     pub fn private(&self) -> PrivatePaths<'_> {
         PrivatePaths::of(self.repo.git_dir(), self.repo.common_dir())
+    }
+    /// The paths of the ref files and our lock claims, for the git-format ref writers.
+    pub(crate) fn ref_files(&self) -> RefFiles {
+        RefFiles {
+            common: self.repo.common_dir().to_path_buf(),
+            git_dir: self.repo.git_dir().to_path_buf(),
+            claims: self.private().lock_claims(),
+        }
     }
 }

@@ -6,53 +6,50 @@
 //! rename (the same inode as the temp file of a process that is gone) and removing it. Must
 //! never remove any other lock, or leave `index.lock` behind when it returns.
 
-use crate::repository::Store;
+use crate::lockfile::{lock_path, process_is_gone};
 use agent_rewind_core::error::{Error, IoResultExt, Result};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// How many times a held `index.lock` is waited for, 10 ms apart.
 const LOCK_ATTEMPTS: u32 = 100;
 
-impl Store {
-    /// Replace the user's index with `bytes` under git's lock: the new index is written to a
-    /// private temp file, hard-linked to `index.lock` (taking the lock only when it is
-    /// free) and renamed over `index`, so the lock is held for a rename, not for the write.
-    /// With `mtime`, the new index file carries that modification time (an index put back
-    /// as it was keeps the time git's racy-entry checks compare against).
-    pub(super) fn install_user_index(
-        &self,
-        bytes: &[u8],
-        mtime: Option<std::time::SystemTime>,
-    ) -> Result<()> {
-        use std::io::Write;
-        let index = self.repo.index_path();
-        let lock = lock_path(&index);
-        let tmp_dir = self.private().tmp_dir();
-        std::fs::create_dir_all(&tmp_dir).at(&tmp_dir)?;
-        sweep_dead_index_temps(&tmp_dir, &lock);
-        let tmp = tmp_dir.join(format!("index-{}", std::process::id()));
-        let _ = std::fs::remove_file(&tmp);
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .at(&tmp)?;
-        f.write_all(bytes).at(&tmp)?;
-        if let Some(t) = mtime {
-            f.set_modified(t).at(&tmp)?;
-        }
-        drop(f);
-        let result = take_lock_and_rename(&tmp, &lock, &index, bytes, mtime);
-        let _ = std::fs::remove_file(&tmp);
-        result
+/// Replace the index file `index` with `bytes` under git's lock: the new index is written to
+/// a private temp file in `tmp_dir`, hard-linked to `index.lock` (taking the lock only when
+/// it is free) and renamed over `index`, so the lock is held for a rename, not for the write.
+/// With `mtime`, the new index file carries that modification time (an index put back as it
+/// was keeps the time git's racy-entry checks compare against).
+pub(crate) fn install_index(
+    index: &Path,
+    tmp_dir: &Path,
+    bytes: &[u8],
+    mtime: Option<std::time::SystemTime>,
+) -> Result<()> {
+    use std::io::Write;
+    let lock = lock_path(index);
+    std::fs::create_dir_all(tmp_dir).at(tmp_dir)?;
+    sweep_dead_index_temps(tmp_dir, &lock);
+    let tmp = tmp_dir.join(format!("index-{}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .at(&tmp)?;
+    f.write_all(bytes).at(&tmp)?;
+    if let Some(t) = mtime {
+        f.set_modified(t).at(&tmp)?;
     }
+    drop(f);
+    let result = take_lock_and_rename(&tmp, &lock, index, bytes, mtime);
+    let _ = std::fs::remove_file(&tmp);
+    result
 }
 
-/// [`Index::user_index_locked`].
-pub(crate) fn user_index_locked(store: &Store) -> bool {
-    let lock = lock_path(&store.repo.index_path());
-    let tmp_dir = store.private().tmp_dir();
-    sweep_dead_index_temps(&tmp_dir, &lock);
+/// Whether `index.lock` is held for the index file `index`; one left by a process of ours
+/// that was killed while holding it (its temp file in `tmp_dir`) is removed first.
+pub(crate) fn index_locked(index: &Path, tmp_dir: &Path) -> bool {
+    let lock = lock_path(index);
+    sweep_dead_index_temps(tmp_dir, &lock);
     std::fs::symlink_metadata(&lock).is_ok()
 }
 
@@ -119,13 +116,6 @@ fn lock_held(lock: &Path) -> Error {
     )
 }
 
-/// `<index>.lock`.
-fn lock_path(index: &Path) -> PathBuf {
-    let mut s = index.as_os_str().to_owned();
-    s.push(".lock");
-    PathBuf::from(s)
-}
-
 /// Remove temp indexes of our processes that died, and an `index.lock` that is one of them
 /// (a process killed between taking the lock and renaming it): that lock is ours and stale.
 fn sweep_dead_index_temps(tmp_dir: &Path, lock: &Path) {
@@ -155,9 +145,4 @@ fn sweep_dead_index_temps(tmp_dir: &Path, lock: &Path) {
         }
         let _ = std::fs::remove_file(&path);
     }
-}
-
-/// Whether process `pid` certainly no longer exists (only known where `/proc` is mounted).
-fn process_is_gone(pid: u32) -> bool {
-    Path::new("/proc/self").exists() && !Path::new(&format!("/proc/{pid}")).exists()
 }

@@ -20,7 +20,7 @@
 //! module that spells ref names, `gitprocess` the only one that runs git). It knows the
 //! format but not the operations: it never decides *what* to record or restore, touches the
 //! user's index, HEAD or files only when an operation asks it to (after that operation's
-//! backup: `worktree`, `userindex`, `gitprocess`), and never prints.
+//! backup: `worktree`, `index`, `gitprocess`), and never prints.
 
 // `print!`/`eprintln!` panic when the stream is a closed pipe; nothing here prints but
 // through a write whose error is dropped.
@@ -31,6 +31,7 @@
 mod blame;
 pub use blame::RunningBlame;
 mod checkoutbytes;
+mod checksum;
 mod config;
 mod configenv;
 mod diff;
@@ -39,11 +40,14 @@ mod diffstat;
 pub mod facade;
 mod gitprocess;
 mod index;
+mod indexfile;
 mod indexlock;
 pub mod layout;
 pub mod linemap;
 mod localcopy;
+mod lockfile;
 mod locks;
+mod looserefs;
 mod maintenance;
 mod merge;
 mod notes;
@@ -51,10 +55,11 @@ mod objects;
 mod open;
 mod packcreate;
 mod packdelete;
+mod packedrefs;
 mod packwrite;
 mod patch;
 mod publish;
-mod reflock;
+mod reffiles;
 mod refs;
 mod reftable;
 mod repository;
@@ -71,7 +76,6 @@ mod unified;
 mod usage;
 pub use unified::text_patch;
 pub use usage::WorktreeUse;
-mod userindex;
 mod worktree;
 
 pub use agent_rewind_scan::{ChangeKind, TreeChange, glob_match};
@@ -79,6 +83,7 @@ pub use config::Config;
 pub use diff::{Diff, DiffText};
 pub use gix::objs::tree::EntryKind;
 pub use index::Index;
+pub use indexfile::WrittenFile;
 pub use localcopy::{LocalRemote, NotesCopy};
 pub use locks::Locks;
 pub use locks::{PostCommitWait, RunLock, hold_post_commit_lock, open_lock_file, set_writer_wait};
@@ -98,7 +103,6 @@ pub use remote::GitOutput;
 pub use remote::Remote;
 pub use savedindex::IndexFile;
 pub use sign::{SignFormat, SignatureCheck, Signer};
-pub use userindex::WrittenFile;
 pub use worktree::Worktree;
 pub use worktree::{AsBackedUp, OnDisk, Operation};
 

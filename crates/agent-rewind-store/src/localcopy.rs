@@ -2,7 +2,7 @@
 //! this process, instead of a second `git fetch` (docs/design/fetch.md). Like `git clone --local`, it bypasses the transport: the remote is opened
 //! read-only with gix, `refs/notes/agent-runs/<run>` is resolved there, its commits, trees
 //! and blobs are read (each checked against its id), the ones this repository lacks are
-//! written as one pack (`Store::write_objects_as_pack`), and then the staging ref is set (or pruned)
+//! written as one pack (`Objects::write_as_pack`), and then the staging ref is set (or pruned)
 //! with compare-and-swap, exactly as the `git fetch` it replaces would have left it.
 //!
 //! It is taken only when nothing git's upload-pack would do differently can apply: the
@@ -12,8 +12,8 @@
 //! caller falls back to `git fetch`. It never writes to the remote, never writes anything
 //! here but one pack and the one staging ref, and never reads an unbounded history.
 
-use super::packwrite::PackEntry;
-use super::publish::RefChange;
+use crate::packwrite::PackEntry;
+use crate::publish::RefChange;
 use crate::repository::Store;
 use agent_rewind_core::error::{Error, Result};
 use gix::ObjectId;
@@ -271,7 +271,7 @@ pub(crate) fn copy_notes_from(
     };
     agent_rewind_core::trace::mark("fetch: local remote's notes history read");
     let count = objects.len();
-    store.write_objects_as_pack(objects)?;
+    store.objects().write_as_pack(objects)?;
     agent_rewind_core::crash_point!("fetch:notes-packed");
     let old = store.refs().ref_target(staging_ref)?;
     if old != Some(tip) {

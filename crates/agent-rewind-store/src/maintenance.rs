@@ -30,7 +30,7 @@ impl Maintenance<'_> {
         if !self.auto_gc_allowed() {
             return;
         }
-        let lock = match super::locks::try_lock_file(&self.store.private().maintenance_lock()) {
+        let lock = match crate::locks::try_lock_file(&self.store.private().maintenance_lock()) {
             Ok(Some(lock)) => lock,
             Ok(None) => {
                 agent_rewind_core::trace::mark("maintenance: one is running, none started");
@@ -70,7 +70,41 @@ impl Maintenance<'_> {
     /// More packs than half git's `gc.autoPackLimit` (50 by default; 0 turns it off): time
     /// to fold the small ones, before `git gc --auto` would repack everything.
     pub fn many_small_packs(&self) -> bool {
-        let limit = self.store.auto_pack_limit();
-        limit > 0 && 2 * self.store.pack_count() as i64 > limit
+        let limit = self.auto_pack_limit();
+        limit > 0 && 2 * self.pack_count() as i64 > limit
+    }
+
+    /// Whether a new small pack will be folded by `git gc --auto`: automatic gc is on and
+    /// has not fallen behind (twice its pack limit).
+    pub(crate) fn small_packs_welcome(&self) -> bool {
+        let limit = self.auto_pack_limit();
+        self.auto_gc_threshold() > 0
+            && limit > 0
+            && (self.pack_count() as i64) < 2 * limit
+            && self.auto_gc_allowed()
+    }
+
+    /// git's `gc.autoPackLimit` (50 by default; 0 or less: no limit).
+    pub(crate) fn auto_pack_limit(&self) -> i64 {
+        self.store
+            .config()
+            .integer("gc.autoPackLimit")
+            .unwrap_or(50)
+    }
+
+    /// git's `gc.auto`, loose objects before `git gc --auto` packs them (6700 by default; 0
+    /// or less: automatic gc is off).
+    pub(crate) fn auto_gc_threshold(&self) -> i64 {
+        self.store.config().integer("gc.auto").unwrap_or(6700)
+    }
+
+    /// How many pack indexes the object database holds.
+    pub(crate) fn pack_count(&self) -> usize {
+        let dir = self.store.repo.objects.store_ref().path().join("pack");
+        std::fs::read_dir(dir).map_or(0, |d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| e.file_name().as_encoded_bytes().ends_with(b".idx"))
+                .count()
+        })
     }
 }

@@ -1,13 +1,10 @@
-//! What a revert needs from git: the entry `git add` would record for a worktree path right
-//! now (clean filters applied, exec bit, symlinks), and a line-by-line three-way merge of
-//! three blobs with git's own conflict markers (`git merge-file`). It never decides what to
-//! revert, writes no file of the worktree, and never reads behind a symlink on a path's way.
+//! A line-by-line three-way merge of three blobs with git's own conflict markers (`git
+//! merge-file`), for a revert. It never decides what to revert and writes no file of the
+//! worktree.
 
 use crate::repository::Store;
-use agent_rewind_core::error::{Error, IoResultExt, Result};
-use agent_rewind_scan::gixerror::from_gix;
+use agent_rewind_core::error::{IoResultExt, Result};
 use gix::ObjectId;
-use gix::objs::tree::EntryKind;
 use std::io::Write;
 
 /// The outcome of a three-way merge of blobs.
@@ -20,35 +17,6 @@ pub struct MergedBlob {
     pub conflicts: bool,
     /// `false` when git could not merge the contents at all (binary).
     pub mergeable: bool,
-}
-
-/// [`Worktree::worktree_entries`].
-pub(crate) fn worktree_entries(
-    store: &Store,
-    paths: &[super::BString],
-) -> Result<Vec<Option<(ObjectId, EntryKind)>>> {
-    use super::ByteSlice;
-    let (mut pipeline, index) = store.repo.filter_pipeline(None).map_err(from_gix)?;
-    let root = store.worktree().root()?;
-    let mut out = Vec::with_capacity(paths.len());
-    for p in paths {
-        // Read only through the walk writes use: behind a symlink is not the worktree.
-        if !super::worktree::parents_are_folders(root, p) {
-            out.push(None);
-            continue;
-        }
-        let found = pipeline
-            .worktree_file_to_object(p.as_bstr(), &index)
-            .map_err(|e| {
-                Error::git(format!(
-                    "could not read {}: {e}",
-                    agent_rewind_core::quote::quote_path(p)
-                ))
-                .with_source(e)
-            })?;
-        out.push(found.map(|(id, kind, _)| (id, kind)));
-    }
-    Ok(out)
 }
 
 /// [`Objects::merge_blobs`].

@@ -146,7 +146,7 @@ impl<'s> Notes<'s> {
                 .map_err(from_gix)?;
         }
         let tree = state
-            .write(&super::objects::RetryingWrites(self.store.repo()))
+            .write(&crate::objects::RetryingWrites(self.store.repo()))
             .map_err(from_gix)?;
         let parents: Vec<ObjectId> = parent.into_iter().collect();
         self.store.objects().write_commit(tree, &parents, message)
@@ -204,7 +204,7 @@ impl<'s> Notes<'s> {
                 .map_err(from_gix)?;
         }
         let tree = state
-            .write(&super::objects::RetryingWrites(self.store.repo()))
+            .write(&crate::objects::RetryingWrites(self.store.repo()))
             .map_err(from_gix)?;
         self.store
             .objects()

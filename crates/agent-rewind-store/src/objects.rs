@@ -112,8 +112,19 @@ impl Objects<'_> {
             .map(|(id, (kind, data))| (id, kind, data))
             .collect();
         let n = objects.len();
-        self.store.write_objects_as_pack(objects)?;
+        self.write_as_pack(objects)?;
         Ok(n)
+    }
+
+    /// Write `objects` into this repository as one pack, compressed as git packs
+    /// ([`crate::Config::pack_compression`]). Must return before any ref may point at them.
+    pub(crate) fn write_as_pack(&self, objects: Vec<crate::packwrite::PackEntry>) -> Result<()> {
+        crate::packwrite::write_pack(
+            self.store.repo.objects.store_ref().path(),
+            self.store.repo.object_hash(),
+            self.store.config().pack_compression(),
+            objects,
+        )
     }
 
     /// `base` with `edits` applied (`None` removes the path): the new tree's id.
@@ -194,7 +205,7 @@ impl Objects<'_> {
                 .map_err(|e| Error::other(format!("cannot encode a commit: {e}")))?;
             let signature = signer.sign(&payload)?;
             commit.extra_headers.push((
-                super::sign::signature_header(self.store.repo.object_hash()).into(),
+                crate::sign::signature_header(self.store.repo.object_hash()).into(),
                 signature.into(),
             ));
         }
@@ -326,15 +337,6 @@ impl Objects<'_> {
             Err(_) => Ok(false),
         }
     }
-}
-
-/// The hash of `bytes` themselves (no object header): the checksums of pack, pack index and
-/// index files, and the digest that recognises content written into the worktree.
-pub(crate) fn digest(kind: gix::hash::Kind, bytes: &[u8]) -> Result<ObjectId> {
-    let mut h = gix::hash::hasher(kind);
-    h.update(bytes);
-    h.try_finalize()
-        .map_err(|e| Error::other(format!("hashing failed: {e}")))
 }
 
 /// The repository's objects with every write retried as by [`retry_object_write`], for gix

@@ -1,11 +1,11 @@
 //! Creating many refs at once (the runs a `fetch` of everything brings that are new here):
 //! one rewrite of `packed-refs` under `packed-refs.lock`, git's own protocol for that file,
 //! instead of a lock file, a loose file and a reflog per ref (minutes at 100,000 runs).
-//! The mirror of `packdelete`.
+//! The mirror of `packdelete`; both are free functions over the ref files' paths.
 //!
 //! A group (one run's refs) is created whole or not at all, and only when none of its refs
 //! exists: not loose, not being written (`<ref>.lock`), not packed. A group that cannot be
-//! created this way is left to the caller (who uses [`Store::publish`]). A loose file that
+//! created this way is left to the caller (who uses [`crate::Refs::publish`]). A loose file that
 //! appears for a created ref while the new file is written (a writer that read the old
 //! `packed-refs`) wins: the group is then reported as [`PackedCreate::Raced`]. No reflogs are
 //! written for these refs (git's fetch writes none under `refs/agent-runs/` either).
@@ -13,13 +13,13 @@
 //! Must never write `packed-refs` except by renaming its lock, never leave the lock behind,
 //! and never create a ref that exists.
 
-use super::packdelete::{PackedRefsEdit, ref_line};
-use crate::repository::Store;
+use crate::packedrefs::{PackedRefsEdit, ref_line};
+use crate::reffiles::RefFiles;
 use agent_rewind_core::error::Result;
 use gix::ObjectId;
 use std::collections::HashSet;
 
-/// What happened to one group of [`Store::create_packed_groups`].
+/// What happened to one group of [`crate::Refs::create_packed_groups`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PackedCreate {
     Created,
@@ -35,14 +35,10 @@ const HEADER: &[u8] = b"# pack-refs with: peeled fully-peeled sorted \n";
 
 /// [`Refs::create_packed_groups`].
 pub(crate) fn create_packed_groups(
-    store: &Store,
+    files: &RefFiles,
     groups: &[Vec<(String, ObjectId)>],
 ) -> Result<Vec<PackedCreate>> {
-    if store.reftable() {
-        // No `packed-refs`: every group is left to `publish` (one git transaction).
-        return Ok(vec![PackedCreate::Exists; groups.len()]);
-    }
-    let mut edit = PackedRefsEdit::begin(store)?;
+    let mut edit = PackedRefsEdit::begin(files)?;
     let text = std::mem::take(&mut edit.text);
     let has_loose = |name: &str| edit.has_loose(name);
     let (header, records) = split_records(&text);

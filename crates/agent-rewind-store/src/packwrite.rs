@@ -12,7 +12,7 @@
 //! index, so no reader ever sees an index without its pack. Refs must be published only
 //! after this returns. It never writes anything but the two files.
 
-use super::objects::digest;
+use crate::checksum::digest;
 use agent_rewind_core::error::{Error, IoResultExt, Result};
 use gix::ObjectId;
 use std::path::Path;

@@ -7,7 +7,7 @@
 //!
 //! It must never print something git would not: when in doubt, it answers `None`.
 
-use super::diffattr::DiffAttr;
+use crate::diffattr::DiffAttr;
 use crate::repository::Store;
 use agent_rewind_core::error::Result;
 use agent_rewind_scan::gixerror::from_gix;
@@ -105,8 +105,8 @@ impl Store {
                 return Ok(None);
             }
             if stat {
-                let (added, deleted) = super::unified::counts(&old, &new);
-                stats.push(super::diffstat::StatLine {
+                let (added, deleted) = crate::unified::counts(&old, &new);
+                stats.push(crate::diffstat::StatLine {
                     path: c.path.as_slice(),
                     added,
                     deleted,
@@ -156,7 +156,7 @@ impl Store {
                 continue;
             }
             let mut hunks = Vec::new();
-            super::unified::hunks(&mut hunks, &old, &new);
+            crate::unified::hunks(&mut hunks, &old, &new);
             if !hunks.is_empty() {
                 match c.old {
                     Some(_) => line(&mut out, &[b"--- a/", path]),
@@ -170,7 +170,7 @@ impl Store {
             }
         }
         if stat {
-            out = super::diffstat::stat_text(&stats, columns);
+            out = crate::diffstat::stat_text(&stats, columns);
         }
         Ok(Some(out))
     }

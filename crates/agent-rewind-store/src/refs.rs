@@ -274,8 +274,8 @@ impl Refs<'_> {
     /// with a compare-and-swap; HEAD is not touched.
     pub fn create_branch(&self, branch: &str, commit: gix::ObjectId) -> Result<()> {
         self.publish(
-            &[super::RefChange::set(
-                super::layout::branch_ref(branch).as_str(),
+            &[crate::publish::RefChange::set(
+                crate::layout::branch_ref(branch).as_str(),
                 commit,
                 None,
             )],
@@ -288,7 +288,7 @@ impl Refs<'_> {
     /// A `packed-refs.lock` a killed process of ours left is removed first.
     pub fn pack_refs(&self) -> Result<()> {
         let lock = self.store.repo.common_dir().join("packed-refs.lock");
-        self.store.remove_stale_locks(&[lock]);
+        self.store.ref_files().remove_stale_locks(&[lock]);
         self.store.git(&["pack-refs", "--all"]).map(|_| ())
     }
 
@@ -309,7 +309,7 @@ impl Refs<'_> {
     /// Whether a local branch exists.
     pub fn branch_exists(&self, branch: &str) -> Result<bool> {
         Ok(self
-            .ref_target(&super::layout::branch_ref(branch))?
+            .ref_target(&crate::layout::branch_ref(branch))?
             .is_some())
     }
 
@@ -355,7 +355,7 @@ impl Refs<'_> {
 
     /// Apply all changes in one transaction, or none of them.
     ///
-    /// Refs go through [`Store::apply_loose_refs`]: git's protocol, every lock claimed before
+    /// Refs go through [`crate::looserefs::apply_loose_refs`]: git's protocol, every lock claimed before
     /// it is created, so a kill at any moment leaves only locks the next writer removes;
     /// `packed-refs` is locked only by a transaction that deletes. In a reftable repository,
     /// one `git update-ref --stdin`. A lock file someone else holds fails the call within
@@ -374,7 +374,8 @@ impl Refs<'_> {
         if self.store.reftable() {
             return self.store.reftable_publish(changes, &msg, &signature);
         }
-        self.store.publish_loose(changes, &msg, &signature)
+        let current = |name: &str| self.direct_target(name);
+        crate::publish::publish_loose(&self.store.ref_files(), changes, &msg, &signature, &current)
     }
 
     /// Create each group of `(ref name, value)` (values are commits) in `packed-refs` in
@@ -383,7 +384,11 @@ impl Refs<'_> {
         &self,
         groups: &[Vec<(String, ObjectId)>],
     ) -> Result<Vec<PackedCreate>> {
-        crate::packcreate::create_packed_groups(self.store, groups)
+        if self.store.reftable() {
+            // No `packed-refs`: every group is left to `publish` (one git transaction).
+            return Ok(vec![PackedCreate::Exists; groups.len()]);
+        }
+        crate::packcreate::create_packed_groups(&self.store.ref_files(), groups)
     }
 
     /// Delete each group of `(ref name, expected value)` from `packed-refs` in one rewrite;
@@ -392,7 +397,11 @@ impl Refs<'_> {
         &self,
         groups: &[Vec<(String, ObjectId)>],
     ) -> Result<Vec<PackedDelete>> {
-        crate::packdelete::delete_packed_groups(self.store, groups)
+        if self.store.reftable() {
+            // No `packed-refs`: every group goes through `publish` (one git transaction).
+            return Ok(vec![PackedDelete::NotPacked; groups.len()]);
+        }
+        crate::packdelete::delete_packed_groups(&self.store.ref_files(), groups)
     }
 
     /// Remove the locks a killed process of ours left on the refs directly under `prefix`
@@ -401,7 +410,7 @@ impl Refs<'_> {
     /// folder unless a claim's lock is still there (after a crash). Returns how many locks
     /// were removed.
     pub fn remove_stale_locks_under(&self, prefix: &str) -> usize {
-        crate::reflock::remove_stale_locks_under(self.store, prefix)
+        self.store.ref_files().remove_stale_locks_under(prefix)
     }
 
     /// Remove every lock a dead process of ours left anywhere under `refs/` and on
@@ -410,15 +419,27 @@ impl Refs<'_> {
     /// stay forever. Walks `refs/` only when the claims folder holds a claim whose lock is
     /// still there; cheap otherwise. Returns how many locks were removed.
     pub fn sweep_stale_locks(&self) -> usize {
-        crate::reflock::sweep_stale_locks(self.store)
+        self.store.ref_files().sweep_stale_locks()
     }
 
     /// Refuse, as taking it would, when the lock of ref `name` (`HEAD`: this worktree's; else
-    /// a shared ref such as `refs/heads/<branch>`) is held: wait up to [`LOCK_WAIT`] for its
+    /// a shared ref such as `refs/heads/<branch>`) is held: wait up to [`crate::reffiles::LOCK_WAIT`] for its
     /// holder and remove one a killed process of ours left, then give the error naming the
     /// file and how to remove it. Takes no lock: a command calls this for every ref it will
     /// update after its first file is written, before it writes that file.
     pub fn ensure_unlocked(&self, name: &str) -> Result<()> {
-        crate::reflock::ensure_unlocked(self.store, name)
+        self.store.ref_files().ensure_unlocked(name)
+    }
+
+    /// The id a ref points at directly (`None` when it does not exist); a symbolic ref is an
+    /// error (we only ever write direct refs).
+    fn direct_target(&self, name: &str) -> Result<Option<ObjectId>> {
+        match self.store.repo.try_find_reference(name).map_err(from_gix)? {
+            None => Ok(None),
+            Some(r) => match r.target().try_id() {
+                Some(id) => Ok(Some(id.to_owned())),
+                None => Err(Error::corrupt(format!("{name} is a symbolic ref"))),
+            },
+        }
     }
 }

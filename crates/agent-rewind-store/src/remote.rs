@@ -239,12 +239,12 @@ impl Remote<'_> {
         {
             return true;
         }
-        let threshold = self.store.auto_gc_threshold();
+        let threshold = self.store.maintenance().auto_gc_threshold();
         if threshold <= 0 {
             return false;
         }
-        let pack_limit = self.store.auto_pack_limit();
-        if pack_limit > 0 && self.store.pack_count() as i64 > pack_limit {
+        let pack_limit = self.store.maintenance().auto_pack_limit();
+        if pack_limit > 0 && self.store.maintenance().pack_count() as i64 > pack_limit {
             return true;
         }
         // Rounded up as git does, without overflowing for the largest `gc.auto`.

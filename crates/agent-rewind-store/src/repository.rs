@@ -5,7 +5,7 @@
 use agent_rewind_core::error::{Error, Result};
 use std::path::Path;
 
-use crate::{configenv, open, packwrite};
+use crate::{configenv, open};
 
 /// What a command opens its repository for ([`Store::discover`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,66 +149,10 @@ impl Store {
     /// right away, as by any other handle.
     pub fn handle_for_staged_writes(&self) -> Store {
         let mut repo = self.repo.clone();
-        if self.small_packs_welcome() {
+        if self.maintenance().small_packs_welcome() {
             repo.objects.enable_object_memory();
         }
         Store { repo }
-    }
-
-    /// Write `objects` into this repository as one pack, compressed as git packs
-    /// ([`Self::pack_compression`]). Must return before any ref may point at them.
-    pub(crate) fn write_objects_as_pack(&self, objects: Vec<packwrite::PackEntry>) -> Result<()> {
-        packwrite::write_pack(
-            self.repo.objects.store_ref().path(),
-            self.repo.object_hash(),
-            self.pack_compression(),
-            objects,
-        )
-    }
-
-    /// The zlib level git packs objects with: `pack.compression`, else `core.compression`,
-    /// else zlib's default (-1, level 6). `git gc` copies a packed object's compressed bytes
-    /// as they are, so our small packs must be compressed as git would compress them.
-    fn pack_compression(&self) -> gix::zlib::Compression {
-        let config = self.config();
-        let level = ["pack.compression", "core.compression"]
-            .iter()
-            .find_map(|k| config.integer(k))
-            .unwrap_or(-1);
-        i32::try_from(level)
-            .ok()
-            .and_then(gix::zlib::Compression::new)
-            .unwrap_or_default()
-    }
-
-    /// Whether a new small pack will be folded by `git gc --auto`: automatic gc is on and
-    /// has not fallen behind (twice its pack limit).
-    fn small_packs_welcome(&self) -> bool {
-        let limit = self.auto_pack_limit();
-        self.auto_gc_threshold() > 0
-            && limit > 0
-            && (self.pack_count() as i64) < 2 * limit
-            && self.maintenance().auto_gc_allowed()
-    }
-
-    /// git's `gc.autoPackLimit` (50 by default; 0 or less: no limit).
-    pub(crate) fn auto_pack_limit(&self) -> i64 {
-        self.config().integer("gc.autoPackLimit").unwrap_or(50)
-    }
-
-    /// git's `gc.auto`, loose objects before `git gc --auto` packs them (6700 by default; 0
-    /// or less: automatic gc is off).
-    pub(crate) fn auto_gc_threshold(&self) -> i64 {
-        self.config().integer("gc.auto").unwrap_or(6700)
-    }
-
-    pub(crate) fn pack_count(&self) -> usize {
-        let dir = self.repo.objects.store_ref().path().join("pack");
-        std::fs::read_dir(dir).map_or(0, |d| {
-            d.filter_map(|e| e.ok())
-                .filter(|e| e.file_name().as_encoded_bytes().ends_with(b".idx"))
-                .count()
-        })
     }
 
     /// Another handle on the same repository, for a worker thread (a `Store` is not

@@ -97,6 +97,11 @@ pub(crate) fn reinstall_user_index(
     }
     let mtime =
         UNIX_EPOCH + Duration::new(u64::try_from(saved.mtime.0).unwrap_or(0), saved.mtime.1);
-    store.install_user_index(&saved.bytes, Some(mtime.min(SystemTime::now())))?;
+    crate::indexlock::install_index(
+        &store.repo.index_path(),
+        &store.private().tmp_dir(),
+        &saved.bytes,
+        Some(mtime.min(SystemTime::now())),
+    )?;
     Ok(true)
 }

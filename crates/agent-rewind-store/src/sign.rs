@@ -12,7 +12,6 @@
 
 #![allow(clippy::disallowed_methods)] // the store starts its own processes
 
-use crate::config::Config;
 use crate::repository::Store;
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_scan::gixerror::from_gix;
@@ -34,84 +33,6 @@ pub struct Signer {
     pub format: SignFormat,
     pub program: String,
     pub key: String,
-}
-
-/// What `agentRewind.sign` says: `true`, `false`, or follow git's `commit.gpgSign`.
-const FOLLOW_GIT: &str = "commit.gpgsign";
-
-/// [`Config::signing_enabled`].
-pub(crate) fn signing_enabled(config: Config<'_>) -> Result<bool> {
-    match config.string("agentRewind.sign") {
-        Some(v) if v.trim().eq_ignore_ascii_case(FOLLOW_GIT) => {
-            Ok(config.bool("commit.gpgSign")?.unwrap_or(false))
-        }
-        _ => Ok(config.bool("agentRewind.sign")?.unwrap_or(false)),
-    }
-}
-
-/// [`Config::signer`].
-pub(crate) fn signer(config: Config<'_>) -> Result<Option<Signer>> {
-    if !signing_enabled(config)? {
-        return Ok(None);
-    }
-    let format = match config
-        .string("gpg.format")
-        .map(|f| f.to_ascii_lowercase())
-        .as_deref()
-    {
-        None | Some("openpgp") => SignFormat::OpenPgp,
-        Some("x509") => SignFormat::X509,
-        Some("ssh") => SignFormat::Ssh,
-        Some(other) => {
-            return Err(Error::usage(format!(
-                "gpg.format {other:?} is not a signature format git knows"
-            ))
-            .with_hint("gpg.format is openpgp, x509 or ssh"));
-        }
-    };
-    let program = match format {
-        SignFormat::OpenPgp => config
-            .string("gpg.openpgp.program")
-            .or_else(|| config.string("gpg.program"))
-            .unwrap_or_else(|| "gpg".into()),
-        SignFormat::X509 => config
-            .string("gpg.x509.program")
-            .unwrap_or_else(|| "gpgsm".into()),
-        SignFormat::Ssh => config
-            .string("gpg.ssh.program")
-            .unwrap_or_else(|| "ssh-keygen".into()),
-    };
-    let key = match (config.string("user.signingKey"), format) {
-        (Some(k), _) if !k.trim().is_empty() => k,
-        // As git: the first key `gpg.ssh.defaultKeyCommand` prints (`ssh-add -L`).
-        (_, SignFormat::Ssh) => match config.string("gpg.ssh.defaultKeyCommand") {
-            Some(command) => default_ssh_key(&command)?,
-            None => {
-                return Err(Error::usage(
-                    "either user.signingKey or gpg.ssh.defaultKeyCommand needs to be configured for ssh signing",
-                )
-                .with_hint("agentRewind.sign is on and gpg.format is ssh: set user.signingKey to your key (a file, or `key::ssh-ed25519 …` for a key in ssh-agent), or gpg.ssh.defaultKeyCommand to a command printing it (`ssh-add -L`)"));
-            }
-        },
-        // git signs with the committer's identity when no key is named.
-        _ => {
-            let (name, email) = config.configured_identity("committer");
-            match (name, email) {
-                (Some(n), Some(e)) => format!("{n} <{e}>"),
-                _ => {
-                    return Err(Error::usage(
-                        "no key to sign with: user.signingKey is not set and there is no committer identity",
-                    )
-                    .with_hint("set user.signingKey, or user.name and user.email"));
-                }
-            }
-        }
-    };
-    Ok(Some(Signer {
-        format,
-        program,
-        key,
-    }))
 }
 
 impl Signer {
@@ -220,7 +141,7 @@ impl Signer {
 /// first line `command` prints (split into words as git splits it, started without a
 /// shell), when that line is a literal key (`key::…` or `ssh-…`). A command that fails or
 /// prints no key is an error saying so, with what it printed.
-fn default_ssh_key(command: &str) -> Result<String> {
+pub(crate) fn default_ssh_key(command: &str) -> Result<String> {
     let hint = "gpg.ssh.defaultKeyCommand must print a public key (`ssh-add -L` prints those of your ssh-agent); or set user.signingKey";
     let words = split_cmdline(command)
         .filter(|w| w.first().is_some_and(|p| !p.is_empty()))

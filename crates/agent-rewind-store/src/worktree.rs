@@ -9,7 +9,7 @@
 //! near the 255-byte limit must still be writable), and a write that fails part-way says
 //! which paths it had already changed.
 
-use super::userindex::WrittenFile;
+use crate::indexfile::WrittenFile;
 use crate::repository::Store;
 use agent_rewind_core::error::{Error, IoResultExt, Result};
 use agent_rewind_core::quote::{quote_path, rel_path};
@@ -106,7 +106,7 @@ impl<'s> Worktree<'s> {
 
     /// Every worktree of the repository: its HEAD and its active-run file. A linked
     /// worktree whose folder is gone still counts (git keeps it until `git worktree prune`).
-    pub fn uses(&self) -> Result<Vec<crate::WorktreeUse>> {
+    pub fn uses(&self) -> Result<Vec<crate::usage::WorktreeUse>> {
         crate::usage::worktree_uses(self.store)
     }
 }
@@ -390,7 +390,7 @@ impl Worktree<'_> {
     /// Attach the user's HEAD to the existing branch `full_ref` (`refs/heads/…`) without
     /// touching index or files; HEAD's reflog gets `message`.
     pub fn attach_user_head(&self, full_ref: &str, message: &str) -> Result<()> {
-        if !full_ref.starts_with(super::layout::BRANCHES_PREFIX) {
+        if !full_ref.starts_with(crate::layout::BRANCHES_PREFIX) {
             return Err(Error::corrupt(format!(
                 "{full_ref:?} is not a branch (refs/heads/…)"
             )));
@@ -413,10 +413,10 @@ impl Worktree<'_> {
                 // The branch in-process (compare-and-swap: it must not exist), HEAD through git
                 // so HEAD's reflog says where it went.
                 self.store.refs().create_branch(b, c)?;
-                self.attach_user_head(&super::layout::branch_ref(b), "agent-rewind: checkout")?;
+                self.attach_user_head(&crate::layout::branch_ref(b), "agent-rewind: checkout")?;
             }
             (Some(b), None) => {
-                self.attach_user_head(&super::layout::branch_ref(b), "agent-rewind: checkout")?;
+                self.attach_user_head(&crate::layout::branch_ref(b), "agent-rewind: checkout")?;
             }
             (None, Some(c)) => {
                 self.store.git(&[
@@ -493,8 +493,28 @@ impl Worktree<'_> {
     /// store (a staged handle keeps them in memory: nothing lands on disk).
     pub fn worktree_entries(
         &self,
-        paths: &[super::BString],
+        paths: &[gix::bstr::BString],
     ) -> Result<Vec<Option<(ObjectId, EntryKind)>>> {
-        crate::merge::worktree_entries(self.store, paths)
+        let (mut pipeline, index) = self.store.repo.filter_pipeline(None).map_err(from_gix)?;
+        let root = self.root()?;
+        let mut out = Vec::with_capacity(paths.len());
+        for p in paths {
+            // Read only through the walk writes use: behind a symlink is not the worktree.
+            if !parents_are_folders(root, p) {
+                out.push(None);
+                continue;
+            }
+            let found = pipeline
+                .worktree_file_to_object(p.as_bstr(), &index)
+                .map_err(|e| {
+                    Error::git(format!(
+                        "could not read {}: {e}",
+                        agent_rewind_core::quote::quote_path(p)
+                    ))
+                    .with_source(e)
+                })?;
+            out.push(found.map(|(id, kind, _)| (id, kind)));
+        }
+        Ok(out)
     }
 }

@@ -12,7 +12,7 @@ mod scenarios;
 mod state;
 
 use common::{assert_fsck_in, bounded, tool_cmd};
-use scenarios::{Scenario, scenarios};
+use scenarios::{SCENARIOS, Scenario};
 use state::{UserState, assert_runs_have_notes, copy_tree, user_state};
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::process::ExitStatusExt;
@@ -144,7 +144,7 @@ fn crash_case(sc: &Scenario, template: &Path, case: &Path, point: &str, after: &
 #[test]
 fn every_write_path_survives_a_crash_at_every_point() {
     let root = tempfile::tempdir().unwrap();
-    let scenarios = scenarios();
+    let scenarios = SCENARIOS;
     let mut reached: BTreeSet<String> = BTreeSet::new();
     // Set up each path once and trace the points its command passes.
     let mut cases: Vec<(usize, String)> = vec![];

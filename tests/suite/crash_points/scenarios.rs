@@ -174,173 +174,172 @@ pub struct Scenario {
     pub next: fn(&Path) -> Vec<&'static [&'static str]>,
 }
 
-pub fn scenarios() -> Vec<Scenario> {
-    vec![
-        Scenario {
-            name: "checkpoint",
-            setup: run_with_history,
-            command: &["checkpoint", "s3", "--run", "r1"],
-            fresh_setup: false,
-            overwrites: false,
-            next: |_| vec![&["checkpoint", "s3", "--run", "r1"]],
+/// Every write path with named crash points, as data: one row a command.
+pub const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "checkpoint",
+        setup: run_with_history,
+        command: &["checkpoint", "s3", "--run", "r1"],
+        fresh_setup: false,
+        overwrites: false,
+        next: |_| vec![&["checkpoint", "s3", "--run", "r1"]],
+    },
+    Scenario {
+        name: "rewind",
+        setup: run_with_history,
+        command: &["rewind", "r1", "--to", "s2"],
+        fresh_setup: false,
+        overwrites: true,
+        next: |_| vec![&["checkpoint", "probe", "--run", "r1"]],
+    },
+    Scenario {
+        name: "fork",
+        setup: run_with_history,
+        command: &["fork", "r1", "--to", "s2", "--run", "f1"],
+        fresh_setup: false,
+        overwrites: true,
+        next: |_| vec![&["checkpoint", "probe", "--run", "r1"]],
+    },
+    Scenario {
+        name: "fork-worktree",
+        setup: run_with_history,
+        command: &["fork", "r1", "--to", "s2", "--worktree", "../fw"],
+        fresh_setup: false,
+        overwrites: false,
+        // The same fork again, into the same folder: what the killed one left there is
+        // taken back.
+        next: |_| vec![&["fork", "r1", "--to", "s2", "--worktree", "../fw"]],
+    },
+    Scenario {
+        name: "restore",
+        setup: run_with_history,
+        command: &["restore", "r1@1"],
+        fresh_setup: false,
+        overwrites: true,
+        next: |_| vec![&["restore", "r1@1"]],
+    },
+    Scenario {
+        name: "revert",
+        setup: run_with_history,
+        command: &["revert", "r1", "--conflict=markers"],
+        fresh_setup: false,
+        overwrites: true,
+        next: |_| {
+            vec![
+                &["revert", "r1", "--dry-run", "--conflict=markers"],
+                &["checkpoint", "probe", "--run", "r1"],
+            ]
         },
-        Scenario {
-            name: "rewind",
-            setup: run_with_history,
-            command: &["rewind", "r1", "--to", "s2"],
-            fresh_setup: false,
-            overwrites: true,
-            next: |_| vec![&["checkpoint", "probe", "--run", "r1"]],
+    },
+    Scenario {
+        name: "undo",
+        setup: |d| {
+            run_with_history(d);
+            ok(d, &["rewind", "r1", "--to", "s2", "--run", "r2"]);
         },
-        Scenario {
-            name: "fork",
-            setup: run_with_history,
-            command: &["fork", "r1", "--to", "s2", "--run", "f1"],
-            fresh_setup: false,
-            overwrites: true,
-            next: |_| vec![&["checkpoint", "probe", "--run", "r1"]],
+        command: &["undo"],
+        fresh_setup: true,
+        overwrites: true,
+        next: |_| vec![&["checkpoint", "probe", "--run", "r2"]],
+    },
+    Scenario {
+        name: "fetch",
+        setup: clone_of_a_run_with_history,
+        command: &["fetch", "origin"],
+        fresh_setup: false,
+        overwrites: false,
+        next: |_| vec![&["fetch", "origin"]],
+    },
+    // A named run is imported on its own (fetching everything creates the runs new
+    // here together, in one rewrite of packed-refs).
+    Scenario {
+        name: "fetch-run",
+        setup: clone_of_a_run_with_history,
+        command: &["fetch", "origin", "r1"],
+        fresh_setup: false,
+        overwrites: false,
+        next: |_| vec![&["fetch", "origin"]],
+    },
+    Scenario {
+        name: "delete",
+        setup: |d| {
+            run_with_history(d);
+            ok(d, &["start", "--run", "r2"]);
+            git_in(d, &["pack-refs", "--all"]);
         },
-        Scenario {
-            name: "fork-worktree",
-            setup: run_with_history,
-            command: &["fork", "r1", "--to", "s2", "--worktree", "../fw"],
-            fresh_setup: false,
-            overwrites: false,
-            // The same fork again, into the same folder: what the killed one left there is
-            // taken back.
-            next: |_| vec![&["fork", "r1", "--to", "s2", "--worktree", "../fw"]],
+        command: &["delete", "r2"],
+        fresh_setup: false,
+        overwrites: false,
+        next: |_| {
+            vec![
+                &["checkpoint", "probe", "--run", "r1"],
+                &["gc", "--keep", "1"],
+            ]
         },
-        Scenario {
-            name: "restore",
-            setup: run_with_history,
-            command: &["restore", "r1@1"],
-            fresh_setup: false,
-            overwrites: true,
-            next: |_| vec![&["restore", "r1@1"]],
+    },
+    Scenario {
+        name: "gc",
+        setup: |d| {
+            run_with_history(d);
+            ok(d, &["restore", "r1@1"]);
+            ok(d, &["restore", "r1@2"]);
+            age_backups(d);
+            ok(d, &["start", "--run", "r2"]);
         },
-        Scenario {
-            name: "revert",
-            setup: run_with_history,
-            command: &["revert", "r1", "--conflict=markers"],
-            fresh_setup: false,
-            overwrites: true,
-            next: |_| {
-                vec![
-                    &["revert", "r1", "--dry-run", "--conflict=markers"],
-                    &["checkpoint", "probe", "--run", "r1"],
-                ]
-            },
+        command: &["gc", "--keep", "1", "--older-than", "1d"],
+        fresh_setup: false,
+        overwrites: false,
+        next: |_| {
+            vec![
+                &["gc", "--keep", "1", "--older-than", "1d"],
+                &["checkpoint", "probe", "--run", "r2"],
+            ]
         },
-        Scenario {
-            name: "undo",
-            setup: |d| {
-                run_with_history(d);
-                ok(d, &["rewind", "r1", "--to", "s2", "--run", "r2"]);
-            },
-            command: &["undo"],
-            fresh_setup: true,
-            overwrites: true,
-            next: |_| vec![&["checkpoint", "probe", "--run", "r2"]],
+    },
+    Scenario {
+        name: "steer",
+        setup: |d| {
+            workflow_repo(d);
+            ok(d, &["run", "flow.toml", "--run", "wf"]);
+            write(d, "../new-input.txt", "two\n");
         },
-        Scenario {
-            name: "fetch",
-            setup: clone_of_a_run_with_history,
-            command: &["fetch", "origin"],
-            fresh_setup: false,
-            overwrites: false,
-            next: |_| vec![&["fetch", "origin"]],
+        command: &[
+            "steer",
+            "wf",
+            "--edit",
+            "input.txt=../new-input.txt",
+            "--invalidate",
+            "a",
+            "--yes",
+        ],
+        fresh_setup: false,
+        overwrites: true,
+        next: |_| vec![&["resume", "wf"]],
+    },
+    Scenario {
+        name: "worker-report",
+        setup: external_run,
+        command: WORKER_REPORT,
+        fresh_setup: false,
+        overwrites: false,
+        // Reporting again records it (or says it is already recorded); then the run
+        // goes on and completes.
+        next: |_| vec![WORKER_REPORT, &["resume", "wx"]],
+    },
+    Scenario {
+        name: "runner",
+        setup: workflow_repo,
+        command: &["run", "flow.toml", "--run", "wf"],
+        fresh_setup: false,
+        overwrites: false,
+        next: |d| {
+            // The run exists once its first record is published: resume it (taking
+            // the runner lock a crash left), else run the workflow again.
+            if d.join(".git/refs/agent-runs/wf/HEAD").exists() {
+                vec![&["resume", "wf"]]
+            } else {
+                vec![&["run", "flow.toml", "--run", "wf"]]
+            }
         },
-        // A named run is imported on its own (fetching everything creates the runs new
-        // here together, in one rewrite of packed-refs).
-        Scenario {
-            name: "fetch-run",
-            setup: clone_of_a_run_with_history,
-            command: &["fetch", "origin", "r1"],
-            fresh_setup: false,
-            overwrites: false,
-            next: |_| vec![&["fetch", "origin"]],
-        },
-        Scenario {
-            name: "delete",
-            setup: |d| {
-                run_with_history(d);
-                ok(d, &["start", "--run", "r2"]);
-                git_in(d, &["pack-refs", "--all"]);
-            },
-            command: &["delete", "r2"],
-            fresh_setup: false,
-            overwrites: false,
-            next: |_| {
-                vec![
-                    &["checkpoint", "probe", "--run", "r1"],
-                    &["gc", "--keep", "1"],
-                ]
-            },
-        },
-        Scenario {
-            name: "gc",
-            setup: |d| {
-                run_with_history(d);
-                ok(d, &["restore", "r1@1"]);
-                ok(d, &["restore", "r1@2"]);
-                age_backups(d);
-                ok(d, &["start", "--run", "r2"]);
-            },
-            command: &["gc", "--keep", "1", "--older-than", "1d"],
-            fresh_setup: false,
-            overwrites: false,
-            next: |_| {
-                vec![
-                    &["gc", "--keep", "1", "--older-than", "1d"],
-                    &["checkpoint", "probe", "--run", "r2"],
-                ]
-            },
-        },
-        Scenario {
-            name: "steer",
-            setup: |d| {
-                workflow_repo(d);
-                ok(d, &["run", "flow.toml", "--run", "wf"]);
-                write(d, "../new-input.txt", "two\n");
-            },
-            command: &[
-                "steer",
-                "wf",
-                "--edit",
-                "input.txt=../new-input.txt",
-                "--invalidate",
-                "a",
-                "--yes",
-            ],
-            fresh_setup: false,
-            overwrites: true,
-            next: |_| vec![&["resume", "wf"]],
-        },
-        Scenario {
-            name: "worker-report",
-            setup: external_run,
-            command: WORKER_REPORT,
-            fresh_setup: false,
-            overwrites: false,
-            // Reporting again records it (or says it is already recorded); then the run
-            // goes on and completes.
-            next: |_| vec![WORKER_REPORT, &["resume", "wx"]],
-        },
-        Scenario {
-            name: "runner",
-            setup: workflow_repo,
-            command: &["run", "flow.toml", "--run", "wf"],
-            fresh_setup: false,
-            overwrites: false,
-            next: |d| {
-                // The run exists once its first record is published: resume it (taking
-                // the runner lock a crash left), else run the workflow again.
-                if d.join(".git/refs/agent-runs/wf/HEAD").exists() {
-                    vec![&["resume", "wf"]]
-                } else {
-                    vec![&["run", "flow.toml", "--run", "wf"]]
-                }
-            },
-        },
-    ]
-}
+    },
+];

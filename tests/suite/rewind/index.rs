@@ -1,4 +1,4 @@
-//! The user's index after a rewind or undo in place (crates/agent-rewind-store/src/userindex.rs): written
+//! The user's index after a rewind or undo in place (crates/agent-rewind-store/src/index.rs and indexfile.rs): written
 //! in-process, it must be what `git read-tree --reset` makes (entries and cache-tree), an
 //! index git would write differently is left to git, a held `index.lock` refuses the rewind
 //! before anything changes, and one left by a killed rewind of ours is cleared. Also: a

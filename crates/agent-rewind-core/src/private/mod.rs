@@ -144,7 +144,7 @@ impl<'a> PrivatePaths<'a> {
     }
     /// Hard links to the git lock files (`<ref>.lock`, `packed-refs.lock`) this host's
     /// processes hold, named `<pid>@<host>#<n>`: how a lock left by a killed process of ours
-    /// is told apart from one another program holds (store::reflock).
+    /// is told apart from one another program holds (store::reffiles).
     pub fn lock_claims(&self) -> PathBuf {
         self.shared().join("lock-claims")
     }

@@ -3,9 +3,9 @@
 //! changed when a write fails part-way. The checks come before, in `worktree`.
 
 use super::{AsBackedUp, parents_are_folders};
-use crate::objects::digest;
+use crate::checksum::digest;
+use crate::indexfile::WrittenFile;
 use crate::repository::Store;
-use crate::userindex::WrittenFile;
 use agent_rewind_core::error::{Error, IoResultExt, Result};
 use agent_rewind_core::quote::{quote_path, rel_path};
 use agent_rewind_scan::TreeChange;

@@ -1,6 +1,8 @@
-//! The user's index after a checkout into their worktree (rewind, undo): it becomes exactly
-//! a tree, as `git read-tree --reset <tree>` makes it, written in-process instead of by two
-//! git processes that each read and write the whole index.
+//! The index file format as the user's index needs it after a checkout into their worktree
+//! (rewind, undo): the entries of exactly a tree, as `git read-tree --reset <tree>` makes
+//! them, encoded in-process instead of by two git processes that each read and write the
+//! whole index. Free functions over gix's index types and paths; the `Index` facade
+//! (`index.rs`) reads the old index and the trees, and installs the bytes.
 //!
 //! What git does and we do the same way:
 //! - the entries are the tree's: the old index edited by the difference between the tree it
@@ -14,17 +16,16 @@
 //!   `git commit` and our next snapshot need not rebuild it; it is computed from the entries,
 //!   and its root must be the tree's id: that proves the index holds exactly the tree (an
 //!   edit that fails the proof is replaced by the whole tree's entries);
-//! - the file is replaced atomically under git's `index.lock` (`store::indexlock`).
+//! - the file is then replaced atomically under git's `index.lock` (`indexlock`).
 //!
 //! An index using what gix cannot write faithfully (version 4, split index, sparse index,
 //! untracked cache, fsmonitor, skip-worktree or intent-to-add entries) is left to git.
 //! Must never: record an entry the tree does not hold, or give stat data to a file whose
 //! content it has not seen.
 
-use super::objects::digest;
-use crate::repository::Store;
+use crate::checksum::digest;
 use agent_rewind_core::error::{Error, Result};
-use agent_rewind_scan::gixerror::from_gix;
+use agent_rewind_scan::TreeChange;
 use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stat};
@@ -45,172 +46,74 @@ pub struct WrittenFile {
     pub symlink: bool,
 }
 
-impl Store {
-    /// `old` (believed to hold `base`) with the entries that differ between `base` and
-    /// `tree` replaced; the others keep their stat data unless racily clean. `None` when
-    /// `old` has an entry that cannot be kept as it is (a conflict stage).
-    fn edited_index(
-        &self,
-        old: &gix::index::State,
-        base: ObjectId,
-        tree: ObjectId,
-        options: gix::index::entry::stat::Options,
-    ) -> Result<Option<(gix::index::State, usize)>> {
-        let changes = self.objects().diff_trees(base, tree)?;
-        self.worktree().check_checkout_paths(&changes)?;
-        let entries = old.entries();
-        let mut new = gix::index::State::new(self.objects().object_hash());
-        let (mut o, mut kept) = (0, 0);
-        for c in changes.iter().map(Some).chain([None]) {
-            // The old entries before this change (all of the rest after the last one).
-            while let Some(e) = entries.get(o) {
-                let path = e.path(old);
-                if c.is_some_and(|c| path.as_bytes() >= c.path.as_bytes()) {
-                    break;
-                }
-                if e.stage_raw() != 0 {
-                    return Ok(None);
-                }
-                let carried = carried_over(e, old, options);
-                kept += usize::from(carried.is_some());
-                let (stat, flags) = carried.unwrap_or((Stat::default(), Flags::empty()));
-                new.dangerously_push_entry(stat, e.id, flags, e.mode, path);
-                o += 1;
+/// `old` (believed to hold the tree `changes` start from) with the entries at the changed
+/// paths replaced; the others keep their stat data unless racily clean. Returns the new
+/// entries and how many kept their stat data; `None` when `old` has an entry that cannot be
+/// kept as it is (a conflict stage) or a change is a tree.
+pub(crate) fn edited_entries(
+    old: &gix::index::State,
+    changes: &[TreeChange],
+    options: gix::index::entry::stat::Options,
+) -> Option<(gix::index::State, usize)> {
+    let entries = old.entries();
+    let mut new = gix::index::State::new(old.object_hash());
+    let (mut o, mut kept) = (0, 0);
+    for c in changes.iter().map(Some).chain([None]) {
+        // The old entries before this change (all of the rest after the last one).
+        while let Some(e) = entries.get(o) {
+            let path = e.path(old);
+            if c.is_some_and(|c| path.as_bytes() >= c.path.as_bytes()) {
+                break;
             }
-            let Some(c) = c else { break };
-            // The change replaces or removes the old entries at its path.
-            while entries
-                .get(o)
-                .is_some_and(|e| e.path(old).as_bytes() == c.path.as_bytes())
-            {
-                o += 1;
+            if e.stage_raw() != 0 {
+                return None;
             }
-            if let Some((id, kind)) = c.new {
-                let mode = match kind {
-                    EntryKind::Blob => Mode::FILE,
-                    EntryKind::BlobExecutable => Mode::FILE_EXECUTABLE,
-                    EntryKind::Link => Mode::SYMLINK,
-                    EntryKind::Commit => Mode::COMMIT,
-                    EntryKind::Tree => return Ok(None),
-                };
-                new.dangerously_push_entry(
-                    Stat::default(),
-                    id,
-                    Flags::empty(),
-                    mode,
-                    c.path.as_bstr(),
-                );
-            }
+            let carried = carried_over(e, old, options);
+            kept += usize::from(carried.is_some());
+            let (stat, flags) = carried.unwrap_or((Stat::default(), Flags::empty()));
+            new.dangerously_push_entry(stat, e.id, flags, e.mode, path);
+            o += 1;
         }
-        Ok(Some((new, kept)))
-    }
-
-    /// Whether the index is (or is to be) split: gix reads a split index as one, so this
-    /// looks at `core.splitIndex` and for git's `sharedindex.*` files.
-    fn index_is_split(&self) -> bool {
-        if self
-            .repo
-            .config_snapshot()
-            .boolean("core.splitIndex")
-            .unwrap_or(false)
+        let Some(c) = c else { break };
+        // The change replaces or removes the old entries at its path.
+        while entries
+            .get(o)
+            .is_some_and(|e| e.path(old).as_bytes() == c.path.as_bytes())
         {
-            return true;
+            o += 1;
         }
-        let dir = self.repo.index_path();
-        let Some(dir) = dir.parent() else {
-            return true;
-        };
-        std::fs::read_dir(dir).map_or(true, |d| {
-            d.flatten()
-                .any(|e| e.file_name().to_string_lossy().starts_with("sharedindex."))
-        })
+        if let Some((id, kind)) = c.new {
+            let mode = match kind {
+                EntryKind::Blob => Mode::FILE,
+                EntryKind::BlobExecutable => Mode::FILE_EXECUTABLE,
+                EntryKind::Link => Mode::SYMLINK,
+                EntryKind::Commit => Mode::COMMIT,
+                EntryKind::Tree => return None,
+            };
+            new.dangerously_push_entry(Stat::default(), id, Flags::empty(), mode, c.path.as_bstr());
+        }
     }
-
-    /// Whether the file mode bits and symlinks count, from `core.fileMode`/`core.symlinks`.
-    fn fs_checks(&self) -> Result<FsChecks> {
-        let fs = self.repo.filesystem_options().map_err(from_gix)?;
-        Ok(FsChecks {
-            executable_bit: fs.executable_bit,
-            symlinks: fs.symlink,
-        })
-    }
+    Some((new, kept))
 }
 
-/// [`Index::set_user_index`].
-pub(crate) fn set_user_index(
-    store: &Store,
-    tree: Option<ObjectId>,
-    base: Option<ObjectId>,
-    written: &[WrittenFile],
-) -> Result<()> {
-    let Some(tree) = tree else {
-        return store.index().reset_user_index(None, &[]);
-    };
-    let old = store.read_user_index()?;
-    let in_process = store
-        .repo
-        .config_snapshot()
-        .boolean("agentRewind.inProcessIndex")
-        .unwrap_or(true);
-    let reason = needs_git(&old)
-        .or_else(|| store.index_is_split().then_some("split index"))
-        .or((!in_process).then_some("turned off"));
-    if let Some(reason) = reason {
-        agent_rewind_core::trace::mark(&format!("index: left to git ({reason})"));
-        let mut refresh = Vec::new();
-        for w in written {
-            if store.objects().path_in_tree(tree, &w.path)? == Some(w.id) {
-                refresh.push(w.path.as_slice());
-            }
-        }
-        return store.index().reset_user_index(Some(tree), &refresh);
+/// Whether the index file `index` is (or is to be) split: gix reads a split index as one,
+/// so this looks at `core.splitIndex` (`split_configured`) and for git's `sharedindex.*`
+/// files beside it.
+pub(crate) fn index_is_split(split_configured: bool, index: &Path) -> bool {
+    if split_configured {
+        return true;
     }
-    agent_rewind_core::trace::mark("index: old read");
-    let stat_options = store.repo.stat_options().map_err(from_gix)?;
-    let hash = store.objects().object_hash();
-    // The index must hash to `tree`: its cache-tree is computed from the entries and
-    // compared. An edit of the old index that does not (the index changed since it was
-    // captured) is thrown away for an index read from the whole tree.
-    let edited = match base {
-        Some(base) => store.edited_index(&old, base, tree, stat_options)?,
-        None => None,
+    let Some(dir) = index.parent() else {
+        return true;
     };
-    let (mut new, kept, cache_tree) = match edited.and_then(|(new, kept)| {
-        let cache_tree = cache_tree_of(&new, hash).filter(|t| t.id == tree)?;
-        Some((new, kept, Some(cache_tree)))
-    }) {
-        Some(done) => done,
-        None => {
-            let mut new = store.repo.index_from_tree(&tree).map_err(|e| {
-                Error::other(format!(
-                    "cannot make an index of tree {tree}: {}",
-                    agent_rewind_core::error::one_line(&e.to_string())
-                ))
-            })?;
-            let kept = keep_unchanged_stat(&old, &mut new, stat_options);
-            let cache_tree = cache_tree_of(&new, hash).filter(|t| t.id == tree);
-            if cache_tree.is_none() {
-                agent_rewind_core::trace::mark("index: the cache-tree does not reproduce the tree");
-            }
-            (new.into_parts().0, kept, cache_tree)
-        }
-    };
-    let refreshed = refresh_written(
-        &mut new,
-        store.worktree().root()?,
-        written,
-        store.fs_checks()?,
-    );
-    let bytes = encode(&new, cache_tree.as_ref(), hash)?;
-    agent_rewind_core::trace::mark(&format!(
-        "index: built ({} entries, {kept} kept their stat data, {refreshed} refreshed)",
-        new.entries().len()
-    ));
-    store.install_user_index(&bytes, None)
+    std::fs::read_dir(dir).map_or(true, |d| {
+        d.flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("sharedindex."))
+    })
 }
 
 /// Why an index must be left to git, if it must.
-fn needs_git(old: &gix::index::State) -> Option<&'static str> {
+pub(crate) fn needs_git(old: &gix::index::State) -> Option<&'static str> {
     if old.version() == gix::index::Version::V4 {
         return Some("index version 4");
     }
@@ -237,7 +140,7 @@ fn needs_git(old: &gix::index::State) -> Option<&'static str> {
 
 /// Give each entry of `new` whose path, id and mode are those of a stage-0 entry of `old`
 /// that entry's stat data and assume-valid bit, unless it was racily clean. Returns how many.
-fn keep_unchanged_stat(
+pub(crate) fn keep_unchanged_stat(
     old: &gix::index::State,
     new: &mut gix::index::State,
     options: gix::index::entry::stat::Options,
@@ -278,16 +181,17 @@ fn carried_over(
         .then(|| (before.stat, before.flags & Flags::ASSUME_VALID))
 }
 
+/// Whether the file mode bits and symlinks count (`core.fileMode`, `core.symlinks`).
 #[derive(Debug, Clone, Copy)]
-struct FsChecks {
-    executable_bit: bool,
-    symlinks: bool,
+pub(crate) struct FsChecks {
+    pub(crate) executable_bit: bool,
+    pub(crate) symlinks: bool,
 }
 
 /// Give fresh stat data to the entries of `new` for files just written from the entry's
 /// own object, when the file is still of the entry's type and holds what was written. The
 /// stat is taken before the content is read, so a change after it shows as a stat change.
-fn refresh_written(
+pub(crate) fn refresh_written(
     new: &mut gix::index::State,
     workdir: &Path,
     written: &[WrittenFile],
@@ -351,7 +255,7 @@ fn stat_if_as_written(
 /// The cache-tree of an index of stage-0 entries, sorted: the tree each folder makes, how
 /// many entries are below it, and its subfolders (in git's order: shorter names first).
 /// `None` when an entry cannot be part of a tree.
-fn cache_tree_of(state: &gix::index::State, hash: gix::hash::Kind) -> Option<CacheTree> {
+pub(crate) fn cache_tree_of(state: &gix::index::State, hash: gix::hash::Kind) -> Option<CacheTree> {
     let entries = state.entries();
     let paths: Vec<&BStr> = entries.iter().map(|e| e.path(state)).collect();
     build_tree(state, &paths, 0, entries.len(), 0, b"", hash)
@@ -426,7 +330,7 @@ fn build_tree(
 
 /// The index file: entries as gix writes them (version 2, or 3 when an entry needs it), the
 /// cache-tree extension, and the trailing checksum.
-fn encode(
+pub(crate) fn encode(
     state: &gix::index::State,
     cache_tree: Option<&CacheTree>,
     hash: gix::hash::Kind,
@@ -453,7 +357,6 @@ fn encode(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::repository::OpenFor;
     use std::process::Command;
 
     fn git(dir: &Path, args: &[&str]) -> String {
@@ -472,77 +375,6 @@ mod tests {
         ObjectId::from_hex(hex.trim().as_bytes()).unwrap()
     }
 
-    /// A file changed after the checkout wrote it (and given an old mtime, so the index
-    /// cannot call it racy) must not get fresh stat data: git would then think it unchanged.
-    /// Both ways of building the index: editing the old one, and reading the whole tree.
-    #[test]
-    fn a_file_changed_after_it_was_written_gets_no_fresh_stat_data() {
-        for edit_old_index in [true, false] {
-            changed_after_written(edit_old_index);
-        }
-    }
-
-    fn changed_after_written(edit_old_index: bool) {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        git(d, &["init", "-q", "-b", "main"]);
-        std::fs::write(d.join("changed.txt"), "one\n").unwrap();
-        std::fs::write(d.join("kept.txt"), "two\n").unwrap();
-        git(d, &["add", "-A"]);
-        git(
-            d,
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-qm",
-                "c",
-            ],
-        );
-        let tree = oid(&git(d, &["rev-parse", "HEAD^{tree}"]));
-        let store = Store::discover(d, OpenFor::Work).unwrap();
-        let hash = store.objects().object_hash();
-        let written = |path: &str, bytes: &[u8]| WrittenFile {
-            path: path.into(),
-            id: oid(&git(d, &["rev-parse", &format!("HEAD:{path}")])),
-            digest: digest(hash, bytes).unwrap(),
-            symlink: false,
-        };
-        // As the checkout left them: both rewritten; then someone changes one (same size),
-        // with an mtime far enough in the past to be trusted.
-        std::fs::write(d.join("changed.txt"), "one\n").unwrap();
-        std::fs::write(d.join("kept.txt"), "two\n").unwrap();
-        std::fs::write(d.join("changed.txt"), "ONE\n").unwrap();
-        for f in ["changed.txt", "kept.txt"] {
-            let out = Command::new("touch")
-                .args(["-d", "@1700000000"])
-                .arg(d.join(f))
-                .status()
-                .unwrap();
-            assert!(out.success());
-        }
-        store
-            .index()
-            .set_user_index(
-                Some(tree),
-                edit_old_index.then_some(tree),
-                &[
-                    written("changed.txt", b"one\n"),
-                    written("kept.txt", b"two\n"),
-                ],
-            )
-            .unwrap();
-        assert_eq!(
-            git(d, &["diff-files", "--name-only"]),
-            "changed.txt\n",
-            "the changed file is seen as changed, the other one is trusted by its stat"
-        );
-        assert_eq!(git(d, &["status", "--porcelain"]), " M changed.txt\n");
-        assert_eq!(git(d, &["write-tree"]).trim(), tree.to_string());
-    }
-
     #[test]
     fn the_cache_tree_of_an_index_reproduces_its_tree() {
         let dir = tempfile::tempdir().unwrap();
@@ -557,9 +389,9 @@ mod tests {
         }
         git(d, &["add", "-A"]);
         let tree = oid(&git(d, &["write-tree"]));
-        let store = Store::discover(d, OpenFor::Work).unwrap();
-        let index = store.repo().index_from_tree(&tree).unwrap();
-        let cache = cache_tree_of(&index, store.objects().object_hash()).unwrap();
+        let repo = gix::open(d).unwrap();
+        let index = repo.index_from_tree(&tree).unwrap();
+        let cache = cache_tree_of(&index, repo.object_hash()).unwrap();
         assert_eq!(cache.id, tree);
         assert_eq!(cache.num_entries, Some(8));
         let names: Vec<String> = cache
