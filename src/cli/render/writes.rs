@@ -1,5 +1,5 @@
-//! Human output of the commands that write: rewind/fork, restore, revert, undo, steer and
-//! workflow runs — what was written, set aside, left in place, and what to do next.
+//! Human output of the commands that write: rewind/fork, restore, revert, undo and steer —
+//! what was written, set aside, left in place, and what to do next.
 
 use super::{Style, escape, short};
 use agent_rewind::ops;
@@ -109,47 +109,6 @@ pub fn left_in_place(files: &[agent_rewind::model::Excluded]) -> String {
             )
         })
         .collect()
-}
-
-pub fn run_report(r: &agent_rewind::workflow::runner::RunReport, st: &Style) -> String {
-    let mut s = format!("run {} ({})\n", st.bold(&r.run), r.workflow);
-    if let Some(h) = &r.took_over_from {
-        s.push_str(&format!("  took over a stale runner lock ({h})\n"));
-    }
-    if let Some(f) = &r.workflow_file_changed {
-        s.push_str(&format!(
-            "  note: {f} changed since the run stored it; using the stored copy (`resume --workflow {f}` uses the file)\n"
-        ));
-    } else if r.workflow_changed {
-        s.push_str("  note: the workflow changed since this run last recorded it\n");
-    }
-    for step in &r.reconciled {
-        s.push_str(&format!(
-            "  reconciled {step}: its runner died mid-step (interrupted)\n"
-        ));
-    }
-    for x in &r.steps {
-        s.push_str(&format!(
-            "  {:<14} {:<15} {}{}\n",
-            x.step,
-            x.action,
-            x.reason,
-            x.exit_code
-                .map(|c| format!(" (exit {c})"))
-                .unwrap_or_default()
-        ));
-    }
-    for t in &r.external {
-        s.push_str(&format!(
-            "  worker of {} (attempt {}) reports with: {}\n",
-            t.step, t.attempt, t.command
-        ));
-    }
-    match &r.stopped {
-        Some(why) => s.push_str(&format!("stopped: {why}\nnext: {}", r.next_action)),
-        None => s.push_str(&st.status("completed")),
-    }
-    s
 }
 
 pub fn steer(o: &ops::steer::SteerOutcome, st: &Style) -> String {
