@@ -30,15 +30,19 @@ pub fn file_changes(files: &[agent_rewind::materialize::PathChange]) -> String {
 }
 
 pub fn rewound(o: &ops::rewind::RewindOutcome, st: &Style) -> String {
+    // A dry run without --run names no id: the real rewind generates it.
+    let new_run = match &o.run {
+        Some(run) => format!("{} run {}", o.relation, st.bold(run)),
+        None => format!("{} into a new run", o.relation),
+    };
     let mut s = format!(
-        "{}{} run {} from {}{} ({})\n",
+        "{}{} from {}{} ({})\n",
         if o.dry_run {
             "dry run, nothing written: would be "
         } else {
             ""
         },
-        o.relation,
-        st.bold(&o.run),
+        new_run,
         o.source_run,
         o.from_step
             .as_ref()
@@ -48,6 +52,10 @@ pub fn rewound(o: &ops::rewind::RewindOutcome, st: &Style) -> String {
     );
     if let Some(b) = &o.branch {
         s.push_str(&format!("  branch    {}\n", escape(b)));
+    } else if o.dry_run && o.run.is_none() {
+        s.push_str(
+            "  run id    generated when the run is made (`--run ID` chooses it, and the default branch agent-runs/ID)\n",
+        );
     }
     if let Some(w) = &o.worktree {
         s.push_str(&format!("  worktree  {}\n", escape(w)));
