@@ -98,8 +98,10 @@ pub fn recorded_output(out: &ops::checkpoint::CheckpointOutcome, style: &Style) 
 /// in quotes gives) names no conversation, and a rewind would offer to resume nothing.
 fn session_id(id: &str) -> Result<String> {
     if id.trim().is_empty() {
-        return Err(Error::usage("--session-id is empty: it names no agent session")
-            .with_hint("give the agent's session id, or leave --session-id out"));
+        return Err(
+            Error::usage("--session-id is empty: it names no agent session")
+                .with_hint("give the agent's session id, or leave --session-id out"),
+        );
     }
     Ok(id.to_string())
 }

@@ -118,9 +118,24 @@ fn an_empty_session_id_is_refused() {
     let cases: &[&[&str]] = &[
         &["step", "begin", "plan", "--session-id", ""],
         &["step", "begin", "plan", "--session-id", "   "],
-        &["step", "end", "plan", "--status", "completed", "--session-id", ""],
+        &[
+            "step",
+            "end",
+            "plan",
+            "--status",
+            "completed",
+            "--session-id",
+            "",
+        ],
         &["checkpoint", "plan", "--session-id", ""],
-        &["checkpoint", "plan", "--run", "brand-new", "--session-id", ""],
+        &[
+            "checkpoint",
+            "plan",
+            "--run",
+            "brand-new",
+            "--session-id",
+            "",
+        ],
         &["--json", "step", "begin", "plan", "--session-id", ""],
     ];
     for args in cases {
