@@ -38,8 +38,11 @@ fn path_of(dir: &Path, tools: &[&str]) -> PathBuf {
     dir.to_path_buf()
 }
 
+/// The script run by bash, not executed itself: a copy just written may still be open for
+/// writing in a process another test thread forked meanwhile, and exec would then fail.
 fn run_script(script: &Path, path: &Path) -> Output {
-    Command::new(script)
+    Command::new(on_path("bash").expect("bash"))
+        .arg(script)
         .arg("--no-install")
         .env("PATH", path)
         .output()
