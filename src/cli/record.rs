@@ -76,7 +76,7 @@ pub fn record_options(
         facts: StepFacts {
             kind: a.kind.as_deref().map(StepKind::parse).transpose()?,
             status: a.status.as_deref().map(Status::parse).transpose()?,
-            session_id: a.session_id.clone(),
+            session_id: a.session_id.as_deref().map(session_id).transpose()?,
             artifacts,
             meta: parse_meta(&a.meta)?,
             message: a.message.clone(),
@@ -92,6 +92,18 @@ pub fn recorded_output(out: &ops::checkpoint::CheckpointOutcome, style: &Style) 
     }
     human.push_str(&render::recorded(&out.recorded, style));
     Output::new(out.recorded.to_json(), human)
+}
+
+/// An agent's session id as given: an empty one (or only blanks, as an unset `$SESSION`
+/// in quotes gives) names no conversation, and a rewind would offer to resume nothing.
+fn session_id(id: &str) -> Result<String> {
+    if id.trim().is_empty() {
+        return Err(
+            Error::usage("--session-id is empty: it names no agent session")
+                .with_hint("give the agent's session id, or leave --session-id out"),
+        );
+    }
+    Ok(id.to_string())
 }
 
 /// `k=v` pairs; keys are non-empty and without control characters.

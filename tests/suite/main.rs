@@ -49,6 +49,7 @@ mod state;
 mod step_ref_lag;
 mod storage;
 mod surface;
+mod test_script;
 mod untracked_cache;
 mod view;
 mod watch;

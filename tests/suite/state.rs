@@ -1,7 +1,8 @@
 //! State is honest: `undo` of a rewind puts back the active run and the
 //! source's status and says what it did with the new run and its branch; gate decisions show
 //! in `list` and `status`; approvals of the wrong checkpoint are refused; `status`'s next
-//! action follows the state.
+//! action follows the state; a step begun again before its end never leaves an attempt
+//! running for ever.
 
 use crate::common;
 use crate::common::stderr;
@@ -290,5 +291,84 @@ fn no_activate_starts_a_run_and_leaves_the_active_run_where_it_is() {
         !String::from_utf8_lossy(&status.stdout).contains(&started),
         "no run became active"
     );
+    repo.assert_fsck();
+}
+
+/// The attempts of `step` in `run`'s own checkpoints: (attempt, event, status).
+fn attempts(repo: &Repo, run: &str, step: &str) -> Vec<(u64, String, String)> {
+    repo.json(&["list", run])
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["step"] == step)
+        .map(|c| {
+            (
+                c["attempt"].as_u64().unwrap(),
+                c["event"].as_str().unwrap().to_string(),
+                c["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// A second `step begin` while the first attempt has no end would leave that attempt
+/// `running` for ever: it is refused, changing nothing, as git refuses to start an operation
+/// while one is in progress. `--force` records the first attempt as interrupted (abandoned),
+/// says so on stderr, and begins the next one.
+#[test]
+fn a_second_begin_without_an_end_is_refused_unless_forced() {
+    let repo = Repo::new();
+    repo.ok(&["start", "--run", "r1"]);
+    repo.ok(&["step", "begin", "plan", "--kind", "agent"]);
+    let refs_before = common::refs(repo.path(), "refs/");
+
+    let again = repo.run(&["step", "begin", "plan"]);
+    assert_eq!(again.status.code(), Some(1), "{}", stderr(&again));
+    let err = stderr(&again);
+    assert!(
+        err.starts_with("error: step plan of run r1 is still running (attempt 1)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("step end plan") && err.contains("--force"),
+        "{err}"
+    );
+    assert!(again.stdout.is_empty());
+    assert_eq!(
+        common::refs(repo.path(), "refs/"),
+        refs_before,
+        "nothing changed"
+    );
+    assert_eq!(
+        attempts(&repo, "r1", "plan"),
+        [(1, "begin".to_string(), "running".to_string())]
+    );
+
+    let forced = repo.run(&["step", "begin", "plan", "--force"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", stderr(&forced));
+    let warned = stderr(&forced);
+    assert!(
+        warned.contains("attempt 1 of plan was still running")
+            && warned.contains("interrupted (abandoned)"),
+        "{warned}"
+    );
+    assert_eq!(
+        attempts(&repo, "r1", "plan"),
+        [
+            (1, "begin".to_string(), "interrupted".to_string()),
+            (2, "begin".to_string(), "running".to_string())
+        ]
+    );
+    // The reason is in the attempt's note, for `show` and any reader of the notes.
+    let first = repo.json(&["show", "r1@1"]);
+    assert!(
+        first.to_string().contains("abandoned: attempt 2 was begun"),
+        "{first:#}"
+    );
+
+    // Ended, the step begins again without --force.
+    repo.ok(&["step", "end", "plan", "--status", "completed"]);
+    repo.ok(&["step", "begin", "plan"]);
+    assert_eq!(attempts(&repo, "r1", "plan").last().unwrap().0, 3);
     repo.assert_fsck();
 }

@@ -25,6 +25,10 @@ pub enum StepCommand {
     /// Record that STEP is about to run (status running, a new attempt).
     Begin {
         step: String,
+        /// When an attempt of STEP is still running (begun, never ended), record it as
+        /// interrupted (abandoned) and begin the next one, instead of refusing.
+        #[arg(long)]
+        force: bool,
         #[command(flatten)]
         record: RecordArgs,
     },
@@ -64,11 +68,28 @@ pub enum StepCommand {
 pub fn run(cmd: StepCommand, ctx: &Ctx) -> Result<Output> {
     let store = ctx.store()?;
     let out = match cmd {
-        StepCommand::Begin { step, record } => ops::checkpoint::step_begin(
-            &store,
-            &StepName::new(step)?,
-            record_options(&record, &store, ctx)?,
-        )?,
+        StepCommand::Begin {
+            step,
+            force,
+            record,
+        } => {
+            let step = StepName::new(step)?;
+            let out = ops::checkpoint::step_begin(
+                &store,
+                &step,
+                record_options(&record, &store, ctx)?,
+                ops::checkpoint::BeginOptions {
+                    abandon_running: force,
+                },
+            )?;
+            if let Some(attempt) = out.abandoned_attempt {
+                render::warn(&format!(
+                    "attempt {attempt} of {step} was still running: recorded it as interrupted (abandoned); this is attempt {}",
+                    out.recorded.line.attempt
+                ));
+            }
+            out
+        }
         StepCommand::End {
             step,
             exit_code,
@@ -119,6 +140,7 @@ pub fn run(cmd: StepCommand, ctx: &Ctx) -> Result<Output> {
                 ops::checkpoint::CheckpointOutcome {
                     recorded: end.recorded,
                     started: None,
+                    abandoned_attempt: None,
                 }
             }
         }

@@ -6,9 +6,11 @@ use agent_rewind::model::NoteLine;
 use agent_rewind::ops;
 use std::io::IsTerminal;
 
+mod runreport;
 mod terminal;
 mod writes;
 
+pub use runreport::run_report;
 pub use terminal::*;
 use terminal::{CLOSE, OPEN, multiline};
 pub use writes::*;

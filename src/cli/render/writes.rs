@@ -1,5 +1,5 @@
-//! Human output of the commands that write: rewind/fork, restore, revert, undo, steer and
-//! workflow runs — what was written, set aside, left in place, and what to do next.
+//! Human output of the commands that write: rewind/fork, restore, revert, undo and steer —
+//! what was written, set aside, left in place, and what to do next.
 
 use super::{Style, escape, short};
 use agent_rewind::ops;
@@ -30,15 +30,19 @@ pub fn file_changes(files: &[agent_rewind::materialize::PathChange]) -> String {
 }
 
 pub fn rewound(o: &ops::rewind::RewindOutcome, st: &Style) -> String {
+    // A dry run without --run names no id: the real rewind generates it.
+    let new_run = match &o.run {
+        Some(run) => format!("{} run {}", o.relation, st.bold(run)),
+        None => format!("{} into a new run", o.relation),
+    };
     let mut s = format!(
-        "{}{} run {} from {}{} ({})\n",
+        "{}{} from {}{} ({})\n",
         if o.dry_run {
             "dry run, nothing written: would be "
         } else {
             ""
         },
-        o.relation,
-        st.bold(&o.run),
+        new_run,
         o.source_run,
         o.from_step
             .as_ref()
@@ -48,6 +52,10 @@ pub fn rewound(o: &ops::rewind::RewindOutcome, st: &Style) -> String {
     );
     if let Some(b) = &o.branch {
         s.push_str(&format!("  branch    {}\n", escape(b)));
+    } else if o.dry_run && o.run.is_none() {
+        s.push_str(
+            "  run id    generated when the run is made (`--run ID` chooses it, and the default branch agent-runs/ID)\n",
+        );
     }
     if let Some(w) = &o.worktree {
         s.push_str(&format!("  worktree  {}\n", escape(w)));
@@ -109,47 +117,6 @@ pub fn left_in_place(files: &[agent_rewind::model::Excluded]) -> String {
             )
         })
         .collect()
-}
-
-pub fn run_report(r: &agent_rewind::workflow::runner::RunReport, st: &Style) -> String {
-    let mut s = format!("run {} ({})\n", st.bold(&r.run), r.workflow);
-    if let Some(h) = &r.took_over_from {
-        s.push_str(&format!("  took over a stale runner lock ({h})\n"));
-    }
-    if let Some(f) = &r.workflow_file_changed {
-        s.push_str(&format!(
-            "  note: {f} changed since the run stored it; using the stored copy (`resume --workflow {f}` uses the file)\n"
-        ));
-    } else if r.workflow_changed {
-        s.push_str("  note: the workflow changed since this run last recorded it\n");
-    }
-    for step in &r.reconciled {
-        s.push_str(&format!(
-            "  reconciled {step}: its runner died mid-step (interrupted)\n"
-        ));
-    }
-    for x in &r.steps {
-        s.push_str(&format!(
-            "  {:<14} {:<15} {}{}\n",
-            x.step,
-            x.action,
-            x.reason,
-            x.exit_code
-                .map(|c| format!(" (exit {c})"))
-                .unwrap_or_default()
-        ));
-    }
-    for t in &r.external {
-        s.push_str(&format!(
-            "  worker of {} (attempt {}) reports with: {}\n",
-            t.step, t.attempt, t.command
-        ));
-    }
-    match &r.stopped {
-        Some(why) => s.push_str(&format!("stopped: {why}\nnext: {}", r.next_action)),
-        None => s.push_str(&st.status("completed")),
-    }
-    s
 }
 
 pub fn steer(o: &ops::steer::SteerOutcome, st: &Style) -> String {

@@ -1,7 +1,8 @@
 //! The real agent CLIs, at the versions pinned in `tests/agents/package-lock.json`,
 //! driven headless against [`model_server`] on 127.0.0.1 with HOME isolated: their hooks
-//! record what they should into real repositories. `npm ci --prefix tests/agents` installs
-//! them (`.ci/run` does it); without them these tests fail and say so.
+//! record what they should into real repositories. `scripts/test` installs them before it
+//! runs the tests ([`INSTALL_AGENT_CLIS`] alone installs them); without them these tests
+//! fail and say so.
 
 pub mod model_server;
 
@@ -15,6 +16,10 @@ use model_server::ModelServer;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The one command that installs the pinned agent CLIs: what a test without them says to
+/// run, and what `scripts/test` says when it cannot install them itself.
+pub const INSTALL_AGENT_CLIS: &str = "scripts/test --install-only";
+
 /// `tests/agents/node_modules/.bin/<name>`, or a failure that says how to install it.
 pub fn agent_cli(name: &str) -> PathBuf {
     agent_cli_at(&format!(".bin/{name}"))
@@ -27,8 +32,8 @@ pub fn agent_cli_at(path: &str) -> PathBuf {
         .join(path);
     assert!(
         p.exists(),
-        "these tests need the agent CLIs pinned in tests/agents: run `npm ci --prefix \
-         tests/agents` (.ci/run does it); {} is missing",
+        "these tests need the agent CLIs pinned in tests/agents: run `{INSTALL_AGENT_CLIS}` \
+         (`scripts/test` does it before the tests); {} is missing",
         p.display()
     );
     p

@@ -108,3 +108,42 @@ fn a_credential_in_an_artifact_uri_is_not_echoed_back() {
         "the password is echoed back: {line}"
     );
 }
+
+/// An empty session id would be stored as if it named a conversation, and a rewind would
+/// then offer to resume nothing: it is refused, by every command that records one, and
+/// also with `--run` naming a run not started yet.
+#[test]
+fn an_empty_session_id_is_refused() {
+    let repo = repo_with_run();
+    let cases: &[&[&str]] = &[
+        &["step", "begin", "plan", "--session-id", ""],
+        &["step", "begin", "plan", "--session-id", "   "],
+        &[
+            "step",
+            "end",
+            "plan",
+            "--status",
+            "completed",
+            "--session-id",
+            "",
+        ],
+        &["checkpoint", "plan", "--session-id", ""],
+        &[
+            "checkpoint",
+            "plan",
+            "--run",
+            "brand-new",
+            "--session-id",
+            "",
+        ],
+        &["--json", "step", "begin", "plan", "--session-id", ""],
+    ];
+    for args in cases {
+        let line = refused(&repo, args, 2);
+        assert!(line.contains("--session-id"), "{args:?}: {line}");
+        assert!(line.contains("empty"), "{args:?}: {line}");
+    }
+    // A real one is still recorded.
+    let out = repo.json(&["step", "begin", "plan", "--session-id", "s-1"]);
+    assert_eq!(out["sdk_session_id"], "s-1", "{out:#}");
+}

@@ -18,10 +18,9 @@ impl Watchman {
             watched: Default::default(),
         };
         // Starts the server (`<TMPDIR>/<user>-state/`) and waits until it answers.
-        let out =
-            w.client().arg("get-sockname").output().expect(
-                "watchman must be installed (Debian package `watchman`; .ci/run installs it)",
-            );
+        let out = w.client().arg("get-sockname").output().expect(
+            "watchman must be installed (Debian package `watchman`; scripts/test installs it)",
+        );
         assert!(
             out.status.success(),
             "watchman did not start: {}",

@@ -107,3 +107,46 @@ fn a_dry_run_lists_what_would_change_and_writes_nothing() {
     assert_eq!(repo.read("a.txt"), "two\n");
     repo.assert_fsck();
 }
+
+/// Without `--run`, the new run's id is generated when the run is made, so a preview cannot
+/// know it: it names no id (and no branch derived from one), and says how to choose one.
+/// With `--run`, the id it names is the one the rewind then uses.
+#[test]
+fn a_dry_run_names_no_run_id_it_cannot_keep() {
+    let repo = Repo::new();
+    repo.ok(&["start", "--run", "r1"]);
+    repo.write("a.txt", "one\n");
+    repo.ok(&["checkpoint", "s1"]);
+    repo.write("a.txt", "two\n");
+    repo.ok(&["checkpoint", "s2"]);
+    let before = state(&repo);
+
+    let preview = repo.json(&["rewind", "r1", "--to", "s2", "--dry-run"]);
+    assert_eq!(preview["dry_run"], true, "{preview:#}");
+    assert!(preview["run"].is_null(), "{preview:#}");
+    assert!(preview["branch"].is_null(), "{preview:#}");
+    let human = repo.ok(&["rewind", "r1", "--to", "s2", "--dry-run"]);
+    assert!(
+        human.starts_with("dry run, nothing written: would be rewound into a new run from r1/s2"),
+        "{human}"
+    );
+    assert!(human.contains("--run"), "{human}");
+    assert_eq!(state(&repo), before, "the previews wrote nothing");
+
+    // Every run id the previews could have named is absent from what they printed: the
+    // real rewind's id is not in them.
+    let real = repo.json(&["rewind", "r1", "--to", "s2"]);
+    let new_run = real["run"].as_str().unwrap();
+    assert!(!human.contains(new_run), "{human}");
+    assert!(!preview.to_string().contains(new_run), "{preview:#}");
+    assert_eq!(real["branch"], format!("agent-runs/{new_run}"));
+
+    // Named with --run: the preview's id and branch are the rewind's.
+    let named = repo.json(&["rewind", new_run, "--to", "s1", "--run", "r9", "-n"]);
+    assert_eq!(named["run"], "r9");
+    assert_eq!(named["branch"], "agent-runs/r9");
+    let done = repo.json(&["rewind", new_run, "--to", "s1", "--run", "r9"]);
+    assert_eq!(done["run"], named["run"]);
+    assert_eq!(done["branch"], named["branch"]);
+    repo.assert_fsck();
+}

@@ -11,6 +11,7 @@ mod gates;
 mod interrupt;
 mod resume;
 mod run;
+mod screens;
 mod steer;
 mod travel;
 mod trust;

@@ -4,10 +4,11 @@
 //! one is started.
 
 use super::start::{StartOptions, start};
+use crate::catalog::Catalog;
 use crate::journal::{Record, Recorded, StepFacts, append};
 use crate::journal::{active_run, set_active_run};
-use crate::model::{Event, Status};
-use crate::store::Store;
+use crate::model::{Event, NoteLine, Status};
+use crate::store::{ObjectId, Store};
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_core::ids::{RunId, StepName};
 
@@ -27,6 +28,17 @@ pub struct CheckpointOptions {
 pub struct CheckpointOutcome {
     pub recorded: Recorded,
     pub started: Option<Recorded>,
+    /// `step begin --force`: the attempt that was still running, now recorded as
+    /// interrupted (abandoned).
+    pub abandoned_attempt: Option<u32>,
+}
+
+/// What `step begin` does with an attempt of the step that is still running.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BeginOptions {
+    /// Record that attempt as interrupted (abandoned) and begin the next, instead of
+    /// refusing (`--force`).
+    pub abandon_running: bool,
 }
 
 /// Record a checkpoint of `step`.
@@ -55,18 +67,84 @@ pub fn checkpoint(
         .take()
         .or_else(|| default_next_action(event, step, rec.facts.status));
     let recorded = append(store, rec)?;
-    Ok(CheckpointOutcome { recorded, started })
+    Ok(CheckpointOutcome {
+        recorded,
+        started,
+        abandoned_attempt: None,
+    })
 }
 
-/// `step begin`: record before dispatch (status `running`, a new attempt).
+/// `step begin`: record before dispatch (status `running`, a new attempt). An attempt of
+/// the step in the same run that is still running (a `begin` without its `end`) is refused,
+/// before anything is written, unless `begin.abandon_running`: then it is recorded as
+/// interrupted, with the reason, after the new attempt is begun.
 pub fn step_begin(
     store: &Store,
     step: &StepName,
     mut opts: CheckpointOptions,
+    begin: BeginOptions,
 ) -> Result<CheckpointOutcome> {
+    let running = running_attempt(store, step, opts.run.as_ref())?;
+    if let (Some((run, attempt, _)), false) = (&running, begin.abandon_running) {
+        return Err(Error::refused(format!(
+            "step {step} of run {run} is still running (attempt {attempt}): it has no end"
+        ))
+        .with_hint(format!(
+            "record its outcome first (`git agent-rewind step end {step} --status failed`, or completed), or `git agent-rewind step begin {step} --force` to record attempt {attempt} as interrupted and begin attempt {}",
+            attempt + 1
+        )));
+    }
     opts.event = Some(Event::Begin);
     opts.facts.status = Some(opts.facts.status.unwrap_or(Status::Running));
-    checkpoint(store, step, opts)
+    let mut out = checkpoint(store, step, opts)?;
+    if let Some((run, attempt, latest)) = running {
+        crate::journal::append_note_lines(
+            store,
+            &run,
+            latest,
+            &[NoteLine::Status {
+                status: Status::Interrupted,
+                ts: agent_rewind_core::time::Timestamp::now(),
+                reason: Some(format!(
+                    "abandoned: attempt {} was begun without an end to this one",
+                    out.recorded.line.attempt
+                )),
+            }],
+        )?;
+        out.abandoned_attempt = Some(attempt);
+    }
+    Ok(out)
+}
+
+/// The attempt of `step` still running in the run a `step begin` would append to (`run`,
+/// else the active run): the run, the attempt and its newest checkpoint. An attempt begun
+/// in the run this one was rewound or forked from is that run's, not this one's.
+fn running_attempt(
+    store: &Store,
+    step: &StepName,
+    run: Option<&RunId>,
+) -> Result<Option<(RunId, u32, ObjectId)>> {
+    let run = match run {
+        Some(r) => super::address::existing_run(store, r)?,
+        None => active_run(store)?,
+    };
+    let Some(run) = run else {
+        return Ok(None);
+    };
+    if store.refs().run_head(&run)?.is_none() {
+        return Ok(None);
+    }
+    let Some(tip) = crate::catalog::step_tip(store, &run, step)? else {
+        return Ok(None);
+    };
+    let Some(latest) = Catalog::new(store).try_checkpoint(tip)? else {
+        return Ok(None);
+    };
+    if latest.line().run != run.as_str() || latest.status() != Some(Status::Running) {
+        return Ok(None);
+    }
+    let attempt = latest.line().attempt;
+    Ok(Some((run, attempt, latest.id())))
 }
 
 /// `step end`: record the outcome after the step ran.

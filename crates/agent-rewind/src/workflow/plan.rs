@@ -184,6 +184,16 @@ pub fn decide(cx: &mut Context, step: &StepDef, hash: &str) -> Result<Decision> 
             .find(|n| cx.ran_now.contains(n.as_str()))
             .map(|n| format!("upstream step {n} ran again"))
     });
+    // Where a step found done was last recorded: `@<seq>` in this run, `<run>@<seq>` in
+    // the run it was rewound or forked from.
+    let since = latest.as_ref().map(|c| {
+        let line = c.line();
+        if line.run == cx.run.as_str() {
+            format!("@{}", line.seq)
+        } else {
+            format!("{}@{}", line.run, line.seq)
+        }
+    });
     let facts = Facts {
         latest,
         status,
@@ -198,7 +208,10 @@ pub fn decide(cx: &mut Context, step: &StepDef, hash: &str) -> Result<Decision> 
         Ok(Some(reason)) => reason,
         Ok(None) => {
             return Ok(Decision::Skip {
-                reason: "completed with the same inputs".into(),
+                reason: match since {
+                    Some(at) => format!("inputs unchanged since {at}"),
+                    None => "inputs unchanged".into(),
+                },
             });
         }
         Err(decision) => return Ok(decision),
@@ -231,7 +244,7 @@ fn decide_gate(name: &str, f: Facts) -> Decision {
         }
     }
     let reason = match (&f.latest, f.forced_by) {
-        (None, _) => "first time".to_string(),
+        (None, _) => "not run yet".to_string(),
         (_, Some(why)) => why,
         _ if f.retry => "--retry".into(),
         _ => "its inputs changed".into(),
@@ -301,14 +314,14 @@ fn run_reason(
         (Some(Status::Running | Status::Interrupted), Some(c)) => {
             if step.rerun_safe() && cx.rerun_interrupted {
                 Ok(Some(format!(
-                    "attempt {} was interrupted; {} steps are re-run",
+                    "attempt {} was interrupted, {} steps are re-run",
                     c.line().attempt,
                     step.kind
                 )))
             } else {
                 Err(Decision::Stop {
                     reason: format!(
-                        "{} step {name} was interrupted (attempt {})",
+                        "{} step {name} was interrupted in attempt {}",
                         step.kind,
                         c.line().attempt
                     ),
@@ -322,14 +335,14 @@ fn run_reason(
         (Some(Status::Failed), Some(c)) => {
             if step.rerun_safe() {
                 Ok(Some(format!(
-                    "attempt {} failed; {} steps are re-run",
+                    "attempt {} failed, {} steps are re-run",
                     c.line().attempt,
                     step.kind
                 )))
             } else {
                 Err(Decision::Stop {
                     reason: format!(
-                        "{} step {name} failed (attempt {})",
+                        "{} step {name} failed in attempt {}",
                         step.kind,
                         c.line().attempt
                     ),

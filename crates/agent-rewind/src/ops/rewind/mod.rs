@@ -49,8 +49,9 @@ pub struct RewindOptions {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RewindOutcome {
-    /// The new run.
-    pub run: String,
+    /// The new run. None only for a dry run without `--run`: the id is generated when the
+    /// run is made, so a preview cannot name the one the rewind will use.
+    pub run: Option<String>,
     pub source_run: String,
     pub relation: &'static str,
     /// The checkpoint the new run starts from, and its step.
@@ -81,7 +82,8 @@ pub struct RewindOutcome {
     /// What the checkout changed in this worktree (in place only); for a dry run, what it
     /// would change.
     pub files: Vec<materialize::PathChange>,
-    /// A dry run: nothing was written, `run` and `branch` are what would be created.
+    /// A dry run: nothing was written, `run` and `branch` are what would be created (each
+    /// None when it would be derived from a run id not generated yet).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub dry_run: bool,
     /// For a dry run: the files the checkout would leave as they are, and why (a real run
@@ -121,7 +123,7 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
     };
     let inherited = inherited_at(&point, before_point, &opts);
     let outcome = |root: String, plan: &Plan| RewindOutcome {
-        run: plan.new_run.to_string(),
+        run: Some(plan.new_run.to_string()),
         source_run: source.to_string(),
         relation: if opts.fork { "forked" } else { "rewound" },
         from_checkpoint: point.checkpoint.id().to_string(),
@@ -149,6 +151,14 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
     if opts.dry_run {
         let mut out = outcome(String::new(), &plan);
         out.dry_run = true;
+        if opts.new_run.is_none() {
+            // The id planned here is not the one a real rewind would generate: name none,
+            // nor the branch named after it.
+            out.run = None;
+            if opts.branch.is_none() {
+                out.branch = None;
+            }
+        }
         out.source_archived = !opts.fork;
         out.worktree = opts.worktree.as_ref().map(|p| p.display().to_string());
         if plan.in_place {

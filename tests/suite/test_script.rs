@@ -1,0 +1,127 @@
+//! `scripts/test`, the README's test command. Where it may not install what the tests need
+//! (`--no-install` here; without root or offline it is the same), it stops before building,
+//! names what is missing and prints the one command that installs it: for the agent CLIs,
+//! the command the hint of the agents_real tests gives.
+
+use crate::agents_real::INSTALL_AGENT_CLIS;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The commands the script itself runs before it looks for what the tests need.
+const SCRIPT_TOOLS: [&str; 6] = ["bash", "env", "dirname", "id", "cargo", "git"];
+
+/// The commands whose Debian package the script installs, with that package.
+const TEST_TOOLS: [(&str, &str); 8] = [
+    ("chromium", "chromium"),
+    ("man", "man-db"),
+    ("watchman", "watchman"),
+    ("node", "nodejs"),
+    ("npm", "npm"),
+    ("gpg", "gnupg"),
+    ("ssh-keygen", "openssh-client"),
+    ("lighttpd", "lighttpd"),
+];
+
+fn on_path(tool: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join(tool))
+        .find(|p| p.is_file())
+}
+
+/// A folder of links to `tools` (those installed here), to be the whole PATH.
+fn path_of(dir: &Path, tools: &[&str]) -> PathBuf {
+    for tool in tools {
+        if let Some(real) = on_path(tool) {
+            std::os::unix::fs::symlink(real, dir.join(tool)).unwrap();
+        }
+    }
+    dir.to_path_buf()
+}
+
+/// The script run by bash, not executed itself: a copy just written may still be open for
+/// writing in a process another test thread forked meanwhile, and exec would then fail.
+fn run_script(script: &Path, path: &Path) -> Output {
+    Command::new(on_path("bash").expect("bash"))
+        .arg(script)
+        .arg("--no-install")
+        .env("PATH", path)
+        .output()
+        .expect("run scripts/test")
+}
+
+/// The stop message's contract: exit 1, nothing on stdout, the missing things named, the
+/// install command, and that nothing was built.
+fn assert_stopped(out: &Output, named: &str, command: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(stderr.starts_with("scripts/test: "), "{stderr}");
+    assert!(stderr.contains(named), "{stderr}");
+    let install = stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("install with:"))
+        .unwrap_or_else(|| panic!("no install command: {stderr}"))
+        .trim();
+    assert!(
+        install == command || install == format!("sudo {command}"),
+        "{install:?} is not {command:?}: {stderr}"
+    );
+    assert!(stderr.ends_with("(nothing was built or run)\n"), "{stderr}");
+}
+
+#[test]
+fn missing_packages_are_named_with_the_command_that_installs_them() {
+    let bin = tempfile::tempdir().unwrap();
+    let hidden = ["chromium", "watchman"];
+    let tools: Vec<&str> = SCRIPT_TOOLS
+        .iter()
+        .copied()
+        .chain(TEST_TOOLS.iter().map(|(t, _)| *t))
+        .filter(|t| !hidden.contains(t))
+        .collect();
+    let path = path_of(bin.path(), &tools);
+    let missing: Vec<&str> = TEST_TOOLS
+        .iter()
+        .filter(|(t, _)| hidden.contains(t) || on_path(t).is_none())
+        .map(|(_, package)| *package)
+        .collect();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/test");
+    let out = run_script(&script, &path);
+    assert_stopped(
+        &out,
+        &format!("missing Debian packages: {}", missing.join(" ")),
+        &format!("apt-get install -y {}", missing.join(" ")),
+    );
+}
+
+#[test]
+fn missing_agent_clis_are_named_with_the_command_the_tests_hint_gives() {
+    // The script looks for the CLIs beside itself: a copy in a checkout without them.
+    let checkout = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(checkout.path().join("scripts")).unwrap();
+    let script = checkout.path().join("scripts/test");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/test"),
+        &script,
+    )
+    .unwrap();
+    let missing: Vec<&str> = TEST_TOOLS
+        .iter()
+        .filter(|(t, _)| on_path(t).is_none())
+        .map(|(t, _)| *t)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "the tests need {missing:?}: `scripts/test` installs them"
+    );
+    let out = run_script(
+        &script,
+        Path::new(&std::env::var_os("PATH").unwrap_or_default()),
+    );
+    assert_stopped(&out, "agent CLIs", INSTALL_AGENT_CLIS);
+    assert!(!checkout.path().join("target").exists(), "nothing is built");
+}
