@@ -54,7 +54,7 @@ pub fn run(a: BlameArgs, ctx: &Ctx) -> Result<Output> {
         return Err(Error::usage(format!("{}: not a file", a.file))
             .with_hint("name one file, relative to the current folder"));
     }
-    let color = a.colors.use_color(&store, &["color.ui"])?;
+    let color = a.colors.use_color(&store, "blame")?;
     let blamed = ops::blame::blame(&store, &ctx.dir, &a.file, &rel, a.rev.as_deref(), &a.ranges)?;
     for w in &blamed.warnings {
         crate::cli::render::warn(w);

@@ -124,5 +124,5 @@ pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
 
 /// Git's rules for `diff`: the flags, then NO_COLOR, then `color.diff`, then `color.ui`.
 fn use_color(store: &Store, a: &DiffArgs) -> Result<bool> {
-    a.colors.use_color(store, &["color.diff", "color.ui"])
+    a.colors.use_color(store, "diff")
 }

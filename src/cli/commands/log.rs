@@ -29,6 +29,7 @@ pub struct LogArgs {
 
 pub fn run(a: LogArgs, json: bool, ctx: &Ctx) -> Result<Output> {
     let store = ctx.store_to_look()?;
+    let style = ctx.style(&store)?;
     if a.graph
         && let Some(out) = super::view::log_graph(&store, &a, json)?
     {
@@ -39,13 +40,13 @@ pub fn run(a: LogArgs, json: bool, ctx: &Ctx) -> Result<Output> {
         let g = ops::log::lineage_graph(&store, &run)?;
         Ok(Output::new(
             serde_json::to_value(vec![&g]).expect("json"),
-            render::graph(&g, &ctx.style),
+            render::graph(&g, &style),
         ))
     } else {
         let chain = ops::log::lineage(&store, &run)?;
         Ok(Output::new(
             chain.iter().map(|c| c.to_json()).collect(),
-            render::lineage(&chain, &ctx.style),
+            render::lineage(&chain, &style),
         ))
     }
 }

@@ -1,10 +1,10 @@
-//! Human rendering: tables and summaries, colour only on a terminal without `NO_COLOR`.
+//! Human rendering: tables and summaries, coloured when the command decided so (git's
+//! rules: `crate::cli::color`).
 
 use agent_rewind::catalog::Checkpoint;
 use agent_rewind::journal::Recorded;
 use agent_rewind::model::NoteLine;
 use agent_rewind::ops;
-use std::io::IsTerminal;
 
 mod terminal;
 mod writes;
@@ -25,12 +25,6 @@ impl Style {
     /// Colour as the command decided (`--color`, git config: `crate::cli::color`).
     pub fn colored(color: bool) -> Style {
         Style { color }
-    }
-    pub fn detect() -> Style {
-        Style {
-            color: std::io::stdout().is_terminal()
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
-        }
     }
     /// `s` in colour `code`, as marks that [`terminal_safe`] turns into the escape sequence
     /// (so that only our own colour codes ever reach the terminal).
