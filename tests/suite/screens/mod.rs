@@ -1,6 +1,9 @@
-//! What the read commands show a person: colour by git's configuration.
+//! What the read commands show a person: colour by git's configuration, the state of each
+//! run apart from this worktree's active run, steps in the order they happened, and the
+//! tree of every run.
 
 mod colour;
+mod runs;
 
 use crate::common::{Repo, path_with_tool};
 use std::process::Command;
