@@ -211,6 +211,7 @@ impl Server {
                 log::LogArgs {
                     run: Some(run.clone()),
                     graph: false,
+                    all: false,
                     format: None,
                 },
                 true,

@@ -1,5 +1,6 @@
-//! The runs as `list` and `status` show them: each run's state apart from the active run
-//! of this worktree (`*`, as `git branch`), and steps in the order they happened.
+//! The runs as `list`, `status` and `log --graph` show them: each run's state apart from the
+//! active run of this worktree (`*`, as `git branch`), steps in the order they happened,
+//! and every tree of runs.
 
 use super::hand_recorded_run;
 use crate::common::{git_in, json_in, ok_in};
@@ -124,4 +125,70 @@ fn steps_are_listed_in_the_order_they_first_happened() {
         .find(|r| r["run"] == "r2")
         .unwrap();
     assert_eq!(r2["steps"], serde_json::json!(["zeta", "alpha"]), "{r2}");
+}
+
+#[test]
+fn log_graph_without_a_run_shows_every_tree_with_archived_ones_folded() {
+    let repo = hand_recorded_run();
+    repo.ok(&["rewind", "r1", "--to", "alpha", "--run", "r2"]);
+    repo.ok(&[
+        "fork",
+        "r1",
+        "--to",
+        "zeta",
+        "--after",
+        "--run",
+        "r3",
+        "--no-checkout",
+    ]);
+    // A fresh start: the active run alone is one line; the other tree is shown too.
+    repo.ok(&["start", "--run", "r4"]);
+    let graph = repo.ok(&["log", "--graph"]);
+    for want in [
+        "r4 * [waiting]",
+        "r1 [archived]",
+        "├─ r2 [waiting] rewound at r1/alpha",
+        "└─ r3 [waiting] forked at r1/zeta",
+    ] {
+        assert!(graph.contains(want), "{want:?} in {graph}");
+    }
+    // A tree of archived runs alone is folded, and shown with --all.
+    repo.ok(&["rewind", "r4", "--to", "@0", "--run", "r5"]);
+    repo.ok(&["rewind", "r5", "--to", "@0", "--run", "r6"]);
+    repo.ok(&["start", "--run", "r7"]);
+    repo.ok(&["delete", "r6"]);
+    let graph = repo.ok(&["log", "--graph"]);
+    assert!(!graph.contains("r4") && !graph.contains("r5"), "{graph}");
+    assert!(
+        graph.contains("2 archived runs in trees of their own folded"),
+        "{graph}"
+    );
+    assert!(
+        graph.contains("r7 * [waiting]") && graph.contains("r1 [archived]"),
+        "{graph}"
+    );
+    let all = repo.ok(&["log", "--graph", "--all"]);
+    assert!(
+        all.contains("r4 [archived]\n└─ r5 [archived] rewound at r4"),
+        "{all}"
+    );
+    // The machine formats hold every run.
+    let doc = repo.json(&["log", "--graph"]);
+    let names: Vec<&str> = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run"].as_str().unwrap())
+        .collect();
+    for run in ["r1", "r2", "r3", "r4", "r5", "r7"] {
+        assert!(names.contains(&run), "{run} in {names:?}");
+    }
+    let mermaid = repo.ok(&["log", "--graph", "--format", "mermaid"]);
+    assert!(
+        mermaid.contains("r7") && mermaid.contains("r3"),
+        "{mermaid}"
+    );
+    // A named run still shows its own tree.
+    let one = repo.ok(&["log", "r2", "--graph"]);
+    assert!(!one.contains("r7"), "{one}");
 }
