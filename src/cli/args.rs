@@ -29,6 +29,9 @@ pub struct Cli {
     pub global: Globals,
     #[command(subcommand)]
     pub command: Command,
+    /// The command's name as typed (`list`, `diff` …): the `color.<name>` it follows.
+    #[arg(skip)]
+    pub name: String,
 }
 
 /// The options every command accepts (before or after its name).

@@ -1,6 +1,7 @@
-//! Whether a command's output is coloured, by git's rules: `--color[=WHEN]`/`--no-color`
-//! first, then NO_COLOR, then the command's git config keys in order (`color.diff`, then
-//! `color.ui`), `auto` by default; `auto` colours only a terminal that is not `dumb`.
+//! Whether a command's output is coloured, by git's rules, one rule for every command:
+//! `--color[=WHEN]`/`--no-color` first (where the command has them), then NO_COLOR, then
+//! git's config (`git -c` included) `color.<command>` (`color.diff`, `color.list` …), then
+//! `color.ui`, `auto` by default; `auto` colours only a terminal that is not `dumb`.
 //! Decides only that; the colours themselves are the renderer's.
 
 use agent_rewind::store::Store;
@@ -28,13 +29,25 @@ pub struct ColorArgs {
 }
 
 impl ColorArgs {
-    /// Whether to colour, these flags first, then git's `keys` in order.
-    pub fn use_color(&self, store: &Store, keys: &[&str]) -> Result<bool> {
-        use_color(store, self.color.as_deref(), self.no_color, keys)
+    /// Whether `command` colours its output: these flags first, then the rule of
+    /// [`command_uses_color`].
+    pub fn use_color(&self, store: &Store, command: &str) -> Result<bool> {
+        use_color(store, self.color.as_deref(), self.no_color, &keys(command))
     }
 }
 
-pub fn use_color(store: &Store, flag: Option<&str>, no_color: bool, keys: &[&str]) -> Result<bool> {
+/// Whether `command` (as typed: `list`, `status` …) colours its output when it has no
+/// colour flags: NO_COLOR, then `color.<command>`, then `color.ui`, as git decides.
+pub fn command_uses_color(store: &Store, command: &str) -> Result<bool> {
+    use_color(store, None, false, &keys(command))
+}
+
+/// The config keys that decide `command`'s colour, in order.
+fn keys(command: &str) -> [String; 2] {
+    [format!("color.{command}"), "color.ui".to_string()]
+}
+
+fn use_color(store: &Store, flag: Option<&str>, no_color: bool, keys: &[String]) -> Result<bool> {
     let when = if no_color {
         "never".to_string()
     } else if let Some(c) = flag {
@@ -44,7 +57,7 @@ pub fn use_color(store: &Store, flag: Option<&str>, no_color: bool, keys: &[&str
     } else {
         let found = keys
             .iter()
-            .find_map(|k| store.config().string(k).map(|v| (*k, v)));
+            .find_map(|k| store.config().string(k).map(|v| (k.as_str(), v)));
         match found {
             None => "auto".into(),
             Some((key, configured)) => match configured.to_ascii_lowercase().as_str() {

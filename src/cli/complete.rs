@@ -182,13 +182,13 @@ pub fn candidates(root: &Command, index: usize, words: &[String], ctx: &Ctx) -> 
         Some(d) => Ctx {
             dir: ctx.dir.join(d),
             in_cwd: false,
-            style: super::render::Style::plain(),
+            colour: super::Colour::Never,
             json: false,
         },
         None => Ctx {
             dir: ctx.dir.clone(),
             in_cwd: ctx.in_cwd,
-            style: super::render::Style::plain(),
+            colour: super::Colour::Never,
             json: false,
         },
     };

@@ -1,5 +1,6 @@
 //! `list`'s table of runs: one line per run, cut to the terminal's width (labels, steps and
-//! lineage are cut, never the run id), times relative to now, and how many archived runs
+//! lineage are cut, never the run id), the active run of this worktree marked `*` as `git
+//! branch` marks the branch checked out, times relative to now, and how many archived runs
 //! are hidden.
 
 use super::render::{Style, escape, link};
@@ -59,8 +60,13 @@ pub fn now() -> i64 {
         .unwrap_or(0)
 }
 
+/// What starts each line: `* ` for the active run of this worktree, else two spaces.
+const MARK_WIDTH: usize = 2;
+const MARK_GAP: &str = " ";
+const NO_MARK: &str = "  ";
+
 /// `s` cut to `w` characters, with `…` as the last one when cut.
-fn cut(s: &str, w: usize) -> String {
+pub fn cut(s: &str, w: usize) -> String {
     let n = s.chars().count();
     if n <= w {
         return s.to_string();
@@ -138,12 +144,16 @@ where
     let mut text = String::new();
     let mut starts: Vec<u32> = Vec::new();
     let mut prefixes: Vec<u16> = Vec::new();
+    let mut active: Option<usize> = None;
     for r in runs {
         let r = r?;
         for (i, c) in cells(&r, now).iter().enumerate() {
             starts.push(offset(&text)?);
             text.push_str(c);
             w[i] = w[i].max(c.chars().count());
+        }
+        if r.active {
+            active = Some(prefixes.len());
         }
         prefixes.push(u16::try_from(r.unique_prefix).unwrap_or(u16::MAX));
     }
@@ -157,7 +167,7 @@ where
             format!("no active runs; {footer}")
         });
     }
-    if let Some(max) = width {
+    if let Some(max) = width.map(|m| m.saturating_sub(MARK_WIDTH)) {
         let total = |w: &[usize]| {
             w.iter().filter(|x| **x > 0).sum::<usize>()
                 + 2 * (w.iter().filter(|x| **x > 0).count() - 1)
@@ -181,7 +191,8 @@ where
         if w[i] == 0 {
             return;
         }
-        if !out.is_empty() && !out.ends_with('\n') {
+        // The run id, first, is never dropped: every other cell follows one.
+        if i > 0 {
             out.push_str("  ");
         }
         let n = text.chars().count();
@@ -203,6 +214,7 @@ where
         out.truncate(kept);
         out.push('\n');
     };
+    out.push_str(NO_MARK);
     for (i, h) in HEADER.iter().enumerate() {
         cell(&mut out, i, h, None);
     }
@@ -212,6 +224,12 @@ where
         let run_id = |p: &str| st.run_id(p, prefix);
         let status = |p: &str| st.status(p);
         let at = |i: usize| starts[k * HEADER.len() + i] as usize;
+        if active == Some(k) {
+            out.push_str(&st.paint("32", "*"));
+            out.push_str(MARK_GAP);
+        } else {
+            out.push_str(NO_MARK);
+        }
         for i in 0..HEADER.len() {
             let c = &text[at(i)..at(i + 1)];
             let style: Option<&dyn Fn(&str) -> String> = match i {

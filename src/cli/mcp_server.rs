@@ -115,7 +115,7 @@ impl Server {
         Ctx {
             dir: self.dir.clone(),
             in_cwd: false,
-            style: crate::cli::render::Style::plain(),
+            colour: crate::cli::Colour::Never,
             json: true,
         }
     }
@@ -211,6 +211,7 @@ impl Server {
                 log::LogArgs {
                     run: Some(run.clone()),
                     graph: false,
+                    all: false,
                     format: None,
                 },
                 true,

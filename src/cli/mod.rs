@@ -39,13 +39,34 @@ pub struct Ctx {
     pub dir: PathBuf,
     /// Whether `dir` is the process's own current folder (no `-C`).
     pub in_cwd: bool,
-    pub style: render::Style,
+    /// How the command's human output is coloured.
+    pub colour: Colour,
     /// `--json`: the JSON document is printed, not the human text (so work that only feeds
     /// one of them can be skipped).
     pub json: bool,
 }
 
+/// How a command's human output is coloured.
+pub enum Colour {
+    /// By git's rules for the command named (`color.<command>`, then `color.ui`:
+    /// `color::command_uses_color`).
+    ByGitConfig(String),
+    /// Never: the output is for a program (the MCP server, shell completion).
+    Never,
+}
+
 impl Ctx {
+    /// The style of the command's human output: coloured by git's rules, read from the
+    /// repository's config (`git -c` included).
+    pub fn style(&self, store: &Store) -> Result<render::Style> {
+        Ok(match &self.colour {
+            Colour::ByGitConfig(command) => {
+                render::Style::colored(color::command_uses_color(store, command)?)
+            }
+            Colour::Never => render::Style::plain(),
+        })
+    }
+
     /// The repository the command runs in, once a post-commit checkpoint still being
     /// recorded there in the background is written. What it could not record is kept for a
     /// command a person runs ([`Self::store_to_look`]); only "still running" is told here.
@@ -126,7 +147,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
     let ctx = Ctx {
         dir,
         in_cwd: cli.global.dir.is_none(),
-        style: render::Style::detect(),
+        colour: Colour::ByGitConfig(cli.name.clone()),
         json: cli.global.json,
     };
     match cli.command {

@@ -13,7 +13,11 @@ use clap::FromArgMatches;
 pub fn parse() -> Result<Cli, clap::Error> {
     command()
         .try_get_matches_from(std::env::args_os())
-        .and_then(|m| Cli::from_arg_matches(&m))
+        .and_then(|m| {
+            let mut cli = Cli::from_arg_matches(&m)?;
+            cli.name = m.subcommand_name().unwrap_or_default().to_string();
+            Ok(cli)
+        })
 }
 
 /// What `--version` (or `-V`) alone prints, when that is the whole command line: the same

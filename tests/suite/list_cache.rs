@@ -96,16 +96,16 @@ fn list_reflects_every_change_and_survives_a_corrupt_cache() {
     assert_eq!(run_entry(&repo.json(&["list"]), "r2")["label"], "first");
     // With a checksum that matches: the key (HEAD, notes tip) still rejects the line.
     let (header, body) = edited.split_once('\n').unwrap();
-    assert_eq!(header, "agent-rewind/runs-cache v6");
+    assert_eq!(header, "agent-rewind/runs-cache v7");
     let body = body.rsplit_once("crc32 ").unwrap().0;
-    std::fs::write(&cache, common::envelope("runs-cache", 6, body.as_bytes())).unwrap();
+    std::fs::write(&cache, common::envelope("runs-cache", 7, body.as_bytes())).unwrap();
     assert_eq!(run_entry(&repo.json(&["list"]), "r2")["label"], "first");
     assert_eq!(run_entry(&repo.json(&["list"]), "r2")["label"], "first");
     let lying = body.replace(&"0".repeat(40), &repo.rev("refs/agent-runs/r2/HEAD"));
     assert!(lying.contains("stale"));
     // The same line with the right key and a right checksum would be believed: that is the
     // contract (only the tool writes the file), shown here so a change of it is noticed.
-    std::fs::write(&cache, common::envelope("runs-cache", 6, lying.as_bytes())).unwrap();
+    std::fs::write(&cache, common::envelope("runs-cache", 7, lying.as_bytes())).unwrap();
     assert_eq!(run_entry(&repo.json(&["list"]), "r2")["label"], "stale");
 }
 
@@ -170,7 +170,7 @@ fn listed(repo: &Repo) -> Vec<(String, Value, Value, Value, Value)> {
 fn cache_runs(repo: &Repo) -> Vec<String> {
     let text =
         std::fs::read_to_string(repo.path().join(".git/agent-rewind/cache/runs.lines")).unwrap();
-    let body = common::envelope_body(text.as_bytes(), "runs-cache", 6);
+    let body = common::envelope_body(text.as_bytes(), "runs-cache", 7);
     String::from_utf8_lossy(body)
         .lines()
         .map(|l| l.split('\t').next().unwrap().to_string())

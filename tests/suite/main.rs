@@ -40,6 +40,7 @@ mod read_commands;
 mod reftable;
 mod revert;
 mod rewind;
+mod screens;
 mod secrets;
 mod sha256;
 mod sharing;

@@ -283,7 +283,7 @@ fn damaged_caches_are_rebuilt_and_the_result_is_gits() {
     let dirwalk = repo.path().join(".git/agent-rewind/cache/dirwalk");
     let runs = repo.path().join(".git/agent-rewind/cache/runs.lines");
     common::envelope_body(&std::fs::read(&dirwalk).unwrap(), "dirwalk", 4);
-    common::envelope_body(&std::fs::read(&runs).unwrap(), "runs-cache", 6);
+    common::envelope_body(&std::fs::read(&runs).unwrap(), "runs-cache", 7);
     for (round, damage) in [
         |b: &[u8]| flipped(b, b.len() / 2),
         |b: &[u8]| flipped(b, 3),
@@ -307,7 +307,7 @@ fn damaged_caches_are_rebuilt_and_the_result_is_gits() {
         let tip = repo.rev("refs/agent-runs/r1/HEAD^{tree}");
         assert_eq!(tip, repo.add_all_tree(), "round {round}: git add -A's tree");
         common::envelope_body(&std::fs::read(&dirwalk).unwrap(), "dirwalk", 4);
-        common::envelope_body(&std::fs::read(&runs).unwrap(), "runs-cache", 6);
+        common::envelope_body(&std::fs::read(&runs).unwrap(), "runs-cache", 7);
     }
     assert!(
         repo.git(&["status", "--porcelain", "--untracked-files=all"])

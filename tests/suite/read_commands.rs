@@ -144,3 +144,44 @@ fn log_and_status_follow_rewinds_and_forks() {
     );
     assert_eq!(status["summary"]["label"], "demo");
 }
+
+#[test]
+fn diff_stat_is_git_s_stat_alone_and_meta_adds_the_metadata() {
+    let repo = setup();
+    let git_stat = repo.git(&[
+        "diff",
+        "--stat",
+        "refs/agent-runs/r1/plan",
+        "refs/agent-runs/r1/implement",
+    ]);
+    let stat = repo.ok(&["diff", "--stat", "r1/plan", "r1/implement"]);
+    assert!(!stat.contains("metadata"), "{stat}");
+    assert_eq!(stat.trim_end(), git_stat.trim_end());
+    let with_meta = repo.ok(&["diff", "--stat", "--meta", "r1/plan", "r1/implement"]);
+    assert!(with_meta.starts_with("metadata "), "{with_meta}");
+    assert!(
+        with_meta.trim_end().ends_with(git_stat.trim_end()),
+        "{with_meta}"
+    );
+    // Without --stat the metadata comes first, as before.
+    let full = repo.ok(&["diff", "r1/plan", "r1/implement"]);
+    assert!(
+        full.contains("metadata status: \"completed\" -> \"failed\""),
+        "{full}"
+    );
+
+    // --json honours --stat: counts instead of patches, no metadata unless --meta.
+    let d = repo.json(&["diff", "--stat", "r1/plan", "r1/implement"]);
+    let files = d["files"].as_array().unwrap();
+    let plan = files.iter().find(|f| f["path"] == "plan.md").unwrap();
+    assert!(plan["patch"].is_null(), "{plan}");
+    assert_eq!(
+        (plan["insertions"].as_u64(), plan["deletions"].as_u64()),
+        (Some(1), Some(1))
+    );
+    let code = files.iter().find(|f| f["path"] == "code.rs").unwrap();
+    assert_eq!(code["insertions"], 1);
+    assert_eq!(d["metadata"].as_array().map(Vec::len), Some(0), "{d:#}");
+    let d = repo.json(&["diff", "--stat", "--meta", "r1/plan", "r1/implement"]);
+    assert!(!d["metadata"].as_array().unwrap().is_empty(), "{d:#}");
+}

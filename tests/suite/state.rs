@@ -66,7 +66,7 @@ fn undo_of_a_rewind_restores_the_active_run_and_the_source() {
     assert_eq!(repo.git(&["symbolic-ref", "HEAD"]), branch_before);
     let status = repo.json(&["status"]);
     assert_eq!(status["run"], "r1");
-    assert_eq!(status["summary"]["status"], "active");
+    assert_eq!(status["summary"]["status"], "waiting");
     let next = status["next_action"].as_str().unwrap();
     assert!(!next.contains("re-enter"), "stale next action: {next}");
     assert_eq!(listed(&repo), ["r1"]);
@@ -83,7 +83,7 @@ fn undo_of_a_rewind_restores_the_active_run_and_the_source() {
     assert!(redo.contains("active run: r2 (was r1)"), "{redo}");
     assert_eq!(repo.json(&["status"])["run"], "r2");
     assert_eq!(run_status(&repo, "r1"), "archived");
-    assert_eq!(run_status(&repo, "r2"), "active");
+    assert_eq!(run_status(&repo, "r2"), "waiting");
     assert!(!repo.path().join("code.rs").exists());
     repo.assert_fsck();
 
@@ -117,7 +117,7 @@ fn undo_of_a_fork_in_place_restores_the_active_run() {
     assert_eq!(undo["archived"], serde_json::json!(["f1"]));
     assert_eq!(undo["unarchived"], serde_json::json!([]));
     assert_eq!(repo.json(&["status"])["run"], "r1");
-    assert_eq!(run_status(&repo, "r1"), "active");
+    assert_eq!(run_status(&repo, "r1"), "waiting");
 }
 
 /// A run whose newest checkpoint is a gate awaiting approval.

@@ -393,8 +393,19 @@ impl<'s> Catalog<'s> {
 
     /// "run R has no step S; did you mean …" with the run's steps in the hint.
     pub fn unknown_step_error(&mut self, run: &RunId, step: &str) -> Result<Error> {
-        let steps = self.store.refs().step_refs(run)?;
-        let names: Vec<&str> = steps.iter().map(|(s, _)| s.as_str()).collect();
+        // The steps in the order they happened, as `list` shows them (by name when the
+        // run's summary cannot be made).
+        let steps = match self.summary(run) {
+            Ok(summary) => summary.steps,
+            Err(_) => self
+                .store
+                .refs()
+                .step_refs(run)?
+                .iter()
+                .map(|(s, _)| s.to_string())
+                .collect(),
+        };
+        let names: Vec<&str> = steps.iter().map(String::as_str).collect();
         let near = agent_rewind_core::ids::closest_names(step, &names, 3);
         let mut msg = format!("run {run} has no checkpoint for step {step}");
         if !near.is_empty() {

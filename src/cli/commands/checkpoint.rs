@@ -28,6 +28,7 @@ pub struct CheckpointArgs {
 
 pub fn run(a: CheckpointArgs, ctx: &Ctx) -> Result<Output> {
     let store = ctx.store()?;
+    let style = ctx.style(&store)?;
     let step = StepName::new(a.step)?;
     let mut opts = record_options(&a.record, &store, ctx)?;
     opts.event = a.event.as_deref().map(Event::parse).transpose()?;
@@ -35,5 +36,5 @@ pub fn run(a: CheckpointArgs, ctx: &Ctx) -> Result<Output> {
     if !out.recorded.unchanged || out.started.is_some() {
         crate::cli::maintenance::after_recording(&store);
     }
-    Ok(recorded_output(&out, &ctx.style))
+    Ok(recorded_output(&out, &style))
 }

@@ -27,9 +27,13 @@ pub struct DiffArgs {
     pub first: Option<String>,
     /// With two: diff from FIRST to SECOND.
     pub second: Option<String>,
-    /// Only a summary of the files changed (git's `--stat`).
+    /// Only a summary of the files changed, as `git diff --stat` prints it (no metadata
+    /// unless `--meta`).
     #[arg(long)]
     pub stat: bool,
+    /// Also the metadata fields that differ (shown by default without `--stat`).
+    #[arg(long)]
+    pub meta: bool,
     #[command(flatten)]
     pub colors: crate::cli::color::ColorArgs,
     /// Only these paths (files or folders, relative to the current folder).
@@ -60,6 +64,14 @@ pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
                 .iter()
                 .any(|p| agent_rewind::materialize::path_is_under(&f.path.0, p))
         });
+    }
+    // `--stat` is git's stat alone, as a script reading it expects; the metadata comes
+    // with it only when asked for.
+    if a.stat && !a.meta {
+        d.metadata.clear();
+    }
+    if a.stat {
+        ops::diff::keep_only_stat(&mut d.files);
     }
     let color = use_color(&store, &a)?;
     let mut human = String::new();
@@ -124,5 +136,5 @@ pub fn run(a: DiffArgs, ctx: &Ctx) -> Result<Output> {
 
 /// Git's rules for `diff`: the flags, then NO_COLOR, then `color.diff`, then `color.ui`.
 fn use_color(store: &Store, a: &DiffArgs) -> Result<bool> {
-    a.colors.use_color(store, &["color.diff", "color.ui"])
+    a.colors.use_color(store, "diff")
 }

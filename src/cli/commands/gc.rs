@@ -44,7 +44,7 @@ pub fn run(a: GcArgs, ctx: &Ctx) -> Result<Output> {
     }
     // A person's gc tells what background work left to tell.
     let store = &ctx.store_for_person()?;
-    let st = &ctx.style;
+    let st = &ctx.style(store)?;
     let older_than = a
         .older_than
         .as_deref()

@@ -56,7 +56,7 @@ pub fn run(a: ListArgs, json: bool, ctx: &Ctx) -> Result<Output> {
                 summaries,
                 listing.archived_hidden,
                 listing::terminal_width(),
-                &ctx.style,
+                &ctx.style(&store)?,
             )?;
             Ok(Output::new(serde_json::Value::Null, table))
         }
@@ -72,7 +72,7 @@ pub fn run(a: ListArgs, json: bool, ctx: &Ctx) -> Result<Output> {
             }
             Ok(Output::new(
                 serde_json::Value::Null,
-                render::checkpoints_table(&cps, &ctx.style),
+                render::checkpoints_table(&cps, &ctx.style(&store)?),
             ))
         }
     }

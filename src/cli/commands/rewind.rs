@@ -69,12 +69,13 @@ pub struct RewindArgs {
 /// `rewind` (`fork == false`) or `fork`.
 pub fn run(a: RewindArgs, fork: bool, ctx: &Ctx) -> Result<Output> {
     let store = ctx.store()?;
+    let style = ctx.style(&store)?;
     let run = ops::address::run_or_active(&store, a.run.as_deref())?;
     if a.list {
         let cps = ops::list::list_checkpoints(&store, &run)?;
         return Ok(Output::new(
             cps.iter().map(|c| c.to_json()).collect(),
-            render::checkpoints_table(&cps, &ctx.style),
+            render::checkpoints_table(&cps, &style),
         ));
     }
     let to =
@@ -118,7 +119,7 @@ pub fn run(a: RewindArgs, fork: bool, ctx: &Ctx) -> Result<Output> {
         crate::cli::maintenance::after_recording(&store);
     }
     let json = serde_json::to_value(&out).expect("json");
-    let human = render::rewound(&out, &ctx.style);
+    let human = render::rewound(&out, &style);
     let Some(agent) = agent else {
         return Ok(Output::new(json, human));
     };

@@ -55,6 +55,7 @@ pub struct ResumeArgs {
 
 pub fn run(a: RunArgs, ctx: &Ctx) -> Result<Output> {
     let store = ctx.store()?;
+    let style = ctx.style(&store)?;
     let report = ops::run::run_workflow(
         &store,
         &ctx.user_path(&a.workflow),
@@ -62,11 +63,12 @@ pub fn run(a: RunArgs, ctx: &Ctx) -> Result<Output> {
         a.label,
     )?;
     crate::cli::maintenance::after_recording(&store);
-    Ok(report_output(report, ctx))
+    Ok(report_output(report, &style))
 }
 
 pub fn resume(a: ResumeArgs, ctx: &Ctx) -> Result<Output> {
     let store = ctx.store()?;
+    let style = ctx.style(&store)?;
     let run = a
         .run
         .as_deref()
@@ -82,17 +84,17 @@ pub fn resume(a: ResumeArgs, ctx: &Ctx) -> Result<Output> {
         },
     )?;
     crate::cli::maintenance::after_recording(&store);
-    Ok(report_output(report, ctx))
+    Ok(report_output(report, &style))
 }
 
 /// A workflow report. The exit status says how the run ended, so that
 /// `git agent-rewind run wf.toml && deploy` deploys only a completed run: 0 completed, 1 a
 /// step failed or a gate was rejected, 3 waiting for a person (the report says why), 130
 /// interrupted by Ctrl-C (the running step recorded `interrupted`).
-fn report_output(report: RunReport, ctx: &Ctx) -> Output {
+fn report_output(report: RunReport, style: &render::Style) -> Output {
     let mut out = Output::new(
         serde_json::to_value(&report).expect("json"),
-        render::run_report(&report, &ctx.style),
+        render::run_report(&report, style),
     );
     out.exit_code = match report.outcome {
         Outcome::Completed => 0,

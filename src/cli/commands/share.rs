@@ -118,7 +118,7 @@ pub struct ImportArgs {
 
 pub fn push(a: PushArgs, ctx: &Ctx) -> Result<Output> {
     let store = &ctx.store()?;
-    let st = &ctx.style;
+    let st = &ctx.style(store)?;
     let chosen = remote::choose(store, &a.words, a.remote.as_deref(), true)?;
     let (remote, runs) = (chosen.remote, chosen.runs);
     if a.all && !runs.is_empty() {
@@ -200,7 +200,7 @@ pub fn push(a: PushArgs, ctx: &Ctx) -> Result<Output> {
 
 pub fn fetch(a: FetchArgs, ctx: &Ctx) -> Result<Output> {
     let store = &ctx.store()?;
-    let st = &ctx.style;
+    let st = &ctx.style(store)?;
     let chosen = remote::choose(store, &a.words, a.remote.as_deref(), false)?;
     let (remote, runs) = (chosen.remote, chosen.runs);
     if a.all && !runs.is_empty() {
@@ -234,7 +234,7 @@ fn with_status(mut o: Output, out: &FetchOutcome) -> Output {
 
 pub fn import(a: ImportArgs, ctx: &Ctx) -> Result<Output> {
     let store = &ctx.store()?;
-    let st = &ctx.style;
+    let st = &ctx.style(store)?;
     if a.format == "git-ai" {
         let notes_ref = a.file.as_ref().map(|f| f.to_string_lossy().into_owned());
         return super::gitai::import(store, notes_ref.as_deref(), st);
@@ -304,6 +304,7 @@ fn fetch_output(out: &FetchOutcome, st: &Style, what: &str) -> Output {
 
 pub fn export(a: ExportArgs, ctx: &Ctx) -> Result<Output> {
     let store = &ctx.store()?;
+    let style = ctx.style(store)?;
     if a.format == "agent-trace" {
         return export_trace(store, &a);
     }
@@ -322,7 +323,7 @@ pub fn export(a: ExportArgs, ctx: &Ctx) -> Result<Output> {
             );
         }
         let range = a.runs.first().map(String::as_str);
-        return super::gitai::export(store, range, a.notes_ref.as_deref(), a.force, &ctx.style);
+        return super::gitai::export(store, range, a.notes_ref.as_deref(), a.force, &style);
     }
     if a.runs.is_empty() {
         return Err(Error::usage("name the runs to export")

@@ -27,6 +27,6 @@ pub fn run(a: ShowArgs, ctx: &Ctx) -> Result<Output> {
     let shown = ops::show::show(&store, &spec)?;
     Ok(Output::new(
         shown.to_json(),
-        render::shown(&shown, &ctx.style),
+        render::shown(&shown, &ctx.style(&store)?),
     ))
 }

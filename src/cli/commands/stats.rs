@@ -1,7 +1,7 @@
 //! `stats`: lines added and kept per agent (with its model) and per person over a commit, a
 //! branch or a range. Arguments and rendering only: the counting is `ops::stats`'s.
 
-use crate::cli::render::{Style, escape, table};
+use crate::cli::render::{escape, table};
 use crate::cli::{Ctx, Output};
 use agent_rewind::ops;
 use agent_rewind_core::error::Result;
@@ -32,7 +32,7 @@ pub fn run(a: StatsArgs, ctx: &Ctx) -> Result<Output> {
     if ctx.json {
         return Ok(Output::new(json, String::new()));
     }
-    let st = Style::detect();
+    let st = ctx.style(&store)?;
     let cell = |s: String| (s.clone(), s);
     let mut rows: Vec<Vec<(String, String)>> = s
         .rows

@@ -18,6 +18,9 @@ pub fn run(ctx: &Ctx) -> Result<Output> {
             serde_json::json!({"run": null}),
             "no active run in this worktree (start one with `git agent-rewind start`)".into(),
         )),
-        Some(s) => Ok(Output::new(s.to_json(), render::status(&s, &ctx.style))),
+        Some(s) => Ok(Output::new(
+            s.to_json(),
+            render::status(&s, &ctx.style(&store)?),
+        )),
     }
 }

@@ -35,6 +35,7 @@ pub struct SteerArgs {
 
 pub fn run(a: SteerArgs, ctx: &Ctx) -> Result<Output> {
     let store = ctx.store()?;
+    let style = ctx.style(&store)?;
     let run = ops::address::run(&store, &a.run)?;
     let mut edits = vec![];
     for e in &a.edits {
@@ -55,6 +56,6 @@ pub fn run(a: SteerArgs, ctx: &Ctx) -> Result<Output> {
     }
     Ok(Output::new(
         serde_json::to_value(&out).expect("json"),
-        render::steer(&out, &ctx.style),
+        render::steer(&out, &style),
     ))
 }

@@ -67,6 +67,7 @@ pub enum StepCommand {
 
 pub fn run(cmd: StepCommand, ctx: &Ctx) -> Result<Output> {
     let store = ctx.store()?;
+    let style = ctx.style(&store)?;
     let out = match cmd {
         StepCommand::Begin {
             step,
@@ -182,7 +183,7 @@ pub fn run(cmd: StepCommand, ctx: &Ctx) -> Result<Output> {
     if !out.recorded.unchanged || out.started.is_some() {
         crate::cli::maintenance::after_recording(&store);
     }
-    Ok(recorded_output(&out, &ctx.style))
+    Ok(recorded_output(&out, &style))
 }
 
 /// `--run`, else the active run of this worktree.

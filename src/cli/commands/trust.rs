@@ -31,6 +31,7 @@ pub struct TrustArgs {
 
 pub fn run(a: TrustArgs, ctx: &Ctx) -> Result<Output> {
     let store = ctx.store()?;
+    let style = ctx.style(&store)?;
     let run = match a.run.as_deref() {
         Some(r) => ops::address::run(&store, r)?,
         None => agent_rewind::journal::active_run(&store)?.ok_or_else(|| {
@@ -39,7 +40,7 @@ pub fn run(a: TrustArgs, ctx: &Ctx) -> Result<Output> {
         })?,
     };
     let plan = ops::trust::inspect(&store, &run)?;
-    let shown = render::trust_plan(&plan, &ctx.style);
+    let shown = render::trust_plan(&plan, &style);
     let plan = if plan.already_trusted || a.yes {
         ops::trust::accept(&store, plan)?
     } else if !ctx.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {

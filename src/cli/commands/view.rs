@@ -170,8 +170,17 @@ pub fn log_graph(store: &Store, a: &LogArgs, json: bool) -> Result<Option<Output
     if format == "text" && !json {
         return Ok(None);
     }
-    let run = ops::address::run_or_active(store, a.run.as_deref())?;
-    let model = ops::view::lineage(store, &run)?;
+    // No run named: every run, as the text form shows every tree.
+    let model = match a.run.as_deref() {
+        None => ops::view::build(
+            store,
+            &ops::view::ViewOptions {
+                runs: vec![],
+                diffs: ops::view::DiffLimit::None,
+            },
+        )?,
+        Some(named) => ops::view::lineage(store, &ops::address::run(store, named)?)?,
+    };
     let graph = serde_json::to_value(model.graph()).expect("json");
     let human = match format {
         "mermaid" => agent_rewind::view::text::mermaid(&model),

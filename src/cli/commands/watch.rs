@@ -42,7 +42,7 @@ pub fn run(a: WatchArgs, json: bool, ctx: &Ctx) -> Result<Output> {
             .map(|r| ops::address::run(&store, r))
             .collect::<Result<Vec<_>>>()?
     };
-    let style = &ctx.style;
+    let style = &ctx.style(&store)?;
     let mut print = |e: &WatchEvent| {
         // A launch recorded its step's begin.
         if matches!(e, WatchEvent::Launched(_)) {

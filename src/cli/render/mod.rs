@@ -1,10 +1,10 @@
-//! Human rendering: tables and summaries, colour only on a terminal without `NO_COLOR`.
+//! Human rendering: tables and summaries, coloured when the command decided so (git's
+//! rules: `crate::cli::color`).
 
 use agent_rewind::catalog::Checkpoint;
 use agent_rewind::journal::Recorded;
 use agent_rewind::model::NoteLine;
 use agent_rewind::ops;
-use std::io::IsTerminal;
 
 mod runreport;
 mod terminal;
@@ -27,12 +27,6 @@ impl Style {
     /// Colour as the command decided (`--color`, git config: `crate::cli::color`).
     pub fn colored(color: bool) -> Style {
         Style { color }
-    }
-    pub fn detect() -> Style {
-        Style {
-            color: std::io::stdout().is_terminal()
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
-        }
     }
     /// `s` in colour `code`, as marks that [`terminal_safe`] turns into the escape sequence
     /// (so that only our own colour codes ever reach the terminal).
@@ -393,50 +387,109 @@ pub fn lineage(chain: &[Checkpoint], st: &Style) -> String {
     s.trim_end().to_string()
 }
 
-pub fn graph(node: &ops::log::LineageNode, st: &Style) -> String {
-    fn walk(
-        n: &ops::log::LineageNode,
-        prefix: &str,
-        last: bool,
-        top: bool,
-        st: &Style,
-        out: &mut String,
-    ) {
-        let s = &n.summary;
-        let from = s.rewound_from.as_ref().or(s.forked_from.as_ref());
-        let rel = match (n.relation, from) {
-            (Some(r), Some(l)) => format!(" {} at {}", r, link(l)),
-            _ => String::new(),
-        };
-        let branch = if top {
-            ""
-        } else if last {
-            "└─ "
-        } else {
-            "├─ "
-        };
-        out.push_str(&format!(
-            "{prefix}{branch}{} [{}]{}{}\n",
-            st.bold(&s.run),
-            st.status(&s.status),
-            rel,
-            s.label
-                .as_ref()
-                .map(|l| format!(" {}", quoted(l)))
-                .unwrap_or_default()
-        ));
-        let child_prefix = if top {
-            String::new()
-        } else {
-            format!("{prefix}{}", if last { "   " } else { "│  " })
-        };
-        for (i, c) in n.children.iter().enumerate() {
-            walk(c, &child_prefix, i + 1 == n.children.len(), false, st, out);
-        }
+/// How a tree of runs is drawn.
+#[derive(Clone, Copy)]
+pub struct GraphShape {
+    /// Subtrees of archived runs only are folded into one line that counts them.
+    pub fold_archived: bool,
+}
+
+/// One tree of runs (`log --graph`): each run with its state and where it came from, the
+/// active run of this worktree marked `*`.
+pub fn graph(node: &ops::log::LineageNode, shape: GraphShape, st: &Style) -> String {
+    let mut out = String::new();
+    graph_walk(node, "", true, true, shape, st, &mut out);
+    out.trim_end().to_string()
+}
+
+/// Every tree of runs (`log --graph` with no run named), as `git log --graph --all`: the
+/// trees one after the other, and how many archived runs were folded.
+pub fn forest(trees: &[ops::log::LineageNode], shape: GraphShape, st: &Style) -> String {
+    if trees.is_empty() {
+        return "no runs (start one with `git agent-rewind start`)".into();
     }
     let mut out = String::new();
-    walk(node, "", true, true, st, &mut out);
+    let mut folded = 0;
+    for t in trees {
+        if shape.fold_archived && t.all_archived() {
+            folded += t.runs();
+            continue;
+        }
+        graph_walk(t, "", true, true, shape, st, &mut out);
+    }
+    if folded > 0 {
+        out.push_str(&format!(
+            "{}\n",
+            st.dim(&format!(
+                "{folded} archived run{} in trees of their own folded (`git agent-rewind log --graph --all` shows {})",
+                if folded == 1 { "" } else { "s" },
+                if folded == 1 { "it" } else { "them" }
+            ))
+        ));
+    }
     out.trim_end().to_string()
+}
+
+fn graph_walk(
+    n: &ops::log::LineageNode,
+    prefix: &str,
+    last: bool,
+    top: bool,
+    shape: GraphShape,
+    st: &Style,
+    out: &mut String,
+) {
+    let s = &n.summary;
+    let from = s.rewound_from.as_ref().or(s.forked_from.as_ref());
+    let rel = match (n.relation, from) {
+        (Some(r), Some(l)) => format!(" {} at {}", r, link(l)),
+        _ => String::new(),
+    };
+    let branch = if top {
+        ""
+    } else if last {
+        "└─ "
+    } else {
+        "├─ "
+    };
+    let mark = if s.active {
+        format!(" {}", st.paint("32", "*"))
+    } else {
+        String::new()
+    };
+    out.push_str(&format!(
+        "{prefix}{branch}{}{mark} [{}]{}{}\n",
+        st.bold(&s.run),
+        st.status(&s.status),
+        rel,
+        s.label
+            .as_ref()
+            .map(|l| format!(" {}", quoted(l)))
+            .unwrap_or_default()
+    ));
+    let child_prefix = if top {
+        String::new()
+    } else {
+        format!("{prefix}{}", if last { "   " } else { "│  " })
+    };
+    let (shown, folded): (Vec<_>, Vec<_>) = n
+        .children
+        .iter()
+        .partition(|c| !(shape.fold_archived && c.all_archived()));
+    let folded: usize = folded.iter().map(|c| c.runs()).sum();
+    for (i, c) in shown.iter().enumerate() {
+        let last = i + 1 == shown.len() && folded == 0;
+        graph_walk(c, &child_prefix, last, false, shape, st, out);
+    }
+    if folded > 0 {
+        out.push_str(&format!(
+            "{child_prefix}└─ {}\n",
+            st.dim(&format!(
+                "{folded} archived run{} folded",
+                if folded == 1 { "" } else { "s" }
+            ))
+        ));
+    }
 }
 
 pub fn status(r: &ops::status::RunStatus, st: &Style) -> String {

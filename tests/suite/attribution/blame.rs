@@ -269,3 +269,39 @@ fn a_person_moving_or_reindenting_agent_lines_leaves_them_the_agent_s() {
     assert_eq!(moved[2].1, "agent:model-d", "{moved:?}");
     assert_eq!(moved[3].1, "agent:model-d", "{moved:?}");
 }
+
+#[test]
+fn blame_keeps_its_who_column_narrow_with_the_run_prefix_and_short_model() {
+    let r = repo_with("one\n");
+    let a = Agent::start(r.path(), "s-5", "claude-sonnet-4-5-20250929");
+    a.write("src/lib.txt", "alpha\nbeta\n");
+    a.turn();
+    commit(&r, "lib");
+    let doc = r.json(&["blame", "src/lib.txt"]);
+    let run = doc["lines"][0]["agent"]["run"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // --json keeps the full values.
+    assert_eq!(
+        doc["lines"][0]["agent"]["model"],
+        "claude-sonnet-4-5-20250929"
+    );
+    assert!(run.len() > 20, "a generated run id: {run}");
+    let out = r.ok(&["blame", "src/lib.txt"]);
+    for line in out.lines() {
+        let open = line.find('(').expect("git blame's layout");
+        let close = line.find(") ").expect("git blame's layout");
+        // `(<who> <date> <line>)`: the date is 10 characters, the line number 1.
+        let who = line[open + 1..close - 13].trim_end();
+        assert!(who.chars().count() <= 40, "{who:?} in {line}");
+        assert!(who.starts_with("claude:sonnet-4-5 "), "{line}");
+        assert!(!line.contains(&run), "the full run id in {line}");
+        let shown = who.split(' ').nth(1).unwrap();
+        let prefix = shown.split(['/', '@']).next().unwrap();
+        assert!(run.starts_with(prefix) && prefix.len() >= 4, "{line}");
+        // The prefix names the run.
+        assert_eq!(r.json(&["log", prefix])[0]["run"], run.as_str());
+        assert!(close < 70, "the code starts at column {close}: {line}");
+    }
+}

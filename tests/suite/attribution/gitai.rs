@@ -152,10 +152,7 @@ fn git_ai_example_notes_import_into_blame_and_stats() {
         "{porcelain}"
     );
     let human = r.ok(&["blame", "src/lib.rs", &revs[0], "-L", "1,1"]);
-    assert!(
-        human.contains("claude:claude-sonnet-4-5-20250514 via git-ai"),
-        "{human}"
-    );
+    assert!(human.contains("claude:sonnet-4-5 via git-ai"), "{human}");
     // stats counts them per agent and model.
     let stats = r.json(&["stats", &revs[0]]);
     let rows = stats["rows"].as_array().unwrap();

@@ -240,8 +240,9 @@ fn list_fits_the_terminal_with_relative_times_and_counts_hidden_runs() {
         );
     }
     for l in &lines[1..25] {
-        assert!(l.starts_with("run-"), "{l}");
-        let id = l.split_whitespace().next().unwrap();
+        // Two columns for the marker of the active run (`* `), as `git branch`.
+        assert!(l[2..].starts_with("run-"), "{l}");
+        let id = l[2..].split_whitespace().next().unwrap();
         assert!(
             id == "run-24" || id.ends_with("-with-a-longish-id"),
             "id cut: {l}"

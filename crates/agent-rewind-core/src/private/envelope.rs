@@ -113,7 +113,7 @@ pub const MONITORED_SNAPSHOT: Format = Format::cache("monitored", 2);
 /// `<git dir>/agent-rewind/cache/watchman-sock`.
 pub const WATCHMAN_SOCK: Format = Format::cache("watchman-sock", 2);
 /// `<common dir>/agent-rewind/cache/runs.lines`.
-pub const RUNS_CACHE: Format = Format::cache("runs-cache", 6);
+pub const RUNS_CACHE: Format = Format::cache("runs-cache", 7);
 
 /// Every format, for the documentation test.
 pub const ALL: &[Format] = &[

@@ -17,9 +17,10 @@ use std::collections::HashMap;
 pub struct RunSummary {
     pub run: String,
     pub label: Option<String>,
-    /// `archived`, `completed`, or from the newest checkpoint: `running`, `failed`,
-    /// `interrupted`, `awaiting_approval`, `approved`/`rejected` (a gate decided, not yet
-    /// passed by `resume`), else `active`.
+    /// The run's state: `archived`, `completed`, or from the newest checkpoint: `running`,
+    /// `failed`, `interrupted`, `awaiting_approval`, `approved`/`rejected` (a gate decided,
+    /// not yet passed by `resume`), else `waiting` (open, nothing running: waiting for its
+    /// next step). Whether it is this worktree's active run is [`Self::active`], apart.
     pub status: String,
     pub archived: bool,
     pub steps: Vec<String>,
@@ -37,10 +38,18 @@ pub struct RunSummary {
     /// `list` and `status`; 0 when not computed.
     #[serde(default)]
     pub unique_prefix: usize,
-    /// The order of the steps in the run's workflow (empty without one): `steps` follow it.
+    /// The active run of this worktree (the one `checkpoint` and `status` use), whatever its
+    /// state; as `git branch` marks the branch checked out. Set by `list` and `status`.
+    #[serde(default)]
+    pub active: bool,
+    /// The order of the steps: the run's workflow's, else the order they first happened
+    /// (empty for a run of one step): `steps` follow it.
     #[serde(skip)]
     pub step_order: Vec<String>,
 }
+
+/// The state of a run that is open with nothing running: waiting for its next step.
+pub const WAITING: &str = "waiting";
 
 /// The step names of a stored workflow's text, in its order (empty when it does not parse).
 pub fn workflow_step_order(text: &str) -> Vec<String> {
@@ -118,6 +127,47 @@ impl Catalog<'_> {
         Ok((own && self.store.objects().is_commit(commit)).then_some(note))
     }
 
+    /// `steps` (a run's without a workflow) in the order they first happened: the run's
+    /// chain walked back from `head` through its root, and on into the run it came from
+    /// while a step (one it inherited) has not been met. The order is only for showing:
+    /// a chain that cannot be read further ends the walk, and a step never met keeps its
+    /// place after the others.
+    fn first_happened(&mut self, run: &RunId, head: ObjectId, steps: &[String]) -> Vec<String> {
+        // For each step, how far back its oldest checkpoint was met.
+        let mut oldest: HashMap<&str, usize> = HashMap::new();
+        let mut past_own_root = false;
+        let mut next = Some(head);
+        let mut walked = 0usize;
+        while let Some(id) = next.take() {
+            let Ok(Some(cp)) = self.try_checkpoint(id) else {
+                break;
+            };
+            let line = cp.line();
+            let own = line.run == run.as_str();
+            past_own_root |= !own;
+            if let Some(name) = line
+                .step
+                .as_deref()
+                .and_then(|s| steps.iter().find(|x| x.as_str() == s))
+            {
+                oldest.insert(name.as_str(), walked);
+            }
+            walked += 1;
+            past_own_root |= own && line.seq == 0;
+            if past_own_root && oldest.len() == steps.len() {
+                break;
+            }
+            next = cp.commit.parents.first().copied();
+        }
+        let mut order: Vec<String> = steps.to_vec();
+        order.sort_by_key(|s| {
+            oldest
+                .get(s.as_str())
+                .map_or(usize::MAX, |at| usize::MAX - 1 - at)
+        });
+        order
+    }
+
     fn summary_of(
         &mut self,
         run: &RunId,
@@ -142,11 +192,14 @@ impl Catalog<'_> {
         let root_line = root_note.checkpoint().ok_or_else(|| {
             Error::corrupt("the run's root note has no checkpoint line".to_string())
         })?;
-        let step_order = root_note
+        let mut step_order = root_note
             .workflow()
             .map(|w| workflow_step_order(&w.text))
             .unwrap_or_default();
         let mut steps: Vec<String> = steps.iter().map(|(s, _)| s.to_string()).collect();
+        if step_order.is_empty() && steps.len() > 1 {
+            step_order = self.first_happened(run, head, &steps);
+        }
         order_steps(&mut steps, step_order.iter().map(String::as_str));
         let recorded = root_note.run_status();
         let archived = matches!(recorded, Some((_, "archived")));
@@ -163,7 +216,7 @@ impl Catalog<'_> {
                     None => Status::AwaitingApproval.to_string(),
                 },
                 Some(s @ (Status::Running | Status::Failed | Status::Interrupted)) => s.to_string(),
-                _ => "active".into(),
+                _ => WAITING.into(),
             },
         };
         Ok(RunSummary {
@@ -179,6 +232,7 @@ impl Catalog<'_> {
             forked_from: root_line.forked_from.clone(),
             reverted: tip.reverted(),
             unique_prefix: 0,
+            active: false,
             step_order,
         })
     }

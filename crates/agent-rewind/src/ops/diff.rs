@@ -13,9 +13,38 @@ use serde::Serialize;
 pub struct FileDiff {
     pub path: PathBytes,
     pub change: ChangeKind,
-    /// Unified diff text; `None` for binary content.
+    /// Unified diff text; `None` for binary content, and with `--stat`.
     pub patch: Option<String>,
     pub binary: bool,
+    /// With `--stat`: the lines added and removed, as `git diff --numstat` counts them
+    /// (`None` for binary content).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub insertions: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deletions: Option<u64>,
+}
+
+/// `files` as `--stat` reports them: each patch replaced by its count of lines added and
+/// removed (binary files have none).
+pub fn keep_only_stat(files: &mut [FileDiff]) {
+    for f in files {
+        let Some(patch) = f.patch.take() else {
+            continue;
+        };
+        let (mut added, mut removed) = (0, 0);
+        let mut in_hunk = false;
+        for line in patch.lines() {
+            if line.starts_with("@@") {
+                in_hunk = true;
+            } else if in_hunk && line.starts_with('+') {
+                added += 1;
+            } else if in_hunk && line.starts_with('-') {
+                removed += 1;
+            }
+        }
+        f.insertions = Some(added);
+        f.deletions = Some(removed);
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -116,6 +145,8 @@ pub fn file_diffs(
             change: c.change,
             patch,
             binary,
+            insertions: None,
+            deletions: None,
         });
     }
     Ok(files)

@@ -56,6 +56,8 @@ struct Entry {
     line: Line,
     steps: Vec<String>,
     unique_prefix: usize,
+    /// The active run of this worktree.
+    active: bool,
 }
 
 enum Line {
@@ -86,7 +88,7 @@ impl RunListing {
         w.write_all(b"[")?;
         for (i, e) in self.entries.iter().enumerate() {
             w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
-            runcache::write_json(w, &self.fields(e), &e.steps, e.unique_prefix)?;
+            runcache::write_json(w, &self.fields(e), &e.steps, e.unique_prefix, e.active)?;
         }
         w.write_all(b"\n]")
     }
@@ -96,7 +98,7 @@ impl RunListing {
     pub fn summaries(&self) -> impl Iterator<Item = Result<RunSummary>> + '_ {
         self.entries.iter().map(|e| {
             let f = self.fields(e);
-            runcache::summary(&f, &e.steps, e.unique_prefix).ok_or_else(|| {
+            runcache::summary(&f, &e.steps, e.unique_prefix, e.active).ok_or_else(|| {
                 agent_rewind_core::error::Error::corrupt(format!("{}: unreadable summary", f.run))
             })
         })
@@ -235,7 +237,10 @@ fn run_listing_once(store: &Store, all: bool, retry: bool) -> Result<RunListing>
             }
         }
     }
-    let (entries, archived_hidden) = shown_newest_first(&runs, &file, entries, all);
+    // A worktree whose active run cannot be read lists the runs all the same, none marked.
+    let active = crate::journal::active_run(store).ok().flatten();
+    let (entries, archived_hidden) =
+        shown_newest_first(&runs, &file, entries, all, active.as_ref());
     agent_rewind_core::trace::mark("list: sorted");
     Ok(RunListing {
         file,
@@ -332,6 +337,7 @@ fn shown_newest_first(
     file: &str,
     entries: Vec<Option<Found>>,
     all: bool,
+    active: Option<&RunId>,
 ) -> (Vec<Entry>, usize) {
     // Prefixes are unique among every run, shown or not (a prefix resolves against all).
     let ids: Vec<&str> = runs.iter().map(|r| r.run.as_str()).collect();
@@ -356,6 +362,7 @@ fn shown_newest_first(
             line: found.line,
             steps,
             unique_prefix: prefixes[found.index],
+            active: active.is_some_and(|a| a.as_str() == runs[found.index].run.as_str()),
         };
         shown.push((found.key, entry));
     }

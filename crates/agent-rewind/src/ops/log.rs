@@ -1,7 +1,8 @@
 //! `log`: lineage. Without `--graph`: the first-parent walk from a run's tip back through
 //! every run it was rewound or forked from, to the first run (plain `git log
 //! --first-parent`, read as checkpoints). With `--graph`: the tree of runs that share the
-//! same first run, each with the checkpoint it came from.
+//! same first run, each with the checkpoint it came from; with no run named, every tree
+//! (as `git log --graph --all`).
 
 use crate::catalog::{Catalog, Checkpoint, RunSummary};
 use crate::store::Store;
@@ -52,6 +53,49 @@ pub fn lineage_graph(store: &Store, run: &RunId) -> Result<LineageNode> {
     }
     let mut placed = std::collections::HashSet::new();
     Ok(build(top, &summaries, &mut placed))
+}
+
+/// Every tree of runs, the tree with the newest activity first: each first run (one that
+/// came from no run, or from a run no longer here) with its descendants. A run caught in a
+/// cycle of crafted lineage links starts a tree of its own, so every run is shown once.
+pub fn lineage_forest(store: &Store) -> Result<Vec<LineageNode>> {
+    let summaries = crate::ops::list::list_runs(store, true)?.runs;
+    let present: std::collections::HashSet<&str> =
+        summaries.iter().map(|s| s.run.as_str()).collect();
+    let mut placed = std::collections::HashSet::new();
+    let mut trees = vec![];
+    let mut by_name: Vec<&RunSummary> = summaries.iter().collect();
+    by_name.sort_by(|a, b| a.run.cmp(&b.run));
+    let firsts = by_name
+        .iter()
+        .filter(|s| origin_run(s).is_none_or(|o| !present.contains(o.as_str())));
+    for s in firsts.chain(by_name.iter()) {
+        if !placed.contains(&s.run) {
+            trees.push(build((*s).clone(), &summaries, &mut placed));
+        }
+    }
+    trees.sort_by_key(|t| std::cmp::Reverse(t.newest_activity()));
+    Ok(trees)
+}
+
+impl LineageNode {
+    /// The newest activity of this run and its descendants.
+    fn newest_activity(&self) -> agent_rewind_core::time::Timestamp {
+        self.children
+            .iter()
+            .map(LineageNode::newest_activity)
+            .fold(self.summary.last_activity, std::cmp::max)
+    }
+
+    /// Whether this run and all its descendants are archived.
+    pub fn all_archived(&self) -> bool {
+        self.summary.archived && self.children.iter().all(LineageNode::all_archived)
+    }
+
+    /// How many runs this node holds, itself included.
+    pub fn runs(&self) -> usize {
+        1 + self.children.iter().map(LineageNode::runs).sum::<usize>()
+    }
 }
 
 fn origin_run(s: &RunSummary) -> Option<String> {

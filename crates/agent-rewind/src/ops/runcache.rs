@@ -9,7 +9,8 @@
 //! separated, or ->` (step names hold no comma), where A, B and C are the members of a
 //! run's JSON object that sit between the ones taken from the refs:
 //! `{"run", A = "label","status","archived", "steps", B = "checkpoints","last_activity",
-//! "head", C = "rewound_from","forked_from"[,"reverted"], "unique_prefix"}`. Compact JSON
+//! "head", C = "rewound_from","forked_from"[,"reverted"], "unique_prefix", "active"}`
+//! (the last two are `list`'s, never cached). Compact JSON
 //! never holds a raw TAB or newline, so the fields split unambiguously.
 
 use crate::catalog::RunSummary;
@@ -130,6 +131,7 @@ pub(super) fn write_json(
     f: &Fields<'_>,
     steps: &[String],
     unique_prefix: usize,
+    active: bool,
 ) -> std::io::Result<()> {
     w.write_all(b"{\"run\":")?;
     serde_json::to_writer(&mut *w, f.run)?;
@@ -141,7 +143,10 @@ pub(super) fn write_json(
     w.write_all(f.b.as_bytes())?;
     write!(w, ",\"head\":\"{}\",", f.head)?;
     w.write_all(f.c.as_bytes())?;
-    write!(w, ",\"unique_prefix\":{unique_prefix}}}")
+    write!(
+        w,
+        ",\"unique_prefix\":{unique_prefix},\"active\":{active}}}"
+    )
 }
 
 /// The summary a line holds; `None` when its JSON is not ours.
@@ -149,6 +154,7 @@ pub(super) fn summary(
     f: &Fields<'_>,
     steps: &[String],
     unique_prefix: usize,
+    active: bool,
 ) -> Option<RunSummary> {
     let doc = format!("{{{},{},{}}}", f.a, f.b, f.c);
     let c: Cached = serde_json::from_str(&doc).ok()?;
@@ -165,6 +171,7 @@ pub(super) fn summary(
         forked_from: c.forked_from,
         reverted: c.reverted,
         unique_prefix,
+        active,
         step_order: f.step_order().map(str::to_string).collect(),
     })
 }
@@ -193,7 +200,7 @@ mod tests {
         RunSummary {
             run: "r2".into(),
             label: label.map(str::to_string),
-            status: "active".into(),
+            status: "waiting".into(),
             archived: true,
             steps: vec!["a".into(), "b".into()],
             checkpoints: 3,
@@ -203,6 +210,7 @@ mod tests {
             forked_from: lineage.then_some(link),
             reverted,
             unique_prefix: 2,
+            active: reverted,
             step_order: if reverted {
                 vec!["b".into(), "a".into()]
             } else {
@@ -222,13 +230,13 @@ mod tests {
             let f = split(&line).expect("splits");
             assert!(valid(&f));
             let mut out = Vec::new();
-            write_json(&mut out, &f, &s.steps, s.unique_prefix).unwrap();
+            write_json(&mut out, &f, &s.steps, s.unique_prefix, s.active).unwrap();
             // Same members, same values, same order as serde's serialization.
             assert_eq!(
                 String::from_utf8(out).unwrap(),
                 serde_json::to_string(&s).unwrap()
             );
-            let back = summary(&f, &s.steps, s.unique_prefix).unwrap();
+            let back = summary(&f, &s.steps, s.unique_prefix, s.active).unwrap();
             assert_eq!(
                 serde_json::to_value(&back).unwrap(),
                 serde_json::to_value(&s).unwrap()

@@ -57,6 +57,7 @@ pub fn status(store: &Store) -> Result<Option<RunStatus>> {
     let mut catalog = Catalog::new(store);
     let mut summary = catalog.summary(&run)?;
     summary.unique_prefix = catalog.unique_prefix(&run)?;
+    summary.active = true;
     let last = catalog.require_run_tip(&run)?;
     let mut unfinished = vec![];
     // An external step's worker (the first such step found) and its attempt.
