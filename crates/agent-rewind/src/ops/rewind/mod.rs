@@ -149,25 +149,7 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
         left_in_place: vec![],
     };
     if opts.dry_run {
-        let mut out = outcome(String::new(), &plan);
-        out.dry_run = true;
-        if opts.new_run.is_none() {
-            // The id planned here is not the one a real rewind would generate: name none,
-            // nor the branch named after it.
-            out.run = None;
-            if opts.branch.is_none() {
-                out.branch = None;
-            }
-        }
-        out.source_archived = !opts.fork;
-        out.worktree = opts.worktree.as_ref().map(|p| p.display().to_string());
-        if plan.in_place {
-            // Planned as the real run plans it; only unreferenced objects are written.
-            let prepared = materialize::prepare_overwrite(store, plan.target_tree, None, None)?;
-            out.files = materialize::path_changes(&prepared.changes);
-            out.left_in_place = prepared.capture.excluded;
-        }
-        return Ok(out);
+        return preview(store, &opts, &plan, outcome(String::new(), &plan));
     }
 
     // In place: decide every change, and refuse if one would touch what the backup cannot
@@ -244,6 +226,33 @@ pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<
             .unwrap_or_default(),
         ..outcome(root.checkpoint.to_string(), &plan)
     })
+}
+
+/// What a `--dry-run` reports: the rewind planned as the real one plans it, naming no run id
+/// the real rewind would not use; only unreferenced objects are written.
+fn preview(
+    store: &Store,
+    opts: &RewindOptions,
+    plan: &Plan,
+    mut out: RewindOutcome,
+) -> Result<RewindOutcome> {
+    out.dry_run = true;
+    if opts.new_run.is_none() {
+        // The id planned here is not the one a real rewind would generate: name none, nor
+        // the branch named after it.
+        out.run = None;
+        if opts.branch.is_none() {
+            out.branch = None;
+        }
+    }
+    out.source_archived = !opts.fork;
+    out.worktree = opts.worktree.as_ref().map(|p| p.display().to_string());
+    if plan.in_place {
+        let prepared = materialize::prepare_overwrite(store, plan.target_tree, None, None)?;
+        out.files = materialize::path_changes(&prepared.changes);
+        out.left_in_place = prepared.capture.excluded;
+    }
+    Ok(out)
 }
 
 /// What every check before the first write decided.
