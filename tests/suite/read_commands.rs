@@ -144,3 +144,15 @@ fn log_and_status_follow_rewinds_and_forks() {
     );
     assert_eq!(status["summary"]["label"], "demo");
 }
+
+/// A bare repository has no worktree to start a run in: `status` does not suggest `start`.
+#[test]
+fn status_in_a_bare_repository_does_not_suggest_start() {
+    let dir = tempfile::tempdir().unwrap();
+    common::git_in(dir.path(), &["init", "-q", "--bare"]);
+    let out = common::ok_in(dir.path(), &["status"]);
+    assert!(!out.contains("start"), "{out}");
+    assert!(out.contains("bare repository"), "{out}");
+    let refused = common::run_in(dir.path(), &["start"]);
+    assert_eq!(refused.status.code(), Some(1), "start in a bare repository");
+}
