@@ -590,3 +590,17 @@ fn command_help_opens_the_command_s_manual_page() {
         text(&out.stderr)
     );
 }
+
+/// `--to <TAB>` completes the steps of a run named by a prefix of its id, and of the
+/// active run when a rewind made it (its steps taken over from its source).
+#[test]
+fn completion_of_to_knows_a_run_prefix_and_a_rewound_active_run() {
+    let r = repo_with_runs();
+    let c = |line: &[&str]| bash_complete(r.path(), line, false);
+    let p = "git-agent-rewind";
+    assert_eq!(c(&[p, "rewind", "r1", "--to", ""]), ["implement", "plan"]);
+    r.ok(&["checkpoint", "review", "--run", "long-run-id"]);
+    assert_eq!(c(&[p, "fork", "long", "--to", ""]), ["review"]);
+    r.ok(&["rewind", "r1", "--to", "implement"]);
+    assert_eq!(c(&[p, "rewind", "--to", ""]), ["plan"]);
+}
