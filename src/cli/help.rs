@@ -7,8 +7,9 @@
 
 use super::args::{self, command};
 use super::listing::terminal_width;
+use agent_rewind_core::process::{Purpose, command as process};
 use clap::error::ErrorKind;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 /// The width help is laid out for when stdout is no terminal and `COLUMNS` is unset.
 const NOT_A_TERMINAL_WIDTH: usize = 100;
@@ -75,7 +76,7 @@ fn manual_page(argv: &[std::ffi::OsString]) -> String {
 /// Show manual page `page` with `man` (its pager, its width), as `git help` does; false
 /// when there is no `man` or no such page, so that the caller prints the help text.
 fn show_manual(page: &str) -> bool {
-    let found = Command::new("man")
+    let found = process(Purpose::Manual, "man")
         .args(["-w", page])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -88,7 +89,7 @@ fn show_manual(page: &str) -> bool {
         ));
         return false;
     }
-    match Command::new("man").arg(page).status() {
+    match process(Purpose::Manual, "man").arg(page).status() {
         Ok(s) if s.success() => true,
         Ok(s) => std::process::exit(s.code().unwrap_or(1)),
         Err(_) => false,
