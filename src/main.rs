@@ -96,10 +96,15 @@ fn print_json_error(kind: &str, message: &str, hint: Option<&str>) {
     let _ = stdout.flush();
 }
 
-/// A command line clap rejects (or `--help`/`--version`, which clap prints and exits 0 on).
+/// A command line clap rejects (or `--help`/`--version`, which clap prints and exits 0 on;
+/// help laid out for a person, or the manual page, by `cli::help_answer`).
 /// With `--json` anywhere before `--`, the usage error is also a JSON document on stdout.
 fn usage_error(e: clap::Error) -> ! {
     use clap::error::ErrorKind as K;
+    // `--help` answered by the manual page: nothing more to print.
+    let Some(e) = cli::help_answer(e) else {
+        std::process::exit(0)
+    };
     let wants_json = std::env::args_os()
         .skip(1)
         .take_while(|a| a != "--")

@@ -196,7 +196,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
     ),
     ("Share", &["push", "fetch", "verify", "export", "import"]),
     ("Maintain", &["delete", "gc"]),
-    ("Set up", &["init", "hooks", "completions", "help"]),
+    ("Set up", &["init", "hooks", "mcp", "completions", "help"]),
 ];
 
 /// The whole command line: the derived definition, with the command list of the top-level
@@ -204,9 +204,24 @@ pub const GROUPS: &[(&str, &[&str])] = &[
 /// examples.
 pub fn command() -> clap::Command {
     use clap::CommandFactory;
-    let mut cmd = Cli::command();
+    let mut cmd = with_command_list(Cli::command(), None);
+    for parent in ["step", "hooks"] {
+        cmd = cmd.mut_subcommand(parent, |p| {
+            let examples = p
+                .get_after_help()
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            p.mut_subcommands(|c| c.after_help(examples.clone()))
+        });
+    }
+    cmd
+}
+
+/// `cmd` with the grouped command list (GROUPS) in its help, each command's line wrapped
+/// to `width` columns under its description when a width is given.
+pub fn with_command_list(cmd: clap::Command, width: Option<usize>) -> clap::Command {
     let mut list = String::new();
-    let width = GROUPS
+    let name_width = GROUPS
         .iter()
         .flat_map(|(_, names)| names.iter().map(|n| n.len()))
         .max()
@@ -219,22 +234,39 @@ pub fn command() -> clap::Command {
                 .and_then(|c| c.get_about())
                 .map(|a| a.to_string())
                 .unwrap_or_else(|| "Print this message or the help of the given command".into());
-            list.push_str(&format!("  {name:<width$}  {about}\n"));
+            // The description wraps in its own column, under its first line.
+            let column = name_width + 4;
+            let lines = match width {
+                Some(w) => super::help::wrap_line(&about, w.saturating_sub(column).max(20), 0, ""),
+                None => vec![about],
+            };
+            for (i, l) in lines.iter().enumerate() {
+                let left = if i == 0 { name } else { "" };
+                list.push_str(&format!("  {left:<name_width$}  {l}\n"));
+            }
         }
         list.push('\n');
     }
     let template = format!(
         "{{before-help}}{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{list}Options:\n{{options}}{{after-help}}"
     );
-    cmd = cmd.help_template(template);
-    for parent in ["step", "hooks"] {
-        cmd = cmd.mut_subcommand(parent, |p| {
-            let examples = p
-                .get_after_help()
-                .map(|h| h.to_string())
-                .unwrap_or_default();
-            p.mut_subcommands(|c| c.after_help(examples.clone()))
-        });
+    cmd.help_template(template)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The top-level help lists every command a person may type.
+    #[test]
+    fn the_command_list_names_every_visible_command() {
+        let listed: Vec<&str> = GROUPS.iter().flat_map(|(_, n)| n.iter().copied()).collect();
+        for sub in command().get_subcommands().filter(|s| !s.is_hide_set()) {
+            assert!(
+                listed.contains(&sub.get_name()),
+                "{} is not listed",
+                sub.get_name()
+            );
+        }
     }
-    cmd
 }

@@ -245,13 +245,14 @@ fn runs(ctx: &Ctx) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The step names of `run` (default: the active run), in the order they first appear.
+/// The step names of `run` (its id or a unique prefix; default: the active run), as `list`
+/// shows them: a rewound or forked run's steps include those it took over from its source.
 fn steps(ctx: &Ctx, run: Option<&str>) -> Vec<String> {
     let Ok(store) = ctx.store() else {
         return vec![];
     };
     let run = match run {
-        Some(r) => RunId::new(r.to_string()).ok(),
+        Some(r) => ops::address::run(&store, r).ok(),
         None => ops::status::status(&store)
             .ok()
             .flatten()
@@ -260,13 +261,8 @@ fn steps(ctx: &Ctx, run: Option<&str>) -> Vec<String> {
     let Some(run) = run else {
         return vec![];
     };
-    let mut out: Vec<String> = vec![];
-    for c in ops::list::list_checkpoints(&store, &run).unwrap_or_default() {
-        if let Some(s) = &c.line().step
-            && !out.contains(s)
-        {
-            out.push(s.clone());
-        }
-    }
-    out
+    agent_rewind::catalog::Catalog::new(&store)
+        .summary(&run)
+        .map(|s| s.steps)
+        .unwrap_or_default()
 }

@@ -18,8 +18,8 @@ use agent_rewind::ops;
 use agent_rewind_core::error::{Error, Result};
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{
-    CallToolResult, CustomRequest, CustomResult, ErrorCode, ErrorData, ServerCapabilities,
-    ServerConfig,
+    CallToolResult, CustomRequest, CustomResult, ErrorCode, ErrorData, Implementation,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router};
@@ -289,10 +289,16 @@ impl Server {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
-            "git agent-rewind: the checkpoints of this worktree's agent runs. Read freely; \
+        // The tool's own name and version, not the protocol library's (its default).
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                "git-agent-rewind",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(
+                "git agent-rewind: the checkpoints of this worktree's agent runs. Read freely; \
              revert and restore return a plan first and apply it only with its plan_id.",
-        )
+            )
     }
 
     /// The stand-in for a message over the size limit (cli/mcp_input.rs) is answered with

@@ -408,6 +408,7 @@ const PROCESS_STARTS: &[(&str, &str)] = &[
     ("src/cli/commands/hook.rs", "BackgroundCheckpoint"),
     ("crates/agent-rewind/src/workflow/runner.rs", "WorkflowStep"),
     ("src/cli/commands/view.rs", "Browser"),
+    ("src/cli/help.rs", "Manual"),
     ("src/cli/pager.rs", "Pager"),
     ("src/cli/commands/rewind.rs", "AgentResume"),
     ("src/cli/maintenance.rs", "Retention"),

@@ -185,3 +185,15 @@ fn diff_stat_is_git_s_stat_alone_and_meta_adds_the_metadata() {
     let d = repo.json(&["diff", "--stat", "--meta", "r1/plan", "r1/implement"]);
     assert!(!d["metadata"].as_array().unwrap().is_empty(), "{d:#}");
 }
+
+/// A bare repository has no worktree to start a run in: `status` does not suggest `start`.
+#[test]
+fn status_in_a_bare_repository_does_not_suggest_start() {
+    let dir = tempfile::tempdir().unwrap();
+    common::git_in(dir.path(), &["init", "-q", "--bare"]);
+    let out = common::ok_in(dir.path(), &["status"]);
+    assert!(!out.contains("start"), "{out}");
+    assert!(out.contains("bare repository"), "{out}");
+    let refused = common::run_in(dir.path(), &["start"]);
+    assert_eq!(refused.status.code(), Some(1), "start in a bare repository");
+}

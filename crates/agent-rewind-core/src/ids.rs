@@ -287,16 +287,29 @@ pub fn shortest_unique_prefixes(ids: &[&str]) -> Vec<usize> {
     out
 }
 
-/// The names of `candidates` closest to `wanted` (edit distance, or sharing a prefix), best
-/// first, at most `max`; for "did you mean …" hints.
+/// The names of `candidates` closest to `wanted` (edit distance, sharing a prefix, or a
+/// prefix of them mistyped), best first, at most `max`; for "did you mean …" hints.
 pub fn closest_names<'a>(wanted: &str, candidates: &[&'a str], max: usize) -> Vec<&'a str> {
-    let limit = (wanted.chars().count() / 3).max(2);
+    let typed = wanted.chars().count();
+    let limit = (typed / 3).max(2);
+    // A run is named by a prefix of its id: a typo in that prefix is a small distance to
+    // the id's first as many characters. One typo per four characters typed, so that a
+    // short word is not "near" every name.
+    let prefix_limit = typed / 4;
     let mut scored: Vec<(usize, &str)> = candidates
         .iter()
         .filter_map(|c| {
             let d = edit_distance(wanted, c);
             let shares = c.starts_with(wanted) || wanted.starts_with(*c);
-            (d <= limit || shares).then_some((if shares { d.min(1) } else { d }, *c))
+            let head: String = c.chars().take(typed).collect();
+            let mistyped = edit_distance(wanted, &head);
+            if d <= limit || shares {
+                Some((if shares { d.min(1) } else { d }, *c))
+            } else if mistyped <= prefix_limit {
+                Some((mistyped, *c))
+            } else {
+                None
+            }
         })
         .collect();
     scored.sort();
@@ -478,5 +491,12 @@ mod tests {
         assert_eq!(closest_names("tset", &steps, 3), vec!["test"]);
         assert!(closest_names("zzzzzzzz", &steps, 3).is_empty());
         assert_eq!(closest_names("imp", &steps, 3), vec!["implement"]);
+        // A prefix of a run id with a typo in its middle.
+        let runs = ["01m98z408p8gdttjwjf1j6vdgm", "01kzzzzzzzzzzzzzzzzzzzzzzz"];
+        assert_eq!(
+            closest_names("01m9Xz408p", &runs, 3),
+            vec!["01m98z408p8gdttjwjf1j6vdgm"]
+        );
+        assert!(closest_names("0x", &runs, 3).is_empty());
     }
 }

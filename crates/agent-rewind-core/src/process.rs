@@ -31,6 +31,9 @@ pub enum Purpose {
     /// The secret scanner `agentRewind.secretScanner` names (gitleaks or trufflehog, from
     /// the user's `PATH`), over a private folder holding what a `push` would share.
     SecretScanner,
+    /// `man`, showing this program's manual page for `<command> --help`, as `git help`
+    /// does.
+    Manual,
 }
 
 impl Purpose {
@@ -43,6 +46,7 @@ impl Purpose {
         Purpose::AgentResume,
         Purpose::Retention,
         Purpose::SecretScanner,
+        Purpose::Manual,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -54,6 +58,7 @@ impl Purpose {
             Purpose::AgentResume => "agent resume",
             Purpose::Retention => "retention",
             Purpose::SecretScanner => "secret scanner",
+            Purpose::Manual => "manual",
         }
     }
 }

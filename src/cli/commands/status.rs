@@ -14,6 +14,12 @@ pub const EXAMPLES: &str = "Examples:
 pub fn run(ctx: &Ctx) -> Result<Output> {
     let store = ctx.store_to_look()?;
     match ops::status::status(&store)? {
+        // A bare repository has no worktree to start a run in: where its runs are is the
+        // useful answer.
+        None if store.worktree().is_bare() => Ok(Output::new(
+            serde_json::json!({"run": null}),
+            "no active run: a bare repository has no worktree (`git agent-rewind list` shows its runs)".into(),
+        )),
         None => Ok(Output::new(
             serde_json::json!({"run": null}),
             "no active run in this worktree (start one with `git agent-rewind start`)".into(),

@@ -62,3 +62,16 @@ fn failures_carry_a_hint() {
         missing.join("\n")
     );
 }
+
+/// A prefix of a run id with a typo in its middle gets a "did you mean" with the run.
+#[test]
+fn a_typo_inside_a_run_id_prefix_gets_a_did_you_mean() {
+    let r = common::Repo::new();
+    r.ok(&["checkpoint", "plan", "--run", "alpha-run"]);
+    for typed in ["alpXa", "alpah-run"] {
+        let out = r.run(&["show", typed]);
+        assert_eq!(out.status.code(), Some(1), "{typed}");
+        let err = common::stderr(&out);
+        assert!(err.contains("did you mean alpha-run?"), "{typed}: {err}");
+    }
+}

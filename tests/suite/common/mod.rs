@@ -577,3 +577,46 @@ pub fn commit_all_in(dir: &Path, message: &str) {
         ],
     );
 }
+
+/// A new pseudo-terminal of `columns` columns (24 rows): the end the test reads and writes
+/// (the terminal's screen and keyboard), and the end a command gets as its stdin, stdout
+/// or stderr.
+pub fn pseudo_terminal(columns: u16) -> (std::fs::File, std::os::fd::OwnedFd) {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let (mut m, mut s) = (-1, -1);
+    let size = libc::winsize {
+        ws_row: 24,
+        ws_col: columns,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: openpty writes two new file descriptors into `m` and `s` and only reads
+    // `size`; each is owned by exactly one File/OwnedFd below.
+    let rc = unsafe {
+        libc::openpty(
+            &mut m,
+            &mut s,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            &size,
+        )
+    };
+    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: `m` and `s` are open (rc 0) and owned by nothing else.
+    unsafe { (std::fs::File::from_raw_fd(m), OwnedFd::from_raw_fd(s)) }
+}
+
+/// What is left on the screen of a pseudo-terminal whose other ends are all closed: read
+/// up to the EIO that says so.
+pub fn read_screen(master: &mut std::fs::File) -> String {
+    use std::io::Read;
+    let mut screen = vec![];
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = master.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        screen.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&screen).into_owned()
+}

@@ -291,6 +291,16 @@ fn initialize_lists_the_tools_with_their_schemas_and_the_read_tools_answer() {
     repo.assert_fsck();
 }
 
+/// The server introduces itself by the tool's name and version.
+#[test]
+fn the_server_introduces_itself_as_the_tool() {
+    let repo = Repo::new();
+    let (_c, init) = Client::start(&repo, "claude-code");
+    let info = &init["result"]["serverInfo"];
+    assert_eq!(info["name"], "git-agent-rewind", "{init:#}");
+    assert_eq!(info["version"], env!("CARGO_PKG_VERSION"), "{init:#}");
+}
+
 #[test]
 fn revert_plans_first_applies_only_its_plan_and_only_the_callers_own_turns() {
     let repo = two_agents();

@@ -270,3 +270,25 @@ fn a_killed_fork_into_a_worktree_can_be_retried() {
     );
     repo.assert_fsck();
 }
+
+/// The worktree a fork made is named without `..`, as git records it.
+#[test]
+fn fork_names_its_new_worktree_without_dot_dot() {
+    let r = Repo::new();
+    put(r.path(), "a.txt", "a\n", 0o644);
+    crate::common::ok_in(r.path(), &["checkpoint", "plan", "--run", "r1"]);
+    let scratch = r.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let out = crate::common::ok_in(
+        &scratch,
+        &["fork", "r1", "--to", "plan", "--worktree", "../try-b"],
+    );
+    let made = r.path().canonicalize().unwrap().join("try-b");
+    assert!(!out.contains(".."), "{out}");
+    assert!(out.contains(&made.display().to_string()), "{out}");
+    let listed = git_in(r.path(), &["worktree", "list", "--porcelain"]);
+    assert!(
+        listed.contains(&format!("worktree {}\n", made.display())),
+        "{listed}"
+    );
+}

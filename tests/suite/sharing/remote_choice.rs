@@ -103,3 +103,26 @@ fn agent_rewind_remote_sends_runs_to_a_private_remote_by_name_or_url() {
     assert_eq!(refs(b.path(), "refs/"), before);
     git_in(b.path(), &["config", "--unset", "agentRewind.remote"]);
 }
+
+/// `push origin r1` where no remote is called origin says that origin does not exist, and
+/// changes nothing.
+#[test]
+fn push_to_a_remote_that_does_not_exist_says_so() {
+    let r = crate::common::Repo::new();
+    make_run(&r, "r1");
+    let config = std::fs::read(r.path().join(".git/config")).unwrap();
+    let out = run_in(r.path(), &["push", "origin", "r1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("no remote origin"), "{err}");
+    assert!(!err.contains("no remote chosen"), "{err}");
+    assert!(err.contains("git remote"), "{err}");
+    assert_eq!(std::fs::read(r.path().join(".git/config")).unwrap(), config);
+    // A run of that name is still pushed as a run.
+    let out = run_in(r.path(), &["push", "r1"]);
+    assert!(
+        stderr(&out).contains("no remote chosen"),
+        "{}",
+        stderr(&out)
+    );
+}

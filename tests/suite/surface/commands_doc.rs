@@ -57,6 +57,8 @@ fn flags_listed(help: &str) -> BTreeMap<String, Option<String>> {
     let Some((_, options)) = help.split_once("\nOptions:\n") else {
         return BTreeMap::new();
     };
+    // The options end at the first blank line, where the examples and notes begin.
+    let options = options.split("\n\n").next().unwrap_or_default();
     let mut flags = BTreeMap::new();
     for line in options.lines() {
         // An option's line is indented by at most six spaces; its wrapped text by more.

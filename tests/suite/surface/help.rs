@@ -57,6 +57,7 @@ const COMMANDS: &[&str] = &[
     "gc",
     "export",
     "import",
+    "mcp",
 ];
 
 #[test]
@@ -119,7 +120,9 @@ fn every_command_help_ends_with_real_examples() {
         let tail = &h[h
             .rfind("Examples:\n")
             .unwrap_or_else(|| panic!("{c}: no examples: {h}"))..];
-        let block: Vec<&str> = tail
+        // A command wrapped to the width goes on after ` \`, as a shell reads it.
+        let joined = tail.replace(" \\\n    ", " ");
+        let block: Vec<&str> = joined
             .lines()
             .skip(1)
             .take_while(|l| l.starts_with("  "))
@@ -158,7 +161,8 @@ fn every_command_help_ends_with_real_examples() {
         );
     }
     let run = help(&["run", "-h"]);
-    assert!(run.contains("3 the run waits for a person"), "{run}");
+    let words = run.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("3 the run waits for a person"), "{run}");
 }
 
 /// A prefix like `cargo install`'s: `<prefix>/bin/git-agent-rewind` (a link to the binary
@@ -488,4 +492,115 @@ fn bash_completes_the_values_of_agent_format_color_and_diffs() {
         readme.contains("completions fish >"),
         "the README installs fish completion"
     );
+}
+
+/// The widest line of `text`, in characters.
+fn widest(text: &str) -> usize {
+    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+/// `-h` fits the terminal it is shown on, and 100 columns when stdout is no terminal; the
+/// top-level list wraps each description in its own column.
+#[test]
+fn help_is_wrapped_to_the_terminal_or_to_100_columns() {
+    for c in COMMANDS {
+        let mut args: Vec<&str> = c.split(' ').collect();
+        args.push("-h");
+        let out = Command::new(bin())
+            .args(&args)
+            .env_remove("COLUMNS")
+            .output()
+            .unwrap();
+        let h = text(&out.stdout);
+        assert!(widest(&h) <= 100, "{c}: {h}");
+    }
+    // `push -h` on a terminal of 80 columns.
+    let (mut screen, terminal) = common::pseudo_terminal(80);
+    let status = Command::new(bin())
+        .args(["push", "-h"])
+        .env_remove("COLUMNS")
+        .stdout(terminal)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let shown = common::read_screen(&mut screen).replace("\r\n", "\n");
+    assert!(shown.contains("--allow-secret"), "{shown}");
+    assert!(widest(&shown) <= 80, "{shown}");
+    // The descriptions of the command list go on under their first line.
+    let top = Command::new(bin())
+        .arg("-h")
+        .env("COLUMNS", "60")
+        .output()
+        .unwrap();
+    let top = text(&top.stdout);
+    assert!(widest(&top) <= 60, "{top}");
+    let revert = top.find("\n  revert ").expect("revert listed");
+    let next = &top[revert + 1..].lines().nth(1).unwrap();
+    assert!(next.starts_with(&" ".repeat(15)), "{top}");
+}
+
+/// `<command> --help` opens the command's manual page, as `git <command> --help` does;
+/// with no page installed it prints the `-h` text.
+#[test]
+fn command_help_opens_the_command_s_manual_page() {
+    let (_prefix, installed) = install_prefix();
+    let out = Command::new(&installed).arg("manpages").output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    if !have("man") {
+        eprintln!("note: `man` is not installed (.ci/run installs man-db); lookup not checked");
+        return;
+    }
+    let bin_dir = installed.parent().unwrap();
+    let r = Repo::new();
+    for (args, page) in [
+        (&["push", "--help"][..], "git-agent-rewind-push"),
+        (&["step", "begin", "--help"], "git-agent-rewind-step-begin"),
+        (&["--json", "rewind", "--help"], "git-agent-rewind-rewind"),
+    ] {
+        let out = common::git_cmd(r.path())
+            .arg("agent-rewind")
+            .args(args)
+            .env("PATH", path_with(bin_dir))
+            .env_remove("MANPATH")
+            .env("MANPAGER", "cat")
+            .env("PAGER", "cat")
+            .env("MANWIDTH", "100")
+            .output()
+            .unwrap();
+        let shown = text(&out.stdout);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        assert!(
+            shown.contains("NAME") && shown.contains(&format!("{page} ")),
+            "{args:?}: {shown}"
+        );
+    }
+    // No page where man looks: the `-h` text, and a note saying why.
+    let nowhere = tempfile::tempdir().unwrap();
+    let out = Command::new(bin())
+        .args(["push", "--help"])
+        .env("MANPATH", nowhere.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(shown.contains("Usage: git agent-rewind push"), "{shown}");
+    assert!(
+        text(&out.stderr).contains("no manual page git-agent-rewind-push(1)"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// `--to <TAB>` completes the steps of a run named by a prefix of its id, and of the
+/// active run when a rewind made it (its steps taken over from its source).
+#[test]
+fn completion_of_to_knows_a_run_prefix_and_a_rewound_active_run() {
+    let r = repo_with_runs();
+    let c = |line: &[&str]| bash_complete(r.path(), line, false);
+    let p = "git-agent-rewind";
+    assert_eq!(c(&[p, "rewind", "r1", "--to", ""]), ["implement", "plan"]);
+    r.ok(&["checkpoint", "review", "--run", "long-run-id"]);
+    assert_eq!(c(&[p, "fork", "long", "--to", ""]), ["review"]);
+    r.ok(&["rewind", "r1", "--to", "implement"]);
+    assert_eq!(c(&[p, "rewind", "--to", ""]), ["plan"]);
 }

@@ -138,3 +138,29 @@ fn gate_passes_only_with_an_approval_of_its_exact_checkpoint() {
     assert_eq!(wf.counts(&steps), [2, 2, 2, 1]);
     wf.repo.assert_fsck();
 }
+
+/// The line after "next:" of `status` and of `status` the runner printed for the same stop.
+fn next_line(text: &str) -> String {
+    text.lines()
+        .find_map(|l| l.trim_start().strip_prefix("next: "))
+        .unwrap_or_else(|| panic!("no next: in {text}"))
+        .to_string()
+}
+
+/// A gate waiting for a decision and a rejected gate: the runner and `status` say the same
+/// next step in the same words.
+#[test]
+fn the_runner_and_status_say_the_same_next_step() {
+    let wf = Wf::new("fixtures/gated.toml", &gated_text());
+    let out = wf.out(&["run", "fixtures/gated.toml", "--run", "r1"]);
+    assert_eq!(out.status.code(), Some(3));
+    let ran = next_line(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(ran, next_line(&wf.ok(&["status"])));
+    assert!(ran.contains("(or `reject`)"), "{ran}");
+    let gate_cp = wf.repo.rev("refs/agent-runs/r1/review");
+    wf.ok(&["reject", &gate_cp]);
+    let out = wf.out(&["resume", "r1"]);
+    let resumed = next_line(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(resumed, next_line(&wf.ok(&["status"])));
+    assert!(resumed.contains(&format!("approve {gate_cp}")), "{resumed}");
+}

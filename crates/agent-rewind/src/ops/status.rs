@@ -138,20 +138,13 @@ fn next_action(
                 "this run is archived{why}; `git agent-rewind list --all` shows it, `undo` reverses a rewind made here"
             )
         }
-        "completed" => "nothing: the workflow is complete".into(),
+        "completed" => crate::workflow::next::COMPLETE.into(),
         "approved" => format!(
             "`git agent-rewind resume` passes gate {step} (approved by {})",
             last.decision().map(|d| d.1).unwrap_or_default()
         ),
-        "rejected" => format!(
-            "gate {step} was rejected by {}: change the work (`steer`, `rewind`) so it is asked again, or `git agent-rewind approve {}`",
-            last.decision().map(|d| d.1).unwrap_or_default(),
-            last.id()
-        ),
-        "awaiting_approval" => format!(
-            "`git agent-rewind approve {}` (or `reject`), then `git agent-rewind resume`",
-            last.id()
-        ),
+        "rejected" => crate::workflow::next::gate_rejected(&last.id().to_string()),
+        "awaiting_approval" => crate::workflow::next::approve_gate(&last.id().to_string()),
         // `resume` runs a workflow: a run without one (a fork of a run recorded by hand)
         // goes on by hand.
         _ if !has_workflow => match (

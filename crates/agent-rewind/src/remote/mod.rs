@@ -137,6 +137,16 @@ pub fn choose(store: &Store, words: &[String], flag: Option<&str>, push: bool) -
         (None, Some((first, rest))) if remote_url(store, first).is_some() => {
             (resolve(store, Some(first))?, rest, false)
         }
+        // Runs to push are here: a first word that is neither a remote nor a run was meant
+        // as a remote that does not exist.
+        (None, Some((first, _))) if push && !names_a_run(store, first)? => {
+            return Err(Error::not_found(format!(
+                "no remote {first} in this repository, and no run {first}"
+            ))
+            .with_hint(
+                "`git remote -v` lists the remotes; `git remote add <name> <URL>` adds one",
+            ));
+        }
         (None, _) => match &configured {
             Some(c) => (resolve_name_or_url(store, c, REMOTE_KEY)?, words, false),
             None if push => return Err(ask_for_remote(store)),
@@ -152,6 +162,17 @@ pub fn choose(store: &Store, words: &[String], flag: Option<&str>, push: bool) -
         runs,
         first_choice,
     })
+}
+
+/// Whether `word` names a run here (its id or a unique prefix); a word no run id can be is
+/// none. A prefix two runs share is an error, as everywhere a run is named.
+fn names_a_run(store: &Store, word: &str) -> Result<bool> {
+    match RunId::new(word.to_string()) {
+        Ok(id) => Ok(crate::catalog::Catalog::new(store)
+            .run_matching(&id)?
+            .is_some()),
+        Err(_) => Ok(false),
+    }
 }
 
 /// The error of a push with no remote named or configured: names the remote it would use.

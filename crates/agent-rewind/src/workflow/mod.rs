@@ -5,6 +5,7 @@
 
 pub mod external;
 pub mod lock;
+pub mod next;
 pub mod plan;
 pub mod runner;
 pub mod schema;

@@ -269,18 +269,12 @@ fn gate_verdict(name: &str, c: &Checkpoint) -> Decision {
         Some((_, false, by)) => Decision::Stop {
             reason: format!("gate {name} was rejected by {by}"),
             waiting: false,
-            next_action: format!(
-                "change the work (`steer`, `rewind`) so the gate is asked again, or approve checkpoint {}",
-                crate::catalog::short(c.id())
-            ),
+            next_action: crate::workflow::next::gate_rejected(&c.id().to_string()),
         },
         None => Decision::Stop {
             reason: format!("gate {name} is awaiting approval"),
             waiting: true,
-            next_action: format!(
-                "`git agent-rewind approve {}` then `git agent-rewind resume`",
-                c.id()
-            ),
+            next_action: crate::workflow::next::approve_gate(&c.id().to_string()),
         },
     }
 }
@@ -346,9 +340,7 @@ fn run_reason(
                         step.kind,
                         c.line().attempt
                     ),
-                    next_action: format!(
-                        "fix the cause, then `git agent-rewind resume --retry {name}`"
-                    ),
+                    next_action: crate::workflow::next::after_failure(name, false),
                     waiting: false,
                 })
             }

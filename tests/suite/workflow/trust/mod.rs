@@ -424,25 +424,8 @@ fn run_of_a_file_the_user_names_runs_and_trusts_it() {
 /// `trust w1` on a terminal (stdin and stderr a pseudo-terminal) answered with `answer`:
 /// its exit status, stdout, and what it wrote on the terminal.
 fn trust_on_a_terminal(h: &Hostile, answer: &str) -> (Option<i32>, String, String) {
-    use std::io::{Read, Write};
-    use std::os::fd::{FromRawFd, OwnedFd};
-    let (mut master, slave) = {
-        let (mut m, mut s) = (-1, -1);
-        // SAFETY: openpty writes two new file descriptors into `m` and `s` and reads no
-        // other argument (all null); each is owned by exactly one File/OwnedFd below.
-        let rc = unsafe {
-            libc::openpty(
-                &mut m,
-                &mut s,
-                std::ptr::null_mut(),
-                std::ptr::null(),
-                std::ptr::null(),
-            )
-        };
-        assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
-        // SAFETY: `m` and `s` are open (rc 0) and owned by nothing else.
-        unsafe { (std::fs::File::from_raw_fd(m), OwnedFd::from_raw_fd(s)) }
-    };
+    use std::io::Write;
+    let (mut master, slave) = crate::common::pseudo_terminal(80);
     // The answer waits in the terminal's line buffer until `trust` reads it.
     master.write_all(answer.as_bytes()).unwrap();
     let out = tool_cmd(h.ours.path())
@@ -452,20 +435,12 @@ fn trust_on_a_terminal(h: &Hostile, answer: &str) -> (Option<i32>, String, Strin
         .stderr(slave)
         .output()
         .unwrap();
-    // Every end of the terminal but ours is closed now: read what is left, up to the EIO
-    // that says so.
-    let mut screen = vec![];
-    let mut buf = [0u8; 4096];
-    while let Ok(n) = master.read(&mut buf) {
-        if n == 0 {
-            break;
-        }
-        screen.extend_from_slice(&buf[..n]);
-    }
+    // Every end of the terminal but ours is closed now.
+    let screen = crate::common::read_screen(&mut master);
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&screen).into_owned(),
+        screen,
     )
 }
 

@@ -13,13 +13,14 @@ use crate::materialize::{self, Backup};
 use crate::model::{Event, LineageLink};
 use crate::store::ObjectId;
 use crate::store::{Store, UserHead, layout};
-use agent_rewind_core::error::{Error, IoResultExt, Result};
+use agent_rewind_core::error::{Error, Result};
 use agent_rewind_core::ids::{RunId, StepName};
 use serde::Serialize;
 use std::path::PathBuf;
 
 mod leftover;
 mod point;
+mod worktree_path;
 use point::{Point, git_commit_of, inherited_steps, locate, session_at};
 
 /// Where to go back to.
@@ -93,9 +94,10 @@ pub struct RewindOutcome {
 }
 
 pub fn rewind(store: &Store, source: &RunId, mut opts: RewindOptions) -> Result<RewindOutcome> {
-    // A relative --worktree is relative to where we were started, not to where git runs.
+    // A relative --worktree is relative to where we were started, not to where git runs;
+    // it is shown and recorded as git records it, without `..`.
     if let Some(p) = &opts.worktree {
-        opts.worktree = Some(std::path::absolute(p).at(p)?);
+        opts.worktree = Some(worktree_path::resolved(p)?);
     }
     let mut catalog = Catalog::new(store);
     let (tip, chain, point) = locate(store, &mut catalog, source, &opts)?;

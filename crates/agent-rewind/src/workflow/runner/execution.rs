@@ -242,10 +242,7 @@ impl<'a> Execution<'a> {
         );
         r.facts.next_action = Some(format!("approve or reject gate {}", step.name));
         let rec = append(self.store, r)?;
-        let next = format!(
-            "`git agent-rewind approve {}` then `git agent-rewind resume`",
-            rec.checkpoint
-        );
+        let next = crate::workflow::next::approve_gate(&rec.checkpoint.to_string());
         self.out
             .steps
             .push(recorded(step, StepAction::GateOpened, reason, &rec));
@@ -374,10 +371,7 @@ impl<'a> Execution<'a> {
         r.facts.next_action = Some(if ok {
             "run the next step".into()
         } else {
-            format!(
-                "fix the cause and `git agent-rewind resume` (step {} failed)",
-                step.name
-            )
+            crate::workflow::next::after_failure(step.name.as_str(), step.rerun_safe())
         });
         let done = append(self.store, r)?;
         agent_rewind_core::crash_point!("runner:finished");
@@ -483,7 +477,7 @@ impl<'a> Execution<'a> {
         }
         self.out.finished = true;
         self.out.outcome = Outcome::Completed;
-        self.out.next_action = "nothing: the workflow is complete".into();
+        self.out.next_action = crate::workflow::next::COMPLETE.into();
         Ok(self.out)
     }
 }
