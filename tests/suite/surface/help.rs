@@ -259,7 +259,7 @@ fn the_manual_is_installed_where_man_finds_it_and_git_help_opens_it() {
     assert!(main.contains("rewind"), "{main}");
 
     if !have("man") {
-        eprintln!("note: `man` is not installed (.ci/run installs man-db); lookup not checked");
+        eprintln!("note: `man` is not installed (scripts/test installs man-db); lookup not checked");
         return;
     }
     let bin_dir = installed.parent().unwrap();
@@ -547,7 +547,7 @@ fn command_help_opens_the_command_s_manual_page() {
     let out = Command::new(&installed).arg("manpages").output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     if !have("man") {
-        eprintln!("note: `man` is not installed (.ci/run installs man-db); lookup not checked");
+        eprintln!("note: `man` is not installed (scripts/test installs man-db); lookup not checked");
         return;
     }
     let bin_dir = installed.parent().unwrap();

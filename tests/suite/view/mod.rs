@@ -1,6 +1,6 @@
 //! `view` (the HTML page, checked in headless Chromium) and `log --graph --format`.
 //!
-//! The browser tests need Debian's `chromium` on PATH (`.ci/run` installs it when missing).
+//! The browser tests need Debian's `chromium` on PATH (`scripts/test` installs it when missing).
 
 mod serve;
 
@@ -98,7 +98,7 @@ fn chromium() -> PathBuf {
         }
     }
     panic!(
-        "these tests need Debian's `chromium` on PATH (apt-get install -y chromium; .ci/run does it)"
+        "these tests need Debian's `chromium` on PATH (apt-get install -y chromium; scripts/test does it)"
     );
 }
 
