@@ -185,7 +185,7 @@ fn unknown_runs_and_steps_say_did_you_mean() {
     let err = stderr(&out);
     assert!(err.contains("did you mean implement?"), "{err}");
     assert!(
-        err.contains("the steps of run alpha-1: implement, plan, test"),
+        err.contains("the steps of run alpha-1: plan, implement, test"),
         "{err}"
     );
 
@@ -193,7 +193,7 @@ fn unknown_runs_and_steps_say_did_you_mean() {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(err.contains("did you mean test?"), "{err}");
-    assert!(err.contains("implement, plan, test"), "{err}");
+    assert!(err.contains("plan, implement, test"), "{err}");
 
     let out = repo.run(&["list", "gamma"]);
     assert_eq!(out.status.code(), Some(1));

@@ -34,7 +34,10 @@ fn a_runner_that_died_is_shown_interrupted_runner_gone() {
             .stdout,
     )
     .unwrap();
-    let line = table.lines().find(|l| l.starts_with("r1 ")).unwrap();
+    let line = table
+        .lines()
+        .find(|l| l.get(2..).is_some_and(|r| r.starts_with("r1 ")))
+        .unwrap();
     assert!(line.contains("interrupted (runner gone)"), "{table}");
     // Nothing was written by looking: resume still takes the lock over and reconciles.
     let report = wf.json(&["resume", "r1"]);

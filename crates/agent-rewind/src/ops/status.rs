@@ -143,7 +143,11 @@ fn next_action(
             "`git agent-rewind resume` passes gate {step} (approved by {})",
             last.decision().map(|d| d.1).unwrap_or_default()
         ),
-        "rejected" => crate::workflow::next::gate_rejected(&last.id().to_string()),
+        "rejected" => crate::workflow::next::gate_rejected(
+            &step,
+            &last.decision().map(|d| d.1).unwrap_or_default(),
+            &last.id().to_string(),
+        ),
         "awaiting_approval" => crate::workflow::next::approve_gate(&last.id().to_string()),
         // `resume` runs a workflow: a run without one (a fork of a run recorded by hand)
         // goes on by hand.

@@ -7,10 +7,10 @@ pub fn approve_gate(checkpoint: &str) -> String {
     format!("`git agent-rewind approve {checkpoint}` (or `reject`), then `git agent-rewind resume`")
 }
 
-/// A gate's checkpoint was rejected.
-pub fn gate_rejected(checkpoint: &str) -> String {
+/// Gate `gate`'s checkpoint was rejected by `by`: who said no is part of what to do next.
+pub fn gate_rejected(gate: &str, by: &str, checkpoint: &str) -> String {
     format!(
-        "change the work (`steer`, `rewind`) so the gate is asked again, or `git agent-rewind approve {checkpoint}`"
+        "gate {gate} was rejected by {by}: change the work (`steer`, `rewind`) so it is asked again, or `git agent-rewind approve {checkpoint}`"
     )
 }
 

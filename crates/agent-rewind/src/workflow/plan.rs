@@ -269,7 +269,7 @@ fn gate_verdict(name: &str, c: &Checkpoint) -> Decision {
         Some((_, false, by)) => Decision::Stop {
             reason: format!("gate {name} was rejected by {by}"),
             waiting: false,
-            next_action: crate::workflow::next::gate_rejected(&c.id().to_string()),
+            next_action: crate::workflow::next::gate_rejected(name, &by, &c.id().to_string()),
         },
         None => Decision::Stop {
             reason: format!("gate {name} is awaiting approval"),
