@@ -8,6 +8,7 @@ pub mod model_server;
 
 mod claude;
 mod codex;
+mod copilot;
 mod gemini;
 mod opencode;
 mod qwen;

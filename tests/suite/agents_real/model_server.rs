@@ -503,6 +503,8 @@ fn responses(body: &Value) -> Reply {
         ));
     }
     let mut completed = response("completed");
+    // Copilot CLI reads the output from the completed response; Codex from the items.
+    completed["output"] = json!([item.clone()]);
     completed["usage"] = json!({"input_tokens": 10, "output_tokens": 5, "total_tokens": 15});
     events.extend([
         (
