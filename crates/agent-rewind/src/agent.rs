@@ -1,6 +1,6 @@
 //! The coding agents whose turns we record (Claude Code, Codex CLI, Gemini CLI, Cursor,
-//! OpenCode): their names as written in the `agent` field of a checkpoint line, and the
-//! command that resumes one of their conversations.
+//! OpenCode, Qwen Code, GitHub Copilot CLI): their names as written in the `agent` field of
+//! a checkpoint line, and the command that resumes one of their conversations.
 //!
 //! Plain data, below every other layer: the hook adapters (`hooks`), `rewind`/`fork` and
 //! `status` all read it. It must never run anything or touch the repository.
@@ -17,15 +17,19 @@ pub enum Agent {
     Gemini,
     Cursor,
     Opencode,
+    Qwen,
+    Copilot,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 5] = [
+    pub const ALL: [Agent; 7] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
         Agent::Cursor,
         Agent::Opencode,
+        Agent::Qwen,
+        Agent::Copilot,
     ];
 
     /// The name in the `agent` field, in `hook <name>` and in `--agent <name>`.
@@ -36,6 +40,8 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::Cursor => "cursor",
             Agent::Opencode => "opencode",
+            Agent::Qwen => "qwen",
+            Agent::Copilot => "copilot",
         }
     }
 
@@ -47,6 +53,8 @@ impl Agent {
             Agent::Gemini => "Gemini CLI",
             Agent::Cursor => "Cursor",
             Agent::Opencode => "OpenCode",
+            Agent::Qwen => "Qwen Code",
+            Agent::Copilot => "GitHub Copilot CLI",
         }
     }
 
@@ -58,6 +66,8 @@ impl Agent {
             "gemini" | "gemini-cli" => Some(Agent::Gemini),
             "cursor" => Some(Agent::Cursor),
             "opencode" => Some(Agent::Opencode),
+            "qwen" | "qwen-code" => Some(Agent::Qwen),
+            "copilot" | "copilot-cli" | "github-copilot" => Some(Agent::Copilot),
             _ => None,
         }
     }
@@ -68,8 +78,9 @@ impl Agent {
             return Ok(Agent::ALL.to_vec());
         }
         Agent::from_name(s).map(|a| vec![a]).ok_or_else(|| {
-            Error::usage(format!("unknown agent {:?}", s.trim()))
-                .with_hint("supported agents: claude, codex, gemini, cursor, opencode, all")
+            Error::usage(format!("unknown agent {:?}", s.trim())).with_hint(
+                "supported agents: claude, codex, gemini, cursor, opencode, qwen, copilot, all",
+            )
         })
     }
 
@@ -87,6 +98,10 @@ impl Agent {
             Agent::Gemini => ["gemini", "--resume"],
             Agent::Cursor => ["cursor-agent", "--resume"],
             Agent::Opencode => ["opencode", "--session"],
+            Agent::Qwen => ["qwen", "--resume"],
+            // Copilot's `--resume` takes its value only when joined to it: without one it
+            // opens a picker of sessions.
+            Agent::Copilot => return vec!["copilot".into(), format!("--resume={session}")],
         };
         vec![words[0].into(), words[1].into(), session.into()]
     }
@@ -138,11 +153,17 @@ impl Agent {
                     ),
                 }
             }
-            // Codex's `fork` and OpenCode's `--fork` copy the whole session: no turn to fork
-            // at (checked with Codex CLI 0.171.0 and OpenCode 1.18.33).
-            (Agent::Codex | Agent::Opencode, at) => {
+            // Codex's `fork`, OpenCode's `--fork` and Qwen Code's `--fork-session` copy the
+            // whole session: no turn to fork at (checked with Codex CLI 0.171.0, OpenCode
+            // 1.18.33 and Qwen Code 0.24.4).
+            (Agent::Codex | Agent::Opencode | Agent::Qwen, at) => {
                 let (words, flag, pointer): (&[&str], &str, &str) = match self {
                     Agent::Codex => (&["codex", "fork", session], "fork", "turn"),
+                    Agent::Qwen => (
+                        &["qwen", "--resume", session, "--fork-session"],
+                        "--fork-session",
+                        "prompt",
+                    ),
                     _ => (
                         &["opencode", "--session", session, "--fork"],
                         "--fork",
@@ -163,6 +184,18 @@ impl Agent {
                     ),
                 }
             }
+            // Copilot CLI forks (`/fork`) and rewinds (`/rewind`) only interactively (checked
+            // with 1.0.102).
+            (Agent::Copilot, _) => Continuation {
+                command: self.resume_command(session),
+                argv: self.resume_argv(session),
+                forks_at: None,
+                note: format!(
+                    "{} continues session {session} at its end: its command line forks at no \
+                     turn (its /fork and /rewind are interactive only)",
+                    self.display()
+                ),
+            },
             _ => Continuation {
                 command: self.resume_command(session),
                 argv: self.resume_argv(session),
@@ -196,11 +229,14 @@ fn command_line(argv: &[String]) -> String {
         .join(" ")
 }
 
-/// `s` as one POSIX shell word: bare when it is plainly safe, else single-quoted.
+/// `s` as one POSIX shell word: bare when it is plainly safe, else single-quoted. An `=` is
+/// plain: only before the program's name would it make an assignment, and the program comes
+/// first.
 fn shell_word(s: &str) -> String {
     let plain = !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':' | b'/'));
+        && s.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':' | b'/' | b'=')
+        });
     if plain {
         s.to_string()
     } else {
@@ -217,8 +253,8 @@ mod tests {
         for a in Agent::ALL {
             assert_eq!(Agent::from_name(a.name()), Some(a));
         }
-        assert_eq!(Agent::parse_many("all").unwrap().len(), 5);
-        assert!(Agent::parse_many("copilot").is_err());
+        assert_eq!(Agent::parse_many("all").unwrap().len(), Agent::ALL.len());
+        assert!(Agent::parse_many("aider").is_err());
     }
 
     #[test]
@@ -226,6 +262,14 @@ mod tests {
         assert_eq!(
             resume_command(Some("codex"), Some("0199a1b2-c3d4")).as_deref(),
             Some("codex resume 0199a1b2-c3d4")
+        );
+        assert_eq!(
+            resume_command(Some("copilot"), Some("2df1-b4")).as_deref(),
+            Some("copilot --resume=2df1-b4")
+        );
+        assert_eq!(
+            Agent::Copilot.resume_command("a b"),
+            "copilot '--resume=a b'"
         );
         assert_eq!(
             Agent::Claude.resume_command("a b'c"),
@@ -248,7 +292,7 @@ mod tests {
             c.command,
             "claude --resume 's 1' --fork-session --resume-session-at 'm;2'"
         );
-        for a in [Agent::Claude, Agent::Gemini] {
+        for a in [Agent::Claude, Agent::Gemini, Agent::Copilot] {
             let c = a.continue_command("s-1", None);
             assert_eq!(c.command, a.resume_command("s-1"));
             assert!(
@@ -260,6 +304,7 @@ mod tests {
         for (a, command) in [
             (Agent::Codex, "codex fork s-1"),
             (Agent::Opencode, "opencode --session s-1 --fork"),
+            (Agent::Qwen, "qwen --resume s-1 --fork-session"),
         ] {
             let c = a.continue_command("s-1", Some("m-2"));
             assert_eq!(c.command, command);

@@ -25,7 +25,8 @@ const MAX_STDIN: u64 = 64 * 1024 * 1024;
 
 #[derive(Debug, Args)]
 pub struct HookArgs {
-    /// post-commit, post-rewrite, or an agent: claude, codex, gemini, cursor, opencode.
+    /// post-commit, post-rewrite, or an agent: claude, codex, gemini, cursor, opencode, qwen,
+    /// copilot.
     pub name: String,
     /// The arguments git passes to the hook (post-rewrite: amend or rebase).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -127,14 +128,28 @@ pub fn run(a: HookArgs, ctx: &Ctx) -> Output {
 /// What the agent reads on our stdout: nothing, except the run's manifest after a
 /// compaction, resume or clear, in the agent's documented form: a `SessionStart` hook's
 /// `hookSpecificOutput.additionalContext`, which Claude Code (checked with 2.1.197), Codex
-/// CLI (which copied Claude Code's hook protocol; checked with 0.171.0) and Gemini CLI
-/// (checked with 0.61.0) add to the model's context. OpenCode's plugin takes it as plain text
+/// CLI (which copied Claude Code's hook protocol; checked with 0.171.0), Gemini CLI
+/// (checked with 0.61.0) and Qwen Code (checked with 0.24.4) add to the model's context;
+/// Copilot CLI's top-level `additionalContext`. OpenCode's plugin takes it as plain text
 /// and adds it to the compaction's context (`experimental.session.compacting`; checked with
 /// 1.18.33).
 fn agent_context(hook: &str, context: Option<&str>) -> String {
     match (hooks::Agent::from_name(hook), context) {
         (Some(hooks::Agent::Opencode), Some(c)) => format!("{c}\n"),
-        (Some(hooks::Agent::Claude | hooks::Agent::Codex | hooks::Agent::Gemini), Some(c)) => {
+        // Copilot CLI reads a top-level `additionalContext` (it ignores Claude's nested one;
+        // checked with 1.0.102).
+        (Some(hooks::Agent::Copilot), Some(c)) => {
+            format!("{}\n", serde_json::json!({ "additionalContext": c }))
+        }
+        (
+            Some(
+                hooks::Agent::Claude
+                | hooks::Agent::Codex
+                | hooks::Agent::Gemini
+                | hooks::Agent::Qwen,
+            ),
+            Some(c),
+        ) => {
             let out = serde_json::json!({
                 "hookSpecificOutput": {
                     "hookEventName": "SessionStart",

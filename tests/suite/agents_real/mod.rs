@@ -8,8 +8,10 @@ pub mod model_server;
 
 mod claude;
 mod codex;
+mod copilot;
 mod gemini;
 mod opencode;
+mod qwen;
 
 use crate::common::Repo;
 use model_server::ModelServer;

@@ -1,6 +1,7 @@
 //! A scripted model server on 127.0.0.1 for the real agent CLIs: it speaks Anthropic
-//! Messages (Claude Code), OpenAI Responses (Codex), OpenAI Chat Completions (OpenCode) and
-//! Gemini's generateContent (Gemini CLI), streamed (SSE) or not, and logs every request.
+//! Messages (Claude Code), OpenAI Responses (Codex, Copilot CLI), OpenAI Chat Completions
+//! (OpenCode, Qwen Code) and Gemini's generateContent (Gemini CLI), streamed (SSE) or not,
+//! and logs every request.
 //!
 //! The script is in the prompt: a user message holding `WRITE <absolute path> <word>` is
 //! answered with the agent's file-writing tool call (the file gets `<word>` and a newline);
@@ -502,6 +503,8 @@ fn responses(body: &Value) -> Reply {
         ));
     }
     let mut completed = response("completed");
+    // Copilot CLI reads the output from the completed response; Codex from the items.
+    completed["output"] = json!([item.clone()]);
     completed["usage"] = json!({"input_tokens": 10, "output_tokens": 5, "total_tokens": 15});
     events.extend([
         (
@@ -545,8 +548,7 @@ fn chat(body: &Value, overflowed: &AtomicBool) -> Reply {
         Move::Write { path, word } => (
             json!({"role": "assistant", "content": null, "tool_calls": [{
                 "index": 0, "id": format!("call_{word}"), "type": "function",
-                "function": {"name": "write", "arguments":
-                    json!({"filePath": path, "content": format!("{word}\n")}).to_string()}}]}),
+                "function": chat_write(body, &path, &format!("{word}\n"))}]}),
             "tool_calls",
         ),
         Move::Call { .. } | Move::Search => unreachable!("only Claude Code and Codex call tools"),
@@ -578,6 +580,25 @@ fn chat(body: &Value, overflowed: &AtomicBool) -> Reply {
     let mut last = chunk(json!({}), json!(finish));
     last["usage"] = usage;
     Reply::ChatEvents(vec![chunk(delta, Value::Null), last])
+}
+
+/// The file-writing call of the agent whose tools `body` offers: Qwen Code's `write_file`
+/// (`file_path`) where it is offered, else OpenCode's `write` (`filePath`).
+fn chat_write(body: &Value, path: &str, content: &str) -> Value {
+    let offered = |name: &str| {
+        body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|t| t["function"]["name"] == name)
+    };
+    if offered("write_file") {
+        json!({"name": "write_file",
+               "arguments": json!({"file_path": path, "content": content}).to_string()})
+    } else {
+        json!({"name": "write",
+               "arguments": json!({"filePath": path, "content": content}).to_string()})
+    }
 }
 
 // ---- Gemini generateContent / streamGenerateContent (Gemini CLI) ----

@@ -18,11 +18,12 @@ pub(crate) fn fixture(agent: &str, name: &str) -> Value {
         .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-/// Every string under `v` naming the fixture project moved to `repo`.
+/// Every string under `v` naming the fixture project moved to `repo` (also inside a text,
+/// as a patch names its files).
 pub(crate) fn retarget(v: &mut Value, repo: &Path) {
     match v {
-        Value::String(s) if s.starts_with(FIXTURE_ROOT) => {
-            *s = format!("{}{}", repo.display(), &s[FIXTURE_ROOT.len()..]);
+        Value::String(s) if s.contains(FIXTURE_ROOT) => {
+            *s = s.replace(FIXTURE_ROOT, &repo.display().to_string());
         }
         Value::Array(a) => a.iter_mut().for_each(|x| retarget(x, repo)),
         Value::Object(o) => o.values_mut().for_each(|x| retarget(x, repo)),

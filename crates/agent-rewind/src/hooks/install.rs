@@ -101,11 +101,22 @@ pub fn install(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
             out.warnings
                 .extend(codex_trust_warnings(store, &change.path, &updated)?);
         }
+        if change.agent == Agent::Copilot {
+            out.warnings
+                .push(super::copilot::install_warning(store.worktree().root()?));
+        }
         out.agents.push(change);
     }
     if opts.mcp {
         for agent in &opts.agents {
             out.agents.push(super::mcp_config::install(store, *agent)?);
+            if *agent == Agent::Qwen {
+                out.warnings.push(format!(
+                    "Qwen Code starts a project's MCP server only once you approve it: run \
+                     `qwen mcp approve {}` (until then it is pending approval)",
+                    super::mcp_config::SERVER_NAME
+                ));
+            }
         }
     }
     if opts.git || opts.assisted_by {

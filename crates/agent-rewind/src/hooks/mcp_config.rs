@@ -9,6 +9,8 @@
 //! | Gemini CLI | `.gemini/settings.json` | `mcpServers.git-agent-rewind` `{command, args}` |
 //! | Cursor | `.cursor/mcp.json` | `mcpServers.git-agent-rewind` `{command, args}` |
 //! | OpenCode | `opencode.json` | `mcp.git-agent-rewind` `{type: local, command: [...]}` |
+//! | Qwen Code | `.qwen/settings.json` | `mcpServers.git-agent-rewind` `{command, args}` |
+//! | GitHub Copilot CLI | `.github/mcp.json` | `mcpServers.git-agent-rewind` `{type: local, command, args, tools}` |
 //!
 //! Owns those entries only: every other key of the file is kept in its order; a file that
 //! is not valid JSON or TOML is refused and left untouched; a file that held nothing else is
@@ -33,6 +35,8 @@ pub fn config_path(agent: Agent) -> &'static str {
         Agent::Gemini => ".gemini/settings.json",
         Agent::Cursor => ".cursor/mcp.json",
         Agent::Opencode => "opencode.json",
+        Agent::Qwen => super::qwen::SETTINGS,
+        Agent::Copilot => ".github/mcp.json",
     }
 }
 
@@ -42,6 +46,11 @@ fn json_entry(agent: Agent) -> (&'static str, Value) {
         Agent::Claude => (
             "mcpServers",
             json!({"type": "stdio", "command": "git", "args": ["agent-rewind", "mcp"]}),
+        ),
+        Agent::Copilot => (
+            "mcpServers",
+            json!({"type": "local", "command": "git", "args": ["agent-rewind", "mcp"],
+                   "tools": ["*"]}),
         ),
         Agent::Opencode => (
             "mcp",
@@ -183,7 +192,13 @@ pub fn uninstall(store: &Store, agent: Agent) -> Result<SettingsChange> {
         if servers.is_empty() {
             doc.remove(key);
         }
-        if doc.is_empty() {
+        // A settings file Qwen Code loaded holds its format version too, never the user's.
+        let own: &[&str] = if agent == Agent::Qwen {
+            super::qwen::QWENS_OWN
+        } else {
+            &[]
+        };
+        if doc.keys().all(|k| own.contains(&k.as_str())) {
             String::new()
         } else {
             serde_json::to_string_pretty(&Value::Object(doc)).expect("serializable")

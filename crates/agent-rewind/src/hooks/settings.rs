@@ -7,6 +7,8 @@
 //! | Codex CLI | `.codex/hooks.json` | the same |
 //! | Gemini CLI | `.gemini/settings.json` | the same (plus a `name` on our entry) |
 //! | Cursor | `.cursor/hooks.json` | `{version: 1, hooks: {<event>: [{command, matcher?}]}}` |
+//! | Qwen Code | `.qwen/settings.json` | the same as Claude Code's |
+//! | GitHub Copilot CLI | `.github/hooks/agent-rewind.json` | `{version: 1, hooks: …}` as Claude Code's |
 //!
 //! One mechanism serves them all ([`JsonConfig`]): merging keeps every existing key and hook
 //! (and their order); an absent file is created; a file that is not valid JSON, or whose
@@ -55,6 +57,13 @@ pub struct JsonConfig {
     path: &'static str,
     shape: Shape,
     events: &'static [(&'static str, Option<&'static str>)],
+    /// Whether a file we create starts with `"version": 1` (and counts as empty with only it).
+    versioned: bool,
+    /// How many folders above the file we may have created (removed on uninstall when empty).
+    folders: usize,
+    /// Top-level keys the agent itself writes into the file (Qwen Code's `$version`): a file
+    /// holding nothing else is empty once our entries are out.
+    agents_own: &'static [&'static str],
 }
 
 impl JsonConfig {
@@ -99,6 +108,12 @@ impl JsonConfig {
                     ("afterFileEdit", None),
                 ],
             ),
+            Agent::Qwen => (super::qwen::SETTINGS, Shape::Grouped, super::qwen::EVENTS),
+            Agent::Copilot => (
+                super::copilot::HOOKS_FILE,
+                Shape::Grouped,
+                super::copilot::EVENTS,
+            ),
             Agent::Opencode => return None,
         };
         Some(JsonConfig {
@@ -106,6 +121,13 @@ impl JsonConfig {
             path,
             shape,
             events,
+            versioned: matches!(agent, Agent::Cursor | Agent::Copilot),
+            folders: if agent == Agent::Copilot { 2 } else { 1 },
+            agents_own: if agent == Agent::Qwen {
+                super::qwen::QWENS_OWN
+            } else {
+                &[]
+            },
         })
     }
 
@@ -197,7 +219,7 @@ impl JsonConfig {
                 }
             }
         }
-        if created && self.shape == Shape::Flat {
+        if created && self.versioned {
             root.insert("version".into(), 1.into());
         }
         let hooks = root
@@ -345,7 +367,8 @@ impl JsonConfig {
     }
 
     /// Remove our entries from the agent's configuration file; the file goes too when
-    /// nothing but what we created is left (`{}`, or Cursor's `{"version": 1}`).
+    /// nothing but what we created is left (`{}`, Cursor's `{"version": 1}`, or what the agent
+    /// itself adds to it).
     pub fn uninstall(&self, store: &Store) -> Result<SettingsChange> {
         let path = self.file(store)?;
         let mut change = SettingsChange {
@@ -361,15 +384,16 @@ impl JsonConfig {
         if change.events.is_empty() {
             return Ok(change);
         }
-        let empty = match (self.shape, settings.as_object()) {
-            (_, Some(o)) if o.is_empty() => true,
-            (Shape::Flat, Some(o)) => o.len() == 1 && o.get("version") == Some(&json!(1)),
-            _ => false,
-        };
+        let empty = settings.as_object().is_some_and(|o| {
+            o.iter().all(|(k, v)| {
+                (self.versioned && k == "version" && *v == json!(1))
+                    || self.agents_own.contains(&k.as_str())
+            })
+        });
         if empty {
             std::fs::remove_file(&path)
                 .map_err(|e| Error::other(format!("could not remove {}: {e}", path.display())))?;
-            remove_empty_dirs(&path, 1);
+            remove_empty_dirs(&path, self.folders);
             change.action = FileAction::Deleted;
         } else {
             write(&path, &settings, false)?;
@@ -477,7 +501,7 @@ mod tests {
 
     #[test]
     fn merge_keeps_everything_and_is_idempotent() {
-        for agent in [Agent::Claude, Agent::Codex, Agent::Gemini] {
+        for agent in [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Qwen] {
             let c = JsonConfig::of(agent).unwrap();
             let mut v: Value = serde_json::from_str(USER).unwrap();
             let p = Path::new("s.json");
@@ -523,6 +547,20 @@ mod tests {
         assert_eq!(
             v["hooks"]["stop"][0]["command"],
             "git agent-rewind hook cursor"
+        );
+        c.unmerge(&mut v);
+        assert_eq!(v, json!({"version": 1}));
+    }
+
+    #[test]
+    fn copilots_file_is_grouped_and_versioned() {
+        let c = JsonConfig::of(Agent::Copilot).unwrap();
+        let mut v = json!({});
+        c.merge(&mut v, Path::new("h.json"), true).unwrap();
+        assert_eq!(v["version"], 1);
+        assert_eq!(
+            v["hooks"]["Stop"][0]["hooks"][0],
+            json!({"type": "command", "command": "git agent-rewind hook copilot"})
         );
         c.unmerge(&mut v);
         assert_eq!(v, json!({"version": 1}));

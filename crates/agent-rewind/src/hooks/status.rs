@@ -8,6 +8,9 @@
 //!   verify, so a recorded trust is reported as recorded, not as proven;
 //! - Gemini CLI: folder trust (`~/.gemini/trustedFolders.json`, or
 //!   `GEMINI_CLI_TRUST_WORKSPACE=true`); headless, an untrusted folder is refused;
+//! - Qwen Code: `disableAllHooks`, and folder trust when it is turned on ([`super::qwen`]);
+//! - GitHub Copilot CLI: folder trust (`trustedFolders`, `COPILOT_ALLOW_ALL`) and
+//!   `disableAllHooks` ([`super::copilot`]);
 //! - OpenCode: its plugin file; Cursor: its hooks file (nothing more is known).
 //!
 //! Reads the agents' files; never writes them, and never records trust for the user.
@@ -76,6 +79,8 @@ pub fn status(store: &Store, home: &Path) -> Result<Vec<AgentHooks>> {
                     "OpenCode loads the project's plugin folder at startup".into(),
                 ),
                 Agent::Cursor => ("unknown", "Cursor's CLI could not be checked here".into()),
+                Agent::Qwen => super::qwen::status(&root, home),
+                Agent::Copilot => super::copilot::status(&root, home),
             }
         };
         out.push(AgentHooks {

@@ -1,5 +1,5 @@
-//! `hook <agent>` (claude, codex, gemini, cursor, opencode): one pipeline from an agent's
-//! event ([`super::payload`]) to what it records.
+//! `hook <agent>` (claude, codex, gemini, cursor, opencode, qwen, copilot): one pipeline
+//! from an agent's event ([`super::payload`]) to what it records.
 //!
 //! - session start: start or join the worktree's active run (a run a workflow completed is
 //!   not joined: the session starts a run after it);

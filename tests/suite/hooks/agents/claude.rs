@@ -286,7 +286,7 @@ fn init_installs_git_and_agent_hooks() {
     assert_eq!(actions(&again["hooks"]), ["unchanged", "unchanged"]);
     assert_eq!(again["hooks"]["agents"][0]["action"], "unchanged");
 
-    let out = repo.run(&["init", "--agent", "copilot"]);
+    let out = repo.run(&["init", "--agent", "aider"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown agent"));
 }

@@ -35,7 +35,7 @@ fn install_merges_every_agent_and_uninstall_removes_exactly_ours() {
     }
     let out = repo.json(&["hooks", "install", "--agent", "all"]);
     let agents = out["agents"].as_array().unwrap();
-    assert_eq!(agents.len(), 5, "{out}");
+    assert_eq!(agents.len(), 7, "{out}");
     assert!(
         out["git"].as_array().unwrap().is_empty(),
         "--agent alone: no git hooks"
@@ -92,6 +92,8 @@ fn install_merges_every_agent_and_uninstall_removes_exactly_ours() {
         ".gemini/settings.json",
         ".cursor/hooks.json",
         ".opencode/plugins/git-agent-rewind.js",
+        ".qwen/settings.json",
+        ".github/hooks/agent-rewind.json",
     ];
     let bytes: Vec<String> = files.iter().map(|f| repo.read(f)).collect();
     let again = repo.json(&["hooks", "install", "--agent", "codex", "--agent", "all"]);
@@ -103,7 +105,7 @@ fn install_merges_every_agent_and_uninstall_removes_exactly_ours() {
 
     // Uninstall removes exactly ours: every user file back as it was, ours gone.
     let removed = repo.json(&["hooks", "uninstall", "--agent", "all"]);
-    assert_eq!(removed["agents"].as_array().unwrap().len(), 5);
+    assert_eq!(removed["agents"].as_array().unwrap().len(), 7);
     for (path, v) in &configs {
         assert_eq!(&read(path), v, "{path}");
     }
@@ -147,7 +149,14 @@ fn install_creates_and_uninstall_deletes_what_it_created_and_refuses_what_it_can
         "{err}"
     );
     assert_eq!(repo.read(".gemini/settings.json"), broken);
-    for f in [".claude", ".codex", ".cursor", ".opencode"] {
+    for f in [
+        ".claude",
+        ".codex",
+        ".cursor",
+        ".opencode",
+        ".qwen",
+        ".github",
+    ] {
         assert!(!repo.path().join(f).exists(), "{f}");
     }
     // A plugin file of that name that is not ours: refused, untouched.
@@ -169,7 +178,7 @@ fn install_creates_and_uninstall_deletes_what_it_created_and_refuses_what_it_can
             .exists()
     );
     // An unknown agent is a usage error.
-    let out = repo.run(&["hooks", "install", "--agent", "copilot"]);
+    let out = repo.run(&["hooks", "install", "--agent", "aider"]);
     assert_eq!(out.status.code(), Some(2));
 }
 

@@ -17,7 +17,7 @@ struct Case {
     resume: &'static str,
 }
 
-const CASES: [Case; 5] = [
+const CASES: [Case; 7] = [
     Case {
         agent: "claude",
         start: "session-start.json",
@@ -62,6 +62,24 @@ const CASES: [Case; 5] = [
         touched: &["src/cart.rs"],
         model: None,
         resume: "opencode --session ses_6a1f0c3e9ffeXk2Lq8Rz4TbN1d",
+    },
+    Case {
+        agent: "qwen",
+        start: "session-start.json",
+        edits: &["post-tool-use-write-file.json", "post-tool-use-edit.json"],
+        stop: "stop.json",
+        touched: &["src/cart.rs", "src/discount.rs"],
+        model: None,
+        resume: "qwen --resume 6ef4d85f-e16a-45ae-ad45-3a43b895860d",
+    },
+    Case {
+        agent: "copilot",
+        start: "session-start.json",
+        edits: &["post-tool-use-edit.json"],
+        stop: "stop.json",
+        touched: &["src/cart.rs"],
+        model: None,
+        resume: "copilot --resume=2df12459-3533-4bb1-ba59-8c72ef4edcd1",
     },
 ];
 
@@ -149,9 +167,11 @@ fn every_agent_records_its_session_its_edits_and_its_turns() {
         assert_eq!(status["resume_command"], case.resume, "{agent}: {status}");
         assert!(repo.ok(&["status"]).contains(case.resume), "{agent}");
         let at = format!("{run}@1");
-        // After a rewind or fork, Codex's and OpenCode's commands fork the whole session.
+        // After a rewind or fork, Codex's, OpenCode's and Qwen Code's commands fork the whole
+        // session.
         let continued = match agent {
             "opencode" => format!("{} --fork", case.resume),
+            "qwen" => format!("{} --fork-session", case.resume),
             "codex" => case.resume.replace("codex resume", "codex fork"),
             _ => case.resume.to_string(),
         };
