@@ -1,5 +1,5 @@
 //! The coding agents whose turns we record (Claude Code, Codex CLI, Gemini CLI, Cursor,
-//! OpenCode): their names as written in the `agent` field of a checkpoint line, and the
+//! OpenCode, Pi): their names as written in the `agent` field of a checkpoint line, and the
 //! command that resumes one of their conversations.
 //!
 //! Plain data, below every other layer: the hook adapters (`hooks`), `rewind`/`fork` and
@@ -17,15 +17,17 @@ pub enum Agent {
     Gemini,
     Cursor,
     Opencode,
+    Pi,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 5] = [
+    pub const ALL: [Agent; 6] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
         Agent::Cursor,
         Agent::Opencode,
+        Agent::Pi,
     ];
 
     /// The name in the `agent` field, in `hook <name>` and in `--agent <name>`.
@@ -36,6 +38,7 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::Cursor => "cursor",
             Agent::Opencode => "opencode",
+            Agent::Pi => "pi",
         }
     }
 
@@ -47,6 +50,7 @@ impl Agent {
             Agent::Gemini => "Gemini CLI",
             Agent::Cursor => "Cursor",
             Agent::Opencode => "OpenCode",
+            Agent::Pi => "Pi",
         }
     }
 
@@ -58,6 +62,7 @@ impl Agent {
             "gemini" | "gemini-cli" => Some(Agent::Gemini),
             "cursor" => Some(Agent::Cursor),
             "opencode" => Some(Agent::Opencode),
+            "pi" | "pi-coding-agent" => Some(Agent::Pi),
             _ => None,
         }
     }
@@ -69,7 +74,7 @@ impl Agent {
         }
         Agent::from_name(s).map(|a| vec![a]).ok_or_else(|| {
             Error::usage(format!("unknown agent {:?}", s.trim()))
-                .with_hint("supported agents: claude, codex, gemini, cursor, opencode, all")
+                .with_hint("supported agents: claude, codex, gemini, cursor, opencode, pi, all")
         })
     }
 
@@ -87,6 +92,7 @@ impl Agent {
             Agent::Gemini => ["gemini", "--resume"],
             Agent::Cursor => ["cursor-agent", "--resume"],
             Agent::Opencode => ["opencode", "--session"],
+            Agent::Pi => ["pi", "--session"],
         };
         vec![words[0].into(), words[1].into(), session.into()]
     }
@@ -138,11 +144,14 @@ impl Agent {
                     ),
                 }
             }
-            // Codex's `fork` and OpenCode's `--fork` copy the whole session: no turn to fork
-            // at (checked with Codex CLI 0.171.0 and OpenCode 1.18.33).
-            (Agent::Codex | Agent::Opencode, at) => {
+            // Codex's `fork`, OpenCode's `--fork` and Pi's `--fork` copy the whole session:
+            // no turn to fork at from the command line (checked with Codex CLI 0.171.0,
+            // OpenCode 1.18.33 and Pi 0.73.1; Pi forks at an entry only in its own
+            // interactive `/fork` and `/tree`, or through its RPC mode and SDK).
+            (Agent::Codex | Agent::Opencode | Agent::Pi, at) => {
                 let (words, flag, pointer): (&[&str], &str, &str) = match self {
                     Agent::Codex => (&["codex", "fork", session], "fork", "turn"),
+                    Agent::Pi => (&["pi", "--fork", session], "--fork", "entry"),
                     _ => (
                         &["opencode", "--session", session, "--fork"],
                         "--fork",
@@ -217,7 +226,7 @@ mod tests {
         for a in Agent::ALL {
             assert_eq!(Agent::from_name(a.name()), Some(a));
         }
-        assert_eq!(Agent::parse_many("all").unwrap().len(), 5);
+        assert_eq!(Agent::parse_many("all").unwrap().len(), 6);
         assert!(Agent::parse_many("copilot").is_err());
     }
 
@@ -260,6 +269,7 @@ mod tests {
         for (a, command) in [
             (Agent::Codex, "codex fork s-1"),
             (Agent::Opencode, "opencode --session s-1 --fork"),
+            (Agent::Pi, "pi --fork s-1"),
         ] {
             let c = a.continue_command("s-1", Some("m-2"));
             assert_eq!(c.command, command);

@@ -18,7 +18,7 @@ pub struct InitArgs {
     /// Also install the git hooks (post-commit, post-rewrite).
     #[arg(long)]
     pub hooks: bool,
-    /// Also install an agent's hooks (claude, codex, gemini, cursor, opencode, all). Repeatable.
+    /// Also install an agent's hooks (claude, codex, gemini, cursor, opencode, pi, all). Repeatable.
     #[arg(long = "agent", value_name = "AGENT")]
     pub agents: Vec<String>,
 }

@@ -54,17 +54,17 @@ pub enum Unusable {
     Unhandled(String),
 }
 
-type Parsed = Result<AgentEvent, Unusable>;
+pub(super) type Parsed = Result<AgentEvent, Unusable>;
 
-fn bad(why: impl Into<String>) -> Unusable {
+pub(super) fn bad(why: impl Into<String>) -> Unusable {
     Unusable::Malformed(why.into())
 }
 
 /// Typed access to a payload object; a present field of the wrong type is an error.
-struct Fields<'a>(&'a Map<String, Value>);
+pub(super) struct Fields<'a>(pub(super) &'a Map<String, Value>);
 
 impl<'a> Fields<'a> {
-    fn text(&self, k: &str) -> Result<Option<&'a str>, Unusable> {
+    pub(super) fn text(&self, k: &str) -> Result<Option<&'a str>, Unusable> {
         match self.0.get(k) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
@@ -73,7 +73,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A short single-line identifier.
-    fn id(&self, k: &str) -> Result<Option<String>, Unusable> {
+    pub(super) fn id(&self, k: &str) -> Result<Option<String>, Unusable> {
         match self.text(k)? {
             Some(s) if s.is_empty() || s.len() > MAX_ID || s.chars().any(char::is_control) => {
                 Err(bad(format!("{k:?} is not a usable identifier")))
@@ -82,12 +82,12 @@ impl<'a> Fields<'a> {
         }
     }
 
-    fn required_id(&self, k: &str) -> Result<String, Unusable> {
+    pub(super) fn required_id(&self, k: &str) -> Result<String, Unusable> {
         self.id(k)?.ok_or_else(|| bad(format!("no {k:?}")))
     }
 
     /// An absolute path (empty counts as absent).
-    fn abs_path(&self, k: &str) -> Result<Option<PathBuf>, Unusable> {
+    pub(super) fn abs_path(&self, k: &str) -> Result<Option<PathBuf>, Unusable> {
         match self.text(k)? {
             None | Some("") => Ok(None),
             Some(s) if Path::new(s).is_absolute() && !s.contains('\0') => Ok(Some(s.into())),
@@ -95,7 +95,7 @@ impl<'a> Fields<'a> {
         }
     }
 
-    fn object(&self, k: &str) -> Result<Option<Fields<'a>>, Unusable> {
+    pub(super) fn object(&self, k: &str) -> Result<Option<Fields<'a>>, Unusable> {
         match self.0.get(k) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Object(o)) => Ok(Some(Fields(o))),
@@ -113,7 +113,7 @@ impl<'a> Fields<'a> {
     }
 }
 
-fn object(input: &[u8]) -> Result<Map<String, Value>, Unusable> {
+pub(super) fn object(input: &[u8]) -> Result<Map<String, Value>, Unusable> {
     match serde_json::from_slice(input) {
         Ok(Value::Object(o)) => Ok(o),
         Ok(_) => Err(bad("not a JSON object")),
@@ -122,12 +122,12 @@ fn object(input: &[u8]) -> Result<Map<String, Value>, Unusable> {
 }
 
 /// A file path from a tool's input: absolute, or relative to the agent's working directory.
-fn edited_path(s: &str) -> Option<PathBuf> {
+pub(super) fn edited_path(s: &str) -> Option<PathBuf> {
     (!s.is_empty() && !s.contains('\0') && s.len() <= 4096).then(|| PathBuf::from(s))
 }
 
 impl AgentEvent {
-    fn new(agent: Agent, kind: Kind, event: &str) -> Self {
+    pub(super) fn new(agent: Agent, kind: Kind, event: &str) -> Self {
         let mut meta = BTreeMap::new();
         meta.insert("hook_event".to_string(), event.to_string());
         AgentEvent {
@@ -144,13 +144,18 @@ impl AgentEvent {
 
     /// `key` into `meta` when it is a usable identifier, and nothing otherwise: for fields
     /// that only inform (`prompt_id`, `effort`), whose type an agent may change.
-    fn meta_lenient(&mut self, f: &Fields, key: &str) {
+    pub(super) fn meta_lenient(&mut self, f: &Fields, key: &str) {
         if let Ok(Some(v)) = f.id(key) {
             self.meta.insert(key.to_string(), v);
         }
     }
 
-    fn meta_id(&mut self, f: &Fields, key: &str, meta_key: &str) -> Result<(), Unusable> {
+    pub(super) fn meta_id(
+        &mut self,
+        f: &Fields,
+        key: &str,
+        meta_key: &str,
+    ) -> Result<(), Unusable> {
         if let Some(v) = f.id(key)? {
             self.meta.insert(meta_key.to_string(), v);
         }
@@ -166,7 +171,7 @@ impl AgentEvent {
         self.meta_id(f, "model", "model")
     }
 
-    fn check(self) -> Parsed {
+    pub(super) fn check(self) -> Parsed {
         if self.kind != Kind::Edit && self.session_id.is_none() {
             return Err(bad("no session id"));
         }
@@ -180,7 +185,7 @@ impl AgentEvent {
     }
 }
 
-fn unhandled(event: &str) -> Unusable {
+pub(super) fn unhandled(event: &str) -> Unusable {
     Unusable::Unhandled(format!("event {event} is not handled"))
 }
 
@@ -201,6 +206,7 @@ pub fn parse(agent: Agent, input: &[u8], args: &[String]) -> Parsed {
         Agent::Gemini => gemini(input),
         Agent::Cursor => cursor(input),
         Agent::Opencode => opencode(input),
+        Agent::Pi => super::pi::parse(input),
     }
 }
 

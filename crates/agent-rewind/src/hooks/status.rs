@@ -8,7 +8,9 @@
 //!   verify, so a recorded trust is reported as recorded, not as proven;
 //! - Gemini CLI: folder trust (`~/.gemini/trustedFolders.json`, or
 //!   `GEMINI_CLI_TRUST_WORKSPACE=true`); headless, an untrusted folder is refused;
-//! - OpenCode: its plugin file; Cursor: its hooks file (nothing more is known).
+//! - OpenCode: its plugin file; Cursor: its hooks file (nothing more is known);
+//! - Pi: its extension file, unless the project's `.pi/settings.json` excludes it (no
+//!   trust step).
 //!
 //! Reads the agents' files; never writes them, and never records trust for the user.
 
@@ -43,6 +45,7 @@ pub fn status(store: &Store, home: &Path) -> Result<Vec<AgentHooks>> {
     for agent in Agent::ALL {
         let (path, events) = match JsonConfig::of(agent) {
             Some(config) => config.installed(store)?,
+            None if agent == Agent::Pi => super::pi::installed(&root),
             None => {
                 let p = root.join(super::opencode::PLUGIN_PATH);
                 let ours = std::fs::read_to_string(&p)
@@ -76,6 +79,7 @@ pub fn status(store: &Store, home: &Path) -> Result<Vec<AgentHooks>> {
                     "OpenCode loads the project's plugin folder at startup".into(),
                 ),
                 Agent::Cursor => ("unknown", "Cursor's CLI could not be checked here".into()),
+                Agent::Pi => super::pi::runs(&root),
             }
         };
         out.push(AgentHooks {

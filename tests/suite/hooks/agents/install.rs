@@ -35,7 +35,7 @@ fn install_merges_every_agent_and_uninstall_removes_exactly_ours() {
     }
     let out = repo.json(&["hooks", "install", "--agent", "all"]);
     let agents = out["agents"].as_array().unwrap();
-    assert_eq!(agents.len(), 5, "{out}");
+    assert_eq!(agents.len(), 6, "{out}");
     assert!(
         out["git"].as_array().unwrap().is_empty(),
         "--agent alone: no git hooks"
@@ -92,6 +92,7 @@ fn install_merges_every_agent_and_uninstall_removes_exactly_ours() {
         ".gemini/settings.json",
         ".cursor/hooks.json",
         ".opencode/plugins/git-agent-rewind.js",
+        ".pi/extensions/agent-rewind.ts",
     ];
     let bytes: Vec<String> = files.iter().map(|f| repo.read(f)).collect();
     let again = repo.json(&["hooks", "install", "--agent", "codex", "--agent", "all"]);
@@ -103,7 +104,7 @@ fn install_merges_every_agent_and_uninstall_removes_exactly_ours() {
 
     // Uninstall removes exactly ours: every user file back as it was, ours gone.
     let removed = repo.json(&["hooks", "uninstall", "--agent", "all"]);
-    assert_eq!(removed["agents"].as_array().unwrap().len(), 5);
+    assert_eq!(removed["agents"].as_array().unwrap().len(), 6);
     for (path, v) in &configs {
         assert_eq!(&read(path), v, "{path}");
     }
@@ -113,6 +114,7 @@ fn install_merges_every_agent_and_uninstall_removes_exactly_ours() {
             .join(".opencode/plugins/git-agent-rewind.js")
             .exists()
     );
+    assert!(!repo.path().join(".pi").exists());
     let nothing = repo.json(&["hooks", "uninstall", "--agent", "all"]);
     for a in nothing["agents"].as_array().unwrap() {
         assert_eq!(a["action"], "absent", "{a}");

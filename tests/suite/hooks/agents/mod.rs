@@ -1,6 +1,6 @@
-//! Hooks of every agent (Codex CLI, Gemini CLI, Cursor, OpenCode, Claude Code): the payloads
-//! of `fixtures/<agent>/` fed through the binary start a run, note edited files and record
-//! turns carrying the agent, its session, its transcript and the touched paths; each
+//! Hooks of every agent (Codex CLI, Gemini CLI, Cursor, OpenCode, Claude Code, Pi): the
+//! payloads of `fixtures/<agent>/` fed through the binary start a run, note edited files and
+//! record turns carrying the agent, its session, its transcript and the touched paths; each
 //! agent's project configuration is merged and unmerged without losing anything of the
 //! user's; bad payloads exit 0 and write nothing.
 
@@ -8,4 +8,5 @@ mod bad_payloads;
 mod claude;
 mod install;
 mod opencode;
+mod pi;
 mod recording;
