@@ -10,6 +10,7 @@ mod claude;
 mod codex;
 mod gemini;
 mod opencode;
+mod pi;
 
 use crate::common::Repo;
 use model_server::ModelServer;

@@ -1,5 +1,5 @@
 //! A scripted model server on 127.0.0.1 for the real agent CLIs: it speaks Anthropic
-//! Messages (Claude Code), OpenAI Responses (Codex), OpenAI Chat Completions (OpenCode) and
+//! Messages (Claude Code), OpenAI Responses (Codex), OpenAI Chat Completions (OpenCode, Pi) and
 //! Gemini's generateContent (Gemini CLI), streamed (SSE) or not, and logs every request.
 //!
 //! The script is in the prompt: a user message holding `WRITE <absolute path> <word>` is
@@ -516,11 +516,21 @@ fn responses(body: &Value) -> Reply {
     Reply::Events(events)
 }
 
-// ---- OpenAI Chat Completions (OpenCode) ----
+// ---- OpenAI Chat Completions (OpenCode, Pi) ----
 
-/// A Chat Completions answer. A `WRITE` is answered with OpenCode's `write` tool
-/// (`filePath`, `content`), its call id naming the word; streamed as chunks of
-/// `chat.completion.chunk` ending with `[DONE]`.
+/// The name the agent's `write` tool gives its path argument: Pi's is `path`, OpenCode's
+/// `filePath`.
+fn write_path_argument(body: &Value) -> &'static str {
+    let declares_path = body["tools"].as_array().into_iter().flatten().any(|t| {
+        t["function"]["name"] == "write"
+            && !t["function"]["parameters"]["properties"]["path"].is_null()
+    });
+    if declares_path { "path" } else { "filePath" }
+}
+
+/// A Chat Completions answer. A `WRITE` is answered with the agent's `write` tool (path
+/// argument as [`write_path_argument`], `content`), its call id naming the word; streamed
+/// as chunks of `chat.completion.chunk` ending with `[DONE]`.
 fn chat(body: &Value, overflowed: &AtomicBool) -> Reply {
     let mut items = Vec::new();
     for m in body["messages"].as_array().into_iter().flatten() {
@@ -546,7 +556,8 @@ fn chat(body: &Value, overflowed: &AtomicBool) -> Reply {
             json!({"role": "assistant", "content": null, "tool_calls": [{
                 "index": 0, "id": format!("call_{word}"), "type": "function",
                 "function": {"name": "write", "arguments":
-                    json!({"filePath": path, "content": format!("{word}\n")}).to_string()}}]}),
+                    json!({write_path_argument(body): path, "content": format!("{word}\n")})
+                        .to_string()}}]}),
             "tool_calls",
         ),
         Move::Call { .. } | Move::Search => unreachable!("only Claude Code and Codex call tools"),
