@@ -42,7 +42,9 @@ const STATUSES: &[&str] = &[
 const EVENTS: &[&str] = &["begin", "finish", "commit", "turn", "manual", "steer"];
 const SHELLS: &[&str] = &["bash", "zsh", "fish", "elvish", "powershell"];
 const HOOKS: &[&str] = &["post-commit", "post-rewrite", "claude"];
-const AGENTS: &[&str] = &["claude", "codex", "gemini", "cursor", "opencode", "all"];
+const AGENTS: &[&str] = &[
+    "claude", "codex", "gemini", "cursor", "opencode", "pi", "all",
+];
 /// `view --diffs` takes these or a number.
 const DIFFS: &[&str] = &["all", "none"];
 

@@ -1,6 +1,6 @@
 //! The coding agents whose turns we record (Claude Code, Codex CLI, Gemini CLI, Cursor,
-//! OpenCode, Qwen Code, GitHub Copilot CLI): their names as written in the `agent` field of
-//! a checkpoint line, and the command that resumes one of their conversations.
+//! OpenCode, Qwen Code, GitHub Copilot CLI, Pi): their names as written in the `agent` field
+//! of a checkpoint line, and the command that resumes one of their conversations.
 //!
 //! Plain data, below every other layer: the hook adapters (`hooks`), `rewind`/`fork` and
 //! `status` all read it. It must never run anything or touch the repository.
@@ -19,10 +19,11 @@ pub enum Agent {
     Opencode,
     Qwen,
     Copilot,
+    Pi,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 7] = [
+    pub const ALL: [Agent; 8] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -30,6 +31,7 @@ impl Agent {
         Agent::Opencode,
         Agent::Qwen,
         Agent::Copilot,
+        Agent::Pi,
     ];
 
     /// The name in the `agent` field, in `hook <name>` and in `--agent <name>`.
@@ -42,6 +44,7 @@ impl Agent {
             Agent::Opencode => "opencode",
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
+            Agent::Pi => "pi",
         }
     }
 
@@ -55,6 +58,7 @@ impl Agent {
             Agent::Opencode => "OpenCode",
             Agent::Qwen => "Qwen Code",
             Agent::Copilot => "GitHub Copilot CLI",
+            Agent::Pi => "Pi",
         }
     }
 
@@ -68,6 +72,7 @@ impl Agent {
             "opencode" => Some(Agent::Opencode),
             "qwen" | "qwen-code" => Some(Agent::Qwen),
             "copilot" | "copilot-cli" | "github-copilot" => Some(Agent::Copilot),
+            "pi" | "pi-coding-agent" => Some(Agent::Pi),
             _ => None,
         }
     }
@@ -79,7 +84,7 @@ impl Agent {
         }
         Agent::from_name(s).map(|a| vec![a]).ok_or_else(|| {
             Error::usage(format!("unknown agent {:?}", s.trim())).with_hint(
-                "supported agents: claude, codex, gemini, cursor, opencode, qwen, copilot, all",
+                "supported agents: claude, codex, gemini, cursor, opencode, qwen, copilot, pi, all",
             )
         })
     }
@@ -102,6 +107,7 @@ impl Agent {
             // Copilot's `--resume` takes its value only when joined to it: without one it
             // opens a picker of sessions.
             Agent::Copilot => return vec!["copilot".into(), format!("--resume={session}")],
+            Agent::Pi => ["pi", "--session"],
         };
         vec![words[0].into(), words[1].into(), session.into()]
     }
@@ -153,10 +159,12 @@ impl Agent {
                     ),
                 }
             }
-            // Codex's `fork`, OpenCode's `--fork` and Qwen Code's `--fork-session` copy the
-            // whole session: no turn to fork at (checked with Codex CLI 0.171.0, OpenCode
-            // 1.18.33 and Qwen Code 0.24.4).
-            (Agent::Codex | Agent::Opencode | Agent::Qwen, at) => {
+            // Codex's `fork`, OpenCode's `--fork`, Qwen Code's `--fork-session` and Pi's
+            // `--fork` copy the whole session: no turn to fork at from the command line
+            // (checked with Codex CLI 0.171.0, OpenCode 1.18.33, Qwen Code 0.24.4 and Pi
+            // 0.73.1; Pi forks at an entry only in its own interactive `/fork` and `/tree`, or
+            // through its RPC mode and SDK).
+            (Agent::Codex | Agent::Opencode | Agent::Qwen | Agent::Pi, at) => {
                 let (words, flag, pointer): (&[&str], &str, &str) = match self {
                     Agent::Codex => (&["codex", "fork", session], "fork", "turn"),
                     Agent::Qwen => (
@@ -164,6 +172,7 @@ impl Agent {
                         "--fork-session",
                         "prompt",
                     ),
+                    Agent::Pi => (&["pi", "--fork", session], "--fork", "entry"),
                     _ => (
                         &["opencode", "--session", session, "--fork"],
                         "--fork",
@@ -305,6 +314,7 @@ mod tests {
             (Agent::Codex, "codex fork s-1"),
             (Agent::Opencode, "opencode --session s-1 --fork"),
             (Agent::Qwen, "qwen --resume s-1 --fork-session"),
+            (Agent::Pi, "pi --fork s-1"),
         ] {
             let c = a.continue_command("s-1", Some("m-2"));
             assert_eq!(c.command, command);

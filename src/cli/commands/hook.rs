@@ -26,7 +26,7 @@ const MAX_STDIN: u64 = 64 * 1024 * 1024;
 #[derive(Debug, Args)]
 pub struct HookArgs {
     /// post-commit, post-rewrite, or an agent: claude, codex, gemini, cursor, opencode, qwen,
-    /// copilot.
+    /// copilot, pi.
     pub name: String,
     /// The arguments git passes to the hook (post-rewrite: amend or rebase).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -132,10 +132,11 @@ pub fn run(a: HookArgs, ctx: &Ctx) -> Output {
 /// (checked with 0.61.0) and Qwen Code (checked with 0.24.4) add to the model's context;
 /// Copilot CLI's top-level `additionalContext`. OpenCode's plugin takes it as plain text
 /// and adds it to the compaction's context (`experimental.session.compacting`; checked with
-/// 1.18.33).
+/// 1.18.33). Pi's extension takes it as plain text too, and gives it to the model with the
+/// next prompt (`before_agent_start`; checked with 0.73.1).
 fn agent_context(hook: &str, context: Option<&str>) -> String {
     match (hooks::Agent::from_name(hook), context) {
-        (Some(hooks::Agent::Opencode), Some(c)) => format!("{c}\n"),
+        (Some(hooks::Agent::Opencode | hooks::Agent::Pi), Some(c)) => format!("{c}\n"),
         // Copilot CLI reads a top-level `additionalContext` (it ignores Claude's nested one;
         // checked with 1.0.102).
         (Some(hooks::Agent::Copilot), Some(c)) => {

@@ -35,7 +35,7 @@ pub struct HooksArgs {
     /// The git hooks (post-commit, post-rewrite) in the hooks folder git uses.
     #[arg(long)]
     pub git: bool,
-    /// An agent's hooks: claude, codex, gemini, cursor, opencode, qwen, copilot, or all (merged into the
+    /// An agent's hooks: claude, codex, gemini, cursor, opencode, qwen, copilot, pi, or all (merged into the
     /// agent's project configuration; see docs/HOOKS.md). Repeatable.
     #[arg(long = "agent", value_name = "AGENT")]
     pub agents: Vec<String>,

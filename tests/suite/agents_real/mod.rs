@@ -11,6 +11,7 @@ mod codex;
 mod copilot;
 mod gemini;
 mod opencode;
+mod pi;
 mod qwen;
 
 use crate::common::Repo;

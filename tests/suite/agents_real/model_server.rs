@@ -1,7 +1,7 @@
 //! A scripted model server on 127.0.0.1 for the real agent CLIs: it speaks Anthropic
 //! Messages (Claude Code), OpenAI Responses (Codex, Copilot CLI), OpenAI Chat Completions
-//! (OpenCode, Qwen Code) and Gemini's generateContent (Gemini CLI), streamed (SSE) or not,
-//! and logs every request.
+//! (OpenCode, Qwen Code, Pi) and Gemini's generateContent (Gemini CLI), streamed (SSE) or
+//! not, and logs every request.
 //!
 //! The script is in the prompt: a user message holding `WRITE <absolute path> <word>` is
 //! answered with the agent's file-writing tool call (the file gets `<word>` and a newline);
@@ -519,11 +519,21 @@ fn responses(body: &Value) -> Reply {
     Reply::Events(events)
 }
 
-// ---- OpenAI Chat Completions (OpenCode) ----
+// ---- OpenAI Chat Completions (OpenCode, Pi) ----
 
-/// A Chat Completions answer. A `WRITE` is answered with OpenCode's `write` tool
-/// (`filePath`, `content`), its call id naming the word; streamed as chunks of
-/// `chat.completion.chunk` ending with `[DONE]`.
+/// The name the agent's `write` tool gives its path argument: Pi's is `path`, OpenCode's
+/// `filePath`.
+fn write_path_argument(body: &Value) -> &'static str {
+    let declares_path = body["tools"].as_array().into_iter().flatten().any(|t| {
+        t["function"]["name"] == "write"
+            && !t["function"]["parameters"]["properties"]["path"].is_null()
+    });
+    if declares_path { "path" } else { "filePath" }
+}
+
+/// A Chat Completions answer. A `WRITE` is answered with the agent's write tool
+/// ([`chat_write`]), its call id naming the word; streamed
+/// as chunks of `chat.completion.chunk` ending with `[DONE]`.
 fn chat(body: &Value, overflowed: &AtomicBool) -> Reply {
     let mut items = Vec::new();
     for m in body["messages"].as_array().into_iter().flatten() {
@@ -597,7 +607,7 @@ fn chat_write(body: &Value, path: &str, content: &str) -> Value {
                "arguments": json!({"file_path": path, "content": content}).to_string()})
     } else {
         json!({"name": "write",
-               "arguments": json!({"filePath": path, "content": content}).to_string()})
+               "arguments": json!({write_path_argument(body): path, "content": content}).to_string()})
     }
 }
 

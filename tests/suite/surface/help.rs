@@ -450,7 +450,9 @@ fn bash_completes_the_values_of_agent_format_color_and_diffs() {
     let p = "git-agent-rewind";
     assert_eq!(
         c(&[p, "hooks", "install", "--agent", ""]),
-        ["all", "claude", "codex", "cursor", "gemini", "opencode"]
+        [
+            "all", "claude", "codex", "cursor", "gemini", "opencode", "pi"
+        ]
     );
     assert_eq!(c(&[p, "init", "--agent", "co"]), ["codex"]);
     assert_eq!(

@@ -81,21 +81,21 @@ pub fn install(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
     let mut prepared = vec![];
     for agent in &opts.agents {
         match JsonConfig::of(*agent) {
-            Some(c) => prepared.push(Some(c.prepare(store)?)),
+            Some(c) => prepared.push((*agent, Some(c.prepare(store)?))),
             None => {
-                super::opencode::check(store)?;
-                prepared.push(None);
+                plugin_check(store, *agent)?;
+                prepared.push((*agent, None));
             }
         }
-        if opts.mcp {
+        if opts.mcp && has_mcp(*agent) {
             super::mcp_config::check(store, *agent)?;
         }
     }
-    for p in prepared {
+    for (agent, p) in prepared {
         let updated = p.as_ref().map(|p| p.updated().to_vec()).unwrap_or_default();
         let change = match p {
             Some(p) => p.write()?,
-            None => super::opencode::install(store)?,
+            None => plugin_install(store, agent)?,
         };
         if change.agent == Agent::Codex {
             out.warnings
@@ -109,7 +109,11 @@ pub fn install(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
     }
     if opts.mcp {
         for agent in &opts.agents {
-            out.agents.push(super::mcp_config::install(store, *agent)?);
+            if has_mcp(*agent) {
+                out.agents.push(super::mcp_config::install(store, *agent)?);
+            } else {
+                out.warnings.push(super::pi::NO_MCP.to_string());
+            }
             if *agent == Agent::Qwen {
                 out.warnings.push(format!(
                     "Qwen Code starts a project's MCP server only once you approve it: run \
@@ -150,13 +154,14 @@ pub fn uninstall(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
     for agent in &opts.agents {
         out.agents.push(match JsonConfig::of(*agent) {
             Some(c) => c.uninstall(store)?,
+            None if *agent == Agent::Pi => super::pi::uninstall(store)?,
             None => {
                 let change = super::opencode::uninstall(store)?;
                 out.warnings.extend(super::opencode::left_behind(store)?);
                 change
             }
         });
-        if opts.mcp {
+        if opts.mcp && has_mcp(*agent) {
             out.agents
                 .push(super::mcp_config::uninstall(store, *agent)?);
         }
@@ -180,6 +185,27 @@ pub fn uninstall(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
         out.hooks_dir = Some(dir.display().to_string());
     }
     Ok(out)
+}
+
+/// Whether `agent` reads MCP servers at all (Pi does not, by design).
+fn has_mcp(agent: Agent) -> bool {
+    super::mcp_config::config_path(agent).is_some()
+}
+
+/// What installing the file of an agent without JSON hooks (OpenCode's plugin, Pi's
+/// extension) would do, or why it is refused.
+fn plugin_check(store: &Store, agent: Agent) -> Result<FileAction> {
+    match agent {
+        Agent::Pi => super::pi::check(store),
+        _ => super::opencode::check(store),
+    }
+}
+
+fn plugin_install(store: &Store, agent: Agent) -> Result<SettingsChange> {
+    match agent {
+        Agent::Pi => super::pi::install(store),
+        _ => super::opencode::install(store),
+    }
 }
 
 /// What Codex needs before it runs the hooks at `path` (checked with Codex CLI 0.171.0): the

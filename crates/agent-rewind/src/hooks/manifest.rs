@@ -1,5 +1,7 @@
 //! The run's state in a few lines, given to an agent whose context was compacted, resumed
-//! or cleared (`SessionStart` with `source` `compact`, `resume` or `clear`), so it knows
+//! or cleared (`SessionStart` with `source` `compact`, `resume` or `clear`; for Pi, whose
+//! session start does not tell a resumed session from a new one, a session that already
+//! has a turn in the run), so it knows
 //! where its work stands without the transcript: run, label, each step's state with its
 //! attempt, approvals pending, the next action, the last checkpoint and how to rewind to it.
 //!
@@ -18,6 +20,35 @@ pub const MAX_MANIFEST: usize = 2048;
 
 /// The session-start sources after which an agent is given the manifest.
 pub const SOURCES: [&str; 3] = ["compact", "resume", "clear"];
+
+/// How many of a run's newest checkpoints (its lineage included) are looked through for a
+/// turn of a session whose start does not say whether it resumes.
+pub const RESUME_LOOKBACK: usize = 1000;
+
+/// Whether the session starting in `ev` continues a conversation the agent had before: its
+/// `source` says so, or (Pi, which cannot tell) a `turn` of the same session is among the
+/// run's newest [`RESUME_LOOKBACK`] checkpoints, its lineage included.
+pub fn resumed(store: &Store, run: &RunId, ev: &super::payload::AgentEvent) -> Result<bool> {
+    if let Some(source) = ev.meta.get("source") {
+        return Ok(SOURCES.contains(&source.as_str()));
+    }
+    let (crate::agent::Agent::Pi, Some(session)) = (ev.agent, ev.session_id.as_deref()) else {
+        return Ok(false);
+    };
+    let mut catalog = Catalog::new(store);
+    let Some(tip) = catalog.run_tip(run)? else {
+        return Ok(false);
+    };
+    Ok(catalog
+        .lineage_chain(tip.id(), RESUME_LOOKBACK)?
+        .iter()
+        .any(|cp| {
+            let line = cp.line();
+            line.event == crate::model::Event::Turn
+                && line.sdk_session_id.as_deref() == Some(session)
+                && line.agent.as_deref() == Some(ev.agent.name())
+        }))
+}
 
 /// Whether `agentRewind.agentContext` allows giving agents the manifest (default: yes).
 pub fn enabled(store: &Store) -> bool {

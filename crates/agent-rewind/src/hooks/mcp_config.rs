@@ -12,6 +12,9 @@
 //! | Qwen Code | `.qwen/settings.json` | `mcpServers.git-agent-rewind` `{command, args}` |
 //! | GitHub Copilot CLI | `.github/mcp.json` | `mcpServers.git-agent-rewind` `{type: local, command, args, tools}` |
 //!
+//! Pi has no MCP by design: it has no such file, and asking for one is refused here
+//! (`hooks install --mcp` skips Pi before it gets here, saying why).
+//!
 //! Owns those entries only: every other key of the file is kept in its order; a file that
 //! is not valid JSON or TOML is refused and left untouched; a file that held nothing else is
 //! deleted on uninstall, with a folder it leaves empty.
@@ -27,9 +30,10 @@ use std::path::{Path, PathBuf};
 /// The name our server has in every configuration.
 pub const SERVER_NAME: &str = "git-agent-rewind";
 
-/// Where `agent` reads project MCP servers, relative to the worktree's top.
-pub fn config_path(agent: Agent) -> &'static str {
-    match agent {
+/// Where `agent` reads project MCP servers, relative to the worktree's top; `None` for an
+/// agent without MCP (Pi).
+pub fn config_path(agent: Agent) -> Option<&'static str> {
+    Some(match agent {
         Agent::Claude => ".mcp.json",
         Agent::Codex => ".codex/config.toml",
         Agent::Gemini => ".gemini/settings.json",
@@ -37,6 +41,18 @@ pub fn config_path(agent: Agent) -> &'static str {
         Agent::Opencode => "opencode.json",
         Agent::Qwen => super::qwen::SETTINGS,
         Agent::Copilot => ".github/mcp.json",
+        Agent::Pi => return None,
+    })
+}
+
+/// The file of `agent`'s project MCP servers, or a refusal for an agent without MCP.
+fn config_file(store: &Store, agent: Agent) -> Result<PathBuf> {
+    match config_path(agent) {
+        Some(p) => Ok(store.worktree().root()?.join(p)),
+        None => Err(Error::usage(format!(
+            "{} has no MCP configuration",
+            agent.display()
+        ))),
     }
 }
 
@@ -103,7 +119,7 @@ pub fn check(store: &Store, agent: Agent) -> Result<FileAction> {
 
 /// The action and the new text of the file.
 fn plan(store: &Store, agent: Agent) -> Result<(FileAction, PathBuf, Option<String>)> {
-    let path = store.worktree().root()?.join(config_path(agent));
+    let path = config_file(store, agent)?;
     let text = read(&path)?;
     if agent == Agent::Codex {
         let old = text.clone().unwrap_or_default();
@@ -169,7 +185,7 @@ pub fn install(store: &Store, agent: Agent) -> Result<SettingsChange> {
 
 /// Take our server out of `agent`'s configuration.
 pub fn uninstall(store: &Store, agent: Agent) -> Result<SettingsChange> {
-    let path = store.worktree().root()?.join(config_path(agent));
+    let path = config_file(store, agent)?;
     let Some(text) = read(&path)? else {
         return Ok(change(agent, &path, FileAction::Absent));
     };

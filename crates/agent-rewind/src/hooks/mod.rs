@@ -2,8 +2,9 @@
 //!
 //! - [`install`]: the git hook files (`post-commit`, `post-rewrite`) as marker-delimited
 //!   blocks in the hooks folder git actually uses, and each agent's project configuration
-//!   ([`settings`] for the JSON ones, [`opencode`] for OpenCode's plugin file; what is
-//!   particular to Qwen Code and Copilot CLI in [`qwen`] and [`copilot`]), without
+//!   ([`settings`] for the JSON ones, [`opencode`] for OpenCode's plugin file, [`pi`] for
+//!   Pi's extension file; what is particular to Qwen Code and Copilot CLI in [`qwen`] and
+//!   [`copilot`]), without
 //!   clobbering anything that is not ours.
 //! - [`handlers`]: `hook post-commit` / `hook post-rewrite`, recording into the worktree's
 //!   active run, the post-commit checkpoint of a large worktree after the commit returns
@@ -24,6 +25,7 @@ pub mod manifest;
 pub mod mcp_config;
 pub mod opencode;
 pub mod payload;
+pub mod pi;
 pub mod qwen;
 pub mod settings;
 pub mod status;
@@ -232,7 +234,7 @@ pub fn run_hook(
             Some(agent) => Ok(turn::handle(agent, stdin, args, dir)),
             None => Err(Error::usage(format!("unknown hook {other:?}")).with_hint(
                 "hooks: post-commit, post-rewrite, prepare-commit-msg, claude, codex, gemini, cursor, \
-                 opencode, qwen, copilot",
+                 opencode, qwen, copilot, pi",
             )),
         },
     }

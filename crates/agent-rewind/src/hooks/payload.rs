@@ -87,7 +87,7 @@ impl<'a> Fields<'a> {
     }
 
     /// An absolute path (empty counts as absent).
-    fn abs_path(&self, k: &str) -> Result<Option<PathBuf>, Unusable> {
+    pub(super) fn abs_path(&self, k: &str) -> Result<Option<PathBuf>, Unusable> {
         match self.text(k)? {
             None | Some("") => Ok(None),
             Some(s) if Path::new(s).is_absolute() && !s.contains('\0') => Ok(Some(s.into())),
@@ -208,6 +208,7 @@ pub fn parse(agent: Agent, input: &[u8], args: &[String]) -> Parsed {
         Agent::Opencode => opencode(input),
         Agent::Qwen => super::qwen::parse(input, std::env::var("QWEN_CODE_MODEL").ok()),
         Agent::Copilot => super::copilot::parse(input),
+        Agent::Pi => super::pi::parse(input),
     }
 }
 

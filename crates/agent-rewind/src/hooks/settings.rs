@@ -67,7 +67,8 @@ pub struct JsonConfig {
 }
 
 impl JsonConfig {
-    /// The configuration of `agent`; `None` for OpenCode (a plugin file, not JSON).
+    /// The configuration of `agent`; `None` for OpenCode and Pi (a plugin or extension file,
+    /// not JSON).
     pub fn of(agent: Agent) -> Option<JsonConfig> {
         let (path, shape, events): (_, _, &'static [_]) = match agent {
             Agent::Claude => (
@@ -114,7 +115,7 @@ impl JsonConfig {
                 Shape::Grouped,
                 super::copilot::EVENTS,
             ),
-            Agent::Opencode => return None,
+            Agent::Opencode | Agent::Pi => return None,
         };
         Some(JsonConfig {
             agent,

@@ -11,7 +11,9 @@
 //! - Qwen Code: `disableAllHooks`, and folder trust when it is turned on ([`super::qwen`]);
 //! - GitHub Copilot CLI: folder trust (`trustedFolders`, `COPILOT_ALLOW_ALL`) and
 //!   `disableAllHooks` ([`super::copilot`]);
-//! - OpenCode: its plugin file; Cursor: its hooks file (nothing more is known).
+//! - OpenCode: its plugin file; Cursor: its hooks file (nothing more is known);
+//! - Pi: its extension file, unless the project's `.pi/settings.json` excludes it (no
+//!   trust step).
 //!
 //! Reads the agents' files; never writes them, and never records trust for the user.
 
@@ -46,6 +48,7 @@ pub fn status(store: &Store, home: &Path) -> Result<Vec<AgentHooks>> {
     for agent in Agent::ALL {
         let (path, events) = match JsonConfig::of(agent) {
             Some(config) => config.installed(store)?,
+            None if agent == Agent::Pi => super::pi::installed(&root),
             None => {
                 let p = root.join(super::opencode::PLUGIN_PATH);
                 let ours = std::fs::read_to_string(&p)
@@ -81,6 +84,7 @@ pub fn status(store: &Store, home: &Path) -> Result<Vec<AgentHooks>> {
                 Agent::Cursor => ("unknown", "Cursor's CLI could not be checked here".into()),
                 Agent::Qwen => super::qwen::status(&root, home),
                 Agent::Copilot => super::copilot::status(&root, home),
+                Agent::Pi => super::pi::runs(&root),
             }
         };
         out.push(AgentHooks {

@@ -1,4 +1,4 @@
-//! `hook <agent>` (claude, codex, gemini, cursor, opencode, qwen, copilot): one pipeline
+//! `hook <agent>` (claude, codex, gemini, cursor, opencode, qwen, copilot, pi): one pipeline
 //! from an agent's event ([`super::payload`]) to what it records.
 //!
 //! - session start: start or join the worktree's active run (a run a workflow completed is
@@ -96,8 +96,7 @@ fn session_start(store: &Store, ev: &AgentEvent) -> Result<HookOutcome> {
             });
         }
         Ok(run) if store.refs().run_head(&run)?.is_some() => {
-            let source = ev.meta.get("source").map(String::as_str).unwrap_or("");
-            let context = (super::manifest::SOURCES.contains(&source)
+            let context = (super::manifest::resumed(store, &run, ev)?
                 && super::manifest::enabled(store))
             .then(|| super::manifest::manifest(store, &run))
             .transpose()?;

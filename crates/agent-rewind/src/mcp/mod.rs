@@ -33,7 +33,11 @@ impl Caller {
     /// agent's newest session in the active run.
     pub fn identify(store: &Store, client: &str) -> Caller {
         let lower = client.to_ascii_lowercase();
-        let agent = Agent::ALL.into_iter().find(|a| lower.contains(a.name()));
+        // Pi has no MCP client, and its short name is inside many other names.
+        let agent = Agent::ALL
+            .into_iter()
+            .filter(|a| *a != Agent::Pi)
+            .find(|a| lower.contains(a.name()));
         let session = agent.and_then(|a| newest_session(store, a).ok().flatten());
         Caller {
             client: client.to_string(),

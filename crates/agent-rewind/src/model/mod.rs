@@ -152,7 +152,7 @@ pub struct CheckpointLine {
     #[serde(default)]
     pub sdk_session_id: Option<String>,
     /// The coding agent that recorded this checkpoint (`claude`, `codex`, `gemini`,
-    /// `cursor`, `opencode`, `qwen`, `copilot`), whose conversation `sdk_session_id` is.
+    /// `cursor`, `opencode`, `qwen`, `copilot`, `pi`), whose conversation `sdk_session_id` is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
     /// Paths (relative to the worktree root) the agent edited since its previous turn.

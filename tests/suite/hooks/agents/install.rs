@@ -35,7 +35,7 @@ fn install_merges_every_agent_and_uninstall_removes_exactly_ours() {
     }
     let out = repo.json(&["hooks", "install", "--agent", "all"]);
     let agents = out["agents"].as_array().unwrap();
-    assert_eq!(agents.len(), 7, "{out}");
+    assert_eq!(agents.len(), 8, "{out}");
     assert!(
         out["git"].as_array().unwrap().is_empty(),
         "--agent alone: no git hooks"
@@ -94,6 +94,7 @@ fn install_merges_every_agent_and_uninstall_removes_exactly_ours() {
         ".opencode/plugins/git-agent-rewind.js",
         ".qwen/settings.json",
         ".github/hooks/agent-rewind.json",
+        ".pi/extensions/agent-rewind.ts",
     ];
     let bytes: Vec<String> = files.iter().map(|f| repo.read(f)).collect();
     let again = repo.json(&["hooks", "install", "--agent", "codex", "--agent", "all"]);
@@ -105,7 +106,7 @@ fn install_merges_every_agent_and_uninstall_removes_exactly_ours() {
 
     // Uninstall removes exactly ours: every user file back as it was, ours gone.
     let removed = repo.json(&["hooks", "uninstall", "--agent", "all"]);
-    assert_eq!(removed["agents"].as_array().unwrap().len(), 7);
+    assert_eq!(removed["agents"].as_array().unwrap().len(), 8);
     for (path, v) in &configs {
         assert_eq!(&read(path), v, "{path}");
     }
@@ -115,6 +116,7 @@ fn install_merges_every_agent_and_uninstall_removes_exactly_ours() {
             .join(".opencode/plugins/git-agent-rewind.js")
             .exists()
     );
+    assert!(!repo.path().join(".pi").exists());
     let nothing = repo.json(&["hooks", "uninstall", "--agent", "all"]);
     for a in nothing["agents"].as_array().unwrap() {
         assert_eq!(a["action"], "absent", "{a}");
