@@ -2,6 +2,7 @@
 //!
 //! The browser tests need Debian's `chromium` on PATH (`scripts/test` installs it when missing).
 
+mod look;
 mod serve;
 
 use crate::common;
@@ -215,11 +216,11 @@ fn page_renders_runs_edges_diff_and_timeline_in_chromium(f: &Fixture) {
         "an element was created from the label"
     );
     assert!(dom.contains("&lt;img src=x onerror=alert(1)&gt;"));
-    // Lanes: r1 archived and folded away, r2 and r3 drawn with their checkpoints.
-    for run in ["r1", "r2", "r3"] {
+    // Lanes: r1 archived, with no lane until asked for; r2 and r3 drawn with their checkpoints.
+    for run in ["r2", "r3"] {
         assert!(dom.contains(&format!("data-run=\"{run}\"")), "lane {run}");
     }
-    assert_eq!(dom.matches("class=\"fold\"").count(), 1, "r1 folded");
+    assert!(!dom.contains("data-run=\"r1\""), "r1 shown");
     let r2 = f.repo.json(&["list", "r2"]);
     let r3 = f.repo.json(&["list", "r3"]);
     let nodes = r2.as_array().unwrap().len() + r3.as_array().unwrap().len();
@@ -227,19 +228,6 @@ fn page_renders_runs_edges_diff_and_timeline_in_chromium(f: &Fixture) {
     for cp in r2.as_array().unwrap() {
         let id = cp["checkpoint"].as_str().unwrap();
         assert!(dom.contains(&format!("data-id=\"{id}\"")), "node {id}");
-    }
-    // Edges from the source checkpoints: the rewind and the fork.
-    let root = |run: &str| f.repo.json(&["list", run])[0].clone();
-    for (run, kind) in [("r2", "rewound"), ("r3", "forked")] {
-        let r = root(run);
-        let from = r[format!("{kind}_from")]["checkpoint"].as_str().unwrap();
-        let to = r["checkpoint"].as_str().unwrap();
-        assert!(
-            dom.contains(&format!(
-                "data-from=\"{from}\" data-to=\"{to}\" class=\"edge {kind}\""
-            )),
-            "{kind} edge {from} -> {to}"
-        );
     }
     // The selected checkpoint's diff, folded or not, and its metadata.
     assert!(dom.contains("node st-completed sel"), "selected node");
@@ -258,9 +246,22 @@ fn page_renders_runs_edges_diff_and_timeline_in_chromium(f: &Fixture) {
     let dom = dump_dom(&page, &f.gate);
     assert!(dom.contains("looks good") && dom.contains(">approved</span>"));
 
-    // r1's failed step: selecting it unfolds the archived run.
+    // r1's failed step: selecting it shows the archived runs, and the edges from r1.
     let dom = dump_dom(&page, &f.failed);
-    assert_eq!(dom.matches("class=\"fold\"").count(), 0);
+    assert!(dom.contains("data-run=\"r1\""), "r1 shown");
+    // Edges from the source checkpoints: the rewind and the fork.
+    let root = |run: &str| f.repo.json(&["list", run])[0].clone();
+    for (run, kind) in [("r2", "rewound"), ("r3", "forked")] {
+        let r = root(run);
+        let from = r[format!("{kind}_from")]["checkpoint"].as_str().unwrap();
+        let to = r["checkpoint"].as_str().unwrap();
+        assert!(
+            dom.contains(&format!(
+                "data-from=\"{from}\" data-to=\"{to}\" class=\"edge {kind}\""
+            )),
+            "{kind} edge {from} -> {to}"
+        );
+    }
     assert!(dom.contains("node st-failed sel"));
     assert!(dom.contains("did not compile"));
     assert!(dom.contains("sess-plan"));

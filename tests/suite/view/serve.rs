@@ -231,7 +231,7 @@ fn served_page_shows_who_wrote_each_line_in_chromium() {
         dom.contains("data-blamed=\"app.txt\""),
         "the attribution arrived: {dom}"
     );
-    assert!(dom.contains("2 of 4 line(s) by an agent"), "{dom}");
+    assert!(dom.contains("2 of 4 lines by an agent"), "{dom}");
     let who = format!("<td class=\"who\">claude:claude-sonnet-4-5 {run}/");
     assert_eq!(dom.matches(&who).count(), 2, "{who} in {dom}");
     assert!(

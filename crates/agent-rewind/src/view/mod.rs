@@ -94,7 +94,7 @@ pub fn page_with(model: &ViewModel, title: &str, served: bool) -> String {
                 header {
                     h1 { "agent runs — " (title) }
                     input #q type="search" placeholder="search runs, labels, steps, session ids  ( / )" autocomplete="off";
-                    label { input #archived type="checkbox"; " " span #archived-label { "show archived runs" } }
+                    label #archived-toggle { input #archived type="checkbox"; " " span #archived-label { "show archived runs" } }
                     span #stats {}
                     span.keys { "keys: ←/→ along a run · ↑/↓ between runs · / search · a archived" }
                 }

@@ -12,9 +12,12 @@
   // -1 for none; times are milliseconds after D.base (null for none).
   var ID = 0, RUN = 1, SEQ = 2, STEP = 3, ATT = 4, EV = 5, KIND = 6, ST = 7, TS = 8,
     PAR = 9, SES = 10, WR = 11, SHA = 12, REF = 13, STARTED = 14, FINISHED = 15;
-  var DX = 22, DY = 30, LABEL = 320, R = 6, SVGNS = 'http://www.w3.org/2000/svg';
+  // LABEL: the caption column, left of every dot and edge; CAPTION_X: where captions start.
+  var DX = 22, DY = 30, LABEL = 320, CAPTION_X = 22, R = 6, SVGNS = 'http://www.w3.org/2000/svg';
   var cps = D.cps, runs = D.runs;
-  var sel = -1, hits = null, showArchived = false;
+  // The box's own state, so a page reloaded with it ticked (the browser keeps it) shows
+  // the archived runs too.
+  var sel = -1, hits = null, showArchived = document.getElementById('archived').checked;
   function $(id) { return document.getElementById(id); }
   function s(i) { return i == null || i < 0 ? null : S[i]; }
   function ts(i) { return D.base + cps[i][TS]; }
@@ -42,12 +45,15 @@
     if (ms < 3600000) return Math.round(ms / 60000) + ' min';
     return (ms / 3600000).toFixed(1) + ' h';
   }
+  // "1 run", "2 runs": a count and its noun, singular for one.
+  function plural(n, noun) { return n + ' ' + noun + (n === 1 ? '' : 's'); }
   function statusOf(i) { return s(cps[i][ST]) || 'none'; }
   function stepName(i) { return s(cps[i][STEP]) || s(cps[i][EV]); }
 
-  // ---- layout: a lane per run, a column per position, a rewound run starts right after
-  // the checkpoint it came from.
-  var maxCol = 0, edges = [];
+  // ---- layout: a lane per run shown, a column per position, a rewound run starts right after
+  // the checkpoint it came from. Archived runs not asked for by name have no lane (nor edges)
+  // until the box is ticked; their columns are kept, so nothing moves when they appear.
+  var maxCol = 0, edges = [], rows = [];
   runs.forEach(function (r, n) {
     r.lane = n;
     var from = r.origin && r.origin.from >= 0 ? r.origin.from : -1;
@@ -57,25 +63,43 @@
   });
   function col(i) { var r = runs[cps[i][RUN]]; return r.x0 + (i - r.first); }
   function cx(i) { return LABEL + DX + col(i) * DX; }
-  function cy(lane) { return lane * DY + DY / 2; }
-  function folded(r) { return r.folded && !showArchived && !r.open; }
+  function cy(r) { return r.row * DY + DY / 2; }
+  function hidden(r) { return r.folded && !showArchived; }
+  // The runs shown, top to bottom (r.row), and the graph's height for them.
+  function relayout() {
+    rows = runs.filter(function (r) { return !hidden(r); });
+    rows.forEach(function (r, n) { r.row = n; });
+    svg.setAttribute('height', String(Math.max(DY, rows.length * DY)));
+  }
 
   // ---- header
   var ncp = cps.length;
-  $('stats').textContent = runs.length + ' runs · ' + ncp + ' checkpoints · files embedded for ' +
-    D.diffs + (D.diffs === ncp ? ' (all)' : ' newest') + ' · made ' + iso(D.generated);
+  $('stats').textContent = plural(runs.length, 'run') + ' · ' + plural(ncp, 'checkpoint') +
+    ' · files embedded for ' + D.diffs + (D.diffs === ncp ? ' (all)' : ' newest') + ' · made ' +
+    iso(D.generated);
   if (D.problems.length) {
     var pr = $('problems');
     D.problems.forEach(function (p) { pr.appendChild(el('li', null, p)); });
   }
+  // The box is there only when there is something for it to show.
   var archivedCount = runs.filter(function (r) { return r.folded; }).length;
-  $('archived-label').textContent = 'show ' + archivedCount + ' archived run(s)';
+  $('archived-label').textContent = 'show ' + plural(archivedCount, 'archived run');
+  $('archived-toggle').hidden = archivedCount === 0;
+  if (!archivedCount) showArchived = false;
+  function setArchived(on) {
+    if (!archivedCount) return;
+    showArchived = $('archived').checked = on;
+    draw();
+  }
 
   // ---- the graph, drawn for the lanes in view only
   var graph = $('graph');
-  var svg = sv('svg', { width: LABEL + DX * (maxCol + 2), height: Math.max(DY, runs.length * DY) }, 'lanes');
+  var svg = sv('svg', { width: LABEL + DX * (maxCol + 2), height: DY }, 'lanes');
   var layer = sv('g', {});
   svg.appendChild(layer);
+  // Captions are measured here, out of sight, to be cut to the caption column.
+  var measure = sv('text', { x: 0, y: -100, visibility: 'hidden' });
+  svg.appendChild(measure);
   graph.appendChild(svg);
   var pending = false;
   function schedule() { if (!pending) { pending = true; requestAnimationFrame(function () { pending = false; draw(); }); } }
@@ -83,14 +107,18 @@
   window.addEventListener('resize', schedule);
 
   function draw() {
+    relayout();
     var lo = Math.max(0, Math.floor(graph.scrollTop / DY) - 10);
-    var hi = Math.min(runs.length - 1, Math.ceil((graph.scrollTop + graph.clientHeight) / DY) + 10);
+    var hi = Math.min(rows.length - 1, Math.ceil((graph.scrollTop + graph.clientHeight) / DY) + 10);
     var g = sv('g', {});
-    for (var n = lo; n <= hi; n++) drawLane(g, runs[n]);
+    for (var n = lo; n <= hi; n++) drawLane(g, rows[n]);
     edges.forEach(function (e) {
-      var a = runs[cps[e.from][RUN]].lane, b = runs[cps[e.to][RUN]].lane;
+      var ra = runs[cps[e.from][RUN]], rb = runs[cps[e.to][RUN]];
+      // An edge is drawn only between two lanes shown: never from or to nothing.
+      if (hidden(ra) || hidden(rb)) return;
+      var a = ra.row, b = rb.row;
       if (Math.max(a, b) < lo || Math.min(a, b) > hi) return;
-      var x1 = cx(e.from), y1 = cy(a), x2 = cx(e.to), y2 = cy(b);
+      var x1 = cx(e.from), y1 = cy(ra), x2 = cx(e.to), y2 = cy(rb);
       var p = sv('path', { d: 'M' + x1 + ' ' + y1 + ' C' + x1 + ' ' + y2 + ' ' + x1 + ' ' + y2 + ' ' + x2 + ' ' + y2,
         'data-from': cps[e.from][ID], 'data-to': cps[e.to][ID] }, 'edge ' + e.kind);
       var t = sv('title', {});
@@ -102,30 +130,52 @@
     layer = g;
   }
 
+  // `full` cut with an ellipsis to at most `width` pixels in the style of `cls`.
+  var fitted = {};
+  function fit(cls, full, width) {
+    var key = cls + '\n' + full;
+    if (fitted[key] != null) return fitted[key];
+    measure.setAttribute('class', cls);
+    measure.textContent = full;
+    var out = full;
+    if (measure.getComputedTextLength() > width) {
+      var chars = Array.from(full), lo = 0, hi = chars.length;
+      while (lo < hi) {
+        var mid = Math.ceil((lo + hi) / 2);
+        measure.textContent = chars.slice(0, mid).join('') + '…';
+        if (measure.getComputedTextLength() <= width) lo = mid; else hi = mid - 1;
+      }
+      out = chars.slice(0, lo).join('').replace(/\s+$/, '') + '…';
+    }
+    measure.textContent = '';
+    measure.removeAttribute('class');
+    fitted[key] = out;
+    return out;
+  }
+
   function drawLane(g, r) {
-    var y = cy(r.lane), selRun = sel >= 0 && cps[sel][RUN] === r.lane;
+    var y = cy(r), selRun = sel >= 0 && cps[sel][RUN] === r.lane;
     var cls = 'lane' + (selRun ? ' selected' : '') + (hits && hits.runs[r.lane] ? ' hit' : '') +
       (hits && !hits.runs[r.lane] ? ' dim' : '');
     var lane = sv('g', { 'data-run': r.id }, cls);
     lane.appendChild(sv('rect', { x: 0, y: y - DY / 2, width: '100%', height: DY }, 'lane-bg'));
     lane.appendChild(sv('circle', { cx: 10, cy: y, r: 5 }, 'run-dot rs-' + r.status));
-    var name = sv('text', { x: 22, y: y - 2, 'data-lane': r.lane }, 'run-name');
-    name.textContent = r.label || r.id;
+    // The captions stay in their column, cut short with an ellipsis (whole in the tooltip),
+    // so they never run under the dots or over the edges.
+    var room = LABEL - CAPTION_X - DX / 2;
+    var full = r.label || r.id;
+    var subFull = [r.id, r.status, r.agent, r.sessions[0], ago(r.last)].filter(Boolean).join(' · ');
+    var name = sv('text', { x: CAPTION_X, y: y - 2, 'data-lane': r.lane }, 'run-name');
+    name.textContent = fit('run-name', full, room);
+    var tip = sv('title', {});
+    tip.textContent = full + '\n' + subFull;
+    name.appendChild(tip);
     lane.appendChild(name);
-    var sub = sv('text', { x: 22, y: y + 10 }, 'run-sub');
-    sub.textContent = [r.id, r.status, r.agent, r.sessions[0], ago(r.last)].filter(Boolean).join(' · ');
+    var sub = sv('text', { x: CAPTION_X, y: y + 10 }, 'run-sub');
+    sub.textContent = fit('run-sub', subFull, room);
     lane.appendChild(sub);
     if (r.count === 0) { g.appendChild(lane); return; }
     var a = r.first, b = r.first + r.count - 1;
-    if (folded(r)) {
-      var f = sv('line', { x1: cx(a), y1: y, x2: cx(b), y2: y, 'data-lane': r.lane }, 'fold');
-      var ft = sv('title', {});
-      ft.textContent = 'archived: ' + r.count + ' checkpoint(s), click to unfold';
-      f.appendChild(ft);
-      lane.appendChild(f);
-      g.appendChild(lane);
-      return;
-    }
     lane.appendChild(sv('line', { x1: cx(a), y1: y, x2: cx(b), y2: y }, 'chain'));
     for (var i = a; i <= b; i++) {
       var c = sv('circle', { cx: cx(i), cy: y, r: R, 'data-i': i, 'data-id': cps[i][ID] },
@@ -143,19 +193,20 @@
     if (t.getAttribute('data-i') != null) select(+t.getAttribute('data-i'));
     else if (t.getAttribute('data-lane') != null) {
       var r = runs[+t.getAttribute('data-lane')];
-      if (folded(r)) r.open = true;
       if (r.count) select(r.first + r.count - 1);
     }
   });
-  $('archived').addEventListener('change', function () { showArchived = this.checked; draw(); });
+  $('archived').addEventListener('change', function () { setArchived(this.checked); });
 
   // ---- selection and the detail panel
   function select(i) {
     if (i < 0 || i >= ncp) return;
     sel = i;
     var r = runs[cps[i][RUN]];
-    if (folded(r)) r.open = true;
-    var y = cy(r.lane);
+    // A checkpoint of an archived run asked for (by address, search or key) ticks the box.
+    if (hidden(r)) { showArchived = $('archived').checked = true; }
+    relayout();
+    var y = cy(r);
     if (y < graph.scrollTop + DY || y > graph.scrollTop + graph.clientHeight - DY)
       graph.scrollTop = Math.max(0, y - graph.clientHeight / 2);
     var x = cx(i);
@@ -280,7 +331,7 @@
       d.addEventListener('toggle', build);
       box.appendChild(d);
     });
-    if (f.omitted) box.appendChild(el('p', 'note', f.omitted + ' more changed file(s) not embedded.'));
+    if (f.omitted) box.appendChild(el('p', 'note', f.omitted + (f.omitted === 1 ? ' more changed file' : ' more changed files') + ' not embedded.'));
   }
 
   // ---- attribution of a checkpoint's file, asked of the server that served the page
@@ -315,7 +366,7 @@
           tb.appendChild(tr);
         });
         var agents = b.lines.filter(function (l) { return l.origin === 'agent'; }).length;
-        box.appendChild(el('p', 'note', agents + ' of ' + b.lines.length + ' line(s) by an agent'));
+        box.appendChild(el('p', 'note', agents + ' of ' + plural(b.lines.length, 'line') + ' by an agent'));
         box.appendChild(t);
         box.setAttribute('data-blamed', path);
       })
@@ -328,7 +379,7 @@
   // [step, attempt, kind, status, begin, end, first, last, wait_since, wait_until, decision]
   function timeline(box, r) {
     if (!r.steps.length) return;
-    box.appendChild(el('h3', null, 'Timeline of ' + r.id + ' (' + r.steps.length + ' step attempts)'));
+    box.appendChild(el('h3', null, 'Timeline of ' + r.id + ' (' + plural(r.steps.length, 'step attempt') + ')'));
     var t0 = Infinity, t1 = -Infinity;
     r.steps.forEach(function (p) {
       t0 = Math.min(t0, p[4]);
@@ -394,11 +445,11 @@
     if (ev.key === 'Escape') { q.value = ''; q.dispatchEvent(new Event('input')); q.blur(); }
   });
 
-  // ---- keyboard: ←/→ along the run, ↑/↓ to the next unfolded run, / search, a archived
+  // ---- keyboard: ←/→ along the run, ↑/↓ to the next run shown, / search, a archived
   function lane(step) {
     if (sel < 0) return;
     var n = cps[sel][RUN] + step;
-    while (n >= 0 && n < runs.length && (folded(runs[n]) || !runs[n].count)) n += step;
+    while (n >= 0 && n < runs.length && (hidden(runs[n]) || !runs[n].count)) n += step;
     if (n < 0 || n >= runs.length) return;
     var r = runs[n], want = col(sel) - r.x0;
     select(r.first + Math.max(0, Math.min(r.count - 1, want)));
@@ -413,13 +464,13 @@
     else if (k === 'ArrowDown' || k === 'j') lane(1);
     else if (k === 'Home' && r) select(r.first);
     else if (k === 'End' && r) select(r.first + r.count - 1);
-    else if (k === 'a') { var b = $('archived'); b.checked = !b.checked; showArchived = b.checked; draw(); }
+    else if (k === 'a') setArchived(!showArchived);
     else return;
     ev.preventDefault();
   });
 
   // ---- first selection: the checkpoint named in the address (#<id prefix>), else the newest
-  // checkpoint of a run that is not folded away.
+  // checkpoint of a run shown.
   // `#<id prefix>:<path>` (a file's attribution asked for, as the blame button leaves it).
   var hash = location.hash.slice(1), colon = hash.indexOf(':');
   var wantPath = colon >= 0 ? decodeURIComponent(hash.slice(colon + 1)) : null;
