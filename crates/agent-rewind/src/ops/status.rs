@@ -144,7 +144,7 @@ fn next_action(
             last.decision().map(|d| d.1).unwrap_or_default()
         ),
         "rejected" => crate::workflow::next::gate_rejected(
-            &step,
+            step,
             &last.decision().map(|d| d.1).unwrap_or_default(),
             &last.id().to_string(),
         ),
