@@ -20,6 +20,7 @@ pub mod quote;
 pub mod redact;
 pub mod time;
 pub mod trace;
+pub mod words;
 
 pub use private::{
     PrivatePaths, create_parent, read_if_exists, remove_if_exists, write_atomic, write_atomic_with,

@@ -84,14 +84,14 @@ pub fn run(a: GcArgs, ctx: &Ctx) -> Result<Output> {
         None => String::new(),
     };
     s.push_str(&format!(
-        "{} {} of {} run(s){}\n",
+        "{} {} of {}{}\n",
         if out.dry_run {
             "would delete"
         } else {
             "deleted"
         },
         out.deleted.len(),
-        out.runs_before,
+        agent_rewind_core::words::count(out.runs_before, "run", "runs"),
         if out.deleted.is_empty() { "" } else { ":" }
     ));
     for d in &out.deleted {
@@ -112,16 +112,16 @@ pub fn run(a: GcArgs, ctx: &Ctx) -> Result<Output> {
         && b.dropped > 0
     {
         s.push_str(&format!(
-            "{} {} of {} safety backup(s) by age (the newest of each worktree stays)\n",
+            "{} {} of {} by age (the newest of each worktree stays)\n",
             if out.dry_run { "would drop" } else { "dropped" },
             b.dropped,
-            b.before
+            agent_rewind_core::words::count(b.before, "safety backup", "safety backups")
         ));
     }
     if out.tombstones_written > 0 {
         s.push_str(&format!(
-            "left {} tombstone(s): the next push carries them, so other clones do not bring the runs back\n",
-            out.tombstones_written
+            "left {}: the next push carries them, so other clones do not bring the runs back\n",
+            agent_rewind_core::words::count(out.tombstones_written, "tombstone", "tombstones")
         ));
     }
     if out.dry_run {

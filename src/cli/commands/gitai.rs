@@ -24,10 +24,10 @@ pub fn import(store: &Store, notes_ref: Option<&str>, st: &Style) -> Result<Outp
     let mut text = String::new();
     for c in &out.imported {
         text.push_str(&format!(
-            "  {} {} agent line(s) by {} session(s)\n",
+            "  {} {} by {}\n",
             st.id(&short(&c.commit)),
-            c.lines,
-            c.sessions
+            agent_rewind_core::words::count(c.lines as usize, "agent line", "agent lines"),
+            agent_rewind_core::words::count(c.sessions as usize, "session", "sessions")
         ));
     }
     let mut counts = vec![format!("{} imported", out.imported.len())];
@@ -83,11 +83,11 @@ pub fn export(
     let mut text = String::new();
     for n in &out.notes {
         text.push_str(&format!(
-            "  {} {}: {} agent line(s) by {} session(s)\n",
+            "  {} {}: {} by {}\n",
             st.id(&short(&n.commit)),
             n.result,
-            n.lines,
-            n.sessions
+            agent_rewind_core::words::count(n.lines as usize, "agent line", "agent lines"),
+            agent_rewind_core::words::count(n.sessions as usize, "session", "sessions")
         ));
     }
     let kept = out.count("kept");

@@ -29,8 +29,8 @@ pub fn run(a: ManpagesArgs, ctx: &Ctx) -> Result<Output> {
         ))
     })?;
     let human = format!(
-        "wrote {} manual page(s) into {}",
-        written.len(),
+        "wrote {} into {}",
+        agent_rewind_core::words::count(written.len(), "manual page", "manual pages"),
         dir.display()
     );
     Ok(Output::new(

@@ -31,10 +31,10 @@ pub fn run(a: RestoreArgs, ctx: &Ctx) -> Result<Output> {
     let paths = worktree_paths(store.worktree().root()?, &ctx.dir, &a.paths)?;
     let out = ops::restore::restore(&store, &spec, &paths)?;
     let human = format!(
-        "restored {} path(s) from {}
+        "restored {} from {}
 {}  backup {} (`git agent-rewind undo` brings the previous state back)
 {}",
-        out.changed.len(),
+        agent_rewind_core::words::count(out.changed.len(), "path", "paths"),
         render::short(&out.checkpoint),
         render::file_changes(&out.files),
         render::short(&out.backup.commit),

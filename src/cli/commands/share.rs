@@ -140,8 +140,8 @@ pub fn push(a: PushArgs, ctx: &Ctx) -> Result<Output> {
     }
     if !out.skipped_rules.is_empty() {
         s.push_str(&format!(
-            "warning: {} rule(s) of agentRewind.secretRules did not compile and were not used: {}\n",
-            out.skipped_rules.len(),
+            "warning: {} of agentRewind.secretRules did not compile and were not used: {}\n",
+            agent_rewind_core::words::count(out.skipped_rules.len(), "rule", "rules"),
             out.skipped_rules
                 .iter()
                 .map(|(id, why)| format!("{id} ({why})"))
@@ -342,9 +342,9 @@ pub fn export(a: ExportArgs, ctx: &Ctx) -> Result<Output> {
     // The file as the user named it: relative to where they stand, so the hint works there.
     let shown = escape(&output.to_string_lossy()).into_owned();
     let s = format!(
-        "wrote {shown} ({} run(s), {} refs); `git agent-rewind import {shown}` reads it back",
-        out.runs.len(),
-        out.refs.len(),
+        "wrote {shown} ({}, {}); `git agent-rewind import {shown}` reads it back",
+        agent_rewind_core::words::count(out.runs.len(), "run", "runs"),
+        agent_rewind_core::words::count(out.refs.len(), "ref", "refs"),
     );
     Ok(Output::new(json(&out), s))
 }

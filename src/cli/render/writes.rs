@@ -295,9 +295,9 @@ pub fn trust_plan(p: &ops::trust::TrustPlan, st: &Style) -> String {
     }
     if !p.changes_what_runs.is_empty() {
         s.push_str(&format!(
-            "{} {} env variable(s) above change which programs run or what they load: trust only if you expect that\n",
+            "{} {} above change which programs run or what they load: trust only if you expect that\n",
             st.bold("(!)"),
-            p.changes_what_runs.len()
+            agent_rewind_core::words::count(p.changes_what_runs.len(), "env variable", "env variables")
         ));
     }
     s

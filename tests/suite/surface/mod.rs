@@ -520,6 +520,11 @@ fn rewind_and_restore_list_the_files_they_removed_or_replaced() {
     let out = r.ok(&["restore", "r1@2"]);
     assert!(out.contains("  added     new.txt"), "{out}");
     assert!(out.contains("  replaced  README.md"), "{out}");
+    assert!(out.starts_with("restored 2 paths from "), "{out}");
+    // Counts read as English: one path is "1 path", never "1 path(s)".
+    r.write("README.md", "changed again\n");
+    let out = r.ok(&["restore", "r1@2", "--", "README.md"]);
+    assert!(out.starts_with("restored 1 path from "), "{out}");
 }
 
 // ---------------------------------------------------------------------------------------

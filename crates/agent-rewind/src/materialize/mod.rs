@@ -51,8 +51,8 @@ pub fn ensure_safe_to_overwrite(store: &Store) -> Result<()> {
     let unmerged = store.index().unmerged_paths()?;
     if !unmerged.is_empty() {
         return Err(Error::refused(format!(
-            "{} path(s) have unresolved conflicts (first: {})",
-            unmerged.len(),
+            "{} unresolved conflicts (first: {})",
+            agent_rewind_core::words::count(unmerged.len(), "path has", "paths have"),
             unmerged[0]
         ))
         .with_hint("resolve them and `git add` them, or `git merge --abort`"));

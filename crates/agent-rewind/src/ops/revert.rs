@@ -193,10 +193,10 @@ pub fn revert(store: &Store, spec: &CheckpointSpec, opts: &RevertOptions) -> Res
         .collect();
     if !conflicts.is_empty() && !opts.dry_run {
         return Err(Error::refused(format!(
-            "cannot revert {} of run {}: {} file(s) changed since in ways that conflict: {}",
+            "cannot revert {} of run {}: {} changed since in ways that conflict: {}",
             range.scope,
             range.run,
-            conflicts.len(),
+            agent_rewind_core::words::count(conflicts.len(), "file", "files"),
             conflicts.join(", ")
         ))
         .with_hint(
