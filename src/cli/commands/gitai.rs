@@ -26,8 +26,8 @@ pub fn import(store: &Store, notes_ref: Option<&str>, st: &Style) -> Result<Outp
         text.push_str(&format!(
             "  {} {} by {}\n",
             st.id(&short(&c.commit)),
-            agent_rewind_core::words::count(c.lines as usize, "agent line", "agent lines"),
-            agent_rewind_core::words::count(c.sessions as usize, "session", "sessions")
+            agent_rewind_core::words::count(c.lines, "agent line", "agent lines"),
+            agent_rewind_core::words::count(c.sessions, "session", "sessions")
         ));
     }
     let mut counts = vec![format!("{} imported", out.imported.len())];
@@ -86,8 +86,8 @@ pub fn export(
             "  {} {}: {} by {}\n",
             st.id(&short(&n.commit)),
             n.result,
-            agent_rewind_core::words::count(n.lines as usize, "agent line", "agent lines"),
-            agent_rewind_core::words::count(n.sessions as usize, "session", "sessions")
+            agent_rewind_core::words::count(n.lines, "agent line", "agent lines"),
+            agent_rewind_core::words::count(n.sessions, "session", "sessions")
         ));
     }
     let kept = out.count("kept");
