@@ -12,6 +12,9 @@ AGENT_HOOKS = [
     ("gemini", "after-agent.json", "after-tool-replace.json", "session-start.json"),
     ("cursor", "stop.json", "after-file-edit.json", "session-start.json"),
     ("opencode", "session-idle.json", "file-edited.json", "session-created.json"),
+    ("qwen", "stop.json", "post-tool-use-write-file.json", "session-start.json"),
+    ("copilot", "stop.json", "post-tool-use-edit.json", "session-start.json"),
+    ("pi", "agent-end.json", "tool-result.json", "session-start.json"),
 ]
 FIXTURE_ROOT = "/home/dev/src/shop-api"
 

@@ -125,3 +125,54 @@ fn missing_agent_clis_are_named_with_the_command_the_tests_hint_gives() {
     assert_stopped(&out, "agent CLIs", INSTALL_AGENT_CLIS);
     assert!(!checkout.path().join("target").exists(), "nothing is built");
 }
+
+/// `scripts/agents-outdated` names each pinned agent CLI with its pin and the registry's
+/// newest version, and `--check` fails when one is behind. The registry is not reachable from
+/// the tests (127.0.0.1 only): an `npm` first on PATH answers `npm view <pkg> version` as the
+/// registry would, one version for every package, so the pins differ from it.
+#[test]
+fn agents_outdated_names_each_pin_and_check_fails_when_one_is_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let npm = bin.join("npm");
+    std::fs::write(&npm, "#!/bin/sh\n[ \"$1\" = view ] && echo 99.0.0\n").unwrap();
+    let mut perm = std::fs::metadata(&npm).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&npm, perm).unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(bin.clone())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/agents-outdated");
+    let run = |args: &[&str]| {
+        Command::new(on_path("bash").expect("bash"))
+            .arg(&script)
+            .args(args)
+            .env("PATH", &path)
+            .output()
+            .unwrap()
+    };
+    let pinned: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/package.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(0));
+    let table = String::from_utf8_lossy(&out.stdout);
+    for (name, version) in pinned["dependencies"].as_object().unwrap() {
+        let line = table
+            .lines()
+            .find(|l| l.starts_with(name.as_str()))
+            .unwrap_or_else(|| panic!("{name} missing: {table}"));
+        assert!(line.contains(version.as_str().unwrap()), "{line}");
+        assert!(line.contains("99.0.0") && line.ends_with("behind"), "{line}");
+    }
+    let out = run(&["--check"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("behind the registry"));
+}
