@@ -15,6 +15,7 @@ mod output;
 pub mod pager;
 mod parse;
 mod paths;
+mod post_rewind;
 mod record;
 pub mod render;
 mod view_server;

@@ -416,6 +416,7 @@ const PROCESS_STARTS: &[(&str, &str)] = &[
         "crates/agent-rewind/src/ops/push/scanner.rs",
         "SecretScanner",
     ),
+    ("crates/agent-rewind/src/ops/post_rewind.rs", "UserHook"),
 ];
 
 #[test]

@@ -140,10 +140,9 @@ fn agents_outdated_names_each_pin_and_check_fails_when_one_is_behind() {
     let mut perm = std::fs::metadata(&npm).unwrap().permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
     std::fs::set_permissions(&npm, perm).unwrap();
-    let path = std::env::join_paths(
-        std::iter::once(bin.clone())
-            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )
+    let path = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
     .unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/agents-outdated");
     let run = |args: &[&str]| {
@@ -170,7 +169,10 @@ fn agents_outdated_names_each_pin_and_check_fails_when_one_is_behind() {
             .find(|l| l.starts_with(name.as_str()))
             .unwrap_or_else(|| panic!("{name} missing: {table}"));
         assert!(line.contains(version.as_str().unwrap()), "{line}");
-        assert!(line.contains("99.0.0") && line.ends_with("behind"), "{line}");
+        assert!(
+            line.contains("99.0.0") && line.ends_with("behind"),
+            "{line}"
+        );
     }
     let out = run(&["--check"]);
     assert_eq!(out.status.code(), Some(1));

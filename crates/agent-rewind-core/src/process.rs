@@ -34,6 +34,9 @@ pub enum Purpose {
     /// `man`, showing this program's manual page for `<command> --help`, as `git help`
     /// does.
     Manual,
+    /// The user's own `post-agent-rewind` hook, from the hooks folder git uses, after an
+    /// operation rewrote files of the worktree, as git runs `post-checkout`.
+    UserHook,
 }
 
 impl Purpose {
@@ -47,6 +50,7 @@ impl Purpose {
         Purpose::Retention,
         Purpose::SecretScanner,
         Purpose::Manual,
+        Purpose::UserHook,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -59,6 +63,7 @@ impl Purpose {
             Purpose::Retention => "retention",
             Purpose::SecretScanner => "secret scanner",
             Purpose::Manual => "manual",
+            Purpose::UserHook => "user hook",
         }
     }
 }

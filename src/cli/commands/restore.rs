@@ -30,6 +30,15 @@ pub fn run(a: RestoreArgs, ctx: &Ctx) -> Result<Output> {
     let spec = ops::address::spec(&store, Some(&a.checkpoint))?;
     let paths = worktree_paths(store.worktree().root()?, &ctx.dir, &a.paths)?;
     let out = ops::restore::restore(&store, &spec, &paths)?;
+    crate::cli::post_rewind::run_hook(
+        &store,
+        &ops::post_rewind::RewindEvent {
+            operation: "restore",
+            source: Some(&out.checkpoint),
+            target: None,
+            backup: Some(&out.backup.commit),
+        },
+    );
     let human = format!(
         "restored {} from {}
 {}  backup {} (`git agent-rewind undo` brings the previous state back)

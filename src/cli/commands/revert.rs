@@ -40,6 +40,17 @@ pub fn run(a: RevertArgs, ctx: &Ctx) -> Result<Output> {
             by: None,
         },
     )?;
+    if !out.dry_run {
+        crate::cli::post_rewind::run_hook(
+            &store,
+            &ops::post_rewind::RewindEvent {
+                operation: "revert",
+                source: Some(&out.from),
+                target: Some(&out.to),
+                backup: out.backup.as_ref().map(|b| b.commit.as_str()),
+            },
+        );
+    }
     let human = render::reverted(&out);
     let mut output = Output::new(serde_json::to_value(&out).expect("json"), human);
     // A dry run whose plan has a conflict says so by its exit status, as the revert would.

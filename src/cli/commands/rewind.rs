@@ -117,6 +117,15 @@ pub fn run(a: RewindArgs, fork: bool, ctx: &Ctx) -> Result<Output> {
     let out = ops::rewind::rewind(&store, &run, opts)?;
     if !out.dry_run {
         crate::cli::maintenance::after_recording(&store);
+        crate::cli::post_rewind::run_hook(
+            &store,
+            &ops::post_rewind::RewindEvent {
+                operation: if fork { "fork" } else { "rewind" },
+                source: Some(&out.from_checkpoint),
+                target: Some(&out.checkpoint),
+                backup: out.backup.as_ref().map(|b| b.commit.as_str()),
+            },
+        );
     }
     let json = serde_json::to_value(&out).expect("json");
     let human = render::rewound(&out, &style);

@@ -37,6 +37,15 @@ pub fn run(a: UndoArgs, ctx: &Ctx) -> Result<Output> {
         ));
     }
     let out = ops::undo::undo(&store, a.backup.as_deref())?;
+    crate::cli::post_rewind::run_hook(
+        &store,
+        &ops::post_rewind::RewindEvent {
+            operation: "undo",
+            source: Some(&out.restored.commit),
+            target: None,
+            backup: Some(&out.backup.commit),
+        },
+    );
     let human = render::undone(&out);
     Ok(Output::new(
         serde_json::to_value(&out).expect("json"),

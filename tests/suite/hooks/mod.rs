@@ -6,6 +6,7 @@
 
 mod agents;
 mod background;
+mod post_rewind;
 use crate::common;
 
 use common::{Repo, checkpoints, git_cmd, json_in, refs};

@@ -16,6 +16,7 @@ pub mod init;
 pub mod list;
 pub mod log;
 pub mod maintenance;
+pub mod post_rewind;
 pub mod push;
 pub mod restore;
 pub mod retention;
