@@ -34,6 +34,9 @@ pub enum Purpose {
     /// `man`, showing this program's manual page for `<command> --help`, as `git help`
     /// does.
     Manual,
+    /// The command a person asked `wrap` to run (`wrap -- <command> …`), from their `PATH`,
+    /// on their terminal.
+    WrappedCommand,
 }
 
 impl Purpose {
@@ -47,6 +50,7 @@ impl Purpose {
         Purpose::Retention,
         Purpose::SecretScanner,
         Purpose::Manual,
+        Purpose::WrappedCommand,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -59,6 +63,7 @@ impl Purpose {
             Purpose::Retention => "retention",
             Purpose::SecretScanner => "secret scanner",
             Purpose::Manual => "manual",
+            Purpose::WrappedCommand => "wrapped command",
         }
     }
 }
@@ -85,6 +90,8 @@ pub fn pager(pager: &str) -> Command {
     }
     c
 }
+
+pub mod relay;
 
 /// Ctrl-C while a workflow runs: SIGINT is noted in a flag instead of ending the runner, so
 /// it can record the step it was running as `interrupted` and exit 130 as a shell does.

@@ -35,3 +35,4 @@ pub mod trust;
 pub mod undo;
 pub mod view;
 pub mod watch;
+pub mod wrap;
