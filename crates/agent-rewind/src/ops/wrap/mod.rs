@@ -35,8 +35,9 @@ pub const DEFAULT_QUIET: Duration = Duration::from_secs(2);
 /// The longest wait between two looks at the signals to pass on (and, with a filesystem
 /// monitor, at the worktree).
 const LOOK_EVERY: Duration = Duration::from_millis(100);
-/// The step the wrapper's checkpoints belong to: the one agents' turns use.
-const STEP: &str = crate::hooks::turn::DEFAULT_TURN_STEP;
+/// The step the wrapper's checkpoints belong to: the one the agents' hooks record turns
+/// in (`hooks::turn`, a layer above this one, names it too), so `--to turn` means the same.
+const STEP: &str = "turn";
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -181,9 +182,10 @@ pub fn wrap(store: &Store, opts: &WrapOptions, path: &Path) -> Result<WrapReport
     let root = store.worktree().root()?.to_path_buf();
     let policy = Policy::from_config(store)?;
     let agent = agent_name(&opts.program);
-    let (run, started_run) = join_or_start(store, &agent)?;
+    // Watching first: a worktree that cannot be watched is refused before a run starts.
     let (tx, rx) = mpsc::channel();
     let mut source = Source::start(store, &root, tx.clone())?;
+    let (run, started_run) = join_or_start(store, &agent)?;
     let watched_by = if source.polls() {
         "filesystem monitor"
     } else {
