@@ -11,6 +11,7 @@ use super::commands::{
     run::RunArgs, share::ExportArgs, share::FetchArgs, share::ImportArgs, share::PushArgs,
     show::ShowArgs, start::StartArgs, stats::StatsArgs, steer::SteerArgs, step::StepCommand,
     trust::TrustArgs, undo::UndoArgs, verify::VerifyArgs, view::ViewArgs, watch::WatchArgs,
+    wrap::WrapArgs,
 };
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -116,6 +117,10 @@ pub enum Command {
     /// for a person.
     #[command(after_help = watch::EXAMPLES)]
     Watch(WatchArgs),
+    /// Run any agent (or command) on this terminal and record a checkpoint whenever its
+    /// files changed and then stayed quiet, and one when it exits.
+    #[command(after_help = wrap::EXAMPLES)]
+    Wrap(WrapArgs),
     /// Approve a checkpoint (a gate passes only with an approval of its exact checkpoint).
     #[command(after_help = approve::EXAMPLES)]
     Approve(ApproveArgs),
@@ -180,7 +185,7 @@ stderr; with --json also {\"error\": {\"kind\", \"message\", \"hint\"}} on stdou
 
 /// The command list of the top-level help, by what the commands are for.
 pub const GROUPS: &[(&str, &[&str])] = &[
-    ("Record", &["start", "checkpoint", "step"]),
+    ("Record", &["start", "checkpoint", "step", "wrap"]),
     (
         "Inspect",
         &[

@@ -175,6 +175,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
         Command::Run(a) => run::run(a, &ctx),
         Command::Resume(a) => run::resume(a, &ctx),
         Command::Watch(a) => watch::run(a, cli.global.json, &ctx),
+        Command::Wrap(a) => wrap::run(a, cli.global.json, &ctx),
         Command::Approve(a) => approve::run(a, true, &ctx),
         Command::Reject(a) => approve::run(a, false, &ctx),
         Command::Steer(a) => steer::run(a, &ctx),

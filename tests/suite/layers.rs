@@ -412,6 +412,7 @@ const PROCESS_STARTS: &[(&str, &str)] = &[
     ("src/cli/pager.rs", "Pager"),
     ("src/cli/commands/rewind.rs", "AgentResume"),
     ("src/cli/maintenance.rs", "Retention"),
+    ("crates/agent-rewind/src/ops/wrap/mod.rs", "WrappedCommand"),
     (
         "crates/agent-rewind/src/ops/push/scanner.rs",
         "SecretScanner",

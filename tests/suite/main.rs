@@ -55,3 +55,4 @@ mod untracked_cache;
 mod view;
 mod watch;
 mod workflow;
+mod wrap;

@@ -37,6 +37,9 @@ pub enum Purpose {
     /// The user's own `post-agent-rewind` hook, from the hooks folder git uses, after an
     /// operation rewrote files of the worktree, as git runs `post-checkout`.
     UserHook,
+    /// The command a person asked `wrap` to run (`wrap -- <command> …`), from their `PATH`,
+    /// on their terminal.
+    WrappedCommand,
 }
 
 impl Purpose {
@@ -51,6 +54,7 @@ impl Purpose {
         Purpose::SecretScanner,
         Purpose::Manual,
         Purpose::UserHook,
+        Purpose::WrappedCommand,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -64,6 +68,7 @@ impl Purpose {
             Purpose::SecretScanner => "secret scanner",
             Purpose::Manual => "manual",
             Purpose::UserHook => "user hook",
+            Purpose::WrappedCommand => "wrapped command",
         }
     }
 }
@@ -90,6 +95,8 @@ pub fn pager(pager: &str) -> Command {
     }
     c
 }
+
+pub mod relay;
 
 /// Ctrl-C while a workflow runs: SIGINT is noted in a flag instead of ending the runner, so
 /// it can record the step it was running as `interrupted` and exit 130 as a shell does.

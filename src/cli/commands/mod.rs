@@ -32,3 +32,4 @@ pub mod undo;
 pub mod verify;
 pub mod view;
 pub mod watch;
+pub mod wrap;

@@ -36,3 +36,4 @@ pub mod trust;
 pub mod undo;
 pub mod view;
 pub mod watch;
+pub mod wrap;
