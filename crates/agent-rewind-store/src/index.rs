@@ -212,26 +212,9 @@ impl Index<'_> {
 mod tests {
     use crate::checksum::digest;
     use crate::indexfile::WrittenFile;
+    use crate::indexfile::tests::{git, oid};
     use crate::repository::{OpenFor, Store};
-    use gix::ObjectId;
-    use std::path::Path;
     use std::process::Command;
-
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .current_dir(dir)
-            .args(args)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", dir)
-            .output()
-            .expect("git runs");
-        assert!(out.status.success(), "git {args:?}");
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    fn oid(hex: &str) -> ObjectId {
-        ObjectId::from_hex(hex.trim().as_bytes()).unwrap()
-    }
 
     /// A file changed after the checkout wrote it (and given an old mtime, so the index
     /// cannot call it racy) must not get fresh stat data: git would then think it unchanged.

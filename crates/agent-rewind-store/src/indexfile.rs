@@ -355,11 +355,12 @@ pub(crate) fn encode(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::process::Command;
 
-    fn git(dir: &Path, args: &[&str]) -> String {
+    /// `git <args>` in `dir` with no system or user config; its standard output.
+    pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
         let out = Command::new("git")
             .current_dir(dir)
             .args(args)
@@ -371,7 +372,7 @@ mod tests {
         String::from_utf8(out.stdout).unwrap()
     }
 
-    fn oid(hex: &str) -> ObjectId {
+    pub(crate) fn oid(hex: &str) -> ObjectId {
         ObjectId::from_hex(hex.trim().as_bytes()).unwrap()
     }
 

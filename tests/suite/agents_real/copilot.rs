@@ -5,9 +5,8 @@
 //! `apply_patch`, as Codex does). No GitHub login is needed. Copilot unpacks its JavaScript
 //! into the cache folder on first run: the isolated HOME's `.cache`.
 
-use super::{Session, agent_cli};
+use super::{Session, agent_cli, write_word};
 use serde_json::Value;
-use std::path::Path;
 
 /// What Copilot needs to reach the model server offline.
 fn copilot_env(s: &Session, c: &mut std::process::Command) {
@@ -55,13 +54,6 @@ fn session_of(stdout: &str) -> String {
         .unwrap_or_else(|| panic!("copilot named no session: {stdout}"))
 }
 
-fn write(root: &Path, word: &str) -> String {
-    format!(
-        "WRITE {} {word}",
-        root.join(format!("{word}.txt")).display()
-    )
-}
-
 /// Install → in an untrusted folder Copilot skips the hooks without a word, as `hooks
 /// status` says → trusted: two turns (agent, session, touched; no model: Copilot sends
 /// none), the resumed session handed the manifest → revert of the second turn → a rewind
@@ -72,7 +64,7 @@ fn untrusted_records_nothing_then_two_turns_a_revert_a_resume_and_an_uninstall()
     let root = s.repo.path().canonicalize().unwrap();
     s.repo.ok(&["hooks", "install", "--agent", "copilot"]);
     assert_eq!(s.hooks_status("copilot")["runs"], "no");
-    copilot(&s, &[], &write(&root, "zero"));
+    copilot(&s, &[], &write_word(&root, "zero"));
     assert_eq!(
         std::fs::read_to_string(root.join("zero.txt")).unwrap(),
         "zero\n",
@@ -94,11 +86,11 @@ fn untrusted_records_nothing_then_two_turns_a_revert_a_resume_and_an_uninstall()
     std::fs::write(&config, v.to_string()).unwrap();
     assert_eq!(s.hooks_status("copilot")["runs"], "yes");
 
-    let session = copilot(&s, &[], &write(&root, "one"));
+    let session = copilot(&s, &[], &write_word(&root, "one"));
     let run = s.run();
     let before = s.server.agent_requests().len();
     let resume = format!("--resume={session}");
-    assert_eq!(copilot(&s, &[&resume], &write(&root, "two")), session);
+    assert_eq!(copilot(&s, &[&resume], &write_word(&root, "two")), session);
     let sent = s.sent_after(before);
     assert!(
         sent.contains(&format!("this session records into run {run}")),
@@ -120,7 +112,7 @@ fn untrusted_records_nothing_then_two_turns_a_revert_a_resume_and_an_uninstall()
     let before = s.server.agent_requests().len();
     let mut c = s.command(&crate::common::bin());
     c.args(["rewind", "back", "--to", "back@0", "--run", "again"])
-        .args(["--agent-resume", "--", "-p", &write(&root, "three")])
+        .args(["--agent-resume", "--", "-p", &write_word(&root, "three")])
         .args(HEADLESS);
     copilot_env(&s, &mut c);
     s.ok(c, "rewind --agent-resume");

@@ -221,3 +221,11 @@ impl Session {
         self.server.agent_requests()[before].body.to_string()
     }
 }
+
+/// The prompt that makes the scripted model write `<word>` into `<root>/<word>.txt`.
+pub fn write_word(root: &Path, word: &str) -> String {
+    format!(
+        "WRITE {} {word}",
+        root.join(format!("{word}.txt")).display()
+    )
+}

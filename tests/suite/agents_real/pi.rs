@@ -3,9 +3,8 @@
 //! scripted model server (Chat Completions) through a `local` provider in the isolated
 //! HOME's `~/.pi/agent/models.json`, with `PI_OFFLINE=1`.
 
-use super::{Session, agent_cli};
+use super::{Session, agent_cli, write_word};
 use serde_json::Value;
-use std::path::Path;
 use std::process::Command;
 
 /// `~/.pi/agent/models.json`: the model server as provider `local` with model `scripted`.
@@ -60,13 +59,6 @@ fn pi(s: &Session, args: &[&str], prompt: &str) -> String {
     session_of(&s.ok(c, "pi -p").stdout)
 }
 
-fn write(root: &Path, word: &str) -> String {
-    format!(
-        "WRITE {} {word}",
-        root.join(format!("{word}.txt")).display()
-    )
-}
-
 /// Install → two turns (agent, model, session, touched and the session's entry recorded;
 /// the resumed session is handed the run's manifest) → a revert of the second turn and a
 /// rewind that names the fork Pi can make → `fork --agent-resume` runs it → uninstall.
@@ -79,7 +71,7 @@ fn two_turns_a_rewind_with_its_continuation_a_revert_and_an_uninstall() {
     configure(&s);
     let root = s.repo.path().canonicalize().unwrap();
 
-    let session = pi(&s, &[], &write(&root, "one"));
+    let session = pi(&s, &[], &write_word(&root, "one"));
     assert_eq!(
         std::fs::read_to_string(root.join("one.txt")).unwrap(),
         "one\n"
@@ -95,7 +87,7 @@ fn two_turns_a_rewind_with_its_continuation_a_revert_and_an_uninstall() {
     // the run tells it resumed.
     let before = s.server.agent_requests().len();
     assert_eq!(
-        pi(&s, &["--session", &session], &write(&root, "two")),
+        pi(&s, &["--session", &session], &write_word(&root, "two")),
         session
     );
     let resumed = s.sent_after(before);
@@ -139,7 +131,7 @@ fn two_turns_a_rewind_with_its_continuation_a_revert_and_an_uninstall() {
     let mut c = s.command(&crate::common::bin());
     c.args(["fork", &run, "--to", &format!("{run}@1"), "--run", "side"])
         .args(["--agent-resume", "--"])
-        .args(headless(&write(&root, "three")));
+        .args(headless(&write_word(&root, "three")));
     pi_env(&mut c);
     let out = s.ok(c, "fork --agent-resume");
     let printed = String::from_utf8_lossy(&out.stdout);

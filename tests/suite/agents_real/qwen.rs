@@ -3,9 +3,8 @@
 //! scripted model server (Chat Completions, its `write_file` tool) through Qwen's OpenAI
 //! provider. Qwen runs a project's hooks without asking (folder trust is off by default).
 
-use super::{Session, agent_cli};
+use super::{Session, agent_cli, write_word};
 use serde_json::Value;
-use std::path::Path;
 
 /// `~/.qwen/settings.json`: the OpenAI provider (its endpoint and model come from the
 /// environment, [`qwen_env`]).
@@ -49,13 +48,6 @@ fn session_of(stdout: &str) -> String {
         .unwrap_or_else(|| panic!("qwen named no session: {stdout}"))
 }
 
-fn write(root: &Path, word: &str) -> String {
-    format!(
-        "WRITE {} {word}",
-        root.join(format!("{word}.txt")).display()
-    )
-}
-
 /// Install → two turns (agent, model, session and touched recorded; the resumed session
 /// handed the run's manifest) → revert of the second turn → a rewind that prints Qwen's fork
 /// of the session, run by `fork --agent-resume` (a new session, recorded in the new run) →
@@ -73,7 +65,7 @@ fn two_turns_a_manifest_a_revert_a_fork_and_an_uninstall() {
     assert_eq!(status["runs"], "yes", "{status:#}");
     configure(&s);
 
-    let session = qwen(&s, &[], &write(&root, "one"));
+    let session = qwen(&s, &[], &write_word(&root, "one"));
     assert_eq!(
         std::fs::read_to_string(root.join("one.txt")).unwrap(),
         "one\n"
@@ -88,7 +80,7 @@ fn two_turns_a_manifest_a_revert_a_fork_and_an_uninstall() {
         "a new session is not given a manifest"
     );
     assert_eq!(
-        qwen(&s, &["--resume", &session], &write(&root, "two")),
+        qwen(&s, &["--resume", &session], &write_word(&root, "two")),
         session
     );
     let sent = s.sent_after(before);
@@ -119,7 +111,7 @@ fn two_turns_a_manifest_a_revert_a_fork_and_an_uninstall() {
     let before = s.server.agent_requests().len();
     let mut c = s.command(&crate::common::bin());
     c.args(["fork", &run, "--to", &format!("{run}@1"), "--run", "side"])
-        .args(["--agent-resume", "--", &write(&root, "three")])
+        .args(["--agent-resume", "--", &write_word(&root, "three")])
         .args(["--yolo", "--output-format", "json"]);
     qwen_env(&s, &mut c);
     let forked = s.ok(c, "fork --agent-resume");

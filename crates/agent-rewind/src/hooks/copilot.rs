@@ -15,8 +15,9 @@
 //! Parses and reads; never writes Copilot's files and never records trust for the user.
 
 use super::payload::{
-    AgentEvent, Fields, Kind, Parsed, Unusable, edited_path, object, patch_paths, unhandled,
+    Fields, Kind, Parsed, claude_style_event, edited_path, object, patch_paths, require_edit_tool,
 };
+use super::status::{all_hooks_disabled, read_json};
 use crate::agent::Agent;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -37,22 +38,12 @@ pub fn parse(input: &[u8]) -> Parsed {
     let o = object(input)?;
     let f = Fields(&o);
     let name = f.required_id("hook_event_name")?;
-    let mut ev = match name.as_str() {
-        "SessionStart" => AgentEvent::new(Agent::Copilot, Kind::SessionStart, &name),
-        "Stop" => AgentEvent::new(Agent::Copilot, Kind::Turn, &name),
-        "PostToolUse" => AgentEvent::new(Agent::Copilot, Kind::Edit, &name),
-        _ => return Err(unhandled(&name)),
-    };
+    let mut ev = claude_style_event(Agent::Copilot, &name)?;
     ev.common(&f)?;
     ev.meta_id(&f, "source", "source")?;
     ev.meta_lenient(&f, "stop_reason");
     if ev.kind == Kind::Edit {
-        let tool = f.id("tool_name")?.unwrap_or_default();
-        if !matches!(tool.as_str(), "Edit" | "Write" | "MultiEdit") {
-            return Err(Unusable::Unhandled(format!(
-                "PostToolUse of {tool:?} edits no file"
-            )));
-        }
+        require_edit_tool(&f, &["Edit", "Write", "MultiEdit"])?;
         match o.get("tool_input") {
             Some(Value::String(patch)) => ev.edited = patch_paths(patch),
             Some(Value::Object(_)) | None | Some(Value::Null) => {
@@ -72,10 +63,6 @@ pub fn parse(input: &[u8]) -> Parsed {
     ev.check()
 }
 
-fn read_json(path: &Path) -> Option<Value> {
-    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
-}
-
 /// Copilot's own folder: `COPILOT_HOME`, else `~/.copilot`.
 fn copilot_home(home: &Path) -> PathBuf {
     std::env::var_os("COPILOT_HOME")
@@ -91,16 +78,8 @@ pub fn status(root: &Path, home: &Path) -> (&'static str, String) {
         root.join(".github/copilot/settings.json"),
         root.join(".github/copilot/settings.local.json"),
     ];
-    for f in &files {
-        if read_json(f).is_some_and(|v| v["disableAllHooks"] == true) {
-            return (
-                "no",
-                format!(
-                    "disableAllHooks is true in {}: remove it to record turns",
-                    f.display()
-                ),
-            );
-        }
+    if let Some(no) = all_hooks_disabled(&files.iter().map(|f| f.as_path()).collect::<Vec<_>>()) {
+        return no;
     }
     if std::env::var("COPILOT_ALLOW_ALL").is_ok_and(|v| v == "true") {
         return (
@@ -149,6 +128,7 @@ pub fn install_warning(root: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hooks::payload::Unusable;
 
     #[test]
     fn an_edit_is_a_patch_string_or_an_object() {

@@ -24,6 +24,7 @@ pub mod install;
 pub mod manifest;
 pub mod mcp_config;
 pub mod opencode;
+pub mod ownedfile;
 pub mod payload;
 pub mod pi;
 pub mod qwen;

@@ -8,11 +8,11 @@
 //! itself writes there ([`OPENCODE_OWN`]) is named by uninstall and left in place.
 
 use super::Agent;
-use super::install::{FileAction, write_atomic};
+use super::install::FileAction;
+use super::ownedfile::OwnedFile;
 use super::settings::SettingsChange;
 use crate::store::Store;
-use agent_rewind_core::error::{Error, Result};
-use std::path::PathBuf;
+use agent_rewind_core::error::Result;
 
 /// The plugin, as installed.
 pub const PLUGIN: &str = include_str!("../../../../hooks/opencode-plugin.js");
@@ -37,80 +37,28 @@ pub const OPENCODE_OWN: [&str; 5] = [
     "node_modules",
 ];
 
-fn path(store: &Store) -> Result<PathBuf> {
-    Ok(store.worktree().root()?.join(PLUGIN_PATH))
-}
-
-/// Whether `text` is a plugin file we wrote (any version).
-fn is_ours(text: &str) -> bool {
-    text.lines()
-        .next()
-        .is_some_and(|l| l.starts_with("// git-agent-rewind OpenCode plugin"))
-}
-
-fn change(path: &std::path::Path, action: FileAction, events: bool) -> SettingsChange {
-    SettingsChange {
-        agent: Agent::Opencode,
-        path: path.display().to_string(),
-        action,
-        events: if events {
-            EVENTS.iter().map(|e| e.to_string()).collect()
-        } else {
-            vec![]
-        },
-    }
-}
+/// The plugin file, ours as a whole.
+pub const FILE: OwnedFile = OwnedFile {
+    agent: Agent::Opencode,
+    path: PLUGIN_PATH,
+    text: PLUGIN,
+    first_line: "// git-agent-rewind OpenCode plugin",
+    events: &EVENTS,
+};
 
 /// What installing would do, or why it is refused (nothing written).
 pub fn check(store: &Store) -> Result<FileAction> {
-    let path = path(store)?;
-    Ok(match std::fs::read(&path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileAction::Created,
-        Err(e) => {
-            return Err(Error::other(format!(
-                "could not read {}: {e}",
-                path.display()
-            )));
-        }
-        Ok(bytes) if bytes == PLUGIN.as_bytes() => FileAction::Unchanged,
-        Ok(bytes) if is_ours(&String::from_utf8_lossy(&bytes)) => FileAction::Updated,
-        Ok(_) => {
-            return Err(Error::refused(format!(
-                "{} exists and is not ours; left it untouched",
-                path.display()
-            ))
-            .with_hint(
-                "move it aside, then run `git agent-rewind hooks install --agent opencode` again",
-            ));
-        }
-    })
+    FILE.check(store)
 }
 
 /// Write the plugin file.
 pub fn install(store: &Store) -> Result<SettingsChange> {
-    let path = path(store)?;
-    let action = check(store)?;
-    if action != FileAction::Unchanged {
-        let dir = path.parent().expect("has a parent");
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::other(format!("could not create {}: {e}", dir.display())))?;
-        write_atomic(&path, PLUGIN, 0o644)?;
-    }
-    Ok(change(&path, action, action != FileAction::Unchanged))
+    FILE.install(store)
 }
 
 /// Delete the plugin file (only when it is ours).
 pub fn uninstall(store: &Store) -> Result<SettingsChange> {
-    let path = path(store)?;
-    match std::fs::read(&path) {
-        Ok(bytes) if is_ours(&String::from_utf8_lossy(&bytes)) => {
-            std::fs::remove_file(&path)
-                .map_err(|e| Error::other(format!("could not remove {}: {e}", path.display())))?;
-            super::settings::remove_empty_dirs(&path, 2);
-            Ok(change(&path, FileAction::Deleted, true))
-        }
-        _ => Ok(change(&path, FileAction::Absent, false)),
-    }
+    FILE.uninstall(store)
 }
 
 /// After an uninstall: OpenCode's own files still in `.opencode/`, said so (never removed:

@@ -185,6 +185,29 @@ impl AgentEvent {
     }
 }
 
+/// The event of a Claude-style hook payload (`hook_event_name`), for the agents that copied
+/// Claude Code's protocol: `SessionStart`, `Stop` (a turn) and `PostToolUse` (an edit).
+pub(super) fn claude_style_event(agent: Agent, name: &str) -> Result<AgentEvent, Unusable> {
+    Ok(match name {
+        "SessionStart" => AgentEvent::new(agent, Kind::SessionStart, name),
+        "Stop" => AgentEvent::new(agent, Kind::Turn, name),
+        "PostToolUse" => AgentEvent::new(agent, Kind::Edit, name),
+        _ => return Err(unhandled(name)),
+    })
+}
+
+/// Refuse a `PostToolUse` whose `tool_name` is none of `edit_tools` (it edits no file).
+pub(super) fn require_edit_tool(f: &Fields, edit_tools: &[&str]) -> Result<(), Unusable> {
+    let tool = f.id("tool_name")?.unwrap_or_default();
+    if edit_tools.contains(&tool.as_str()) {
+        Ok(())
+    } else {
+        Err(Unusable::Unhandled(format!(
+            "PostToolUse of {tool:?} edits no file"
+        )))
+    }
+}
+
 pub(super) fn unhandled(event: &str) -> Unusable {
     Unusable::Unhandled(format!("event {event} is not handled"))
 }

@@ -11,11 +11,12 @@
 //! other file of `.pi/`, and the parser never touches the repository.
 
 use super::Agent;
-use super::install::{FileAction, write_atomic};
+use super::install::FileAction;
+use super::ownedfile::OwnedFile;
 use super::payload::{AgentEvent, Fields, Kind, Parsed, Unusable, edited_path, object};
 use super::settings::SettingsChange;
 use crate::store::Store;
-use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::error::Result;
 use std::path::{Path, PathBuf};
 
 /// The extension, as installed.
@@ -30,81 +31,34 @@ pub const EVENTS: [&str; 4] = [
     "agent_end",
 ];
 
-fn path(store: &Store) -> Result<PathBuf> {
-    Ok(store.worktree().root()?.join(EXTENSION_PATH))
-}
+/// The extension file, ours as a whole.
+pub const FILE: OwnedFile = OwnedFile {
+    agent: Agent::Pi,
+    path: EXTENSION_PATH,
+    text: EXTENSION,
+    first_line: "// git-agent-rewind Pi extension",
+    events: &EVENTS,
+};
 
 /// Whether `text` is an extension file we wrote (any version).
 pub fn is_ours(text: &str) -> bool {
-    text.lines()
-        .next()
-        .is_some_and(|l| l.starts_with("// git-agent-rewind Pi extension"))
-}
-
-fn change(path: &Path, action: FileAction, events: bool) -> SettingsChange {
-    SettingsChange {
-        agent: Agent::Pi,
-        path: path.display().to_string(),
-        action,
-        events: if events {
-            EVENTS.iter().map(|e| e.to_string()).collect()
-        } else {
-            vec![]
-        },
-    }
+    FILE.is_ours(text)
 }
 
 /// What installing would do, or why it is refused (nothing written).
 pub fn check(store: &Store) -> Result<FileAction> {
-    let path = path(store)?;
-    Ok(match std::fs::read(&path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileAction::Created,
-        Err(e) => {
-            return Err(Error::other(format!(
-                "could not read {}: {e}",
-                path.display()
-            )));
-        }
-        Ok(bytes) if bytes == EXTENSION.as_bytes() => FileAction::Unchanged,
-        Ok(bytes) if is_ours(&String::from_utf8_lossy(&bytes)) => FileAction::Updated,
-        Ok(_) => {
-            return Err(Error::refused(format!(
-                "{} exists and is not ours; left it untouched",
-                path.display()
-            ))
-            .with_hint(
-                "move it aside, then run `git agent-rewind hooks install --agent pi` again",
-            ));
-        }
-    })
+    FILE.check(store)
 }
 
 /// Write the extension file.
 pub fn install(store: &Store) -> Result<SettingsChange> {
-    let path = path(store)?;
-    let action = check(store)?;
-    if action != FileAction::Unchanged {
-        let dir = path.parent().expect("has a parent");
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::other(format!("could not create {}: {e}", dir.display())))?;
-        write_atomic(&path, EXTENSION, 0o644)?;
-    }
-    Ok(change(&path, action, action != FileAction::Unchanged))
+    FILE.install(store)
 }
 
 /// Delete the extension file (only when it is ours), and `.pi/extensions/` and `.pi/` when
 /// that leaves them empty.
 pub fn uninstall(store: &Store) -> Result<SettingsChange> {
-    let path = path(store)?;
-    match std::fs::read(&path) {
-        Ok(bytes) if is_ours(&String::from_utf8_lossy(&bytes)) => {
-            std::fs::remove_file(&path)
-                .map_err(|e| Error::other(format!("could not remove {}: {e}", path.display())))?;
-            super::settings::remove_empty_dirs(&path, 2);
-            Ok(change(&path, FileAction::Deleted, true))
-        }
-        _ => Ok(change(&path, FileAction::Absent, false)),
-    }
+    FILE.uninstall(store)
 }
 
 /// Why `hooks install --mcp` adds nothing for Pi.

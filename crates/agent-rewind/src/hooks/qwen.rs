@@ -11,7 +11,10 @@
 //!
 //! Parses and reads; never writes Qwen's files (the merge is [`super::settings`]'s).
 
-use super::payload::{AgentEvent, Fields, Kind, Parsed, Unusable, edited_path, object, unhandled};
+use super::payload::{
+    Fields, Kind, Parsed, claude_style_event, edited_path, object, require_edit_tool,
+};
+use super::status::{all_hooks_disabled, read_json};
 use crate::agent::Agent;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -39,12 +42,7 @@ pub fn parse(input: &[u8], model_env: Option<String>) -> Parsed {
     let o = object(input)?;
     let f = Fields(&o);
     let name = f.required_id("hook_event_name")?;
-    let mut ev = match name.as_str() {
-        "SessionStart" => AgentEvent::new(Agent::Qwen, Kind::SessionStart, &name),
-        "Stop" => AgentEvent::new(Agent::Qwen, Kind::Turn, &name),
-        "PostToolUse" => AgentEvent::new(Agent::Qwen, Kind::Edit, &name),
-        _ => return Err(unhandled(&name)),
-    };
+    let mut ev = claude_style_event(Agent::Qwen, &name)?;
     ev.common(&f)?;
     ev.meta_id(&f, "source", "source")?;
     ev.meta_lenient(&f, "prompt_id");
@@ -60,12 +58,7 @@ pub fn parse(input: &[u8], model_env: Option<String>) -> Parsed {
         ev.meta.entry("model".into()).or_insert(m);
     }
     if ev.kind == Kind::Edit {
-        let tool = f.id("tool_name")?.unwrap_or_default();
-        if !matches!(tool.as_str(), "write_file" | "edit") {
-            return Err(Unusable::Unhandled(format!(
-                "PostToolUse of {tool:?} edits no file"
-            )));
-        }
+        require_edit_tool(&f, &["write_file", "edit"])?;
         if let Some(input) = f.object("tool_input")? {
             ev.edited
                 .extend(input.text("file_path")?.and_then(edited_path));
@@ -74,24 +67,12 @@ pub fn parse(input: &[u8], model_env: Option<String>) -> Parsed {
     ev.check()
 }
 
-fn read_json(path: &Path) -> Option<Value> {
-    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
-}
-
 /// Whether Qwen Code will run the hooks of the worktree at `root`, and why.
 pub fn status(root: &Path, home: &Path) -> (&'static str, String) {
     let user = home.join(".qwen/settings.json");
     let project = root.join(SETTINGS);
-    for f in [&user, &project] {
-        if read_json(f).is_some_and(|v| v["disableAllHooks"] == true) {
-            return (
-                "no",
-                format!(
-                    "disableAllHooks is true in {}: remove it to record turns",
-                    f.display()
-                ),
-            );
-        }
+    if let Some(no) = all_hooks_disabled(&[&user, &project]) {
+        return no;
     }
     let trust_on =
         read_json(&user).is_some_and(|v| v["security"]["folderTrust"]["enabled"] == true);
@@ -188,6 +169,7 @@ fn mcp_approval(root: &Path, home: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hooks::payload::Unusable;
 
     #[test]
     fn the_environment_names_the_model_of_a_turn_and_the_prompt_names_the_turn() {

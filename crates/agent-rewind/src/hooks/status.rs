@@ -98,8 +98,24 @@ pub fn status(store: &Store, home: &Path) -> Result<Vec<AgentHooks>> {
     Ok(out)
 }
 
-fn read_json(path: &Path) -> Option<Value> {
+/// A JSON settings file of an agent (`None`: missing or not JSON).
+pub(super) fn read_json(path: &Path) -> Option<Value> {
     serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+/// The "no" of an agent whose settings file among `files` turns every hook off with
+/// `disableAllHooks` (Claude Code's key, which Qwen Code and Copilot CLI copied).
+pub(super) fn all_hooks_disabled(files: &[&Path]) -> Option<(&'static str, String)> {
+    let f = files
+        .iter()
+        .find(|f| read_json(f).is_some_and(|v| v["disableAllHooks"] == true))?;
+    Some((
+        "no",
+        format!(
+            "disableAllHooks is true in {}: remove it to record turns",
+            f.display()
+        ),
+    ))
 }
 
 /// Claude Code runs project hooks without asking, unless a settings file turns all off.
@@ -109,16 +125,8 @@ fn claude(root: &Path, home: &Path) -> (&'static str, String) {
         root.join(".claude/settings.json"),
         root.join(".claude/settings.local.json"),
     ];
-    for f in &files {
-        if read_json(f).is_some_and(|v| v["disableAllHooks"] == true) {
-            return (
-                "no",
-                format!(
-                    "disableAllHooks is true in {}: remove it to record turns",
-                    f.display()
-                ),
-            );
-        }
+    if let Some(no) = all_hooks_disabled(&files.iter().map(|f| f.as_path()).collect::<Vec<_>>()) {
+        return no;
     }
     (
         "yes",
