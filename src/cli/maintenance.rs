@@ -35,7 +35,6 @@ fn start_retention(store: &Store) -> bool {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut child, 0);
+    agent_rewind_core::platform::process::own_process_group(&mut child);
     child.spawn().is_ok()
 }

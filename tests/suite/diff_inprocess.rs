@@ -216,9 +216,8 @@ fn random_corpus_matches_git_byte_for_byte_in_process() {
     };
     write(&files);
     r.write("run.sh", "#!/bin/sh\necho one\n");
-    use std::os::unix::fs::PermissionsExt;
-    let exec = std::fs::Permissions::from_mode(0o755);
-    std::fs::set_permissions(r.path().join("run.sh"), exec).unwrap();
+    agent_rewind_core::platform::mode::set_path_permission_bits(r.path().join("run.sh"), 0o755)
+        .unwrap();
     r.git(&["add", "-A"]);
     r.git(&["commit", "-q", "-m", "base"]);
     r.ok(&["checkpoint", "s0", "--run", "r1"]);
@@ -384,14 +383,16 @@ fn every_uncertain_case_falls_back_to_git_diff() {
         (
             "mode",
             Box::new(|r: &Repo| {
-                use std::os::unix::fs::PermissionsExt;
                 let p = r.path().join("sub/b.txt");
-                std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+                agent_rewind_core::platform::mode::set_path_permission_bits(p, 0o755).unwrap();
             }),
         ),
         (
             "symlink",
-            Box::new(|r: &Repo| std::os::unix::fs::symlink("a.txt", r.path().join("ln")).unwrap()),
+            Box::new(|r: &Repo| {
+                agent_rewind_core::platform::links::create_symlink("a.txt", r.path().join("ln"))
+                    .unwrap()
+            }),
         ),
         (
             "space",

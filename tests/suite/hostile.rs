@@ -417,13 +417,22 @@ fn steer_edit_refuses_git_dirs_in_any_spelling_symlinks_and_paths_outside() {
     let outside = tempfile::tempdir().unwrap();
     let payload = outside.path().join("payload");
     std::fs::write(&payload, "#!/bin/sh\necho pwned\n").unwrap();
-    std::os::unix::fs::symlink(r.path().join(".git"), r.path().join("gitlink")).unwrap();
-    std::os::unix::fs::symlink(outside.path(), r.path().join("outlink")).unwrap();
-    std::os::unix::fs::symlink(outside.path().join("victim"), r.path().join("victim-link"))
+    agent_rewind_core::platform::links::create_symlink(
+        r.path().join(".git"),
+        r.path().join("gitlink"),
+    )
+    .unwrap();
+    agent_rewind_core::platform::links::create_symlink(outside.path(), r.path().join("outlink"))
         .unwrap();
+    agent_rewind_core::platform::links::create_symlink(
+        outside.path().join("victim"),
+        r.path().join("victim-link"),
+    )
+    .unwrap();
     std::fs::write(outside.path().join("victim"), "victim\n").unwrap();
     std::fs::create_dir_all(r.path().join("sub")).unwrap();
-    std::os::unix::fs::symlink("../.git/hooks", r.path().join("sub/hooks")).unwrap();
+    agent_rewind_core::platform::links::create_symlink("../.git/hooks", r.path().join("sub/hooks"))
+        .unwrap();
     let before = everything(&r);
     let config = std::fs::read(r.path().join(".git/config")).unwrap();
     for target in [

@@ -515,3 +515,37 @@ fn the_write_path_does_no_maintenance() {
         }
     }
 }
+
+/// Unix-only code sits in core's `platform/` modules, one per concern, each with a Windows
+/// side (docs/LIMITS.md, "Platforms"): elsewhere in the crates and the binary only the
+/// scan's stat-level sources, each with a full-pass fallback, name `std::os::unix`; nothing
+/// names `std::os::fd`. A use outside them would break the macOS or Windows build that
+/// `.ci/run` checks, or hide a difference the platform table does not list.
+#[test]
+fn unix_only_code_stays_in_the_platform_modules() {
+    const ALLOWED: &[&str] = &[
+        "crates/agent-rewind-core/src/platform/",
+        "crates/agent-rewind-scan/src/statcheck.rs",
+        "crates/agent-rewind-scan/src/dirwalk/cache.rs",
+        "crates/agent-rewind-scan/src/rawindex.rs",
+        "crates/agent-rewind-scan/src/fsmonitor/watchman.rs",
+    ];
+    let mut offenders = vec![];
+    for dir in ["crates", "src"] {
+        let mut files = vec![];
+        sources(&workspace().join(dir), &mut files);
+        for f in files {
+            let rel = f.strip_prefix(workspace()).unwrap().display().to_string();
+            if !rel.contains("/src/") || ALLOWED.iter().any(|a| rel.starts_with(a)) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&f).unwrap();
+            for bad in ["os::unix", "os::fd", "PermissionsExt", "MetadataExt"] {
+                if text.contains(bad) {
+                    offenders.push(format!("{rel}: {bad}"));
+                }
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{offenders:#?}");
+}

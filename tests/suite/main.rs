@@ -16,18 +16,28 @@ mod checkout_bytes;
 mod closed_pipes;
 mod concurrency;
 mod crash;
+// Unix by nature: kills the binary with signals at each crash point.
+#[cfg(unix)]
 mod crash_points;
 mod diff_inprocess;
 mod external;
 mod fetch_one_run;
+// Unix by nature: permission bits, byte file names and unreadable folders, exactly.
+#[cfg(unix)]
 mod fidelity;
 mod fsmonitor;
 mod git_env;
+// Unix by nature: git and agent hooks are shell scripts with the executable bit.
+#[cfg(unix)]
 mod hooks;
 mod hostile;
+// Unix by nature: modes and byte paths as git keeps them.
+#[cfg(unix)]
 mod interop;
 mod layers;
 mod list_cache;
+// Unix by nature: processes killed by a signal while they hold locks.
+#[cfg(unix)]
 mod locks;
 mod maintenance;
 mod many_runs;
@@ -38,13 +48,19 @@ mod object_packs;
 mod private_files;
 mod read_commands;
 mod reftable;
+// Unix by nature: modes and symlinks taken back exactly.
+#[cfg(unix)]
 mod revert;
+// Unix by nature: modes, symlinks, byte names and stat data restored exactly; killed processes.
+#[cfg(unix)]
 mod rewind;
 mod screens;
 mod secrets;
 mod sha256;
 mod sharing;
 mod small_commands;
+// Unix by nature: the unix stat check.
+#[cfg(unix)]
 mod snapshot_stat;
 mod state;
 mod step_ref_lag;
@@ -54,5 +70,7 @@ mod test_script;
 mod untracked_cache;
 mod view;
 mod watch;
+// Unix by nature: steps run by `sh -c` in process groups; a pseudo-terminal.
+#[cfg(unix)]
 mod workflow;
 mod wrap;

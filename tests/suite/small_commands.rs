@@ -27,13 +27,9 @@ fn varied_change() -> Repo {
     std::fs::remove_file(r.path().join("x")).unwrap();
     r.write("x/y.txt", "now a folder\n");
     std::fs::remove_file(r.path().join("link")).unwrap();
-    std::os::unix::fs::symlink("keep.txt", r.path().join("link")).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(
-        r.path().join("run.sh"),
-        std::fs::Permissions::from_mode(0o755),
-    )
-    .unwrap();
+    agent_rewind_core::platform::links::create_symlink("keep.txt", r.path().join("link")).unwrap();
+    agent_rewind_core::platform::mode::set_path_permission_bits(r.path().join("run.sh"), 0o755)
+        .unwrap();
     r.write("deep/a/b/c.txt", "deeper\n");
     r.write("new/file.txt", "new\n");
     r.ok(&["checkpoint", "two", "--run", "r1"]);

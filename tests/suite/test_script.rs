@@ -32,7 +32,7 @@ fn on_path(tool: &str) -> Option<PathBuf> {
 fn path_of(dir: &Path, tools: &[&str]) -> PathBuf {
     for tool in tools {
         if let Some(real) = on_path(tool) {
-            std::os::unix::fs::symlink(real, dir.join(tool)).unwrap();
+            agent_rewind_core::platform::links::create_symlink(real, dir.join(tool)).unwrap();
         }
     }
     dir.to_path_buf()

@@ -1,7 +1,7 @@
 //! The words every layer of git agent-rewind shares: the error type ([`error`]), run and
 //! step ids ([`ids`]), timestamps ([`time`]), path quoting ([`quote`]), the trace
 //! ([`trace`]) and the crash points ([`crash`]), the one way a layer starts a process
-//! ([`process`]), the secret rules ([`redact`]), and our private files under the git dir
+//! ([`process`]), the secret rules ([`redact`]), what differs between unix and Windows ([`platform`]), and our private files under the git dir
 //! ([`private`]: their paths, envelope and digests).
 //!
 //! It must never depend on gix or on another crate of ours, open a repository, or decide
@@ -14,6 +14,7 @@
 pub mod crash;
 pub mod error;
 pub mod ids;
+pub mod platform;
 pub mod private;
 pub mod process;
 pub mod quote;

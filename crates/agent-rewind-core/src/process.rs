@@ -120,6 +120,8 @@ pub mod interrupt {
                 let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, flag.clone());
             });
         }
+        #[cfg(not(unix))]
+        let _ = flag;
     }
 
     /// Whether SIGINT came since [`catch`].

@@ -8,7 +8,6 @@
 
 use serde::{Serialize, Serializer};
 use std::borrow::Cow;
-use std::path::Path;
 
 /// Whether git would quote a name holding this byte.
 fn needs_quoting(b: u8) -> bool {
@@ -103,12 +102,9 @@ pub fn base64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-/// A worktree-relative path (bytes, `/`-separated) as a filesystem path: the bytes as they
-/// are (paths are bytes on unix).
-pub fn rel_path(rel: &[u8]) -> &Path {
-    use std::os::unix::ffi::OsStrExt;
-    Path::new(std::ffi::OsStr::from_bytes(rel))
-}
+/// A worktree-relative path (bytes, `/`-separated) as a filesystem path (the platform's
+/// rule: [`crate::platform::paths`]).
+pub use crate::platform::paths::rel_path;
 
 #[cfg(test)]
 mod tests {

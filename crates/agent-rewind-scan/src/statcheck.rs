@@ -19,10 +19,14 @@
 //! platforms other than unix); the repository's stat settings (`core.checkStat`,
 //! `core.trustCtime`, `core.fileMode`, `core.symlinks`) decide what it proves.
 
-use gix::index::entry::{Flags, Mode, Stat};
+use gix::index::entry::Flags;
+#[cfg(unix)]
+use gix::index::entry::{Mode, Stat};
 use std::path::Path;
 
-/// What the checks need from the repository's configuration and the index file.
+/// What the checks need from the repository's configuration and the index file (read by
+/// the unix checks only; elsewhere no entry is proven).
+#[cfg_attr(not(unix), allow(dead_code))]
 pub struct Settings {
     stat: gix::index::entry::stat::Options,
     symlinks: bool,

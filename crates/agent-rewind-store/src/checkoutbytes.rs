@@ -97,7 +97,7 @@ impl Store {
         let dir = self.git_run_dir();
         let args = ["cat-file", "--filters"];
         let mut path_arg = std::ffi::OsString::from("--path=");
-        path_arg.push(agent_rewind_core::quote::rel_path(path));
+        path_arg.push(agent_rewind_core::quote::rel_path(path).as_os_str());
         let out = self
             .git_command(dir, &args)
             .arg(path_arg)

@@ -119,7 +119,7 @@ fn lock_held(lock: &Path) -> Error {
 /// Remove temp indexes of our processes that died, and an `index.lock` that is one of them
 /// (a process killed between taking the lock and renaming it): that lock is ours and stale.
 fn sweep_dead_index_temps(tmp_dir: &Path, lock: &Path) {
-    use std::os::unix::fs::MetadataExt;
+    use agent_rewind_core::platform::fileid::file_id;
     let Ok(dir) = std::fs::read_dir(tmp_dir) else {
         return;
     };
@@ -139,7 +139,7 @@ fn sweep_dead_index_temps(tmp_dir: &Path, lock: &Path) {
         if let (Ok(t), Ok(l)) = (
             std::fs::symlink_metadata(&path),
             std::fs::symlink_metadata(lock),
-        ) && (t.dev(), t.ino()) == (l.dev(), l.ino())
+        ) && file_id(&t).is_some_and(|id| Some(id) == file_id(&l))
         {
             let _ = std::fs::remove_file(lock);
         }

@@ -13,7 +13,6 @@ pub(crate) fn lock_path(path: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// Whether process `pid` certainly no longer exists (only known where `/proc` is mounted).
-pub(crate) fn process_is_gone(pid: u32) -> bool {
-    Path::new("/proc/self").exists() && !Path::new(&format!("/proc/{pid}")).exists()
-}
+/// Whether process `pid` certainly no longer exists (the platform's answer:
+/// [`agent_rewind_core::platform::process`]).
+pub(crate) use agent_rewind_core::platform::process::process_is_gone;

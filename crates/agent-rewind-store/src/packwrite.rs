@@ -14,6 +14,7 @@
 
 use crate::checksum::digest;
 use agent_rewind_core::error::{Error, IoResultExt, Result};
+use agent_rewind_core::platform::mode::create_with_bits;
 use gix::ObjectId;
 use std::path::Path;
 
@@ -90,17 +91,16 @@ pub fn write_pack(
 /// Write `bytes` to a temp file in `dir`, then rename it to `name` (read-only, as git's).
 fn install(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
     let tmp = dir.join(temp_name(name, nanos));
     let written = (|| -> std::io::Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o444)
-            .open(&tmp)?;
+        let mut f = create_with_bits(
+            std::fs::OpenOptions::new().write(true).create_new(true),
+            0o444,
+        )
+        .open(&tmp)?;
         f.write_all(bytes)?;
         std::fs::rename(&tmp, dir.join(name))
     })();

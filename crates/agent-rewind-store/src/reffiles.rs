@@ -14,6 +14,7 @@
 
 use crate::lockfile::{lock_path, process_is_gone};
 use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::platform::fileid::{file_id, link_count};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -90,13 +91,13 @@ impl RefFiles {
     /// Remove every lock among `locks` that a dead process of ours left, and the claims of
     /// dead processes. Returns how many locks were removed. Cheap when no lock exists.
     pub(crate) fn remove_stale_locks(&self, locks: &[PathBuf]) -> usize {
-        use std::os::unix::fs::MetadataExt;
         let present: Vec<(&PathBuf, (u64, u64))> = locks
             .iter()
             .filter_map(|l| {
                 std::fs::symlink_metadata(l)
                     .ok()
-                    .map(|m| (l, (m.dev(), m.ino())))
+                    .and_then(|m| file_id(&m))
+                    .map(|id| (l, id))
             })
             .collect();
         if present.is_empty() {
@@ -126,14 +127,14 @@ impl RefFiles {
             };
             let mut matched = false;
             for (lock, id) in &present {
-                if *id == (m.dev(), m.ino()) && std::fs::remove_file(lock).is_ok() {
+                if file_id(&m) == Some(*id) && std::fs::remove_file(lock).is_ok() {
                     matched = true;
                     removed += 1;
                 }
             }
             // A dead claim is dropped once its lock is gone (no other name for its inode);
             // one still linked may be the stale lock another call is about to look for.
-            if matched || m.nlink() == 1 {
+            if matched || link_count(&m) == Some(1) {
                 let _ = std::fs::remove_file(&path);
             }
         }
@@ -177,13 +178,12 @@ impl RefFiles {
     /// Whether some claim is still linked to a lock: without one, no lock of ours exists and
     /// there is nothing to sweep (one read of the claims folder).
     fn any_claim_linked(&self) -> bool {
-        use std::os::unix::fs::MetadataExt;
         let Ok(claims) = std::fs::read_dir(&self.claims) else {
             return false;
         };
-        claims
-            .flatten()
-            .any(|e| std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.nlink() > 1))
+        claims.flatten().any(|e| {
+            std::fs::symlink_metadata(e.path()).is_ok_and(|m| link_count(&m).is_some_and(|n| n > 1))
+        })
     }
 
     /// [`crate::Refs::remove_stale_locks_under`].

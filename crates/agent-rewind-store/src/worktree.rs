@@ -265,8 +265,7 @@ impl Worktree<'_> {
             return Ok(OnDisk::TooBig(md.len()));
         }
         let bytes = std::fs::read(&full).at(&full)?;
-        use std::os::unix::fs::PermissionsExt;
-        let exec = md.permissions().mode() & 0o111 != 0
+        let exec = agent_rewind_core::platform::mode::any_executable_bit(&md)
             && self
                 .store
                 .repo
@@ -288,7 +287,6 @@ impl Worktree<'_> {
     /// disk, reached through real folders only: what a backup records so that undo gives
     /// them back exactly.
     pub fn file_modes(&self, paths: &[BString]) -> Result<BTreeMap<BString, u32>> {
-        use std::os::unix::fs::PermissionsExt;
         let root = self.root()?;
         let mut modes = BTreeMap::new();
         for rel in paths {
@@ -298,7 +296,10 @@ impl Worktree<'_> {
             let full = root.join(rel_path(rel));
             match std::fs::symlink_metadata(&full) {
                 Ok(md) if md.is_file() => {
-                    modes.insert(rel.clone(), md.permissions().mode() & 0o777);
+                    modes.insert(
+                        rel.clone(),
+                        agent_rewind_core::platform::mode::permission_bits(&md) & 0o777,
+                    );
                 }
                 Ok(_) => {}
                 Err(e)

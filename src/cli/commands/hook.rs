@@ -48,8 +48,7 @@ fn start_background(dir: &Path, job: &hooks::background::Job, lock: std::fs::Fil
         .stdin(lock)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut child, 0);
+    agent_rewind_core::platform::process::own_process_group(&mut child);
     child.spawn().is_ok()
 }
 

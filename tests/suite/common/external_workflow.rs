@@ -7,7 +7,6 @@
 
 use super::{Repo, bin};
 use serde_json::Value;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -141,13 +140,11 @@ impl Ext {
         for (k, v) in env {
             c.env(k, v);
         }
-        let child = c
-            .stdin(Stdio::null())
+        c.stdin(Stdio::null())
             .stdout(Stdio::from(out.reopen().unwrap()))
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .expect("spawn the watcher");
+            .stderr(Stdio::null());
+        agent_rewind_core::platform::process::own_process_group(&mut c);
+        let child = c.spawn().expect("spawn the watcher");
         Watcher {
             child,
             out,

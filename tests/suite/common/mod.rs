@@ -578,13 +578,14 @@ pub fn commit_all_in(dir: &Path, message: &str) {
     );
 }
 
+#[cfg(unix)]
 /// A new pseudo-terminal of `columns` columns (24 rows): the end the test reads and writes
 /// (the terminal's screen and keyboard), and the end a command gets as its stdin, stdout
 /// or stderr.
 pub fn pseudo_terminal(columns: u16) -> (std::fs::File, std::os::fd::OwnedFd) {
     use std::os::fd::{FromRawFd, OwnedFd};
     let (mut m, mut s) = (-1, -1);
-    let size = libc::winsize {
+    let mut size = libc::winsize {
         ws_row: 24,
         ws_col: columns,
         ws_xpixel: 0,
@@ -597,8 +598,9 @@ pub fn pseudo_terminal(columns: u16) -> (std::fs::File, std::os::fd::OwnedFd) {
             &mut m,
             &mut s,
             std::ptr::null_mut(),
-            std::ptr::null(),
-            &size,
+            // Mutable on macOS, const on Linux: a null and a `*mut` fit both.
+            std::ptr::null_mut(),
+            &raw mut size,
         )
     };
     assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
@@ -606,6 +608,7 @@ pub fn pseudo_terminal(columns: u16) -> (std::fs::File, std::os::fd::OwnedFd) {
     unsafe { (std::fs::File::from_raw_fd(m), OwnedFd::from_raw_fd(s)) }
 }
 
+#[cfg(unix)]
 /// What is left on the screen of a pseudo-terminal whose other ends are all closed: read
 /// up to the EIO that says so.
 pub fn read_screen(master: &mut std::fs::File) -> String {

@@ -66,8 +66,7 @@ fn fake_on_path(name: &str, script: &str) -> (tempfile::TempDir, String) {
     std::fs::write(&p, script).unwrap();
     #[cfg(unix)]
     {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        agent_rewind_core::platform::mode::set_path_permission_bits(&p, 0o755).unwrap();
     }
     let path = format!(
         "{}:{}",
@@ -202,7 +201,7 @@ fn a_scanner_not_installed_failing_or_unknown_refuses_the_push() {
     let bin = tempfile::tempdir().unwrap();
     for tool in ["git", "sh"] {
         let real = which(tool);
-        std::os::unix::fs::symlink(&real, bin.path().join(tool)).unwrap();
+        agent_rewind_core::platform::links::create_symlink(&real, bin.path().join(tool)).unwrap();
     }
     let only_git = bin.path().display().to_string();
     let log = r.path().join(".git/fake-args");

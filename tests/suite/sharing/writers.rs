@@ -34,8 +34,7 @@ fn guard(bare: &Path) {
 }
 
 fn executable(file: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o755)).unwrap();
+    agent_rewind_core::platform::mode::set_path_permission_bits(file, 0o755).unwrap();
 }
 
 /// The checkpoint commits of `run` (its first-parent chain), newest first.

@@ -516,18 +516,21 @@ fn help_is_wrapped_to_the_terminal_or_to_100_columns() {
         let h = text(&out.stdout);
         assert!(widest(&h) <= 100, "{c}: {h}");
     }
-    // `push -h` on a terminal of 80 columns.
-    let (mut screen, terminal) = common::pseudo_terminal(80);
-    let status = Command::new(bin())
-        .args(["push", "-h"])
-        .env_remove("COLUMNS")
-        .stdout(terminal)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let shown = common::read_screen(&mut screen).replace("\r\n", "\n");
-    assert!(shown.contains("--allow-secret"), "{shown}");
-    assert!(widest(&shown) <= 80, "{shown}");
+    // `push -h` on a terminal of 80 columns (the test's pseudo-terminal is unix's).
+    #[cfg(unix)]
+    {
+        let (mut screen, terminal) = common::pseudo_terminal(80);
+        let status = Command::new(bin())
+            .args(["push", "-h"])
+            .env_remove("COLUMNS")
+            .stdout(terminal)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let shown = common::read_screen(&mut screen).replace("\r\n", "\n");
+        assert!(shown.contains("--allow-secret"), "{shown}");
+        assert!(widest(&shown) <= 80, "{shown}");
+    }
     // The descriptions of the command list go on under their first line.
     let top = Command::new(bin())
         .arg("-h")

@@ -430,12 +430,8 @@ fn diff_repo() -> Repo {
     r.write("a.txt", "one\n2\nthree\n");
     std::fs::remove_file(r.path().join("b.txt")).unwrap();
     r.write("sub/c.txt", "sea\n");
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(
-        r.path().join("d.sh"),
-        std::fs::Permissions::from_mode(0o755),
-    )
-    .unwrap();
+    agent_rewind_core::platform::mode::set_path_permission_bits(r.path().join("d.sh"), 0o755)
+        .unwrap();
     r.ok(&["checkpoint", "s2", "--run", "r1"]);
     r
 }

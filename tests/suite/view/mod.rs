@@ -337,8 +337,7 @@ fn open_uses_the_browser_and_never_fails(f: &Fixture) {
         format!("#!/bin/sh\necho \"$1\" > '{}'\n", seen.display()),
     )
     .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    agent_rewind_core::platform::mode::set_path_permission_bits(&script, 0o755).unwrap();
     let path = format!(
         "{}:{}",
         bin.path().display(),

@@ -214,19 +214,13 @@ fn temp_file_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
 
 /// Replace `path` with `bytes` atomically: a temp file beside it (`.agent-rewind-*.tmp`,
 /// removed on failure), then a rename. Readers see the old content or the new, never a
-/// part. `mode` sets the new file's permissions (unix), else the temp file's default.
+/// part. `mode` sets the new file's permissions ([`crate::platform::mode`]), else the temp file's default.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
     let mut tmp = temp_file_beside(path)?;
     tmp.write_all(bytes).at(tmp.path())?;
-    #[cfg(unix)]
     if let Some(mode) = mode {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(mode))
-            .at(tmp.path())?;
+        crate::platform::mode::set_permission_bits(tmp.as_file(), mode).at(tmp.path())?;
     }
-    #[cfg(not(unix))]
-    let _ = mode;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     Ok(())
 }

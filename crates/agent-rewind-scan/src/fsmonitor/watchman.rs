@@ -42,12 +42,14 @@ pub struct Unreachable(pub String);
 /// Whether the hook at `path` is git's fsmonitor-watchman sample, unmodified but for its
 /// `#!` line (distributions rewrite the path to perl).
 pub fn is_git_sample(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
     let Ok(md) = std::fs::metadata(path) else {
         return false;
     };
     // Git cannot run a hook that is not executable (then it takes the full pass).
-    if !md.is_file() || md.len() > 64 * 1024 || md.permissions().mode() & 0o111 == 0 {
+    if !md.is_file()
+        || md.len() > 64 * 1024
+        || !agent_rewind_core::platform::mode::any_executable_bit(&md)
+    {
         return false;
     }
     let Ok(content) = std::fs::read(path) else {

@@ -7,6 +7,9 @@ use crate::checksum::digest;
 use crate::indexfile::WrittenFile;
 use crate::repository::Store;
 use agent_rewind_core::error::{Error, IoResultExt, Result};
+use agent_rewind_core::platform::links::create_symlink;
+use agent_rewind_core::platform::mode::{create_with_bits, set_permission_bits};
+use agent_rewind_core::platform::paths::os_bytes;
 use agent_rewind_core::quote::{quote_path, rel_path};
 use agent_rewind_scan::TreeChange;
 use agent_rewind_scan::gixerror::from_gix;
@@ -65,9 +68,7 @@ impl Store {
                         .to_path_buf();
                     agent_rewind_core::fail_point!("worktree:write");
                     note_folder_in_the_way(&full, &c.path, changed);
-                    atomic_replace(&full, &tmp_dir, |tmp| {
-                        std::os::unix::fs::symlink(&target, tmp).at(tmp)
-                    })?;
+                    atomic_replace(&full, &tmp_dir, |tmp| create_symlink(&target, tmp).at(tmp))?;
                     if changed.last() != Some(&c.path) {
                         changed.push(c.path.clone());
                     }
@@ -159,23 +160,21 @@ enum FileMode {
 /// Create `path` (which must not exist) with `bytes` and `mode`.
 fn write_file(path: &Path, bytes: &[u8], mode: FileMode) -> Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let create = match mode {
         FileMode::Git { exec: true } => 0o777,
         FileMode::Git { exec: false } => 0o666,
         // Never more open than it will be, not even while it is written.
         FileMode::Exactly(bits) => bits,
     };
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(create)
-        .open(path)
-        .at(path)?;
+    let mut f = create_with_bits(
+        std::fs::OpenOptions::new().write(true).create_new(true),
+        create,
+    )
+    .open(path)
+    .at(path)?;
     if let FileMode::Exactly(bits) = mode {
         // The umask narrowed the bits at creation; the backup recorded them exactly.
-        f.set_permissions(std::fs::Permissions::from_mode(bits))
-            .at(path)?;
+        set_permission_bits(&f, bits).at(path)?;
     }
     f.write_all(bytes).at(path)
 }
@@ -256,9 +255,7 @@ fn make_dirs(root: &Path, dir: &Path, changed: &mut Vec<BString>) -> Result<()> 
             Ok(_) => {
                 std::fs::remove_file(&cur).at(&cur)?;
                 let removed = cur.strip_prefix(root).unwrap_or(&cur);
-                changed.push(BString::from(std::os::unix::ffi::OsStrExt::as_bytes(
-                    removed.as_os_str(),
-                )));
+                changed.push(BString::from(os_bytes(removed.as_os_str()).into_owned()));
                 std::fs::create_dir(&cur).at(&cur)?;
             }
             Err(_) => std::fs::create_dir(&cur).at(&cur)?,

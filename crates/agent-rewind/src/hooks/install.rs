@@ -13,8 +13,8 @@ use super::{Agent, GIT_HOOKS, GitHook, MARKER_BEGIN, MARKER_END, OPT_IN_HOOKS};
 use crate::store::Store;
 use agent_rewind_core::error::IoResultExt;
 use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::platform::mode::permission_bits;
 use serde::Serialize;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// Placeholder in the templates for the shell-quoted absolute path of the binary.
@@ -379,7 +379,7 @@ fn install_file(
         return Ok((FileAction::Created, None));
     };
     let text = read_text(&target)?;
-    let mode = std::fs::metadata(&target).at(&target)?.permissions().mode() & 0o7777;
+    let mode = permission_bits(&std::fs::metadata(&target).at(&target)?);
     let (new_text, action) = match find_block(&text, &target)? {
         Some(range) if text[range.clone()] == block => (text.clone(), FileAction::Unchanged),
         Some(range) => {
@@ -445,7 +445,7 @@ fn uninstall_file(path: &Path) -> Result<FileAction> {
         }
         return Ok(FileAction::Deleted);
     }
-    let mode = std::fs::metadata(&target).at(&target)?.permissions().mode() & 0o7777;
+    let mode = permission_bits(&std::fs::metadata(&target).at(&target)?);
     write_atomic(&target, &rest, mode)?;
     Ok(FileAction::Removed)
 }

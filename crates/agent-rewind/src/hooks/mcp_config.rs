@@ -234,10 +234,9 @@ pub fn uninstall(store: &Store, agent: Agent) -> Result<SettingsChange> {
 
 /// The permission bits of an existing file.
 fn mode_of(path: &Path) -> Option<u32> {
-    use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path)
         .ok()
-        .map(|m| m.permissions().mode() & 0o7777)
+        .map(|m| agent_rewind_core::platform::mode::permission_bits(&m))
 }
 
 /// `text` without our `[mcp_servers.git-agent-rewind]` table (its header up to the next

@@ -21,9 +21,9 @@ use super::install::{FileAction, write_atomic};
 use crate::store::Store;
 use agent_rewind_core::error::IoResultExt;
 use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::platform::mode::permission_bits;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// What happened to an agent's configuration file.
@@ -485,7 +485,7 @@ fn write(path: &Path, settings: &Value, created: bool) -> Result<()> {
     let mode = if created {
         0o644
     } else {
-        std::fs::metadata(path).at(path)?.permissions().mode() & 0o7777
+        permission_bits(&std::fs::metadata(path).at(path)?)
     };
     let mut text = serde_json::to_string_pretty(settings).expect("serializable");
     text.push('\n');

@@ -476,7 +476,6 @@ fn unsaved_under(
     rel: &[u8],
     out: &mut Vec<BString>,
 ) -> Result<()> {
-    use std::os::unix::ffi::OsStrExt;
     let mut stack = vec![BString::from(rel)];
     while let Some(dir) = stack.pop() {
         let full = root.join(rel_path(&dir));
@@ -484,7 +483,9 @@ fn unsaved_under(
             let entry = entry.at(&full)?;
             let mut path = dir.clone();
             path.push(b'/');
-            path.extend_from_slice(entry.file_name().as_bytes());
+            path.extend_from_slice(&agent_rewind_core::platform::paths::os_bytes(
+                &entry.file_name(),
+            ));
             if entry.file_type().at(entry.path())?.is_dir() {
                 stack.push(path);
             } else if store.objects().path_in_tree(tree, &path)?.is_none() {

@@ -184,14 +184,8 @@ fn check_relative(path: &str) -> Result<()> {
 
 /// Replace `path` atomically, keeping the permissions it had.
 fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
-    #[cfg(unix)]
-    let mode = {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::metadata(path)
-            .ok()
-            .map(|m| m.permissions().mode() & 0o7777)
-    };
-    #[cfg(not(unix))]
-    let mode = None;
+    let mode = std::fs::metadata(path)
+        .ok()
+        .map(|m| agent_rewind_core::platform::mode::permission_bits(&m));
     agent_rewind_core::private::write_atomic(path, data, mode)
 }

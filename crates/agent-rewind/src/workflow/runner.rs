@@ -301,13 +301,8 @@ fn run_command(
     let Some(cmd) = &step.run else {
         return Ok(Some(0));
     };
-    let stderr = std::io::stderr();
-    let to_stderr = || -> Result<Stdio> {
-        use std::os::fd::AsFd;
-        Ok(Stdio::from(stderr.as_fd().try_clone_to_owned().map_err(
-            |e| Error::other(format!("could not pass stderr to the step: {e}")).with_source(e),
-        )?))
-    };
+    // The step's output goes to our stderr (stdout is the runner's report).
+    let to_stderr = || Stdio::from(std::io::stderr());
     let status = process::command(Purpose::WorkflowStep, STEP_SHELL[0])
         .arg(STEP_SHELL[1])
         .arg(cmd)
@@ -319,8 +314,8 @@ fn run_command(
         .env("AGENT_RESUME_SESSION", session.unwrap_or(""))
         .env("AGENT_IDEMPOTENCY_KEY", key.unwrap_or(""))
         .stdin(Stdio::null())
-        .stdout(to_stderr()?)
-        .stderr(to_stderr()?)
+        .stdout(to_stderr())
+        .stderr(to_stderr())
         .status()
         .map_err(|e| Error::other(format!("could not run step {}: {e}", step.name)))?;
     Ok(status.code())

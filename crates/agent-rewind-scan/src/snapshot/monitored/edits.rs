@@ -442,13 +442,7 @@ fn tracked_blob(
     else {
         return Ok(None);
     };
-    #[cfg(unix)]
-    let executable = {
-        use std::os::unix::fs::PermissionsExt;
-        md.is_file() && md.permissions().mode() & 0o100 != 0
-    };
-    #[cfg(not(unix))]
-    let executable = false;
+    let executable = agent_rewind_core::platform::mode::is_executable(&md);
     let mode_change = mode.change_to_match_fs_with_values(
         md.is_file(),
         md.is_dir(),
