@@ -66,6 +66,8 @@ mod state;
 mod step_ref_lag;
 mod storage;
 mod surface;
+// Unix by nature: scripts run by bash, with their mode bits.
+#[cfg(unix)]
 mod test_script;
 mod untracked_cache;
 mod view;
@@ -73,4 +75,6 @@ mod watch;
 // Unix by nature: steps run by `sh -c` in process groups; a pseudo-terminal.
 #[cfg(unix)]
 mod workflow;
+// Unix by nature: signals, a pseudo-terminal.
+#[cfg(unix)]
 mod wrap;

@@ -96,8 +96,6 @@ pub fn pager(pager: &str) -> Command {
     c
 }
 
-pub mod relay;
-
 /// Ctrl-C while a workflow runs: SIGINT is noted in a flag instead of ending the runner, so
 /// it can record the step it was running as `interrupted` and exit 130 as a shell does.
 /// The step's own process gets the signal from the terminal as well (same process group)

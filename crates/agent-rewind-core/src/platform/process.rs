@@ -13,6 +13,14 @@ pub fn process_is_gone(pid: u32) -> bool {
     Path::new("/proc/self").exists() && !Path::new(&format!("/proc/{pid}")).exists()
 }
 
+/// The name the child of `cmd` sees as its `argv[0]` (unix; elsewhere the program's path).
+pub fn set_arg0(cmd: &mut std::process::Command, name: &std::ffi::OsStr) {
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::arg0(cmd, name);
+    #[cfg(not(unix))]
+    let _ = (cmd, name);
+}
+
 /// Start `cmd`'s child in a process group of its own (unix; nothing elsewhere).
 pub fn own_process_group(cmd: &mut std::process::Command) {
     #[cfg(unix)]

@@ -84,6 +84,6 @@ fn try_run_hook(store: &Store, event: &RewindEvent) -> Result<Option<String>> {
 
 /// Whether `path` is a file git would run as a hook: present and executable.
 fn is_executable(path: &std::path::Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    std::fs::metadata(path)
+        .is_ok_and(|m| m.is_file() && agent_rewind_core::platform::mode::any_executable_bit(&m))
 }

@@ -22,7 +22,8 @@ use crate::snapshot::{Policy, snapshot_worktree};
 use crate::store::Store;
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_core::ids::{RunId, StepName};
-use agent_rewind_core::process::{Purpose, command, relay};
+use agent_rewind_core::platform::signals as relay;
+use agent_rewind_core::process::{Purpose, command};
 use changes::{Heard, Source};
 use serde::Serialize;
 use std::ffi::OsString;
@@ -154,14 +155,11 @@ pub fn resolve(program: &OsString, dir: &Path) -> std::result::Result<PathBuf, U
 }
 
 fn is_executable(p: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = p;
+    if cfg!(unix) {
+        std::fs::metadata(p)
+            .is_ok_and(|m| agent_rewind_core::platform::mode::any_executable_bit(&m))
+    } else {
+        // No executable bit to look at: the start itself says whether it runs.
         true
     }
 }
@@ -249,7 +247,9 @@ pub fn wrap(store: &Store, opts: &WrapOptions, path: &Path) -> Result<WrapReport
         }
     };
     let exit_code = status.map_or(1, relay::shell_exit_code);
-    let signal = status.and_then(ended_by_signal).map(relay::signal_name);
+    let signal = status
+        .and_then(relay::ended_by_signal)
+        .map(relay::signal_name);
     let how = match &signal {
         Some(s) => format!("{agent} ended by {s}"),
         None => format!("{agent} exited {exit_code}"),
@@ -289,29 +289,14 @@ fn join_or_start(store: &Store, agent: &str) -> Result<(RunId, bool)> {
 fn spawn(opts: &WrapOptions, path: &Path) -> Result<std::process::Child> {
     let mut c = command(Purpose::WrappedCommand, path);
     c.args(&opts.args).current_dir(&opts.dir);
-    #[cfg(unix)]
-    {
-        // The program sees its name as the user typed it, as a shell passes it.
-        use std::os::unix::process::CommandExt;
-        c.arg0(&opts.program);
-    }
+    // The program sees its name as the user typed it, as a shell passes it.
+    agent_rewind_core::platform::process::set_arg0(&mut c, &opts.program);
     c.spawn().map_err(|e| {
         Error::other(format!(
             "cannot run {}: {e}",
             opts.program.to_string_lossy()
         ))
     })
-}
-
-#[cfg(unix)]
-fn ended_by_signal(status: std::process::ExitStatus) -> Option<i32> {
-    use std::os::unix::process::ExitStatusExt;
-    status.signal()
-}
-
-#[cfg(not(unix))]
-fn ended_by_signal(_: std::process::ExitStatus) -> Option<i32> {
-    None
 }
 
 /// `2s`, `200ms`.

@@ -88,6 +88,20 @@ pub fn shell_exit_code(status: ExitStatus) -> i32 {
     1
 }
 
+/// The number of the signal that ended the process of `status`, if one did (unix only).
+pub fn ended_by_signal(status: ExitStatus) -> Option<i32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        status.signal()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = status;
+        None
+    }
+}
+
 /// The name of signal `sig` (`SIGTERM`), for messages.
 pub fn signal_name(sig: i32) -> String {
     #[cfg(unix)]
