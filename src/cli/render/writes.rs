@@ -295,9 +295,13 @@ pub fn trust_plan(p: &ops::trust::TrustPlan, st: &Style) -> String {
     }
     if !p.changes_what_runs.is_empty() {
         s.push_str(&format!(
-            "{} {} above change which programs run or what they load: trust only if you expect that\n",
+            "{} {} which programs run or what they load: trust only if you expect that\n",
             st.bold("(!)"),
-            agent_rewind_core::words::count(p.changes_what_runs.len(), "env variable", "env variables")
+            agent_rewind_core::words::count(
+                p.changes_what_runs.len(),
+                "env variable above changes",
+                "env variables above change"
+            )
         ));
     }
     s

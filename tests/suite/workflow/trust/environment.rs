@@ -64,7 +64,7 @@ fn trust_shows_a_steps_env_shell_folder_and_inputs_and_trusts_only_that_text() {
         "env MODEL=sonnet\n".to_string(),
         "inputs go.txt".to_string(),
         format!("`sh -c <command>` in {}", top.display()),
-        "(!) 1 env variable(s) above change which programs run".to_string(),
+        "(!) 1 env variable above changes which programs run".to_string(),
     ] {
         assert!(shown.contains(&part), "{part:?} is not shown:\n{shown}");
     }
