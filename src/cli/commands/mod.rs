@@ -17,6 +17,7 @@ pub mod log;
 pub mod manpages;
 pub mod mcp;
 pub mod restore;
+pub mod pick;
 pub mod revert;
 pub mod rewind;
 pub mod run;
