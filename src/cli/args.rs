@@ -7,11 +7,11 @@ use super::commands::{
     approve::ApproveArgs, blame::BlameArgs, checkpoint::CheckpointArgs, completions::CompleteArgs,
     completions::CompletionsArgs, delete::DeleteArgs, diff::DiffArgs, gc::GcArgs, hook::HookArgs,
     hooks::HooksCommand, init::InitArgs, list::ListArgs, log::LogArgs, manpages::ManpagesArgs,
-    mcp::McpArgs, pick::PickArgs, restore::RestoreArgs, revert::RevertArgs, rewind::RewindArgs, run::ResumeArgs,
-    run::RunArgs, share::ExportArgs, share::FetchArgs, share::ImportArgs, share::PushArgs,
-    show::ShowArgs, start::StartArgs, stats::StatsArgs, steer::SteerArgs, step::StepCommand,
-    trust::TrustArgs, undo::UndoArgs, verify::VerifyArgs, view::ViewArgs, watch::WatchArgs,
-    wrap::WrapArgs,
+    mcp::McpArgs, pick::PickArgs, restore::RestoreArgs, revert::RevertArgs, rewind::RewindArgs,
+    run::ResumeArgs, run::RunArgs, share::ExportArgs, share::FetchArgs, share::ImportArgs,
+    share::PushArgs, show::ShowArgs, start::StartArgs, stats::StatsArgs, steer::SteerArgs,
+    step::StepCommand, trust::TrustArgs, undo::UndoArgs, verify::VerifyArgs, view::ViewArgs,
+    watch::WatchArgs, wrap::WrapArgs,
 };
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -196,7 +196,10 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "list", "show", "log", "diff", "blame", "stats", "view", "status",
         ],
     ),
-    ("Travel", &["rewind", "fork", "restore", "revert", "pick", "undo"]),
+    (
+        "Travel",
+        &["rewind", "fork", "restore", "revert", "pick", "undo"],
+    ),
     (
         "Workflows",
         &[

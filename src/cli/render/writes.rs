@@ -180,7 +180,10 @@ pub fn picked(out: &agent_rewind::ops::pick::PickOutcome) -> String {
     file_plans(&mut s, &out.files, "nothing to pick");
     backed_up(&mut s, out.backup.as_ref());
     if let (Some(run), Some(cp)) = (&out.recorded_in, &out.checkpoint) {
-        s.push_str(&format!("  recorded as checkpoint {} of run {run}\n", short(cp)));
+        s.push_str(&format!(
+            "  recorded as checkpoint {} of run {run}\n",
+            short(cp)
+        ));
     }
     s.trim_end().to_string()
 }
