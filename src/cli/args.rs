@@ -104,7 +104,7 @@ pub enum Command {
     /// checkpoints) changed onto this worktree, keeping the work here: revert's dual.
     #[command(after_help = pick::EXAMPLES)]
     Pick(PickArgs),
-    /// Bring back the worktree as it was before the last rewind/fork/restore/revert/undo
+    /// Bring back the worktree as it was before the last rewind/fork/restore/revert/pick/undo
     /// (or an older backup); `--list` lists them.
     #[command(after_help = undo::EXAMPLES)]
     Undo(UndoArgs),
