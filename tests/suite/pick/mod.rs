@@ -4,6 +4,8 @@
 //! dry run that writes nothing, `undo` back to the state before byte for byte, the index
 //! untouched, a teammate's fetched run and a range of its checkpoints, untracked files.
 
+mod blame;
+
 use crate::common;
 use crate::common::stderr;
 
