@@ -7,11 +7,11 @@ use super::commands::{
     approve::ApproveArgs, blame::BlameArgs, checkpoint::CheckpointArgs, completions::CompleteArgs,
     completions::CompletionsArgs, delete::DeleteArgs, diff::DiffArgs, gc::GcArgs, hook::HookArgs,
     hooks::HooksCommand, init::InitArgs, list::ListArgs, log::LogArgs, manpages::ManpagesArgs,
-    mcp::McpArgs, restore::RestoreArgs, revert::RevertArgs, rewind::RewindArgs, run::ResumeArgs,
-    run::RunArgs, share::ExportArgs, share::FetchArgs, share::ImportArgs, share::PushArgs,
-    show::ShowArgs, start::StartArgs, stats::StatsArgs, steer::SteerArgs, step::StepCommand,
-    trust::TrustArgs, undo::UndoArgs, verify::VerifyArgs, view::ViewArgs, watch::WatchArgs,
-    wrap::WrapArgs,
+    mcp::McpArgs, pick::PickArgs, restore::RestoreArgs, revert::RevertArgs, rewind::RewindArgs,
+    run::ResumeArgs, run::RunArgs, share::ExportArgs, share::FetchArgs, share::ImportArgs,
+    share::PushArgs, show::ShowArgs, start::StartArgs, stats::StatsArgs, steer::SteerArgs,
+    step::StepCommand, trust::TrustArgs, undo::UndoArgs, verify::VerifyArgs, view::ViewArgs,
+    watch::WatchArgs, wrap::WrapArgs,
 };
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -100,7 +100,11 @@ pub enum Command {
     /// keeping everyone else's work: a three-way merge per file.
     #[command(after_help = revert::EXAMPLES)]
     Revert(RevertArgs),
-    /// Bring back the worktree as it was before the last rewind/fork/restore/revert/undo
+    /// Bring what one run (or one step's latest attempt, one checkpoint, or a range of
+    /// checkpoints) changed onto this worktree, keeping the work here: revert's dual.
+    #[command(after_help = pick::EXAMPLES)]
+    Pick(PickArgs),
+    /// Bring back the worktree as it was before the last rewind/fork/restore/revert/pick/undo
     /// (or an older backup); `--list` lists them.
     #[command(after_help = undo::EXAMPLES)]
     Undo(UndoArgs),
@@ -192,7 +196,10 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "list", "show", "log", "diff", "blame", "stats", "view", "status",
         ],
     ),
-    ("Travel", &["rewind", "fork", "restore", "revert", "undo"]),
+    (
+        "Travel",
+        &["rewind", "fork", "restore", "revert", "pick", "undo"],
+    ),
     (
         "Workflows",
         &[

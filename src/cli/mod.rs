@@ -170,6 +170,7 @@ pub fn execute(cli: Cli) -> Result<Output> {
         Command::Fork(a) => rewind::run(a, true, &ctx),
         Command::Restore(a) => restore::run(a, &ctx),
         Command::Revert(a) => revert::run(a, &ctx),
+        Command::Pick(a) => pick::run(a, &ctx),
         Command::Undo(a) => undo::run(a, &ctx),
         Command::Completions(a) => completions::run(a, &ctx),
         Command::Run(a) => run::run(a, &ctx),

@@ -1,5 +1,5 @@
 //! After a command changed the worktree's files (`rewind`, `fork`, `restore`, `revert`,
-//! `undo`): the user's `post-agent-rewind` hook, run by the library's explicit step, its
+//! `pick`, `undo`): the user's `post-agent-rewind` hook, run by the library's explicit step, its
 //! failure a warning. Never changes the command's outcome or exit status.
 
 use crate::cli::render;

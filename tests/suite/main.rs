@@ -45,6 +45,7 @@ mod mcp;
 mod never_panics;
 mod notes_compat;
 mod object_packs;
+mod pick;
 mod private_files;
 mod read_commands;
 mod reftable;

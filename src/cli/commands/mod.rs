@@ -16,6 +16,7 @@ pub mod list;
 pub mod log;
 pub mod manpages;
 pub mod mcp;
+pub mod pick;
 pub mod restore;
 pub mod revert;
 pub mod rewind;

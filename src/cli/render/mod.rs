@@ -383,6 +383,18 @@ pub fn lineage(chain: &[Checkpoint], st: &Style) -> String {
                 link(lk)
             ));
         }
+        if let Some(p) = &l.picked_from {
+            s.push_str(&format!(
+                "  └─ picked from run {}{} ({}..{})\n",
+                p.run,
+                p.step
+                    .as_ref()
+                    .map(|step| format!(", step {step}"))
+                    .unwrap_or_default(),
+                short(&p.from),
+                short(&p.to)
+            ));
+        }
     }
     s.trim_end().to_string()
 }

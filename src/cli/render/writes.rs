@@ -148,7 +148,6 @@ pub fn steer(o: &ops::steer::SteerOutcome, st: &Style) -> String {
 
 /// The plan or result of `revert`: one line per file, then what was written.
 pub fn reverted(out: &agent_rewind::ops::revert::RevertOutcome) -> String {
-    use agent_rewind::ops::revert::{Action, PathRule};
     let mut s = format!(
         "{} {} of run {} ({}..{}; paths: {})\n",
         if out.dry_run {
@@ -160,14 +159,50 @@ pub fn reverted(out: &agent_rewind::ops::revert::RevertOutcome) -> String {
         out.run,
         short(&out.from),
         short(&out.to),
-        match out.rule {
-            PathRule::Touched => "the ones its agent touched",
-            PathRule::Diff => "every path that differs",
-        }
+        rule_words(out.rule)
     );
-    for f in &out.files {
+    file_plans(&mut s, &out.files, "nothing to revert");
+    backed_up(&mut s, out.backup.as_ref());
+    s.trim_end().to_string()
+}
+
+/// The plan or result of `pick`: one line per file, what was written, where it was recorded.
+pub fn picked(out: &agent_rewind::ops::pick::PickOutcome) -> String {
+    let mut s = format!(
+        "{} {} of run {} ({}..{}; paths: {})\n",
+        if out.dry_run { "would pick" } else { "picked" },
+        out.scope,
+        out.run,
+        short(&out.from),
+        short(&out.to),
+        rule_words(out.rule)
+    );
+    file_plans(&mut s, &out.files, "nothing to pick");
+    backed_up(&mut s, out.backup.as_ref());
+    if let (Some(run), Some(cp)) = (&out.recorded_in, &out.checkpoint) {
+        s.push_str(&format!(
+            "  recorded as checkpoint {} of run {run}\n",
+            short(cp)
+        ));
+    }
+    s.trim_end().to_string()
+}
+
+fn rule_words(rule: agent_rewind::ops::revert::PathRule) -> &'static str {
+    use agent_rewind::ops::revert::PathRule;
+    match rule {
+        PathRule::Touched => "the ones its agent touched",
+        PathRule::Diff => "every path that differs",
+    }
+}
+
+/// One line per path of a `revert` or `pick` plan: what is done to it, and why.
+fn file_plans(s: &mut String, files: &[agent_rewind::ops::revert::FilePlan], nothing: &str) {
+    use agent_rewind::ops::revert::Action;
+    for f in files {
         let what = match f.action {
             Action::Revert => "revert  ",
+            Action::Pick => "pick    ",
             Action::Merge => "merge   ",
             Action::Keep => "keep    ",
             Action::Conflict => "conflict",
@@ -178,16 +213,18 @@ pub fn reverted(out: &agent_rewind::ops::revert::RevertOutcome) -> String {
             None => s.push_str(&format!("  {what} {}\n", escape(&f.path))),
         }
     }
-    if out.files.is_empty() {
-        s.push_str("  nothing to revert\n");
+    if files.is_empty() {
+        s.push_str(&format!("  {nothing}\n"));
     }
-    if let Some(b) = &out.backup {
+}
+
+fn backed_up(s: &mut String, backup: Option<&agent_rewind::materialize::Backup>) {
+    if let Some(b) = backup {
         s.push_str(&format!(
             "  backup {} (`git agent-rewind undo` brings the previous state back)\n",
             short(&b.commit)
         ));
     }
-    s.trim_end().to_string()
 }
 
 pub fn undone(o: &ops::undo::UndoOutcome) -> String {

@@ -11,6 +11,7 @@
 
 pub mod agent_fixtures;
 pub mod external_workflow;
+pub mod worktree;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -8,40 +8,10 @@ mod hostile;
 use crate::common;
 use crate::common::stderr;
 
+use common::worktree::worktree_state;
 use common::{Repo, git_in, json_in, ok_in, run_in};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-
-/// Every file of the worktree (not `.git`) with its bytes, mode and symlink target.
-fn worktree_state(dir: &Path) -> Vec<(String, String)> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let e = e.unwrap();
-            let p = e.path();
-            let rel = p.strip_prefix(root).unwrap().display().to_string();
-            if rel == ".git" {
-                continue;
-            }
-            let md = std::fs::symlink_metadata(&p).unwrap();
-            if md.file_type().is_symlink() {
-                out.push((
-                    rel,
-                    format!("-> {}", std::fs::read_link(&p).unwrap().display()),
-                ));
-            } else if md.is_dir() {
-                walk(root, &p, out);
-            } else {
-                let mode = md.permissions().mode() & 0o111 != 0;
-                let bytes = std::fs::read(&p).unwrap();
-                out.push((rel, format!("x={mode} {}", String::from_utf8_lossy(&bytes))));
-            }
-        }
-    }
-    let mut out = vec![];
-    walk(dir, dir, &mut out);
-    out.sort();
-    out
-}
 
 /// Start run `run` (active from then on), let `work` change the worktree, checkpoint it.
 fn run_that(r: &Repo, run: &str, step: &str, work: impl FnOnce(&Repo)) {

@@ -112,6 +112,7 @@ pub(super) fn checkpoint_line(rec: &Record, ctx: &Context, cap: &Captured) -> Ch
         workflow_digest: rec.workflow_digest.clone(),
         run_root,
         exit_code: rec.facts.exit_code,
+        picked_from: rec.facts.picked_from.clone(),
     }
 }
 

@@ -1,7 +1,9 @@
 //! What a writer asks the journal to record ([`Record`]) and what was recorded
 //! ([`Recorded`]). Plain data: no I/O.
 
-use crate::model::{CheckpointLine, Event, Excluded, LineageLink, NoteLine, Status, StepKind};
+use crate::model::{
+    CheckpointLine, Event, Excluded, LineageLink, NoteLine, PickedFrom, Status, StepKind,
+};
 use crate::store::{ObjectId, UserHead};
 use agent_rewind_core::ids::{RunId, StepName};
 use std::collections::BTreeMap;
@@ -65,6 +67,8 @@ pub struct StepFacts {
     /// commit the new run's branch starts at; a background checkpoint records the commit
     /// HEAD has moved on from by commits on top of it).
     pub user_head: Option<UserHead>,
+    /// The run and checkpoints a `pick` brought the changes from (`picked_from`).
+    pub picked_from: Option<PickedFrom>,
 }
 
 /// What to record.

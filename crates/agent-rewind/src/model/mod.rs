@@ -115,6 +115,20 @@ pub struct LineageLink {
     pub checkpoint: String,
 }
 
+/// Where a `pick` checkpoint's changes came from: `{ "run", "step", "from", "to" }`, the
+/// changes of `run` between its checkpoints `from` and `to` (a step's latest attempt when
+/// `step` is set). A reader that does not know the field ignores it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PickedFrom {
+    pub run: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    /// The checkpoint holding the state before the picked changes.
+    pub from: String,
+    /// The checkpoint holding the state the picked changes left.
+    pub to: String,
+}
+
 /// An artifact: a path in the snapshot (with its blob id) or an external URI with a digest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Artifact {
@@ -135,7 +149,7 @@ pub use agent_rewind_store::snapshot::Excluded;
 ///
 /// Fields added after the first version of the line (documented in docs/FORMAT.md): `run_root`
 /// (commit of the run's seq-0 checkpoint, so run-level facts are found in one read), `label`,
-/// `workflow_digest`, `message`, `exit_code`, `tree`.
+/// `workflow_digest`, `message`, `exit_code`, `tree`, `picked_from`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckpointLine {
     pub schema: String,
@@ -194,6 +208,9 @@ pub struct CheckpointLine {
     pub run_root: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+    /// On a `pick` checkpoint: the run and the checkpoints its changes came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub picked_from: Option<PickedFrom>,
 }
 
 impl CheckpointLine {

@@ -482,6 +482,7 @@ mod tests {
             workflow_digest: None,
             run_root: None,
             exit_code: None,
+            picked_from: None,
         }
     }
 

@@ -1,5 +1,5 @@
-//! The user's `post-agent-rewind` hook: after `rewind`, `fork`, `restore`, `revert` and
-//! `undo` changed files, the executable `post-agent-rewind` of the hooks folder git uses
+//! The user's `post-agent-rewind` hook: after `rewind`, `fork`, `restore`, `revert`, `pick`
+//! and `undo` changed files, the executable `post-agent-rewind` of the hooks folder git uses
 //! (`core.hooksPath` honoured) runs in the worktree's top folder, as git runs `post-checkout`,
 //! with four arguments: the operation, the source checkpoint, the target checkpoint and the
 //! backup taken before the files changed (a null id where there is none).
@@ -18,12 +18,12 @@ pub const HOOK: &str = "post-agent-rewind";
 /// What an operation did, as the hook is told.
 #[derive(Debug, Clone)]
 pub struct RewindEvent<'a> {
-    /// `rewind`, `fork`, `restore`, `revert` or `undo`.
+    /// `rewind`, `fork`, `restore`, `revert`, `pick` or `undo`.
     pub operation: &'a str,
     /// The checkpoint the files came from (for `undo`, the backup brought back).
     pub source: Option<&'a str>,
     /// The checkpoint the operation recorded or went to (a rewind's new run's root, the
-    /// state a revert's changes left), if any.
+    /// state a revert's changes left, the checkpoint a pick recorded), if any.
     pub target: Option<&'a str>,
     /// The backup taken before the files changed, if any.
     pub backup: Option<&'a str>,
