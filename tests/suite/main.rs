@@ -45,6 +45,8 @@ mod mcp;
 mod never_panics;
 mod notes_compat;
 mod object_packs;
+// Unix by nature: mode bits, as revert's tests.
+#[cfg(unix)]
 mod pick;
 mod private_files;
 mod read_commands;

@@ -11,6 +11,7 @@
 
 pub mod agent_fixtures;
 pub mod external_workflow;
+#[cfg(unix)]
 pub mod worktree;
 
 use std::path::{Path, PathBuf};
