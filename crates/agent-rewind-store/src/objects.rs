@@ -184,6 +184,12 @@ impl Objects<'_> {
         message: &str,
         time: Option<i64>,
     ) -> Result<ObjectId> {
+        if tree == self.empty_tree() {
+            // git reads the empty tree without its object, but `git fsck` wants the object
+            // of every tree a commit names (a backup of an unborn branch's empty index).
+            retry_object_write(|| self.store.repo.write_object(gix::objs::Tree::empty()))
+                .map_err(from_gix)?;
+        }
         let mut sig = self.store.config().signature();
         if let Some(t) = time {
             sig.time = gix::date::Time::new(t, 0);

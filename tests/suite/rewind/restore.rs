@@ -107,3 +107,18 @@ fn restore_whole_or_selected_paths_takes_a_backup_that_undo_brings_back() {
     );
     repo.assert_fsck();
 }
+
+/// On a branch with no commit yet the user's index is empty: the backup a restore takes
+/// records it as the empty tree, whose object must exist for `git fsck --strict`.
+#[test]
+fn a_backup_on_an_unborn_branch_leaves_fsck_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    crate::common::git_in(d, &["init", "-q"]);
+    std::fs::write(d.join("a.txt"), "a\n").unwrap();
+    crate::common::ok_in(d, &["checkpoint", "s1", "--run", "r1"]);
+    std::fs::write(d.join("a.txt"), "b\n").unwrap();
+    crate::common::ok_in(d, &["restore", "r1/s1", "--", "a.txt"]);
+    assert_eq!(std::fs::read_to_string(d.join("a.txt")).unwrap(), "a\n");
+    crate::common::git_in(d, &["fsck", "--strict"]);
+}
