@@ -35,6 +35,7 @@ mod mcp;
 mod never_panics;
 mod notes_compat;
 mod object_packs;
+mod packaging;
 mod private_files;
 mod read_commands;
 mod reftable;
