@@ -207,3 +207,87 @@ fn npm_launcher_passes_exit_status_and_names_a_missing_platform_package() {
         "{stderr}"
     );
 }
+
+/// `{ name }` … `{ binary-ext }` of a cargo-binstall template, for a Linux target.
+fn expand_binstall(template: &str, version: &str, target: &str) -> String {
+    template
+        .replace("{ repo }/", "")
+        .replace("{ name }", "git-agent-rewind")
+        .replace("{ bin }", "git-agent-rewind")
+        .replace("{ version }", version)
+        .replace("{ target }", target)
+        .replace("{ binary-ext }", "")
+}
+
+#[test]
+fn release_archive_is_where_the_binstall_metadata_looks() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest: toml::Value =
+        toml::from_str(&std::fs::read_to_string(root.join("Cargo.toml")).unwrap()).unwrap();
+    let version = manifest["workspace"]["package"]["version"]
+        .as_str()
+        .unwrap();
+    let binstall = &manifest["package"]["metadata"]["binstall"];
+    let target = format!("{}-unknown-linux-musl", std::env::consts::ARCH);
+
+    let home = tempfile::tempdir().unwrap();
+    let printed = succeeded(
+        isolated("bash", home.path(), home.path())
+            .arg(root.join("scripts/release-archive"))
+            .arg(&target)
+            .arg(bin())
+            .arg(home.path().join("dist"))
+            .output()
+            .unwrap(),
+        "scripts/release-archive",
+    );
+    let archive = PathBuf::from(printed.trim());
+    let url_path = expand_binstall(binstall["pkg-url"].as_str().unwrap(), version, &target);
+    assert_eq!(
+        format!(
+            "releases/download/v{version}/{}",
+            archive.file_name().unwrap().to_string_lossy()
+        ),
+        url_path
+    );
+
+    // Unpacked, the binary is where bin-dir says, and runs; the pages and completions are
+    // beside it.
+    let unpacked = home.path().join("unpacked");
+    std::fs::create_dir(&unpacked).unwrap();
+    succeeded(
+        Command::new("tar")
+            .arg("-xzf")
+            .arg(&archive)
+            .arg("-C")
+            .arg(&unpacked)
+            .output()
+            .unwrap(),
+        "tar -x",
+    );
+    let binary = unpacked.join(expand_binstall(
+        binstall["bin-dir"].as_str().unwrap(),
+        version,
+        &target,
+    ));
+    let direct = succeeded(
+        Command::new(bin()).arg("--version").output().unwrap(),
+        "--version",
+    );
+    let unpacked_version = succeeded(
+        Command::new(&binary).arg("--version").output().unwrap(),
+        "the unpacked binary",
+    );
+    assert_eq!(unpacked_version, direct);
+    let top = binary.parent().unwrap();
+    assert!(top.join("man/man1/git-agent-rewind-rewind.1").is_file());
+    for completion in [
+        "git-agent-rewind.bash",
+        "_git-agent-rewind",
+        "git-agent-rewind.fish",
+        "_git-agent-rewind.ps1",
+    ] {
+        let text = std::fs::read_to_string(top.join("completions").join(completion)).unwrap();
+        assert!(text.contains("rewind"), "{completion}");
+    }
+}
