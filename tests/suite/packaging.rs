@@ -290,4 +290,17 @@ fn release_archive_is_where_the_binstall_metadata_looks() {
         let text = std::fs::read_to_string(top.join("completions").join(completion)).unwrap();
         assert!(text.contains("rewind"), "{completion}");
     }
+
+    // The demo runs from the archive alone, with its fixtures (the Homebrew formula's test
+    // takes its first steps from them).
+    let demo = succeeded(
+        isolated("bash", home.path(), home.path())
+            .arg(top.join("demo/scripts/demo"))
+            .env("AGENT_REWIND", &binary)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap(),
+        "the archive's demo",
+    );
+    assert!(demo.contains("plain git reads all of it"), "{demo}");
 }
