@@ -9,6 +9,13 @@
 
 mod cli;
 
+// The static musl build allocates through mimalloc: musl's own allocator made a checkpoint
+// a fifth to a third slower than the glibc build (docs/PERFORMANCE.md, "Static (musl)
+// binary"). Every other build keeps the system allocator.
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::io::Write;
 
 fn main() {

@@ -48,6 +48,9 @@ mod object_packs;
 // Unix by nature: mode bits, as revert's tests.
 #[cfg(unix)]
 mod pick;
+// Unix by nature: npm's shims and the packages' mode bits.
+#[cfg(unix)]
+mod packaging;
 mod private_files;
 mod read_commands;
 mod reftable;

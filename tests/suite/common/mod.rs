@@ -17,9 +17,15 @@ pub mod worktree;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The binary under test.
+/// The binary under test: the one cargo built with this suite, or the one
+/// `AGENT_REWIND_TEST_BINARY` names (CI runs part of the suite against the static musl
+/// build that way, `.ci/run`). It must be built with the `crash-points` feature of
+/// agent-rewind-core for the crash tests.
 pub fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_git-agent-rewind"))
+    match std::env::var_os("AGENT_REWIND_TEST_BINARY") {
+        Some(path) if !path.is_empty() => PathBuf::from(path),
+        _ => PathBuf::from(env!("CARGO_BIN_EXE_git-agent-rewind")),
+    }
 }
 
 /// A temporary repository with a deterministic git environment.
