@@ -48,6 +48,7 @@ mod object_packs;
 // Unix by nature: mode bits, as revert's tests.
 #[cfg(unix)]
 mod pick;
+mod pickaxe;
 mod private_files;
 mod read_commands;
 mod reftable;
