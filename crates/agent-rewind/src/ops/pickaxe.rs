@@ -9,7 +9,7 @@ use crate::store::Store;
 use agent_rewind_core::error::Result;
 use agent_rewind_core::ids::RunId;
 use agent_rewind_core::pickaxe::{Pickaxe, PickaxeKind, is_binary};
-use agent_rewind_store::{EntryKind, ObjectId};
+use agent_rewind_store::{CommitInfo, EntryKind, ObjectId};
 use serde_json::json;
 
 /// Which runs to search.
@@ -49,47 +49,60 @@ pub fn search(store: &Store, scope: &PickaxeScope, pickaxe: &Pickaxe) -> Result<
     let mut catalog = Catalog::new(store);
     let mut hits = vec![];
     for run in runs {
-        let chain = catalog.run_chain(&run)?;
-        for cp in chain.into_iter().rev() {
-            let files = changed_files(store, &cp, pickaxe)?;
+        let chain = own_commits(store, &mut catalog, &run)?;
+        // Oldest first, so that what a checkpoint wrote is remembered when the next one
+        // changes it: each version of a file is then read once, not twice.
+        let mut memo = BlobMemo::default();
+        let mut previous: Option<(ObjectId, ObjectId)> = None;
+        let mut found = vec![];
+        for commit in chain {
+            let before_tree = match (commit.parents.first(), previous) {
+                (Some(p), Some((id, tree))) if *p == id => tree,
+                (Some(p), _) => store.objects().commit_tree(*p)?,
+                (None, _) => store.objects().empty_tree(),
+            };
+            previous = Some((commit.id, commit.tree));
+            let files = changed_files(store, commit.tree, before_tree, pickaxe, &mut memo)?;
             if !files.is_empty() {
-                hits.push(PickaxeHit {
-                    checkpoint: cp,
+                // Only a hit's note is read: notes are most of a walk's cost otherwise.
+                found.push(PickaxeHit {
+                    checkpoint: catalog.checkpoint(commit.id)?,
                     files,
                 });
             }
         }
+        hits.extend(found.into_iter().rev());
     }
     // Stable: within a run the chain's order (newest first) stays.
     hits.sort_by_key(|h| std::cmp::Reverse(h.checkpoint.line().ts));
     Ok(hits)
 }
 
-/// The files of `cp`'s change from its first parent that the pickaxe picks.
-fn changed_files(store: &Store, cp: &Checkpoint, pickaxe: &Pickaxe) -> Result<Vec<FileHit>> {
-    let objects = store.objects();
-    let before_tree = match cp.commit.parents.first() {
-        Some(p) => objects.commit_tree(*p)?,
-        None => objects.empty_tree(),
-    };
-    if before_tree == cp.commit.tree {
+/// The files of a checkpoint's change from `before_tree` (its first parent's) to `tree`
+/// that the pickaxe picks.
+fn changed_files(
+    store: &Store,
+    tree: ObjectId,
+    before_tree: ObjectId,
+    pickaxe: &Pickaxe,
+    memo: &mut BlobMemo,
+) -> Result<Vec<FileHit>> {
+    if before_tree == tree {
         return Ok(vec![]);
     }
     let mut files = vec![];
-    for change in objects.diff_trees(before_tree, cp.commit.tree)? {
+    for change in store.objects().diff_trees(before_tree, tree)? {
         let (old, new) = (file_blob(change.old), file_blob(change.new));
         if old.is_none() && new.is_none() || old == new {
             continue;
         }
-        let read = |id: Option<ObjectId>| id.map(|id| objects.read_blob(id)).transpose();
-        let (old, new) = (read(old)?, read(new)?);
         let (before, after) = match pickaxe.kind() {
             PickaxeKind::Occurrences => (
-                old.as_deref().map_or(0, |d| pickaxe.count(d)),
-                new.as_deref().map_or(0, |d| pickaxe.count(d)),
+                memo.count(store, old, pickaxe)?,
+                memo.count(store, new, pickaxe)?,
             ),
             PickaxeKind::ChangedLines => {
-                let (old, new) = (old.unwrap_or_default(), new.unwrap_or_default());
+                let (old, new) = (memo.take(store, old)?, memo.keep(store, new)?);
                 if is_binary(&old) || is_binary(&new) {
                     continue;
                 }
@@ -110,6 +123,92 @@ fn changed_files(store: &Store, cp: &Checkpoint, pickaxe: &Pickaxe) -> Result<Ve
         }
     }
     Ok(files)
+}
+
+/// The commits of `run`'s own chain, oldest first. The tip's note names the run's root
+/// and its own position (`seq`): the chain is that many first parents back to the root, read
+/// as commits alone. A chain that does not end at its root there (crafted or damaged notes)
+/// is read checkpoint by checkpoint, as every other command reads it.
+fn own_commits(store: &Store, catalog: &mut Catalog, run: &RunId) -> Result<Vec<CommitInfo>> {
+    let tip = catalog.require_run_tip(run)?;
+    let line = tip.line();
+    let root = match line.run_root.as_deref() {
+        None => Some(tip.id()),
+        Some(hex) => ObjectId::from_hex(hex.as_bytes()).ok(),
+    };
+    let mut chain = vec![tip.commit.clone()];
+    for _ in 0..line.seq {
+        let Some(parent) = chain.last().and_then(|c| c.parents.first().copied()) else {
+            break;
+        };
+        chain.push(store.objects().read_commit(parent)?);
+    }
+    if root.is_some() && chain.last().map(|c| c.id) == root {
+        chain.reverse();
+        return Ok(chain);
+    }
+    Ok(catalog
+        .run_chain(run)?
+        .into_iter()
+        .map(|cp| cp.commit)
+        .collect())
+}
+
+/// Most bytes of file versions [`BlobMemo`] keeps for `-G` at once.
+const MEMO_BYTES: usize = 64 << 20;
+
+/// What the walk learnt of the versions a checkpoint wrote, for the next checkpoint that
+/// changes the same file: its count (`-S`), or its bytes (`-G`, up to [`MEMO_BYTES`]).
+/// Reading a version again costs inflating its delta chain again, which is most of a
+/// search's time.
+#[derive(Default)]
+struct BlobMemo {
+    counts: std::collections::HashMap<ObjectId, usize>,
+    bytes: std::collections::HashMap<ObjectId, std::rc::Rc<Vec<u8>>>,
+    held: usize,
+}
+
+impl BlobMemo {
+    /// The occurrences in a version (0 for no file).
+    fn count(&mut self, store: &Store, id: Option<ObjectId>, pickaxe: &Pickaxe) -> Result<usize> {
+        let Some(id) = id else { return Ok(0) };
+        if let Some(n) = self.counts.get(&id) {
+            return Ok(*n);
+        }
+        let n = pickaxe.count(&store.objects().read_blob(id)?);
+        self.counts.insert(id, n);
+        Ok(n)
+    }
+
+    /// A version's bytes (empty for no file), forgotten here: it was the old side.
+    fn take(&mut self, store: &Store, id: Option<ObjectId>) -> Result<std::rc::Rc<Vec<u8>>> {
+        let Some(id) = id else {
+            return Ok(Default::default());
+        };
+        match self.bytes.remove(&id) {
+            Some(data) => {
+                self.held -= data.len();
+                Ok(data)
+            }
+            None => Ok(std::rc::Rc::new(store.objects().read_blob(id)?)),
+        }
+    }
+
+    /// A version's bytes (empty for no file), kept for the checkpoint that changes it next.
+    fn keep(&mut self, store: &Store, id: Option<ObjectId>) -> Result<std::rc::Rc<Vec<u8>>> {
+        let Some(id) = id else {
+            return Ok(Default::default());
+        };
+        if let Some(data) = self.bytes.get(&id) {
+            return Ok(data.clone());
+        }
+        let data = std::rc::Rc::new(store.objects().read_blob(id)?);
+        if self.held + data.len() <= MEMO_BYTES {
+            self.held += data.len();
+            self.bytes.insert(id, data.clone());
+        }
+        Ok(data)
+    }
 }
 
 /// The blob of a tree entry that holds a file's bytes (a regular file, an executable or a
