@@ -255,3 +255,42 @@ fn log_s_with_no_hit_says_so_and_exits_0_and_bad_input_is_refused() {
         assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn log_s_and_g_over_a_long_run_name_what_git_names_in_git_order() {
+    // Long enough for the walk to be split between threads: the stretches' seams must
+    // neither lose nor repeat a checkpoint, and the order stays newest first.
+    let r = Repo::new();
+    let s = Session::start(r.path(), "s-long", "model-l");
+    let mut needles: u32 = 0;
+    for t in 0..200u32 {
+        let mut body = format!("turn {t}\n");
+        if t % 7 == 0 {
+            needles += 1;
+        }
+        if t % 11 == 0 {
+            needles = needles.saturating_sub(1);
+        }
+        for n in 0..needles {
+            body.push_str(&format!("needle {n}\n"));
+        }
+        s.turn(&format!("p-{t}"), &[("long.txt", Some(body.as_bytes()))]);
+    }
+    let run = s.run(&r);
+    for flags in [["-S", "needle"], ["-G", "needle [0-9]*[05]$"]] {
+        let want = git_pickaxe(&r, &run, &flags);
+        let (hits, got) = ours(&r, &flags);
+        assert!(want.len() > 5, "{flags:?}: {}", want.len());
+        assert_eq!(got, want, "{flags:?}");
+        let order: Vec<&str> = hits
+            .iter()
+            .map(|h| h["checkpoint"].as_str().unwrap())
+            .collect();
+        let mut a = vec!["log", "--no-renames", "--first-parent", "--format=%H"];
+        a.extend_from_slice(&flags);
+        let tip = format!("refs/agent-runs/{run}/HEAD");
+        a.push(&tip);
+        let git_order: Vec<String> = r.git(&a).lines().map(str::to_string).collect();
+        assert_eq!(order, git_order, "{flags:?}");
+    }
+}

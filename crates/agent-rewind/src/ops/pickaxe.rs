@@ -50,11 +50,8 @@ pub fn search(store: &Store, scope: &PickaxeScope, pickaxe: &Pickaxe) -> Result<
     let mut hits = vec![];
     for run in runs {
         let chain = own_commits(store, &mut catalog, &run)?;
-        // Oldest first, so that what a checkpoint wrote is remembered when the next one
-        // changes it: each version of a file is then read once, not twice.
-        let mut memo = BlobMemo::default();
+        let mut steps = Vec::with_capacity(chain.len());
         let mut previous: Option<(ObjectId, ObjectId)> = None;
-        let mut found = vec![];
         for commit in chain {
             let before_tree = match (commit.parents.first(), previous) {
                 (Some(p), Some((id, tree))) if *p == id => tree,
@@ -62,20 +59,84 @@ pub fn search(store: &Store, scope: &PickaxeScope, pickaxe: &Pickaxe) -> Result<
                 (None, _) => store.objects().empty_tree(),
             };
             previous = Some((commit.id, commit.tree));
-            let files = changed_files(store, commit.tree, before_tree, pickaxe, &mut memo)?;
-            if !files.is_empty() {
-                // Only a hit's note is read: notes are most of a walk's cost otherwise.
-                found.push(PickaxeHit {
-                    checkpoint: catalog.checkpoint(commit.id)?,
-                    files,
-                });
-            }
+            steps.push(Step {
+                commit: commit.id,
+                before_tree,
+                tree: commit.tree,
+            });
         }
-        hits.extend(found.into_iter().rev());
+        for (commit, files) in changed_in_parallel(store, &steps, pickaxe)?
+            .into_iter()
+            .rev()
+        {
+            // Only a hit's note is read: notes are most of a walk's cost otherwise.
+            hits.push(PickaxeHit {
+                checkpoint: catalog.checkpoint(commit)?,
+                files,
+            });
+        }
     }
     // Stable: within a run the chain's order (newest first) stays.
     hits.sort_by_key(|h| std::cmp::Reverse(h.checkpoint.line().ts));
     Ok(hits)
+}
+
+/// One checkpoint of a chain: its commit, its first parent's tree and its own.
+struct Step {
+    commit: ObjectId,
+    before_tree: ObjectId,
+    tree: ObjectId,
+}
+
+/// Checkpoints (by commit) with the files the pickaxe picks in each.
+type Changed = Vec<(ObjectId, Vec<FileHit>)>;
+
+/// Fewest checkpoints a thread of its own is started for.
+const STEPS_PER_THREAD: usize = 64;
+
+/// The checkpoints of `steps` (oldest first) with the files the pickaxe picks in each, in
+/// the same order. Consecutive stretches of the chain go to threads of their own: git's
+/// pickaxe uses one core, and inflating objects is most of the cost.
+fn changed_in_parallel(store: &Store, steps: &[Step], pickaxe: &Pickaxe) -> Result<Changed> {
+    let threads = (steps.len() / STEPS_PER_THREAD)
+        .min(std::thread::available_parallelism().map_or(2, |n| n.get()))
+        .clamp(1, 4);
+    if threads == 1 {
+        return changed_in(store, steps, pickaxe);
+    }
+    let chunk = steps.len().div_ceil(threads);
+    let parts: Vec<Result<Changed>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = steps
+            .chunks(chunk)
+            .map(|part| {
+                let store = store.handle_for_thread();
+                scope.spawn(move || changed_in(&store, part, pickaxe))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    let mut out = vec![];
+    for part in parts {
+        out.extend(part?);
+    }
+    Ok(out)
+}
+
+/// [`changed_in_parallel`] for one stretch, oldest first, so that what a checkpoint wrote
+/// is remembered when the next one changes it: each version of a file is read once.
+fn changed_in(store: &Store, steps: &[Step], pickaxe: &Pickaxe) -> Result<Changed> {
+    let mut memo = BlobMemo::default();
+    let mut out = vec![];
+    for step in steps {
+        let files = changed_files(store, step.tree, step.before_tree, pickaxe, &mut memo)?;
+        if !files.is_empty() {
+            out.push((step.commit, files));
+        }
+    }
+    Ok(out)
 }
 
 /// The files of a checkpoint's change from `before_tree` (its first parent's) to `tree`
