@@ -51,6 +51,7 @@ mod pick;
 // Unix by nature: npm's shims and the packages' mode bits.
 #[cfg(unix)]
 mod packaging;
+mod pickaxe;
 mod private_files;
 mod read_commands;
 mod reftable;

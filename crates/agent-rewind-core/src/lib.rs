@@ -14,6 +14,7 @@
 pub mod crash;
 pub mod error;
 pub mod ids;
+pub mod pickaxe;
 pub mod platform;
 pub mod private;
 pub mod process;

@@ -2,7 +2,8 @@
 
 use crate::cli::{Ctx, Output, render};
 use agent_rewind::ops;
-use agent_rewind_core::error::Result;
+use agent_rewind_core::error::{Error, Result};
+use agent_rewind_core::pickaxe::{Pickaxe, PickaxeKind};
 use clap::Args;
 
 /// The examples ending `-h`.
@@ -11,8 +12,8 @@ pub const EXAMPLES: &str = "Examples:
       The chain of r2 back through the rewinds and forks it came from to the first run.
   git agent-rewind log --graph
       Every tree of runs (archived ones folded), as `git log --graph --all`.
-  git agent-rewind log r1 --graph --format mermaid
-      The same tree as a Mermaid diagram, to paste into a pull request.";
+  git agent-rewind log -S parse_config --all
+      Every turn, in any run, that added or removed the string parse_config (-G: a regex).";
 
 #[derive(Debug, Args)]
 pub struct LogArgs {
@@ -23,9 +24,21 @@ pub struct LogArgs {
     /// tree, or with no run named every tree, as `git log --graph --all`.
     #[arg(long)]
     pub graph: bool,
-    /// With --graph and no run: also the trees of archived runs alone, unfolded.
-    #[arg(long, requires = "graph")]
+    /// With --graph and no run: also the trees of archived runs alone, unfolded. With -S or
+    /// -G: search every run.
+    #[arg(long)]
     pub all: bool,
+    /// The turns whose change altered how many times STRING occurs in a file (git's
+    /// pickaxe, as `git log -S`).
+    #[arg(short = 'S', value_name = "STRING", conflicts_with_all = ["graph", "g"])]
+    pub s: Option<String>,
+    /// The turns whose change added or removed a line matching REGEX (as `git log -G`;
+    /// binary files are skipped).
+    #[arg(short = 'G', value_name = "REGEX", conflicts_with = "graph")]
+    pub g: Option<String>,
+    /// With -S: STRING is a regex.
+    #[arg(long, requires = "s")]
+    pub pickaxe_regex: bool,
     /// With --graph: text (default), mermaid, dot, or json (nodes and edges).
     #[arg(long, value_name = "FMT", requires = "graph",
           value_parser = ["text", "mermaid", "dot", "json"])]
@@ -35,6 +48,24 @@ pub struct LogArgs {
 pub fn run(a: LogArgs, json: bool, ctx: &Ctx) -> Result<Output> {
     let store = ctx.store_to_look()?;
     let style = ctx.style(&store)?;
+    if let Some(pickaxe) = pickaxe_of(&a)? {
+        let scope = if a.all {
+            if a.run.is_some() {
+                return Err(Error::usage("name a run or give --all, not both"));
+            }
+            ops::pickaxe::PickaxeScope::AllRuns
+        } else {
+            ops::pickaxe::PickaxeScope::Run(ops::address::run_or_active(&store, a.run.as_deref())?)
+        };
+        let hits = ops::pickaxe::search(&store, &scope, &pickaxe)?;
+        return Ok(Output::new(
+            hits.iter().map(|h| h.to_json(pickaxe.kind())).collect(),
+            render_hits(&hits, pickaxe.kind(), &style),
+        ));
+    }
+    if a.all && !a.graph {
+        return Err(Error::usage("--all needs --graph, -S or -G"));
+    }
     if a.graph
         && let Some(out) = super::view::log_graph(&store, &a, json)?
     {
@@ -64,4 +95,58 @@ pub fn run(a: LogArgs, json: bool, ctx: &Ctx) -> Result<Output> {
             render::lineage(&chain, &style),
         ))
     }
+}
+
+/// The pickaxe `-S`/`-G` ask for, if any.
+fn pickaxe_of(a: &LogArgs) -> Result<Option<Pickaxe>> {
+    match (&a.s, &a.g) {
+        (Some(s), _) => Pickaxe::occurrences(s, a.pickaxe_regex).map(Some),
+        (None, Some(g)) => Pickaxe::changed_lines(g).map(Some),
+        (None, None) => Ok(None),
+    }
+}
+
+/// One paragraph per checkpoint: who made the turn and when, then each file it changed
+/// with the counts (`-S`) or matching lines (`-G`). No hit says so, as an empty `git log`
+/// would say nothing: the exit code stays 0.
+fn render_hits(hits: &[ops::pickaxe::PickaxeHit], kind: PickaxeKind, st: &render::Style) -> String {
+    if hits.is_empty() {
+        return "no checkpoint added or removed it".into();
+    }
+    let mut s = String::new();
+    for h in hits {
+        let l = h.checkpoint.line();
+        let id = h.checkpoint.id().to_string();
+        s.push_str(&format!(
+            "{} {}@{} {} {} {}\n",
+            st.id(&id[..12.min(id.len())]),
+            st.bold(&l.run),
+            l.seq,
+            l.step.as_deref().unwrap_or("-"),
+            l.event,
+            st.dim(&l.ts.to_string()),
+        ));
+        let who = [
+            ("agent", l.agent.as_deref()),
+            ("model", l.meta.get("model").map(String::as_str)),
+            ("prompt", l.meta.get("prompt_id").map(String::as_str)),
+        ];
+        let who: Vec<String> = who
+            .iter()
+            .filter_map(|(k, v)| v.map(|v| format!("{k} {v}")))
+            .collect();
+        if !who.is_empty() {
+            s.push_str(&format!("    {}\n", who.join(", ")));
+        }
+        for f in &h.files {
+            let counts = match kind {
+                PickaxeKind::Occurrences => format!("{} -> {}", f.before, f.after),
+                PickaxeKind::ChangedLines => format!("+{} -{}", f.after, f.before),
+            };
+            s.push_str(&format!("    {}  ({counts})\n", f.path));
+        }
+    }
+    // The output adds the last line break.
+    s.truncate(s.trim_end().len());
+    s
 }

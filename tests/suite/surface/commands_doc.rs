@@ -18,6 +18,7 @@ const FOREIGN: &[&str] = &[
     "--decorate",
     "--disk-usage",
     "--first-parent",
+    "--no-renames",
     "--local",
     "--notes",
     "--objects",

@@ -17,6 +17,7 @@ pub mod list;
 pub mod log;
 pub mod maintenance;
 pub mod pick;
+pub mod pickaxe;
 pub mod post_rewind;
 pub mod push;
 pub mod restore;
