@@ -25,7 +25,7 @@ use crate::catalog::Catalog;
 use crate::journal::{StepFacts, active_run};
 use crate::materialize::{self, Backup};
 use crate::model::{Event, NoteLine, PickedFrom};
-use crate::store::{ByteSlice, Store};
+use crate::store::Store;
 use agent_rewind_core::error::Result;
 use agent_rewind_core::ids::{CheckpointSpec, StepName};
 use agent_rewind_core::time::Timestamp;
@@ -111,13 +111,7 @@ pub fn pick(store: &Store, target: &PickTarget, opts: &PickOptions) -> Result<Pi
         PickTarget::One(spec) => range::resolve(&mut catalog, spec, "pick")?,
         PickTarget::Between(a, b) => range::between(&mut catalog, a, b, "pick")?,
     };
-    let (rule, touched) = range::touched_paths(&range.within);
-    let mut changes = store
-        .objects()
-        .diff_trees(range.from.commit.tree, range.to.commit.tree)?;
-    if let Some(touched) = &touched {
-        changes.retain(|c| c.path.to_str().is_ok_and(|p| touched.contains(p)));
-    }
+    let (rule, changes) = range.changes(store)?;
     let what = format!("cannot pick {} of run {}", range.scope, range.run);
     let labels = [
         "worktree".to_string(),

@@ -19,7 +19,7 @@ use super::threeway::{self, BackupFor, Direction, MergeStyle, Missing};
 use crate::catalog::{Catalog, Checkpoint};
 use crate::materialize::{self, Backup};
 use crate::model::NoteLine;
-use crate::store::{ByteSlice, Store};
+use crate::store::Store;
 use agent_rewind_core::error::Result;
 use agent_rewind_core::ids::{CheckpointSpec, RunId};
 use agent_rewind_core::time::Timestamp;
@@ -99,13 +99,7 @@ const REVERT: Direction = Direction {
 pub fn revert(store: &Store, spec: &CheckpointSpec, opts: &RevertOptions) -> Result<RevertOutcome> {
     materialize::ensure_safe_to_overwrite(store)?;
     let range = range::resolve(&mut Catalog::new(store), spec, "revert")?;
-    let (rule, touched) = range::touched_paths(&range.within);
-    let mut changes = store
-        .objects()
-        .diff_trees(range.from.commit.tree, range.to.commit.tree)?;
-    if let Some(touched) = &touched {
-        changes.retain(|c| c.path.to_str().is_ok_and(|p| touched.contains(p)));
-    }
+    let (rule, changes) = range.changes(store)?;
     let what = format!("cannot revert {} of run {}", range.scope, range.run);
     let labels = [
         "worktree".to_string(),

@@ -6,6 +6,7 @@
 //! Reads the catalog only; never writes.
 
 use crate::catalog::{Catalog, Checkpoint, short};
+use crate::store::ByteSlice;
 use agent_rewind_core::error::{Error, Result};
 use agent_rewind_core::ids::{CheckpointSpec, RunId, StepName};
 use serde::Serialize;
@@ -183,7 +184,7 @@ fn step_range(catalog: &mut Catalog, run: &RunId, step: &StepName, verb: &str) -
 }
 
 /// The touched paths recorded in `within`, when there are any.
-pub fn touched_paths(within: &[Checkpoint]) -> (PathRule, Option<BTreeSet<String>>) {
+fn touched_paths(within: &[Checkpoint]) -> (PathRule, Option<BTreeSet<String>>) {
     let touched: BTreeSet<String> = within
         .iter()
         .flat_map(|c| c.line().touched.iter().cloned())
@@ -192,5 +193,24 @@ pub fn touched_paths(within: &[Checkpoint]) -> (PathRule, Option<BTreeSet<String
         (PathRule::Diff, None)
     } else {
         (PathRule::Touched, Some(touched))
+    }
+}
+
+impl Range {
+    /// The changes between the range's two checkpoints that count, and the rule that chose
+    /// them: only the paths its turns reported editing when every checkpoint within says
+    /// (`touched`), else every path that differs.
+    pub fn changes(
+        &self,
+        store: &crate::store::Store,
+    ) -> Result<(PathRule, Vec<crate::store::TreeChange>)> {
+        let (rule, touched) = touched_paths(&self.within);
+        let mut changes = store
+            .objects()
+            .diff_trees(self.from.commit.tree, self.to.commit.tree)?;
+        if let Some(touched) = &touched {
+            changes.retain(|c| c.path.to_str().is_ok_and(|p| touched.contains(p)));
+        }
+        Ok((rule, changes))
     }
 }
