@@ -21,7 +21,13 @@ fn start_wrapped(dir: &Path, command: &[&str]) -> Child {
 /// Wait until the command says it runs (it wrote `ready.txt`).
 fn wait_ready(dir: &Path, child: &mut Child) {
     let start = std::time::Instant::now();
-    while !dir.join("ready.txt").exists() {
+    // The whole line, not the file alone: the shell creates the file before it writes it,
+    // and a signal between the two would leave it empty.
+    while std::fs::read_to_string(dir.join("ready.txt"))
+        .ok()
+        .as_deref()
+        != Some("ready\n")
+    {
         assert!(
             child.try_wait().unwrap().is_none(),
             "the wrapper ended early"
