@@ -20,7 +20,7 @@
 
 use super::checkpoint::{CheckpointOptions, checkpoint};
 use super::threeway::range::{self, PathRule, Range};
-use super::threeway::{self, Action, BackupFor, Direction, FilePlan, MergeStyle, Missing};
+use super::threeway::{self, Action, BackupFor, Direction, FilePlan, Missing};
 use crate::catalog::Catalog;
 use crate::journal::{StepFacts, active_run};
 use crate::materialize::{self, Backup};
@@ -111,18 +111,8 @@ pub fn pick(store: &Store, target: &PickTarget, opts: &PickOptions) -> Result<Pi
         PickTarget::One(spec) => range::resolve(&mut catalog, spec, "pick")?,
         PickTarget::Between(a, b) => range::between(&mut catalog, a, b, "pick")?,
     };
-    let (rule, changes) = range.changes(store)?;
-    let what = format!("cannot pick {} of run {}", range.scope, range.run);
-    let labels = [
-        "worktree".to_string(),
-        format!("{} (before)", range.run),
-        format!("{} (after)", range.run),
-    ];
-    let style = MergeStyle {
-        conflict_markers: opts.conflict_markers,
-        labels: [&labels[0], &labels[1], &labels[2]],
-    };
-    let planned = threeway::plan(store, &changes, &PICK, &style, &what)?;
+    let (rule, planned, what) =
+        threeway::plan_range(store, &range, &PICK, "pick", opts.conflict_markers)?;
     let mut outcome = PickOutcome {
         run: range.run.to_string(),
         scope: range.scope.clone(),

@@ -15,7 +15,7 @@
 //! The index is left as it was. A `revert` record is appended to the run.
 
 use super::threeway::range::{self, Range};
-use super::threeway::{self, BackupFor, Direction, MergeStyle, Missing};
+use super::threeway::{self, BackupFor, Direction, Missing};
 use crate::catalog::{Catalog, Checkpoint};
 use crate::materialize::{self, Backup};
 use crate::model::NoteLine;
@@ -99,18 +99,8 @@ const REVERT: Direction = Direction {
 pub fn revert(store: &Store, spec: &CheckpointSpec, opts: &RevertOptions) -> Result<RevertOutcome> {
     materialize::ensure_safe_to_overwrite(store)?;
     let range = range::resolve(&mut Catalog::new(store), spec, "revert")?;
-    let (rule, changes) = range.changes(store)?;
-    let what = format!("cannot revert {} of run {}", range.scope, range.run);
-    let labels = [
-        "worktree".to_string(),
-        format!("{} (after)", range.run),
-        format!("{} (before)", range.run),
-    ];
-    let style = MergeStyle {
-        conflict_markers: opts.conflict_markers,
-        labels: [&labels[0], &labels[1], &labels[2]],
-    };
-    let planned = threeway::plan(store, &changes, &REVERT, &style, &what)?;
+    let (rule, planned, what) =
+        threeway::plan_range(store, &range, &REVERT, "revert", opts.conflict_markers)?;
     let mut outcome = RevertOutcome {
         run: range.run.to_string(),
         scope: range.scope.clone(),

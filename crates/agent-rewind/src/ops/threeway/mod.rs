@@ -158,6 +158,33 @@ pub fn plan(
     })
 }
 
+/// Plan `verb` (`revert`, `pick`) of `range` onto the worktree: the range's changes, with
+/// the conflict labels `worktree`, then `<run> (before)` and `<run> (after)` in the order of
+/// ancestor and target that `direction` gives. Returns the rule that chose the paths, the
+/// plan, and the words naming the operation in errors (`cannot revert step s of run r1`).
+pub fn plan_range(
+    store: &Store,
+    range: &range::Range,
+    direction: &Direction,
+    verb: &str,
+    conflict_markers: bool,
+) -> Result<(range::PathRule, Planned, String)> {
+    let (rule, changes) = range.changes(store)?;
+    let what = format!("cannot {verb} {} of run {}", range.scope, range.run);
+    let before = format!("{} (before)", range.run);
+    let after = format!("{} (after)", range.run);
+    let (ancestor, target) = match direction.reversed {
+        true => (&after, &before),
+        false => (&before, &after),
+    };
+    let style = MergeStyle {
+        conflict_markers,
+        labels: ["worktree", ancestor, target],
+    };
+    let planned = plan(store, &changes, direction, &style, &what)?;
+    Ok((rule, planned, what))
+}
+
 /// The error refusing a plan with a conflict (nothing was written), if it has one.
 pub fn refusal(files: &[FilePlan], what: &str) -> Option<Error> {
     let conflicts: Vec<&str> = files
