@@ -34,3 +34,17 @@ pub fn worktree_state(dir: &Path) -> Vec<(String, String)> {
     out.sort();
     out
 }
+
+/// The `action` a `revert` or `pick` plan (`--json`) gives `path`, if the plan names it.
+pub fn file_action(plan: &serde_json::Value, path: &str) -> Option<String> {
+    plan["files"]
+        .as_array()?
+        .iter()
+        .find(|f| f["path"] == path)
+        .map(|f| {
+            f["action"]
+                .as_str()
+                .expect("every planned file has an action")
+                .to_string()
+        })
+}

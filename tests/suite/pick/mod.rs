@@ -9,7 +9,7 @@ mod blame;
 use crate::common;
 use crate::common::stderr;
 
-use common::worktree::worktree_state;
+use common::worktree::{file_action, worktree_state};
 use common::{Repo, git_in, json_in, ok_in, run_in};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -138,14 +138,7 @@ fn an_ab_fork_in_another_worktree_comes_home_as_git_merge_file_merges_each_path(
 
     let out = json_in(r.path(), &["pick", "b"]);
     assert_eq!(out["files"], plan["files"], "the pick does what it planned");
-    let action = |p: &str| {
-        out["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["path"] == p)
-            .map(|f| f["action"].as_str().unwrap().to_string())
-    };
+    let action = |p: &str| file_action(&out, p);
     assert_eq!(action("f1").as_deref(), Some("pick"));
     assert_eq!(action("f2").as_deref(), Some("merge"));
     assert_eq!(action("f3").as_deref(), Some("keep"));
@@ -314,17 +307,7 @@ fn deleted_here_or_created_here_differently_conflicts_and_an_equal_untracked_fil
     let out = run_in(r.path(), &["--json", "pick", "b", "--dry-run"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let action = |p: &str| {
-        plan["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["path"] == p)
-            .unwrap()["action"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
+    let action = |p: &str| file_action(&plan, p).expect("the plan names the path");
     assert_eq!(action("f.txt"), "conflict");
     assert_eq!(action("other.txt"), "conflict");
     assert_eq!(action("same.txt"), "keep");
@@ -415,17 +398,7 @@ fn a_teammates_fetched_run_or_a_range_of_its_checkpoints_comes_home_and_runs_the
 
     // Picking the whole run again brings only what is not here yet.
     let out = json_in(b.path(), &["pick", "shared"]);
-    let fate = |p: &str| {
-        out["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["path"] == p)
-            .unwrap()["action"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
+    let fate = |p: &str| file_action(&out, p).expect("the plan names the path");
     assert_eq!(fate("one.txt"), "pick");
     assert_eq!(fate("two.txt"), "keep");
 

@@ -8,7 +8,7 @@ mod hostile;
 use crate::common;
 use crate::common::stderr;
 
-use common::worktree::worktree_state;
+use common::worktree::{file_action, worktree_state};
 use common::{Repo, git_in, json_in, ok_in, run_in};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -205,14 +205,7 @@ fn creations_deletions_renames_modes_and_symlinks() {
     r.write("kept-new.txt", "created, then changed by the user\nmore\n");
 
     let out = json_in(r.path(), &["revert", "r1"]);
-    let action = |p: &str| {
-        out["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["path"] == p)
-            .map(|f| f["action"].as_str().unwrap().to_string())
-    };
+    let action = |p: &str| file_action(&out, p);
     assert_eq!(action("new.txt").as_deref(), Some("revert"));
     assert_eq!(action("kept-new.txt").as_deref(), Some("keep"));
     assert_eq!(action("gone.txt").as_deref(), Some("revert"));
