@@ -21,6 +21,7 @@ use gix::objs::tree::EntryKind;
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
+mod casefold;
 mod write;
 use write::partial_failure;
 
@@ -151,6 +152,8 @@ impl Worktree<'_> {
     /// Refuse changes that would write or delete a path git refuses to check out: a `.git`
     /// folder (in any spelling a filesystem folds to it), `..`, an empty name. Trees fetched
     /// from a remote are not trusted: a checkpoint holding `.git/hooks/…` must not write there.
+    /// On a file system that folds case, two names one file would hold are refused too
+    /// ([`Self::check_case_collisions`]).
     pub fn check_checkout_paths(&self, changes: &[TreeChange]) -> Result<()> {
         for c in changes {
             let Some((_, kind)) = c.new.or(c.old) else {
@@ -158,7 +161,7 @@ impl Worktree<'_> {
             };
             self.check_checkout_path(&c.path, kind == EntryKind::Link)?;
         }
-        Ok(())
+        self.check_case_collisions(changes)
     }
 
     /// Refuse one path git would refuse to check out (see [`Self::check_checkout_paths`]);

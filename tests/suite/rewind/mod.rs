@@ -6,6 +6,7 @@
 use crate::common;
 
 mod adversity;
+mod case_names;
 mod crash;
 mod dry_run;
 mod exact;

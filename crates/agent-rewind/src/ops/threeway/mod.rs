@@ -151,6 +151,10 @@ pub fn plan(
         files.push(plan);
         writes.extend(write);
     }
+    store
+        .worktree()
+        .check_case_collisions(&writes)
+        .map_err(|e| e.context(what.to_string()))?;
     Ok(Planned {
         files,
         writes,
