@@ -6,6 +6,7 @@
 
 mod agents;
 mod background;
+mod global;
 mod post_rewind;
 use crate::common;
 
