@@ -27,7 +27,9 @@ fn check_flags(a: &HooksArgs) -> Result<()> {
         return Err(Error::usage(
             "--mcp cannot go with --global: the MCP server is registered per repository",
         )
-        .with_hint("run `git agent-rewind hooks install --agent <agent> --mcp` in the repository"));
+        .with_hint(
+            "run `git agent-rewind hooks install --agent <agent> --mcp` in the repository",
+        ));
     }
     Ok(())
 }
@@ -61,8 +63,11 @@ pub fn install(a: &HooksArgs) -> Result<Output> {
     check_flags(a)?;
     let named = agents(&a.agents)?;
     if named.is_empty() {
-        return Err(Error::usage("--global needs the agents to install: --agent <agent>")
-            .with_hint("e.g. `git agent-rewind hooks install --agent claude --global` (or --agent all)"));
+        return Err(
+            Error::usage("--global needs the agents to install: --agent <agent>").with_hint(
+                "e.g. `git agent-rewind hooks install --agent claude --global` (or --agent all)",
+            ),
+        );
     }
     let dirs = UserDirs::from_env()?;
     let changes = global::install(&dirs, &named)?;

@@ -21,7 +21,9 @@ fn assert_untouched_and_set_up(s: &Session, dot: &str) {
         "nothing written in the repository's {dot}"
     );
     assert_eq!(
-        s.repo.git(&["config", "--get-all", "notes.displayRef"]).trim(),
+        s.repo
+            .git(&["config", "--get-all", "notes.displayRef"])
+            .trim(),
         "refs/notes/agent-runs/*"
     );
 }
@@ -40,8 +42,13 @@ fn claude_code_with_only_a_global_install_records_a_repository_it_never_saw() {
 
     let root = s.repo.path().canonicalize().unwrap();
     let mut c = s.command(&agent_cli("claude"));
-    c.args(["-p", &write_word(&root, "one"), "--permission-mode", "acceptEdits"])
-        .args(["--output-format", "json"]);
+    c.args([
+        "-p",
+        &write_word(&root, "one"),
+        "--permission-mode",
+        "acceptEdits",
+    ])
+    .args(["--output-format", "json"]);
     super::claude::claude_env(&s, &mut c);
     let out = s.ok(c, "claude -p");
     let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

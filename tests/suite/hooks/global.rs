@@ -92,9 +92,17 @@ fn users_files(home: &Path) {
         "{\n    \"model\": \"opus\",\n    \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"say done\"}]}]}\n}\n",
         0o600,
     );
-    write(".gemini/settings.json", "{\"general\":{\"vimMode\":true}}", 0o644);
+    write(
+        ".gemini/settings.json",
+        "{\"general\":{\"vimMode\":true}}",
+        0o644,
+    );
     write(".qwen/settings.json", "{}\n", 0o640);
-    write(".config/opencode/opencode.json", "{\"model\": \"x\"}\n", 0o644);
+    write(
+        ".config/opencode/opencode.json",
+        "{\"model\": \"x\"}\n",
+        0o644,
+    );
     write(".codex/config.toml", "model = \"gpt-5.5\"\n", 0o600);
 }
 
@@ -111,7 +119,10 @@ fn global_install_of_every_agent_is_exact_from_anywhere_and_uninstall_puts_every
         &["hooks", "install", "--agent", "all", "--global"],
     );
     assert_eq!(out["global"], true, "{out}");
-    assert!(out["git"].as_array().unwrap().is_empty(), "no git hooks: {out}");
+    assert!(
+        out["git"].as_array().unwrap().is_empty(),
+        "no git hooks: {out}"
+    );
     let files: Vec<(String, String)> = out["agents"]
         .as_array()
         .unwrap()
@@ -145,10 +156,12 @@ fn global_install_of_every_agent_is_exact_from_anywhere_and_uninstall_puts_every
     };
     let claude = read(".claude/settings.json");
     assert_eq!(claude["model"], "opus", "the user's keys are kept");
-    assert_eq!(claude["hooks"]["Stop"][0]["hooks"][0]["command"], "say done");
     assert_eq!(
-        claude["hooks"]["Stop"][1]["hooks"][0]["command"],
-        "git agent-rewind hook claude",
+        claude["hooks"]["Stop"][0]["hooks"][0]["command"],
+        "say done"
+    );
+    assert_eq!(
+        claude["hooks"]["Stop"][1]["hooks"][0]["command"], "git agent-rewind hook claude",
         "the same entry point as a repository's install"
     );
     assert_eq!(
@@ -182,12 +195,23 @@ fn global_install_of_every_agent_is_exact_from_anywhere_and_uninstall_puts_every
         .iter()
         .find(|a| a["agent"] == "claude")
         .unwrap();
-    assert_eq!(claude["events"], serde_json::json!([]), "not in the repository");
-    assert_eq!(claude["global"]["path"], format!("{h}/.claude/settings.json"));
+    assert_eq!(
+        claude["events"],
+        serde_json::json!([]),
+        "not in the repository"
+    );
+    assert_eq!(
+        claude["global"]["path"],
+        format!("{h}/.claude/settings.json")
+    );
     assert_eq!(claude["global"]["runs"], "yes", "{claude}");
     assert_eq!(claude["global"]["events"].as_array().unwrap().len(), 4);
 
-    let removed = json_as_user(nowhere.path(), home.path(), &["hooks", "uninstall", "--global"]);
+    let removed = json_as_user(
+        nowhere.path(),
+        home.path(),
+        &["hooks", "uninstall", "--global"],
+    );
     assert_eq!(removed["agents"].as_array().unwrap().len(), 8, "{removed}");
     assert_eq!(
         tree(home.path()),
@@ -212,7 +236,13 @@ fn global_refuses_git_hooks_and_a_file_it_cannot_read_and_then_writes_nothing() 
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("--global"), "{flag}: {err}");
     }
-    let out = as_user(repo.path(), home.path(), &["hooks", "install", "--global"], b"", &[]);
+    let out = as_user(
+        repo.path(),
+        home.path(),
+        &["hooks", "install", "--global"],
+        b"",
+        &[],
+    );
     assert_eq!(out.status.code(), Some(2));
 
     // One agent's file is not JSON: refused before any other is written.
@@ -270,7 +300,8 @@ fn the_first_turn_in_a_repository_nobody_initialized_starts_its_run_and_sets_it_
     let events: Vec<&str> = cps.iter().map(|c| c["event"].as_str().unwrap()).collect();
     assert_eq!(events, ["start", "turn"], "{cps:#?}");
     assert_eq!(
-        repo.git(&["config", "--get-all", "notes.displayRef"]).trim(),
+        repo.git(&["config", "--get-all", "notes.displayRef"])
+            .trim(),
         "refs/notes/agent-runs/*",
         "set up as `init` does"
     );
@@ -289,7 +320,10 @@ fn agent_rewind_enabled_false_turns_recording_off_with_gits_precedence() {
         assert!(out.stdout.is_empty() && out.stderr.is_empty(), "quiet");
     }
     assert!(refs(off.path(), "refs/agent-runs/").is_empty());
-    assert!(!off.path().join(".git/agent-rewind").exists(), "nothing written");
+    assert!(
+        !off.path().join(".git/agent-rewind").exists(),
+        "nothing written"
+    );
     assert_eq!(
         std::fs::read(off.path().join(".git/config")).unwrap(),
         config_before,

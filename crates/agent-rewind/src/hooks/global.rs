@@ -148,13 +148,23 @@ impl UserDirs {
                 (d, n, "hooks.json", 0)
             }
             // `.gemini` is Gemini's own below GEMINI_CLI_HOME as below the home.
-            Agent::Gemini => (self.gemini_home().join(".gemini"), false, "settings.json", 0),
+            Agent::Gemini => (
+                self.gemini_home().join(".gemini"),
+                false,
+                "settings.json",
+                0,
+            ),
             Agent::Cursor => (self.home.join(".cursor"), false, "hooks.json", 0),
             Agent::Opencode => {
                 // `~/.config` is left empty by nothing but us when we created it; a folder
                 // XDG_CONFIG_HOME names is the user's.
                 let (config, named) = self.own("XDG_CONFIG_HOME", ".config");
-                (config.join("opencode"), false, OPENCODE_PLUGIN, usize::from(!named))
+                (
+                    config.join("opencode"),
+                    false,
+                    OPENCODE_PLUGIN,
+                    usize::from(!named),
+                )
             }
             Agent::Qwen => {
                 let (d, n) = self.own("QWEN_HOME", ".qwen");

@@ -118,13 +118,12 @@ fn user_gate(agent: Agent, folder: &Path, path: &Path, dirs: &UserDirs) -> (&'st
                 folder.join(".claude/settings.json"),
                 folder.join(".claude/settings.local.json"),
             ];
-            all_hooks_disabled(&files.iter().map(PathBuf::as_path).collect::<Vec<_>>())
-                .unwrap_or((
-                    "yes",
-                    "Claude Code runs the user's hooks in every folder (interactively once you \
+            all_hooks_disabled(&files.iter().map(PathBuf::as_path).collect::<Vec<_>>()).unwrap_or((
+                "yes",
+                "Claude Code runs the user's hooks in every folder (interactively once you \
                      accept the folder's trust prompt, as for a project's hooks)"
-                        .into(),
-                ))
+                    .into(),
+            ))
         }
         Agent::Codex => codex(path, dirs),
         Agent::Gemini => {

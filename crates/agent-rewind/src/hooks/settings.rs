@@ -328,10 +328,7 @@ impl JsonConfig {
 
     /// The events of the configuration file at `path` that hold our command.
     pub fn installed_at(&self, path: &Path) -> Vec<String> {
-        let settings = read(path, self.agent)
-            .ok()
-            .flatten()
-            .unwrap_or(Value::Null);
+        let settings = read(path, self.agent).ok().flatten().unwrap_or(Value::Null);
         settings
             .get("hooks")
             .and_then(Value::as_object)
@@ -414,7 +411,8 @@ impl JsonConfig {
             return Ok(change);
         }
         // The file as it was before our first install, when nothing else changed since.
-        if let Some((bytes, mode)) = original.filter(|(bytes, _)| parsed(bytes).as_ref() == Some(&settings))
+        if let Some((bytes, mode)) =
+            original.filter(|(bytes, _)| parsed(bytes).as_ref() == Some(&settings))
         {
             agent_rewind_core::private::write_atomic(&path, bytes, Some(mode))?;
             change.action = FileAction::Removed;
