@@ -57,8 +57,11 @@ fn json_as_user(dir: &Path, home: &Path, args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// A file's bytes and permission bits; `None` for a folder.
+type Content = Option<(Vec<u8>, u32)>;
+
 /// Every file below `dir` with its bytes and permission bits, and every folder.
-fn tree(dir: &Path) -> Vec<(PathBuf, Option<(Vec<u8>, u32)>)> {
+fn tree(dir: &Path) -> Vec<(PathBuf, Content)> {
     let mut out = vec![];
     let mut todo = vec![dir.to_path_buf()];
     while let Some(d) = todo.pop() {

@@ -286,31 +286,31 @@ fn write_one(file: &UserFile, plan: Planned, written: &mut Vec<Written>) -> Resu
         };
     }
     let before = read_with_mode(&file.path)?;
-    let mut record = Written {
+    // Noted before anything is written, so that a failure below is put back too.
+    written.push(Written {
         path: file.path.clone(),
         before: before.clone(),
         backup: None,
         folders: file.folders,
-    };
+    });
     // The copy of a file we add to, taken once: before the first install that adds to it.
     if let (Planned::Json(_), Some((bytes, mode)), Holder::Json(config)) =
         (&plan, &before, holder(file.agent))
+        && config.installed_at(&file.path).is_empty()
     {
-        if config.installed_at(&file.path).is_empty() {
-            let backup = backup_path(&file.path);
-            agent_rewind_core::private::write_atomic(&backup, bytes, Some(*mode))?;
-            record.backup = Some(backup);
+        let backup = backup_path(&file.path);
+        agent_rewind_core::private::write_atomic(&backup, bytes, Some(*mode))?;
+        if let Some(w) = written.last_mut() {
+            w.backup = Some(backup);
         }
     }
     if let Some(dir) = file.path.parent() {
         std::fs::create_dir_all(dir).at(dir)?;
     }
-    let result = match plan {
+    match plan {
         Planned::Json(p) => p.write(),
         Planned::Owned(owned, path) => owned.install_at(&path),
-    };
-    written.push(record);
-    result
+    }
 }
 
 /// After a failed install: every file this command wrote back as it was, its backups gone.
