@@ -15,12 +15,10 @@ pub const EXAMPLES: &str = "Examples:
       Install the git hooks: a checkpoint of the active run on every commit, and amends and rebases mapped onto it; existing hooks are kept and chained.
   git agent-rewind hooks install --agent claude
       Install Claude Code's hooks into its settings: a checkpoint on every turn, with the session id to resume the conversation.
-  git agent-rewind hooks install --assisted-by
-      Also add an `Assisted-by: <agent>:<model>` trailer to each commit holding agent turns (opt-in; never Co-Authored-By).
   git agent-rewind hooks install --agent claude --global
       Install Claude Code's hooks in your own settings (~/.claude/settings.json): every repository it works in is recorded, from its first turn, without an install there. `git config agentRewind.enabled false` turns recording off in one repository (with --global, everywhere but where it is true).
 
-`git agent-rewind hooks uninstall` removes exactly what install added, the git hooks and every agent's. In a worktree of 20,000 index entries or more without core.fsmonitor, the post-commit hook records its checkpoint in the background and the commit returns at once; later commands wait for it. agentRewind.postCommitInBackground = auto (default), true or false.";
+`--assisted-by` also adds an `Assisted-by: <agent>:<model>` trailer to each commit holding agent turns (opt-in; never Co-Authored-By). `git agent-rewind hooks uninstall` removes exactly what install added, the git hooks and every agent's. In a worktree of 20,000 index entries or more without core.fsmonitor, the post-commit hook records its checkpoint in the background and the commit returns at once; later commands wait for it. agentRewind.postCommitInBackground = auto (default), true or false.";
 
 #[derive(Debug, Subcommand)]
 pub enum HooksCommand {
