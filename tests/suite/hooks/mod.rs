@@ -2,7 +2,8 @@
 //! existing hooks, `git commit` / `git rebase` / `git commit --amend` recording into the
 //! worktree's active run, and failures that never fail the user's commit. The post-commit
 //! checkpoint recorded after the commit returns is in `background.rs`; every agent's hooks
-//! (Claude Code's among them) are in `agents/`.
+//! (Claude Code's among them) are in `agents/`; those installed once for every repository
+//! (`--global`), and `agentRewind.enabled`, in `global.rs`.
 
 mod agents;
 mod background;

@@ -5,11 +5,13 @@
 //!   ([`settings`] for the JSON ones, [`opencode`] for OpenCode's plugin file, [`pi`] for
 //!   Pi's extension file; what is particular to Qwen Code and Copilot CLI in [`qwen`] and
 //!   [`copilot`]), without
-//!   clobbering anything that is not ours.
+//!   clobbering anything that is not ours; the same in each agent's user-level
+//!   configuration ([`global`], its status in [`global_status`]).
 //! - [`handlers`]: `hook post-commit` / `hook post-rewrite`, recording into the worktree's
 //!   active run, the post-commit checkpoint of a large worktree after the commit returns
 //!   ([`background`]); [`turn`]: `hook <agent>`, reading an agent's payload ([`payload`]) and
-//!   noting the files it edits ([`touched`]).
+//!   noting the files it edits ([`touched`]); [`switch`]: `agentRewind.enabled`, checked
+//!   before any hook records, and `init`'s set-up on a hook's first run.
 //!
 //! A handler never decides to fail the user's operation: it returns an outcome (recorded,
 //! or skipped with a reason) or an error, and the CLI turns errors into a warning with exit
