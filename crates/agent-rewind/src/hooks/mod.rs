@@ -25,6 +25,7 @@ pub mod global;
 pub mod global_status;
 pub mod handlers;
 pub mod install;
+pub mod jsonfile;
 pub mod manifest;
 pub mod mcp_config;
 pub mod opencode;
