@@ -15,10 +15,10 @@ pub const EXAMPLES: &str = "Examples:
       Install the git hooks: a checkpoint of the active run on every commit, and amends and rebases mapped onto it; existing hooks are kept and chained.
   git agent-rewind hooks install --agent claude
       Install Claude Code's hooks into its settings: a checkpoint on every turn, with the session id to resume the conversation.
-  git agent-rewind hooks install --assisted-by
-      Also add an `Assisted-by: <agent>:<model>` trailer to each commit holding agent turns (opt-in; never Co-Authored-By).
+  git agent-rewind hooks install --agent claude --global
+      Install Claude Code's hooks in your own settings (~/.claude/settings.json): every repository it works in is recorded, from its first turn, without an install there. `git config agentRewind.enabled false` turns recording off in one repository (with --global, everywhere but where it is true).
 
-`git agent-rewind hooks uninstall` removes exactly what install added, the git hooks and every agent's. In a worktree of 20,000 index entries or more without core.fsmonitor, the post-commit hook records its checkpoint in the background and the commit returns at once; later commands wait for it. agentRewind.postCommitInBackground = auto (default), true or false.";
+`--assisted-by` also adds an `Assisted-by: <agent>:<model>` trailer to each commit holding agent turns (opt-in; never Co-Authored-By). `git agent-rewind hooks uninstall` removes exactly what install added, the git hooks and every agent's. In a worktree of 20,000 index entries or more without core.fsmonitor, the post-commit hook records its checkpoint in the background and the commit returns at once; later commands wait for it. agentRewind.postCommitInBackground = auto (default), true or false.";
 
 #[derive(Debug, Subcommand)]
 pub enum HooksCommand {
@@ -26,7 +26,8 @@ pub enum HooksCommand {
     Install(HooksArgs),
     /// Remove exactly what install added (with no flags: the git hooks and every agent's).
     Uninstall(HooksArgs),
-    /// Per agent: whether our hooks are installed here and will run, and the step if not.
+    /// Per agent, in this repository and in your own configuration (`global`): whether our
+    /// hooks are installed and will run, and the step if not.
     Status,
 }
 
@@ -47,10 +48,15 @@ pub struct HooksArgs {
     /// commit message for the agents whose turns the commit holds (never Co-Authored-By).
     #[arg(long)]
     pub assisted_by: bool,
+    /// In each named agent's user-level configuration (in your home folder) instead of the
+    /// repository's: every repository the agent works in is recorded. Works anywhere; never
+    /// touches git hooks, which belong to one repository (docs/HOOKS.md).
+    #[arg(long)]
+    pub global: bool,
 }
 
 /// The `--agent` values (names or `all`), each agent once, in the order first named.
-fn agents(names: &[String]) -> Result<Vec<Agent>> {
+pub(super) fn agents(names: &[String]) -> Result<Vec<Agent>> {
     let mut out: Vec<Agent> = vec![];
     for n in names {
         for a in Agent::parse_many(n)? {
@@ -106,48 +112,26 @@ fn render(out: &HooksOutcome) -> String {
     s.trim_end().to_string()
 }
 
-fn render_status(agents: &[hooks::status::AgentHooks]) -> String {
-    let mut s = String::new();
-    for a in agents {
-        let installed = if a.events.is_empty() {
-            "not installed".to_string()
-        } else {
-            format!("installed in {}", a.path)
-        };
-        s.push_str(&format!(
-            "{:<9} {installed}\n          runs: {} ({})\n",
-            a.agent.name(),
-            a.runs,
-            a.reason
-        ));
-    }
-    s.trim_end().to_string()
-}
-
-fn output(out: &HooksOutcome) -> Output {
+pub(super) fn output(out: &HooksOutcome) -> Output {
     for w in &out.warnings {
         crate::cli::render::warn(w);
     }
     Output::new(serde_json::to_value(out).expect("json"), render(out))
 }
 
-/// `hooks install|uninstall`.
+/// `hooks install|uninstall|status`.
 pub fn run(cmd: HooksCommand, ctx: &Ctx) -> Result<Output> {
-    let store = &ctx.store()?;
     match cmd {
+        HooksCommand::Install(a) if a.global => super::hooks_global::install(&a),
+        HooksCommand::Uninstall(a) if a.global => super::hooks_global::uninstall(&a),
+        HooksCommand::Status => super::hooks_global::status(ctx),
         HooksCommand::Install(a) => {
+            let store = &ctx.store()?;
             let opts = install_options(&a)?;
             Ok(output(&hooks::install::install(store, &opts)?))
         }
-        HooksCommand::Status => {
-            let home = std::env::var_os("HOME").unwrap_or_default();
-            let agents = hooks::status::status(store, std::path::Path::new(&home))?;
-            Ok(Output::new(
-                serde_json::to_value(&agents).expect("json"),
-                render_status(&agents),
-            ))
-        }
         HooksCommand::Uninstall(a) => {
+            let store = &ctx.store()?;
             let all = !a.git && a.agents.is_empty() && !a.assisted_by;
             let opts = HooksOptions {
                 git: a.git || all,

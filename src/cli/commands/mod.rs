@@ -11,6 +11,7 @@ pub mod gc;
 pub mod gitai;
 pub mod hook;
 pub mod hooks;
+pub mod hooks_global;
 pub mod init;
 pub mod list;
 pub mod log;

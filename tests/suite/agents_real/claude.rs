@@ -11,7 +11,7 @@ fn turn(s: &Session, prompt: &str, resume: Option<&str>) -> Value {
 }
 
 /// `claude <args> -p <prompt>` headless, edits accepted; returns its JSON result.
-fn claude(s: &Session, prompt: &str, args: &[&str]) -> Value {
+pub(super) fn claude(s: &Session, prompt: &str, args: &[&str]) -> Value {
     let mut c = s.command(&agent_cli("claude"));
     c.args(args)
         .args(["-p", prompt, "--permission-mode", "acceptEdits"])
@@ -42,7 +42,7 @@ fn first_turn(s: &Session) -> (std::path::PathBuf, String) {
 }
 
 /// What Claude Code needs to talk to the scripted server, and nowhere else.
-fn claude_env(s: &Session, c: &mut std::process::Command) {
+pub(super) fn claude_env(s: &Session, c: &mut std::process::Command) {
     c.env("ANTHROPIC_BASE_URL", s.server.url())
         .env("ANTHROPIC_API_KEY", "sk-ant-test")
         .env("DISABLE_AUTOUPDATER", "1")

@@ -10,6 +10,7 @@ mod claude;
 mod codex;
 mod copilot;
 mod gemini;
+mod global;
 mod opencode;
 mod pi;
 mod qwen;

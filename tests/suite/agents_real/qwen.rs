@@ -8,7 +8,7 @@ use serde_json::Value;
 
 /// `~/.qwen/settings.json`: the OpenAI provider (its endpoint and model come from the
 /// environment, [`qwen_env`]).
-fn configure(s: &Session) {
+pub(super) fn configure(s: &Session) {
     let dir = s.home.path().join(".qwen");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
@@ -27,7 +27,7 @@ fn qwen_env(s: &Session, c: &mut std::process::Command) {
 }
 
 /// `qwen <args> <prompt> --yolo --output-format json`; the session id it reports.
-fn qwen(s: &Session, args: &[&str], prompt: &str) -> String {
+pub(super) fn qwen(s: &Session, args: &[&str], prompt: &str) -> String {
     let mut c = s.command(&agent_cli("qwen"));
     c.args(args)
         .arg(prompt)

@@ -2,10 +2,12 @@
 //! existing hooks, `git commit` / `git rebase` / `git commit --amend` recording into the
 //! worktree's active run, and failures that never fail the user's commit. The post-commit
 //! checkpoint recorded after the commit returns is in `background.rs`; every agent's hooks
-//! (Claude Code's among them) are in `agents/`.
+//! (Claude Code's among them) are in `agents/`; those installed once for every repository
+//! (`--global`), and `agentRewind.enabled`, in `global.rs`.
 
 mod agents;
 mod background;
+mod global;
 mod post_rewind;
 use crate::common;
 

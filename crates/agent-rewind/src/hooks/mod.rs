@@ -5,11 +5,13 @@
 //!   ([`settings`] for the JSON ones, [`opencode`] for OpenCode's plugin file, [`pi`] for
 //!   Pi's extension file; what is particular to Qwen Code and Copilot CLI in [`qwen`] and
 //!   [`copilot`]), without
-//!   clobbering anything that is not ours.
+//!   clobbering anything that is not ours; the same in each agent's user-level
+//!   configuration ([`global`], its status in [`global_status`]).
 //! - [`handlers`]: `hook post-commit` / `hook post-rewrite`, recording into the worktree's
 //!   active run, the post-commit checkpoint of a large worktree after the commit returns
 //!   ([`background`]); [`turn`]: `hook <agent>`, reading an agent's payload ([`payload`]) and
-//!   noting the files it edits ([`touched`]).
+//!   noting the files it edits ([`touched`]); [`switch`]: `agentRewind.enabled`, checked
+//!   before any hook records, and `init`'s set-up on a hook's first run.
 //!
 //! A handler never decides to fail the user's operation: it returns an outcome (recorded,
 //! or skipped with a reason) or an error, and the CLI turns errors into a warning with exit
@@ -19,8 +21,11 @@ pub mod assisted;
 pub mod background;
 pub mod conversation;
 pub mod copilot;
+pub mod global;
+pub mod global_status;
 pub mod handlers;
 pub mod install;
+pub mod jsonfile;
 pub mod manifest;
 pub mod mcp_config;
 pub mod opencode;
@@ -30,6 +35,7 @@ pub mod pi;
 pub mod qwen;
 pub mod settings;
 pub mod status;
+pub mod switch;
 pub mod touched;
 pub mod turn;
 
@@ -181,15 +187,20 @@ impl HookOutcome {
 /// How long a hook waits for another writer of the same run before warning and giving up.
 pub const HOOK_WRITER_WAIT_SECS: u64 = 3;
 
-/// Run `handler` on the repository at `dir` once a post-commit checkpoint being recorded
+/// Run `handler` on the repository at `dir` (nothing when `agentRewind.enabled` is false
+/// there) once a post-commit checkpoint being recorded
 /// there in the background is written. What that one could not record is told with the
 /// handler's outcome, and kept for a command a person runs (a hook's stderr is often
 /// thrown away).
 fn after_background(
+    hook: &str,
     dir: &std::path::Path,
     handler: impl FnOnce(&crate::store::Store) -> Result<HookOutcome>,
 ) -> Result<HookOutcome> {
     let store = crate::store::Store::discover(dir, crate::store::OpenFor::Work)?;
+    if let Some(off) = switch::disabled(&store, hook) {
+        return Ok(off);
+    }
     let told = background::settle(&store, background::Tell::Kept);
     let mut out = handler(&store)?;
     out.warnings.splice(0..0, told);
@@ -221,15 +232,15 @@ pub fn run_hook(
     // A hook gives up on a busy run quickly (a held lock file fails within a second anyway).
     crate::store::set_writer_wait(std::time::Duration::from_secs(HOOK_WRITER_WAIT_SECS));
     match name {
-        "post-commit" => after_background(dir, |store| {
+        "post-commit" => after_background(name, dir, |store| {
             handlers::post_commit(store, start_background)
         }),
-        "prepare-commit-msg" => after_background(dir, |store| {
+        "prepare-commit-msg" => after_background(name, dir, |store| {
             assisted::prepare_commit_msg(store, dir, args)
         }),
         "post-rewrite" => {
             let kind = args.first().map(String::as_str).unwrap_or("");
-            after_background(dir, |store| handlers::post_rewrite(store, kind, stdin))
+            after_background(name, dir, |store| handlers::post_rewrite(store, kind, stdin))
         }
         other => match Agent::from_name(other) {
             Some(agent) => Ok(turn::handle(agent, stdin, args, dir)),

@@ -51,8 +51,12 @@ impl OwnedFile {
 
     /// What installing would do, or why it is refused (nothing written).
     pub fn check(&self, store: &Store) -> Result<FileAction> {
-        let path = self.path(store)?;
-        Ok(match std::fs::read(&path) {
+        self.check_at(&self.path(store)?)
+    }
+
+    /// [`OwnedFile::check`] of the file at `path`.
+    pub fn check_at(&self, path: &Path) -> Result<FileAction> {
+        Ok(match std::fs::read(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileAction::Created,
             Err(e) => {
                 return Err(Error::other(format!(
@@ -77,30 +81,39 @@ impl OwnedFile {
 
     /// Write the file.
     pub fn install(&self, store: &Store) -> Result<SettingsChange> {
-        let path = self.path(store)?;
-        let action = self.check(store)?;
+        self.install_at(&self.path(store)?)
+    }
+
+    /// [`OwnedFile::install`] at `path`.
+    pub fn install_at(&self, path: &Path) -> Result<SettingsChange> {
+        let action = self.check_at(path)?;
         if action != FileAction::Unchanged {
             let dir = path.parent().expect("has a parent");
             std::fs::create_dir_all(dir)
                 .map_err(|e| Error::other(format!("could not create {}: {e}", dir.display())))?;
-            write_atomic(&path, self.text, 0o644)?;
+            write_atomic(path, self.text, 0o644)?;
         }
-        Ok(self.change(&path, action, action != FileAction::Unchanged))
+        Ok(self.change(path, action, action != FileAction::Unchanged))
     }
 
     /// Delete the file (only when it is ours), and the two folders above it when that leaves
     /// them empty.
     pub fn uninstall(&self, store: &Store) -> Result<SettingsChange> {
-        let path = self.path(store)?;
-        match std::fs::read(&path) {
+        self.uninstall_at(&self.path(store)?, 2)
+    }
+
+    /// [`OwnedFile::uninstall`] at `path`, removing up to `folders` folders above it that it
+    /// leaves empty.
+    pub fn uninstall_at(&self, path: &Path, folders: usize) -> Result<SettingsChange> {
+        match std::fs::read(path) {
             Ok(bytes) if self.is_ours(&String::from_utf8_lossy(&bytes)) => {
-                std::fs::remove_file(&path).map_err(|e| {
+                std::fs::remove_file(path).map_err(|e| {
                     Error::other(format!("could not remove {}: {e}", path.display()))
                 })?;
-                super::settings::remove_empty_dirs(&path, 2);
-                Ok(self.change(&path, FileAction::Deleted, true))
+                super::settings::remove_empty_dirs(path, folders);
+                Ok(self.change(path, FileAction::Deleted, true))
             }
-            _ => Ok(self.change(&path, FileAction::Absent, false)),
+            _ => Ok(self.change(path, FileAction::Absent, false)),
         }
     }
 }

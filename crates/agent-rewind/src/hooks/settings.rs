@@ -17,14 +17,15 @@
 //! is left). It must never drop or rewrite an entry that is not ours.
 
 use super::Agent;
-use super::install::{FileAction, write_atomic};
+use super::install::FileAction;
 use crate::store::Store;
-use agent_rewind_core::error::IoResultExt;
 use agent_rewind_core::error::{Error, Result};
-use agent_rewind_core::platform::mode::permission_bits;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
+
+pub(super) use super::jsonfile::remove_empty_dirs;
+use super::jsonfile::{parsed, read, write};
 
 /// What happened to an agent's configuration file.
 #[derive(Debug, Clone, Serialize)]
@@ -322,11 +323,14 @@ impl JsonConfig {
     /// unreadable or invalid file counts as holding none.
     pub fn installed(&self, store: &Store) -> Result<(PathBuf, Vec<String>)> {
         let path = self.file(store)?;
-        let settings = read(&path, self.agent)
-            .ok()
-            .flatten()
-            .unwrap_or(Value::Null);
-        let events = settings
+        let events = self.installed_at(&path);
+        Ok((path, events))
+    }
+
+    /// The events of the configuration file at `path` that hold our command.
+    pub fn installed_at(&self, path: &Path) -> Vec<String> {
+        let settings = read(path, self.agent).ok().flatten().unwrap_or(Value::Null);
+        settings
             .get("hooks")
             .and_then(Value::as_object)
             .map(|hooks| {
@@ -340,14 +344,23 @@ impl JsonConfig {
                     .map(|(event, _)| event.clone())
                     .collect()
             })
-            .unwrap_or_default();
-        Ok((path, events))
+            .unwrap_or_default()
     }
 
     /// Read the agent's configuration file and merge our entries in memory: every refusal
     /// happens here, before anything is written ([`Prepared::write`]).
     pub fn prepare(&self, store: &Store) -> Result<Prepared> {
-        let path = self.file(store)?;
+        self.prepare_at(self.file(store)?)
+    }
+
+    /// Whether the configuration file at `path` can be read and parsed (absent counts as
+    /// readable): the refusal an install or uninstall would give, with nothing written.
+    pub fn check_readable(&self, path: &Path) -> Result<()> {
+        read(path, self.agent).map(|_| ())
+    }
+
+    /// [`JsonConfig::prepare`] of the configuration file at `path`.
+    pub fn prepare_at(&self, path: PathBuf) -> Result<Prepared> {
         let existing = read(&path, self.agent)?;
         let created = existing.is_none();
         let mut settings = existing.unwrap_or_else(|| Value::Object(Map::new()));
@@ -371,7 +384,20 @@ impl JsonConfig {
     /// nothing but what we created is left (`{}`, Cursor's `{"version": 1}`, or what the agent
     /// itself adds to it).
     pub fn uninstall(&self, store: &Store) -> Result<SettingsChange> {
-        let path = self.file(store)?;
+        self.uninstall_at(&self.file(store)?, self.folders, None)
+    }
+
+    /// [`JsonConfig::uninstall`] of the configuration file at `path`, removing up to `folders`
+    /// folders above it that it leaves empty. `original`: the file's bytes and mode before our
+    /// first install, written back as they were when removing our entries leaves exactly
+    /// what they hold (else the file is rewritten without our entries).
+    pub fn uninstall_at(
+        &self,
+        path: &Path,
+        folders: usize,
+        original: Option<(&[u8], u32)>,
+    ) -> Result<SettingsChange> {
+        let path = path.to_path_buf();
         let mut change = SettingsChange {
             agent: self.agent,
             path: path.display().to_string(),
@@ -385,6 +411,14 @@ impl JsonConfig {
         if change.events.is_empty() {
             return Ok(change);
         }
+        // The file as it was before our first install, when nothing else changed since.
+        if let Some((bytes, mode)) =
+            original.filter(|(bytes, _)| parsed(bytes).as_ref() == Some(&settings))
+        {
+            agent_rewind_core::private::write_atomic(&path, bytes, Some(mode))?;
+            change.action = FileAction::Removed;
+            return Ok(change);
+        }
         let empty = settings.as_object().is_some_and(|o| {
             o.iter().all(|(k, v)| {
                 (self.versioned && k == "version" && *v == json!(1))
@@ -394,7 +428,7 @@ impl JsonConfig {
         if empty {
             std::fs::remove_file(&path)
                 .map_err(|e| Error::other(format!("could not remove {}: {e}", path.display())))?;
-            remove_empty_dirs(&path, self.folders);
+            remove_empty_dirs(&path, folders);
             change.action = FileAction::Deleted;
         } else {
             write(&path, &settings, false)?;
@@ -421,6 +455,16 @@ impl Prepared {
         &self.updated
     }
 
+    /// The configuration file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether [`Prepared::write`] changes the file.
+    pub fn changes(&self) -> bool {
+        !self.events.is_empty() || !self.updated.is_empty()
+    }
+
     /// Write the merged configuration (nothing when it already had our entries as they
     /// should be).
     pub fn write(self) -> Result<SettingsChange> {
@@ -440,56 +484,6 @@ impl Prepared {
             events: self.events.into_iter().chain(self.updated).collect(),
         })
     }
-}
-
-/// Read and parse a configuration file; `None` when it does not exist.
-fn read(path: &Path, agent: Agent) -> Result<Option<Value>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(Error::other(format!(
-                "could not read {}: {e}",
-                path.display()
-            )));
-        }
-    };
-    if text.trim().is_empty() {
-        return Ok(Some(Value::Object(Map::new())));
-    }
-    serde_json::from_str(&text).map(Some).map_err(|e| {
-        Error::refused(format!(
-            "{} is not valid JSON ({e}); left it untouched",
-            path.display()
-        ))
-        .with_hint(format!(
-            "fix or move the file, then run `git agent-rewind hooks install --agent {}` again",
-            agent.name()
-        ))
-    })
-}
-
-/// Remove the (now empty) folders holding `path`, up to `levels` of them; a folder that
-/// still holds anything stays.
-pub(super) fn remove_empty_dirs(path: &Path, levels: usize) {
-    let mut dir = path.parent();
-    for _ in 0..levels {
-        match dir {
-            Some(d) if std::fs::remove_dir(d).is_ok() => dir = d.parent(),
-            _ => break,
-        }
-    }
-}
-
-fn write(path: &Path, settings: &Value, created: bool) -> Result<()> {
-    let mode = if created {
-        0o644
-    } else {
-        permission_bits(&std::fs::metadata(path).at(path)?)
-    };
-    let mut text = serde_json::to_string_pretty(settings).expect("serializable");
-    text.push('\n');
-    write_atomic(path, &text, mode)
 }
 
 #[cfg(test)]

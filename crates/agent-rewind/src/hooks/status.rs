@@ -187,7 +187,7 @@ fn codex(root: &Path, hooks_file: &Path, home: &Path) -> (&'static str, String) 
 }
 
 /// Gemini CLI refuses, headless, a folder the user has not trusted.
-fn gemini(root: &Path, home: &Path) -> (&'static str, String) {
+pub(super) fn gemini(root: &Path, home: &Path) -> (&'static str, String) {
     if std::env::var("GEMINI_CLI_TRUST_WORKSPACE").is_ok_and(|v| v == "true") {
         return (
             "yes",

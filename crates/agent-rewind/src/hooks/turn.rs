@@ -60,19 +60,26 @@ pub fn handle(agent: Agent, input: &[u8], args: &[String], dir: &Path) -> HookOu
             format!("{} is not in a git worktree", dirs[0].display()),
         );
     };
+    if let Some(off) = super::switch::disabled(&store, hook) {
+        return off;
+    }
+    // A turn without a usable active run starts one.
+    let run_before = ev.kind == Kind::Turn && hook_run(&store).is_ok_and(|r| r.is_ok());
     let result = match ev.kind {
         Kind::SessionStart => session_start(&store, &ev),
         Kind::Turn => turn(&store, &ev),
         Kind::Edit => edit(&store, &ev, &dirs[0]),
     };
-    result.unwrap_or_else(|e| {
+    let mut out = result.unwrap_or_else(|e| {
         let mut out = HookOutcome::skipped(hook, "could not record");
         out.warnings.push(match e.hint {
             Some(h) => format!("{} ({h})", e.message),
             None => e.message,
         });
         out
-    })
+    });
+    super::switch::set_up_after(&store, &mut out, ev.kind == Kind::Turn && !run_before);
+    out
 }
 
 fn session(ev: &AgentEvent) -> String {
