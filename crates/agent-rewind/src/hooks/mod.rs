@@ -8,8 +8,8 @@
 //!   clobbering anything that is not ours.
 //! - [`handlers`]: `hook post-commit` / `hook post-rewrite`, recording into the worktree's
 //!   active run, the post-commit checkpoint of a large worktree after the commit returns
-//!   ([`background`]); [`turn`]: `hook <agent>`, reading an agent's payload ([`payload`]) and
-//!   noting the files it edits ([`touched`]).
+//!   ([`background`]); [`turn`]: `hook <agent>`, reading an agent's payload ([`payload`]),
+//!   noting the files it edits ([`touched`]) and the tokens a turn used ([`usage`]).
 //!
 //! A handler never decides to fail the user's operation: it returns an outcome (recorded,
 //! or skipped with a reason) or an error, and the CLI turns errors into a warning with exit
@@ -32,6 +32,7 @@ pub mod settings;
 pub mod status;
 pub mod touched;
 pub mod turn;
+pub mod usage;
 
 pub use crate::agent::Agent;
 
