@@ -359,6 +359,9 @@ fn answer(path: &str, body: &Value, overflowed: &AtomicBool) -> Reply {
 // ---- Anthropic Messages (Claude Code) ----
 
 fn anthropic(body: &Value) -> Reply {
+    // Each answer is a message of its own, as the API names them.
+    static ANSWERED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let id = format!("msg_{}", ANSWERED.fetch_add(1, Ordering::Relaxed));
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let mut items = Vec::new();
     for m in &messages {
@@ -406,7 +409,7 @@ fn anthropic(body: &Value) -> Reply {
                        "cache_creation_input_tokens": u.cache_write});
     if body["stream"] != true {
         return Reply::Json(json!({
-            "id": "msg_test", "type": "message", "role": "assistant", "model": model,
+            "id": id, "type": "message", "role": "assistant", "model": model,
             "content": [block], "stop_reason": stop, "stop_sequence": null, "usage": usage,
         }));
     }
@@ -427,7 +430,7 @@ fn anthropic(body: &Value) -> Reply {
     Reply::Events(vec![
         (
             Some("message_start"),
-            json!({"type": "message_start", "message": {"id": "msg_test", "type": "message",
+            json!({"type": "message_start", "message": {"id": id, "type": "message",
                    "role": "assistant", "model": model, "content": [], "stop_reason": null,
                    "stop_sequence": null, "usage": start_usage}}),
         ),
