@@ -41,6 +41,16 @@ pub fn prices_of(store: &Store, usage: &Usage) -> Result<Prices> {
     prices(store, usage.0.keys())
 }
 
+/// The prices of every model the `usage` of `checkpoints` names.
+pub fn prices_of_all<'a>(
+    store: &Store,
+    checkpoints: impl Iterator<Item = &'a Checkpoint>,
+) -> Result<Prices> {
+    let mut all = Usage::default();
+    checkpoints.for_each(|c| all.merge(&c.line().usage));
+    prices_of(store, &all)
+}
+
 /// Tokens of one group (a model, an agent, a run), with their cost when priced.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Spent {
