@@ -12,9 +12,7 @@ pub const EXAMPLES: &str = "Examples:
   git agent-rewind list --all
       Also the runs that were archived by a rewind.
   git agent-rewind list r1
-      The checkpoints of run r1.
-  git agent-rewind list r1 --usage
-      The tokens r1's turns used, per agent and model, and what they cost.";
+      The checkpoints of run r1, and the tokens its turns used, per agent and model.";
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
