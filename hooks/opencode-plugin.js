@@ -5,7 +5,9 @@
 // {"event": <the event>, "directory": <the session's directory>, "worktree": <its worktree>}
 // on standard input: session.created (start or join the worktree's active run),
 // session.idle (the agent finished a turn: record a `turn` checkpoint, with "messageID", the
-// id of the session's newest assistant message, seen on message.updated) and file.edited
+// id of the session's newest assistant message, seen on message.updated, and "usage", the
+// tokens of each assistant message since the previous turn: [{model, input, output,
+// cache_read, cache_write}], numbers only) and file.edited
 // (note the path for the next turn). Before OpenCode compacts a session it sends a
 // session.compacting event of its own and adds what the command prints (the run's manifest)
 // to the compaction's context. Whatever happens, the agent is never blocked: the command's
@@ -15,6 +17,20 @@ import { spawn } from "node:child_process"
 const EVENTS = new Set(["session.created", "session.idle", "file.edited"])
 // Session id → the id of its newest assistant message.
 const newest = new Map()
+// Session id → (assistant message id → its tokens, as last updated) since the last turn.
+const spent = new Map()
+
+function tokensOf(info) {
+  const t = info.tokens || {}
+  const cache = t.cache || {}
+  return {
+    model: info.modelID,
+    input: t.input || 0,
+    output: (t.output || 0) + (t.reasoning || 0),
+    cache_read: cache.read || 0,
+    cache_write: cache.write || 0,
+  }
+}
 
 function send(payload) {
   return new Promise((resolve) => {
@@ -43,13 +59,23 @@ export const GitAgentRewind = async ({ directory, worktree }) => ({
     const props = event.properties || {}
     if (event.type === "message.updated") {
       const info = props.info || {}
-      if (info.role === "assistant" && info.sessionID && info.id) newest.set(info.sessionID, info.id)
+      if (info.role === "assistant" && info.sessionID && info.id) {
+        newest.set(info.sessionID, info.id)
+        if (info.tokens) {
+          if (!spent.has(info.sessionID)) spent.set(info.sessionID, new Map())
+          spent.get(info.sessionID).set(info.id, tokensOf(info))
+        }
+      }
       return
     }
     if (EVENTS.has(event.type)) {
       const payload = { event, directory, worktree }
       if (event.type === "session.idle" && newest.has(props.sessionID)) {
         payload.messageID = newest.get(props.sessionID)
+      }
+      if (event.type === "session.idle" && spent.has(props.sessionID)) {
+        payload.usage = [...spent.get(props.sessionID).values()]
+        spent.delete(props.sessionID)
       }
       await send(payload)
     }

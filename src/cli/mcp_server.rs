@@ -166,6 +166,7 @@ impl Server {
                 list::ListArgs {
                     run: None,
                     all: false,
+                    usage: false,
                 },
                 true,
                 &ctx,
@@ -205,6 +206,7 @@ impl Server {
             let args = list::ListArgs {
                 run: Some(run.clone()),
                 all: false,
+                usage: false,
             };
             let checkpoints = document(list::run(args, true, &ctx)?)?;
             let lineage = document(log::run(

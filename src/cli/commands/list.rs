@@ -12,7 +12,7 @@ pub const EXAMPLES: &str = "Examples:
   git agent-rewind list --all
       Also the runs that were archived by a rewind.
   git agent-rewind list r1
-      The checkpoints of run r1.";
+      The checkpoints of run r1, and the tokens its turns used, per agent and model.";
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
@@ -21,6 +21,10 @@ pub struct ListArgs {
     /// Include archived runs.
     #[arg(long)]
     pub all: bool,
+    /// With a run: only its token usage, per agent and model, its own and what it
+    /// inherited, priced with `agentRewind.price.<model>`.
+    #[arg(long, requires = "run")]
+    pub usage: bool,
 }
 
 pub fn run(a: ListArgs, json: bool, ctx: &Ctx) -> Result<Output> {
@@ -62,6 +66,14 @@ pub fn run(a: ListArgs, json: bool, ctx: &Ctx) -> Result<Output> {
         }
         Some(run) => {
             let run = ops::address::run(&store, &run)?;
+            if a.usage {
+                let mut catalog = agent_rewind::catalog::Catalog::new(&store);
+                let u = ops::usage::run_usage(&store, &mut catalog, &run)?;
+                return Ok(Output::new(
+                    crate::cli::output::json(&u),
+                    render::usage::run_usage(&u),
+                ));
+            }
             let cps = ops::list::list_checkpoints(&store, &run)?;
             // Only the document that will be printed is made.
             if json {
@@ -70,10 +82,14 @@ pub fn run(a: ListArgs, json: bool, ctx: &Ctx) -> Result<Output> {
                     String::new(),
                 ));
             }
-            Ok(Output::new(
-                serde_json::Value::Null,
-                render::checkpoints_table(&cps, &ctx.style(&store)?),
-            ))
+            let mut text = render::checkpoints_table(&cps, &ctx.style(&store)?);
+            if cps.iter().any(|c| !c.line().usage.is_empty()) {
+                let mut catalog = agent_rewind::catalog::Catalog::new(&store);
+                let u = ops::usage::run_usage(&store, &mut catalog, &run)?;
+                text.push_str("\n\n");
+                text.push_str(&render::usage::run_usage(&u));
+            }
+            Ok(Output::new(serde_json::Value::Null, text))
         }
     }
 }

@@ -65,11 +65,13 @@ pub fn run(a: StatsArgs, ctx: &Ctx) -> Result<Output> {
         escape(&s.range),
         st.id(&s.tip[..12.min(s.tip.len())])
     );
-    Ok(Output::new(
-        json,
-        format!(
-            "{header}\n{}",
-            table(&["ORIGIN", "WHO", "MODEL", "ADDED", "KEPT"], rows)
-        ),
-    ))
+    let mut text = format!(
+        "{header}\n{}",
+        table(&["ORIGIN", "WHO", "MODEL", "ADDED", "KEPT"], rows)
+    );
+    if let Some(u) = &s.usage {
+        text.push_str("\n\ntokens of the runs that wrote these lines:\n");
+        text.push_str(&crate::cli::render::usage::report(u));
+    }
+    Ok(Output::new(json, text))
 }

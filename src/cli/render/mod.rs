@@ -8,6 +8,7 @@ use agent_rewind::ops;
 
 mod runreport;
 mod terminal;
+pub mod usage;
 mod writes;
 
 pub use runreport::run_report;
@@ -134,11 +135,14 @@ pub fn link(l: &agent_rewind::model::LineageLink) -> String {
 }
 
 pub fn checkpoints_table(cps: &[Checkpoint], st: &Style) -> String {
+    // A TOKENS column (all four counts of a turn's usage) only for a run that has usage.
+    let tokens = cps.iter().any(|c| !c.line().usage.is_empty());
     let rows = cps
         .iter()
         .map(|c| {
             let l = c.line();
-            vec![
+            let used = (!l.usage.is_empty()).then(|| l.usage.total().total().to_string());
+            let mut row = vec![
                 cell(l.seq.to_string()),
                 cell(opt(&l.step)),
                 cell(l.attempt.to_string()),
@@ -161,15 +165,20 @@ pub fn checkpoints_table(cps: &[Checkpoint], st: &Style) -> String {
                 ),
                 styled(short(&c.id().to_string()), |s| st.id(s)),
                 cell(ago(&l.ts)),
-            ]
+            ];
+            if tokens {
+                row.push(cell(used.unwrap_or_else(|| "-".into())));
+            }
+            row
         })
         .collect();
-    table(
-        &[
-            "SEQ", "STEP", "ATTEMPT", "EVENT", "STATUS", "KIND", "COMMIT", "TIME",
-        ],
-        rows,
-    )
+    let mut header = vec![
+        "SEQ", "STEP", "ATTEMPT", "EVENT", "STATUS", "KIND", "COMMIT", "TIME",
+    ];
+    if tokens {
+        header.push("TOKENS");
+    }
+    table(&header, rows)
 }
 
 pub fn recorded(r: &Recorded, st: &Style) -> String {
@@ -247,6 +256,9 @@ pub fn shown(sh: &ops::show::Shown, st: &Style) -> String {
     }
     if !l.touched.is_empty() {
         kv("touched", escape(&l.touched.join(" ")).into_owned());
+    }
+    for (k, v) in sh.usage.iter().flat_map(usage::shown) {
+        kv(&k, v);
     }
     if let Some((lk, rewound)) = l.origin() {
         kv(

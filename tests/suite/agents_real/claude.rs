@@ -59,6 +59,7 @@ fn two_turns_are_two_turn_checkpoints_with_agent_session_and_touched_files() {
     turn(&s, &format!("WRITE {} two", two.display()), Some(&session));
     assert_eq!(std::fs::read_to_string(&two).unwrap(), "two\n");
 
+    s.assert_turn_usage(2, true);
     s.assert_turns("claude", &session, &["one.txt", "two.txt"]);
     let requests = s.server.requests();
     assert!(

@@ -132,6 +132,7 @@ fn untrusted_hooks_record_nothing_and_two_turns_are_two_turn_checkpoints() {
         "two\n"
     );
 
+    s.assert_turn_usage(2, false);
     for shown in s.assert_turns("codex", &thread, &["one.txt", "two.txt"]) {
         assert_eq!(shown["meta"]["model"], "gpt-5.5", "{shown:#}");
     }

@@ -96,6 +96,17 @@ fn untrusted_records_nothing_then_two_turns_a_revert_a_resume_and_an_uninstall()
         sent.contains(&format!("this session records into run {run}")),
         "the resumed session's first request holds the manifest: {sent}"
     );
+    // Copilot writes its events file in batches: at a turn's Stop its usage records may
+    // not be written yet (seen at a new session's first run), and then that turn has none,
+    // never zeros; every turn that has usage has exactly the server's numbers, and the
+    // resumed run's turn had them in every run seen.
+    let usages = s.turn_usages();
+    let expected = serde_json::json!({"gpt-5.4": super::Session::expected_usage(2, false)});
+    assert!(
+        usages.iter().all(|u| u.is_null() || *u == expected),
+        "{usages:?}"
+    );
+    assert_eq!(usages[1], expected, "{usages:?}");
     for note in s.assert_turns("copilot", &session, &["one.txt", "two.txt"]) {
         assert!(note["meta"].get("model").is_none(), "{note:#}");
     }

@@ -91,6 +91,7 @@ fn two_turns_are_two_turn_checkpoints_and_an_untrusted_folder_is_refused() {
         "two\n"
     );
 
+    s.assert_turn_usage(2, false);
     s.assert_turns("gemini", &session, &["one.txt", "two.txt"]);
     // The resumed session was handed the run's manifest.
     let run = s.run();

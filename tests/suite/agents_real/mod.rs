@@ -158,6 +158,48 @@ impl Session {
         shown
     }
 
+    /// The tokens of `calls` answers of the model server ([`model_server::USAGE`] each; cache
+    /// writes only where the API reports them, `cache_write`).
+    pub fn expected_usage(calls: u64, cache_write: bool) -> serde_json::Value {
+        let u = model_server::USAGE;
+        serde_json::json!({
+            "input": calls * u.input,
+            "output": calls * u.output,
+            "cache_read": calls * u.cache_read,
+            "cache_write": if cache_write { calls * u.cache_write } else { 0 },
+        })
+    }
+
+    /// The `usage` of each `turn` checkpoint of the run, oldest first.
+    pub fn turn_usages(&self) -> Vec<serde_json::Value> {
+        let cps = crate::common::checkpoints(self.repo.path(), &self.run());
+        cps.iter()
+            .filter(|c| c["event"] == "turn")
+            .map(|cp| {
+                self.repo
+                    .json(&["show", cp["checkpoint"].as_str().unwrap()])["usage"]
+                    .clone()
+            })
+            .collect()
+    }
+
+    /// Every `turn` checkpoint of the run carries, for one model, exactly the tokens of the
+    /// `calls` answers the model server gave that turn.
+    pub fn assert_turn_usage(&self, calls: u64, cache_write: bool) {
+        let expected = Self::expected_usage(calls, cache_write);
+        let usages = self.turn_usages();
+        assert!(!usages.is_empty());
+        for usage in usages {
+            let models = usage
+                .as_object()
+                .unwrap_or_else(|| panic!("no usage: {usage}"));
+            assert_eq!(models.len(), 1, "one model: {usage}");
+            let (model, tokens) = models.iter().next().unwrap();
+            assert!(!model.is_empty() && model != "unknown", "{usage}");
+            assert_eq!(tokens, &expected, "{usage}");
+        }
+    }
+
     /// After two turns that wrote `files`: a revert of the second turn takes its file away
     /// and keeps the first's, then a rewind to the first turn; its `--json` output.
     pub fn revert_then_rewind(&self, files: [&str; 2]) -> serde_json::Value {

@@ -8,14 +8,47 @@
 //! once the tool's result is in the conversation, the answer is the text `done <word>`.
 //! Every other request (titles, classifiers, side questions) gets a short text. The first
 //! Chat Completions answer to a conversation whose user said `OVERFLOW` reports a prompt of a
-//! million tokens, so that OpenCode compacts the session. Nothing here reaches past
-//! 127.0.0.1.
+//! million tokens, so that OpenCode compacts the session. Every answer reports token usage in
+//! its API's own shape: an answer to the agent's own turn (a request with tools) the numbers of
+//! [`USAGE`], a side task [`SIDE_USAGE`]. Nothing here reaches past 127.0.0.1.
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+
+/// Token usage one answer reports, as counted apart: `input` is the prompt's tokens not read
+/// from a cache (the APIs of OpenAI and Gemini count the cached ones inside their prompt
+/// count, Anthropic's apart), `cache_write` is reported by Anthropic's API only.
+#[derive(Debug, Clone, Copy)]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+}
+
+/// What every answer to an agent's own turn reports: distinct numbers, so that a sum of
+/// them is recognised.
+pub const USAGE: Usage = Usage {
+    input: 1000,
+    output: 200,
+    cache_read: 400,
+    cache_write: 30,
+};
+
+/// What an answer to a side task (a title, a classifier) reports.
+pub const SIDE_USAGE: Usage = Usage {
+    input: 7,
+    output: 3,
+    cache_read: 0,
+    cache_write: 0,
+};
+
+fn usage_of(body: &Value) -> Usage {
+    if has_tools(body) { USAGE } else { SIDE_USAGE }
+}
 
 /// One request the server answered.
 #[derive(Debug, Clone)]
@@ -326,6 +359,9 @@ fn answer(path: &str, body: &Value, overflowed: &AtomicBool) -> Reply {
 // ---- Anthropic Messages (Claude Code) ----
 
 fn anthropic(body: &Value) -> Reply {
+    // Each answer is a message of its own, as the API names them.
+    static ANSWERED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let id = format!("msg_{}", ANSWERED.fetch_add(1, Ordering::Relaxed));
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let mut items = Vec::new();
     for m in &messages {
@@ -367,13 +403,19 @@ fn anthropic(body: &Value) -> Reply {
         Move::Say(text) => (json!({"type": "text", "text": text}), "end_turn"),
     };
     let model = body["model"].as_str().unwrap_or("claude-test").to_string();
-    let usage = json!({"input_tokens": 10, "output_tokens": 5});
+    let u = usage_of(body);
+    let usage = json!({"input_tokens": u.input, "output_tokens": u.output,
+                       "cache_read_input_tokens": u.cache_read,
+                       "cache_creation_input_tokens": u.cache_write});
     if body["stream"] != true {
         return Reply::Json(json!({
-            "id": "msg_test", "type": "message", "role": "assistant", "model": model,
+            "id": id, "type": "message", "role": "assistant", "model": model,
             "content": [block], "stop_reason": stop, "stop_sequence": null, "usage": usage,
         }));
     }
+    // As the API streams it: the output so far at the start, the whole output at the end.
+    let mut start_usage = usage.clone();
+    start_usage["output_tokens"] = json!(1);
     let (start, delta) = if block["type"] == "tool_use" {
         (
             json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}),
@@ -388,9 +430,9 @@ fn anthropic(body: &Value) -> Reply {
     Reply::Events(vec![
         (
             Some("message_start"),
-            json!({"type": "message_start", "message": {"id": "msg_test", "type": "message",
+            json!({"type": "message_start", "message": {"id": id, "type": "message",
                    "role": "assistant", "model": model, "content": [], "stop_reason": null,
-                   "stop_sequence": null, "usage": usage}}),
+                   "stop_sequence": null, "usage": start_usage}}),
         ),
         (
             Some("content_block_start"),
@@ -407,7 +449,7 @@ fn anthropic(body: &Value) -> Reply {
         (
             Some("message_delta"),
             json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
-                   "usage": {"output_tokens": 5}}),
+                   "usage": {"output_tokens": u.output}}),
         ),
         (Some("message_stop"), json!({"type": "message_stop"})),
     ])
@@ -505,7 +547,11 @@ fn responses(body: &Value) -> Reply {
     let mut completed = response("completed");
     // Copilot CLI reads the output from the completed response; Codex from the items.
     completed["output"] = json!([item.clone()]);
-    completed["usage"] = json!({"input_tokens": 10, "output_tokens": 5, "total_tokens": 15});
+    let u = usage_of(body);
+    completed["usage"] = json!({"input_tokens": u.input + u.cache_read,
+        "input_tokens_details": {"cached_tokens": u.cache_read},
+        "output_tokens": u.output, "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": u.input + u.cache_read + u.output});
     events.extend([
         (
             Some("response.output_item.done"),
@@ -565,13 +611,15 @@ fn chat(body: &Value, overflowed: &AtomicBool) -> Reply {
         Move::Say(text) => (json!({"role": "assistant", "content": text}), "stop"),
     };
     let model = body["model"].clone();
+    let u = usage_of(body);
     let prompt_tokens = if overflows(body, &items, overflowed) {
         1_000_000
     } else {
-        10
+        u.input + u.cache_read
     };
-    let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": 5,
-                       "total_tokens": prompt_tokens + 5});
+    let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": u.output,
+                       "total_tokens": prompt_tokens + u.output,
+                       "prompt_tokens_details": {"cached_tokens": u.cache_read}});
     if body["stream"] != true {
         let mut message = delta;
         if let Some(calls) = message["tool_calls"].as_array_mut() {
@@ -648,11 +696,14 @@ fn gemini(body: &Value, stream: bool) -> Reply {
         Move::Call { .. } | Move::Search => unreachable!("only Claude Code and Codex call tools"),
         Move::Say(text) => json!({"text": text}),
     };
+    let u = usage_of(body);
     let reply = json!({
         "candidates": [{"content": {"role": "model", "parts": [part]},
                         "finishReason": "STOP", "index": 0}],
-        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5,
-                          "totalTokenCount": 15},
+        "usageMetadata": {"promptTokenCount": u.input + u.cache_read,
+                          "cachedContentTokenCount": u.cache_read,
+                          "candidatesTokenCount": u.output,
+                          "totalTokenCount": u.input + u.cache_read + u.output},
         "modelVersion": "gemini-test",
     });
     if stream {

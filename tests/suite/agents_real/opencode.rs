@@ -77,6 +77,7 @@ fn two_turns_a_rewind_a_compaction_a_revert_and_an_uninstall() {
         std::fs::read_to_string(root.join("two.txt")).unwrap(),
         "two\n"
     );
+    s.assert_turn_usage(2, false);
     let notes = s.assert_turns("opencode", &session, &["one.txt", "two.txt"]);
     for n in &notes {
         let at = n["meta"]["conversation_at"].as_str().unwrap_or_default();

@@ -95,6 +95,7 @@ fn two_turns_a_rewind_with_its_continuation_a_revert_and_an_uninstall() {
         resumed.contains("records into run") && resumed.contains("one.txt"),
         "the resumed session holds the first turn and the manifest: {resumed}"
     );
+    s.assert_turn_usage(2, false);
     let notes = s.assert_turns("pi", &session, &["one.txt", "two.txt"]);
     for n in &notes {
         assert_eq!(n["meta"]["model"], "scripted", "{n:#}");

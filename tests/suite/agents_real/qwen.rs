@@ -88,6 +88,7 @@ fn two_turns_a_manifest_a_revert_a_fork_and_an_uninstall() {
         sent.contains(&format!("this session records into run {run}")),
         "the resumed session's first request holds the manifest: {sent}"
     );
+    s.assert_turn_usage(2, false);
     for note in s.assert_turns("qwen", &session, &["one.txt", "two.txt"]) {
         assert_eq!(note["meta"]["model"], "scripted", "{note:#}");
     }

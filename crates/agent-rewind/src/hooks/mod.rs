@@ -9,9 +9,10 @@
 //!   configuration ([`global`], its status in [`global_status`]).
 //! - [`handlers`]: `hook post-commit` / `hook post-rewrite`, recording into the worktree's
 //!   active run, the post-commit checkpoint of a large worktree after the commit returns
-//!   ([`background`]); [`turn`]: `hook <agent>`, reading an agent's payload ([`payload`]) and
-//!   noting the files it edits ([`touched`]); [`switch`]: `agentRewind.enabled`, checked
-//!   before any hook records, and `init`'s set-up on a hook's first run.
+//!   ([`background`]); [`turn`]: `hook <agent>`, reading an agent's payload ([`payload`]),
+//!   noting the files it edits ([`touched`]) and the tokens a turn used ([`usage`]);
+//!   [`switch`]: `agentRewind.enabled`, checked before any hook records, and `init`'s
+//!   set-up on a hook's first run.
 //!
 //! A handler never decides to fail the user's operation: it returns an outcome (recorded,
 //! or skipped with a reason) or an error, and the CLI turns errors into a warning with exit
@@ -38,6 +39,7 @@ pub mod status;
 pub mod switch;
 pub mod touched;
 pub mod turn;
+pub mod usage;
 
 pub use crate::agent::Agent;
 

@@ -43,6 +43,9 @@ pub struct AgentEvent {
     pub meta: BTreeMap<String, String>,
     /// Files the agent edited, absolute or relative to `dirs[0]`.
     pub edited: Vec<PathBuf>,
+    /// The turn's token usage when the payload carries it (OpenCode's plugin); otherwise
+    /// it is read from the transcript ([`super::usage`]).
+    pub usage: crate::model::Usage,
 }
 
 /// Why a payload records nothing.
@@ -139,6 +142,7 @@ impl AgentEvent {
             transcripts: vec![],
             meta,
             edited: vec![],
+            usage: Default::default(),
         }
     }
 
@@ -452,6 +456,7 @@ fn opencode(input: &[u8]) -> Parsed {
         Kind::Turn => {
             ev.session_id = props.id("sessionID")?;
             ev.meta_id(&f, "messageID", "conversation_at")?;
+            ev.usage = super::usage::from_payload(o.get("usage"));
         }
         Kind::Edit => ev.edited.extend(props.text("file")?.and_then(edited_path)),
     }

@@ -5,8 +5,8 @@
 //!   not joined: the session starts a run after it);
 //! - end of a turn: a `turn` checkpoint with the agent's name, its session id, pointers to
 //!   its transcripts (a `file://` URI and its git blob digest — never the transcript
-//!   itself), the model when given, and the paths the agent edited since its last turn
-//!   (`touched`);
+//!   itself), the model when given, the paths the agent edited since its last turn
+//!   (`touched`) and the tokens the turn used (`usage`, [`super::usage`]);
 //! - file edit: the edited paths appended to the run's pending list ([`super::touched`]).
 //!
 //! An agent must never be blocked by us: every outcome, including a malformed or unknown
@@ -374,6 +374,7 @@ fn turn(store: &Store, ev: &AgentEvent) -> Result<HookOutcome> {
                 touched: taken.paths.clone(),
                 artifacts,
                 meta,
+                usage: super::usage::of_turn(ev),
                 ..Default::default()
             },
             ..Default::default()

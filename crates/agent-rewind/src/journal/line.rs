@@ -113,6 +113,7 @@ pub(super) fn checkpoint_line(rec: &Record, ctx: &Context, cap: &Captured) -> Ch
         run_root,
         exit_code: rec.facts.exit_code,
         picked_from: rec.facts.picked_from.clone(),
+        usage: rec.facts.usage.clone(),
     }
 }
 
@@ -137,7 +138,8 @@ pub(super) fn parents(rec: &Record, ctx: &Context, user_head: &UserHead) -> Vec<
 }
 
 /// Whether `line` (with `tree`) only repeats the tip: then nothing is written. No touched
-/// paths is no news: a turn repeated after the previous one took them is the same state.
+/// paths and no usage are no news: a turn repeated after the previous one took them is the
+/// same state.
 pub(super) fn repeats_tip(
     rec: &Record,
     ctx: &Context,
@@ -148,6 +150,9 @@ pub(super) fn repeats_tip(
         let mut compared = line.clone();
         if compared.touched.is_empty() {
             compared.touched = p.line().touched.clone();
+        }
+        if compared.usage.is_empty() {
+            compared.usage = p.line().usage.clone();
         }
         !rec.force
             && rec.facts.extra_lines.is_empty()

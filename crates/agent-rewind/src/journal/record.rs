@@ -69,6 +69,8 @@ pub struct StepFacts {
     pub user_head: Option<UserHead>,
     /// The run and checkpoints a `pick` brought the changes from (`picked_from`).
     pub picked_from: Option<PickedFrom>,
+    /// The tokens an agent's turn used, per model (`usage`).
+    pub usage: crate::model::Usage,
 }
 
 /// What to record.

@@ -149,7 +149,7 @@ pub use agent_rewind_store::snapshot::Excluded;
 ///
 /// Fields added after the first version of the line (documented in docs/FORMAT.md): `run_root`
 /// (commit of the run's seq-0 checkpoint, so run-level facts are found in one read), `label`,
-/// `workflow_digest`, `message`, `exit_code`, `tree`, `picked_from`.
+/// `workflow_digest`, `message`, `exit_code`, `tree`, `picked_from`, `usage`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckpointLine {
     pub schema: String,
@@ -211,6 +211,9 @@ pub struct CheckpointLine {
     /// On a `pick` checkpoint: the run and the checkpoints its changes came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub picked_from: Option<PickedFrom>,
+    /// On a `turn`: the tokens its model calls used, per model (never any text).
+    #[serde(default, skip_serializing_if = "Usage::is_empty")]
+    pub usage: Usage,
 }
 
 impl CheckpointLine {
@@ -263,3 +266,5 @@ pub struct StoredWorkflow {
 
 mod note;
 pub use note::*;
+pub mod usage;
+pub use usage::{Tokens, Usage};

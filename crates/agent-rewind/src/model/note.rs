@@ -483,6 +483,7 @@ mod tests {
             run_root: None,
             exit_code: None,
             picked_from: None,
+            usage: Usage::default(),
         }
     }
 

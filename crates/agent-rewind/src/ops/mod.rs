@@ -37,6 +37,7 @@ pub mod tombstones;
 pub mod trace;
 pub mod trust;
 pub mod undo;
+pub mod usage;
 pub mod view;
 pub mod watch;
 pub mod wrap;

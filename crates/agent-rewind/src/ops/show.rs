@@ -1,5 +1,5 @@
 //! `show`: one checkpoint's metadata, the files changed against its predecessor (first
-//! parent), and its artifacts.
+//! parent), its artifacts, and what its tokens cost at the configured prices.
 
 use crate::catalog::{Catalog, Checkpoint};
 use crate::store::ChangeKind;
@@ -25,6 +25,8 @@ pub struct Shown {
     /// Who signed the checkpoint commit, as git checks it; `None` when it is not signed
     /// (then no process is started to find out).
     pub signature: Option<super::signatures::Signed>,
+    /// Its `usage` per model, priced with the configured prices (`None`: no usage).
+    pub usage: Option<super::usage::Priced>,
 }
 
 impl Shown {
@@ -39,6 +41,12 @@ impl Shown {
             "signature".into(),
             serde_json::to_value(&self.signature).expect("serializable"),
         );
+        if let Some(cost) = self.usage.as_ref().and_then(|u| u.total.cost.as_ref()) {
+            o.insert(
+                "cost".into(),
+                serde_json::to_value(cost).expect("serializable"),
+            );
+        }
         v
     }
 }
@@ -58,11 +66,21 @@ pub fn show(store: &Store, spec: &CheckpointSpec) -> Result<Shown> {
         true => super::signatures::describe(store, checkpoint.id())?,
         false => None,
     };
+    let used = &checkpoint.line().usage;
+    let usage = match used.is_empty() {
+        true => None,
+        false => Some(super::usage::Priced::of(
+            "turn",
+            used,
+            &super::usage::prices_of(store, used)?,
+        )),
+    };
     Ok(Shown {
         checkpoint,
         parent,
         files,
         signature,
+        usage,
     })
 }
 

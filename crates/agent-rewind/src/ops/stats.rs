@@ -1,11 +1,13 @@
 //! `stats`: how many lines each agent (with its model) and each person added in a range of
 //! commits, and how many of those are still there at the range's tip — from the same
-//! attribution as `blame` (`crate::attribution`). Read-only; it never prints.
+//! attribution as `blame` (`crate::attribution`), and the tokens of the runs whose turns
+//! wrote them (`super::usage`). Read-only; it never prints.
 
 use crate::attribution::{Index, parse_porcelain};
 use crate::store::linemap;
 use crate::store::{CommitInfo, EntryKind, ObjectId, Store};
 use agent_rewind_core::error::Result;
+use agent_rewind_core::ids::RunId;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// One author's lines: an agent with its model, or a person.
@@ -35,6 +37,11 @@ pub struct Stats {
     pub rows: Vec<StatsRow>,
     pub added: u64,
     pub kept: u64,
+    /// The tokens of the runs whose turns wrote lines the range added: per run (its own
+    /// and what it inherited), per agent and per model, priced when configured; `None` when
+    /// none of their turns recorded usage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<super::usage::UsageReport>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
@@ -92,6 +99,7 @@ pub fn stats(store: &Store, range: Option<&str>) -> Result<Stats> {
     followed.extend(at_tip.iter().map(|l| l.orig_path.clone()));
     let mut index = Index::build(store, Some(&followed))?;
     let mut rows: BTreeMap<Key, (u64, u64)> = BTreeMap::new();
+    let mut credited: BTreeSet<String> = BTreeSet::new();
     for (info, author, changes) in &changed {
         for (path, old, new) in changes {
             let old = match old {
@@ -103,6 +111,9 @@ pub fn stats(store: &Store, range: Option<&str>) -> Result<Stats> {
             for (n, kept) in linemap::kept_lines(&old, &data).into_iter().enumerate() {
                 if kept.is_none() {
                     let who = authors.get(n).copied().flatten();
+                    if let Some(t) = who {
+                        credited.insert(index.turns[t as usize].run.clone());
+                    }
                     rows.entry(key_of(&index, who, author.clone()))
                         .or_default()
                         .0 += 1;
@@ -125,7 +136,14 @@ pub fn stats(store: &Store, range: Option<&str>) -> Result<Stats> {
             kept,
         })
         .collect();
+    let runs: Vec<RunId> = credited
+        .into_iter()
+        .filter_map(|r| RunId::new(r).ok())
+        .filter(|r| store.refs().run_head(r).ok().flatten().is_some())
+        .collect();
+    let usage = super::usage::report(store, &runs)?;
     Ok(Stats {
+        usage: (!usage.total.tokens.is_zero()).then_some(usage),
         range: range.to_string(),
         tip: tip_hex,
         commits: commits.len(),

@@ -169,6 +169,8 @@ pub struct ViewModel {
     pub edges: Vec<ViewEdge>,
     /// Runs that could not be read, with the reason.
     pub problems: Vec<String>,
+    /// The configured price of each model the checkpoints' `usage` names.
+    pub prices: crate::ops::usage::Prices,
 }
 
 /// Build the view model.
@@ -298,12 +300,15 @@ pub fn build(store: &Store, opts: &ViewOptions) -> Result<ViewModel> {
     }
 
     embed_files(store, &mut checkpoints, opts.diffs)?;
+    let prices =
+        crate::ops::usage::prices_of_all(store, checkpoints.iter().map(|c| &c.checkpoint))?;
     Ok(ViewModel {
         generated_at: Timestamp::now(),
         runs,
         checkpoints,
         edges,
         problems,
+        prices,
     })
 }
 

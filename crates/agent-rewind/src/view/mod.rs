@@ -209,6 +209,9 @@ fn page_data(model: &ViewModel, title: &str) -> Value {
         if let Some(signed) = &c.signed {
             x.insert("signed".into(), signed.as_str().into());
         }
+        if let Some(cost) = crate::model::usage::cost_of(&l.usage, &model.prices) {
+            x.insert("cost".into(), serde_json::to_value(cost).expect("json"));
+        }
         if l.status != status {
             x.insert(
                 "recorded_status".into(),
@@ -252,8 +255,16 @@ fn page_data(model: &ViewModel, title: &str) -> Value {
                     ])
                 })
                 .collect();
+            // The tokens of the run's own turns, and their cost when priced.
+            let mut used = crate::model::Usage::default();
+            for &i in &r.checkpoints {
+                used.merge(&model.checkpoints[i].checkpoint.line().usage);
+            }
+            let cost = crate::model::usage::cost_of(&used, &model.prices);
             json!({
                 "id": s.run,
+                "tokens": (!used.is_empty()).then(|| used.total()),
+                "cost": cost.map(|c| c.amount),
                 "label": s.label,
                 "status": s.status,
                 "archived": s.archived,

@@ -164,7 +164,7 @@
     // so they never run under the dots or over the edges.
     var room = LABEL - CAPTION_X - DX / 2;
     var full = r.label || r.id;
-    var subFull = [r.id, r.status, r.agent, r.sessions[0], ago(r.last)].filter(Boolean).join(' · ');
+    var subFull = [r.id, r.status, r.agent, r.sessions[0], runTokens(r), ago(r.last)].filter(Boolean).join(' · ');
     var name = sv('text', { x: CAPTION_X, y: y - 2, 'data-lane': r.lane }, 'run-name');
     name.textContent = fit('run-name', full, room);
     var tip = sv('title', {});
@@ -227,6 +227,13 @@
     tbody.appendChild(tr);
   }
 
+  // A run's own tokens (all four counts) and their cost when priced, or null.
+  function runTokens(r) {
+    if (!r.tokens) return null;
+    var t = r.tokens, n = t.input + t.output + t.cache_read + t.cache_write;
+    return n + ' tokens' + (r.cost != null ? ' (cost ' + r.cost + ')' : '');
+  }
+
   function detail(i) {
     var c = cps[i], r = runs[c[RUN]], x = D.extra[i] || {}, box = $('detail');
     box.replaceChildren();
@@ -239,6 +246,7 @@
     kv(tb, 'checkpoint', c[ID]);
     kv(tb, 'run', r.id);
     kv(tb, 'label', r.label);
+    kv(tb, 'run tokens', runTokens(r));
     kv(tb, 'seq', String(c[SEQ]));
     kv(tb, 'step', s(c[STEP]));
     kv(tb, 'attempt', String(c[ATT]));

@@ -11,3 +11,4 @@ mod opencode;
 mod pi;
 mod qwen_copilot;
 mod recording;
+mod usage;
