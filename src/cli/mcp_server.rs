@@ -22,7 +22,7 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::{Peer, RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router};
+use rmcp::{RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -120,11 +120,14 @@ impl Server {
         }
     }
 
-    /// Who calls, as the client introduced itself.
-    fn caller(&self, peer: &Peer<RoleServer>) -> Result<Caller> {
-        let client = peer
+    /// Who calls, as the client introduced itself: in its `initialize`, or (a client of the
+    /// stateless protocol, which sends no `initialize`) in the request's own `_meta`.
+    fn caller(&self, request: &RequestContext<RoleServer>) -> Result<Caller> {
+        let client = request
+            .peer
             .peer_info()
             .map(|i| i.client_info.name.clone())
+            .or_else(|| request.meta.client_info().map(|i| i.name))
             .unwrap_or_default();
         Ok(Caller::identify(&self.ctx().store()?, &client))
     }
@@ -243,10 +246,10 @@ impl Server {
     fn checkpoint(
         &self,
         Parameters(a): Parameters<CheckpointRequest>,
-        peer: Peer<RoleServer>,
+        request: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let result = (|| {
-            let caller = self.caller(&peer)?;
+            let caller = self.caller(&request)?;
             let mut meta = vec!["via=mcp".to_string(), format!("by={}", caller.by())];
             if let Some(a) = &caller.agent {
                 meta.push(format!("mcp_agent={a}"));
@@ -272,9 +275,12 @@ impl Server {
     fn revert(
         &self,
         Parameters(a): Parameters<RevertRequest>,
-        peer: Peer<RoleServer>,
+        request: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        answer(self.caller(&peer).and_then(|c| revert(&self.ctx(), &c, a)))
+        answer(
+            self.caller(&request)
+                .and_then(|c| revert(&self.ctx(), &c, a)),
+        )
     }
 
     #[tool(
@@ -283,9 +289,12 @@ impl Server {
     fn restore(
         &self,
         Parameters(a): Parameters<RestoreRequest>,
-        peer: Peer<RoleServer>,
+        request: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        answer(self.caller(&peer).and_then(|c| restore(&self.ctx(), &c, a)))
+        answer(
+            self.caller(&request)
+                .and_then(|c| restore(&self.ctx(), &c, a)),
+        )
     }
 }
 

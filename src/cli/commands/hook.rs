@@ -126,12 +126,12 @@ pub fn run(a: HookArgs, ctx: &Ctx) -> Output {
 
 /// What the agent reads on our stdout: nothing, except the run's manifest after a
 /// compaction, resume or clear, in the agent's documented form: a `SessionStart` hook's
-/// `hookSpecificOutput.additionalContext`, which Claude Code (checked with 2.1.197), Codex
+/// `hookSpecificOutput.additionalContext`, which Claude Code (checked with 2.1.337), Codex
 /// CLI (which copied Claude Code's hook protocol; checked with 0.171.0), Gemini CLI
 /// (checked with 0.61.0) and Qwen Code (checked with 0.24.4) add to the model's context;
 /// Copilot CLI's top-level `additionalContext`. OpenCode's plugin takes it as plain text
 /// and adds it to the compaction's context (`experimental.session.compacting`; checked with
-/// 1.18.33). Pi's extension takes it as plain text too, and gives it to the model with the
+/// 1.19.5). Pi's extension takes it as plain text too, and gives it to the model with the
 /// next prompt (`before_agent_start`; checked with 0.73.1).
 fn agent_context(hook: &str, context: Option<&str>) -> String {
     match (hooks::Agent::from_name(hook), context) {
