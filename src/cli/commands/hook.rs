@@ -131,7 +131,7 @@ pub fn run(a: HookArgs, ctx: &Ctx) -> Output {
 /// (checked with 0.61.0) and Qwen Code (checked with 0.24.4) add to the model's context;
 /// Copilot CLI's top-level `additionalContext`. OpenCode's plugin takes it as plain text
 /// and adds it to the compaction's context (`experimental.session.compacting`; checked with
-/// 1.19.5). Pi's extension takes it as plain text too, and gives it to the model with the
+/// 1.18.33). Pi's extension takes it as plain text too, and gives it to the model with the
 /// next prompt (`before_agent_start`; checked with 0.73.1).
 fn agent_context(hook: &str, context: Option<&str>) -> String {
     match (hooks::Agent::from_name(hook), context) {

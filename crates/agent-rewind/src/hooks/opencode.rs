@@ -27,7 +27,7 @@ pub const EVENTS: [&str; 5] = [
     "experimental.session.compacting",
 ];
 /// What OpenCode itself writes into every configuration folder it loads, `.opencode/`
-/// included (checked with 1.19.5): it runs `npm install @opencode-ai/plugin` there and
+/// included (checked with 1.18.33): it runs `npm install @opencode-ai/plugin` there and
 /// ignores the results in a `.gitignore`.
 pub const OPENCODE_OWN: [&str; 5] = [
     ".gitignore",
