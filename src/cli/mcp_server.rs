@@ -9,12 +9,14 @@
 //! touches a repository other than the one of the worktree it started in.
 
 use crate::cli::commands::{checkpoint, list, log, show, status};
+use crate::cli::mcp_events::{Done, EVENTS_CAPABILITY, applied, notify};
 use crate::cli::mcp_input::{MAX_MESSAGE_BYTES, TOO_LARGE_METHOD};
 use crate::cli::{Ctx, Output, paths::worktree_paths, record::RecordArgs};
 use agent_rewind::mcp::{
     Caller, check_plan, check_restore, check_restore_source, check_revert, plan_id,
 };
 use agent_rewind::ops;
+use agent_rewind::ops::post_rewind::RewindEvent;
 use agent_rewind_core::error::{Error, Result};
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{
@@ -22,7 +24,7 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::{Peer, RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router};
+use rmcp::{RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -120,11 +122,14 @@ impl Server {
         }
     }
 
-    /// Who calls, as the client introduced itself.
-    fn caller(&self, peer: &Peer<RoleServer>) -> Result<Caller> {
-        let client = peer
+    /// Who calls, as the client introduced itself: in its `initialize`, or (a client of the
+    /// stateless protocol, which sends no `initialize`) in the request's own `_meta`.
+    fn caller(&self, request: &RequestContext<RoleServer>) -> Result<Caller> {
+        let client = request
+            .peer
             .peer_info()
             .map(|i| i.client_info.name.clone())
+            .or_else(|| request.meta.client_info().map(|i| i.name))
             .unwrap_or_default();
         Ok(Caller::identify(&self.ctx().store()?, &client))
     }
@@ -245,10 +250,10 @@ impl Server {
     fn checkpoint(
         &self,
         Parameters(a): Parameters<CheckpointRequest>,
-        peer: Peer<RoleServer>,
+        request: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let result = (|| {
-            let caller = self.caller(&peer)?;
+            let caller = self.caller(&request)?;
             let mut meta = vec!["via=mcp".to_string(), format!("by={}", caller.by())];
             if let Some(a) = &caller.agent {
                 meta.push(format!("mcp_agent={a}"));
@@ -271,31 +276,41 @@ impl Server {
     #[tool(
         description = "Take back what one of your own turns (a checkpoint), steps or runs changed, keeping everyone else's work: refused when the range holds another agent's or a person's checkpoint, or a file your turns did not report editing. Without plan_id: the plan and its id, nothing written. With plan_id: applies that plan (refused if anything changed since), after a backup; returns what changed and the undo that takes it back."
     )]
-    fn revert(
+    async fn revert(
         &self,
         Parameters(a): Parameters<RevertRequest>,
-        peer: Peer<RoleServer>,
+        request: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        answer(self.caller(&peer).and_then(|c| revert(&self.ctx(), &c, a)))
+        let done = self
+            .caller(&request)
+            .and_then(|c| revert(&self.ctx(), &c, a));
+        answer(notify(&request, done).await)
     }
 
     #[tool(
         description = "Put paths back from one of your own checkpoints of the active run: refused for a path another agent or a person changed since (or that changed since the newest checkpoint). Without plan_id: the plan and its id, nothing written. With plan_id: applies that plan (refused if anything changed since), after a backup; returns what changed and the undo that takes it back."
     )]
-    fn restore(
+    async fn restore(
         &self,
         Parameters(a): Parameters<RestoreRequest>,
-        peer: Peer<RoleServer>,
+        request: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        answer(self.caller(&peer).and_then(|c| restore(&self.ctx(), &c, a)))
+        let done = self
+            .caller(&request)
+            .and_then(|c| restore(&self.ctx(), &c, a));
+        answer(notify(&request, done).await)
     }
 }
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        // The tool's own name and version, not the protocol library's (its default).
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        // The tool's own name and version, not the protocol library's (its default). The
+        // experimental capability says a client may ask to be told of our operations.
+        let mut capabilities = ServerCapabilities::builder().enable_tools().build();
+        capabilities.experimental =
+            Some([(EVENTS_CAPABILITY.to_string(), Default::default())].into());
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(
                 "git-agent-rewind",
                 env!("CARGO_PKG_VERSION"),
@@ -395,7 +410,7 @@ fn blame(ctx: &Ctx, a: BlameRequest) -> Result<Value> {
     Ok(out)
 }
 
-fn revert(ctx: &Ctx, caller: &Caller, a: RevertRequest) -> Result<Value> {
+fn revert(ctx: &Ctx, caller: &Caller, a: RevertRequest) -> Result<Done> {
     let store = ctx.store()?;
     let spec = ops::address::spec(&store, Some(&a.target))?;
     let reach = check_revert(&store, caller, &spec)?;
@@ -412,7 +427,9 @@ fn revert(ctx: &Ctx, caller: &Caller, a: RevertRequest) -> Result<Value> {
     let plan = crate::cli::output::json(&planned);
     let id = plan_id(&store, &request, &plan)?;
     let Some(given) = a.plan_id else {
-        return Ok(json!({ "plan": plan, "plan_id": id, "applied": false }));
+        return Ok(Done::plan(
+            json!({ "plan": plan, "plan_id": id, "applied": false }),
+        ));
     };
     check_plan(&given, &id)?;
     let out = ops::revert::revert(
@@ -427,10 +444,18 @@ fn revert(ctx: &Ctx, caller: &Caller, a: RevertRequest) -> Result<Value> {
         .backup
         .as_ref()
         .map(|b| format!("git agent-rewind undo {}", b.commit));
-    Ok(json!({ "applied": true, "plan_id": id, "result": out, "by": caller.by(), "undo": undo }))
+    let event = RewindEvent {
+        operation: "revert",
+        source: Some(&out.from),
+        target: Some(&out.to),
+        backup: out.backup.as_ref().map(|b| b.commit.as_str()),
+    };
+    let answer =
+        json!({ "applied": true, "plan_id": id, "result": out, "by": caller.by(), "undo": undo });
+    Ok(applied(&store, &event, &caller.by(), answer))
 }
 
-fn restore(ctx: &Ctx, caller: &Caller, a: RestoreRequest) -> Result<Value> {
+fn restore(ctx: &Ctx, caller: &Caller, a: RestoreRequest) -> Result<Done> {
     let store = ctx.store()?;
     let root = store.worktree().root()?.to_path_buf();
     if a.paths.is_empty() {
@@ -445,10 +470,20 @@ fn restore(ctx: &Ctx, caller: &Caller, a: RestoreRequest) -> Result<Value> {
     let plan = json!({ "checkpoint": a.checkpoint, "files": files });
     let id = plan_id(&store, &request, &plan)?;
     let Some(given) = a.plan_id else {
-        return Ok(json!({ "plan": plan, "plan_id": id, "applied": false }));
+        return Ok(Done::plan(
+            json!({ "plan": plan, "plan_id": id, "applied": false }),
+        ));
     };
     check_plan(&given, &id)?;
     let out = ops::restore::restore(&store, &spec, &paths)?;
     let undo = format!("git agent-rewind undo {}", out.backup.commit);
-    Ok(json!({ "applied": true, "plan_id": id, "result": out, "by": caller.by(), "undo": undo }))
+    let event = RewindEvent {
+        operation: "restore",
+        source: Some(&out.checkpoint),
+        target: None,
+        backup: Some(&out.backup.commit),
+    };
+    let answer =
+        json!({ "applied": true, "plan_id": id, "result": out, "by": caller.by(), "undo": undo });
+    Ok(applied(&store, &event, &caller.by(), answer))
 }

@@ -9,6 +9,7 @@ mod complete;
 mod help;
 mod listing;
 mod maintenance;
+mod mcp_events;
 mod mcp_input;
 mod mcp_server;
 mod output;

@@ -136,7 +136,7 @@ impl Agent {
         match (self, at) {
             // `--resume-session-at` is the CLI's spelling of the Agent SDK's documented
             // `resumeSessionAt` option; the CLI's --help does not list it. Checked with
-            // Claude Code 2.1.197 (docs/HOOKS.md).
+            // Claude Code 2.1.197 and 2.1.337 (docs/HOOKS.md).
             (Agent::Claude, Some(at)) => {
                 let argv: Vec<String> = [
                     "claude",

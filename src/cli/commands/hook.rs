@@ -126,7 +126,7 @@ pub fn run(a: HookArgs, ctx: &Ctx) -> Output {
 
 /// What the agent reads on our stdout: nothing, except the run's manifest after a
 /// compaction, resume or clear, in the agent's documented form: a `SessionStart` hook's
-/// `hookSpecificOutput.additionalContext`, which Claude Code (checked with 2.1.197), Codex
+/// `hookSpecificOutput.additionalContext`, which Claude Code (checked with 2.1.337), Codex
 /// CLI (which copied Claude Code's hook protocol; checked with 0.171.0), Gemini CLI
 /// (checked with 0.61.0) and Qwen Code (checked with 0.24.4) add to the model's context;
 /// Copilot CLI's top-level `additionalContext`. OpenCode's plugin takes it as plain text

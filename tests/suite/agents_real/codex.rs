@@ -9,6 +9,11 @@ use serde_json::Value;
 /// `~/.codex/config.toml`: the model server as the provider, a model slug Codex knows (so it
 /// offers `apply_patch`), the repository trusted as a project. Hook trust is never written.
 fn configure(s: &Session) {
+    configure_with(s, "");
+}
+
+/// [`configure`], with `settings` (top-level keys) added.
+fn configure_with(s: &Session, settings: &str) {
     let root = s.repo.path().canonicalize().unwrap();
     let dir = s.home.path().join(".codex");
     std::fs::create_dir_all(&dir).unwrap();
@@ -18,7 +23,7 @@ fn configure(s: &Session) {
             r#"model = "gpt-5.5"
 model_provider = "local"
 check_for_update_on_startup = false
-
+{}
 [model_providers.local]
 name = "local"
 base_url = "{}/v1"
@@ -28,6 +33,7 @@ env_key = "CODEX_TEST_KEY"
 [projects.{}]
 trust_level = "trusted"
 "#,
+            settings,
             s.server.url(),
             serde_json::to_string(&root.display().to_string()).unwrap()
         ),
@@ -286,4 +292,55 @@ fn codex_reverts_its_previous_turn_through_the_mcp_server() {
         all.last().unwrap(),
         &format!("codex session {thread}"),
     );
+}
+
+/// A compaction of a Codex thread hands it the run's manifest. The scripted server reports a
+/// million tokens for the first answer to a prompt saying `OVERFLOW`, past
+/// `model_auto_compact_token_limit`, so Codex compacts the thread in the middle of its
+/// first turn (its compaction request: the history, no tools), fires `PreCompact`,
+/// `PostCompact`, then `SessionStart` with `source: compact`; our `SessionStart` hook
+/// answers with the manifest, and the next request holds it. A new thread is given none,
+/// so the manifest can only have come from the compaction; it names the run's start, the
+/// newest checkpoint when the compaction came (Codex).
+#[test]
+fn a_compacted_codex_thread_is_given_the_runs_manifest() {
+    let s = Session::new();
+    s.repo.ok(&["hooks", "install", "--agent", "codex"]);
+    configure_with(&s, "model_auto_compact_token_limit = 100000\n");
+    let root = s.repo.path().canonicalize().unwrap();
+    let thread = exec(
+        &s,
+        &["--dangerously-bypass-hook-trust"],
+        &format!("OVERFLOW WRITE {} one", root.join("one.txt").display()),
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("one.txt")).unwrap(),
+        "one\n"
+    );
+    let run = s.run();
+    let manifest = format!("git agent-rewind rewind {run} --to {run}@0");
+    let requests = s.server.requests();
+    let bodies: Vec<String> = requests.iter().map(|r| r.body.to_string()).collect();
+    let compaction = requests
+        .iter()
+        .position(|r| r.body["tools"].as_array().is_none_or(|t| t.is_empty()))
+        .unwrap_or_else(|| panic!("Codex compacted the thread: {bodies:#?}"));
+    assert!(
+        bodies[compaction].contains("OVERFLOW"),
+        "the compaction request holds the history: {}",
+        bodies[compaction]
+    );
+    assert!(
+        bodies[..compaction].iter().all(|b| !b.contains(&manifest)),
+        "a new thread is given no manifest"
+    );
+    let after = bodies
+        .get(compaction + 1)
+        .unwrap_or_else(|| panic!("a request after the compaction: {bodies:#?}"));
+    assert!(
+        after.contains(&format!("this session records into run {run}"))
+            && after.contains(&manifest),
+        "the first request after the compaction holds the manifest: {after}"
+    );
+    s.assert_turns("codex", &thread, &["one.txt"]);
 }

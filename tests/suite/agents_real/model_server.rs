@@ -8,7 +8,8 @@
 //! once the tool's result is in the conversation, the answer is the text `done <word>`.
 //! Every other request (titles, classifiers, side questions) gets a short text. The first
 //! Chat Completions answer to a conversation whose user said `OVERFLOW` reports a prompt of a
-//! million tokens, so that OpenCode compacts the session. Every answer reports token usage in
+//! million tokens, so that OpenCode compacts the session; so does the first Responses answer to
+//! such a conversation, so that Codex compacts its thread. Every answer reports token usage in
 //! its API's own shape: an answer to the agent's own turn (a request with tools) the numbers of
 //! [`USAGE`], a side task [`SIDE_USAGE`]. Nothing here reaches past 127.0.0.1.
 
@@ -348,7 +349,7 @@ fn answer(path: &str, body: &Value, overflowed: &AtomicBool) -> Reply {
         return gemini(body, path.contains(":stream"));
     }
     if path.ends_with("/v1/responses") {
-        return responses(body);
+        return responses(body, overflowed);
     }
     if path.ends_with("/chat/completions") {
         return chat(body, overflowed);
@@ -461,7 +462,7 @@ fn anthropic(body: &Value) -> Reply {
 /// (`added`, its text as a delta, `done`), `response.completed`. A `WRITE` is answered with
 /// Codex's freeform `apply_patch` tool (a `custom_tool_call` whose input is the patch), its
 /// `call_id` naming the word.
-fn responses(body: &Value) -> Reply {
+fn responses(body: &Value, overflowed: &AtomicBool) -> Reply {
     let (mut items, mut results) = (Vec::new(), Vec::new());
     for item in body["input"].as_array().into_iter().flatten() {
         match item["type"].as_str() {
@@ -552,6 +553,11 @@ fn responses(body: &Value) -> Reply {
         "input_tokens_details": {"cached_tokens": u.cache_read},
         "output_tokens": u.output, "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": u.input + u.cache_read + u.output});
+    if overflows(body, &items, overflowed) {
+        // Past any auto-compact limit, so that Codex compacts the thread.
+        completed["usage"] = json!({"input_tokens": 1_000_000, "output_tokens": 5,
+                                    "total_tokens": 1_000_005});
+    }
     events.extend([
         (
             Some("response.output_item.done"),

@@ -1,8 +1,10 @@
 //! `git agent-rewind mcp` driven by a client written here against the protocol (JSON-RPC
 //! lines on stdio): initialize, the tool list with its schemas, each read tool, the
 //! plan-then-apply writes with their guard, and the protocol's errors; the size limit of
-//! one message in `limits`.
+//! one message in `limits`; what follows an applied write (the notification to a client that
+//! asked, the user's `post-agent-rewind` hook) in `events`.
 
+mod events;
 mod guard;
 mod limits;
 
@@ -22,6 +24,23 @@ struct Client {
 impl Client {
     /// Start the server in `repo` and introduce ourselves as `client`.
     fn start(repo: &Repo, client: &str) -> (Client, Value) {
+        Client::start_with(repo, client, json!({}))
+    }
+
+    /// [`Client::start`], declaring `capabilities` in `initialize`.
+    fn start_with(repo: &Repo, client: &str, capabilities: Value) -> (Client, Value) {
+        let mut c = Client::spawn(repo);
+        let init = c.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": capabilities,
+                   "clientInfo": {"name": client, "version": "1.0"}}),
+        );
+        c.notify("notifications/initialized", json!({}));
+        (c, init)
+    }
+
+    /// The server started in `repo`; nothing said to it yet.
+    fn spawn(repo: &Repo) -> Client {
         let mut child = Command::new(bin())
             .arg("mcp")
             .current_dir(repo.path())
@@ -35,19 +54,12 @@ impl Client {
             .expect("spawn the MCP server");
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut c = Client {
+        Client {
             child,
             stdin,
             stdout,
             next: 1,
-        };
-        let init = c.request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": client, "version": "1.0"}}),
-        );
-        c.notify("notifications/initialized", json!({}));
-        (c, init)
+        }
     }
 
     fn send(&mut self, msg: &Value) {
