@@ -3,8 +3,9 @@
 //! - [`install`]: the git hook files (`post-commit`, `post-rewrite`) as marker-delimited
 //!   blocks in the hooks folder git actually uses, and each agent's project configuration
 //!   ([`settings`] for the JSON ones, [`opencode`] for OpenCode's plugin file, [`pi`] for
-//!   Pi's extension file; what is particular to Qwen Code and Copilot CLI in [`qwen`] and
-//!   [`copilot`]), without
+//!   Pi's extension file, [`kilo`] for Kilo's plugin file; what is particular to Qwen Code,
+//!   Copilot CLI, Auggie and Factory Droid in [`qwen`], [`copilot`], [`auggie`] and
+//!   [`droid`]), without
 //!   clobbering anything that is not ours.
 //! - [`handlers`]: `hook post-commit` / `hook post-rewrite`, recording into the worktree's
 //!   active run, the post-commit checkpoint of a large worktree after the commit returns
@@ -16,11 +17,14 @@
 //! status 0. Nothing here prompts or prints.
 
 pub mod assisted;
+pub mod auggie;
 pub mod background;
 pub mod conversation;
 pub mod copilot;
+pub mod droid;
 pub mod handlers;
 pub mod install;
+pub mod kilo;
 pub mod manifest;
 pub mod mcp_config;
 pub mod opencode;
@@ -235,7 +239,7 @@ pub fn run_hook(
             Some(agent) => Ok(turn::handle(agent, stdin, args, dir)),
             None => Err(Error::usage(format!("unknown hook {other:?}")).with_hint(
                 "hooks: post-commit, post-rewrite, prepare-commit-msg, claude, codex, gemini, cursor, \
-                 opencode, qwen, copilot, pi",
+                 opencode, qwen, copilot, pi, auggie, kilo, droid",
             )),
         },
     }
