@@ -187,7 +187,12 @@ impl Agent {
             // Kilo (an OpenCode fork) keeps OpenCode's `--fork`; Factory Droid's `--fork <id>`
             // copies the whole session too (checked with Kilo 7.7.9 and Droid 0.225.2).
             (
-                Agent::Codex | Agent::Opencode | Agent::Qwen | Agent::Pi | Agent::Kilo | Agent::Droid,
+                Agent::Codex
+                | Agent::Opencode
+                | Agent::Qwen
+                | Agent::Pi
+                | Agent::Kilo
+                | Agent::Droid,
                 at,
             ) => {
                 let (words, flag, pointer): (&[&str], &str, &str) = match self {

@@ -58,6 +58,11 @@ pub fn parse(input: &[u8]) -> Parsed {
     ev.common(&f)?;
     ev.meta_id(&f, "source", "source")?;
     ev.meta_lenient(&f, "permission_mode");
+    // A resumed or forked session names the one it continues.
+    ev.meta_lenient(&f, "previous_session_id");
+    if let Some(p) = ev.meta.remove("previous_session_id") {
+        ev.meta.insert("parent_session".into(), p);
+    }
     if ev.kind == Kind::Turn
         && let Ok(Some(id)) = f.id("message_id")
     {
