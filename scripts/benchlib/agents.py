@@ -15,6 +15,9 @@ AGENT_HOOKS = [
     ("qwen", "stop.json", "post-tool-use-write-file.json", "session-start.json"),
     ("copilot", "stop.json", "post-tool-use-edit.json", "session-start.json"),
     ("pi", "agent-end.json", "tool-result.json", "session-start.json"),
+    ("auggie", "stop.json", "post-tool-use-save-file.json", "session-start.json"),
+    ("kilo", "session-idle.json", "file-edited.json", "session-created.json"),
+    ("droid", "stop.json", "post-tool-use-create.json", "session-start.json"),
 ]
 FIXTURE_ROOT = "/home/dev/src/shop-api"
 

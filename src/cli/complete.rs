@@ -43,7 +43,8 @@ const EVENTS: &[&str] = &["begin", "finish", "commit", "turn", "manual", "steer"
 const SHELLS: &[&str] = &["bash", "zsh", "fish", "elvish", "powershell"];
 const HOOKS: &[&str] = &["post-commit", "post-rewrite", "claude"];
 const AGENTS: &[&str] = &[
-    "claude", "codex", "gemini", "cursor", "opencode", "pi", "all",
+    "claude", "codex", "gemini", "cursor", "opencode", "qwen", "copilot", "pi", "auggie", "kilo",
+    "droid", "all",
 ];
 /// `view --diffs` takes these or a number.
 const DIFFS: &[&str] = &["all", "none"];

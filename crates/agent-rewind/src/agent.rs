@@ -1,5 +1,6 @@
 //! The coding agents whose turns we record (Claude Code, Codex CLI, Gemini CLI, Cursor,
-//! OpenCode, Qwen Code, GitHub Copilot CLI, Pi): their names as written in the `agent` field
+//! OpenCode, Qwen Code, GitHub Copilot CLI, Pi, Augment's Auggie, Kilo, Factory Droid): their
+//! names as written in the `agent` field
 //! of a checkpoint line, and the command that resumes one of their conversations.
 //!
 //! Plain data, below every other layer: the hook adapters (`hooks`), `rewind`/`fork` and
@@ -20,10 +21,13 @@ pub enum Agent {
     Qwen,
     Copilot,
     Pi,
+    Auggie,
+    Kilo,
+    Droid,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 8] = [
+    pub const ALL: [Agent; 11] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -32,6 +36,9 @@ impl Agent {
         Agent::Qwen,
         Agent::Copilot,
         Agent::Pi,
+        Agent::Auggie,
+        Agent::Kilo,
+        Agent::Droid,
     ];
 
     /// The name in the `agent` field, in `hook <name>` and in `--agent <name>`.
@@ -45,6 +52,9 @@ impl Agent {
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
             Agent::Pi => "pi",
+            Agent::Auggie => "auggie",
+            Agent::Kilo => "kilo",
+            Agent::Droid => "droid",
         }
     }
 
@@ -59,6 +69,9 @@ impl Agent {
             Agent::Qwen => "Qwen Code",
             Agent::Copilot => "GitHub Copilot CLI",
             Agent::Pi => "Pi",
+            Agent::Auggie => "Auggie",
+            Agent::Kilo => "Kilo",
+            Agent::Droid => "Factory Droid",
         }
     }
 
@@ -73,6 +86,9 @@ impl Agent {
             "qwen" | "qwen-code" => Some(Agent::Qwen),
             "copilot" | "copilot-cli" | "github-copilot" => Some(Agent::Copilot),
             "pi" | "pi-coding-agent" => Some(Agent::Pi),
+            "auggie" | "augment" => Some(Agent::Auggie),
+            "kilo" | "kilocode" | "kilo-code" => Some(Agent::Kilo),
+            "droid" | "factory" | "factory-droid" => Some(Agent::Droid),
             _ => None,
         }
     }
@@ -84,7 +100,8 @@ impl Agent {
         }
         Agent::from_name(s).map(|a| vec![a]).ok_or_else(|| {
             Error::usage(format!("unknown agent {:?}", s.trim())).with_hint(
-                "supported agents: claude, codex, gemini, cursor, opencode, qwen, copilot, pi, all",
+                "supported agents: claude, codex, gemini, cursor, opencode, qwen, copilot, pi, \
+                 auggie, kilo, droid, all",
             )
         })
     }
@@ -108,6 +125,9 @@ impl Agent {
             // opens a picker of sessions.
             Agent::Copilot => return vec!["copilot".into(), format!("--resume={session}")],
             Agent::Pi => ["pi", "--session"],
+            Agent::Auggie => ["auggie", "--resume"],
+            Agent::Kilo => ["kilo", "--session"],
+            Agent::Droid => ["droid", "--resume"],
         };
         vec![words[0].into(), words[1].into(), session.into()]
     }
@@ -164,7 +184,17 @@ impl Agent {
             // (checked with Codex CLI 0.171.0, OpenCode 1.18.33, Qwen Code 0.24.4 and Pi
             // 0.73.1; Pi forks at an entry only in its own interactive `/fork` and `/tree`, or
             // through its RPC mode and SDK).
-            (Agent::Codex | Agent::Opencode | Agent::Qwen | Agent::Pi, at) => {
+            // Kilo (an OpenCode fork) keeps OpenCode's `--fork`; Factory Droid's `--fork <id>`
+            // copies the whole session too (checked with Kilo 7.7.9 and Droid 0.225.2).
+            (
+                Agent::Codex
+                | Agent::Opencode
+                | Agent::Qwen
+                | Agent::Pi
+                | Agent::Kilo
+                | Agent::Droid,
+                at,
+            ) => {
                 let (words, flag, pointer): (&[&str], &str, &str) = match self {
                     Agent::Codex => (&["codex", "fork", session], "fork", "turn"),
                     Agent::Qwen => (
@@ -173,6 +203,12 @@ impl Agent {
                         "prompt",
                     ),
                     Agent::Pi => (&["pi", "--fork", session], "--fork", "entry"),
+                    Agent::Kilo => (
+                        &["kilo", "--session", session, "--fork"],
+                        "--fork",
+                        "message",
+                    ),
+                    Agent::Droid => (&["droid", "--fork", session], "--fork", "message"),
                     _ => (
                         &["opencode", "--session", session, "--fork"],
                         "--fork",
@@ -301,7 +337,7 @@ mod tests {
             c.command,
             "claude --resume 's 1' --fork-session --resume-session-at 'm;2'"
         );
-        for a in [Agent::Claude, Agent::Gemini, Agent::Copilot] {
+        for a in [Agent::Claude, Agent::Gemini, Agent::Copilot, Agent::Auggie] {
             let c = a.continue_command("s-1", None);
             assert_eq!(c.command, a.resume_command("s-1"));
             assert!(
@@ -315,6 +351,8 @@ mod tests {
             (Agent::Opencode, "opencode --session s-1 --fork"),
             (Agent::Qwen, "qwen --resume s-1 --fork-session"),
             (Agent::Pi, "pi --fork s-1"),
+            (Agent::Kilo, "kilo --session s-1 --fork"),
+            (Agent::Droid, "droid --fork s-1"),
         ] {
             let c = a.continue_command("s-1", Some("m-2"));
             assert_eq!(c.command, command);

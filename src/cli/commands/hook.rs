@@ -131,11 +131,14 @@ pub fn run(a: HookArgs, ctx: &Ctx) -> Output {
 /// (checked with 0.61.0) and Qwen Code (checked with 0.24.4) add to the model's context;
 /// Copilot CLI's top-level `additionalContext`. OpenCode's plugin takes it as plain text
 /// and adds it to the compaction's context (`experimental.session.compacting`; checked with
-/// 1.18.33). Pi's extension takes it as plain text too, and gives it to the model with the
+/// 1.18.33; Kilo's copy of the plugin does the same). Factory Droid reads the same
+/// `hookSpecificOutput.additionalContext` (checked with 0.225.2). Pi's extension takes it as plain text too, and gives it to the model with the
 /// next prompt (`before_agent_start`; checked with 0.73.1).
 fn agent_context(hook: &str, context: Option<&str>) -> String {
     match (hooks::Agent::from_name(hook), context) {
-        (Some(hooks::Agent::Opencode | hooks::Agent::Pi), Some(c)) => format!("{c}\n"),
+        (Some(hooks::Agent::Opencode | hooks::Agent::Kilo | hooks::Agent::Pi), Some(c)) => {
+            format!("{c}\n")
+        }
         // Copilot CLI reads a top-level `additionalContext` (it ignores Claude's nested one;
         // checked with 1.0.102).
         (Some(hooks::Agent::Copilot), Some(c)) => {
@@ -146,7 +149,8 @@ fn agent_context(hook: &str, context: Option<&str>) -> String {
                 hooks::Agent::Claude
                 | hooks::Agent::Codex
                 | hooks::Agent::Gemini
-                | hooks::Agent::Qwen,
+                | hooks::Agent::Qwen
+                | hooks::Agent::Droid,
             ),
             Some(c),
         ) => {

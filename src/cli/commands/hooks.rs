@@ -36,8 +36,9 @@ pub struct HooksArgs {
     /// The git hooks (post-commit, post-rewrite) in the hooks folder git uses.
     #[arg(long)]
     pub git: bool,
-    /// An agent's hooks: claude, codex, gemini, cursor, opencode, qwen, copilot, pi, or all (merged into the
-    /// agent's project configuration; see docs/HOOKS.md). Repeatable.
+    /// An agent's hooks: claude, codex, gemini, cursor, opencode, qwen, copilot, pi, auggie,
+    /// kilo, droid, or all (merged into the agent's project configuration; see
+    /// docs/HOOKS.md). Repeatable.
     #[arg(long = "agent", value_name = "AGENT")]
     pub agents: Vec<String>,
     /// Also add (uninstall: remove) `git agent-rewind mcp` in each named agent's

@@ -19,7 +19,7 @@ pub struct InitArgs {
     #[arg(long)]
     pub hooks: bool,
     /// Also install an agent's hooks (claude, codex, gemini, cursor, opencode, qwen, copilot,
-    /// pi, all). Repeatable.
+    /// pi, auggie, kilo, droid, all). Repeatable.
     #[arg(long = "agent", value_name = "AGENT")]
     pub agents: Vec<String>,
 }

@@ -9,6 +9,7 @@ pub mod model_server;
 mod claude;
 mod codex;
 mod copilot;
+mod droid;
 mod gemini;
 mod global;
 mod opencode;

@@ -647,7 +647,8 @@ fn chat(body: &Value, overflowed: &AtomicBool) -> Reply {
 }
 
 /// The file-writing call of the agent whose tools `body` offers: Qwen Code's `write_file`
-/// (`file_path`) where it is offered, else OpenCode's `write` (`filePath`).
+/// (`file_path`) where it is offered, Factory Droid's `Create` (`file_path`), else
+/// OpenCode's `write` (`filePath`).
 fn chat_write(body: &Value, path: &str, content: &str) -> Value {
     let offered = |name: &str| {
         body["tools"]
@@ -656,7 +657,10 @@ fn chat_write(body: &Value, path: &str, content: &str) -> Value {
             .flatten()
             .any(|t| t["function"]["name"] == name)
     };
-    if offered("write_file") {
+    if offered("Create") {
+        json!({"name": "Create",
+               "arguments": json!({"file_path": path, "content": content}).to_string()})
+    } else if offered("write_file") {
         json!({"name": "write_file",
                "arguments": json!({"file_path": path, "content": content}).to_string()})
     } else {

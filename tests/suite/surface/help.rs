@@ -451,10 +451,11 @@ fn bash_completes_the_values_of_agent_format_color_and_diffs() {
     assert_eq!(
         c(&[p, "hooks", "install", "--agent", ""]),
         [
-            "all", "claude", "codex", "cursor", "gemini", "opencode", "pi"
+            "all", "auggie", "claude", "codex", "copilot", "cursor", "droid", "gemini", "kilo",
+            "opencode", "pi", "qwen"
         ]
     );
-    assert_eq!(c(&[p, "init", "--agent", "co"]), ["codex"]);
+    assert_eq!(c(&[p, "init", "--agent", "co"]), ["codex", "copilot"]);
     assert_eq!(
         c(&[p, "log", "--graph", "--format", ""]),
         ["dot", "json", "mermaid", "text"]

@@ -249,3 +249,35 @@ fn with_a_filesystem_monitor_changes_are_heard_through_it() {
     assert_eq!(r.git(&["show", &format!("{last}:two.txt")]), "2\n");
     r.assert_fsck();
 }
+
+/// Crush has no hook that fires at the end of a turn (docs/HOOKS.md): it is recorded as
+/// `wrap -- crush …`, found on PATH as the user would run it; a script named `crush` stands
+/// in for it. Each checkpoint's agent is `crush`, and its work is in it.
+#[test]
+fn crush_is_recorded_through_wrap() {
+    let r = Repo::new();
+    let stage = tempfile::tempdir().unwrap();
+    script(
+        stage.path(),
+        "crush",
+        "[ \"$1\" = run ] || exit 9\necho \"$2\" > notes.txt\n",
+    );
+    let path = std::env::join_paths(std::iter::once(stage.path().to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    let mut c = wrap_cmd(r.path(), &["crush", "run", "write the notes"]);
+    c.env("PATH", path);
+    let out = bounded(c, "wrap -- crush run");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let run = active_run(&r);
+    let cps = checkpoints(r.path(), &run);
+    let last = cps.last().unwrap();
+    assert_eq!(last["agent"], "crush", "{cps:#?}");
+    let cp = last["checkpoint"].as_str().unwrap();
+    assert_eq!(
+        r.git(&["show", &format!("{cp}:notes.txt")]),
+        "write the notes\n"
+    );
+    r.assert_fsck();
+}

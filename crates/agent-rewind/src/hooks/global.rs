@@ -155,17 +155,16 @@ impl UserDirs {
                 0,
             ),
             Agent::Cursor => (self.home.join(".cursor"), false, "hooks.json", 0),
-            Agent::Opencode => {
-                // `~/.config` is left empty by nothing but us when we created it; a folder
-                // XDG_CONFIG_HOME names is the user's.
+            // `~/.config` is left empty by nothing but us when we created it; a folder
+            // XDG_CONFIG_HOME names is the user's. Kilo, OpenCode's fork, reads its user
+            // plugins there too (and in `~/.kilo`).
+            Agent::Opencode | Agent::Kilo => {
                 let (config, named) = self.own("XDG_CONFIG_HOME", ".config");
-                (
-                    config.join("opencode"),
-                    false,
-                    OPENCODE_PLUGIN,
-                    usize::from(!named),
-                )
+                let own = if agent == Agent::Kilo { "kilo" } else { "opencode" };
+                (config.join(own), false, OPENCODE_PLUGIN, usize::from(!named))
             }
+            Agent::Droid => (self.home.join(".factory"), false, "settings.json", 0),
+            Agent::Auggie => (self.home.join(".augment"), false, "settings.json", 0),
             Agent::Qwen => {
                 let (d, n) = self.own("QWEN_HOME", ".qwen");
                 (d, n, "settings.json", 0)
@@ -206,6 +205,7 @@ fn holder(agent: Agent) -> Holder {
     match (JsonConfig::of(agent), agent) {
         (Some(config), _) => Holder::Json(config),
         (None, Agent::Pi) => Holder::Owned(&super::pi::FILE),
+        (None, Agent::Kilo) => Holder::Owned(&super::kilo::FILE),
         (None, _) => Holder::Owned(&super::opencode::FILE),
     }
 }
@@ -407,6 +407,12 @@ mod tests {
             ("/h/.config/opencode/plugins/git-agent-rewind.js".into(), 3)
         );
         assert_eq!(f(Agent::Qwen), ("/h/.qwen/settings.json".into(), 1));
+        assert_eq!(f(Agent::Droid), ("/h/.factory/settings.json".into(), 1));
+        assert_eq!(f(Agent::Auggie), ("/h/.augment/settings.json".into(), 1));
+        assert_eq!(
+            f(Agent::Kilo),
+            ("/h/.config/kilo/plugins/git-agent-rewind.js".into(), 3)
+        );
         assert_eq!(
             f(Agent::Copilot),
             ("/h/.copilot/hooks/agent-rewind.json".into(), 2)

@@ -154,6 +154,15 @@ fn user_gate(agent: Agent, folder: &Path, path: &Path, dirs: &UserDirs) -> (&'st
             ))
         }
         Agent::Pi => pi(dirs),
+        Agent::Kilo => match super::kilo::runs() {
+            ("yes", _) => (
+                "yes",
+                "Kilo loads its user plugin folder at startup, in every folder".into(),
+            ),
+            other => other,
+        },
+        Agent::Auggie => super::auggie::status(),
+        Agent::Droid => droid(path),
     }
 }
 
@@ -216,4 +225,24 @@ fn pi(dirs: &UserDirs) -> (&'static str, String) {
          (`pi --no-extensions` turns that off for a run)"
             .into(),
     )
+}
+
+/// Factory Droid runs the user's hooks in every folder unless `hooks.hooksDisabled` is set in
+/// the user's settings.
+fn droid(path: &Path) -> (&'static str, String) {
+    match read_json(path).is_some_and(|v| v["hooks"]["hooksDisabled"] == true) {
+        true => (
+            "no",
+            format!(
+                "hooks.hooksDisabled is true in {}: remove it to record turns",
+                path.display()
+            ),
+        ),
+        false => (
+            "yes",
+            "Factory Droid runs the user's hooks in every folder (`droid exec` without asking, \
+             its interactive screen once you trusted the folder)"
+                .into(),
+        ),
+    }
 }

@@ -155,6 +155,7 @@ pub fn uninstall(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
         out.agents.push(match JsonConfig::of(*agent) {
             Some(c) => c.uninstall(store)?,
             None if *agent == Agent::Pi => super::pi::uninstall(store)?,
+            None if *agent == Agent::Kilo => super::kilo::uninstall(store)?,
             None => {
                 let change = super::opencode::uninstall(store)?;
                 out.warnings.extend(super::opencode::left_behind(store)?);
@@ -192,11 +193,12 @@ fn has_mcp(agent: Agent) -> bool {
     super::mcp_config::config_path(agent).is_some()
 }
 
-/// What installing the file of an agent without JSON hooks (OpenCode's plugin, Pi's
-/// extension) would do, or why it is refused.
+/// What installing the file of an agent without JSON hooks (OpenCode's and Kilo's plugins,
+/// Pi's extension) would do, or why it is refused.
 fn plugin_check(store: &Store, agent: Agent) -> Result<FileAction> {
     match agent {
         Agent::Pi => super::pi::check(store),
+        Agent::Kilo => super::kilo::check(store),
         _ => super::opencode::check(store),
     }
 }
@@ -204,6 +206,7 @@ fn plugin_check(store: &Store, agent: Agent) -> Result<FileAction> {
 fn plugin_install(store: &Store, agent: Agent) -> Result<SettingsChange> {
     match agent {
         Agent::Pi => super::pi::install(store),
+        Agent::Kilo => super::kilo::install(store),
         _ => super::opencode::install(store),
     }
 }

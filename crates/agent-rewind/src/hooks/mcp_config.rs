@@ -11,6 +11,9 @@
 //! | OpenCode | `opencode.json` | `mcp.git-agent-rewind` `{type: local, command: [...]}` |
 //! | Qwen Code | `.qwen/settings.json` | `mcpServers.git-agent-rewind` `{command, args}` |
 //! | GitHub Copilot CLI | `.github/mcp.json` | `mcpServers.git-agent-rewind` `{type: local, command, args, tools}` |
+//! | Auggie | `.augment/settings.json` | `mcpServers.git-agent-rewind` `{command, args}` |
+//! | Kilo | `kilo.json` | `mcp.git-agent-rewind` `{type: local, command: [...]}` |
+//! | Factory Droid | `.factory/mcp.json` | `mcpServers.git-agent-rewind` `{type: stdio, command, args}` |
 //!
 //! Pi has no MCP by design: it has no such file, and asking for one is refused here
 //! (`hooks install --mcp` skips Pi before it gets here, saying why).
@@ -41,6 +44,9 @@ pub fn config_path(agent: Agent) -> Option<&'static str> {
         Agent::Opencode => "opencode.json",
         Agent::Qwen => super::qwen::SETTINGS,
         Agent::Copilot => ".github/mcp.json",
+        Agent::Auggie => super::auggie::SETTINGS,
+        Agent::Kilo => super::kilo::MCP_FILE,
+        Agent::Droid => super::droid::MCP_FILE,
         Agent::Pi => return None,
     })
 }
@@ -59,7 +65,7 @@ fn config_file(store: &Store, agent: Agent) -> Result<PathBuf> {
 /// The JSON key holding the servers, and our entry in it.
 fn json_entry(agent: Agent) -> (&'static str, Value) {
     match agent {
-        Agent::Claude => (
+        Agent::Claude | Agent::Droid => (
             "mcpServers",
             json!({"type": "stdio", "command": "git", "args": ["agent-rewind", "mcp"]}),
         ),
@@ -68,7 +74,7 @@ fn json_entry(agent: Agent) -> (&'static str, Value) {
             json!({"type": "local", "command": "git", "args": ["agent-rewind", "mcp"],
                    "tools": ["*"]}),
         ),
-        Agent::Opencode => (
+        Agent::Opencode | Agent::Kilo => (
             "mcp",
             json!({"type": "local", "command": ["git", "agent-rewind", "mcp"], "enabled": true}),
         ),
@@ -223,7 +229,7 @@ pub fn uninstall(store: &Store, agent: Agent) -> Result<SettingsChange> {
     if rest.trim().is_empty() {
         std::fs::remove_file(&path)
             .map_err(|e| Error::other(format!("could not remove {}: {e}", path.display())))?;
-        if agent != Agent::Claude && agent != Agent::Opencode {
+        if !matches!(agent, Agent::Claude | Agent::Opencode | Agent::Kilo) {
             super::settings::remove_empty_dirs(&path, 1);
         }
         return Ok(change(agent, &path, FileAction::Deleted));

@@ -3,10 +3,10 @@
 //! - [`install`]: the git hook files (`post-commit`, `post-rewrite`) as marker-delimited
 //!   blocks in the hooks folder git actually uses, and each agent's project configuration
 //!   ([`settings`] for the JSON ones, [`opencode`] for OpenCode's plugin file, [`pi`] for
-//!   Pi's extension file; what is particular to Qwen Code and Copilot CLI in [`qwen`] and
-//!   [`copilot`]), without
-//!   clobbering anything that is not ours; the same in each agent's user-level
-//!   configuration ([`global`], its status in [`global_status`]).
+//!   Pi's extension file, [`kilo`] for Kilo's plugin file; what is particular to Qwen Code,
+//!   Copilot CLI, Auggie and Factory Droid in [`qwen`], [`copilot`], [`auggie`] and
+//!   [`droid`]), without clobbering anything that is not ours; the same in each agent's
+//!   user-level configuration ([`global`], its status in [`global_status`]).
 //! - [`handlers`]: `hook post-commit` / `hook post-rewrite`, recording into the worktree's
 //!   active run, the post-commit checkpoint of a large worktree after the commit returns
 //!   ([`background`]); [`turn`]: `hook <agent>`, reading an agent's payload ([`payload`]),
@@ -19,14 +19,17 @@
 //! status 0. Nothing here prompts or prints.
 
 pub mod assisted;
+pub mod auggie;
 pub mod background;
 pub mod conversation;
 pub mod copilot;
+pub mod droid;
 pub mod global;
 pub mod global_status;
 pub mod handlers;
 pub mod install;
 pub mod jsonfile;
+pub mod kilo;
 pub mod manifest;
 pub mod mcp_config;
 pub mod opencode;
@@ -248,7 +251,7 @@ pub fn run_hook(
             Some(agent) => Ok(turn::handle(agent, stdin, args, dir)),
             None => Err(Error::usage(format!("unknown hook {other:?}")).with_hint(
                 "hooks: post-commit, post-rewrite, prepare-commit-msg, claude, codex, gemini, cursor, \
-                 opencode, qwen, copilot, pi",
+                 opencode, qwen, copilot, pi, auggie, kilo, droid",
             )),
         },
     }

@@ -41,7 +41,7 @@ pub const OPENCODE_OWN: [&str; 5] = [
 pub const FILE: OwnedFile = OwnedFile {
     agent: Agent::Opencode,
     path: PLUGIN_PATH,
-    text: PLUGIN,
+    text: || PLUGIN,
     first_line: "// git-agent-rewind OpenCode plugin",
     events: &EVENTS,
 };

@@ -17,8 +17,9 @@ pub struct OwnedFile {
     pub agent: Agent,
     /// Where it goes, relative to the worktree root.
     pub path: &'static str,
-    /// The file as installed.
-    pub text: &'static str,
+    /// The file as installed (a function: one agent's file may be another's template,
+    /// rendered once).
+    pub text: fn() -> &'static str,
     /// How its first line starts, in every version we wrote.
     pub first_line: &'static str,
     /// The agent's events it forwards.
@@ -64,7 +65,7 @@ impl OwnedFile {
                     path.display()
                 )));
             }
-            Ok(bytes) if bytes == self.text.as_bytes() => FileAction::Unchanged,
+            Ok(bytes) if bytes == (self.text)().as_bytes() => FileAction::Unchanged,
             Ok(bytes) if self.is_ours(&String::from_utf8_lossy(&bytes)) => FileAction::Updated,
             Ok(_) => {
                 return Err(Error::refused(format!(
@@ -91,7 +92,7 @@ impl OwnedFile {
             let dir = path.parent().expect("has a parent");
             std::fs::create_dir_all(dir)
                 .map_err(|e| Error::other(format!("could not create {}: {e}", dir.display())))?;
-            write_atomic(path, self.text, 0o644)?;
+            write_atomic(path, (self.text)(), 0o644)?;
         }
         Ok(self.change(path, action, action != FileAction::Unchanged))
     }

@@ -232,7 +232,10 @@ pub fn parse(agent: Agent, input: &[u8], args: &[String]) -> Parsed {
         }
         Agent::Gemini => gemini(input),
         Agent::Cursor => cursor(input),
-        Agent::Opencode => opencode(input),
+        Agent::Opencode => opencode(Agent::Opencode, input),
+        Agent::Kilo => opencode(Agent::Kilo, input),
+        Agent::Auggie => super::auggie::parse(input),
+        Agent::Droid => super::droid::parse(input),
         Agent::Qwen => super::qwen::parse(input, std::env::var("QWEN_CODE_MODEL").ok()),
         Agent::Copilot => super::copilot::parse(input),
         Agent::Pi => super::pi::parse(input),
@@ -419,18 +422,19 @@ fn cursor(input: &[u8]) -> Parsed {
 /// OpenCode, through our plugin (`hooks/opencode-plugin.js`): `{"event": <an OpenCode bus
 /// event>, "directory", "worktree"}` for `session.created`, `session.idle` (with the
 /// plugin's `messageID`, the newest assistant message) and `file.edited`, and the plugin's
-/// own `session.compacting` `{sessionID}` before OpenCode compacts a session.
-fn opencode(input: &[u8]) -> Parsed {
+/// own `session.compacting` `{sessionID}` before OpenCode compacts a session. Kilo, an
+/// OpenCode fork, has the same events, through its copy of the plugin.
+fn opencode(agent: Agent, input: &[u8]) -> Parsed {
     let o = object(input)?;
     let f = Fields(&o);
     let event = f.object("event")?.ok_or_else(|| bad("no \"event\""))?;
     let name = event.required_id("type")?;
     let mut ev = match name.as_str() {
         "session.created" | "session.compacting" => {
-            AgentEvent::new(Agent::Opencode, Kind::SessionStart, &name)
+            AgentEvent::new(agent, Kind::SessionStart, &name)
         }
-        "session.idle" => AgentEvent::new(Agent::Opencode, Kind::Turn, &name),
-        "file.edited" => AgentEvent::new(Agent::Opencode, Kind::Edit, &name),
+        "session.idle" => AgentEvent::new(agent, Kind::Turn, &name),
+        "file.edited" => AgentEvent::new(agent, Kind::Edit, &name),
         _ => return Err(unhandled(&name)),
     };
     // Newer OpenCode versions name the event's fields `data` instead of `properties`.

@@ -35,7 +35,7 @@ pub const EVENTS: [&str; 4] = [
 pub const FILE: OwnedFile = OwnedFile {
     agent: Agent::Pi,
     path: EXTENSION_PATH,
-    text: EXTENSION,
+    text: || EXTENSION,
     first_line: "// git-agent-rewind Pi extension",
     events: &EVENTS,
 };

@@ -9,6 +9,8 @@
 //! | Cursor | `.cursor/hooks.json` | `{version: 1, hooks: {<event>: [{command, matcher?}]}}` |
 //! | Qwen Code | `.qwen/settings.json` | the same as Claude Code's |
 //! | GitHub Copilot CLI | `.github/hooks/agent-rewind.json` | `{version: 1, hooks: …}` as Claude Code's |
+//! | Auggie | `.augment/settings.json` | the same as Claude Code's |
+//! | Factory Droid | `.factory/settings.json` | the same as Claude Code's |
 //!
 //! One mechanism serves them all ([`JsonConfig`]): merging keeps every existing key and hook
 //! (and their order); an absent file is created; a file that is not valid JSON, or whose
@@ -68,8 +70,8 @@ pub struct JsonConfig {
 }
 
 impl JsonConfig {
-    /// The configuration of `agent`; `None` for OpenCode and Pi (a plugin or extension file,
-    /// not JSON).
+    /// The configuration of `agent`; `None` for OpenCode, Kilo and Pi (a plugin or extension
+    /// file, not JSON).
     pub fn of(agent: Agent) -> Option<JsonConfig> {
         let (path, shape, events): (_, _, &'static [_]) = match agent {
             Agent::Claude => (
@@ -116,7 +118,13 @@ impl JsonConfig {
                 Shape::Grouped,
                 super::copilot::EVENTS,
             ),
-            Agent::Opencode | Agent::Pi => return None,
+            Agent::Auggie => (
+                super::auggie::SETTINGS,
+                Shape::Grouped,
+                super::auggie::EVENTS,
+            ),
+            Agent::Droid => (super::droid::SETTINGS, Shape::Grouped, super::droid::EVENTS),
+            Agent::Opencode | Agent::Pi | Agent::Kilo => return None,
         };
         Some(JsonConfig {
             agent,

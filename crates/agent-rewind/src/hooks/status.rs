@@ -13,7 +13,11 @@
 //!   `disableAllHooks` ([`super::copilot`]);
 //! - OpenCode: its plugin file; Cursor: its hooks file (nothing more is known);
 //! - Pi: its extension file, unless the project's `.pi/settings.json` excludes it (no
-//!   trust step).
+//!   trust step);
+//! - Kilo: its plugin file, unless `KILO_DISABLE_PROJECT_CONFIG` is set ([`super::kilo`]);
+//! - Auggie: no trust step, a login ([`super::auggie`]);
+//! - Factory Droid: `hooks.hooksDisabled`, and `.factory/hooks.json` hiding our events
+//!   ([`super::droid`]).
 //!
 //! Reads the agents' files; never writes them, and never records trust for the user.
 
@@ -49,6 +53,7 @@ pub fn status(store: &Store, home: &Path) -> Result<Vec<AgentHooks>> {
         let (path, events) = match JsonConfig::of(agent) {
             Some(config) => config.installed(store)?,
             None if agent == Agent::Pi => super::pi::installed(&root),
+            None if agent == Agent::Kilo => super::kilo::installed(&root),
             None => {
                 let p = root.join(super::opencode::PLUGIN_PATH);
                 let ours = std::fs::read_to_string(&p)
@@ -85,6 +90,9 @@ pub fn status(store: &Store, home: &Path) -> Result<Vec<AgentHooks>> {
                 Agent::Qwen => super::qwen::status(&root, home),
                 Agent::Copilot => super::copilot::status(&root, home),
                 Agent::Pi => super::pi::runs(&root),
+                Agent::Kilo => super::kilo::runs(),
+                Agent::Auggie => super::auggie::status(),
+                Agent::Droid => super::droid::status(&root, home),
             }
         };
         out.push(AgentHooks {

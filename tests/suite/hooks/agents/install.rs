@@ -35,7 +35,7 @@ fn install_merges_every_agent_and_uninstall_removes_exactly_ours() {
     }
     let out = repo.json(&["hooks", "install", "--agent", "all"]);
     let agents = out["agents"].as_array().unwrap();
-    assert_eq!(agents.len(), 8, "{out}");
+    assert_eq!(agents.len(), 11, "{out}");
     assert!(
         out["git"].as_array().unwrap().is_empty(),
         "--agent alone: no git hooks"
@@ -106,7 +106,7 @@ fn install_merges_every_agent_and_uninstall_removes_exactly_ours() {
 
     // Uninstall removes exactly ours: every user file back as it was, ours gone.
     let removed = repo.json(&["hooks", "uninstall", "--agent", "all"]);
-    assert_eq!(removed["agents"].as_array().unwrap().len(), 8);
+    assert_eq!(removed["agents"].as_array().unwrap().len(), 11);
     for (path, v) in &configs {
         assert_eq!(&read(path), v, "{path}");
     }

@@ -155,7 +155,7 @@ fn qwens_mcp_server_waits_for_approval_and_uninstall_is_exact() {
 }
 
 /// `hooks status --json` with `home` as HOME and `env`: the entry of `agent`.
-fn status_of(agent: &str, root: &Path, home: &Path, env: &[(&str, &str)]) -> Value {
+pub(super) fn status_of(agent: &str, root: &Path, home: &Path, env: &[(&str, &str)]) -> Value {
     let mut e = vec![("HOME", home.to_str().unwrap())];
     e.extend_from_slice(env);
     let out = tool_stdin(root, &["--json", "hooks", "status"], b"", &e);

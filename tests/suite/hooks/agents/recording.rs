@@ -17,7 +17,7 @@ struct Case {
     resume: &'static str,
 }
 
-const CASES: [Case; 7] = [
+const CASES: [Case; 10] = [
     Case {
         agent: "claude",
         start: "session-start.json",
@@ -80,6 +80,37 @@ const CASES: [Case; 7] = [
         touched: &["src/cart.rs"],
         model: None,
         resume: "copilot --resume=2df12459-3533-4bb1-ba59-8c72ef4edcd1",
+    },
+    // Auggie's payloads are taken from its source (it needs a login; docs/HOOKS.md).
+    Case {
+        agent: "auggie",
+        start: "session-start.json",
+        edits: &[
+            "post-tool-use-save-file.json",
+            "post-tool-use-str-replace.json",
+        ],
+        stop: "stop.json",
+        touched: &["src/cart.rs", "src/discount.rs"],
+        model: None,
+        resume: "auggie --resume 5b1e9c7a-2d4f-4a8e-b3c6-9f0d1e2a7b84",
+    },
+    Case {
+        agent: "kilo",
+        start: "session-created.json",
+        edits: &["file-edited.json"],
+        stop: "session-idle.json",
+        touched: &["src/cart.rs"],
+        model: None,
+        resume: "kilo --session ses_1c7d2e90affeKq4Ws8Lm2PzR0b",
+    },
+    Case {
+        agent: "droid",
+        start: "session-start.json",
+        edits: &["post-tool-use-create.json"],
+        stop: "stop.json",
+        touched: &["src/cart.rs"],
+        model: None,
+        resume: "droid --resume 9d2c4e61-7b3a-4f0e-8c15-2a6b9e0d3f47",
     },
 ];
 
@@ -167,10 +198,11 @@ fn every_agent_records_its_session_its_edits_and_its_turns() {
         assert_eq!(status["resume_command"], case.resume, "{agent}: {status}");
         assert!(repo.ok(&["status"]).contains(case.resume), "{agent}");
         let at = format!("{run}@1");
-        // After a rewind or fork, Codex's, OpenCode's and Qwen Code's commands fork the whole
-        // session.
+        // After a rewind or fork, Codex's, OpenCode's, Kilo's, Qwen Code's and Factory Droid's
+        // commands fork the whole session.
         let continued = match agent {
-            "opencode" => format!("{} --fork", case.resume),
+            "opencode" | "kilo" => format!("{} --fork", case.resume),
+            "droid" => case.resume.replace("--resume", "--fork"),
             "qwen" => format!("{} --fork-session", case.resume),
             "codex" => case.resume.replace("codex resume", "codex fork"),
             _ => case.resume.to_string(),

@@ -40,7 +40,9 @@ pub fn of_turn(ev: &AgentEvent) -> Usage {
         Agent::Qwen => transcripts::qwen(path),
         Agent::Copilot => transcripts::copilot(path),
         Agent::Pi => transcripts::pi(path),
-        Agent::Cursor | Agent::Opencode => None,
+        // OpenCode's and Kilo's usage comes with the payload (above); Auggie and Droid name
+        // none that was checked.
+        Agent::Cursor | Agent::Opencode | Agent::Kilo | Agent::Auggie | Agent::Droid => None,
     };
     read.unwrap_or_default()
 }
