@@ -147,6 +147,9 @@ fn global_install_of_every_agent_is_exact_from_anywhere_and_uninstall_puts_every
         ("qwen", ".qwen/settings.json"),
         ("copilot", ".copilot/hooks/agent-rewind.json"),
         ("pi", ".pi/agent/extensions/agent-rewind.ts"),
+        ("auggie", ".augment/settings.json"),
+        ("kilo", ".config/kilo/plugins/git-agent-rewind.js"),
+        ("droid", ".factory/settings.json"),
     ];
     for (agent, rel) in expected {
         assert!(
@@ -215,7 +218,11 @@ fn global_install_of_every_agent_is_exact_from_anywhere_and_uninstall_puts_every
         home.path(),
         &["hooks", "uninstall", "--global"],
     );
-    assert_eq!(removed["agents"].as_array().unwrap().len(), 8, "{removed}");
+    assert_eq!(
+        removed["agents"].as_array().unwrap().len(),
+        expected.len(),
+        "{removed}"
+    );
     assert_eq!(
         tree(home.path()),
         before,

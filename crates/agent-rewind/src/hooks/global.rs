@@ -160,8 +160,17 @@ impl UserDirs {
             // plugins there too (and in `~/.kilo`).
             Agent::Opencode | Agent::Kilo => {
                 let (config, named) = self.own("XDG_CONFIG_HOME", ".config");
-                let own = if agent == Agent::Kilo { "kilo" } else { "opencode" };
-                (config.join(own), false, OPENCODE_PLUGIN, usize::from(!named))
+                let own = if agent == Agent::Kilo {
+                    "kilo"
+                } else {
+                    "opencode"
+                };
+                (
+                    config.join(own),
+                    false,
+                    OPENCODE_PLUGIN,
+                    usize::from(!named),
+                )
             }
             Agent::Droid => (self.home.join(".factory"), false, "settings.json", 0),
             Agent::Auggie => (self.home.join(".augment"), false, "settings.json", 0),

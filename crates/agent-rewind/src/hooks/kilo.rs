@@ -90,3 +90,21 @@ pub fn runs() -> (&'static str, String) {
             .into(),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plugin_is_opencodes_calling_hook_kilo_tokens_included() {
+        let kilo = plugin();
+        assert!(FILE.is_ours(kilo), "{}", kilo.lines().next().unwrap_or(""));
+        assert!(kilo.contains(r#"["agent-rewind", "hook", "kilo"]"#));
+        assert!(!kilo.contains(r#""hook", "opencode""#));
+        assert!(kilo.contains("usage"), "the turn's tokens are sent too");
+        assert_eq!(
+            kilo.lines().count(),
+            super::super::opencode::PLUGIN.lines().count()
+        );
+    }
+}
