@@ -146,9 +146,15 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
             .collect();
         // Written (and signed) before anything is deleted: a key that cannot sign changes
         // nothing. Only the refs of the runs deleted are created after.
-        let heads: Vec<(RunId, crate::store::ObjectId)> = batch
+        let heads: Vec<super::tombstones::Doomed> = batch
             .iter()
-            .filter_map(|(r, l)| Some((r.clone(), l.head?)))
+            .filter_map(|(r, l)| {
+                Some(super::tombstones::Doomed {
+                    run: r.clone(),
+                    tip: l.head?,
+                    notes: l.notes,
+                })
+            })
             .collect();
         let tombstones = super::tombstones::prepare(store, &heads, lifetime)?;
         let done: BTreeSet<String> = delete_runs(store, &batch)?
