@@ -137,7 +137,11 @@ fn delete_here_and_on_the_remote(remote: &Remote) {
     let before = refs(a.path(), "refs/");
     let out = run_in(a.path(), &["delete", "r1", "--remote", "nowhere"]);
     assert_ne!(out.status.code(), Some(0));
-    assert!(stderr(&out).contains("unknown remote \"nowhere\""), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("unknown remote \"nowhere\""),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(refs(a.path(), "refs/"), before);
 
     let done = js(a.path(), &["delete", "r1", "--remote", "origin"]);
@@ -147,7 +151,10 @@ fn delete_here_and_on_the_remote(remote: &Remote) {
     assert!(remote.run_refs("r1").is_empty());
     let tip = &done["head"].as_str().unwrap();
     let tombstone = format!("refs/agent-runs-tombstones/r1/{tip}");
-    assert_eq!(remote.bare.git(&["rev-parse", &tombstone]).trim(), a.rev(&tombstone));
+    assert_eq!(
+        remote.bare.git(&["rev-parse", &tombstone]).trim(),
+        a.rev(&tombstone)
+    );
 
     // Not on the remote: said, not an error.
     let out = ok_in(a.path(), &["delete", "r3", "--remote", "origin"]);
@@ -161,7 +168,10 @@ fn delete_here_and_on_the_remote(remote: &Remote) {
     let out = run_in(a.path(), &["delete", "r2", "--remote", "origin"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("r2 kept on the remote: the remote copy moved on"), "{text}");
+    assert!(
+        text.contains("r2 kept on the remote: the remote copy moved on"),
+        "{text}"
+    );
     assert_eq!(remote.run_refs("r2"), bobs);
     assert!(run_refs(a.path(), "r2").is_empty());
 
@@ -185,3 +195,95 @@ fn delete_remote_deletes_a_run_here_and_over_smart_http() {
     delete_here_and_on_the_remote(&Remote::http());
 }
 
+fn gc_remote_dry_run_reports_what_the_remote_holds(remote: &Remote) {
+    let a = clone(&remote.url, "alice");
+    for run in ["old1", "old2", "keep1"] {
+        make_run(&a, run);
+    }
+    ok_in(a.path(), &["push", "--all"]);
+    // Bob's run: Alice never fetched it, so nothing here tells its age or size.
+    let b = clone(&remote.url, "bob");
+    make_run(&b, "bobs");
+    ok_in(b.path(), &["push", "bobs"]);
+    let there = refs(&remote.bare.path(), "refs/");
+    let here = refs(a.path(), "refs/");
+
+    let dry = &[
+        "gc",
+        "--remote",
+        "origin",
+        "--dry-run",
+        "--older-than",
+        "0s",
+        "--keep",
+        "1",
+    ];
+    let v = js(a.path(), dry);
+    let names: Vec<&str> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["bobs", "keep1", "old1", "old2"], "{v:#}");
+    assert_eq!(v["not_judged"], 1, "{v:#}");
+    let gone: Vec<&str> = v["would_delete"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run"].as_str().unwrap())
+        .collect();
+    assert_eq!(gone, ["old2", "old1"], "{v:#}");
+    // The estimate is what git counts for the runs held here at the same tip.
+    let usage = a.git(&[
+        "rev-list",
+        "--objects",
+        "--disk-usage",
+        "--glob=refs/agent-runs/*",
+        "--glob=refs/notes/agent-runs/*",
+        "--not",
+        "--branches",
+        "--tags",
+        "--remotes",
+    ]);
+    assert_eq!(
+        v["bytes_estimate"].as_u64(),
+        usage.trim().parse().ok(),
+        "{v:#}"
+    );
+    let text = ok_in(a.path(), dry);
+    assert!(text.contains("origin holds 4 runs"), "{text}");
+    assert!(text.contains("would delete 2 runs there"), "{text}");
+
+    // The policy, when no filter is given.
+    a.git(&["config", "agentRewind.retain", "2.runs"]);
+    let v = js(a.path(), &["gc", "--remote", "origin", "--dry-run"]);
+    assert_eq!(v["would_delete"][0]["run"], "old1", "{v:#}");
+    assert_eq!(v["would_delete"].as_array().unwrap().len(), 1, "{v:#}");
+
+    // Without --dry-run: refused, pointing at it.
+    let out = run_in(a.path(), &["gc", "--remote", "origin", "--keep", "1"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("add --dry-run"), "{}", stderr(&out));
+    assert_eq!(refs(&remote.bare.path(), "refs/"), there);
+    assert_eq!(refs(a.path(), "refs/"), here);
+
+    // Runs deleted here: the next push would delete them there, and the report says so.
+    ok_in(a.path(), &["gc", "--older-than", "0s", "--keep", "1"]);
+    let v = js(a.path(), &["gc", "--remote", "origin", "--dry-run"]);
+    let covered = &v["covered_by_tombstones"];
+    assert_eq!(retired(covered, "old1")["result"], "would delete", "{v:#}");
+    assert_eq!(retired(covered, "old2")["result"], "would delete", "{v:#}");
+    assert_eq!(refs(&remote.bare.path(), "refs/"), there);
+    assert_fsck_in(&remote.bare.path(), "the remote");
+}
+
+#[test]
+fn gc_remote_dry_run_says_what_a_bare_remote_holds_and_what_the_policy_would_delete() {
+    gc_remote_dry_run_reports_what_the_remote_holds(&Remote::path());
+}
+
+#[test]
+fn gc_remote_dry_run_says_what_a_smart_http_remote_holds_and_what_the_policy_would_delete() {
+    gc_remote_dry_run_reports_what_the_remote_holds(&Remote::http());
+}

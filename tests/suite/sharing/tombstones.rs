@@ -37,7 +37,10 @@ fn a_run_gc_deleted_in_one_clone_does_not_come_back_through_others() {
     );
     // The push deleted old1 on the remote too: it was there at the tombstoned tip.
     assert_eq!(pushed["remote_deleted"][0]["run"], "old1", "{pushed:#}");
-    assert_eq!(pushed["remote_deleted"][0]["result"], "deleted", "{pushed:#}");
+    assert_eq!(
+        pushed["remote_deleted"][0]["result"], "deleted",
+        "{pushed:#}"
+    );
     assert!(refs(&bare.path(), "refs/agent-runs/old1/").is_empty());
 
     // Bob has not fetched since: his push sends old1 back to the remote ...
@@ -193,7 +196,10 @@ fn with_require_signed_an_unsigned_tombstone_is_refused_and_a_signed_one_taken()
     // Signed or not, a tombstone of this clone deletes its run on the remote.
     for (i, run) in ["s1", "s2"].iter().enumerate() {
         assert_eq!(pushed["remote_deleted"][i]["run"], *run, "{pushed:#}");
-        assert_eq!(pushed["remote_deleted"][i]["result"], "deleted", "{pushed:#}");
+        assert_eq!(
+            pushed["remote_deleted"][i]["result"], "deleted",
+            "{pushed:#}"
+        );
     }
     assert!(refs(&bare.path(), "refs/agent-runs/s1/").is_empty());
     ok_in(z.path(), &["push", "s1", "s2"]);

@@ -20,7 +20,11 @@ impl RemoteRun {
     /// Its `HEAD` there.
     pub fn head(&self, run: &str) -> Option<ObjectId> {
         self.refs
-            .get(&format!("{}{run}/{}", layout::RUNS_PREFIX, layout::HEAD_LEAF))
+            .get(&format!(
+                "{}{run}/{}",
+                layout::RUNS_PREFIX,
+                layout::HEAD_LEAF
+            ))
             .copied()
     }
 
@@ -78,7 +82,10 @@ pub fn remote_run_refs(
         match super::run_of_ref(name) {
             Some((run, true)) => runs.entry(run).or_default().notes = Some(id),
             Some((run, false)) => {
-                runs.entry(run).or_default().refs.insert(name.to_string(), id);
+                runs.entry(run)
+                    .or_default()
+                    .refs
+                    .insert(name.to_string(), id);
             }
             None => {}
         }
