@@ -76,7 +76,7 @@ pub fn gc_remote_dry_run(
         let head = copy.head(name);
         let local = here
             .get(name.as_str())
-            .filter(|s| head.is_some_and(|h| h.to_string() == s.head));
+            .filter(|s| head.is_some_and(|h| h == s.head.as_str()));
         let id = RunId::new(name.clone()).ok();
         let bytes = match (local, &id) {
             (Some(_), Some(id)) => Some(store.objects().runs_disk_usage(std::slice::from_ref(id))?),
