@@ -10,8 +10,6 @@ use clap::Args;
 pub const EXAMPLES: &str = "Examples:
   git agent-rewind gc --dry-run
       List what the retention policy (agentRewind.retain, default 5GiB) would delete.
-  git agent-rewind gc --older-than 30d --dry-run
-      List the runs with no activity for 30 days that gc would delete; nothing is deleted.
   git agent-rewind gc --keep 20
       Delete every run but the newest 20, then pack the refs.
   git agent-rewind gc --remote origin --dry-run
