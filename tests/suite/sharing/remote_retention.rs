@@ -287,3 +287,53 @@ fn gc_remote_dry_run_says_what_a_bare_remote_holds_and_what_the_policy_would_del
 fn gc_remote_dry_run_says_what_a_smart_http_remote_holds_and_what_the_policy_would_delete() {
     gc_remote_dry_run_reports_what_the_remote_holds(&Remote::http());
 }
+
+#[test]
+fn a_run_that_moves_on_the_remote_during_the_push_is_not_deleted_and_the_others_are() {
+    let remote = Remote::path();
+    let a = clone(&remote.url, "alice");
+    make_run(&a, "old1");
+    make_run(&a, "old2");
+    make_run(&a, "keep1");
+    ok_in(a.path(), &["push", "--all"]);
+    let b = clone(&remote.url, "bob");
+    ok_in(b.path(), &["fetch"]);
+    ok_in(b.path(), &["checkpoint", "bobs-turn", "--run", "old1"]);
+    ok_in(a.path(), &["gc", "--older-than", "0s", "--keep", "1"]);
+    // Alice's pre-push hook: the first time a push deletes refs, Bob's newer old1 lands on
+    // the remote with plain git, after Alice read the remote and before her push applies.
+    let mark = a.path().join("bob-pushed");
+    let hook = a.path().join(".git/hooks/pre-push");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\nif grep -q '^(delete)' && [ ! -e '{mark}' ]; then\n  touch '{mark}'\n  for v in $(env | sed -n 's/^\\(GIT_[A-Za-z_]*\\)=.*/\\1/p'); do unset $v; done\n  git -C '{bob}' push -q origin 'refs/agent-runs/old1/*:refs/agent-runs/old1/*' 'refs/notes/agent-runs/old1:refs/notes/agent-runs/old1' || exit 1\nfi\nexit 0\n",
+            mark = mark.display(),
+            bob = b.path().display()
+        ),
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&hook).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&hook, perms).unwrap();
+
+    let pushed = js(a.path(), &["push", "keep1"]);
+    assert!(mark.exists(), "the hook ran: {pushed:#}");
+    let gone = &pushed["remote_deleted"];
+    assert_eq!(retired(gone, "old2")["result"], "deleted", "{pushed:#}");
+    assert_eq!(retired(gone, "old1")["result"], "kept", "{pushed:#}");
+    assert!(
+        retired(gone, "old1")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("moved on the remote while this push ran"),
+        "{pushed:#}"
+    );
+    assert_eq!(
+        remote.run_refs("old1"),
+        run_refs(b.path(), "old1"),
+        "Bob's newer old1 is there whole"
+    );
+    assert!(remote.run_refs("old2").is_empty());
+    assert_fsck_in(&remote.bare.path(), "the remote");
+}
