@@ -168,6 +168,7 @@ pub fn push(a: PushArgs, ctx: &Ctx) -> Result<Output> {
             s.push_str(&format!("    hint: {h}\n"));
         }
     }
+    s.push_str(&super::delete::retired_lines(&out.remote_deleted, st));
     if out.runs.is_empty() {
         s.push_str("no runs to push");
     } else {

@@ -12,6 +12,7 @@ mod divergence;
 mod host_limits;
 mod http_server;
 mod remote_choice;
+mod remote_retention;
 mod retain_policy;
 mod retention;
 mod round_trip;

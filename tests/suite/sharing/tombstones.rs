@@ -35,23 +35,13 @@ fn a_run_gc_deleted_in_one_clone_does_not_come_back_through_others() {
         bare.git(&["rev-parse", &tombstone]).trim(),
         a.rev(&tombstone)
     );
-    // Deleted on the remote too (SHARING.md, "Keeping runs private").
-    let mut del = vec![
-        "push".to_string(),
-        "-q".into(),
-        "origin".into(),
-        "--delete".into(),
-    ];
-    del.extend(
-        refs(&bare.path(), "refs/agent-runs/old1/")
-            .into_iter()
-            .map(|(n, _)| n),
+    // The push deleted old1 on the remote too: it was there at the tombstoned tip.
+    assert_eq!(pushed["remote_deleted"][0]["run"], "old1", "{pushed:#}");
+    assert_eq!(
+        pushed["remote_deleted"][0]["result"], "deleted",
+        "{pushed:#}"
     );
-    del.push("refs/notes/agent-runs/old1".into());
-    git_in(
-        a.path(),
-        &del.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
+    assert!(refs(&bare.path(), "refs/agent-runs/old1/").is_empty());
 
     // Bob has not fetched since: his push sends old1 back to the remote ...
     ok_in(b.path(), &["push", "--all"]);
@@ -75,10 +65,8 @@ fn a_run_gc_deleted_in_one_clone_does_not_come_back_through_others() {
 
     // Once Bob fetched the tombstone, his push --all leaves old1 alone (his copy stays).
     ok_in(b.path(), &["fetch"]);
-    git_in(
-        a.path(),
-        &del.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
+    // Alice's next push deletes it there again (Bob's copy is at the tombstoned tip).
+    ok_in(a.path(), &["push", "keep1"]);
     let pushed = js(b.path(), &["push", "--all"]);
     assert_eq!(pushed["deleted_elsewhere"], 1, "{pushed:#}");
     assert!(refs(&bare.path(), "refs/agent-runs/old1/").is_empty());
@@ -177,6 +165,10 @@ fn with_require_signed_an_unsigned_tombstone_is_refused_and_a_signed_one_taken()
         record(&k, a.path(), run);
     }
     k.ok(a.path(), &["push", "--all"]);
+    // A clone that keeps copies of the runs and pushes them back after Alice's push deleted
+    // them there: the remote then holds the runs its tombstones cover.
+    let z = clone(&bare.url(), "zed");
+    ok_in(z.path(), &["fetch"]);
     let tip = |run: &str| a.rev(&format!("refs/agent-runs/{run}/HEAD"));
     let (s1, s2) = (tip("s1"), tip("s2"));
     // s1's tombstone is left with signing off (a plain blob), s2's with it on.
@@ -201,6 +193,16 @@ fn with_require_signed_an_unsigned_tombstone_is_refused_and_a_signed_one_taken()
     );
     let pushed = k.json(a.path(), &["push", "--all"]);
     assert_eq!(pushed["tombstones_pushed"], 2, "{pushed:#}");
+    // Signed or not, a tombstone of this clone deletes its run on the remote.
+    for (i, run) in ["s1", "s2"].iter().enumerate() {
+        assert_eq!(pushed["remote_deleted"][i]["run"], *run, "{pushed:#}");
+        assert_eq!(
+            pushed["remote_deleted"][i]["result"], "deleted",
+            "{pushed:#}"
+        );
+    }
+    assert!(refs(&bare.path(), "refs/agent-runs/s1/").is_empty());
+    ok_in(z.path(), &["push", "s1", "s2"]);
 
     let b = clone(&bare.url(), "bob");
     k.trust_signers(b.path());

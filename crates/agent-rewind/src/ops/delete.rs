@@ -8,7 +8,11 @@
 //! dropped the run). So that a later `fetch` of all runs does not bring a deleted run straight
 //! back, the deleted tip is remembered (`.git/agent-rewind/deleted-runs`); a remote copy that
 //! moved on, or a fetch naming the run, imports it again. Commits are not removed here: once
-//! nothing references them, `git gc` prunes them on its own schedule.
+//! nothing references them, `git gc` prunes them on its own schedule. `delete --remote`
+//! (`remote`) deletes the run on a remote too, leaving a tombstone that travels.
+
+mod remote;
+pub use remote::{RemoteDeleteOutcome, delete_here_and_there};
 
 use super::list::list_runs;
 use crate::catalog::RunSummary;
@@ -39,6 +43,22 @@ pub struct DeleteOutcome {
 }
 
 pub fn delete(store: &Store, run: &RunId, force: bool) -> Result<DeleteOutcome> {
+    delete_leaving(store, run, force, false)
+}
+
+/// [`delete`]; with `tombstone`, the run leaves a tombstone as `gc`'s do (written before the
+/// run is deleted, its ref created after), for a push to carry.
+pub(crate) fn delete_leaving(
+    store: &Store,
+    run: &RunId,
+    force: bool,
+    tombstone: bool,
+) -> Result<DeleteOutcome> {
+    // Read before anything is deleted: a bad value changes nothing.
+    let lifetime = match tombstone {
+        true => Some(super::tombstones::lifetime(store)?),
+        false => None,
+    };
     let local = staged::local_run(store, run)?;
     if local == LocalRun::default() {
         return Err(crate::catalog::unknown_run(run));
@@ -55,11 +75,29 @@ pub fn delete(store: &Store, run: &RunId, force: bool) -> Result<DeleteOutcome> 
             "delete those runs first, or add --force (their commits stay, but the checkpoints of this run they pass through lose their metadata)",
         ));
     }
+    let doomed: Vec<super::tombstones::Doomed> = local
+        .head
+        .filter(|_| lifetime.is_some())
+        .map(|tip| super::tombstones::Doomed {
+            run: run.clone(),
+            tip,
+            notes: local.notes,
+        })
+        .into_iter()
+        .collect();
+    let prepared = match lifetime {
+        Some(l) => Some(super::tombstones::prepare(store, &doomed, l)?),
+        None => None,
+    };
     let deleted = delete_runs(store, &[(run.clone(), local.clone())])?;
     let refs_deleted = deleted.first().map(|(_, n)| *n).ok_or_else(|| {
         Error::conflict(format!("run {run} changed while it was being deleted"))
             .with_hint("run the command again")
     })?;
+    if let Some(p) = prepared {
+        let tips: Vec<(RunId, ObjectId)> = doomed.iter().map(|d| (d.run.clone(), d.tip)).collect();
+        p.publish(store, &tips)?;
+    }
     Ok(DeleteOutcome {
         run: run.to_string(),
         head: local.head.map(|h| h.to_string()),

@@ -8,7 +8,11 @@
 //! a run is kept and reported with the run that needs it. Nor the active run of this
 //! worktree, nor a run it cannot read. `--dry-run` changes nothing. Objects are left to
 //! `git gc`; reflogs of deleted refs are removed with them (the others only ever hold
-//! ancestors of their ref's current value, so they keep nothing alive).
+//! ancestors of their ref's current value, so they keep nothing alive). `gc --remote
+//! --dry-run` (`remote`) says what a remote holds and what the policy would delete there.
+
+mod remote;
+pub use remote::{RemoteGcOutcome, RemoteRunInfo, gc_remote_dry_run};
 
 use super::delete::{delete_runs, dependents, origins_of};
 use super::list::list_runs;
@@ -146,9 +150,15 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
             .collect();
         // Written (and signed) before anything is deleted: a key that cannot sign changes
         // nothing. Only the refs of the runs deleted are created after.
-        let heads: Vec<(RunId, crate::store::ObjectId)> = batch
+        let heads: Vec<super::tombstones::Doomed> = batch
             .iter()
-            .filter_map(|(r, l)| Some((r.clone(), l.head?)))
+            .filter_map(|(r, l)| {
+                Some(super::tombstones::Doomed {
+                    run: r.clone(),
+                    tip: l.head?,
+                    notes: l.notes,
+                })
+            })
             .collect();
         let tombstones = super::tombstones::prepare(store, &heads, lifetime)?;
         let done: BTreeSet<String> = delete_runs(store, &batch)?

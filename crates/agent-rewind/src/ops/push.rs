@@ -8,7 +8,8 @@
 //! With `agentRewind.pushRefsPerPush`, or once the remote refused a push for its number of
 //! refs, runs go in chunks (`chunks`). `--all` leaves out runs a tombstone of this repository
 //! or of that remote covers, and every push carries the tombstones this repository's `gc`
-//! left, never one taken from a remote (`ops::tombstones`).
+//! left, never one taken from a remote (`ops::tombstones`), and deletes on the remote the runs
+//! those tombstones cover, each only at the value this clone deleted (`retire`).
 //!
 //! It never pushes anything but the refs of the runs asked for and tombstones (never
 //! branches, tags or staged copies), and never fetches or changes local refs. A run in which a secret rule
@@ -25,6 +26,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 mod chunks;
+pub mod retire;
 pub mod scanner;
 pub mod secrets;
 pub use chunks::refs_per_push;
@@ -80,6 +82,9 @@ pub struct PushOutcome {
     pub deleted_elsewhere: usize,
     /// Tombstones the remote did not have and now has.
     pub tombstones_pushed: usize,
+    /// The runs this repository's tombstones cover that the remote held: deleted there, or
+    /// kept (a teammate's newer work) with the reason (`retire`).
+    pub remote_deleted: Vec<retire::Retired>,
     /// The most `git push` processes one run needed: 1, more when the remote was busy (a
     /// concurrent push held a lock) or the run was only collateral of another's rejection;
     /// at most [`MAX_ATTEMPTS`]. 0 when nothing was sent (or sent in chunks).
@@ -252,6 +257,8 @@ pub fn push(
         limit_detected,
         deleted_elsewhere,
         tombstones_pushed: push_tombstones(store, remote)?,
+        // After the tombstones: a clone that fetches in between sees why the run went.
+        remote_deleted: retire::retire(store, remote, &retire::RetireOptions::default(), None)?,
         attempts: sends.values().copied().max().unwrap_or(0),
     };
     for mut r in selected.iter().filter_map(|r| done.remove(r)) {
@@ -289,7 +296,7 @@ fn all_runs(store: &Store, remote: &Remote) -> Result<(AllRuns, usize)> {
 /// Push the tombstones this repository's `gc` left that the remote lacks (one `git push`,
 /// only when there are any; one the remote already has stays as it is): never one taken
 /// from a remote, which live in their own folder. Returns how many landed.
-fn push_tombstones(store: &Store, remote: &Remote) -> Result<usize> {
+pub(crate) fn push_tombstones(store: &Store, remote: &Remote) -> Result<usize> {
     if store
         .refs()
         .refs_under(layout::TOMBSTONES_PREFIX)?

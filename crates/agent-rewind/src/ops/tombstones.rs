@@ -47,6 +47,21 @@ pub struct Tombstone {
     pub deleted_at: Timestamp,
     pub expires_at: Timestamp,
     pub by: String,
+    /// The run's notes ref when it was deleted (absent in tombstones written before it was
+    /// recorded, and for a run without notes): a `push` deletes the remote's notes ref only
+    /// at this value or an ancestor of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+}
+
+/// A run about to be deleted, as its tombstone records it.
+#[derive(Debug, Clone)]
+pub struct Doomed {
+    pub run: RunId,
+    /// Its `HEAD`.
+    pub tip: ObjectId,
+    /// Its notes ref, when it has one.
+    pub notes: Option<ObjectId>,
 }
 
 /// `agentRewind.tombstoneLifetime` in seconds (a duration like `90d`).
@@ -71,10 +86,10 @@ pub struct Prepared {
     targets: HashMap<String, ObjectId>,
 }
 
-/// Write the tombstones of `runs` (each with its tip), living `lifetime` seconds
+/// Write the tombstones of `runs` (each with its tip and notes), living `lifetime` seconds
 /// ([`lifetime`]): one blob each, or with signing on one signed commit holding each as the
 /// note of its tip. Nothing points at them yet.
-pub fn prepare(store: &Store, runs: &[(RunId, ObjectId)], lifetime: i64) -> Result<Prepared> {
+pub fn prepare(store: &Store, runs: &[Doomed], lifetime: i64) -> Result<Prepared> {
     let mut targets = HashMap::with_capacity(runs.len());
     if runs.is_empty() {
         return Ok(Prepared { targets });
@@ -86,28 +101,29 @@ pub fn prepare(store: &Store, runs: &[(RunId, ObjectId)], lifetime: i64) -> Resu
         .identity()
         .unwrap_or_else(agent_rewind_core::time::writer_id);
     let mut bodies = Vec::with_capacity(runs.len());
-    for (run, tip) in runs {
+    for d in runs {
         let t = Tombstone {
             kind: "tombstone".into(),
-            run: run.to_string(),
-            tip: tip.to_string(),
+            run: d.run.to_string(),
+            tip: d.tip.to_string(),
             deleted_at: now,
             expires_at,
             by: by.clone(),
+            notes: d.notes.map(|n| n.to_string()),
         };
         let mut body = serde_json::to_string(&t).map_err(|e| Error::other(e.to_string()))?;
         body.push('\n');
-        bodies.push((*tip, body.into_bytes()));
+        bodies.push((d.tip, body.into_bytes()));
     }
     // All in one pack (a gc may delete thousands of runs).
     let staged = store.handle_for_staged_writes();
     if store.config().signing_enabled()? {
         let message = format!("agent-rewind: tombstones of {} deleted run(s)", runs.len());
         let commit = staged.notes().write_notes_commit(None, &bodies, &message)?;
-        targets.extend(runs.iter().map(|(run, _)| (run.to_string(), commit)));
+        targets.extend(runs.iter().map(|d| (d.run.to_string(), commit)));
     } else {
-        for ((run, _), (_, body)) in runs.iter().zip(&bodies) {
-            targets.insert(run.to_string(), staged.objects().write_blob(body)?);
+        for (d, (_, body)) in runs.iter().zip(&bodies) {
+            targets.insert(d.run.to_string(), staged.objects().write_blob(body)?);
         }
     }
     staged.objects().persist_staged()?;
@@ -225,6 +241,12 @@ fn under(store: &Store, prefix: &str) -> Result<Vec<Tombstone>> {
             (t.expires_at > now).then_some(t)
         })
         .collect())
+}
+
+/// This repository's own tombstones (those `gc` and `delete --remote` left here), valid and
+/// not expired: what `push` carries, and whose runs it deletes on the remote.
+pub fn own(store: &Store) -> Result<Vec<Tombstone>> {
+    under(store, PREFIX)
 }
 
 /// The tips tombstones name, by run: what they cover.

@@ -8,6 +8,7 @@
 //! `FETCH_HEAD`, never executes anything it fetched, and never moves a run's own refs:
 //! deciding what a staged run means for the local one is `ops::fetch`'s job.
 
+pub mod listing;
 pub mod objectformat;
 pub mod progress;
 pub mod staged;
