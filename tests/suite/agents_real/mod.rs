@@ -12,6 +12,7 @@ mod copilot;
 mod droid;
 mod gemini;
 mod global;
+mod kilo;
 mod opencode;
 mod pi;
 mod qwen;
