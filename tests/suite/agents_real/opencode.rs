@@ -10,8 +10,10 @@
 //! [`Cli`] (tests/suite/agents_real/kilo.rs).
 
 use super::{Session, agent_cli_at, write_word};
+use crate::common::HANG_TIMEOUT;
 use serde_json::Value;
 use std::process::Command;
+use std::time::Duration;
 
 /// What tells OpenCode and its forks apart in these tests.
 pub struct Cli {
@@ -25,8 +27,10 @@ pub struct Cli {
     pub folder: &'static str,
     /// The environment that keeps it offline and quiet.
     pub env: &'static [(&'static str, &'static str)],
-    /// What the CLI writes into its project folder itself, left by an uninstall.
-    pub own_files: &'static [&'static str],
+    /// How uninstall names the CLI when it says what it left in the folder.
+    pub name: &'static str,
+    /// How long one `run` may take before it counts as hung.
+    pub hang_bound: Duration,
 }
 
 pub const OPENCODE: Cli = Cli {
@@ -39,10 +43,11 @@ pub const OPENCODE: Cli = Cli {
         ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
         ("npm_config_offline", "true"),
     ],
-    own_files: &OPENCODE_OWN,
+    name: "OpenCode",
+    hang_bound: HANG_TIMEOUT,
 };
 
-/// What OpenCode itself writes into a configuration folder (docs/HOOKS.md).
+/// What OpenCode (and Kilo) write into a configuration folder themselves (docs/HOOKS.md).
 const OPENCODE_OWN: [&str; 5] = [
     ".gitignore",
     "package.json",
@@ -86,7 +91,7 @@ impl Cli {
 
     /// Run `command` to its end; the session id its events name.
     pub fn session_of(&self, s: &Session, command: Command) -> String {
-        let out = s.ok(command, &format!("{} run", self.agent));
+        let out = s.ok_within(command, &format!("{} run", self.agent), self.hang_bound);
         let stdout = String::from_utf8_lossy(&out.stdout);
         stdout
             .lines()
@@ -105,7 +110,7 @@ impl Cli {
 /// a rewind that names the fork the CLI can make, run as printed → a compaction that is
 /// handed the run's manifest → revert of one turn → uninstall, which leaves only the CLI's
 /// own files.
-pub fn two_turns_a_rewind_a_compaction_a_revert_and_an_uninstall(cli: &Cli) -> Value {
+pub fn two_turns_a_rewind_a_compaction_a_revert_and_an_uninstall(cli: &Cli) {
     let s = Session::new();
     s.repo.ok(&["hooks", "install", "--agent", cli.agent]);
     assert_eq!(s.hooks_status(cli.agent)["runs"], "yes");
@@ -190,6 +195,10 @@ pub fn two_turns_a_rewind_a_compaction_a_revert_and_an_uninstall(cli: &Cli) -> V
     assert_eq!(out["agents"][0]["action"], "deleted", "{out:#}");
     let folder = root.join(cli.folder);
     assert!(!folder.join("plugins").exists());
+    // The CLI wrote its .gitignore there; uninstall names it and leaves it.
+    let said = out["warnings"].to_string();
+    let own = format!("{}'s own files (.gitignore", cli.name);
+    assert!(said.contains(&own), "{out:#}");
     let left: Vec<String> = std::fs::read_dir(&folder)
         .map(|d| {
             d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -197,11 +206,10 @@ pub fn two_turns_a_rewind_a_compaction_a_revert_and_an_uninstall(cli: &Cli) -> V
         })
         .unwrap_or_default();
     assert!(
-        left.iter().all(|f| cli.own_files.contains(&f.as_str())),
+        left.iter().all(|f| OPENCODE_OWN.contains(&f.as_str())),
         "{left:?}"
     );
     s.repo.assert_fsck();
-    out
 }
 
 /// A turn whose hook is still running when the CLI would exit is recorded by the time `run`
@@ -250,10 +258,7 @@ pub fn a_turn_whose_hook_outlasts_the_cli_is_recorded_when_it_returns(cli: &Cli)
 
 #[test]
 fn two_turns_a_rewind_a_compaction_a_revert_and_an_uninstall_opencode() {
-    let out = two_turns_a_rewind_a_compaction_a_revert_and_an_uninstall(&OPENCODE);
-    // OpenCode wrote its .gitignore into .opencode; uninstall names it and leaves it.
-    let said = out["warnings"].to_string();
-    assert!(said.contains("OpenCode's own files (.gitignore"), "{out:#}");
+    two_turns_a_rewind_a_compaction_a_revert_and_an_uninstall(&OPENCODE);
 }
 
 #[test]
