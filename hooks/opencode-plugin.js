@@ -16,9 +16,9 @@
 // OpenCode calls an event handler without waiting for it, and `opencode run` exits right
 // after the session's last session.idle (checked with 1.18.33 and 1.19.5): a turn's command
 // can still be running then. What it does wait for, before it exits, is each plugin's
-// `dispose`; ours waits there until every command it started has exited, so no turn is
-// left half-recorded and a command that reads the repository after `opencode run` returns
-// sees the turn. Each command also runs in a session of its own (a ^C meant for OpenCode
+// `dispose`; ours waits there until every command it started has exited (for 30 s at
+// most), so no turn is left half-recorded and a command that reads the repository after
+// `opencode run` returns sees the turn. Each command also runs in a session of its own (a ^C meant for OpenCode
 // does not stop it half-way), and only the compaction's command has its output read (no
 // other one can fail on a closed pipe once OpenCode is gone).
 import { spawn } from "node:child_process"
@@ -73,9 +73,22 @@ function send(payload, wantOutput = false) {
   return done
 }
 
-// Until no command of ours is running (one may start while others finish).
+// How long OpenCode's exit waits for our commands at most: a command that takes longer
+// (a stuck filesystem) goes on by itself, in its session of its own, its payload long
+// handed over; OpenCode is never held by it for good.
+const EXIT_WAIT_MS = 30000
+
+// Until no command of ours is running (one may start while others finish), or
+// EXIT_WAIT_MS passed.
 async function settled() {
-  while (running.size > 0) await Promise.all([...running])
+  let timer
+  const late = new Promise((resolve) => {
+    timer = setTimeout(resolve, EXIT_WAIT_MS)
+  })
+  let waited = false
+  late.then(() => (waited = true))
+  while (running.size > 0 && !waited) await Promise.race([Promise.all([...running]), late])
+  clearTimeout(timer)
 }
 
 export const GitAgentRewind = async ({ directory, worktree }) => ({
