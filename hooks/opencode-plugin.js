@@ -18,9 +18,9 @@
 // can still be running then. What it does wait for, before it exits, is each plugin's
 // `dispose`; ours waits there until every command it started has exited (for 30 s at
 // most), so no turn is left half-recorded and a command that reads the repository after
-// `opencode run` returns sees the turn. Each command also runs in a session of its own (a ^C meant for OpenCode
-// does not stop it half-way), and only the compaction's command has its output read (no
-// other one can fail on a closed pipe once OpenCode is gone).
+// `opencode run` returns sees the turn. Each command also runs in a session of its own (a
+// ^C meant for OpenCode does not stop it half-way), and only the compaction's command has
+// its output read (no other one can fail on a closed pipe once OpenCode is gone).
 import { spawn } from "node:child_process"
 
 const EVENTS = new Set(["session.created", "session.idle", "file.edited"])
