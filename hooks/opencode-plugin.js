@@ -12,6 +12,15 @@
 // session.compacting event of its own and adds what the command prints (the run's manifest)
 // to the compaction's context. Whatever happens, the agent is never blocked: the command's
 // exit status is ignored, and a missing `git` is ignored too.
+//
+// OpenCode calls an event handler without waiting for it, and `opencode run` exits right
+// after the session's last session.idle (checked with 1.18.33 and 1.19.5): a turn's command
+// can still be running then. What it does wait for, before it exits, is each plugin's
+// `dispose`; ours waits there until every command it started has exited (for 30 s at
+// most), so no turn is left half-recorded and a command that reads the repository after
+// `opencode run` returns sees the turn. Each command also runs in a session of its own (a
+// ^C meant for OpenCode does not stop it half-way), and only the compaction's command has
+// its output read (no other one can fail on a closed pipe once OpenCode is gone).
 import { spawn } from "node:child_process"
 
 const EVENTS = new Set(["session.created", "session.idle", "file.edited"])
@@ -32,17 +41,25 @@ function tokensOf(info) {
   }
 }
 
-function send(payload) {
-  return new Promise((resolve) => {
+// The commands started and not yet exited.
+const running = new Set()
+
+// Run the command with `payload` on its standard input; resolves to what it printed when
+// `wantOutput`, once it has exited (or could not start).
+function send(payload, wantOutput = false) {
+  const done = new Promise((resolve) => {
     let out = ""
     try {
       const child = spawn("git", ["agent-rewind", "hook", "opencode"], {
         cwd: payload.directory || undefined,
-        stdio: ["pipe", "pipe", "ignore"],
+        stdio: ["pipe", wantOutput ? "pipe" : "ignore", "ignore"],
+        detached: true,
       })
-      child.stdout.on("data", (d) => {
-        if (out.length < 8192) out += d
-      })
+      if (wantOutput) {
+        child.stdout.on("data", (d) => {
+          if (out.length < 8192) out += d
+        })
+      }
       child.on("error", () => resolve(""))
       child.on("close", () => resolve(out))
       child.stdin.on("error", () => {})
@@ -51,6 +68,27 @@ function send(payload) {
       resolve("")
     }
   })
+  running.add(done)
+  done.then(() => running.delete(done))
+  return done
+}
+
+// How long OpenCode's exit waits for our commands at most: a command that takes longer
+// (a stuck filesystem) goes on by itself, in its session of its own, its payload long
+// handed over; OpenCode is never held by it for good.
+const EXIT_WAIT_MS = 30000
+
+// Until no command of ours is running (one may start while others finish), or
+// EXIT_WAIT_MS passed.
+async function settled() {
+  let timer
+  const late = new Promise((resolve) => {
+    timer = setTimeout(resolve, EXIT_WAIT_MS)
+  })
+  let waited = false
+  late.then(() => (waited = true))
+  while (running.size > 0 && !waited) await Promise.race([Promise.all([...running]), late])
+  clearTimeout(timer)
 }
 
 export const GitAgentRewind = async ({ directory, worktree }) => ({
@@ -82,7 +120,8 @@ export const GitAgentRewind = async ({ directory, worktree }) => ({
   },
   "experimental.session.compacting": async (input, output) => {
     const event = { type: "session.compacting", properties: { sessionID: input && input.sessionID } }
-    const text = (await send({ event, directory, worktree })).trim()
+    const text = (await send({ event, directory, worktree }, true)).trim()
     if (text && output && Array.isArray(output.context)) output.context.push(text)
   },
+  dispose: settled,
 })

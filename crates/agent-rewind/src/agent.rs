@@ -181,7 +181,7 @@ impl Agent {
             }
             // Codex's `fork`, OpenCode's `--fork`, Qwen Code's `--fork-session` and Pi's
             // `--fork` copy the whole session: no turn to fork at from the command line
-            // (checked with Codex CLI 0.171.0, OpenCode 1.18.33, Qwen Code 0.24.4 and Pi
+            // (checked with Codex CLI 0.171.0, OpenCode 1.19.5, Qwen Code 0.24.4 and Pi
             // 0.73.1; Pi forks at an entry only in its own interactive `/fork` and `/tree`, or
             // through its RPC mode and SDK).
             // Kilo (an OpenCode fork) keeps OpenCode's `--fork`; Factory Droid's `--fork <id>`

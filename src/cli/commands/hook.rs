@@ -131,7 +131,7 @@ pub fn run(a: HookArgs, ctx: &Ctx) -> Output {
 /// (checked with 0.61.0) and Qwen Code (checked with 0.24.4) add to the model's context;
 /// Copilot CLI's top-level `additionalContext`. OpenCode's plugin takes it as plain text
 /// and adds it to the compaction's context (`experimental.session.compacting`; checked with
-/// 1.18.33; Kilo's copy of the plugin does the same). Factory Droid reads the same
+/// 1.18.33 and 1.19.5; Kilo's copy of the plugin does the same, checked with 7.7.9). Factory Droid reads the same
 /// `hookSpecificOutput.additionalContext` (checked with 0.225.2). Pi's extension takes it as plain text too, and gives it to the model with the
 /// next prompt (`before_agent_start`; checked with 0.73.1).
 fn agent_context(hook: &str, context: Option<&str>) -> String {

@@ -12,6 +12,7 @@ mod copilot;
 mod droid;
 mod gemini;
 mod global;
+mod kilo;
 mod opencode;
 mod pi;
 mod qwen;
@@ -110,7 +111,12 @@ impl Session {
 
     /// Run `cmd` to its end, failing the test with its output unless it succeeds.
     pub fn ok(&self, cmd: Command, what: &str) -> Output {
-        let out = crate::common::bounded(cmd, what);
+        self.ok_within(cmd, what, crate::common::HANG_TIMEOUT)
+    }
+
+    /// [`Session::ok`] for a program that may take up to `limit` without hanging.
+    pub fn ok_within(&self, cmd: Command, what: &str, limit: std::time::Duration) -> Output {
+        let out = crate::common::bounded_by(cmd, what, limit);
         assert!(
             out.status.success(),
             "{what} failed ({}):\nstdout: {}\nstderr: {}",

@@ -431,7 +431,13 @@ pub fn snapshot_matches_git(dir: &Path, what: &str) -> agent_rewind::snapshot::S
 pub const HANG_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Run `cmd` to completion, failing the test if it takes longer than [`HANG_TIMEOUT`].
-pub fn bounded(mut cmd: Command, what: &str) -> Output {
+pub fn bounded(cmd: Command, what: &str) -> Output {
+    bounded_by(cmd, what, HANG_TIMEOUT)
+}
+
+/// Run `cmd` to completion, failing the test if it takes longer than `limit` (for a program
+/// known to start slowly; still only a hang reaches it).
+pub fn bounded_by(mut cmd: Command, what: &str, limit: std::time::Duration) -> Output {
     use std::process::Stdio;
     let mut child = cmd
         .stdin(Stdio::null())
@@ -444,11 +450,11 @@ pub fn bounded(mut cmd: Command, what: &str) -> Output {
         if child.try_wait().expect("wait").is_some() {
             return child.wait_with_output().expect("output");
         }
-        if start.elapsed() > HANG_TIMEOUT {
+        if start.elapsed() > limit {
             let _ = child.kill();
             let o = child.wait_with_output().expect("output");
             panic!(
-                "{what} hung (killed after {HANG_TIMEOUT:?}): {}",
+                "{what} hung (killed after {limit:?}): {}",
                 String::from_utf8_lossy(&o.stderr)
             );
         }

@@ -155,7 +155,11 @@ pub fn uninstall(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
         out.agents.push(match JsonConfig::of(*agent) {
             Some(c) => c.uninstall(store)?,
             None if *agent == Agent::Pi => super::pi::uninstall(store)?,
-            None if *agent == Agent::Kilo => super::kilo::uninstall(store)?,
+            None if *agent == Agent::Kilo => {
+                let change = super::kilo::uninstall(store)?;
+                out.warnings.extend(super::kilo::left_behind(store)?);
+                change
+            }
             None => {
                 let change = super::opencode::uninstall(store)?;
                 out.warnings.extend(super::opencode::left_behind(store)?);

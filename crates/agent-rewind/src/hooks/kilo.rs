@@ -60,6 +60,12 @@ pub fn uninstall(store: &Store) -> Result<SettingsChange> {
     FILE.uninstall(store)
 }
 
+/// After an uninstall: Kilo's own files still in `.kilo/` (it writes OpenCode's: a
+/// `.gitignore` at least; checked with 7.7.9), said so and left in place.
+pub fn left_behind(store: &Store) -> Result<Option<String>> {
+    super::opencode::own_files_left(store, ".kilo", "Kilo")
+}
+
 /// The plugin file of the worktree at `root` and the events it forwards (none when it is not
 /// there or not ours).
 pub fn installed(root: &Path) -> (PathBuf, Vec<String>) {

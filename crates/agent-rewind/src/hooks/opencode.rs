@@ -27,7 +27,7 @@ pub const EVENTS: [&str; 5] = [
     "experimental.session.compacting",
 ];
 /// What OpenCode itself writes into every configuration folder it loads, `.opencode/`
-/// included (checked with 1.18.33): it runs `npm install @opencode-ai/plugin` there and
+/// included (checked with 1.18.33 and 1.19.5): it runs `npm install @opencode-ai/plugin` there and
 /// ignores the results in a `.gitignore`.
 pub const OPENCODE_OWN: [&str; 5] = [
     ".gitignore",
@@ -64,7 +64,13 @@ pub fn uninstall(store: &Store) -> Result<SettingsChange> {
 /// After an uninstall: OpenCode's own files still in `.opencode/`, said so (never removed:
 /// they are OpenCode's, and it writes them again whenever it loads the folder).
 pub fn left_behind(store: &Store) -> Result<Option<String>> {
-    let dir = store.worktree().root()?.join(".opencode");
+    own_files_left(store, ".opencode", "OpenCode")
+}
+
+/// The files of [`OPENCODE_OWN`] in the worktree's `folder`, named as `cli`'s own (OpenCode,
+/// or a fork that writes the same ones), or nothing when there are none.
+pub fn own_files_left(store: &Store, folder: &str, cli: &str) -> Result<Option<String>> {
+    let dir = store.worktree().root()?.join(folder);
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Ok(None);
     };
@@ -76,7 +82,7 @@ pub fn left_behind(store: &Store) -> Result<Option<String>> {
     own.sort();
     Ok((!own.is_empty()).then(|| {
         format!(
-            "{} still holds OpenCode's own files ({}): OpenCode writes them into every \
+            "{} still holds {cli}'s own files ({}): {cli} writes them into every \
              configuration folder it loads; they were left in place",
             dir.display(),
             own.join(", ")
