@@ -20,13 +20,52 @@ AGENT_HOOKS = [
     ("droid", "stop.json", "post-tool-use-create.json", "session-start.json"),
 ]
 FIXTURE_ROOT = "/home/dev/src/shop-api"
+# The size of each agent's session transcript: a long session of many turns.
+TRANSCRIPT_BYTES = 3_000_000
+# The payload fields that name the session's transcript.
+TRANSCRIPT_FIELDS = ("transcript_path", "sessionFile")
+
+
+def session_transcript(root: Path, agent: str) -> Path:
+    """The agent's session transcript: for an agent whose turn usage is read from its
+    transcript, its real two-turn transcript (`fixtures/usage/<agent>.jsonl`) repeated to
+    `TRANSCRIPT_BYTES`, so that the turn's usage is read backward from the end of a long
+    session; for the others, 1 KB lines of assistant text of that size."""
+    path = root / f"transcript-{agent}.jsonl"
+    usage = PROJECT / "fixtures" / "usage" / f"{agent}.jsonl"
+    if usage.is_file():
+        session = usage.read_text()
+        if not session.endswith("\n"):
+            session += "\n"
+    else:
+        session = json.dumps({"type": "assistant", "message": {"content": "x" * 900}}) + "\n"
+    path.write_text(session * max(1, TRANSCRIPT_BYTES // len(session)))
+    return path
+
+
+def reads_usage(agent: str) -> bool:
+    """Whether the agent's turn usage is read from its transcript (docs/HOOKS.md)."""
+    return (PROJECT / "fixtures" / "usage" / f"{agent}.jsonl").is_file()
+
+
+def codex_turn() -> str | None:
+    """The `turn_id` of the newest `token_usage_record` of Codex's rollout: the turn that
+    its `Stop` payload names."""
+    turn = None
+    for line in (PROJECT / "fixtures" / "usage" / "codex.jsonl").read_text().splitlines():
+        if '"token_usage_record"' in line:
+            turn = json.loads(line)["payload"].get("turn_id", turn)
+    return turn
 
 
 def agent_payload(agent: str, name: str, repo: Path, transcript: Path) -> bytes:
     """A fixture of `fixtures/<agent>/` pointed at `repo` and at `transcript`."""
     v = json.loads((PROJECT / "fixtures" / agent / name).read_text())
-    if isinstance(v.get("transcript_path"), str):
-        v["transcript_path"] = str(transcript)
+    for field in TRANSCRIPT_FIELDS:
+        if isinstance(v.get(field), str):
+            v[field] = str(transcript)
+    if agent == "codex" and "turn_id" in v and reads_usage(agent):
+        v["turn_id"] = codex_turn() or v["turn_id"]
     return json.dumps(v).replace(FIXTURE_ROOT, str(repo)).encode()
 
 
@@ -43,9 +82,7 @@ def bench_agent_hooks(ctx: Context) -> SectionResult:
     ctx.git(repo, "config", "maintenance.auto", "false")
     for rel in ("src/cart.rs", "src/discount.rs"):
         (repo / rel).write_text("fn main() {}\n")
-    transcript = ctx.root / "transcript.jsonl"
-    line = json.dumps({"type": "assistant", "message": {"content": "x" * 900}}) + "\n"
-    transcript.write_text(line * (1_000_000 // len(line)))
+    transcripts = {agent: session_transcript(ctx.root, agent) for agent, *_ in AGENT_HOOKS}
     work = Workload(repo, nfiles)
     gitcmd = ["git", "agent-rewind"]
     # Every command but a session start records into this run, whatever a session start
@@ -53,10 +90,13 @@ def bench_agent_hooks(ctx: Context) -> SectionResult:
     env = {**ctx.env, "AGENT_RUN": "bench-agents"}
     run([*gitcmd, "start", "--run", "bench-agents"], cwd=repo, env=env)
     payloads = {
-        agent: (agent_payload(agent, turn, repo, transcript), agent_payload(agent, edit, repo, transcript))
+        agent: (
+            agent_payload(agent, turn, repo, transcripts[agent]),
+            agent_payload(agent, edit, repo, transcripts[agent]),
+        )
         for agent, turn, edit, _ in AGENT_HOOKS
     }
-    starts = {agent: agent_payload(agent, start, repo, transcript) for agent, _, _, start in AGENT_HOOKS}
+    starts = {agent: agent_payload(agent, start, repo, transcripts[agent]) for agent, _, _, start in AGENT_HOOKS}
     gen = [0]
 
     def plain() -> float:
@@ -126,6 +166,8 @@ def bench_agent_hooks(ctx: Context) -> SectionResult:
         turns = [c for c in cps if c.get("agent") == agent and c["event"] == "turn"]
         if len(turns) != total or not all(c.get("touched") for c in turns):
             raise SystemExit(f"{agent}: not one turn checkpoint with touched paths per turn hook")
+        if reads_usage(agent) and not all(c.get("usage") for c in turns):
+            raise SystemExit(f"{agent}: a turn checkpoint without the usage of its transcript's last turn")
     rows, raw = [], {}
     for agent in agents:
         st = times[agent]
@@ -150,9 +192,13 @@ def bench_agent_hooks(ctx: Context) -> SectionResult:
         f"Overhead = median over {a.agent_hook_iterations} rounds (after {a.warmup} warm-up) of (turn hook − plain "
         "checkpoint), timed back to back in each round, the order alternating; both through `git agent-rewind` "
         "as the agents call it, in the 1k-file repository (packed) with an active run. Each turn hook recorded a "
-        "checkpoint carrying `touched` (checked).",
-        "What the turn hook does beyond the checkpoint: read and parse the payload, hash the 1 MB transcript "
-        "(`git-blob` digest), take the pending edit list. The edit hook appends one line and records nothing.",
+        "checkpoint carrying `touched`, and `usage` for the agents whose usage is read from their transcript "
+        "(checked).",
+        f"What the turn hook does beyond the checkpoint: read and parse the payload, hash the session's "
+        f"{TRANSCRIPT_BYTES / 1e6:g} MB transcript (`git-blob` digest), take the pending edit list; for the agents "
+        "whose usage is read from their transcript (claude, codex, gemini, qwen, copilot, pi), read the last turn's "
+        "usage backward from its end: their transcript is their real two-turn one (`fixtures/usage/`) repeated to "
+        "that size, a session of hundreds of turns. The edit hook appends one line and records nothing.",
         "Session start = the agent's session-start hook creating a run (median; `AGENT_RUN` names a new run), "
         "timed back to back with a plain `git agent-rewind start` of a new run; target ≤ 30 ms.",
     ]

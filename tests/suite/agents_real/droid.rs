@@ -100,6 +100,8 @@ fn two_turns_a_manifest_a_revert_a_fork_and_an_uninstall() {
         assert_eq!(note["touched"], serde_json::json!([file]), "{note:#}");
         assert_eq!(note["meta"]["model"], "custom:scripted-0", "{note:#}");
         assert!(note["meta"]["conversation_at"].is_string(), "{note:#}");
+        // Droid's transcript holds no usage per message (docs/HOOKS.md): none, never zeros.
+        assert!(note.get("usage").is_none(), "{note:#}");
     }
 
     // Revert of the second turn, then a rewind to the first: the printed command forks the

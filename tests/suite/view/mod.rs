@@ -4,6 +4,7 @@
 
 mod look;
 mod serve;
+mod tokens;
 
 use crate::common;
 

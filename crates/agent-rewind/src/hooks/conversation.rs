@@ -3,17 +3,16 @@
 //! conversation as of that turn ([`crate::agent::Agent::continue_command`]).
 //!
 //! - Claude Code: the `uuid` of the transcript's last `assistant` line when `Stop` arrives
-//!   (the transcript is JSON Lines; only its tail is read).
+//!   (the transcript is JSON Lines, read backward from its end up to that line: a long
+//!   session costs no more than a short one).
 //! - Codex: the payload's `turn_id` (kept as `meta.turn_id` by the payload reader).
 //! - Gemini CLI, Cursor, OpenCode: no pointer their CLIs can fork at is exposed.
 //!
 //! Reads the transcript and nothing else; never stores any of it but the one id.
 
-use std::io::{Read, Seek, SeekFrom};
+use super::usage::backward::{Backward, holds};
 use std::path::Path;
 
-/// How much of a transcript's end is read to find its last message.
-const TAIL_BYTES: u64 = 1 << 20;
 /// The longest id kept.
 const MAX_ID: usize = 128;
 
@@ -26,24 +25,17 @@ pub struct ClaudeTail {
     pub model: Option<String>,
 }
 
-/// The last `assistant` line in the last [`TAIL_BYTES`] of the Claude Code transcript at
-/// `path`; `None` when there is none or the file cannot be read.
+/// The newest `assistant` line with a usable `uuid` of the Claude Code transcript at `path`,
+/// read backward from its end (so only the lines after it are passed over, whatever the
+/// session's length); `None` when there is none or the file cannot be read.
 pub fn claude_last_message(path: &Path) -> Option<ClaudeTail> {
-    let mut file = std::fs::File::open(path).ok()?;
-    let len = file.metadata().ok()?.len();
-    let start = len.saturating_sub(TAIL_BYTES);
-    file.seek(SeekFrom::Start(start)).ok()?;
-    let mut tail = Vec::with_capacity((len - start) as usize);
-    file.read_to_end(&mut tail).ok()?;
-    // A read from the middle of the file starts inside a line: skip it.
-    let lines = tail.split(|b| *b == b'\n').skip(usize::from(start > 0));
-    let mut last = None;
-    for line in lines {
+    let mut lines = Backward::open(path)?;
+    while let Some(line) = lines.next_line() {
         // A cheap filter before parsing: most lines are not the assistant's.
-        if !contains(line, br#""assistant""#) {
+        if !holds(&line, br#""assistant""#) {
             continue;
         }
-        let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else {
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&line) else {
             continue;
         };
         if v["type"] == "assistant"
@@ -56,17 +48,13 @@ pub fn claude_last_message(path: &Path) -> Option<ClaudeTail> {
                 .as_str()
                 .filter(|m| !m.is_empty() && m.len() <= MAX_ID && !m.chars().any(char::is_control))
                 .map(str::to_string);
-            last = Some(ClaudeTail {
+            return Some(ClaudeTail {
                 message: id.to_string(),
                 model,
             });
         }
     }
-    last
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+    None
 }
 
 #[cfg(test)]

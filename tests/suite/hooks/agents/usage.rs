@@ -213,3 +213,34 @@ fn prices_turn_tokens_into_cost_and_runs_sum_own_and_inherited() {
     );
     assert!(err.contains("agentRewind.price.claude-opus-4-8"), "{err}");
 }
+
+/// A long Claude Code session (its transcript repeated 200 times, then a line of 2 MB that
+/// Claude Code can append after the turn's last message, such as a large attachment): the
+/// turn's tokens are only its own, and its conversation point is the newest assistant
+/// message, however far from the end (a read of the last megabyte alone found none).
+#[test]
+fn a_long_claude_session_is_read_from_its_end_past_a_large_last_line() {
+    let repo = Repo::new();
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("session.jsonl");
+    let session = std::fs::read_to_string(fixture("claude.jsonl")).unwrap();
+    let large = json!({"type": "attachment", "attachment": {"type": "file", "content": "x".repeat(2 << 20)}});
+    std::fs::write(&transcript, format!("{}{large}\n", session.repeat(200))).unwrap();
+    hook(
+        "claude",
+        &json!({"hook_event_name": "Stop", "session_id": "s-long", "cwd": repo.path(),
+                "transcript_path": transcript}),
+    );
+    let run = repo.json(&["list"])[0]["run"].as_str().unwrap().to_string();
+    let shown = repo.json(&["show", &run]);
+    assert_eq!(
+        shown["usage"],
+        two_calls("claude-opus-4-8", 60),
+        "{shown:#}"
+    );
+    assert_eq!(
+        shown["meta"]["conversation_at"], "1b6b0df1-bda8-46c3-b3c2-f10e3badef79",
+        "{shown:#}"
+    );
+    assert_eq!(shown["meta"]["model"], "claude-opus-4-8", "{shown:#}");
+}
