@@ -174,13 +174,7 @@ fn codex(hooks_file: &Path, dirs: &UserDirs) -> (&'static str, String) {
         .ok()
         .and_then(|t| t.parse().ok())
         .unwrap_or_default();
-    let prefix = format!("{}:", hooks_file.display());
-    let trusted = config
-        .get("hooks")
-        .and_then(|h| h.get("state"))
-        .and_then(|s| s.as_table())
-        .map(|t| t.keys().filter(|k| k.starts_with(&prefix)).count())
-        .unwrap_or(0);
+    let trusted = super::status::trusted_codex_hooks(&config, hooks_file);
     if trusted == 0 {
         return (
             "no",
@@ -202,22 +196,8 @@ fn codex(hooks_file: &Path, dirs: &UserDirs) -> (&'static str, String) {
 
 /// Pi loads its user extension folder unless its settings exclude our extension.
 fn pi(dirs: &UserDirs) -> (&'static str, String) {
-    let file = dirs.pi_agent_dir().join("settings.json");
-    let excluded = read_json(&file).is_some_and(|v| {
-        v["extensions"].as_array().is_some_and(|a| {
-            a.iter()
-                .filter_map(|e| e.as_str())
-                .any(|e| (e.starts_with('!') || e.starts_with('-')) && e.contains("agent-rewind"))
-        })
-    });
-    if excluded {
-        return (
-            "no",
-            format!(
-                "{} excludes our extension in \"extensions\": remove that entry to record turns",
-                file.display()
-            ),
-        );
+    if let Some(no) = super::pi::excluded_by(&dirs.pi_agent_dir().join("settings.json")) {
+        return no;
     }
     (
         "yes",

@@ -82,25 +82,8 @@ pub fn installed(root: &Path) -> (PathBuf, Vec<String>) {
 /// settings do not reach a project extension: checked with 0.73.1), and `--no-extensions`
 /// turns discovery off for one run.
 pub fn runs(root: &Path) -> (&'static str, String) {
-    let file = root.join(".pi/settings.json");
-    let settings = std::fs::read_to_string(&file)
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
-    let excluded = settings.is_some_and(|v| {
-        v["extensions"].as_array().is_some_and(|a| {
-            a.iter()
-                .filter_map(|e| e.as_str())
-                .any(|e| (e.starts_with('!') || e.starts_with('-')) && e.contains("agent-rewind"))
-        })
-    });
-    if excluded {
-        return (
-            "no",
-            format!(
-                "{} excludes our extension in \"extensions\": remove that entry to record turns",
-                file.display()
-            ),
-        );
+    if let Some(no) = excluded_by(&root.join(".pi/settings.json")) {
+        return no;
     }
     (
         "yes",
@@ -169,6 +152,28 @@ fn start_source(name: &str, f: &Fields) -> std::result::Result<Option<&'static s
         Some("resume" | "fork") => Some("resume"),
         Some("new") => Some("clear"),
         Some(_) | None => None,
+    })
+}
+
+/// The verdict `no` when Pi's settings file `file` excludes our extension in `extensions`
+/// (`!pattern` or `-path`), naming the file.
+pub fn excluded_by(file: &Path) -> Option<(&'static str, String)> {
+    let settings = std::fs::read_to_string(file)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())?;
+    let excluded = settings["extensions"].as_array().is_some_and(|a| {
+        a.iter()
+            .filter_map(|e| e.as_str())
+            .any(|e| (e.starts_with('!') || e.starts_with('-')) && e.contains("agent-rewind"))
+    });
+    excluded.then(|| {
+        (
+            "no",
+            format!(
+                "{} excludes our extension in \"extensions\": remove that entry to record turns",
+                file.display()
+            ),
+        )
     })
 }
 

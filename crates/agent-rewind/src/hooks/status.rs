@@ -170,13 +170,7 @@ fn codex(root: &Path, hooks_file: &Path, home: &Path) -> (&'static str, String) 
             ),
         );
     }
-    let prefix = format!("{}:", hooks_file.display());
-    let trusted = config
-        .get("hooks")
-        .and_then(|h| h.get("state"))
-        .and_then(|s| s.as_table())
-        .map(|t| t.keys().filter(|k| k.starts_with(&prefix)).count())
-        .unwrap_or(0);
+    let trusted = trusted_codex_hooks(&config, hooks_file);
     if trusted == 0 {
         return (
             "no",
@@ -238,4 +232,16 @@ pub(super) fn gemini(root: &Path, home: &Path) -> (&'static str, String) {
             ),
         )
     }
+}
+
+/// How many hook definitions of `hooks_file` the user trusted in Codex's `config.toml`
+/// (`[hooks.state."<file>:<event>:<i>:<j>"]`).
+pub(super) fn trusted_codex_hooks(config: &toml::Table, hooks_file: &Path) -> usize {
+    let prefix = format!("{}:", hooks_file.display());
+    config
+        .get("hooks")
+        .and_then(|h| h.get("state"))
+        .and_then(|s| s.as_table())
+        .map(|t| t.keys().filter(|k| k.starts_with(&prefix)).count())
+        .unwrap_or(0)
 }
