@@ -213,9 +213,7 @@ enum Holder {
 fn holder(agent: Agent) -> Holder {
     match (JsonConfig::of(agent), agent) {
         (Some(config), _) => Holder::Json(config),
-        (None, Agent::Pi) => Holder::Owned(&super::pi::FILE),
-        (None, Agent::Kilo) => Holder::Owned(&super::kilo::FILE),
-        (None, _) => Holder::Owned(&super::opencode::FILE),
+        (None, _) => Holder::Owned(OwnedFile::of(agent).unwrap_or(&super::opencode::FILE)),
     }
 }
 

@@ -8,6 +8,7 @@
 //! a shebang is left. It must never touch a line outside our markers, never turn an existing
 //! hook into something else, and never write a hook that can fail the user's operation.
 
+use super::ownedfile::OwnedFile;
 use super::settings::{JsonConfig, SettingsChange};
 use super::{Agent, GIT_HOOKS, GitHook, MARKER_BEGIN, MARKER_END, OPT_IN_HOOKS};
 use crate::store::Store;
@@ -154,15 +155,14 @@ pub fn uninstall(store: &Store, opts: &HooksOptions) -> Result<HooksOutcome> {
     for agent in &opts.agents {
         out.agents.push(match JsonConfig::of(*agent) {
             Some(c) => c.uninstall(store)?,
-            None if *agent == Agent::Pi => super::pi::uninstall(store)?,
-            None if *agent == Agent::Kilo => {
-                let change = super::kilo::uninstall(store)?;
-                out.warnings.extend(super::kilo::left_behind(store)?);
-                change
-            }
             None => {
-                let change = super::opencode::uninstall(store)?;
-                out.warnings.extend(super::opencode::left_behind(store)?);
+                let file = OwnedFile::of(*agent).ok_or_else(|| no_holder(*agent))?;
+                let change = file.uninstall(store)?;
+                out.warnings.extend(match agent {
+                    Agent::Kilo => super::kilo::left_behind(store)?,
+                    Agent::Opencode => super::opencode::left_behind(store)?,
+                    _ => None,
+                });
                 change
             }
         });
@@ -200,19 +200,23 @@ fn has_mcp(agent: Agent) -> bool {
 /// What installing the file of an agent without JSON hooks (OpenCode's and Kilo's plugins,
 /// Pi's extension) would do, or why it is refused.
 fn plugin_check(store: &Store, agent: Agent) -> Result<FileAction> {
-    match agent {
-        Agent::Pi => super::pi::check(store),
-        Agent::Kilo => super::kilo::check(store),
-        _ => super::opencode::check(store),
-    }
+    OwnedFile::of(agent)
+        .ok_or_else(|| no_holder(agent))?
+        .check(store)
 }
 
 fn plugin_install(store: &Store, agent: Agent) -> Result<SettingsChange> {
-    match agent {
-        Agent::Pi => super::pi::install(store),
-        Agent::Kilo => super::kilo::install(store),
-        _ => super::opencode::install(store),
-    }
+    OwnedFile::of(agent)
+        .ok_or_else(|| no_holder(agent))?
+        .install(store)
+}
+
+/// An agent with neither JSON hooks nor a file of ours: a gap in this module, never input.
+fn no_holder(agent: Agent) -> Error {
+    Error::other(format!(
+        "{} has no hook configuration to write",
+        agent.name()
+    ))
 }
 
 /// What Codex needs before it runs the hooks at `path` (checked with Codex CLI 0.171.0): the

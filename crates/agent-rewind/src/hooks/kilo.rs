@@ -11,9 +11,7 @@
 //! ever touched.
 
 use super::Agent;
-use super::install::FileAction;
 use super::ownedfile::OwnedFile;
-use super::settings::SettingsChange;
 use crate::store::Store;
 use agent_rewind_core::error::Result;
 use std::path::{Path, PathBuf};
@@ -44,21 +42,6 @@ pub const FILE: OwnedFile = OwnedFile {
     first_line: FIRST_LINE,
     events: &super::opencode::EVENTS,
 };
-
-/// What installing would do, or why it is refused (nothing written).
-pub fn check(store: &Store) -> Result<FileAction> {
-    FILE.check(store)
-}
-
-/// Write the plugin file.
-pub fn install(store: &Store) -> Result<SettingsChange> {
-    FILE.install(store)
-}
-
-/// Delete the plugin file (only when it is ours).
-pub fn uninstall(store: &Store) -> Result<SettingsChange> {
-    FILE.uninstall(store)
-}
 
 /// After an uninstall: Kilo's own files still in `.kilo/` (it writes OpenCode's: a
 /// `.gitignore` at least; checked with 7.7.9), said so and left in place.

@@ -8,9 +8,7 @@
 //! itself writes there ([`OPENCODE_OWN`]) is named by uninstall and left in place.
 
 use super::Agent;
-use super::install::FileAction;
 use super::ownedfile::OwnedFile;
-use super::settings::SettingsChange;
 use crate::store::Store;
 use agent_rewind_core::error::Result;
 
@@ -45,21 +43,6 @@ pub const FILE: OwnedFile = OwnedFile {
     first_line: "// git-agent-rewind OpenCode plugin",
     events: &EVENTS,
 };
-
-/// What installing would do, or why it is refused (nothing written).
-pub fn check(store: &Store) -> Result<FileAction> {
-    FILE.check(store)
-}
-
-/// Write the plugin file.
-pub fn install(store: &Store) -> Result<SettingsChange> {
-    FILE.install(store)
-}
-
-/// Delete the plugin file (only when it is ours).
-pub fn uninstall(store: &Store) -> Result<SettingsChange> {
-    FILE.uninstall(store)
-}
 
 /// After an uninstall: OpenCode's own files still in `.opencode/`, said so (never removed:
 /// they are OpenCode's, and it writes them again whenever it loads the folder).

@@ -27,6 +27,17 @@ pub struct OwnedFile {
 }
 
 impl OwnedFile {
+    /// The file of ours an agent without JSON hooks loads: Pi's extension, Kilo's and
+    /// OpenCode's plugins (`None` for an agent whose hooks are JSON entries).
+    pub fn of(agent: Agent) -> Option<&'static OwnedFile> {
+        match agent {
+            Agent::Pi => Some(&super::pi::FILE),
+            Agent::Kilo => Some(&super::kilo::FILE),
+            Agent::Opencode => Some(&super::opencode::FILE),
+            _ => None,
+        }
+    }
+
     fn path(&self, store: &Store) -> Result<PathBuf> {
         Ok(store.worktree().root()?.join(self.path))
     }

@@ -11,12 +11,8 @@
 //! other file of `.pi/`, and the parser never touches the repository.
 
 use super::Agent;
-use super::install::FileAction;
 use super::ownedfile::OwnedFile;
 use super::payload::{AgentEvent, Fields, Kind, Parsed, Unusable, edited_path, object};
-use super::settings::SettingsChange;
-use crate::store::Store;
-use agent_rewind_core::error::Result;
 use std::path::{Path, PathBuf};
 
 /// The extension, as installed.
@@ -43,22 +39,6 @@ pub const FILE: OwnedFile = OwnedFile {
 /// Whether `text` is an extension file we wrote (any version).
 pub fn is_ours(text: &str) -> bool {
     FILE.is_ours(text)
-}
-
-/// What installing would do, or why it is refused (nothing written).
-pub fn check(store: &Store) -> Result<FileAction> {
-    FILE.check(store)
-}
-
-/// Write the extension file.
-pub fn install(store: &Store) -> Result<SettingsChange> {
-    FILE.install(store)
-}
-
-/// Delete the extension file (only when it is ours), and `.pi/extensions/` and `.pi/` when
-/// that leaves them empty.
-pub fn uninstall(store: &Store) -> Result<SettingsChange> {
-    FILE.uninstall(store)
 }
 
 /// Why `hooks install --mcp` adds nothing for Pi.
