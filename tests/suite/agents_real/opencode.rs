@@ -234,6 +234,7 @@ pub fn a_turn_whose_hook_outlasts_the_cli_is_recorded_when_it_returns(cli: &Cli)
         ),
     )
     .unwrap();
+    #[cfg(unix)]
     std::fs::set_permissions(
         &wrapper,
         std::os::unix::fs::PermissionsExt::from_mode(0o755),

@@ -9,6 +9,7 @@ use super::{Client, agent_turn, run_of, two_agents};
 use crate::common::Repo;
 use serde_json::{Value, json};
 use std::io::{BufRead, Write};
+#[cfg(unix)]
 use std::os::unix::fs::PermissionsExt;
 
 const METHOD: &str = "notifications/agent-rewind/operation";
@@ -172,6 +173,8 @@ fn install_hook(repo: &Repo, calls: &std::path::Path, code: i32) {
         calls.display()
     );
     std::fs::write(&hook, script).unwrap();
+    // git for Windows runs a hook through its sh whatever its mode.
+    #[cfg(unix)]
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
