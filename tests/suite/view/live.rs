@@ -54,10 +54,10 @@ impl Browser {
             let mut msg = Vec::new();
             while out.read_until(0, &mut msg).is_ok_and(|n| n > 0) {
                 msg.pop();
-                if let Ok(v) = serde_json::from_slice(&msg) {
-                    if tx.send(v).is_err() {
-                        return;
-                    }
+                if let Ok(v) = serde_json::from_slice(&msg)
+                    && tx.send(v).is_err()
+                {
+                    return;
                 }
                 msg.clear();
             }
