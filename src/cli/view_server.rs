@@ -1,6 +1,8 @@
 //! `view --serve`: the view page over HTTP on 127.0.0.1, and — when a person clicks "who
 //! wrote each line" on a checkpoint's file — that file's attribution as the checkpoint
-//! recorded it (`ops::blame::blame_at_checkpoint`), as JSON.
+//! recorded it (`ops::blame::blame_at_checkpoint`), as JSON. The page stays live: it asks
+//! `version` (a fingerprint of the runs' refs and notes refs) every second and, when that
+//! changed, fetches the page again, which is built anew for the new state.
 //!
 //! Safety rules: it listens on 127.0.0.1 only; every path is under a random 128-bit token
 //! (`http://127.0.0.1:<port>/<token>/`), anything else is 404; the `Host` header must name
@@ -68,7 +70,15 @@ impl Server {
     /// its request head (at most [`HEAD_TIME`] for the whole head, however slowly it
     /// trickles in) and writes its reply, so a slow client holds only itself up; the
     /// answers are made here, one at a time, as only this thread reads the repository.
-    pub fn serve(&self, store: &Store, page: &str) -> Result<()> {
+    /// `render` builds the page for the state whose fingerprint it is given; it is called
+    /// again only when the fingerprint changed since the last page was built.
+    /// `page` is the page built before serving, for the state whose fingerprint it has.
+    pub fn serve(
+        &self,
+        store: &Store,
+        mut page: Page,
+        render: &dyn Fn(&str) -> Result<String>,
+    ) -> Result<()> {
         let listener = self
             .listener
             .try_clone()
@@ -79,13 +89,19 @@ impl Server {
             .spawn(move || accept(listener, jobs))
             .map_err(|e| Error::other(format!("could not serve: {e}")))?;
         for job in requests {
-            let reply = self.answer(store, page, &job.head);
+            let reply = self.answer(store, &mut page, render, &job.head);
             let _ = job.reply.send(reply);
         }
         Ok(())
     }
 
-    fn answer(&self, store: &Store, page: &str, head: &str) -> Reply {
+    fn answer(
+        &self,
+        store: &Store,
+        page: &mut Page,
+        render: &dyn Fn(&str) -> Result<String>,
+        head: &str,
+    ) -> Reply {
         let mut lines = head.split("\r\n");
         let mut first = lines.next().unwrap_or_default().split(' ');
         let (method, target) = (first.next().unwrap_or(""), first.next().unwrap_or(""));
@@ -112,16 +128,49 @@ impl Server {
         }
         let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
         match path {
-            "" => Reply {
-                status: 200,
-                content_type: "text/html; charset=utf-8",
-                csp: agent_rewind::view::served_content_security_policy(),
-                body: page.as_bytes().to_vec(),
+            "" => match page.current(store, render) {
+                Ok(html) => Reply {
+                    status: 200,
+                    content_type: "text/html; charset=utf-8",
+                    csp: agent_rewind::view::served_content_security_policy(),
+                    body: html.as_bytes().to_vec(),
+                },
+                Err(e) => Reply::status(500, &e.message),
+            },
+            "version" => match version(store) {
+                Ok(v) => Reply::json(200, &serde_json::json!({ "version": v })),
+                Err(e) => Reply::json(500, &serde_json::json!({"error": e.message})),
             },
             "blame" => blame(store, query),
             _ => Reply::status(404, "not found"),
         }
     }
+}
+
+/// The page last built, and the fingerprint of the state it was built for.
+pub struct Page {
+    pub version: String,
+    pub html: String,
+}
+
+impl Page {
+    /// The page for the state now: the one built before when nothing changed since.
+    fn current(&mut self, store: &Store, render: &dyn Fn(&str) -> Result<String>) -> Result<&str> {
+        // The fingerprint is taken before the page is built: a checkpoint recorded in between
+        // is then in the page but not in its fingerprint, and the page's next poll sees a
+        // new fingerprint and fetches again — never the other way round, a change missed.
+        let now = version(store)?;
+        if now != self.version {
+            self.html = render(&now)?;
+            self.version = now;
+        }
+        Ok(&self.html)
+    }
+}
+
+/// The fingerprint of the state the page shows (`ops::fingerprint`).
+pub fn version(store: &Store) -> Result<String> {
+    ops::fingerprint::runs(store)
 }
 
 /// `blame?c=<checkpoint>&p=<path>`: the file's attribution as JSON, or `{"error"}`.

@@ -29,6 +29,10 @@ pub enum StepCommand {
         /// interrupted (abandoned) and begin the next one, instead of refusing.
         #[arg(long)]
         force: bool,
+        /// When the step began, if before now (RFC 3339, e.g. 2026-12-01T10:00:00Z; default:
+        /// now): for a wrapper that records the begin after the step started.
+        #[arg(long, value_name = "TIME")]
+        started_at: Option<String>,
         #[command(flatten)]
         record: RecordArgs,
     },
@@ -72,15 +76,21 @@ pub fn run(cmd: StepCommand, ctx: &Ctx) -> Result<Output> {
         StepCommand::Begin {
             step,
             force,
+            started_at,
             record,
         } => {
             let step = StepName::new(step)?;
+            let started_at = started_at
+                .as_deref()
+                .map(agent_rewind_core::time::Timestamp::parse)
+                .transpose()?;
             let out = ops::checkpoint::step_begin(
                 &store,
                 &step,
                 record_options(&record, &store, ctx)?,
                 ops::checkpoint::BeginOptions {
                     abandon_running: force,
+                    started_at,
                 },
             )?;
             if let Some(attempt) = out.abandoned_attempt {

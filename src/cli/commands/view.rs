@@ -65,12 +65,20 @@ pub fn run(a: ViewArgs, ctx: &Ctx) -> Result<Output> {
         .iter()
         .map(|r| ops::address::run(store, r))
         .collect::<Result<Vec<_>>>()?;
-    let model = ops::view::build(store, &ops::view::ViewOptions { runs, diffs })?;
+    let opts = ops::view::ViewOptions { runs, diffs };
+    // Served, the page is built again whenever the runs change: the fingerprint of the state
+    // is taken before the model is built, so a change in between is seen by the next poll.
+    let version = if a.serve {
+        Some(crate::cli::view_server::version(store)?)
+    } else {
+        None
+    };
+    let model = ops::view::build(store, &opts)?;
     for p in &model.problems {
         crate::cli::render::warn(p);
     }
-    if a.serve {
-        return serve(store, &model, a.port, a.open);
+    if let Some(version) = version {
+        return serve(store, &opts, &model, &version, a.port, a.open);
     }
     let html = agent_rewind::view::page(&model, &repo_name(store));
     let path = match a.output {
@@ -114,9 +122,24 @@ fn repo_name(store: &Store) -> String {
 }
 
 /// `view --serve`: bind, print the address (at once: the command runs until stopped), serve.
-fn serve(store: &Store, model: &ops::view::ViewModel, port: u16, open: bool) -> Result<Output> {
+fn serve(
+    store: &Store,
+    opts: &ops::view::ViewOptions,
+    model: &ops::view::ViewModel,
+    version: &str,
+    port: u16,
+    open: bool,
+) -> Result<Output> {
     let server = crate::cli::view_server::Server::bind(port)?;
-    let html = agent_rewind::view::page_with(model, &repo_name(store), true);
+    let name = repo_name(store);
+    let first = crate::cli::view_server::Page {
+        version: version.to_string(),
+        html: agent_rewind::view::served_page(model, &name, version),
+    };
+    let render = |version: &str| -> Result<String> {
+        let model = ops::view::build(store, opts)?;
+        Ok(agent_rewind::view::served_page(&model, &name, version))
+    };
     let url = server.url();
     {
         use std::io::Write;
@@ -130,7 +153,7 @@ fn serve(store: &Store, model: &ops::view::ViewModel, port: u16, open: bool) -> 
     if open {
         open_in_browser(std::ffi::OsStr::new(&url));
     }
-    server.serve(store, &html)?;
+    server.serve(store, first, &render)?;
     Ok(Output::new(serde_json::json!({"url": url}), String::new()))
 }
 

@@ -2,6 +2,7 @@
 //!
 //! The browser tests need Debian's `chromium` on PATH (`scripts/test` installs it when missing).
 
+mod live;
 mod look;
 mod serve;
 mod tokens;

@@ -12,10 +12,10 @@ use std::process::{Child, Stdio};
 const HOSTILE: &str = "<img src=x onerror=alert(1)>";
 
 /// The server, stopped (by its own process id) when dropped.
-struct Serving {
+pub(super) struct Serving {
     child: Child,
-    url: String,
-    port: u16,
+    pub(super) url: String,
+    pub(super) port: u16,
 }
 
 impl Drop for Serving {
@@ -25,7 +25,7 @@ impl Drop for Serving {
     }
 }
 
-fn serve(r: &Repo) -> Serving {
+pub(super) fn serve(r: &Repo) -> Serving {
     let mut child = tool_cmd(r.path())
         .args(["view", "--serve"])
         .stdout(Stdio::piped())
@@ -48,7 +48,7 @@ fn serve(r: &Repo) -> Serving {
 }
 
 /// One raw request; `(status, head, body)`.
-fn http(port: u16, request: &str) -> (u16, String, String) {
+pub(super) fn http(port: u16, request: &str) -> (u16, String, String) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.write_all(request.as_bytes()).unwrap();
     let mut out = String::new();
@@ -58,7 +58,7 @@ fn http(port: u16, request: &str) -> (u16, String, String) {
     (status, head.to_string(), body.to_string())
 }
 
-fn get(sv: &Serving, path: &str) -> (u16, String, String) {
+pub(super) fn get(sv: &Serving, path: &str) -> (u16, String, String) {
     let token_path = &sv.url[format!("http://127.0.0.1:{}", sv.port).len()..];
     http(
         sv.port,

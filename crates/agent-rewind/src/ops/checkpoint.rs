@@ -39,6 +39,9 @@ pub struct BeginOptions {
     /// Record that attempt as interrupted (abandoned) and begin the next, instead of
     /// refusing (`--force`).
     pub abandon_running: bool,
+    /// When the step began, if before now (a wrapper that records the begin late):
+    /// `started_at` of the attempt.
+    pub started_at: Option<agent_rewind_core::time::Timestamp>,
 }
 
 /// Record a checkpoint of `step`.
@@ -46,6 +49,16 @@ pub fn checkpoint(
     store: &Store,
     step: &StepName,
     opts: CheckpointOptions,
+) -> Result<CheckpointOutcome> {
+    checkpoint_started(store, step, opts, None)
+}
+
+/// [`checkpoint`], with the attempt's `started_at` when it is not now.
+fn checkpoint_started(
+    store: &Store,
+    step: &StepName,
+    opts: CheckpointOptions,
+    started_at: Option<agent_rewind_core::time::Timestamp>,
 ) -> Result<CheckpointOutcome> {
     let event = opts.event.unwrap_or(Event::Manual);
     if matches!(event, Event::Start | Event::Root) {
@@ -58,6 +71,7 @@ pub fn checkpoint(
     let mut rec = Record::new(run, event);
     rec.step = Some(step.clone());
     rec.facts = opts.facts;
+    rec.started_at = started_at;
     if event == Event::Begin {
         rec.facts.status.get_or_insert(Status::Running);
     }
@@ -84,6 +98,13 @@ pub fn step_begin(
     mut opts: CheckpointOptions,
     begin: BeginOptions,
 ) -> Result<CheckpointOutcome> {
+    if let Some(t) = begin.started_at
+        && t > agent_rewind_core::time::Timestamp::now()
+    {
+        return Err(Error::usage(format!(
+            "--started-at {t} is in the future: a step begins at most now"
+        )));
+    }
     let running = running_attempt(store, step, opts.run.as_ref())?;
     if let (Some((run, attempt, _)), false) = (&running, begin.abandon_running) {
         return Err(Error::refused(format!(
@@ -96,7 +117,7 @@ pub fn step_begin(
     }
     opts.event = Some(Event::Begin);
     opts.facts.status = Some(opts.facts.status.unwrap_or(Status::Running));
-    let mut out = checkpoint(store, step, opts)?;
+    let mut out = checkpoint_started(store, step, opts, begin.started_at)?;
     if let Some((run, attempt, latest)) = running {
         crate::journal::append_note_lines(
             store,

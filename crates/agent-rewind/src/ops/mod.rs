@@ -10,6 +10,7 @@ pub mod delete;
 pub mod diff;
 pub mod external;
 pub mod fetch;
+pub mod fingerprint;
 pub mod gc;
 pub mod gitai;
 pub mod init;

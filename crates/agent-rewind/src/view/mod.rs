@@ -65,14 +65,22 @@ pub fn script_json(v: &Value) -> String {
 
 /// The whole page. `title` names the repository.
 pub fn page(model: &ViewModel, title: &str) -> String {
-    page_with(model, title, false)
+    page_with(model, title, None)
 }
 
-/// The page; `served`: by `view --serve`, whose server answers the page's requests for the
-/// attribution of a checkpoint's file (`blame?c=<checkpoint>&p=<path>`, relative to the page).
-pub fn page_with(model: &ViewModel, title: &str, served: bool) -> String {
+/// The page `view --serve` serves for the state whose fingerprint is `version`: its server
+/// answers the page's requests for the attribution of a checkpoint's file
+/// (`blame?c=<checkpoint>&p=<path>`, relative to the page) and for the state's fingerprint
+/// now (`version`), which the page polls to fetch itself again when it changed.
+pub fn served_page(model: &ViewModel, title: &str, version: &str) -> String {
+    page_with(model, title, Some(version))
+}
+
+fn page_with(model: &ViewModel, title: &str, served: Option<&str>) -> String {
     let mut data = page_data(model, title);
-    data["blame"] = served.into();
+    data["blame"] = served.is_some().into();
+    data["live"] = served.map_or(Value::Null, |v| v.into());
+    let served = served.is_some();
     let data = script_json(&data);
     let csp = if served {
         served_content_security_policy()
