@@ -104,35 +104,11 @@ pub fn gc(store: &Store, opts: &GcOptions) -> Result<GcOutcome> {
         .collect();
     runs.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let runs_before = runs.len();
+    let mut selection = select(store, &runs, opts, &in_use)?;
+    let mut deleted = selection.deletions(&runs, &origins);
     let Selection {
-        selected,
-        mut gone,
-        mut kept,
-        cutoff,
-    } = select(store, &runs, opts, &in_use)?;
-    loop {
-        let needed = needed_by(&origins, &gone);
-        if needed.is_empty() {
-            break;
-        }
-        for (run, by) in needed {
-            gone.remove(&run);
-            kept.push(KeptRun {
-                run,
-                reason: format!("the lineage of {by} passes through it"),
-            });
-        }
-    }
-    let mut deleted: Vec<GcRun> = selected
-        .iter()
-        .map(|i| &runs[*i])
-        .filter(|(r, _, _)| gone.contains(r.as_str()))
-        .map(|(r, ts, label)| GcRun {
-            run: r.to_string(),
-            last_activity: *ts,
-            label: label.clone(),
-        })
-        .collect();
+        mut kept, cutoff, ..
+    } = selection;
     let mut refs_packed = false;
     let (mut tombstones_written, mut tombstones_expired) = (0, 0);
     if !opts.dry_run {
@@ -230,6 +206,36 @@ struct Selection {
     kept: Vec<KeptRun>,
     /// The age cutoff.
     cutoff: Option<Timestamp>,
+}
+
+impl Selection {
+    /// The selected runs of `runs` that go, once every run a remaining run's lineage passes
+    /// through is kept (moved to `kept`, with why).
+    fn deletions(&mut self, runs: &[Listed], origins: &HashMap<String, String>) -> Vec<GcRun> {
+        loop {
+            let needed = needed_by(origins, &self.gone);
+            if needed.is_empty() {
+                break;
+            }
+            for (run, by) in needed {
+                self.gone.remove(&run);
+                self.kept.push(KeptRun {
+                    run,
+                    reason: format!("the lineage of {by} passes through it"),
+                });
+            }
+        }
+        self.selected
+            .iter()
+            .map(|i| &runs[*i])
+            .filter(|(r, _, _)| self.gone.contains(r.as_str()))
+            .map(|(r, ts, label)| GcRun {
+                run: r.to_string(),
+                last_activity: *ts,
+                label: label.clone(),
+            })
+            .collect()
+    }
 }
 
 fn select(

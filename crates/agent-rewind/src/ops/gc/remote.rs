@@ -97,33 +97,9 @@ pub fn gc_remote_dry_run(
     same.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let ids: Vec<RunId> = same.iter().map(|(r, _, _)| r.clone()).collect();
     let bytes_estimate = store.objects().runs_disk_usage(&ids)?;
-    let selection = select(store, &same, opts, &in_use)?;
-    let mut gone = selection.gone;
+    let mut selection = select(store, &same, opts, &in_use)?;
+    let would_delete = selection.deletions(&same, &origins);
     let mut kept = selection.kept;
-    loop {
-        let needed = super::needed_by(&origins, &gone);
-        if needed.is_empty() {
-            break;
-        }
-        for (run, by) in needed {
-            gone.remove(&run);
-            kept.push(KeptRun {
-                run,
-                reason: format!("the lineage of {by} passes through it"),
-            });
-        }
-    }
-    let would_delete = selection
-        .selected
-        .iter()
-        .map(|i| &same[*i])
-        .filter(|(r, _, _)| gone.contains(r.as_str()))
-        .map(|(r, ts, label)| GcRun {
-            run: r.to_string(),
-            last_activity: *ts,
-            label: label.clone(),
-        })
-        .collect();
     kept.sort_by(|a, b| a.run.cmp(&b.run));
     let covered_by_tombstones = retire::retire(
         store,
